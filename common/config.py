@@ -1,0 +1,231 @@
+"""Configuration: Salt's keys and defaults for master and minion.
+
+Runs in every process at start. ``load_minion_config(DIR)`` reads
+``DIR/minion`` (and ``DIR/minion.d/*.conf``), ``load_master_config(DIR)``
+reads ``DIR/master``; both return a plain ``dict`` (the ``__opts__`` modules
+see). Values are type-checked against the defaults; a wrong type is a
+:class:`ConfigError` naming the key, the file and what was expected.
+
+Paths (``pki_dir``, ``cachedir``, ``sock_dir``, ``log_file``, ``pidfile``,
+``extension_modules``) live under ``root_dir`` the way Salt places them: a
+relative path is joined to ``root_dir``, and an absolute one not already under
+it is re-rooted there.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .exceptions import ConfigError
+
+_NUMBER = (int, float)
+
+COMMON_DEFAULTS: dict[str, Any] = {
+    "root_dir": "/",
+    "log_level": "warning",
+    "log_level_logfile": None,
+    "file_roots": {"base": ["/srv/salt", "/srv/spm/salt"]},
+    "pillar_roots": {"base": ["/srv/pillar", "/srv/spm/pillar"]},
+    "state_top": "top.sls",
+    "state_top_saltenv": None,
+    "top_file_merging_strategy": "merge",
+    "env_order": [],
+    "default_top": "base",
+    "renderer": "jinja|yaml",
+    "state_auto_order": True,
+    "state_output": "full",
+    "state_verbose": True,
+    "state_output_diff": False,
+    "failhard": False,
+    "test": False,
+    "saltenv": None,
+    "pillarenv": None,
+    "hash_type": "sha256",
+    "fileserver_followsymlinks": True,
+    "color": True,
+    "jinja_env": {},
+    "jinja_sls_env": {},
+    "allow_undefined": False,
+    "timeout": 5,
+    "keep_jobs": 24,
+    "reactor": [],
+    "transport": "zeromq",
+}
+
+MINION_DEFAULTS: dict[str, Any] = {
+    **COMMON_DEFAULTS,
+    "id": None,
+    "master": "salt",
+    "master_port": 4506,
+    "publish_port": 4505,
+    "master_finger": "",
+    "file_client": "remote",
+    "pki_dir": "/etc/salt/pki/minion",
+    "cachedir": "/var/cache/salt/minion",
+    "sock_dir": "/var/run/salt/minion",
+    "log_file": "/var/log/salt/minion",
+    "pidfile": "/var/run/salt-minion.pid",
+    "extension_modules": "",
+    "grains": {},
+    "pillar": {},
+    "state_compile": "auto",
+    "acceptance_wait_time": 10,
+    "random_reauth_delay": 10,
+    "recon_default": 1000,
+    "recon_max": 10000,
+    "ping_interval": 0,
+    "multiprocessing": False,
+    "process_count_max": -1,
+    "startup_states": "",
+}
+
+MASTER_DEFAULTS: dict[str, Any] = {
+    **COMMON_DEFAULTS,
+    "id": None,
+    "interface": "0.0.0.0",
+    "publish_port": 4505,
+    "ret_port": 4506,
+    "pki_dir": "/etc/salt/pki/master",
+    "cachedir": "/var/cache/salt/master",
+    "sock_dir": "/var/run/salt/master",
+    "log_file": "/var/log/salt/master",
+    "pidfile": "/var/run/salt-master.pid",
+    "extension_modules": "",
+    "auto_accept": False,
+    "worker_threads": 5,
+    "state_compile": "auto",
+    "job_cache": "sqlite",
+}
+
+PATH_KEYS = ("pki_dir", "cachedir", "sock_dir", "log_file", "pidfile", "extension_modules")
+LOG_LEVELS = ("all", "garbage", "trace", "debug", "profile", "info", "warning", "error",
+              "critical", "quiet")
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+
+
+def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) -> None:
+    for key, default in defaults.items():
+        if key not in opts or default is None or opts[key] is None:
+            continue
+        val = opts[key]
+        if isinstance(default, bool):
+            ok = isinstance(val, bool)
+        elif isinstance(default, _NUMBER):
+            ok = isinstance(val, _NUMBER) and not isinstance(val, bool)
+        elif isinstance(default, str):
+            ok = isinstance(val, (str, int, float)) and not isinstance(val, bool)
+            if ok and not isinstance(val, str):
+                opts[key] = str(val)
+        elif isinstance(default, list):
+            ok = isinstance(val, list)
+        elif isinstance(default, dict):
+            ok = isinstance(val, dict)
+        else:
+            ok = True
+        if not ok:
+            raise ConfigError(
+                f"{source}: '{key}' must be {_type_name(default)}, not {_type_name(val)} ({val!r})")
+    for key in ("file_roots", "pillar_roots"):
+        roots = opts.get(key)
+        if isinstance(roots, dict):
+            for env, dirs in roots.items():
+                if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+                    raise ConfigError(f"{source}: '{key}:{env}' must be a list of directories")
+    level = opts.get("log_level")
+    if level is not None and str(level).lower() not in LOG_LEVELS:
+        raise ConfigError(f"{source}: 'log_level' must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+
+
+def _rooted(root_dir: str, path: str) -> str:
+    if not path:
+        return path
+    root = os.path.abspath(root_dir)
+    if not os.path.isabs(path):
+        return os.path.join(root, path)
+    if root == "/" or path == root or path.startswith(root + os.sep):
+        return path
+    return os.path.join(root, path.lstrip(os.sep))
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of keys, not {_type_name(data)}")
+    return data
+
+
+def apply_config(overrides: dict[str, Any], defaults: dict[str, Any], source: str = "config") -> dict[str, Any]:
+    """Defaults + overrides, type-checked, with paths placed under root_dir."""
+    opts = copy.deepcopy(defaults)
+    opts.update(overrides)
+    _check_types(opts, defaults, source)
+    for key in PATH_KEYS:
+        if key == "extension_modules" and not opts.get(key):
+            opts[key] = os.path.join(str(opts.get("cachedir", "")), "extmods")
+            continue
+        if isinstance(opts.get(key), str):
+            opts[key] = _rooted(str(opts["root_dir"]), opts[key])
+    if opts.get("extension_modules") and not os.path.isabs(opts["extension_modules"]):
+        opts["extension_modules"] = _rooted(str(opts["root_dir"]), opts["extension_modules"])
+    return opts
+
+
+def _load(config_dir: str | os.PathLike[str] | None, name: str, defaults: dict[str, Any],
+          overrides: dict[str, Any] | None) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    source = name
+    if config_dir is not None:
+        cdir = Path(config_dir)
+        path = cdir / name
+        source = str(path)
+        if path.is_file():
+            data.update(_read_yaml(path))
+        elif not cdir.is_dir():
+            raise ConfigError(f"config directory {cdir} does not exist")
+        dropins = cdir / f"{name}.d"
+        if dropins.is_dir():
+            for extra in sorted(dropins.glob("*.conf")):
+                data.update(_read_yaml(extra))
+        data.setdefault("conf_dir", str(cdir))
+        data.setdefault("conf_file", str(path))
+    data.update(overrides or {})
+    opts = apply_config(data, {**defaults, "conf_dir": "", "conf_file": ""}, source)
+    opts["__role"] = name
+    return opts
+
+
+def load_minion_config(config_dir: str | os.PathLike[str] | None = None,
+                       overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The minion's ``__opts__``: ``config_dir/minion`` over Salt's defaults."""
+    opts = _load(config_dir, "minion", MINION_DEFAULTS, overrides)
+    if not opts.get("id"):
+        opts["id"] = socket.gethostname()
+    return opts
+
+
+def load_master_config(config_dir: str | os.PathLike[str] | None = None,
+                       overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The master's opts: ``config_dir/master`` over Salt's defaults."""
+    opts = _load(config_dir, "master", MASTER_DEFAULTS, overrides)
+    if not opts.get("id"):
+        opts["id"] = socket.gethostname() + "_master"
+    return opts

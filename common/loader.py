@@ -1,0 +1,273 @@
+"""The module loader: execution modules and state modules, found lazily.
+
+Runs wherever functions are called: in ``briny-call``, in the minion's job
+workers, and on the master when it renders templates for a minion.
+
+A :class:`LazyLoader` is a read-only mapping from ``"mod.fun"`` to callables,
+as Salt's ``__salt__`` and ``__states__`` are. Nothing is imported until a
+function of a module is asked for, so a CLI call pays only for what it uses.
+
+Where modules come from, first match wins:
+
+1. extra folders given by the caller (custom ``_modules`` / ``_states``
+   synced from the file roots),
+2. the built-in folder: ``minion/modules/`` for execution modules,
+   ``states/`` for state modules.
+
+How a module is written (the Salt way, which users' custom modules follow):
+
+- public functions are the module's functions whose names do not start with
+  ``_`` and that the module defines itself (imported ones are not exposed);
+  ``__func_alias__ = {"list_": "list"}`` renames;
+- ``__virtualname__`` and ``__virtual__()`` choose the name (``__virtual__``
+  returns True, a name, False or ``(False, reason)``);
+- each module is executed afresh per loader, with these globals injected:
+  ``__opts__``, ``__grains__``, ``__pillar__``, ``__salt__``, ``__context__``,
+  ``__states__`` (state modules), and per call ``__low__`` and ``__env__``
+  (set by the engine through :meth:`LazyLoader.module`).
+
+Because each loader owns its module objects, two loaders (two minions'
+compiles on the master, two jobs on a minion) never share dunders.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+import types
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .exceptions import FunctionNotFound, LoaderError
+
+log = logging.getLogger(__name__)
+
+_PKG_ROOT = Path(__file__).resolve().parent.parent
+BUILTIN_DIRS = {
+    "modules": _PKG_ROOT / "minion" / "modules",
+    "states": _PKG_ROOT / "states",
+}
+_VIRTUALNAME_RE = re.compile(r"""^__virtualname__\s*=\s*['"]([\w]+)['"]""", re.M)
+_counter = 0
+
+
+class LazyLoader(Mapping[str, Callable[..., Any]]):
+    """``"mod.fun"`` → function, loading each module on first use.
+
+    ``kind`` is ``"modules"`` or ``"states"``; ``pack`` holds the dunders to
+    inject (``__opts__``, ``__grains__``, ...). ``__context__`` is created per
+    loader unless given.
+    """
+
+    def __init__(self, kind: str, pack: dict[str, Any], extra_dirs: list[Path] | None = None) -> None:
+        if kind not in BUILTIN_DIRS:
+            raise LoaderError(f"unknown loader kind {kind!r}")
+        self.kind = kind
+        self.pack = dict(pack)
+        self.pack.setdefault("__context__", {})
+        self.dirs = [Path(d) for d in (extra_dirs or [])] + [BUILTIN_DIRS[kind]]
+        self._modules: dict[str, types.ModuleType | None] = {}  # name -> module or None (unavailable)
+        self._reasons: dict[str, str] = {}
+        self._funcs: dict[str, dict[str, Callable[..., Any]]] = {}
+        self._virtual_index: dict[str, list[Path]] | None = None
+
+    # -- mapping protocol -------------------------------------------------
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        mod, _, fun = key.partition(".")
+        if not fun:
+            raise FunctionNotFound(f"'{key}' is not a module.function name")
+        funcs = self._functions(mod)
+        if funcs is None or fun not in funcs:
+            raise FunctionNotFound(self.missing_message(key))
+        return funcs[fun]
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        try:
+            self[key]
+        except FunctionNotFound:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        for name in self.list_modules():
+            for fun in sorted(self._functions(name) or {}):
+                yield f"{name}.{fun}"
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __getattr__(self, name: str) -> "_ModuleNamespace":
+        # salt.cmd.run(...) in templates and modules
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _ModuleNamespace(self, name)
+
+    # -- public helpers ---------------------------------------------------
+    def missing_message(self, key: str) -> str:
+        mod = key.partition(".")[0]
+        if mod in self._reasons:
+            return f"'{key}' is not available: {self._reasons[mod]}"
+        return f"'{key}' is not available."
+
+    def module(self, name: str) -> types.ModuleType | None:
+        """The loaded module object for ``name`` (to set ``__low__`` on), or None."""
+        if self._functions(name) is None:
+            return None
+        return self._modules.get(name)
+
+    def has_module(self, name: str) -> bool:
+        return self._functions(name) is not None
+
+    def list_modules(self) -> list[str]:
+        names: set[str] = set()
+        for d in self.dirs:
+            if d.is_dir():
+                names.update(p.stem for p in d.glob("*.py") if not p.name.startswith("_"))
+        names.update(self._index())
+        result = []
+        for n in sorted(names):
+            if self._functions(n) is not None:
+                result.append(n)
+        return sorted(set(result))
+
+    def reload(self) -> None:
+        """Forget every loaded module (``reload_modules``)."""
+        self._modules.clear()
+        self._funcs.clear()
+        self._reasons.clear()
+        self._virtual_index = None
+
+    # -- loading ----------------------------------------------------------
+    def _functions(self, name: str) -> dict[str, Callable[..., Any]] | None:
+        if name in self._funcs:
+            return self._funcs[name]
+        if name in self._modules and self._modules[name] is None:
+            return None
+        candidates = [d / f"{name}.py" for d in self.dirs if (d / f"{name}.py").is_file()]
+        candidates += [p for p in self._index().get(name, []) if p not in candidates]
+        for path in candidates:
+            mod, virtual = self._load(path)
+            if mod is None or virtual != name:
+                continue
+            self._register(name, mod)
+            return self._funcs[name]
+        self._modules[name] = None
+        return None
+
+    def _register(self, name: str, mod: types.ModuleType) -> None:
+        aliases = getattr(mod, "__func_alias__", {}) or {}
+        funcs: dict[str, Callable[..., Any]] = {}
+        for attr, val in vars(mod).items():
+            if attr.startswith("_") and attr not in aliases:
+                continue
+            if not callable(val) or not isinstance(val, types.FunctionType):
+                continue
+            if val.__module__ != mod.__name__:
+                continue
+            funcs[aliases.get(attr, attr)] = val
+        self._modules[name] = mod
+        self._funcs[name] = funcs
+
+    def _load(self, path: Path) -> tuple[types.ModuleType | None, str | None]:
+        global _counter
+        _counter += 1
+        modname = f"briny.loaded.{self.kind}.{path.stem}_{_counter}"
+        spec = importlib.util.spec_from_file_location(modname, path)
+        if spec is None or spec.loader is None:
+            return None, None
+        mod = importlib.util.module_from_spec(spec)
+        for key, val in self.pack.items():
+            setattr(mod, key, val)
+        setattr(mod, "__salt_system_encoding__", "utf-8")
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as exc:  # a broken custom module must not take the loader down
+            log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
+            self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
+            return None, None
+        name = getattr(mod, "__virtualname__", path.stem)
+        virtual = getattr(mod, "__virtual__", None)
+        if callable(virtual):
+            try:
+                ret = virtual()
+            except Exception as exc:
+                log.error("__virtual__ of %s raised: %s", path, exc)
+                self._reasons[name] = f"__virtual__ raised {exc}"
+                return None, None
+            if isinstance(ret, tuple):
+                ret, reason = (ret + (None,))[:2]
+                if ret is False:
+                    self._reasons[name] = str(reason or "__virtual__ returned False")
+                    return None, None
+            if ret is False:
+                self._reasons[name] = "__virtual__ returned False"
+                return None, None
+            if isinstance(ret, str):
+                name = ret
+        return mod, name
+
+    def _index(self) -> dict[str, list[Path]]:
+        """Virtual name -> files declaring it, read from the text (no import)."""
+        if self._virtual_index is None:
+            index: dict[str, list[Path]] = {}
+            for d in self.dirs:
+                if not d.is_dir():
+                    continue
+                for p in sorted(d.glob("*.py")):
+                    try:
+                        m = _VIRTUALNAME_RE.search(p.read_text(encoding="utf-8", errors="replace"))
+                    except OSError:
+                        continue
+                    if m and m.group(1) != p.stem:
+                        index.setdefault(m.group(1), []).append(p)
+            self._virtual_index = index
+        return self._virtual_index
+
+
+class _ModuleNamespace:
+    """``salt.cmd`` in ``salt.cmd.run(...)``."""
+
+    __slots__ = ("_loader", "_mod")
+
+    def __init__(self, loader: LazyLoader, mod: str) -> None:
+        self._loader = loader
+        self._mod = mod
+
+    def __getattr__(self, fun: str) -> Callable[..., Any]:
+        try:
+            return self._loader[f"{self._mod}.{fun}"]
+        except FunctionNotFound as exc:
+            raise AttributeError(str(exc)) from None
+
+    def __getitem__(self, fun: str) -> Callable[..., Any]:
+        return self._loader[f"{self._mod}.{fun}"]
+
+
+def minion_mods(opts: dict[str, Any], grains: dict[str, Any] | None = None,
+                pillar: dict[str, Any] | None = None, extra_dirs: list[Path] | None = None,
+                context: dict[str, Any] | None = None) -> LazyLoader:
+    """The ``__salt__`` loader of one host (or of one minion, on the master)."""
+    pack: dict[str, Any] = {
+        "__opts__": opts,
+        "__grains__": grains if grains is not None else opts.get("grains", {}),
+        "__pillar__": pillar if pillar is not None else opts.get("pillar", {}),
+    }
+    if context is not None:
+        pack["__context__"] = context
+    loader = LazyLoader("modules", pack, extra_dirs)
+    loader.pack["__salt__"] = loader
+    return loader
+
+
+def states(opts: dict[str, Any], salt: LazyLoader, extra_dirs: list[Path] | None = None) -> LazyLoader:
+    """The ``__states__`` loader, sharing ``__salt__`` and the dunders of ``salt``."""
+    pack = {k: v for k, v in salt.pack.items()}
+    pack["__opts__"] = opts
+    pack["__salt__"] = salt
+    loader = LazyLoader("states", pack, extra_dirs)
+    loader.pack["__states__"] = loader
+    return loader
