@@ -1,0 +1,92 @@
+"""Command-line arguments the Salt way: ``key=value`` pairs and YAML-typed values.
+
+Runs in the CLIs (``briny-call``, ``briny``) and wherever a function is
+called from user input. ``parse_input(["1", "x=2", "y={a: 1}"])`` gives
+``([1], {"x": 2, "y": {"a": 1}})``: values are read as YAML, except where
+Salt keeps the text (``a_1``-style digit strings, multi-line text, a dict or
+list not written in braces/brackets, ``|``, ``!``, ``#...``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, Callable
+
+import yaml
+
+from .exceptions import SaltInvocationError
+from .yamlloader import SlsLoader
+
+KWARG_RE = re.compile(r"^([^\d\W][\w.-]*)=(?!=)(.*)$", re.UNICODE | re.DOTALL)
+
+
+def yamlify_arg(arg: Any) -> Any:
+    if not isinstance(arg, str):
+        return arg
+    if arg.strip() in ("", "---", "..."):
+        return arg
+    if "_" in arg and all(c in "0123456789_" for c in arg.strip()):
+        return arg
+    if any(c in arg for c in "\t\r\n"):
+        return arg
+    original = arg
+    try:
+        if "#" in arg:
+            parsed = yaml.load(arg, Loader=SlsLoader)  # noqa: S506 - safe loader
+            return arg if isinstance(parsed, str) or parsed is None else parsed
+        value = None if arg == "None" else yaml.load(arg, Loader=SlsLoader)  # noqa: S506
+    except yaml.YAMLError:
+        return original
+    if isinstance(value, dict):
+        return value if original.startswith("{") else original
+    if isinstance(value, list):
+        return value if original.startswith("[") else original
+    if value is None or isinstance(value, (float, int, str)):
+        if value == "" and original in ("|", "!"):
+            return original
+        if value is None and (original.strip().startswith("#") or original == "!"):
+            return original
+        return value
+    return original
+
+
+def parse_input(args: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    out_args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for arg in args:
+        if isinstance(arg, str):
+            m = KWARG_RE.match(arg)
+            if m and "\n" not in m.group(1):
+                kwargs[m.group(1)] = yamlify_arg(m.group(2))
+                continue
+            out_args.append(yamlify_arg(arg))
+        else:
+            out_args.append(arg)
+    return out_args, kwargs
+
+
+def call_function(func: Callable[..., Any], name: str, args: list[Any], kwargs: dict[str, Any],
+                  pub: dict[str, Any] | None = None) -> Any:
+    """Call an execution function as Salt does: ``__pub_*`` only where ``**kwargs`` is taken,
+    and a clear error for keyword arguments the function does not know."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return func(*args, **kwargs)
+    params = sig.parameters
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    call_kwargs = dict(kwargs)
+    if takes_kwargs:
+        call_kwargs.update(pub or {})
+    else:
+        bad = [k for k in call_kwargs if k not in params]
+        if bad:
+            shown = ", ".join(f"{k}={call_kwargs[k]}" for k in bad)
+            raise SaltInvocationError(
+                f"The following keyword arguments are not valid: {shown}")
+    try:
+        sig.bind(*args, **call_kwargs)
+    except TypeError as exc:
+        raise SaltInvocationError(f"{name}: {exc}") from None
+    return func(*args, **call_kwargs)

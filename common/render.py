@@ -1,0 +1,195 @@
+"""Renderers: turn an SLS, top or pillar file into data, as Salt's pipeline does.
+
+Runs wherever SLS is compiled (``briny-call --local``, the master, a minion
+that compiles for itself). A file's first line may name its pipeline
+(``#!jinja|yaml``, ``#!yaml``, ``#!jinja|json``, ``#!json``, ``#!py``);
+otherwise ``opts["renderer"]`` applies (``jinja|yaml``). Each stage takes the
+previous stage's output: text renderers (jinja) return text, data renderers
+(yaml, json, py) return data.
+
+Errors are :class:`RenderError` whose message is the text Salt puts after
+``Rendering SLS 'env:name' failed: ``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import yaml
+
+from . import yamlloader
+from .exceptions import RenderError
+from .fileclient import FileClient
+
+log = logging.getLogger(__name__)
+
+CONTEXT_MARKER = "    <======================"
+
+
+@dataclass
+class RenderEnv:
+    """Everything a template may see: one host's view of the world."""
+
+    opts: dict[str, Any]
+    client: FileClient
+    salt: Any  # LazyLoader of execution functions
+    grains: dict[str, Any] = field(default_factory=dict)
+    pillar: dict[str, Any] = field(default_factory=dict)
+
+
+def error_context(text: str, line: int, num_lines: int = 5, marker: str = CONTEXT_MARKER) -> str:
+    """The ``---`` block Salt prints around a failing line (1-based ``line``)."""
+    lines = text.splitlines()
+    if line > len(lines):
+        return text
+    start = max(0, line - num_lines - 1)
+    end = min(len(lines), line + num_lines)
+    shown = lines[start:end]
+    at = line - start - 1
+    if start > 0:
+        shown.insert(0, "[...]")
+        at += 1
+    if end < len(lines):
+        shown.append("[...]")
+    if marker and 0 <= at < len(shown):
+        shown[at] += marker
+    return "---\n" + "\n".join(shown) + "\n---"
+
+
+def error_with_context(message: str, line: int | None, text: str) -> str:
+    if line and text:
+        return f"{message}; line {line}\n\n{error_context(text, line)}"
+    return message
+
+
+def parse_shebang(text: str, default: str) -> tuple[list[str], str]:
+    """(pipeline of renderer names, the text without the shebang line)."""
+    pipe = default
+    body = text
+    if text.startswith("#!"):
+        first, _, rest = text.partition("\n")
+        pipe = first[2:].strip()
+        body = rest
+    names = [p.strip().split(" ")[0] for p in pipe.split("|") if p.strip()]
+    return names, body
+
+
+# -- the renderers ---------------------------------------------------------
+
+def _render_yaml(data: Any, **_: Any) -> Any:
+    if not isinstance(data, str):
+        return data
+    try:
+        result = yamlloader.load(data)
+    except yaml.scanner.ScannerError as exc:
+        problem = exc.problem or "YAML scanner error"
+        if "'\\t'" in problem or "\t" in problem:
+            problem = "Illegal tab character"
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise RenderError(error_with_context(problem, line, data)) from None
+    except yaml.YAMLError as exc:
+        raise RenderError(str(exc)) from None
+    _check_keys(result)
+    return result if result else {}
+
+
+def _check_keys(data: Any) -> None:
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(key, dict):
+                    raise RenderError("Invalid YAML, possible double curly-brace")
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _render_json(data: Any, **_: Any) -> Any:
+    if not isinstance(data, str):
+        return data
+    if data.startswith("#!"):
+        data = data.partition("\n")[2]
+    if not data.strip():
+        return {}
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise RenderError(f"Could not parse JSON: {exc}") from None
+
+
+def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
+                  relpath: str | None, extra: dict[str, Any] | None = None, **_: Any) -> Any:
+    from .jinja import render_jinja, template_vars  # the Jinja layer is loaded only when used
+
+    context: dict[str, Any] = {
+        "salt": env.salt,
+        "grains": env.grains,
+        "pillar": env.pillar,
+        "opts": env.opts,
+        "saltenv": saltenv,
+        "env": saltenv,
+    }
+    context.update(template_vars(sls, relpath, saltenv))
+    if extra:
+        context.update(extra)
+    return render_jinja(data, context, client=env.client, saltenv=saltenv, tmplpath=relpath,
+                        opts=env.opts)
+
+
+def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
+               relpath: str | None, **_: Any) -> Any:
+    module = types.ModuleType(f"briny.sls.{sls or 'template'}")
+    module.__dict__.update({
+        "__salt__": env.salt, "salt": env.salt, "__grains__": env.grains, "__pillar__": env.pillar,
+        "__opts__": env.opts, "__env__": saltenv, "saltenv": saltenv, "__sls__": sls, "sls": sls,
+        "__file__": relpath or "<py>",
+    })
+    try:
+        exec(compile(data, relpath or "<py renderer>", "exec"), module.__dict__)  # noqa: S102
+        run = module.__dict__.get("run")
+        if not callable(run):
+            raise RenderError("The #!py renderer needs a run() function returning the state data")
+        return run()
+    except RenderError:
+        raise
+    except Exception as exc:
+        raise RenderError(f"{type(exc).__name__}: {exc}") from None
+
+
+RENDERERS: dict[str, Callable[..., Any]] = {
+    "jinja": _render_jinja,
+    "yaml": _render_yaml,
+    "yamlex": _render_yaml,
+    "json": _render_json,
+    "py": _render_py,
+}
+
+
+def render_text(text: str, *, env: RenderEnv, saltenv: str, sls: str | None = None,
+                relpath: str | None = None, default: str | None = None,
+                extra: dict[str, Any] | None = None) -> Any:
+    """Run ``text`` through its renderer pipeline and return the data.
+
+    An empty or whitespace-only file renders to ``{}``.
+    """
+    if not text.strip():
+        return {}
+    # the shebang line stays in the text (a comment to YAML, Jinja and Python), so
+    # line numbers in errors are the file's own
+    names, _ = parse_shebang(text, default or env.opts.get("renderer") or "jinja|yaml")
+    data: Any = text
+    for name in names:
+        renderer = RENDERERS.get(name)
+        if renderer is None:
+            raise RenderError(f"The renderer \"{name}\" is not available")
+        data = renderer(data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra)
+    if isinstance(data, str):
+        # a pipeline that ends in text (e.g. plain #!jinja) yields no state data
+        data = _render_yaml(data)
+    return data

@@ -1,0 +1,173 @@
+"""``briny-call``: run one execution function on this host, like ``salt-call``.
+
+Runs on a managed host, in one process. ``--local`` needs no master: the
+state tree and pillar are read from this host's ``file_roots`` and
+``pillar_roots``. Results go to stdout through the outputters; problems go to
+stderr. Exit status: 0 on success, 1 when the function reported a failure
+(a failed state, a compile error, a non-zero ``retcode``), 2 on a usage or
+config error, 255 when the function does not exist (as ``salt-call``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from briny import __version__, SALT_COMPAT_VERSION
+from briny.common import loader
+from briny.common.args import call_function, parse_input
+from briny.common.config import load_minion_config
+from briny.common.exceptions import BrinyError, FunctionNotFound
+from briny.common.jid import gen_jid
+from briny.common.logsetup import setup_console, setup_logfile
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG_DIR = "/etc/briny"
+# The outputter Salt picks for these functions when --out is not given.
+HIGHSTATE_FUNCS = {"state.sls", "state.apply", "state.highstate", "state.single", "state.low",
+                   "state.sls_id", "state.top", "state.template", "state.template_str", "state.test",
+                   "state.pkg", "state.request", "state.run_request", "state.check_request"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="briny-call", description="Run an execution function on this host.")
+    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+                   help="folder holding the 'minion' config file (default %(default)s)")
+    p.add_argument("--local", action="store_true", help="run without a master: file_client local")
+    p.add_argument("--id", dest="minion_id", help="use this minion id")
+    p.add_argument("--file-root", action="append", help="a file root for the base saltenv (repeatable)")
+    p.add_argument("--pillar-root", action="append", help="a pillar root for the base saltenv")
+    p.add_argument("--out", "--output", dest="out", help="outputter: highstate, json, yaml, nested, txt, raw, quiet")
+    p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
+    p.add_argument("--out-file", "--output-file", dest="out_file")
+    p.add_argument("--state-output", "--state_output", dest="state_output",
+                   help="full, terse, mixed, changes, full_id, terse_id, mixed_id, changes_id")
+    p.add_argument("--state-verbose", "--state_verbose", dest="state_verbose", type=_bool)
+    p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
+    p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
+    p.add_argument("-l", "--log-level", dest="log_level", help="console log level (default warning)")
+    p.add_argument("--log-file", dest="log_file")
+    p.add_argument("--log-file-level", dest="log_file_level")
+    p.add_argument("--retcode-passthrough", action="store_true",
+                   help="exit with the function's own retcode")
+    p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
+    p.add_argument("--version", action="version", version=f"briny-call {__version__} (Salt {SALT_COMPAT_VERSION})")
+    p.add_argument("fun", nargs="?", help="module.function")
+    p.add_argument("arg", nargs=argparse.REMAINDER, help="arguments and key=value pairs")
+    return p
+
+
+def _bool(text: str) -> bool:
+    return str(text).lower() in ("1", "true", "yes", "on")
+
+
+def _config(ns: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if ns.local:
+        overrides["file_client"] = "local"
+    if ns.minion_id:
+        overrides["id"] = ns.minion_id
+    if ns.file_root:
+        overrides["file_roots"] = {"base": [os.path.abspath(d) for d in ns.file_root]}
+    if ns.pillar_root:
+        overrides["pillar_roots"] = {"base": [os.path.abspath(d) for d in ns.pillar_root]}
+    for key in ("state_output", "state_verbose", "log_file"):
+        if getattr(ns, key) is not None:
+            overrides[key] = getattr(ns, key)
+    if ns.log_file_level:
+        overrides["log_level_logfile"] = ns.log_file_level
+    cdir = ns.config_dir if os.path.isdir(ns.config_dir) else None
+    if cdir is None and ns.config_dir != DEFAULT_CONFIG_DIR:
+        raise BrinyError(f"config directory {ns.config_dir} does not exist")
+    return load_minion_config(cdir, overrides)
+
+
+def _default_outputter(fun: str, module: Any) -> str:
+    if fun in HIGHSTATE_FUNCS:
+        return "highstate"
+    table = getattr(module, "__outputter__", None) if module is not None else None
+    if isinstance(table, dict):
+        return table.get(fun.split(".", 1)[1], "nested")
+    return "nested"
+
+
+def run(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    setup_console(ns.log_level or "warning")
+    if ns.grains_run:
+        ns.fun, ns.arg = "grains.items", []
+    if not ns.fun:
+        print("briny-call: a function to run is required, e.g. briny-call --local test.ping", file=sys.stderr)
+        return 2
+    try:
+        opts = _config(ns)
+    except BrinyError as exc:
+        print(f"briny-call: {exc}", file=sys.stderr)
+        return 2
+    setup_logfile(opts)
+    if opts.get("file_client") != "local":
+        print("briny-call: talking to a master is not implemented yet; use --local "
+              "(or file_client: local in the minion config)", file=sys.stderr)
+        return 2
+
+    from briny.minion.grains import load_grains
+    from briny.common.pillar import compile_local_pillar
+
+    grains = load_grains(opts)
+    opts["grains"] = grains
+    salt = loader.minion_mods(opts, grains, {})
+    pillar = compile_local_pillar(opts, grains, salt)
+    salt = loader.minion_mods(opts, grains, pillar)
+    opts["pillar"] = pillar
+    opts["__compile_pillar"] = lambda override: compile_local_pillar(opts, grains, salt, override)
+
+    args, kwargs = parse_input(ns.arg)
+    jid = gen_jid()
+    pub = {"__pub_fun": ns.fun, "__pub_pid": os.getpid(), "__pub_jid": jid, "__pub_tgt": "salt-call"}
+    try:
+        func = salt[ns.fun]
+    except FunctionNotFound as exc:
+        print(str(exc), file=sys.stderr)
+        return 255
+    retcode = 0
+    try:
+        ret = call_function(func, ns.fun, args, kwargs, pub)
+    except BrinyError as exc:
+        print(f"Error running '{ns.fun}': {exc}", file=sys.stderr)
+        return 1
+    retcode = int(salt.pack["__context__"].get("retcode", 0) or 0)
+
+    from briny.common.output import render_output
+
+    out = ns.out or _default_outputter(ns.fun, salt.module(ns.fun.split(".")[0]))
+    out_opts = dict(opts)
+    if ns.out_indent is not None:
+        out_opts["output_indent"] = ns.out_indent
+    color = True if ns.force_color else (False if ns.color is False else None)
+    text = render_output({"local": ret}, out, out_opts, color=color)
+    if ns.out_file:
+        with open(ns.out_file, "a", encoding="utf-8") as fh:
+            fh.write(text + ("\n" if text and not text.endswith("\n") else ""))
+    elif text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+    if retcode and not ns.retcode_passthrough:
+        return 1
+    return retcode
+
+
+def main() -> None:
+    try:
+        code = run()
+    except KeyboardInterrupt:
+        print("briny-call: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

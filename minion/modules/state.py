@@ -1,0 +1,255 @@
+"""The ``state`` execution module: compile and apply states on this host.
+
+Runs on the host applying states (``briny-call``, the minion's job
+workers). It is a thin shell: :mod:`briny.common.compiler` turns the tree
+into chunks and :mod:`briny.common.engine` runs them. Functions:
+
+- ``show_top``, ``show_highstate``, ``show_lowstate``, ``show_sls``,
+  ``show_low_sls``: what would run, without running it;
+- ``apply`` (highstate when no SLS is named), ``highstate``, ``sls``,
+  ``single``, ``low``: run states; ``test=True`` for a dry run,
+  ``saltenv=``, ``pillar={...}`` to override pillar, ``exclude=``;
+- ``running``: state runs in progress on this host.
+
+Compile errors come back as a list of strings and nothing runs; the call
+then sets ``__context__["retcode"]`` to 1, a failed state to 2.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from typing import Any
+
+from briny.common import fileclient, loader
+from briny.common.compiler import StateCompiler, no_states_result
+from briny.common.exceptions import SaltInvocationError
+from briny.common.jid import gen_jid
+from briny.common.render import RenderEnv
+
+log = logging.getLogger(__name__)
+
+__func_alias__ = {"apply_": "apply"}
+
+EX_STATE_COMPILER_ERROR = 1
+EX_STATE_FAILURE = 2
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _split(mods: Any) -> list[str]:
+    if mods is None:
+        return []
+    if isinstance(mods, (list, tuple)):
+        return [str(m).strip() for m in mods if str(m).strip()]
+    return [m.strip() for m in str(mods).split(",") if m.strip()]
+
+
+def _run_opts(test: Any = None, saltenv: Any = None, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    opts = dict(__opts__)
+    if test is not None:
+        opts["test"] = bool(test)
+    elif kwargs and "test" in kwargs:
+        opts["test"] = bool(kwargs["test"])
+    if saltenv:
+        opts["saltenv"] = str(saltenv)
+    if kwargs and kwargs.get("pillarenv"):
+        opts["pillarenv"] = kwargs["pillarenv"]
+    return opts
+
+
+def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
+    if override is None:
+        return __pillar__
+    if not isinstance(override, dict):
+        raise SaltInvocationError("Pillar data must be formatted as a dictionary, unless pillar_enc is specified.")
+    compile_pillar = opts.get("__compile_pillar")
+    if callable(compile_pillar):
+        return compile_pillar(override)
+    from briny.common.dictupdate import merge
+
+    return merge(dict(__pillar__), override)
+
+
+def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
+    salt = loader.minion_mods(opts, __grains__, pillar, extra_dirs=opts.get("__extmods", {}).get("modules"))
+    env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__), salt=salt,
+                    grains=__grains__, pillar=pillar)
+    return StateCompiler(env), salt
+
+
+def _compile_errors(errors: list[str]) -> list[str]:
+    __context__["retcode"] = EX_STATE_COMPILER_ERROR
+    return errors
+
+
+def _pillar_errors(pillar: dict[str, Any], kwargs: dict[str, Any]) -> list[str] | None:
+    errors = pillar.get("_errors") if isinstance(pillar, dict) else None
+    if errors and not kwargs.get("force"):
+        __context__["retcode"] = 5
+        return ["Pillar failed to render with the following messages:"] + list(errors)
+    return None
+
+
+def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
+             kwargs: dict[str, Any]) -> dict[str, Any]:
+    from briny.common.engine import run_low_chunks
+
+    jid = kwargs.get("__pub_jid") or gen_jid()
+    states = loader.states(opts, salt, extra_dirs=opts.get("__extmods", {}).get("states"))
+    fire = opts.get("__fire_event")
+    ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid=jid, fire_event=fire)
+    if any(isinstance(r, dict) and r.get("result") is False for r in ret.values()):
+        __context__["retcode"] = EX_STATE_FAILURE
+    return ret
+
+
+def _prepared(test: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    opts = _run_opts(test, kwargs.get("saltenv"), kwargs)
+    return opts, _pillar(opts, kwargs.get("pillar"))
+
+
+# -- what would run ----------------------------------------------------------
+
+def show_top(**kwargs: Any) -> Any:
+    """The top file matches for this host: ``{saltenv: [sls, ...]}``."""
+    opts, pillar = _prepared(None, kwargs)
+    result = _compiler(opts, pillar)[0].show_top()
+    return _compile_errors(result) if isinstance(result, list) else result
+
+
+def show_highstate(**kwargs: Any) -> Any:
+    """The high data of this host's highstate, before extends are applied."""
+    opts, pillar = _prepared(None, kwargs)
+    errs = _pillar_errors(pillar, kwargs)
+    if errs:
+        return errs
+    result = _compiler(opts, pillar)[0].show_highstate()
+    return _compile_errors(result) if isinstance(result, list) else result
+
+
+def show_lowstate(**kwargs: Any) -> Any:
+    """The low chunks this host's highstate would run, in order."""
+    opts, pillar = _prepared(None, kwargs)
+    errs = _pillar_errors(pillar, kwargs)
+    if errs:
+        return errs
+    result = _compiler(opts, pillar)[0].show_lowstate()
+    if result and all(isinstance(r, str) for r in result):
+        return _compile_errors(result)
+    return result
+
+
+def show_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
+    """The high data of the named SLS (comma list), before extends are applied."""
+    opts, pillar = _prepared(test, kwargs)
+    saltenv = opts.get("saltenv") or "base"
+    result = _compiler(opts, pillar)[0].show_sls(_split(mods), saltenv)
+    return _compile_errors(result) if isinstance(result, list) else result
+
+
+def show_low_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
+    """The low chunks of the named SLS as written (no extend, no ``_in``)."""
+    opts, pillar = _prepared(test, kwargs)
+    saltenv = opts.get("saltenv") or "base"
+    result = _compiler(opts, pillar)[0].show_low_sls(_split(mods), saltenv)
+    if result and all(isinstance(r, str) for r in result):
+        return _compile_errors(result)
+    return result
+
+
+def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
+    """True when every named SLS renders."""
+    return isinstance(show_sls(mods, test, **kwargs), dict)
+
+
+# -- running -----------------------------------------------------------------
+
+def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+    """Apply the named SLS (a comma list) from ``saltenv`` (default base)."""
+    opts, pillar = _prepared(test, kwargs)
+    errs = _pillar_errors(pillar, kwargs)
+    if errs:
+        return errs
+    compiler, salt = _compiler(opts, pillar)
+    compiled = compiler.for_sls(_split(mods), opts.get("saltenv") or "base", _split(exclude) or None)
+    if compiled.errors:
+        return _compile_errors(compiled.errors)
+    return _execute(compiled.chunks, opts, salt, kwargs)
+
+
+def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+    """Apply everything the top file gives this host."""
+    opts, pillar = _prepared(test, kwargs)
+    errs = _pillar_errors(pillar, kwargs)
+    if errs:
+        return errs
+    compiler, salt = _compiler(opts, pillar)
+    compiled = compiler.for_highstate(_split(exclude) or None)
+    if compiled.no_states:
+        __context__["retcode"] = EX_STATE_COMPILER_ERROR
+        return no_states_result(compiled.no_states)
+    if compiled.errors:
+        return _compile_errors(compiled.errors)
+    return _execute(compiled.chunks, opts, salt, kwargs)
+
+
+def apply_(mods: Any = None, **kwargs: Any) -> Any:
+    """``state.sls`` when SLS are named, else ``state.highstate``."""
+    if mods:
+        return sls(mods, **kwargs)
+    return highstate(**kwargs)
+
+
+def single(fun: str, name: str, test: Any = None, **kwargs: Any) -> Any:
+    """Run one state function: ``state.single file.managed /etc/x contents=hi``."""
+    comps = str(fun).split(".")
+    if len(comps) < 2:
+        __context__["retcode"] = EX_STATE_COMPILER_ERROR
+        return "Invalid function passed"
+    opts, pillar = _prepared(test, kwargs)
+    compiler, salt = _compiler(opts, pillar)
+    low = {k: v for k, v in kwargs.items() if not k.startswith("__") and k not in ("saltenv", "pillar", "test")}
+    low.update({"state": comps[0], "fun": comps[1], "__id__": name, "name": name,
+                "__sls__": None, "__env__": opts.get("saltenv") or "base", "order": 10000})
+    return _execute([low], opts, salt, kwargs)
+
+
+def low(data: dict[str, Any], test: Any = None, **kwargs: Any) -> Any:
+    """Run one low chunk given as a dict."""
+    if not isinstance(data, dict) or not {"state", "fun"} <= set(data):
+        __context__["retcode"] = EX_STATE_COMPILER_ERROR
+        return ["Low data needs at least 'state', 'fun' and 'name'"]
+    chunk = copy.deepcopy(data)
+    chunk.setdefault("name", chunk.get("__id__"))
+    chunk.setdefault("__id__", chunk["name"])
+    chunk.setdefault("order", 10000)
+    opts, pillar = _prepared(test, kwargs)
+    salt = _compiler(opts, pillar)[1]
+    return _execute([chunk], opts, salt, kwargs)
+
+
+def running(concurrent: bool = False) -> list[str]:
+    """State runs in progress on this host, as Salt words them."""
+    proc_dir = os.path.join(str(__opts__.get("cachedir", "")), "proc")
+    result: list[str] = []
+    if concurrent or not os.path.isdir(proc_dir):
+        return result
+    import json
+
+    for fn in sorted(os.listdir(proc_dir)):
+        try:
+            with open(os.path.join(proc_dir, fn), encoding="utf-8") as fh:
+                job = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if job.get("pid") == os.getpid() or not str(job.get("fun", "")).startswith("state."):
+            continue
+        try:
+            os.kill(int(job["pid"]), 0)
+        except (OSError, ValueError, KeyError):
+            continue
+        result.append(f'The function "{job["fun"]}" is running as PID {job["pid"]} and was started at '
+                      f'{job.get("started", "")} with jid {job.get("jid")}')
+    return result
