@@ -1,0 +1,52 @@
+"""The cp execution module: salt:// through file_roots in masterless mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briny.common import loader
+
+
+@pytest.fixture
+def salt(tmp_path: Path) -> Any:
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "x.sls").write_text("")
+    (tree / "a" / "init.sls").write_text("")
+    (tree / "top.sls").write_text("")
+    (tree / "c.txt").write_text("see\n")
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "c.txt").write_text("dev\n")
+    opts = {"test": False, "file_roots": {"base": [str(tree)], "dev": [str(dev)]}, "id": "t",
+            "cachedir": str(tmp_path / "cache")}
+    return loader.minion_mods(opts)
+
+
+def test_cache_file(salt: Any, tmp_path: Path) -> None:
+    path = salt["cp.cache_file"]("salt://c.txt")
+    assert Path(path).read_text() == "see\n"
+    assert salt["cp.cache_file"]("salt://nope") is False
+    assert salt["cp.cache_file"]("salt://../etc/passwd") is False
+    assert Path(salt["cp.cache_file"]("salt://c.txt", "dev")).read_text() == "dev\n"
+    assert Path(salt["cp.cache_file"]("salt://c.txt?saltenv=dev")).read_text() == "dev\n"
+    local = tmp_path / "tree" / "c.txt"
+    assert salt["cp.cache_file"](str(local)) == str(local)
+    assert salt["cp.cache_file"](str(tmp_path / "nope")) is False
+
+
+def test_get_file_str(salt: Any) -> None:
+    assert salt["cp.get_file_str"]("salt://c.txt") == "see\n"
+    assert salt["cp.get_file_str"]("salt://nope") is False
+
+
+def test_listings(salt: Any) -> None:
+    assert salt["cp.list_master"]() == ["a/b/x.sls", "a/init.sls", "c.txt", "top.sls"]
+    assert salt["cp.list_master"](prefix="a/b") == ["a/b/x.sls"]
+    assert salt["cp.list_master"]("dev") == ["c.txt"]
+    assert salt["cp.list_master_dirs"]() == ["a", "a/b"]
+    assert salt["cp.list_master_dirs"](prefix="a/") == ["a/b"]
+    assert salt["cp.list_states"]() == ["a", "a.b.x", "top"]
