@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .exceptions import RenderError
+from .gcpause import gc_paused_call
 from .highdata import apply_exclude, reconcile_extend, requisite_in, verify_high
 from .highstate import HighStateBuilder
 from .render import RenderEnv
@@ -142,6 +143,7 @@ class StateCompiler:
             log.error("Unable to render top file: %s", exc)
             return {}
 
+    @gc_paused_call
     def show_top(self) -> dict[str, list[str]] | list[str]:
         top = self.get_top()
         errors = topfile.verify_tops(top)
@@ -156,10 +158,12 @@ class StateCompiler:
         high, render_errors = self.builder.render_highstate(matches)
         return high, errors + render_errors, matches
 
+    @gc_paused_call
     def show_highstate(self) -> dict[str, Any] | list[str]:
         high, errors, _ = self._highstate_high()
         return errors or high
 
+    @gc_paused_call
     def show_lowstate(self) -> list[Chunk] | list[str]:
         high, errors, _ = self._highstate_high()
         errors = list(errors)
@@ -177,11 +181,13 @@ class StateCompiler:
     def sls_high(self, mods: list[str], saltenv: str) -> tuple[dict[str, Any], list[str]]:
         return self.builder.render_highstate({saltenv: list(mods)})
 
+    @gc_paused_call
     def show_sls(self, mods: list[str], saltenv: str) -> dict[str, Any] | list[str]:
         high, errors = self.sls_high(mods, saltenv)
         errors = errors + verify_high(high)
         return errors or high
 
+    @gc_paused_call
     def show_low_sls(self, mods: list[str], saltenv: str) -> list[Chunk] | list[str]:
         high, errors = self.sls_high(mods, saltenv)
         errors = errors + verify_high(high)
@@ -202,12 +208,14 @@ class StateCompiler:
             return Compiled([], in_errors, high)
         return Compiled(compile_high_data(high), [], high)
 
+    @gc_paused_call
     def for_sls(self, mods: list[str], saltenv: str, exclude: list[Any] | None = None) -> Compiled:
         high, errors = self.sls_high(mods, saltenv)
         if errors:
             return Compiled([], errors, high)
         return self.prepare(high, exclude)
 
+    @gc_paused_call
     def for_highstate(self, exclude: list[Any] | None = None) -> Compiled:
         try:
             top = topfile.merge_tops(topfile.get_tops(self.builder), self.opts)

@@ -11,7 +11,8 @@ which Salt state trees rely on:
 - ``<<`` merge keys merge, the mapping's own keys winning.
 
 The C parser (libyaml) is used when PyYAML has it; only the construction of
-Python objects runs in Python.
+Python objects runs in Python, with the cyclic collector paused (see
+:mod:`gcpause`) so large files parse in linear time.
 """
 
 from __future__ import annotations
@@ -20,13 +21,77 @@ from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode, SequenceNode
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from .gcpause import gc_paused
 
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+STR_TAG = "tag:yaml.org,2002:str"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+# A plain scalar starting with none of these can only be a string in YAML 1.1
+# (bools, nulls, numbers, timestamps, merge and value keys all start with one).
+_MAYBE_TYPED = frozenset("yYnNtTfFoO-+.0123456789<~=")
+
+
 class SlsLoader(_Base):  # type: ignore[misc, valid-type]
     """Safe loader with Salt's duplicate-key, octal and timestamp rules."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        # fast path for the common case; the full resolver for the rest
+        if kind is ScalarNode:
+            if value and (not implicit[0] or value[0] not in _MAYBE_TYPED):
+                return STR_TAG
+        elif kind is MappingNode:
+            return MAP_TAG
+        elif kind is SequenceNode:
+            return SEQ_TAG
+        return super().resolve(kind, value, implicit)
+
+    def build(self, node: Any) -> Any:
+        """Python data for a composed node tree, without PyYAML's generator machinery.
+
+        Same results as ``construct_document`` for the safe tags; aliases keep
+        their identity; other tags fall back to the registered constructors.
+        """
+        memo: dict[int, Any] = {}
+
+        def walk(n: Any) -> Any:
+            tag = n.tag
+            if type(n) is ScalarNode:
+                if tag == STR_TAG:
+                    return n.value
+                return self.construct_object(n, deep=True)
+            key = id(n)
+            if key in memo:
+                return memo[key]
+            if type(n) is SequenceNode and tag == SEQ_TAG:
+                out: list[Any] = []
+                memo[key] = out
+                out.extend(walk(item) for item in n.value)
+                return out
+            if type(n) is MappingNode and tag == MAP_TAG:
+                self.flatten_mapping(n)
+                mapping: dict[Any, Any] = {}
+                memo[key] = mapping
+                for key_node, value_node in n.value:
+                    k = walk(key_node)
+                    try:
+                        hash(k)
+                    except TypeError:
+                        raise ConstructorError("while constructing a mapping", n.start_mark,
+                                               f"found unacceptable key {key_node.value}",
+                                               key_node.start_mark) from None
+                    if k in mapping:
+                        raise ConstructorError("while constructing a mapping", n.start_mark,
+                                               f"found conflicting ID '{k}'", key_node.start_mark)
+                    mapping[k] = walk(value_node)
+                return mapping
+            return self.construct_object(n, deep=True)
+
+        return walk(node)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, MappingNode):
@@ -104,4 +169,12 @@ SlsLoader.add_constructor("tag:yaml.org,2002:timestamp", SlsLoader.construct_sca
 
 def load(text: str) -> Any:
     """Load one YAML document with Salt's rules (errors are PyYAML's)."""
-    return yaml.load(text, Loader=SlsLoader)  # noqa: S506 - SlsLoader is a safe loader
+    loader = SlsLoader(text)
+    try:
+        with gc_paused():
+            node = loader.get_single_node()
+            return None if node is None else loader.build(node)
+    except RecursionError:
+        raise ConstructorError(None, None, "the document is nested too deeply", None) from None
+    finally:
+        loader.dispose()

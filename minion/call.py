@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
     p.add_argument("--version", action="version", version=f"briny-call {__version__} (Salt {SALT_COMPAT_VERSION})")
     p.add_argument("fun", nargs="?", help="module.function")
-    p.add_argument("arg", nargs=argparse.REMAINDER, help="arguments and key=value pairs")
+    p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
 
 
@@ -96,7 +96,8 @@ def _default_outputter(fun: str, module: Any) -> str:
 
 
 def run(argv: list[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
+    # options may come after the function, as with salt-call; "--" ends them
+    ns = build_parser().parse_intermixed_args(argv)
     setup_console(ns.log_level or "warning")
     if ns.grains_run:
         ns.fun, ns.arg = "grains.items", []

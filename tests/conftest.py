@@ -1,0 +1,36 @@
+"""Shared fixtures: a state tree on disk and a compiler over it."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from briny.common.config import load_minion_config
+from briny.common.fileclient import LocalFileClient
+from briny.common.render import RenderEnv
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.fixture
+def make_env(tmp_path: Path) -> Callable[..., RenderEnv]:
+    """make_env({"a.sls": "..."}, renderer="yaml", grains=..., pillar=..., **opts)"""
+
+    def _make(files: dict[str, str], *, grains: dict[str, Any] | None = None,
+              pillar: dict[str, Any] | None = None, salt: Any = None, **overrides: Any) -> RenderEnv:
+        tree = write_tree(tmp_path / "srv", files)
+        opts = load_minion_config(None, {"file_client": "local", "id": "minion1",
+                                         "file_roots": {"base": [str(tree)]}, **overrides})
+        return RenderEnv(opts=opts, client=LocalFileClient(opts["file_roots"]), salt=salt or {},
+                         grains=grains or {}, pillar=pillar or {})
+
+    return _make

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up (or update) .venv with briny and its test extra, then run the whole suite.
+# Usage: tests/run.sh [pytest args...]     Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "tests/run.sh: Python >= 3.11 is required ($PY is $("$PY" -V 2>&1))" >&2
+  exit 2
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+exec .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,49 @@
+"""Configuration: defaults, files, types, root_dir placement."""
+
+import pytest
+
+from briny.common.config import load_master_config, load_minion_config
+from briny.common.exceptions import ConfigError
+
+
+def test_defaults_and_file(tmp_path):
+    (tmp_path / "minion").write_text("id: web1\nmaster_port: 4606\nfile_roots:\n  base: [/srv/x]\n")
+    opts = load_minion_config(tmp_path)
+    assert opts["id"] == "web1" and opts["master_port"] == 4606
+    assert opts["file_roots"] == {"base": ["/srv/x"]}
+    assert opts["state_auto_order"] is True and opts["renderer"] == "jinja|yaml"
+
+
+def test_dropin_files_override(tmp_path):
+    (tmp_path / "minion").write_text("id: a\n")
+    (tmp_path / "minion.d").mkdir()
+    (tmp_path / "minion.d" / "10-id.conf").write_text("id: b\n")
+    assert load_minion_config(tmp_path)["id"] == "b"
+
+
+def test_paths_live_under_root_dir(tmp_path):
+    (tmp_path / "master").write_text(f"root_dir: {tmp_path}/root\ncachedir: cache\n")
+    opts = load_master_config(tmp_path)
+    assert opts["cachedir"] == f"{tmp_path}/root/cache"
+    assert opts["pki_dir"] == f"{tmp_path}/root/etc/salt/pki/master"
+    assert opts["extension_modules"] == f"{tmp_path}/root/cache/extmods"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("master_port: abc\n", "'master_port' must be an integer, not a string"),
+    ("file_roots: [a]\n", "'file_roots' must be a mapping, not a list"),
+    ("file_roots:\n  base: /srv\n", "'file_roots:base' must be a list of directories"),
+    ("test: maybe\n", "'test' must be a boolean"),
+    ("log_level: loud\n", "'log_level' must be one of"),
+    ("- a\n- b\n", "must hold a mapping of keys"),
+    ("a: [1,\n", "is not valid YAML"),
+])
+def test_bad_config_names_the_key(tmp_path, text, message):
+    (tmp_path / "minion").write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        load_minion_config(tmp_path)
+
+
+def test_missing_config_dir(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_minion_config(tmp_path / "nope")

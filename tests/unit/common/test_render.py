@@ -1,0 +1,51 @@
+"""The renderer pipeline: shebangs, yaml/json/py renderers, error context."""
+
+import pytest
+
+from briny.common.exceptions import RenderError
+from briny.common.render import error_context, parse_shebang, render_text
+
+
+def test_parse_shebang():
+    assert parse_shebang("#!jinja|json\n{}", "jinja|yaml")[0] == ["jinja", "json"]
+    assert parse_shebang("a: 1", "jinja|yaml")[0] == ["jinja", "yaml"]
+    assert parse_shebang("#!py\n", "yaml")[0] == ["py"]
+
+
+def test_yaml_json_and_py_renderers(make_env):
+    env = make_env({}, renderer="yaml")
+    assert render_text("#!yaml\na: 1\n", env=env, saltenv="base") == {"a": 1}
+    assert render_text('#!json\n{"a": [1, 2]}\n', env=env, saltenv="base") == {"a": [1, 2]}
+    py = "#!py\ndef run():\n    return {'x': {'test.nop': [{'n': __grains__.get('os')}]}}\n"
+    env.grains["os"] = "Debian"
+    assert render_text(py, env=env, saltenv="base", sls="p") == {"x": {"test.nop": [{"n": "Debian"}]}}
+
+
+def test_empty_and_whitespace_files_render_to_nothing(make_env):
+    env = make_env({}, renderer="yaml")
+    assert render_text("", env=env, saltenv="base") == {}
+    assert render_text("  \n\n", env=env, saltenv="base") == {}
+    assert render_text("# only a comment\n", env=env, saltenv="base") == {}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("#!py\nx = 1\n", "The #!py renderer needs a run() function returning the state data"),
+    ("#!py\ndef run():\n    raise ValueError('boom')\n", "ValueError: boom"),
+    ("#!json\n{bad json", "Could not parse JSON"),
+    ("#!nosuch\na: 1\n", 'The renderer "nosuch" is not available'),
+    ("a:\n\tb: 1\n", "found character that cannot start any token; line 2"),
+    ("{{a: 1}: 2}\n", "found unacceptable key"),
+])
+def test_render_errors_are_render_errors(make_env, text, message):
+    env = make_env({}, renderer="yaml")
+    with pytest.raises(RenderError) as err:
+        render_text(text, env=env, saltenv="base", sls="s")
+    assert message in str(err.value)
+
+
+def test_error_context_marks_the_line():
+    text = "\n".join(f"line{i}" for i in range(1, 21))
+    ctx = error_context(text, 10)
+    assert ctx.splitlines() == ["---", "[...]", "line5", "line6", "line7", "line8", "line9",
+                                "line10    <======================", "line11", "line12", "line13",
+                                "line14", "line15", "[...]", "---"]
