@@ -1,0 +1,450 @@
+"""The requisite engine: run compiled low chunks exactly as Salt 3007 does.
+
+Owns the run of one job's low chunks, as the compiler leaves them (with
+``*_in`` and ``use`` already applied by
+:func:`briny.common.highdata.requisite_in`): Salt's run order, pulling
+requisites first with an explicit stack (no recursion), deciding each
+chunk's fate from its requisites' results (the same statuses and comments
+as Salt), ``prereq`` test runs, ``mod_watch``, ``failhard``, ``fire_event``
+and the ``listen`` pass at the end. Calling one state is
+:mod:`briny.common.state_call`'s job. Plain code, no sockets: the minion
+and ``briny-call --local`` both call :func:`run_low_chunks`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, describe, gen_tag
+from .state_call import RunState, call_state, fake_timing, mod_init
+
+log = logging.getLogger(__name__)
+
+FireEvent = Callable[[str, dict[str, Any]], None]
+
+_RUN_KINDS: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
+_WATCH_AS_REQUIRE = {Req.WATCH: Req.REQUIRE, Req.WATCH_ANY: Req.REQUIRE_ANY}
+# Keys dropped from a chunk that becomes a listener's mod_watch call
+_LISTENER_DROP = frozenset(r.key for r in Req) | {"onfail_stop"}
+
+SKIP_COMMENTS = {
+    "onfail": "State was not run because onfail req did not change",
+    "onchanges": "State was not run because none of the onchanges reqs changed",
+    "skip_req": "State was not run because requisites were skipped by another state",
+}
+
+
+class Mode(Enum):
+    RUN = "run"   # the real call
+    PRE = "pre"   # the test run of a prereq target
+
+
+@dataclass(frozen=True)
+class Frame:
+    idx: int
+    mode: Mode
+
+
+def run_low_chunks(chunks: list[dict], *, salt: Any, states: Any, opts: dict,
+                   jid: str | None = None, fire_event: FireEvent | None = None) -> dict[str, dict]:
+    """Run low chunks (as ``state.show_low_sls`` prints them) and return Salt's result dict."""
+    return Engine(chunks, salt=salt, states=states, opts=opts, jid=jid, fire_event=fire_event).run()
+
+
+class Engine:
+    """One run of a list of low chunks."""
+
+    def __init__(self, chunks: list[dict], *, salt: Any, states: Any, opts: dict,
+                 jid: str | None = None, fire_event: FireEvent | None = None) -> None:
+        unique: dict[str, LowChunk] = {}
+        for low in chunks:
+            unique.setdefault(gen_tag(low), low)
+        self.chunks = list(unique.values())
+        self.tags = list(unique)
+        self.graph = DependencyGraph(self.chunks)
+        self.run_state = RunState(salt=salt, states=states, opts=opts, chunks=self.chunks)
+        self.running = self.run_state.running
+        self.pre: dict[int, dict[str, Any]] = {}
+        self.opts = opts
+        self.jid = jid
+        self.fire = fire_event
+        self.stopped = False
+        self._mod_watch: dict[str, bool] = {}
+
+    # -- the run ------------------------------------------------------------
+    def run(self) -> dict[str, dict]:
+        order, acyclic = self.graph.order()
+        if not acyclic:
+            log.warning("Requisite cycle (each requires the next): %s", " -> ".join(
+                describe(self.chunks[i]) for i in reversed(self.graph.find_cycle())))
+        n = len(self.chunks)
+        for node in order:
+            idx = self.graph.node_chunk[node]
+            if node >= n:  # the prereq check node of chunk idx
+                if idx not in self.pre and self.tags[idx] not in self.running:
+                    self._pull(Frame(idx, Mode.PRE))
+            elif self.tags[idx] not in self.running:
+                self._pull(Frame(idx, Mode.RUN))
+            if self.stopped:
+                break
+        self._listen()
+        return self.running
+
+    def _pull(self, first: Frame) -> None:
+        """Run ``first`` after whatever it needs, depth first, with an explicit stack."""
+        stack = [first]
+        on_stack = {first}
+        while stack:
+            frame = stack[-1]
+            need = self._first_needed(frame)
+            if need is not None:
+                if need in on_stack:
+                    self._recursive(frame, stack[stack.index(need):])
+                    on_stack.discard(stack.pop())
+                    continue
+                stack.append(need)
+                on_stack.add(need)
+                continue
+            self._execute(frame)
+            on_stack.discard(stack.pop())
+            if frame.mode is Mode.RUN and self._failhard(frame.idx):
+                self.stopped = True
+                return
+
+    def _first_needed(self, frame: Frame) -> Frame | None:
+        deps = self.graph.deps[frame.idx]
+        if deps.missing:
+            return None
+        run_mode = frame.mode is Mode.RUN
+        for kind, targets in deps.by_kind.items():
+            if kind is Req.PREREQUIRED and not run_mode:
+                continue
+            for t in targets:
+                if self.tags[t] in self.running:
+                    continue
+                if kind is Req.PREREQ:
+                    if t not in self.pre:
+                        return Frame(t, Mode.PRE)
+                else:
+                    return Frame(t, Mode.RUN)
+        return None
+
+    # -- deciding -----------------------------------------------------------
+    def _has_mod_watch(self, state: str) -> bool:
+        if state not in self._mod_watch:
+            self._mod_watch[state] = f"{state}.mod_watch" in self.run_state.states
+        return self._mod_watch[state]
+
+    def _buckets(self, idx: int, mode: Mode) -> dict[Req, list[int]]:
+        """Requisite targets per kind; ``watch`` is ``require`` without ``mod_watch``."""
+        deps = self.graph.deps[idx]
+        watch_ok = self._has_mod_watch(self.chunks[idx]["state"])
+        if watch_ok and (mode is Mode.RUN or Req.PREREQUIRED not in deps.by_kind):
+            return deps.by_kind
+        out: dict[Req, list[int]] = {}
+        for kind, targets in deps.by_kind.items():
+            if kind is Req.PREREQUIRED and mode is not Mode.RUN:
+                continue
+            eff = kind if watch_ok else _WATCH_AS_REQUIRE.get(kind, kind)
+            out.setdefault(eff, []).extend(targets)
+        return {k: out[k] for k in _RUN_KINDS if k in out}
+
+    def _result_of(self, t: int, kind: Req) -> dict[str, Any] | None:
+        if kind is Req.PREREQ:
+            return self.pre.get(t) or self.running.get(self.tags[t])
+        return self.running.get(self.tags[t])
+
+    def _status(self, buckets: dict[Req, list[int]]) -> str:
+        fun_stats: set[str] = set()
+        for kind, targets in buckets.items():
+            stats: set[str] = set()
+            for t in targets:
+                r = self._result_of(t, kind)
+                if r is None:
+                    stats.add("unmet")
+                    continue
+                stats |= _target_stats(kind, r)
+            if kind.is_any:
+                if stats & {"met", "change"}:
+                    stats.discard("fail")
+                if "onchangesmet" in stats:
+                    stats.discard("onchanges")
+                    stats.discard("fail")
+                if "onfail" in stats and "met" in stats:
+                    stats.discard("onfail")
+            if kind.is_all_onfail and "onfail" in stats and "met" in stats:
+                stats.discard("met")
+            fun_stats |= stats
+        return _status_from(fun_stats)
+
+    # -- acting -------------------------------------------------------------
+    def _execute(self, frame: Frame) -> None:
+        idx, mode = frame.idx, frame.mode
+        low = self.chunks[idx]
+        mod_init(self.run_state, low)
+        deps = self.graph.deps[idx]
+        if deps.missing:
+            ret = self._synthetic(low, False, _missing_comment(deps.missing, self._has_mod_watch(low["state"])))
+            if mode is Mode.PRE:
+                self.pre[idx] = ret
+            else:
+                self._store(idx, ret)
+            return
+        buckets = self._buckets(idx, mode)
+        status = self._status(buckets) if buckets else "met"
+        if status == "met":
+            self._call(idx, mode)
+        elif status == "change":
+            self._call_watch(idx, mode, buckets)
+        elif status == "fail":
+            self._fail(idx, mode, buckets)
+        elif status == "pre":
+            ret = self._synthetic(low, True, "No changes detected")
+            self.pre[idx] = ret
+            self._store(idx, ret)
+        elif status in SKIP_COMMENTS:
+            ret = self._synthetic(low, True, SKIP_COMMENTS[status])
+            ret["__state_ran__"] = False
+            if mode is Mode.PRE:
+                self.pre[idx] = ret
+            self._store(idx, ret)
+        else:  # unmet: a requisite could not be run (only reachable through odd cycles)
+            self._recursive(frame, [frame])
+
+    def _call(self, idx: int, mode: Mode) -> None:
+        low = self.chunks[idx]
+        if mode is Mode.PRE:
+            self.pre[idx] = call_state(self.run_state, low, prereq=True)
+        else:
+            self._store(idx, call_state(self.run_state, low))
+
+    def _call_watch(self, idx: int, mode: Mode, buckets: dict[Req, list[int]]) -> None:
+        low = self.chunks[idx]
+        ret = call_state(self.run_state, low, prereq=mode is Mode.PRE)
+        if mode is Mode.PRE:
+            if not ret.get("changes"):
+                ret["changes"] = {"watch": "watch"}
+                ret["result"] = None
+            self.pre[idx] = ret
+            return
+        if not ret.get("changes") and not ret.get("skip_watch", False):
+            watch_low = dict(low)
+            watch_low["sfun"] = low["fun"]
+            watch_low["fun"] = "mod_watch"
+            watch_low["__reqs__"] = {k.key: [self.chunks[t] for t in ts] for k, ts in buckets.items()}
+            ret = call_state(self.run_state, watch_low)
+        self._store(idx, ret)
+
+    def _fail(self, idx: int, mode: Mode, buckets: dict[Req, list[int]]) -> None:
+        low = self.chunks[idx]
+        if mode is Mode.RUN and idx in self.pre:
+            # a prereq target whose pre-requirer failed keeps its test-run result
+            ret = dict(self.pre[idx])
+            ret["changes"] = {}
+            ret.update(fake_timing())
+            ret["__run_num__"] = self.run_state.next_run_num()
+            ret["__sls__"] = low.get("__sls__")
+            ret.setdefault("name", low["name"])
+            ret["__id__"] = low["__id__"]
+            self._store(idx, ret)
+            return
+        failed: dict[str, None] = {}
+        for kind, targets in buckets.items():
+            for t in targets:
+                r = self.pre.get(t) or self.running.get(self.tags[t])
+                if r is not None and r.get("result") is False:
+                    failed[describe(self.chunks[t])] = None
+        ret = self._synthetic(low, False, f"One or more requisite failed: {', '.join(failed)}")
+        self.pre[idx] = ret
+        self._store(idx, ret)
+
+    def _recursive(self, frame: Frame, cycle: list[Frame]) -> None:
+        low = self.chunks[frame.idx]
+        # start at the state that reports it: each one requires the next
+        frames = cycle[-1:] + cycle[:-1]
+        path = [describe(self.chunks[f.idx]) for f in frames]
+        path.append(path[0])
+        log.error("Recursive requisite found: %s", " -> ".join(path))
+        ret = {"changes": {}, "result": False,
+               "comment": f"Recursive requisite found: {' -> '.join(path)}",
+               "__run_num__": self.run_state.next_run_num(), "__sls__": low.get("__sls__"),
+               "__id__": low["__id__"], "name": low["name"]}
+        if frame.mode is Mode.PRE:
+            self.pre[frame.idx] = ret
+        self._store(frame.idx, ret)
+
+    def _synthetic(self, low: LowChunk, result: bool, comment: str) -> dict[str, Any]:
+        ret: dict[str, Any] = {"changes": {}, "result": result, "comment": comment}
+        ret.update(fake_timing())
+        ret["__run_num__"] = self.run_state.next_run_num()
+        ret["__sls__"] = low.get("__sls__")
+        ret["__id__"] = low["__id__"]
+        ret["name"] = low["name"]
+        return ret
+
+    def _store(self, idx: int, ret: dict[str, Any]) -> None:
+        self.running[self.tags[idx]] = ret
+        self._event(self.chunks[idx], ret)
+
+    def _failhard(self, idx: int) -> bool:
+        if self.opts.get("test"):
+            return False
+        low = self.chunks[idx]
+        ret = self.running.get(self.tags[idx])
+        if ret is None or not low.get("failhard", self.opts.get("failhard", False)):
+            return False
+        return ret.get("result") is False
+
+    def _event(self, low: LowChunk, ret: dict[str, Any]) -> None:
+        if self.fire is None:
+            return
+        minion = self.opts.get("id", "")
+        fire = low.get("fire_event")
+        if fire is True:
+            tag = f"salt/state_result/{self.jid}/{minion}/{ret.get('name', low['name'])}"
+            self.fire(tag, {"ret": ret})
+        elif isinstance(fire, str) and fire:
+            tag = f"salt/state_result/{self.jid}/{minion}/{fire}"
+            self.fire(tag, {"ret": ret})
+        elif self.opts.get("state_events"):
+            tag = f"salt/job/{self.jid}/prog/{minion}/{ret.get('__run_num__')}"
+            self.fire(tag, {"ret": ret, "len": len(self.chunks)})
+
+    # -- listen ---------------------------------------------------------------
+    def _listen(self) -> None:
+        """Salt's listen pass: ``mod_watch`` of listeners whose targets changed, at the end."""
+        by_state_key: dict[tuple[str, str], list[int]] = {}
+        by_id_or_name: dict[str, int] = {}
+        listeners: list[tuple[tuple[str, str], list[Any]]] = []
+        for i, low in enumerate(self.chunks):
+            for val in {str(low["__id__"]), str(low["name"])}:
+                by_state_key.setdefault((low["state"], val), []).append(i)
+            by_id_or_name[str(low["__id__"])] = i
+            by_id_or_name[str(low["name"])] = i
+            if isinstance(low.get("listen"), list):
+                listeners.append(((low["state"], str(low["__id__"])), low["listen"]))
+            if isinstance(low.get("listen_in"), list):
+                for item in low["listen_in"]:
+                    if isinstance(item, dict):
+                        for key, val in item.items():
+                            listeners.append(((str(key).split(".", 1)[0], str(val)),
+                                              [{low["state"]: low["__id__"]}]))
+        if not listeners:
+            return
+        watchers: dict[str, LowChunk] = {}
+        errors: dict[str, dict[str, Any]] = {}
+        for (lstate, lid), refs in listeners:
+            for ref in refs:
+                if not isinstance(ref, dict):
+                    hit = by_id_or_name.get(str(ref))
+                    if hit is None:
+                        continue
+                    ref = {self.chunks[hit]["state"]: self.chunks[hit]["__id__"]}
+                for tkey, tval in ref.items():
+                    tkey = str(tkey).split(".", 1)[0]
+                    targets = by_state_key.get((tkey, str(tval)))
+                    if not targets:
+                        errors[_listen_error_tag(tkey, tval)] = _listen_error(tkey, tval)
+                        continue
+                    for t in targets:
+                        tret = self.running.get(self.tags[t])
+                        if tret is None or not tret.get("changes"):
+                            continue
+                        mine = by_state_key.get((lstate, lid))
+                        if not mine:
+                            errors[_listen_error_tag(lstate, lid)] = _listen_error(lstate, lid)
+                            continue
+                        for m in mine:
+                            low = {k: v for k, v in self.chunks[m].items() if k not in _LISTENER_DROP}
+                            low["sfun"] = low["fun"]
+                            low["fun"] = "mod_watch"
+                            low["__id__"] = f"listener_{low['__id__']}"
+                            watchers.setdefault(gen_tag(low), low)
+        for tag, low in watchers.items():
+            ret = call_state(self.run_state, low)
+            self.running[tag] = ret
+            self._event(low, ret)
+        for tag, err in errors.items():
+            err["__run_num__"] = self.run_state.next_run_num()
+            self.running[tag] = err
+
+
+# --------------------------------------------------------------------------
+# Salt's requisite rules, as data-driven helpers
+# --------------------------------------------------------------------------
+
+def _target_stats(kind: Req, r: dict[str, Any]) -> set[str]:
+    """What one target's result says, for a requisite of ``kind``."""
+    out: set[str] = set()
+    if r.get("skip_req"):
+        out.add("skip_req")
+    result = r.get("result")
+    if kind.family == "onchanges":  # a failed target counts as "did not change"
+        out.add("onchangesmet" if result is not False and r.get("changes") else "onchanges")
+        return out
+    if kind.family == "onfail":
+        if result is True:
+            out.add("onfail")
+            return out
+    elif result is False:
+        out.add("fail")
+        return out
+    if kind.family == "watch" and r.get("changes"):
+        out.add("change")
+        return out
+    if kind is Req.PREREQ and result is not None:
+        out.add("pre")
+        return out
+    if kind is Req.PREREQ:
+        out.add("premet")
+    if r.get("__state_ran__", True):
+        out.add("met")
+    return out
+
+
+_STATUS_RULES: tuple[tuple[str, Callable[[set[str]], bool]], ...] = (
+    ("unmet", lambda s: "unmet" in s),
+    ("fail", lambda s: "fail" in s),
+    ("skip_req", lambda s: "skip_req" in s and bool(s & {"onchangesmet", "premet"})),
+    ("met", lambda s: "pre" in s and "premet" in s),
+    ("pre", lambda s: "pre" in s),
+    ("onfail", lambda s: "onfail" in s and "onchangesmet" not in s),
+    ("onchanges", lambda s: "onchanges" in s and "onchangesmet" not in s),
+    ("change", lambda s: "change" in s),
+    ("onfail", lambda s: "onfail" in s),
+)
+
+
+def _status_from(stats: set[str]) -> str:
+    for status, rule in _STATUS_RULES:
+        if rule(stats):
+            return status
+    return "met"
+
+
+def _missing_comment(missing: list[Missing], has_mod_watch: bool) -> str:
+    groups: dict[Req, list[Missing]] = {}
+    for m in missing:
+        kind = m.kind if has_mod_watch else _WATCH_AS_REQUIRE.get(m.kind, m.kind)
+        groups.setdefault(kind, []).append(m)
+    lines = ["The following requisites were not found:\n"]
+    for kind in GATING:
+        if kind not in groups:
+            continue
+        lines.append(f"{' ' * 19}{kind.key}:\n")
+        for m in groups[kind]:
+            lines.append(f"{' ' * 23}{m.ref.key}: {m.ref.value}\n")
+    return "".join(lines)
+
+
+def _listen_error_tag(state: str, id_: Any) -> str:
+    return f"Listen_Error_|-listen_{id_}_|-listen_{state}_|-Listen_Error"
+
+
+def _listen_error(state: str, id_: Any) -> dict[str, Any]:
+    return {"comment": f"Referenced state {state}: {id_} does not exist",
+            "name": f"listen_{state}:{id_}", "result": False, "changes": {}}

@@ -1,0 +1,374 @@
+"""Requisite kinds, target matching and run order.
+
+Owns the static side of the requisite engine: the table of requisite kinds
+(:class:`Req`), how a requisite reference (``- test: foo``, ``- foo``,
+``- file: /etc/apache2/*``, ``- sls: web``) finds its target chunks
+(:class:`TargetIndex`), and the typed dependency graph that gives Salt
+3007's execution order (:class:`DependencyGraph`). The ``*_in`` forms and
+``use``/``use_in`` are already resolved by the compiler
+(:func:`briny.common.highdata.requisite_in`, as Salt does on high data), so
+the chunks arriving here carry every requisite on the state it gates.
+
+Everything is built in one linear pass with dict indexes; nothing scans all
+chunks per requisite (glob targets scan the names of one state module).
+No recursion: cycles are found with explicit stacks. Plain code, no sockets;
+runs in the minion and in ``briny-call --local``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import heapq
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+LowChunk = dict[str, Any]
+
+
+def gen_tag(low: LowChunk) -> str:
+    """The result key ``module_|-id_|-name_|-function`` of a chunk."""
+    return f"{low['state']}_|-{low['__id__']}_|-{low['name']}_|-{low['fun']}"
+
+
+class Req(Enum):
+    """Requisite kinds, listed in Salt's precedence order (the ``weight``).
+
+    Each value is ``(key, weight, family)``; ``family`` is the base kind that
+    decides how a target's result is read.
+    """
+
+    ONFAIL = ("onfail", 0, "onfail")
+    ONFAIL_ANY = ("onfail_any", 1, "onfail")
+    ONFAIL_ALL = ("onfail_all", 2, "onfail")
+    REQUIRE = ("require", 3, "require")
+    REQUIRE_ANY = ("require_any", 4, "require")
+    ONCHANGES = ("onchanges", 5, "onchanges")
+    ONCHANGES_ANY = ("onchanges_any", 6, "onchanges")
+    WATCH = ("watch", 7, "watch")
+    WATCH_ANY = ("watch_any", 8, "watch")
+    PREREQ = ("prereq", 9, "prereq")
+    PREREQUIRED = ("prerequired", 10, "require")  # internal: a prereq target requires its pre-requirer
+    LISTEN = ("listen", 11, "listen")
+    USE = ("use", 12, "use")
+
+    # members are singletons: identity hashing is exact and much cheaper than Enum's
+    __hash__ = object.__hash__
+
+    def __init__(self, key: str, weight: int, family: str) -> None:
+        self.key = key
+        self.weight = weight
+        self.family = family
+
+    @property
+    def is_any(self) -> bool:
+        """OR logic: the ``_any`` forms, and plain ``onfail``."""
+        return self.key.endswith("_any") or self is Req.ONFAIL
+
+    @property
+    def is_all_onfail(self) -> bool:
+        return self is Req.ONFAIL_ALL
+
+    @property
+    def in_key(self) -> str | None:
+        """The ``_in`` form of this kind, where Salt has one."""
+        return IN_FORMS.get(self)
+
+    @classmethod
+    def from_key(cls, key: str) -> "Req | None":
+        return _BY_KEY.get(key)
+
+
+_BY_KEY = {r.key: r for r in Req}
+IN_FORMS: dict[Req, str] = {
+    Req.REQUIRE: "require_in", Req.WATCH: "watch_in", Req.ONCHANGES: "onchanges_in",
+    Req.ONFAIL: "onfail_in", Req.PREREQ: "prereq_in", Req.LISTEN: "listen_in", Req.USE: "use_in",
+}
+# `_in` forms that become requisites on their targets (listen_in is read by the
+# listen pass at the end of the run, use_in copies arguments).
+IN_TO_REQ: dict[str, Req] = {v: k for k, v in IN_FORMS.items() if k not in (Req.LISTEN, Req.USE)}
+
+# The kinds that order chunks and gate them, in the order Salt walks them.
+GATING: tuple[Req, ...] = (
+    Req.REQUIRE, Req.REQUIRE_ANY, Req.WATCH, Req.WATCH_ANY, Req.PREREQ,
+    Req.ONFAIL, Req.ONFAIL_ANY, Req.ONFAIL_ALL, Req.ONCHANGES, Req.ONCHANGES_ANY,
+)
+
+_WALK_ORDER: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
+
+# Keys never copied by `use`/`use_in` and never passed to a state function.
+REQUISITE_KEYS = frozenset(
+    [r.key for r in Req] + list(IN_FORMS.values()) + ["onfail_stop"]
+)
+RUNTIME_KEYS = frozenset([
+    "fun", "state", "check_cmd", "cmd_opts_exclude", "failhard", "onlyif", "unless", "creates",
+    "retry", "order", "parallel", "reload_modules", "reload_grains", "reload_pillar", "runas",
+    "runas_password", "fire_event", "saltenv", "umask", "__env__", "__sls__", "__id__",
+    "__sls_included_from__", "__orchestration_jid__", "__pub_user", "__pub_arg", "__pub_jid",
+    "__pub_fun", "__pub_tgt", "__pub_ret", "__pub_pid", "__pub_tgt_type", "__prereq__",
+    "__prerequiring__", "__umask__",
+])
+INTERNAL_KEYS = REQUISITE_KEYS | RUNTIME_KEYS
+_USE_SKIP = REQUISITE_KEYS | frozenset(
+    ["name", "names", "state", "fun", "order", "__id__", "__sls__", "__env__",
+     "__sls_included_from__", "name_order"])
+
+_GLOB_CHARS = frozenset("*?[]")
+
+
+def is_glob(value: str) -> bool:
+    return any(c in _GLOB_CHARS for c in value)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One requisite reference: ``key`` is a state module, ``id`` or ``sls``."""
+
+    key: str
+    value: Any
+
+    @classmethod
+    def parse(cls, item: Any) -> "Ref | None":
+        if isinstance(item, str):
+            return cls("id", item)
+        if isinstance(item, dict) and len(item) == 1:
+            key, val = next(iter(item.items()))
+            key = str(key).split(".", 1)[0]  # `file.managed: x` means `file: x`
+            return cls(key, val)
+        return None
+
+    def display(self) -> str:
+        return f"{self.key}: {self.value}"
+
+
+class TargetIndex:
+    """Finds the chunks a requisite reference names, through dict lookups."""
+
+    def __init__(self, chunks: list[LowChunk]) -> None:
+        self.by_key: dict[tuple[str, str], list[int]] = {}
+        self.by_sls: dict[str, list[int]] = {}
+        self.by_state: dict[str, dict[str, list[int]]] = {}
+        for i, low in enumerate(chunks):
+            state, id_, name = low["state"], str(low["__id__"]), str(low["name"])
+            for key in {(state, name), (state, id_), ("id", id_), ("id", name)}:
+                self.by_key.setdefault(key, []).append(i)
+            per_state = self.by_state.setdefault(state, {})
+            for val in {id_, name}:
+                per_state.setdefault(val, []).append(i)
+            per_state_any = self.by_state.setdefault("id", {})
+            for val in {id_, name}:
+                per_state_any.setdefault(val, []).append(i)
+            sls_list = [low.get("__sls__")] + list(low.get("__sls_included_from__") or [])
+            for sls in dict.fromkeys(s for s in sls_list if s):
+                self.by_sls.setdefault(sls, []).append(i)
+
+    def find(self, ref: Ref) -> list[int] | None:
+        """Indexes of matching chunks in chunk order, or None when nothing matches."""
+        val = ref.value
+        if val is None:
+            return []
+        if not isinstance(val, str):
+            val = str(val)
+        if ref.key == "sls":
+            if is_glob(val):
+                hits = [i for sls, idx in self.by_sls.items() if fnmatch.fnmatchcase(sls, val) for i in idx]
+                return sorted(set(hits)) or None
+            return list(self.by_sls.get(val, ())) or None
+        if is_glob(val):
+            table = self.by_state.get(ref.key, {})
+            hits = [i for key, idx in table.items() if fnmatch.fnmatchcase(key, val) for i in idx]
+            return sorted(set(hits)) or None
+        return list(self.by_key.get((ref.key, val), ())) or None
+
+
+# --------------------------------------------------------------------------
+# Definition order
+# --------------------------------------------------------------------------
+
+def _definition_order(chunks: list[LowChunk]) -> list[int]:
+    """Chunk indexes in (a proxy of) definition order: by own ``order``, stable."""
+    def key(i: int) -> float:
+        o = chunks[i].get("order")
+        return float(o) if isinstance(o, (int, float)) else float("inf")
+    return sorted(range(len(chunks)), key=key)
+
+
+# --------------------------------------------------------------------------
+# The dependency graph
+# --------------------------------------------------------------------------
+
+@dataclass
+class Missing:
+    """A requisite reference that matched no chunk."""
+
+    kind: Req
+    ref: Ref
+
+
+@dataclass
+class ChunkDeps:
+    """The resolved requisites of one chunk: kind → target chunk indexes."""
+
+    by_kind: dict[Req, list[int]] = field(default_factory=dict)
+    missing: list[Missing] = field(default_factory=list)
+
+
+class DependencyGraph:
+    """Typed dependency graph of one run, built in one pass.
+
+    Nodes ``0..n-1`` are the chunks; a prereq target ``T`` also gets a
+    *check node* (its test run) that inherits ``T``'s dependencies and comes
+    before every state that pre-requires ``T``, as Salt orders them.
+    """
+
+    def __init__(self, chunks: list[LowChunk]) -> None:
+        self.chunks = chunks
+        n = len(chunks)
+        self.index = TargetIndex(chunks)
+        self.deps: list[ChunkDeps] = [ChunkDeps() for _ in range(n)]
+        # out[node] = {child: [weights...]} in first-insertion order (as networkx keeps them)
+        self.out: list[dict[int, list[int]]] = [dict() for _ in range(n)]
+        self.inn: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.check_node: dict[int, int] = {}  # prereq target chunk -> its check node
+        self.node_chunk: list[int] = list(range(n))  # node -> chunk index
+        self.insertion: list[int] = [0] * n
+        for pos, i in enumerate(_definition_order(chunks)):
+            self.insertion[i] = pos
+            self._add_requisites(i)
+        for target in self.check_node:  # keep kinds in Salt's walking order
+            by_kind = self.deps[target].by_kind
+            self.deps[target].by_kind = {k: by_kind[k] for k in _WALK_ORDER if k in by_kind}
+
+    # -- building -----------------------------------------------------------
+    def _new_node(self, chunk_idx: int) -> int:
+        node = len(self.node_chunk)
+        self.node_chunk.append(chunk_idx)
+        self.out.append({})
+        self.inn.append([])
+        self.insertion.append(node)
+        return node
+
+    def _edge(self, src: int, dst: int, weight: int) -> None:
+        self.out[src].setdefault(dst, []).append(weight)
+        self.inn[dst].append((src, weight))
+
+    def _add_requisites(self, i: int) -> None:
+        low = self.chunks[i]
+        deps = self.deps[i]
+        for kind in GATING:
+            refs = low.get(kind.key)
+            if not refs or not isinstance(refs, list):
+                continue
+            for item in refs:
+                ref = Ref.parse(item)
+                if ref is None or ref.value is None:
+                    continue
+                targets = self.index.find(ref)
+                if targets is None:
+                    deps.missing.append(Missing(kind, ref))
+                    continue
+                bucket = deps.by_kind.setdefault(kind, [])
+                for t in targets:
+                    repeated = t in bucket if kind is Req.PREREQ else False
+                    bucket.append(t)  # repeats kept: Salt hands them to mod_watch as listed
+                    if repeated:
+                        continue
+                    if kind is Req.PREREQ:
+                        self._add_prereq(i, t)
+                    else:
+                        if i in self.check_node:
+                            self._edge(t, self.check_node[i], kind.weight)
+                        self._edge(t, i, kind.weight)
+
+    def _add_prereq(self, req: int, target: int) -> None:
+        node = self.check_node.get(target)
+        if node is None:
+            node = self._new_node(target)
+            self.check_node[target] = node
+            for src, weight in list(self.inn[target]):
+                if weight != Req.PREREQ.weight:
+                    self._edge(src, node, weight)
+        self._edge(node, req, Req.PREREQ.weight)
+        self._edge(req, target, Req.REQUIRE.weight)
+        self.deps[target].by_kind.setdefault(Req.PREREQUIRED, []).append(req)
+
+    # -- ordering -------------------------------------------------------------
+    def _order_value(self, node: int) -> float:
+        o = self.chunks[self.node_chunk[node]].get("order")
+        return o if isinstance(o, (int, float)) else float("inf")
+
+    def _sort_key(self, node: int) -> tuple:
+        own = self._order_value(node)
+        best = own
+        req_order = float("-inf")
+        for child, weights in self.out[node].items():
+            for w in weights:
+                if req_order <= w:
+                    req_order = w
+                    best = min(best, self._order_value(child))
+        low = self.chunks[self.node_chunk[node]]
+        label = f"{low['state']}{low['name']}{low['fun']}"
+        return ((best, own), label, self.insertion[node])
+
+    def order(self) -> tuple[list[int], bool]:
+        """Nodes in Salt's run order and whether the graph had no cycle.
+
+        Kahn's algorithm with a heap on Salt's key (order pulled forward by
+        direct dependents, then own order, then ``state+name+fun``). With a
+        cycle, Salt falls back to sorting by own order and label; the engine
+        then reports the cycle when it reaches it.
+        """
+        total = len(self.node_chunk)
+        keys = [self._sort_key(n) for n in range(total)]
+        indeg = [len(self.inn[n]) for n in range(total)]
+        heap = [(keys[n], n) for n in range(total) if indeg[n] == 0]
+        heapq.heapify(heap)
+        result: list[int] = []
+        while heap:
+            _, node = heapq.heappop(heap)
+            result.append(node)
+            for child, weights in self.out[node].items():
+                indeg[child] -= len(weights)
+                if indeg[child] == 0:
+                    heapq.heappush(heap, (keys[child], child))
+        if len(result) == total:
+            return result, True
+        fallback = sorted(range(len(self.chunks)), key=lambda n: (keys[n][0][1], keys[n][1], keys[n][2]))
+        return fallback, False
+
+    # -- cycles -------------------------------------------------------------
+    def find_cycle(self) -> list[int]:
+        """Chunk indexes of one cycle (first node repeated at the end), or []."""
+        total = len(self.node_chunk)
+        color = [0] * total  # 0 new, 1 on stack, 2 done
+        for start in range(total):
+            if color[start]:
+                continue
+            stack: list[tuple[int, Any]] = [(start, iter(self.out[start]))]
+            path = [start]
+            color[start] = 1
+            while stack:
+                node, it = stack[-1]
+                child = next(it, None)
+                if child is None:
+                    color[node] = 2
+                    stack.pop()
+                    path.pop()
+                    continue
+                if color[child] == 1:
+                    cyc = path[path.index(child):] + [child]
+                    return [self.node_chunk[n] for n in cyc]
+                if color[child] == 0:
+                    color[child] = 1
+                    stack.append((child, iter(self.out[child])))
+                    path.append(child)
+        return []
+
+
+def describe(low: LowChunk) -> str:
+    """``sls.id`` — how Salt names a state in requisite comments."""
+    return f"{low.get('__sls__')}.{low['__id__']}"

@@ -1,0 +1,480 @@
+"""Calling one state function for the requisite engine, as Salt 3007 does.
+
+Owns everything that happens to a single chunk once its requisites allow it
+to run: the ``unless`` / ``onlyif`` / ``creates`` checks (or the module's
+``mod_run_check``), ``__low__`` / ``__env__`` injection, argument binding,
+test mode, exceptions turned into failed results, ``check_cmd`` (or
+``mod_run_check_cmd``), ``retry``, ``reload_*``, run numbers and timing.
+Plain code, no sockets; used by :mod:`briny.common.engine`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+import logging
+import os
+import random
+import subprocess
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .exceptions import CommandExecutionError, SaltInvocationError
+from .requisites import INTERNAL_KEYS, LowChunk
+
+log = logging.getLogger(__name__)
+
+RETRY_DEFAULTS = {"until": True, "attempts": 2, "splay": 0, "interval": 30}
+_RETRY_TYPES = {"until": bool, "attempts": int, "interval": int, "splay": int}
+# cmd.run arguments Salt hands to the unless/onlyif commands
+_CHECK_CMD_ARGS = ("cwd", "root", "runas", "env", "prepend_path", "umask", "timeout", "success_retcodes")
+
+
+def now_local() -> datetime.datetime:
+    return datetime.datetime.now(tz=datetime.timezone.utc).astimezone()
+
+
+def duration_ms(start: datetime.datetime, end: datetime.datetime) -> float:
+    delta = end - start
+    return (delta.days * 86400 * 1_000_000 + delta.seconds * 1_000_000 + delta.microseconds) / 1000.0
+
+
+def fake_timing() -> dict[str, Any]:
+    """``start_time``/``duration`` for results of states that did not run."""
+    start = now_local()
+    return {"start_time": start.time().isoformat(), "duration": duration_ms(start, now_local())}
+
+
+def verify_retry(data: Any) -> dict[str, Any]:
+    """Salt's retry validation: defaults 2 attempts / until True / 30 s / no splay."""
+    if isinstance(data, dict):
+        out = {}
+        for key, typ in _RETRY_TYPES.items():
+            val = data.get(key, RETRY_DEFAULTS[key])
+            if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
+                log.warning("Invalid retry %s %r, using %r", key, val, RETRY_DEFAULTS[key])
+                val = RETRY_DEFAULTS[key]
+            out[key] = val
+        return out
+    if data is False:
+        return {"until": True, "attempts": 0, "splay": 0, "interval": 30}
+    return dict(RETRY_DEFAULTS)
+
+
+def traverse(data: Any, path: str, default: Any = None) -> Any:
+    """``a:b:0`` lookup through dicts and lists (``get_return``)."""
+    for part in str(path).split(":"):
+        if isinstance(data, dict):
+            if part not in data:
+                return default
+            data = data[part]
+        elif isinstance(data, (list, tuple)):
+            try:
+                data = data[int(part)]
+            except (ValueError, IndexError):
+                return default
+        else:
+            return default
+    return data
+
+
+@dataclass
+class RunState:
+    """What one run shares between state calls."""
+
+    salt: Any
+    states: Any
+    opts: dict[str, Any]
+    chunks: list[LowChunk]
+    running: dict[str, dict] = field(default_factory=dict)
+    run_num: int = 0
+    mod_init: set[str] = field(default_factory=set)
+    _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
+    _modules: dict[str, Any] = field(default_factory=dict)
+
+    def next_run_num(self) -> int:
+        n = self.run_num
+        self.run_num += 1
+        return n
+
+    @property
+    def test(self) -> bool:
+        return bool(self.opts.get("test"))
+
+    # -- helpers -----------------------------------------------------------
+    def retcode(self, cmd: str, **opts: Any) -> int:
+        """``cmd.retcode`` through ``__salt__``; a local shell if it is not there yet."""
+        if "cmd.retcode" in self.salt:
+            try:
+                return int(self.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
+            except CommandExecutionError:
+                raise
+        log.debug("cmd.retcode not available; running %r with /bin/sh", cmd)
+        return subprocess.run(cmd, shell=True, cwd=opts.get("cwd"), capture_output=True,
+                              check=False).returncode
+
+    def module(self, state: str) -> Any:
+        """The loaded state module object (to set ``__low__`` on), cached per run."""
+        if state not in self._modules:
+            getter = getattr(self.states, "module", None)
+            self._modules[state] = getter(state) if callable(getter) else None
+        return self._modules[state]
+
+    def forget_modules(self) -> None:
+        self._modules.clear()
+        self._sig_cache.clear()
+
+    def signature(self, func: Callable[..., Any]) -> inspect.Signature | None:
+        if func not in self._sig_cache:
+            try:
+                self._sig_cache[func] = inspect.signature(func)
+            except (TypeError, ValueError):
+                self._sig_cache[func] = None
+        return self._sig_cache[func]
+
+
+class _TestMode:
+    """Temporarily force ``__opts__["test"]`` on both loaders (prereq checks)."""
+
+    def __init__(self, run: RunState, on: bool) -> None:
+        self.on = on
+        self.dicts: list[dict[str, Any]] = []
+        self.saved: list[Any] = []
+        if not on:
+            return
+        seen: set[int] = set()
+        for d in (run.opts, getattr(run.states, "pack", {}).get("__opts__"),
+                  getattr(run.salt, "pack", {}).get("__opts__")):
+            if isinstance(d, dict) and id(d) not in seen:
+                seen.add(id(d))
+                self.dicts.append(d)
+
+    def __enter__(self) -> None:
+        if self.on:
+            self.saved = [d.get("test") for d in self.dicts]
+            for d in self.dicts:
+                d["test"] = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.on:
+            for d, val in zip(self.dicts, self.saved):
+                d["test"] = val
+
+
+# --------------------------------------------------------------------------
+# unless / onlyif / creates / check_cmd
+# --------------------------------------------------------------------------
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _call_check_function(run: RunState, entry: dict[str, Any]) -> Any:
+    entry = dict(entry)
+    fun = entry.pop("fun")
+    entry.pop("get_return", None)
+    args = entry.pop("args", [])
+    if not isinstance(args, list):
+        args = [args]
+    return run.salt[fun](*args, **entry)
+
+
+def _cmd_opts(low: LowChunk) -> dict[str, Any]:
+    return {k: low[k] for k in _CHECK_CMD_ARGS if low.get(k)}
+
+
+def check_onlyif(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str, Any]:
+    """Any false condition skips the state."""
+    ret: dict[str, Any] = {"result": False}
+    false = {"comment": "onlyif condition is false", "skip_watch": True, "result": True}
+    for entry in _as_list(low["onlyif"]):
+        if isinstance(entry, str):
+            try:
+                rc = run.retcode(entry, **opts)
+            except CommandExecutionError:
+                rc = 100
+            if rc != 0:
+                ret.update(false)
+                return ret
+            ret.update({"comment": "onlyif condition is true", "result": False})
+        elif isinstance(entry, dict):
+            if "fun" not in entry:
+                ret["comment"] = f"no `fun` argument in onlyif: {entry}"
+                return ret
+            result = _call_check_function(run, entry)
+            if entry.get("get_return"):
+                result = traverse(result, entry["get_return"])
+            if not result:
+                ret.update(false)
+                return ret
+            ret.update({"comment": "onlyif condition is true", "result": False})
+        else:
+            ret.update({"comment": "onlyif execution failed, bad type passed", "result": False})
+            return ret
+    return ret
+
+
+def check_unless(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str, Any]:
+    """The state is skipped only when every condition is true."""
+    ret: dict[str, Any] = {"result": False}
+    for entry in _as_list(low["unless"]):
+        if isinstance(entry, str):
+            try:
+                true = run.retcode(entry, **opts) == 0
+            except CommandExecutionError:
+                true = True
+        elif isinstance(entry, dict):
+            if "fun" not in entry:
+                ret["comment"] = f"no `fun` argument in unless: {entry}"
+                return ret
+            result = _call_check_function(run, entry)
+            if entry.get("get_return"):
+                result = traverse(result, entry["get_return"])
+            true = bool(result)
+        else:
+            ret.update({"comment": "unless execution failed, bad type passed", "result": False})
+            return ret
+        if not true:
+            ret.pop("skip_watch", None)
+            ret.update({"comment": "unless condition is false", "result": False})
+            return ret
+        ret.update({"comment": "unless condition is true", "skip_watch": True, "result": True})
+    return ret
+
+
+def check_creates(low: LowChunk) -> dict[str, Any]:
+    creates = low["creates"]
+    if isinstance(creates, str) and os.path.exists(creates):
+        return {"comment": f"{creates} exists", "result": True, "skip_watch": True}
+    if isinstance(creates, list) and all(os.path.exists(p) for p in creates):
+        return {"comment": "All files in creates exist", "result": True, "skip_watch": True}
+    return {"comment": "Creates files not found", "result": False}
+
+
+def run_checks(run: RunState, low: LowChunk) -> dict[str, Any]:
+    """Salt's ``_run_check``: onlyif, then unless, then creates."""
+    ret: dict[str, Any] = {"result": False, "comment": []}
+    opts = _cmd_opts(low)
+    steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+        ("onlyif", lambda: check_onlyif(run, low, opts)),
+        ("unless", lambda: check_unless(run, low, opts)),
+        ("creates", lambda: check_creates(low)),
+    ]
+    for key, step in steps:
+        if key not in low:
+            continue
+        part = step()
+        ret["result"] = part["result"] if key == "onlyif" else (part["result"] or ret["result"])
+        ret["comment"].append(part.get("comment", ""))
+        if "skip_watch" in part:
+            ret["skip_watch"] = part["skip_watch"]
+    ret["comment"] = "\n".join(c for c in ret["comment"] if c)
+    return ret
+
+
+def run_check_cmd(run: RunState, low: LowChunk) -> dict[str, Any]:
+    ret: dict[str, Any] = {"result": False}
+    for entry in _as_list(low["check_cmd"]):
+        rc = run.retcode(entry, **_cmd_opts(low))
+        if rc == 0 and ret["result"] is False:
+            ret.update({"comment": "check_cmd determined the state succeeded", "result": True})
+        elif rc != 0:
+            ret.update({"comment": "check_cmd determined the state failed", "result": False})
+            return ret
+    return ret
+
+
+# --------------------------------------------------------------------------
+# calling
+# --------------------------------------------------------------------------
+
+def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[list[Any], dict[str, Any]]:
+    """Salt's ``format_call``: positional from the chunk, defaults kept, the rest to ``**kwargs``."""
+    sig = run.signature(func)
+    if sig is None:
+        return [], {k: v for k, v in low.items() if k not in INTERNAL_KEYS}
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    used: set[str] = set()
+    missing: list[str] = []
+    has_var_kw = False
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            has_var_kw = True
+            continue
+        if p.kind is p.VAR_POSITIONAL:
+            continue
+        if p.name in low:
+            used.add(p.name)
+            if p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
+                args.append(low[p.name])
+            else:
+                kwargs[p.name] = low[p.name]
+        elif p.default is p.empty:
+            missing.append(p.name)
+    if missing:
+        given = len(args)
+        total = given + len(missing)
+        raise SaltInvocationError(
+            f"{getattr(func, '__name__', 'state')} takes at least {total} argument"
+            f"{'s' if total > 1 else ''} ({given} given)")
+    if has_var_kw:
+        for k, v in low.items():
+            if k not in used and k not in INTERNAL_KEYS:
+                kwargs[k] = v
+    return args, kwargs
+
+
+def _inject(run: RunState, low: LowChunk) -> None:
+    mod = run.module(low["state"])
+    if mod is None:
+        return
+    env = low.get("saltenv") or low.get("__env__") or "base"
+    mod.__low__ = low
+    mod.__env__ = str(env)
+    mod.__running__ = run.running
+    mod.__lowstate__ = run.chunks
+
+
+def _exception_ret(low: LowChunk) -> dict[str, Any]:
+    trb = traceback.format_exc()
+    return {"result": False, "name": low.get("name", low.get("__id__")), "changes": {},
+            "comment": f"An exception occurred in this state: {trb}"}
+
+
+def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
+    """One attempt: checks, the function, check_cmd — without numbering."""
+    full = f"{low['state']}.{low['fun']}"
+    ret: dict[str, Any] = {"result": False, "name": low["name"], "changes": {}}
+    with _TestMode(run, prereq):
+        try:
+            if any(k in low for k in ("unless", "onlyif", "creates")) \
+                    and f"{low['state']}.mod_run_check" not in run.states:
+                ret.update(run_checks(run, low))
+            if ret.get("result") is False:
+                func = run.states[full]
+                args, kwargs = bind_args(run, func, low)
+                _inject(run, low)
+                out = func(*args, **kwargs)
+                if not isinstance(out, dict):
+                    out = {"result": False, "name": low["name"], "changes": {},
+                           "comment": f"State function {full} did not return a dict: {out!r}"}
+                ret = out
+            if "check_cmd" in low:
+                func = run.states[full]
+                sig = run.signature(func)
+                if f"{low['state']}.mod_run_check_cmd" not in run.states or \
+                        sig is None or "check_cmd" not in sig.parameters:
+                    ret.update(run_check_cmd(run, low))
+        except Exception:  # a state's own failure becomes its result, as in Salt
+            log.debug("An exception occurred in state %s", full, exc_info=True)
+            ret = _exception_ret(low)
+    ret.setdefault("changes", {})
+    ret.setdefault("comment", "")
+    ret.setdefault("name", low["name"])
+    return ret
+
+
+def _refresh(run: RunState, low: LowChunk, ret: dict[str, Any]) -> None:
+    """``reload_modules`` / ``reload_grains`` / ``reload_pillar`` and Salt's automatic refreshes."""
+    forced = bool(low.get("reload_grains") or low.get("reload_pillar"))
+    changed = bool(ret.get("changes"))
+    auto = changed and (
+        low["state"] in ("pkg", "ports", "pip")
+        or (low["state"] == "file" and (
+            (low["fun"] == "managed" and str(low["name"]).endswith((".py", ".pyx", ".pyo", ".pyc", ".so")))
+            or low["fun"] == "recurse"
+            or (low["fun"] == "symlink" and "bin" in str(low["name"])))))
+    if (changed and (low.get("reload_modules") or forced)) or auto or \
+            (not changed and low.get("force_reload_modules")):
+        log.debug("Refreshing modules after %s", low["__id__"])
+        for loader in (run.salt, run.states):
+            reload = getattr(loader, "reload", None)
+            if callable(reload):
+                reload()
+        run.forget_modules()
+
+
+def _verify(run: RunState, low: LowChunk) -> list[str]:
+    full = f"{low['state']}.{low['fun']}"
+    if full in run.states:
+        return []
+    errors = [f"State '{full}' was not found in SLS '{low.get('__sls__')}'"]
+    reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
+    if reason:
+        errors.append(f"Reason: {reason}")
+    return errors
+
+
+def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[str, Any]:
+    """Run one chunk's function the way Salt's ``State.call`` does, retries included.
+
+    With ``prereq`` the call is a test run for a ``prereq`` check: no run
+    number, no timing, no retry.
+    """
+    errors = _verify(run, low)
+    if errors:
+        ret = {"result": False, "name": low["name"], "changes": {},
+               "comment": "".join(f"{e}\n" for e in errors)}
+        if not prereq:  # Salt returns this one without __sls__, __id__ or timing
+            ret["__run_num__"] = run.next_run_num()
+        return ret
+    attempts: list[tuple[dict[str, Any], float]] = []
+    retry = verify_retry(low["retry"]) if "retry" in low and not prereq else None
+    while True:
+        start = now_local()
+        ret = _invoke(run, low, prereq)
+        if prereq:
+            return ret
+        ret["__sls__"] = low.get("__sls__")
+        ret["__run_num__"] = run.next_run_num()
+        _refresh(run, low, ret)
+        end = now_local()
+        ret["start_time"] = start.time().isoformat()
+        ret["duration"] = duration_ms(start, end)
+        ret["__id__"] = low["__id__"]
+        interval = 0
+        if retry and not run.test and retry["until"] != ret["result"] and retry["attempts"] > len(attempts) + 1:
+            interval = retry["interval"] + (random.randint(0, retry["splay"]) if retry["splay"] else 0)
+            attempts.append((ret, interval))
+            log.info("State result does not match retry until value, state will be re-run in %s seconds",
+                     interval)
+            time.sleep(interval)
+            continue
+        break
+    if retry and run.test:
+        ret["comment"] = "  ".join([
+            str(ret["comment"]) if ret["comment"] else "",
+            "The state would be retried every {interval} seconds (with a splay of up to {splay} seconds) "
+            "a maximum of {attempts} times or until a result of {until} is returned".format(**retry)])
+    elif attempts:
+        comment = ret["comment"] if ret["comment"] else ""
+        total = ret["duration"]
+        for num in range(len(attempts), 0, -1):
+            prev, interval = attempts[num - 1]
+            comment = "\n".join([f'Attempt {num}: Returned a result of "{prev["result"]}", '
+                                 f'with the following comment: "{prev["comment"]}"', comment])
+            total += prev["duration"] + interval * 1000
+        ret["comment"] = comment
+        ret["duration"] = total
+        ret["start_time"] = attempts[0][0]["start_time"]
+    return ret
+
+
+def mod_init(run: RunState, low: LowChunk) -> None:
+    """Call ``<module>.mod_init(low)`` once per module per run (until it returns True)."""
+    state = low["state"]
+    if state in run.mod_init:
+        return
+    key = f"{state}.mod_init"
+    if key not in run.states:
+        run.mod_init.add(state)  # nothing to call, ever
+        return
+    try:
+        if run.states[key](low):
+            run.mod_init.add(state)
+    except Exception:  # a broken mod_init must not stop the run
+        log.exception("mod_init of %s failed", state)

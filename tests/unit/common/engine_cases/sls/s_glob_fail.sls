@@ -1,0 +1,10 @@
+apache2:
+  test.succeed_without_changes:
+    - require:
+      - test: /etc/apache2/*
+conf1:
+  test.fail_without_changes:
+    - name: /etc/apache2/httpd.conf
+conf2:
+  test.succeed_without_changes:
+    - name: /etc/apache2/sites-available/default.conf

@@ -1,0 +1,8 @@
+vim:
+  test.succeed_with_changes: []
+  cmd.run:
+    - name: echo vim
+vimrc:
+  test.nop:
+    - require:
+      - vim

@@ -1,0 +1,205 @@
+"""The requisite engine's behaviours beyond the Salt golden cases, and a fuzz test."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briny.common import loader
+from briny.common.engine import run_low_chunks
+
+FAKES = Path(__file__).parent / "engine_cases" / "fakes"
+
+PROBE = '''
+CALLS = []
+
+def mod_init(low):
+    CALLS.append(("mod_init", low["__id__"]))
+    return True
+
+def ok(name, **kwargs):
+    CALLS.append(("ok", name, __opts__["test"], __low__["__id__"], __env__))
+    if __opts__["test"]:
+        return {"name": name, "changes": {"would": name}, "result": None, "comment": "would"}
+    return {"name": name, "changes": {"did": name}, "result": True, "comment": "done"}
+
+def flaky(name, **kwargs):
+    CALLS.append(("flaky", name))
+    good = len([c for c in CALLS if c[0] == "flaky"]) >= 3
+    return {"name": name, "changes": {}, "result": good, "comment": "good" if good else "bad"}
+
+def boom(name, **kwargs):
+    raise ValueError("kaboom")
+'''
+
+
+def low(id_: str, state: str = "test", fun: str = "succeed_without_changes", order: float | None = None,
+        **kw: Any) -> dict:
+    d = {"state": state, "__id__": id_, "name": kw.pop("name", id_), "fun": fun, "__sls__": "u",
+         "__env__": "base", "order": 10000 if order is None else order}
+    d.update(kw)
+    return d
+
+
+@pytest.fixture()
+def env(tmp_path: Path):
+    states_dir = tmp_path / "states"
+    states_dir.mkdir()
+    (states_dir / "probe.py").write_text(textwrap.dedent(PROBE))
+
+    def make(test: bool = False, **opts: Any):
+        o = {"test": test, "id": "minion1", "failhard": False, **opts}
+        salt = loader.minion_mods(o, extra_dirs=[FAKES / "modules"])
+        states = loader.states(o, salt, extra_dirs=[states_dir, FAKES / "states"])
+        return o, salt, states
+    return make
+
+
+def run(env, chunks, test=False, events=None, **opts):
+    o, salt, states = env(test, **opts)
+    fire = (lambda tag, data: events.append((tag, data))) if events is not None else None
+    ret = run_low_chunks(chunks, salt=salt, states=states, opts=o, jid="20240101", fire_event=fire)
+    return ret, states
+
+
+def calls(states) -> list:
+    return states.module("probe").CALLS
+
+
+def by_id(ret: dict) -> dict:
+    return {v.get("__id__"): v for v in ret.values()}
+
+
+def test_result_fields_and_run_num(env) -> None:
+    ret, _ = run(env, [low("b", order=10001, require=["a"]), low("a")])
+    a, b = by_id(ret)["a"], by_id(ret)["b"]
+    assert list(ret) == ["test_|-a_|-a_|-succeed_without_changes", "test_|-b_|-b_|-succeed_without_changes"]
+    for r in (a, b):
+        assert {"name", "result", "changes", "comment", "__sls__", "__id__", "__run_num__",
+                "start_time", "duration"} <= set(r)
+        assert isinstance(r["duration"], float)
+    assert (a["__run_num__"], b["__run_num__"]) == (0, 1)
+
+
+def test_dunders_mod_init_and_test_mode(env) -> None:
+    chunks = [low("x", state="probe", fun="ok", order=1), low("y", state="probe", fun="ok", order=2)]
+    ret, states = run(env, chunks, test=True)
+    assert calls(states) == [("mod_init", "x"), ("ok", "x", True, "x", "base"), ("ok", "y", True, "y", "base")]
+    assert by_id(ret)["x"]["result"] is None
+
+
+def test_fire_event_tags(env) -> None:
+    events: list = []
+    chunks = [low("nano_stuff", name="nano", fire_event=True),
+              low("custom", order=10001, fire_event="custom/tag/nano/finished"), low("quiet", order=10002)]
+    run(env, chunks, events=events)
+    assert [t for t, _ in events] == ["salt/state_result/20240101/minion1/nano",
+                                      "salt/state_result/20240101/minion1/custom/tag/nano/finished"]
+    assert events[0][1]["ret"]["result"] is True
+
+
+def test_global_failhard_stops_and_skips_onfail(env) -> None:
+    chunks = [low("bad", fun="fail_without_changes"),
+              low("handler", order=10001, onfail=["bad"]), low("after", order=10002)]
+    ret, _ = run(env, chunks, failhard=True)
+    assert list(by_id(ret)) == ["bad"]
+    ret, _ = run(env, [dict(c, failhard=False) if c["__id__"] == "bad" else c for c in chunks], failhard=True)
+    assert by_id(ret)["handler"]["comment"] == "Success!" and "after" in by_id(ret)
+
+
+def test_prereq_runs_target_for_real_once(env) -> None:
+    chunks = [low("down", state="probe", fun="ok", prereq=[{"probe": "site"}]),
+              low("down2", state="probe", fun="ok", order=10001, prereq=[{"probe": "site"}]),
+              low("site", state="probe", fun="ok", order=10002)]
+    ret, states = run(env, chunks)
+    site_calls = [c for c in calls(states) if c[0] == "ok" and c[1] == "site"]
+    assert [c[2] for c in site_calls] == [True, False]  # one test run, one real run
+    assert by_id(ret)["site"]["changes"] == {"did": "site"}
+    assert by_id(ret)["down"]["result"] is True and by_id(ret)["down2"]["result"] is True
+
+
+def test_exception_and_missing_function(env) -> None:
+    ret, _ = run(env, [low("x", state="probe", fun="boom"), low("y", state="probe", fun="nope", order=10001)])
+    x, y = by_id(ret)["x"], ret["probe_|-y_|-y_|-nope"]
+    assert x["result"] is False and x["comment"].startswith("An exception occurred in this state: Traceback")
+    assert "ValueError: kaboom" in x["comment"]
+    assert y["comment"].startswith("State 'probe.nope' was not found in SLS 'u'\n")
+
+
+def test_retry_until_true(env) -> None:
+    chunks = [low("f", state="probe", fun="flaky", retry={"attempts": 5, "interval": 0})]
+    ret, _ = run(env, chunks)
+    f = by_id(ret)["f"]
+    assert f["result"] is True
+    assert f["comment"] == ('Attempt 1: Returned a result of "False", with the following comment: "bad"\n'
+                            'Attempt 2: Returned a result of "False", with the following comment: "bad"\n'
+                            'good')
+    assert f["__run_num__"] == 2
+
+
+def test_reload_modules_reloads_loaders(env) -> None:
+    o, salt, states = env()
+    seen = []
+    salt.reload = lambda: seen.append("salt")  # type: ignore[method-assign]
+    run_low_chunks([low("x", fun="succeed_with_changes", reload_modules=True)], salt=salt, states=states, opts=o)
+    assert seen == ["salt"]
+
+
+def test_unless_per_names_entry(env, tmp_path: Path) -> None:
+    flag = tmp_path / "flag"
+    chunks = [low("d", state="cmd", fun="run", name=f"touch {flag}", order=10000.0001, unless=f"test -e {flag}"),
+              low("d", state="cmd", fun="run", name="echo two", order=10000.0002, unless=f"test -e {flag}")]
+    ret, _ = run(env, chunks)
+    assert [r["comment"] for r in ret.values()] == [f'Command "touch {flag}" run', "unless condition is true"]
+
+
+def test_cycle_names_every_state(env) -> None:
+    chunks = [low("a", require=["b"]), low("b", order=10001, require=["c"]), low("c", order=10002, require=["a"])]
+    ret, _ = run(env, chunks)
+    c = by_id(ret)["c"]
+    assert c["comment"] == "Recursive requisite found: u.c -> u.a -> u.b -> u.c"
+    assert by_id(ret)["a"]["comment"] == "One or more requisite failed: u.b"
+
+
+def test_long_chain_pulled_without_recursion(env) -> None:
+    n = 5000
+    # requisites point forward against the order, so every state pulls the next one
+    chunks = [low(f"s{i}", order=10000 + i, require=[f"s{i + 1}"] if i + 1 < n else []) for i in range(n)]
+    chunks[-1]["require"] = ["s0"]  # and close a 5000-long cycle
+    ret, _ = run(env, chunks)
+    assert len(ret) == n
+    assert sum(1 for r in ret.values() if r["comment"].startswith("Recursive requisite found")) == 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fuzz_random_graphs_terminate(env, seed: int) -> None:
+    rnd = random.Random(seed)
+    n = rnd.randint(150, 300)
+    kinds = ["require", "watch", "onchanges", "onfail", "prereq", "require_any", "onfail_all",
+             "listen", "require_in", "watch_in", "use"]
+    funs = ["succeed_with_changes", "succeed_without_changes", "fail_without_changes", "fail_with_changes"]
+    cyclic = seed % 2 == 1
+    chunks = []
+    for i in range(n):
+        c = low(f"s{i}", fun=rnd.choice(funs), order=rnd.choice([10000 + i, 10000 + i, 1, "x"]))
+        if not isinstance(c["order"], (int, float)):
+            c["order"] = 10000 + i
+        for _ in range(rnd.randint(0, 3)):
+            j = rnd.randrange(n) if cyclic else rnd.randrange(max(i, 1))
+            if j == i and not cyclic:
+                continue
+            target = rnd.choice([{"test": f"s{j}"}, f"s{j}", {"test": "s1*"}, {"sls": "u"} if cyclic else f"s{j}",
+                                 {"test": "missing"} if rnd.random() < 0.05 else f"s{j}"])
+            c.setdefault(rnd.choice(kinds), []).append(target)
+        chunks.append(c)
+    rnd.shuffle(chunks)
+    for test in (False, True):
+        ret, _ = run(env, [dict(c) for c in chunks], test=test)
+        ids = {v.get("__id__") for v in ret.values()}
+        assert {f"s{i}" for i in range(n)} <= ids
+        nums = sorted(v["__run_num__"] for v in ret.values())
+        assert len(set(nums)) == len(nums)

@@ -1,0 +1,107 @@
+"""Requisite kinds, target matching and ordering."""
+
+from __future__ import annotations
+
+from briny.common.requisites import (DependencyGraph, Ref, Req, TargetIndex, gen_tag)
+
+
+def low(id_: str, state: str = "test", fun: str = "nop", order: float = 10000, **kw) -> dict:
+    d = {"state": state, "__id__": id_, "name": kw.pop("name", id_), "fun": fun,
+         "__sls__": kw.pop("sls", "s"), "__env__": "base", "order": order}
+    d.update(kw)
+    return d
+
+
+def test_kinds_table() -> None:
+    assert [r.key for r in Req][:4] == ["onfail", "onfail_any", "onfail_all", "require"]
+    assert Req.REQUIRE.weight < Req.WATCH.weight < Req.PREREQ.weight
+    assert Req.ONFAIL.is_any and Req.REQUIRE_ANY.is_any and not Req.REQUIRE.is_any
+    assert Req.ONFAIL_ALL.is_all_onfail
+    assert Req.WATCH.in_key == "watch_in" and Req.REQUIRE_ANY.in_key is None
+    assert Req.from_key("onchanges_any") is Req.ONCHANGES_ANY
+
+
+def test_ref_parse() -> None:
+    assert Ref.parse("vim") == Ref("id", "vim")
+    assert Ref.parse({"file.managed": "/x"}) == Ref("file", "/x")
+    assert Ref.parse({"a": 1, "b": 2}) is None
+
+
+def test_target_matching() -> None:
+    chunks = [
+        low("nginx", name="nginx-light"),
+        low("nginx", state="cmd", fun="run", name="echo hi"),
+        low("conf1", state="file", name="/etc/apache2/a.conf", sls="web"),
+        low("conf2", state="file", name="/etc/apache2/b.conf", sls="web.sub",
+            __sls_included_from__=["web"]),
+        low("pkgs", name="p1", order=10001.0001),
+        low("pkgs", name="p2", order=10001.0002),
+    ]
+    idx = TargetIndex(chunks)
+    assert idx.find(Ref("test", "nginx")) == [0]
+    assert idx.find(Ref("test", "nginx-light")) == [0]
+    assert idx.find(Ref("id", "nginx")) == [0, 1]          # module-less: every module
+    assert idx.find(Ref("file", "/etc/apache2/*")) == [2, 3]
+    assert idx.find(Ref("sls", "web")) == [2, 3]            # includes what web included
+    assert idx.find(Ref("sls", "web.*")) == [3]
+    assert idx.find(Ref("test", "p2")) == [5]               # one `names` entry
+    assert idx.find(Ref("test", "pkgs")) == [4, 5]          # the whole ID
+    assert idx.find(Ref("test", "nothere")) is None
+
+
+def test_order_pulls_targets_and_honours_order() -> None:
+    chunks = [
+        low("first", order=10000, watch=[{"test": "fourth"}]),
+        low("second", name="s2", order=1.0002),
+        low("second", name="s1", order=10001.0001),
+        low("third", order=10002, require=[{"test": "first"}]),
+        low("fourth", order=10003, require=[{"test": "s1"}]),
+    ]
+    graph = DependencyGraph(chunks)
+    order, acyclic = graph.order()
+    assert acyclic
+    assert [graph.chunks[graph.node_chunk[n]]["name"] for n in order] == \
+        ["s2", "s1", "fourth", "first", "third"]
+
+
+def test_prereq_check_node_comes_first() -> None:
+    chunks = [low("t", order=10000), low("r", order=10001, prereq=[{"test": "t"}])]
+    graph = DependencyGraph(chunks)
+    order, acyclic = graph.order()
+    assert acyclic
+    assert order == [2, 1, 0]  # test run of t, then r, then t for real
+
+
+def test_cycle_found_and_named() -> None:
+    chunks = [low("a", require=[{"test": "b"}]), low("b", order=10001, require=[{"test": "c"}]),
+              low("c", order=10002, require=[{"test": "a"}]), low("d", order=10003)]
+    graph = DependencyGraph(chunks)
+    order, acyclic = graph.order()
+    assert not acyclic and sorted(order) == [0, 1, 2, 3]
+    cycle = graph.find_cycle()
+    assert cycle[0] == cycle[-1] and set(cycle) == {0, 1, 2}
+
+
+def test_missing_targets_recorded() -> None:
+    graph = DependencyGraph([low("a", require=[{"test": "nothere"}], watch=["gone"])])
+    missing = graph.deps[0].missing
+    assert [(m.kind, m.ref) for m in missing] == [(Req.REQUIRE, Ref("test", "nothere")),
+                                                  (Req.WATCH, Ref("id", "gone"))]
+
+
+def test_gen_tag() -> None:
+    assert gen_tag(low("x", name="y")) == "test_|-x_|-y_|-nop"
+
+
+def test_graph_is_linear() -> None:
+    import time
+    def build(n: int) -> list[dict]:
+        return [low(f"s{i}", order=10000 + i, require=[{"test": f"s{i - 1}"}] if i else [])
+                for i in range(n)]
+    times = []
+    for n in (4000, 16000):
+        chunks = build(n)
+        start = time.perf_counter()
+        DependencyGraph(chunks).order()
+        times.append(time.perf_counter() - start)
+    assert times[1] < times[0] * 10  # 4x the chunks, far from 16x
