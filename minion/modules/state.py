@@ -99,10 +99,36 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
     jid = kwargs.get("__pub_jid") or gen_jid()
     states = loader.states(opts, salt, extra_dirs=opts.get("__extmods", {}).get("states"))
     fire = opts.get("__fire_event")
-    ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid=jid, fire_event=fire)
+    sink = None
+    if fire is None:
+        sink = fire = _LazyEventSender(opts)
+    try:
+        ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid=jid, fire_event=fire)
+    finally:
+        if sink is not None:
+            sink.close()
     if any(isinstance(r, dict) and r.get("result") is False for r in ret.values()):
         __context__["retcode"] = EX_STATE_FAILURE
     return ret
+
+
+class _LazyEventSender:
+    """Sends ``fire_event`` events to this host's event bus; connects on first use."""
+
+    def __init__(self, opts: dict[str, Any]) -> None:
+        self.opts = opts
+        self.sender: Any = None
+
+    def __call__(self, tag: str, data: dict[str, Any]) -> None:
+        if self.sender is None:
+            from briny.common.event import EventSender
+
+            self.sender = EventSender(self.opts)
+        self.sender.fire(tag, data)
+
+    def close(self) -> None:
+        if self.sender is not None:
+            self.sender.close()
 
 
 def _prepared(test: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
