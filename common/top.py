@@ -193,14 +193,9 @@ def confirm_top(match: str, data: list[Any], opts: dict[str, Any], grains: dict[
     for item in data:
         if isinstance(item, dict) and "match" in item:
             tgt_type = str(item["match"])
-    if tgt_type == "nodegroup":
-        groups = opts.get("nodegroups") or {}
-        expr = groups.get(match)
-        if expr is None:
-            return False
-        match, tgt_type = (" or ".join(expr) if isinstance(expr, list) else str(expr)), "compound"
     try:
-        return bool(run_match(str(match), tgt_type, str(opts.get("id")), grains, pillar))
+        return bool(run_match(str(match), tgt_type, str(opts.get("id")), grains, pillar,
+                              nodegroups=opts.get("nodegroups") or {}))
     except BrinyError as exc:
         log.error("Top file target %r (%s) did not parse: %s", match, tgt_type, exc)
         return False

@@ -1,0 +1,183 @@
+"""Execution module ``grains``: read this host's grains.
+
+Runs wherever ``__salt__`` does: on the minion, in ``briny-call``, and on the
+master when it renders a minion's templates (with that minion's cached
+grains). Read-only functions of Salt 3007's ``grains`` module, with Salt's
+semantics: ``key:sub:0`` paths through dicts and lists, ``default`` when
+missing, ``filter_by`` with glob keys, ``default``, ``base`` and ``merge``.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from briny.common.exceptions import SaltInvocationError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DELIM = ":"
+_MISSING = object()
+
+_HOST_SANITIZED = {
+    "id": "MINION.DOMAINNAME", "fqdn": "MINION.DOMAINNAME", "domain": "DOMAINNAME",
+    "host": "MINION", "localhost": "MINION", "nodename": "MINION",
+}
+
+
+def _traverse(data: Any, key: Any, default: Any = None, delimiter: str = DEFAULT_DELIM) -> Any:
+    """Value at ``a:b:0`` through dicts and lists (a list step is an index, or
+    the first dict member holding the key), else ``default``."""
+    parts = key.split(delimiter) if isinstance(key, str) else [key]
+    ptr = data
+    for part in parts:
+        if isinstance(ptr, list):
+            found = _MISSING
+            try:
+                idx: Any = int(part)
+            except (TypeError, ValueError):
+                idx = part
+            for item in ptr:
+                if isinstance(item, dict) and idx in item:
+                    found = item[idx]
+                    break
+            if found is _MISSING and isinstance(idx, int):
+                try:
+                    found = ptr[idx]
+                except IndexError:
+                    return default
+            if found is _MISSING:
+                return default
+            ptr = found
+        elif isinstance(ptr, Mapping):
+            if part in ptr:
+                ptr = ptr[part]
+            else:
+                try:
+                    ptr = ptr[int(part)]
+                except (TypeError, ValueError, KeyError):
+                    return default
+        else:
+            return default
+    return ptr
+
+
+def _update(dest: dict[str, Any], upd: Mapping[str, Any], merge_lists: bool = False) -> dict[str, Any]:
+    """Recursive dict update (Salt's ``dictupdate.update``)."""
+    for key, val in upd.items():
+        cur = dest.get(key)
+        if isinstance(cur, Mapping) and isinstance(val, Mapping):
+            dest[key] = _update(dict(cur), val, merge_lists)
+        elif merge_lists and isinstance(cur, list) and isinstance(val, list):
+            dest[key] = cur + [v for v in val if v not in cur]
+        else:
+            dest[key] = copy.deepcopy(val)
+    return dest
+
+
+def _sanitize(key: str, value: Any) -> Any:
+    if key in _HOST_SANITIZED:
+        return _HOST_SANITIZED[key]
+    if key == "serialnumber" and isinstance(value, str):
+        keep = int(math.floor(len(value) * 0.75))
+        return value[:keep] + "X" * (len(value) - keep)
+    return value
+
+
+def get(key: str, default: Any = "", delimiter: str = DEFAULT_DELIM, ordered: bool = True, **kwargs: Any) -> Any:
+    """The grain at ``key`` (``a:b:c`` for nested values), or ``default``."""
+    return _traverse(__grains__, key, default, delimiter)  # type: ignore[name-defined]  # noqa: F821
+
+
+def item(*args: str, **kwargs: Any) -> dict[str, Any]:
+    """``{key: value}`` for each grain named; ``default``/``delimiter``/``sanitize`` kwargs."""
+    default = kwargs.get("default", "")
+    delimiter = kwargs.get("delimiter", DEFAULT_DELIM)
+    ret = {arg: _traverse(__grains__, arg, default, delimiter) for arg in args}  # type: ignore[name-defined]  # noqa: F821
+    if _is_true(kwargs.get("sanitize")):
+        ret = {k: _sanitize(k, v) for k, v in ret.items()}
+    return ret
+
+
+def items(sanitize: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """All grains (host names replaced by placeholders with ``sanitize=True``)."""
+    grains = dict(__grains__)  # type: ignore[name-defined]  # noqa: F821
+    if _is_true(sanitize):
+        grains = {k: _sanitize(k, v) for k, v in grains.items()}
+    return grains
+
+
+def ls(**kwargs: Any) -> list[str]:
+    """The names of all grains, sorted."""
+    return sorted(__grains__)  # type: ignore[name-defined]  # noqa: F821
+
+
+def has_value(key: str, **kwargs: Any) -> bool:
+    """True when the grain ``key`` exists (even if empty or false), as Salt 3007 answers."""
+    return _traverse(__grains__, key, _MISSING, kwargs.get("delimiter", DEFAULT_DELIM)) is not _MISSING  # type: ignore[name-defined]  # noqa: F821
+
+
+def equals(key: str, value: Any, **kwargs: Any) -> bool:
+    """True when the grain ``key`` equals ``value``."""
+    return bool(_traverse(__grains__, key, _MISSING) == value)  # type: ignore[name-defined]  # noqa: F821
+
+
+def filter_by(lookup_dict: Mapping[Any, Any], grain: str = "os_family", merge: Any = None,
+              default: str = "default", base: str | None = None, **kwargs: Any) -> Any:
+    """Pick the entry of ``lookup_dict`` whose key (a glob) matches the grain.
+
+    A list grain matches when any member does. With no match, the ``default``
+    key's entry (or None). ``base`` names an entry the result is merged over;
+    ``merge`` (a dict) is merged on top of the result.
+    """
+    return _filter_by(lookup_dict, grain, __grains__, merge, default, base,  # type: ignore[name-defined]  # noqa: F821
+                      kwargs.get("delimiter", DEFAULT_DELIM))
+
+
+def _filter_by(lookup_dict: Mapping[Any, Any], lookup: str, data: Mapping[str, Any], merge: Any,
+               default: str, base: str | None, delimiter: str = DEFAULT_DELIM) -> Any:
+    if not isinstance(lookup_dict, Mapping):
+        raise SaltInvocationError(f"filter_by lookup_dict must be a dictionary, not {type(lookup_dict).__name__}")
+    value = _traverse(data, lookup, [], delimiter)
+    ret = None
+    for each in value if isinstance(value, list) else [value]:
+        text = each if isinstance(each, str) else str(each)
+        for key in lookup_dict:
+            pattern = key if isinstance(key, str) else str(key)
+            if fnmatch.fnmatchcase(text, pattern):
+                ret = lookup_dict[key]
+                break
+        if ret is not None:
+            break
+    if ret is None:
+        ret = lookup_dict.get(default)
+    ret = copy.deepcopy(ret)
+    if base and base in lookup_dict:
+        base_values = lookup_dict[base]
+        if ret is None:
+            ret = copy.deepcopy(base_values)
+        elif isinstance(base_values, Mapping):
+            if not isinstance(ret, Mapping):
+                raise SaltInvocationError("filter_by default and look-up values must both be dictionaries.")
+            ret = _update(copy.deepcopy(dict(base_values)), ret)
+    if merge:
+        if not isinstance(merge, Mapping):
+            raise SaltInvocationError("filter_by merge argument must be a dictionary.")
+        if ret is None:
+            ret = copy.deepcopy(dict(merge))
+        elif isinstance(ret, Mapping):
+            ret = _update(dict(ret), merge)
+        else:
+            raise SaltInvocationError("filter_by merge argument needs a dictionary to merge into, "
+                                      f"but the looked-up value is {type(ret).__name__}.")
+    return ret
+
+
+def _is_true(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "1", "on")
+    return bool(value)
