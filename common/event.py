@@ -61,6 +61,16 @@ def _paths(opts: dict[str, Any], name: str) -> tuple[str, str]:
             os.path.join(sock_dir, f"{name}_event_pub.ipc"))
 
 
+IPC_PATH_MAX = 107  # sun_path is 108 bytes on Linux, with the NUL
+
+
+def _check_path(path: str) -> str:
+    if len(path.encode()) > IPC_PATH_MAX:
+        raise ValueError(f"the path {path} is too long for an IPC socket "
+                         f"({len(path.encode())} > {IPC_PATH_MAX} bytes); set a shorter sock_dir")
+    return path
+
+
 def encode(tag: str, data: dict[str, Any]) -> list[bytes]:
     payload = dict(data)
     payload.setdefault("_stamp", stamp())
@@ -90,26 +100,38 @@ def fire_event(opts: dict[str, Any], tag: str, data: dict[str, Any], *,
     sock.setsockopt(zmq.LINGER, linger_ms)
     sock.setsockopt(zmq.SNDHWM, 10000)
     try:
-        sock.connect(f"ipc://{pull}")
+        sock.connect(f"ipc://{_check_path(pull)}")
         sock.send_multipart(encode(tag, data), flags=zmq.NOBLOCK)
-    except zmq.ZMQError as exc:
+    except (zmq.ZMQError, ValueError) as exc:
         log.debug("event %s not sent: %s", tag, exc)
     finally:
         sock.close()
 
 
 class EventSender:
-    """A PUSH socket kept open for many events (a state run, a daemon)."""
+    """A PUSH socket kept open for many events (a state run, a daemon).
+
+    Firing never raises: when the socket cannot be opened (say ``sock_dir``
+    makes a path longer than an IPC socket allows) the problem is logged once
+    and events are dropped.
+    """
 
     def __init__(self, opts: dict[str, Any], name: str = DEFAULT_NAME, linger_ms: int = 1000) -> None:
         pull, _ = _paths(opts, name)
-        self._sock = zmq.Context.instance().socket(zmq.PUSH)
+        self._lock = threading.Lock()
+        self._sock: zmq.Socket | None = zmq.Context.instance().socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, linger_ms)
         self._sock.setsockopt(zmq.SNDHWM, 100000)
-        self._sock.connect(f"ipc://{pull}")
-        self._lock = threading.Lock()
+        try:
+            self._sock.connect(f"ipc://{_check_path(pull)}")
+        except (zmq.ZMQError, ValueError) as exc:
+            log.error("events will not be sent: %s", exc)
+            self._sock.close()
+            self._sock = None
 
     def fire(self, tag: str, data: dict[str, Any]) -> None:
+        if self._sock is None:
+            return
         with self._lock:
             try:
                 self._sock.send_multipart(encode(tag, data), flags=zmq.NOBLOCK)
@@ -119,7 +141,8 @@ class EventSender:
     __call__ = fire
 
     def close(self) -> None:
-        self._sock.close()
+        if self._sock is not None:
+            self._sock.close()
 
 
 class EventBus:
@@ -142,8 +165,8 @@ class EventBus:
             sock.setsockopt(zmq.LINGER, 0)
         old = os.umask(0o077)
         try:
-            pull.bind(f"ipc://{self.pull_path}")
-            pub.bind(f"ipc://{self.pub_path}")
+            pull.bind(f"ipc://{_check_path(self.pull_path)}")
+            pub.bind(f"ipc://{_check_path(self.pub_path)}")
         finally:
             os.umask(old)
         self._ready.set()
@@ -193,7 +216,7 @@ class EventListener:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, 100000)
         self._sock.setsockopt(zmq.SUBSCRIBE, prefix.encode("utf-8"))
-        self._sock.connect(f"ipc://{pub_path}")
+        self._sock.connect(f"ipc://{_check_path(pub_path)}")
 
     def get_event(self, timeout: float | None = 5.0) -> tuple[str, dict[str, Any]] | None:
         """The next matching event, or None after ``timeout`` seconds."""

@@ -1,0 +1,183 @@
+"""``briny-call --local`` as a user runs it: a real process, real files, exit codes, events."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from briny.common.event import EventBus, EventListener, fire_event
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def minion(tmp_path):
+    """(conf_dir, tree, root): a masterless minion config over a fresh tree."""
+    tree, pillar, conf, root = (tmp_path / d for d in ("srv", "pillar", "etc", "root"))
+    for d in (tree, pillar, conf, root):
+        d.mkdir()
+    (conf / "minion").write_text(
+        f"id: itest\nfile_client: local\nroot_dir: {root}\nfile_roots:\n  base: [{tree}]\n"
+        f"pillar_roots:\n  base: [{pillar}]\nsock_dir: sock\n")  # under root_dir
+    return conf, tree, root
+
+
+def call(conf: Path, *args: str, out: str = "json", timeout: float = 120) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf), *args]
+    if out:
+        cmd.append(f"--out={out}")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def local(proc: subprocess.CompletedProcess):
+    return json.loads(proc.stdout)["local"]
+
+
+def test_example_tree_applies_and_is_idempotent(tmp_path):
+    conf, root = tmp_path / "etc", tmp_path / "root"
+    conf.mkdir()
+    (conf / "minion").write_text(
+        f"id: example\nfile_client: local\nroot_dir: {root}\n"
+        f"file_roots:\n  base: [{REPO}/deploy/example/salt]\npillar_roots:\n  base: [{REPO}/deploy/example/pillar]\n")
+    first = call(conf, "state.apply")
+    assert first.returncode == 0, first.stderr
+    results = local(first)
+    assert len(results) == 8 and all(r["result"] is True for r in results.values())
+    app = root / "srv" / "example"
+    assert (app / "sites" / "www.conf").read_text() == "# managed by briny\nserver_name www;\nlisten 8080;\n"
+    assert (app / "index.txt").read_text() == "www:8080\napi:8081\nadmin:8082\n"
+    assert (app / "last-reload").read_text() == "restarting, debian family\n"
+    order = sorted(results.values(), key=lambda r: r["__run_num__"])
+    assert [r["__id__"] for r in order][:2] == ["example-root", "example-logs"]  # included SLS first
+    second = local(call(conf, "state.apply"))
+    assert all(r["changes"] == {} for r in second.values())
+    assert second["cmd_|-example-reload_|-echo restarting, debian family > " + str(app) + "/last-reload_|-wait"]["result"]
+
+
+def test_failed_state_exits_1_and_others_still_run(minion):
+    conf, tree, root = minion
+    write(tree, {"f.sls": f"""
+        bad:
+          cmd.run:
+            - name: 'false'
+        after_bad:
+          test.nop:
+            - require:
+              - cmd: bad
+        independent:
+          file.managed:
+            - name: {root}/independent
+            - contents: still written
+        """})
+    proc = call(conf, "state.sls", "f")
+    assert proc.returncode == 1
+    ret = local(proc)
+    assert ret["cmd_|-bad_|-false_|-run"]["result"] is False
+    assert ret["test_|-after_bad_|-after_bad_|-nop"]["comment"] == "One or more requisite failed: f.bad"
+    assert (root / "independent").read_text() == "still written\n"
+
+
+@pytest.mark.parametrize("files,fragment", [
+    ({"x.sls": "a:\n  test.nop:\n   - foo: [1,\n"}, "Rendering SLS 'base:x' failed: while parsing a flow sequence"),
+    ({"x.sls": "a: {{ nope }}\n"}, "Rendering SLS 'base:x' failed: Jinja variable 'nope' is undefined; line 1"),
+    ({"x.sls": "a:\n  test.nop: []\na:\n  test.nop: []\n"}, "found conflicting ID 'a'"),
+    ({"x.sls": "include: [missing]\n"}, "Specified SLS missing in saltenv base is not available"),
+])
+def test_compile_errors_exit_1_and_nothing_runs(minion, files, fragment):
+    conf, tree, root = minion
+    files = dict(files)
+    files["x.sls"] = files["x.sls"] + f"\nwriter:\n  file.managed:\n    - name: {root}/written\n"
+    write(tree, files)
+    proc = call(conf, "state.sls", "x")
+    assert proc.returncode == 1
+    errors = local(proc)
+    assert isinstance(errors, list) and any(fragment in e for e in errors), errors
+    assert not (root / "written").exists()
+
+
+def test_test_mode_changes_nothing(minion):
+    conf, tree, root = minion
+    write(tree, {"t.sls": f"f:\n  file.managed:\n    - name: {root}/new\n    - contents: x\n"})
+    ret = local(call(conf, "state.sls", "t", "test=True"))
+    only = next(iter(ret.values()))
+    assert only["result"] is None and only["changes"]
+    assert not (root / "new").exists()
+
+
+def test_missing_function_and_bad_config(minion, tmp_path):
+    conf, _, _ = minion
+    proc = call(conf, "nosuch.fun")
+    assert proc.returncode == 255 and "'nosuch.fun' is not available" in proc.stderr
+    bad = tmp_path / "badconf"
+    bad.mkdir()
+    (bad / "minion").write_text("master_port: [1, 2]\n")
+    proc = call(bad, "test.ping")
+    assert proc.returncode == 2 and "'master_port' must be an integer" in proc.stderr
+    proc = call(tmp_path / "nowhere", "test.ping")
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+def test_options_after_the_function_and_kwargs(minion):
+    conf, _, _ = minion
+    proc = call(conf, "test.arg", "1", "x=2", "y={a: 1}", "--out", "json", out="")
+    assert proc.returncode == 0, proc.stderr
+    got = local(proc)
+    assert got["args"] == [1] and got["kwargs"]["x"] == 2 and got["kwargs"]["y"] == {"a": 1}
+    assert got["kwargs"]["__pub_fun"] == "test.arg"
+
+
+def test_an_unusable_event_socket_never_breaks_a_run(minion, tmp_path):
+    conf, tree, root = minion
+    (conf / "minion").write_text((conf / "minion").read_text().replace("sock_dir: sock", "sock_dir: " + "s" * 120))
+    write(tree, {"ev.sls": "plain:\n  test.succeed_with_changes:\n    - fire_event: True\n"})
+    proc = call(conf, "state.sls", "ev")
+    assert proc.returncode == 0, proc.stderr
+    assert next(iter(local(proc).values()))["result"] is True
+    assert "too long for an IPC socket" in proc.stderr
+
+
+def test_fire_event_reaches_the_bus(minion, tmp_path):
+    conf, tree, _ = minion
+    write(tree, {"ev.sls": """
+        plain:
+          test.succeed_with_changes:
+            - fire_event: True
+        custom:
+          test.succeed_without_changes:
+            - name: thing
+            - fire_event: custom/tag/done
+        silent:
+          test.nop: []
+        """})
+    opts = {"sock_dir": str(tmp_path / "root" / "sock")}
+    bus = EventBus(opts).start_thread()
+    try:
+        with EventListener(opts, "salt/state_result/*") as events, EventListener(opts, "probe") as probe:
+            for _ in range(50):  # wait until the listeners have joined
+                fire_event(opts, "probe", {})
+                if probe.get_event(0.1):
+                    break
+            proc = call(conf, "state.sls", "ev")
+            assert proc.returncode == 0, proc.stderr
+            got = list(events.iter(timeout=5, count=2))
+    finally:
+        bus.stop()
+    tags = [t for t, _ in got]
+    assert len(tags) == 2
+    jid = tags[0].split("/")[2]
+    assert len(jid) == 20 and jid.isdigit()
+    assert tags == [f"salt/state_result/{jid}/itest/plain", f"salt/state_result/{jid}/itest/custom/tag/done"]
+    first = got[0][1]
+    assert first["ret"]["result"] is True and first["ret"]["name"] == "plain" and "_stamp" in first
