@@ -89,6 +89,30 @@ class NameIndex:
         return [(nid, state) for nid in self.by_value.get((name, state), [])]
 
 
+class LazyNameIndex:
+    """A :class:`NameIndex` built on first use: most trees never need one."""
+
+    def __init__(self, high: HighData) -> None:
+        self._high = high
+        self._index: NameIndex | None = None
+
+    @property
+    def index(self) -> NameIndex:
+        if self._index is None:
+            self._index = NameIndex(self._high)
+        return self._index
+
+    @property
+    def by_value(self) -> dict[tuple[Any, str], list[str]]:
+        return self.index.by_value
+
+    def find(self, name: Any, state: str, high: HighData, strict: bool = False) -> list[tuple[str, str]]:
+        body = high.get(name) if isinstance(name, Hashable) else None
+        if isinstance(body, dict) and (not strict or state in body):
+            return [(name, state)]  # the common case needs no index
+        return self.index.find(name, state, high, strict)
+
+
 def state_args(id_: str, state: str, high: HighData) -> set[str]:
     body = high.get(id_)
     if not isinstance(body, dict) or not isinstance(body.get(state), list):
@@ -242,7 +266,7 @@ def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[Hig
     extend: dict[Any, dict[str, Any]] = {}
     errors: list[str] = []
     disabled = disabled or []
-    index = NameIndex(high)
+    index = LazyNameIndex(high)
 
     def _add_req(name: Any, tstate: str, rkey: str, ref: dict[str, Any], body: dict[str, Any]) -> None:
         entry = extend.setdefault(name, {})
@@ -305,7 +329,7 @@ def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[Hig
     return reconcile_extend(high, strict=True)
 
 
-def _bare_ref(ind: Any, high: HighData, index: NameIndex) -> dict[str, Any] | None:
+def _bare_ref(ind: Any, high: HighData, index: "LazyNameIndex") -> dict[str, Any] | None:
     """``- foo`` in a requisite_in list: an ID, or a name some state uses."""
     if isinstance(ind, Hashable) and isinstance(high.get(ind), dict):
         first = next((x for x in high[ind] if not str(x).startswith("__")), None)
@@ -317,7 +341,7 @@ def _bare_ref(ind: Any, high: HighData, index: NameIndex) -> dict[str, Any] | No
 
 
 def _apply_hinge(key: str, rkey: str, id_: Any, state: str, name: Any, tstate: str, high: HighData,
-                 body: dict[str, Any], index: NameIndex, extend: dict[Any, dict[str, Any]], add_req: Any) -> None:
+                 body: dict[str, Any], index: "LazyNameIndex", extend: dict[Any, dict[str, Any]], add_req: Any) -> None:
     if key == "prereq_in":
         extend.setdefault(id_, {}).setdefault(state, []).append({"prerequired": [{tstate: name}]})
     if key == "prereq":

@@ -416,6 +416,24 @@ def _translate(exc: Exception, known: Mapping[str, str]) -> TemplateError:
 
 # --- entry point --------------------------------------------------------------
 
+def _has_markup(env: jinja2.Environment, text: str) -> bool:
+    """Could Jinja change ``text``? False only when no delimiter of this environment appears."""
+    marks = [env.block_start_string, env.variable_start_string, env.comment_start_string,
+             env.line_statement_prefix, env.line_comment_prefix]
+    return any(m and m in text for m in marks)
+
+
+def _plain_text_output(env: jinja2.Environment, text: str) -> str:
+    """What Jinja renders for text without any markup: newlines normalised, and the
+    final newline dropped unless ``keep_trailing_newline`` (the fast path for plain YAML)."""
+    out = text.replace("\r\n", "\n").replace("\r", "\n")
+    if env.newline_sequence != "\n":
+        out = out.replace("\n", env.newline_sequence)
+    if not env.keep_trailing_newline and out.endswith(env.newline_sequence):
+        out = out[: -len(env.newline_sequence)]
+    return out
+
+
 def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str,
                  tmplpath: str | None = None, opts: dict | None = None) -> str:
     """Render ``text`` with Salt's Jinja environment.
@@ -432,18 +450,21 @@ def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     env = build_environment(client, saltenv, opts, bool(context.get("sls")))
-    loader: SaltLoader = env.loader  # type: ignore[assignment]
-    known = loader.sources
-    known[TOP] = text
-    env.globals.update(context)
-    try:
-        key = hashlib.sha256(f"{tmplpath}\0{text}".encode()).hexdigest()
-        code = env.bytecode_cache.code(  # type: ignore[union-attr]
-            key, lambda: env.compile(text, name=tmplpath, filename=TOP))
-        template = env.template_class.from_code(env, code, env.make_globals(None), None)
-        output = template.render(context)
-    except Exception as exc:  # noqa: BLE001 - every template failure becomes a TemplateError
-        raise _translate(exc, known) from None
+    if not _has_markup(env, text):
+        output = _plain_text_output(env, text)
+    else:
+        loader: SaltLoader = env.loader  # type: ignore[assignment]
+        known = loader.sources
+        known[TOP] = text
+        env.globals.update(context)
+        try:
+            key = hashlib.sha256(f"{tmplpath}\0{text}".encode()).hexdigest()
+            code = env.bytecode_cache.code(  # type: ignore[union-attr]
+                key, lambda: env.compile(text, name=tmplpath, filename=TOP))
+            template = env.template_class.from_code(env, code, env.make_globals(None), None)
+            output = template.render(context)
+        except Exception as exc:  # noqa: BLE001 - every template failure becomes a TemplateError
+            raise _translate(exc, known) from None
     if text.endswith("\n"):
         output += "\n"
     if "\r\n" in text:  # Salt writes a CRLF template's whole output with CRLF
