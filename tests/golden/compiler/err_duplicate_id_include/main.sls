@@ -1,0 +1,6 @@
+include:
+  - one
+  - two
+
+main:
+  test.nop: []

@@ -1,0 +1,3 @@
+shared-id:
+  test.nop:
+    - from: one

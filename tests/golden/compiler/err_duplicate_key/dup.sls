@@ -1,0 +1,10 @@
+same-id:
+  test.nop:
+    - which: first
+
+other:
+  test.nop: []
+
+same-id:
+  test.nop:
+    - which: second

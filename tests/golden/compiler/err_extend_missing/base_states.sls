@@ -1,0 +1,2 @@
+real:
+  test.nop: []

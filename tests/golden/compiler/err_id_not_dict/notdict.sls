@@ -1,0 +1,6 @@
+a-list:
+  - test.nop
+  - name: x
+
+fine:
+  test.nop: []

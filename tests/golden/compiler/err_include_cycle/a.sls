@@ -1,0 +1,5 @@
+include:
+  - b
+
+a-state:
+  test.nop: []

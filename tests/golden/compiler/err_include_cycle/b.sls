@@ -1,0 +1,5 @@
+include:
+  - a
+
+b-state:
+  test.nop: []

@@ -1,0 +1,5 @@
+include:
+  - self
+
+self-state:
+  test.nop: []

@@ -1,0 +1,2 @@
+good-state:
+  test.nop: []

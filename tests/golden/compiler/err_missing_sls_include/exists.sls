@@ -1,0 +1,2 @@
+exists-state:
+  test.nop: []

@@ -1,0 +1,7 @@
+include:
+  - exists
+  - doesnotexist
+  - .relative_missing
+
+main-state:
+  test.nop: []

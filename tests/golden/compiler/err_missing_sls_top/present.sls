@@ -1,0 +1,2 @@
+present-state:
+  test.nop: []

@@ -1,0 +1,5 @@
+base:
+  "*":
+    - present
+    - absent
+    - also.absent

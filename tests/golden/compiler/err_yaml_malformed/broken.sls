@@ -1,0 +1,4 @@
+broken-state:
+  test.nop:
+    - name: fine
+   - bad_indent: true

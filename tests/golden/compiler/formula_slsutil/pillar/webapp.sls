@@ -1,0 +1,6 @@
+webapp:
+  root: /opt/webapp
+  packages:
+    - gunicorn
+  settings:
+    workers: {{ 2 * 3 }}

@@ -1,0 +1,2 @@
+app-conf-extra:
+  test.nop: []

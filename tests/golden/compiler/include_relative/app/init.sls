@@ -1,0 +1,8 @@
+include:
+  - .sub
+  - .conf.main
+  - common
+
+app-init:
+  test.nop:
+    - from: {{ sls }}

@@ -1,0 +1,2 @@
+app-sub:
+  test.nop: []

@@ -1,0 +1,2 @@
+web-deep-leaf:
+  test.nop: []

@@ -1,0 +1,7 @@
+include:
+  - .vhost
+  - .deep
+  - ..common
+
+web-site:
+  test.nop: []

@@ -1,0 +1,2 @@
+web-vhost:
+  test.nop: []

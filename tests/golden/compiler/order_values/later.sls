@@ -1,0 +1,6 @@
+later-a:
+  test.nop: []
+
+later-first:
+  test.nop:
+    - order: first

@@ -1,0 +1,2 @@
+extra-from-pillar-flag:
+  test.nop: []

@@ -1,0 +1,5 @@
+app:
+  users:
+    zed:
+      shell: /bin/zsh
+    amy: {}

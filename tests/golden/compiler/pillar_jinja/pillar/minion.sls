@@ -1,0 +1,4 @@
+minion_only: yes-{{ opts['id'] }}
+app:
+  ports:
+    https: 8443

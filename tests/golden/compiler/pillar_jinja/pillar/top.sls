@@ -1,0 +1,8 @@
+base:
+  '*':
+    - app
+  'golden':
+    - minion
+  'G@role:nothing':
+    - match: compound
+    - never

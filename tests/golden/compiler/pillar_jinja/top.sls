@@ -1,0 +1,6 @@
+base:
+  '*':
+    - app
+{%- if pillar.get('app', {}).get('extra_state') %}
+    - extra
+{%- endif %}

@@ -1,0 +1,3 @@
+included-snippet:
+  test.nop:
+    - from_include: {{ sls }}

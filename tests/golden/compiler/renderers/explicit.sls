@@ -1,0 +1,4 @@
+#!jinja|yaml
+explicit-{{ sls }}:
+  test.nop:
+    - rendered_by: jinja then yaml

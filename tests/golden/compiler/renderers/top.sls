@@ -1,0 +1,7 @@
+base:
+  '*':
+    - plainyaml
+    - jsonfile
+    - pyfile
+    - explicit
+    - imports

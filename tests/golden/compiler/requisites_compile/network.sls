@@ -1,0 +1,5 @@
+network-a:
+  test.nop: []
+network-b:
+  cmd.run:
+    - name: echo net

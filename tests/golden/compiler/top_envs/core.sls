@@ -1,0 +1,3 @@
+core:
+  test.nop:
+    - env: {{ saltenv }}

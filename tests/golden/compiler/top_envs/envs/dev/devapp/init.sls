@@ -1,0 +1,7 @@
+include:
+  - .lib
+
+devapp:
+  test.nop:
+    - env: {{ saltenv }}
+    - sls: {{ sls }}

@@ -1,0 +1,2 @@
+devapp-lib:
+  test.nop: []

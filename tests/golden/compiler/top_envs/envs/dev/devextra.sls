@@ -1,0 +1,2 @@
+devextra:
+  test.nop: []

@@ -1,0 +1,6 @@
+dev:
+  '*':
+    - devextra
+base:
+  '*':
+    - from_dev_top

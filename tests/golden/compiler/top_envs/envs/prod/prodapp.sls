@@ -1,0 +1,2 @@
+prodapp:
+  test.nop: []

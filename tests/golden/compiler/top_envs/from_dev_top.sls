@@ -1,0 +1,2 @@
+from-dev-top-base:
+  test.nop: []

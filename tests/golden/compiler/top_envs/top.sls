@@ -1,0 +1,9 @@
+base:
+  '*':
+    - core
+dev:
+  'golden':
+    - devapp
+prod:
+  'nomatch':
+    - prodapp

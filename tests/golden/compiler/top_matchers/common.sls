@@ -1,0 +1,3 @@
+common-state:
+  test.nop:
+    - from: common

@@ -1,0 +1,3 @@
+compound_and-state:
+  test.nop:
+    - from: compound_and

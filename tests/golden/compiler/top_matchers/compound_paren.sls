@@ -1,0 +1,3 @@
+compound_paren-state:
+  test.nop:
+    - from: compound_paren

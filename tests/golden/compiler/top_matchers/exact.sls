@@ -1,0 +1,3 @@
+exact-state:
+  test.nop:
+    - from: exact

@@ -1,0 +1,3 @@
+explicit_glob-state:
+  test.nop:
+    - from: explicit_glob

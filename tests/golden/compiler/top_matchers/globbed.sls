@@ -1,0 +1,3 @@
+globbed-state:
+  test.nop:
+    - from: globbed

@@ -1,0 +1,3 @@
+grain_glob-state:
+  test.nop:
+    - from: grain_glob

@@ -1,0 +1,3 @@
+grain_role-state:
+  test.nop:
+    - from: grain_role

@@ -1,0 +1,3 @@
+listed-state:
+  test.nop:
+    - from: listed

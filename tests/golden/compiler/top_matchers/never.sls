@@ -1,0 +1,3 @@
+never-state:
+  test.nop:
+    - from: never

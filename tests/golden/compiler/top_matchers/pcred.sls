@@ -1,0 +1,3 @@
+pcred-state:
+  test.nop:
+    - from: pcred

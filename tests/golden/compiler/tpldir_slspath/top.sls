@@ -1,0 +1,6 @@
+base:
+  '*':
+    - flat
+    - paths
+    - paths.deep
+    - paths.deep.inner

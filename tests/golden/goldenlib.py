@@ -1,0 +1,209 @@
+"""Shared by the golden recorder (dev/record_golden.py, runs Salt) and the
+golden harness (tests/integration/test_golden.py, runs briny).
+
+Both sides must build the same state tree, the same minion config, the same
+command lines, and mask the output the same way, so all of that lives here.
+Standard library + PyYAML only; nothing here imports briny or Salt.
+
+Two corpora:
+
+compiler/<case>/        one state tree per case
+    top.sls, *.sls, files/ ...  -> file_roots base      (masked as @TREE@)
+    envs/<env>/...              -> file_roots <env>     (@TREE@-<env>)
+    pillar/...                  -> pillar_roots base    (@PILLAR@)
+    case.yaml                   optional:
+        sls:    [names]         show_sls / show_low_sls are recorded for each
+        pillar: {...}           passed as pillar=<json> on every call
+        grains: {...}           static grains in the minion config
+        config: {...}           more minion config keys (state_auto_order, ...)
+        calls:  [[fun, arg...]] extra calls (e.g. [state.sls, x, test=True])
+        top:    false           skip the top-file calls (show_top, show_highstate,
+                                show_lowstate) for cases without a top file
+    expected.json               what Salt returned: {"calls": [{"args", "rc", "data"}]}
+
+requisites/cases/            salt-golden.py's convention: NAME.sls or NAME/init.sls,
+                             the whole folder is the tree, @SANDBOX@ replaced
+requisites/expected/NAME.json  {"run"|"test"|"low": {"rc", "data", "disk"}}
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import shutil
+
+import yaml
+
+GOLDEN = pathlib.Path(__file__).resolve().parent
+COMPILER = GOLDEN / "compiler"
+REQ_CASES = GOLDEN / "requisites" / "cases"
+REQ_EXPECTED = GOLDEN / "requisites" / "expected"
+
+# Files of a compiler case that are not part of its base state tree.
+RESERVED = {"case.yaml", "expected.json", "pillar", "envs"}
+
+VOLATILE = {"pid", "start_time", "duration"}
+_TIME = re.compile(r"\b\d{2}:\d{2}:\d{2}\.\d+\b")
+
+
+# ---------------------------------------------------------------- masking
+
+def mask(obj, replacements):
+    """Drop volatile keys, replace the given (path, marker) pairs in every
+    string (keys included) and mask HH:MM:SS.ffffff times, as salt-golden.py does."""
+    if isinstance(obj, dict):
+        return {mask(k, replacements): mask(v, replacements)
+                for k, v in obj.items() if k not in VOLATILE}
+    if isinstance(obj, list):
+        return [mask(v, replacements) for v in obj]
+    if isinstance(obj, str):
+        for path, marker in replacements:
+            obj = obj.replace(path, marker)
+        return _TIME.sub("@TIME@", obj)
+    return obj
+
+
+def parse_output(stdout, stderr):
+    """The "local" value of `--out=json`, or the tail of the output when it is not JSON."""
+    try:
+        return json.loads(stdout).get("local")
+    except (ValueError, AttributeError):
+        return {"unparsed": (stdout + stderr)[-2000:]}
+
+
+def snapshot(root):
+    """What a run left under the sandbox (salt-golden.py's format)."""
+    root = pathlib.Path(root)
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_symlink():
+            out[rel] = ["link", os.readlink(p).replace(str(root), "@SANDBOX@")]
+        elif p.is_dir():
+            out[rel] = ["dir", oct(p.lstat().st_mode & 0o7777)]
+        else:
+            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777),
+                        p.read_bytes().decode("utf-8", "replace")]
+    return out
+
+
+# ---------------------------------------------------------------- compiler corpus
+
+def compiler_cases():
+    return sorted(p.name for p in COMPILER.iterdir()
+                  if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def case_spec(case):
+    path = COMPILER / case / "case.yaml"
+    spec = yaml.safe_load(path.read_text()) if path.exists() else None
+    return spec or {}
+
+
+def compiler_calls(case):
+    """The salt-call argument lists recorded for a compiler case, in order."""
+    spec = case_spec(case)
+    calls = []
+    if spec.get("top", True):
+        calls += [["state.show_top"], ["state.show_highstate"], ["state.show_lowstate"]]
+    for sls in spec.get("sls", []):
+        calls += [["state.show_sls", sls], ["state.show_low_sls", sls]]
+    calls += [[str(a) for a in call] for call in spec.get("calls", [])]
+    if "pillar" in spec:
+        pillar = "pillar=" + json.dumps(spec["pillar"], sort_keys=True)
+        calls = [call + [pillar] for call in calls]
+    return calls
+
+
+def _copy_tree(src, dst, skip=()):
+    dst.mkdir(parents=True, exist_ok=True)
+    for p in sorted(src.iterdir()):
+        if p.name in skip:
+            continue
+        if p.is_dir():
+            shutil.copytree(p, dst / p.name, symlinks=True)
+        else:
+            shutil.copy2(p, dst / p.name)
+
+
+def build_compiler_case(case, work):
+    """Lay out the case under `work` (an empty directory): the trees and
+    work/etc/minion. Returns (conf_dir, replacements for mask())."""
+    work = pathlib.Path(work)
+    src = COMPILER / case
+    spec = case_spec(case)
+    tree = work / "tree"
+    _copy_tree(src, tree, skip=RESERVED)
+    roots = {"base": [str(tree)]}
+    if (src / "envs").is_dir():
+        for env in sorted(p.name for p in (src / "envs").iterdir() if p.is_dir()):
+            _copy_tree(src / "envs" / env, work / f"tree-{env}")
+            roots[env] = [str(work / f"tree-{env}")]
+    config = {
+        "file_client": "local",
+        "file_roots": roots,
+        "root_dir": f"{work}/root",
+        "cachedir": f"{work}/cache",
+        "pki_dir": f"{work}/pki",
+        "log_file": f"{work}/minion.log",
+        "id": "golden",
+    }
+    if (src / "pillar").is_dir():
+        _copy_tree(src / "pillar", work / "pillar")
+        config["pillar_roots"] = {"base": [str(work / "pillar")]}
+    if spec.get("grains"):
+        config["grains"] = spec["grains"]
+    config.update(spec.get("config") or {})
+    conf = work / "etc"
+    conf.mkdir()
+    (conf / "minion").write_text(yaml.safe_dump(config, default_flow_style=False))
+    replacements = [(str(tree), "@TREE@"), (str(work / "pillar"), "@PILLAR@"),
+                    (str(work), "@WORK@")]
+    return conf, replacements
+
+
+def compiler_expected(case):
+    return json.loads((COMPILER / case / "expected.json").read_text())
+
+
+# ---------------------------------------------------------------- requisite corpus
+
+def requisite_cases():
+    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
+    out = []
+    for p in sorted(REQ_CASES.iterdir()):
+        if p.suffix == ".sls":
+            out.append(p.stem)
+        elif p.is_dir() and (p / "init.sls").exists():
+            out.append(p.name)
+    return out
+
+
+REQUISITE_RUNS = {
+    "run": lambda case: ["state.sls", case],
+    "test": lambda case: ["state.sls", case, "test=True"],
+    "low": lambda case: ["state.show_low_sls", case],
+}
+
+
+def build_requisite_case(work):
+    """salt-golden.py's layout: work/{sandbox,srv,etc}; the whole cases folder
+    is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
+    work = pathlib.Path(work)
+    sandbox, tree, conf = work / "sandbox", work / "srv", work / "etc"
+    for d in (sandbox, tree, conf):
+        d.mkdir()
+    for p in REQ_CASES.rglob("*"):
+        if p.is_file():
+            out = tree / p.relative_to(REQ_CASES)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
+    (conf / "minion").write_text(
+        f"file_client: local\nfile_roots:\n  base:\n    - {tree}\nroot_dir: {work}/root\n"
+        f"cachedir: {work}/cache\npki_dir: {work}/pki\nlog_file: {work}/minion.log\nid: golden\n")
+    return conf, sandbox
+
+
+def requisite_expected(case):
+    return json.loads((REQ_EXPECTED / f"{case}.json").read_text())

@@ -1,0 +1,3 @@
+failing-one:
+  cmd.run:
+    - name: "false"
