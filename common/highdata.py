@@ -179,6 +179,16 @@ def _extend_args(target: list[Any], run: list[Any]) -> None:
             target.append(arg)
 
 
+def salt_repr(value: Any) -> str:
+    """``repr`` as Salt's messages show rendered data: its YAML loader makes OrderedDicts."""
+    if isinstance(value, dict):
+        items = ", ".join(f"({salt_repr(k)}, {salt_repr(v)})" for k, v in value.items())
+        return f"OrderedDict([{items}])"
+    if isinstance(value, list):
+        return "[" + ", ".join(salt_repr(v) for v in value) + "]"
+    return repr(value)
+
+
 def verify_high(high: Any) -> list[str]:
     """Salt's structural checks, in Salt's words."""
     if not isinstance(high, dict):
@@ -193,7 +203,7 @@ def verify_high(high: Any) -> list[str]:
             errors.append(f"ID '{name}' in SLS '{sls}' is not formed as a string, but is a "
                           f"{type(name).__name__}. It may need to be quoted.")
         if not isinstance(body, dict):
-            errors.append(f"The type {name} in {body} is not formatted as a dictionary")
+            errors.append(f"The type {name} in {salt_repr(body)} is not formatted as a dictionary")
             continue
         for state, run in body.items():
             if isinstance(state, str) and state.startswith("__"):

@@ -46,11 +46,11 @@ from jinja2.sandbox import SandboxedEnvironment
 from .exceptions import (CommandExecutionError, FileServerError, SaltInvocationError,
                          TemplateError)
 from .jinja_filters import FILTERS, TESTS
+from .render import error_context
 
 if TYPE_CHECKING:
     from .fileclient import FileClient
 
-MARKER = "    <======================"
 TOP = "<template>"  # the filename of the template given as text
 
 
@@ -63,7 +63,9 @@ def template_vars(sls: str | None, relpath: str | None, saltenv: str, *,
     ``sls`` is the SLS name (``a.b``), ``relpath`` its file relative to the
     roots (``a/b.sls`` or ``a/b/init.sls``), ``fullpath`` the local file
     (``tplpath``; the relative path when not given). Salt sets none of these
-    for file templates (``sls`` None), and never sets ``tplroot``.
+    for file templates (``sls`` None). ``tplroot`` (the first folder of
+    ``tpldir``, as formulas compute it) is briny's addition: issue 2 asks for it
+    and Salt 3007 leaves it undefined; a formula's own ``set tplroot`` wins.
     """
     if sls is None:
         return {}
@@ -83,26 +85,8 @@ def template_vars(sls: str | None, relpath: str | None, saltenv: str, *,
         "tplfile": relpath or "",
         "tpldir": tpldir or ".",
         "tpldot": tpldir.replace("/", "."),
+        "tplroot": (tpldir or ".").split("/")[0],
     }
-
-
-def error_context(text: str, line: int, num_lines: int = 5, marker: str = MARKER) -> str:
-    """Salt's ``---`` block: up to ``num_lines`` lines each side of ``line`` (1-based)."""
-    lines = text.splitlines()
-    if line > len(lines):
-        return text
-    start = max(0, line - num_lines - 1)
-    end = min(len(lines), line + num_lines)
-    shown = lines[start:end]
-    at = line - start - 1
-    if start > 0:
-        shown.insert(0, "[...]")
-        at += 1
-    if end < len(lines):
-        shown.append("[...]")
-    if 0 <= at < len(shown):
-        shown[at] += marker
-    return "---\n" + "\n".join(shown) + "\n---"
 
 
 # --- compiled-template cache ----------------------------------------------

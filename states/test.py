@@ -164,12 +164,16 @@ def mod_watch(name: str, sfun: str | None = None, **kwargs: Any) -> dict[str, An
     if sfun == "configurable_test_state":
         args = {k: v for k, v in kwargs.items() if not k.startswith("__")}
         return configurable_test_state(name, **args)
+    # Salt lists the plain ``watch`` targets that changed (``watch_any`` ones never)
     reqs = kwargs.get("__reqs__") or {}
+    running = globals().get("__running__") or {}
     changed: list[str] = []
-    for key in ("watch", "watch_any"):
-        for low in reqs.get(key) or []:
-            if isinstance(low, dict):
-                changed.append(f"{low.get('state')}: {low.get('__id__', low.get('name'))}")
+    for low in reqs.get("watch") or []:
+        if not isinstance(low, dict):
+            continue
+        tag = f"{low.get('state')}_|-{low.get('__id__')}_|-{low.get('name')}_|-{low.get('fun')}"
+        if (running.get(tag) or {}).get("changes"):
+            changed.append(f"{low.get('state')}: {low.get('__id__', low.get('name'))}")
     return {
         "name": name,
         "result": True,

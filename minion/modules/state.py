@@ -138,9 +138,14 @@ def _prepared(test: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[s
 
 # -- what would run ----------------------------------------------------------
 
+def _no_pillar(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``show_top`` and ``show_lowstate`` ignore a command-line ``pillar=``, as Salt's do."""
+    return {k: v for k, v in kwargs.items() if k != "pillar"}
+
+
 def show_top(**kwargs: Any) -> Any:
     """The top file matches for this host: ``{saltenv: [sls, ...]}``."""
-    opts, pillar = _prepared(None, kwargs)
+    opts, pillar = _prepared(None, _no_pillar(kwargs))
     result = _compiler(opts, pillar)[0].show_top()
     return _compile_errors(result) if isinstance(result, list) else result
 
@@ -156,15 +161,15 @@ def show_highstate(**kwargs: Any) -> Any:
 
 
 def show_lowstate(**kwargs: Any) -> Any:
-    """The low chunks this host's highstate would run, in order."""
-    opts, pillar = _prepared(None, kwargs)
+    """The low chunks this host's highstate would run, in order.
+
+    As in Salt, an error list comes back without a failing exit status.
+    """
+    opts, pillar = _prepared(None, _no_pillar(kwargs))
     errs = _pillar_errors(pillar, kwargs)
     if errs:
         return errs
-    result = _compiler(opts, pillar)[0].show_lowstate()
-    if result and all(isinstance(r, str) for r in result):
-        return _compile_errors(result)
-    return result
+    return _compiler(opts, pillar)[0].show_lowstate()
 
 
 def show_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:

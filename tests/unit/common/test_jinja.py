@@ -75,8 +75,10 @@ def error_of(root: Path, sls: str, **kwargs: object) -> str:
 ])
 def test_template_vars_match_reference(sls: str, rel: str, expected: dict) -> None:
     got = template_vars(sls, rel, "base", fullpath="/srv/salt/" + rel)
+    # everything as the reference printed it, plus tplroot (briny's addition, issue 2)
+    tplroot = got.pop("tplroot")
     assert got == {**expected, "sls": sls, "tplpath": "/srv/salt/" + rel}
-    assert "tplroot" not in got  # Salt 3007 leaves tplroot undefined (formulas set it)
+    assert tplroot == expected["tpldir"].split("/")[0]
 
 
 def test_template_vars_for_file_templates_are_empty() -> None:
@@ -84,9 +86,10 @@ def test_template_vars_for_file_templates_are_empty() -> None:
     assert template_vars(None, "ff/tmpl.txt", "base") == {}
 
 
-def test_tplroot_is_undefined_like_salt(tmp_path: Path) -> None:
-    write(tmp_path, {"t.sls": "a:\n  test.nop:\n    - r: {{ tplroot }}\n"})
-    assert error_of(tmp_path, "t").startswith("Jinja variable 'tplroot' is undefined; line 3")
+def test_tplroot_is_the_first_folder_and_a_formula_may_set_its_own(tmp_path: Path) -> None:
+    # Salt 3007 leaves tplroot undefined; briny defines it as formulas compute it (issue 2)
+    write(tmp_path, {"f/sub/t.sls": "{{ tplroot }}|{% set tplroot = 'mine' %}{{ tplroot }}"})
+    assert render_sls(tmp_path, "f.sub.t") == "f|mine"
 
 
 # --- whitespace and options (reference: slsutil.renderer default_renderer=jinja) ---

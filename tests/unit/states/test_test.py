@@ -97,9 +97,19 @@ def test_no_comment_variants_in_3007(tmp_path: Path) -> None:
 
 
 def test_mod_watch(tmp_path: Path) -> None:
-    reqs = {"watch": [{"state": "test", "__id__": "h", "name": "h", "fun": "succeed_with_changes"}],
-            "require": []}
-    ret = _states(tmp_path)["test.mod_watch"](name="s", sfun="nop", __reqs__=reqs)
+    def low(id_: str) -> dict:
+        return {"state": "test", "__id__": id_, "name": id_, "fun": "succeed_with_changes"}
+
+    reqs = {"watch": [low("h"), low("quiet")], "watch_any": [low("any")], "require": []}
+    states = _states(tmp_path)
+    states["test.nop"]  # load the module, then give it the run's results as the engine does
+    states.module("test").__running__ = {
+        "test_|-h_|-h_|-succeed_with_changes": {"changes": {"x": 1}},
+        "test_|-quiet_|-quiet_|-succeed_with_changes": {"changes": {}},
+        "test_|-any_|-any_|-succeed_with_changes": {"changes": {"x": 1}},
+    }
+    ret = states["test.mod_watch"](name="s", sfun="nop", __reqs__=reqs)
+    # only plain watch targets that changed, as Salt lists them (never watch_any)
     assert ret == {"name": "s", "result": True, "comment": "Watch statement fired.",
                    "changes": {"Requisites with changes": ["test: h"]}}
     ret = _states(tmp_path)["test.mod_watch"](name="c", sfun="configurable_test_state", changes=False,
