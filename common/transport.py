@@ -1,0 +1,268 @@
+"""The transport seam: how master and minions move frames, and an in-memory fake.
+
+Runs on the daemons' asyncio loops (``zmq.asyncio``); every coroutine here is
+loop code and never blocks. Frames are opaque bytes (the envelope of
+:mod:`wire`); this layer only routes them:
+
+- requests go minion → master over DEALER → ROUTER, each tagged with an
+  8-byte correlation id so replies may come back in any order;
+  ``ClientTransport.request`` returns the reply frame or None on timeout;
+- publishes go master → minions over PUB → SUB, each under a topic: a
+  minion subscribes to :func:`topic_for` its own id only, so it never even
+  receives another minion's jobs.
+
+:class:`ZmqServer` / :class:`ZmqClient` are the real thing;
+:class:`MemoryHub` gives connected fakes with the same interface, so master,
+minion and bus logic can be tested in one process without sockets.
+Oversized messages are refused by the socket (``MAXMSGSIZE``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from collections.abc import Iterable
+from typing import Protocol
+
+import zmq
+import zmq.asyncio
+
+from .wire import MAX_FRAME
+
+log = logging.getLogger(__name__)
+
+
+def topic_for(minion_id: str) -> bytes:
+    """The publish topic of one minion (terminated, so ``web1`` never matches ``web10``)."""
+    return b"m:" + minion_id.encode("utf-8") + b"\x00"
+
+
+class ServerTransport(Protocol):
+    async def recv(self) -> tuple[bytes, bytes, bytes]:
+        """(peer, correlation id, frame) of the next request."""
+
+    async def reply(self, peer: bytes, corr: bytes, frame: bytes) -> None: ...
+
+    async def publish(self, topic: bytes, frame: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ClientTransport(Protocol):
+    async def request(self, frame: bytes, timeout: float) -> bytes | None: ...
+
+    async def recv_publish(self) -> tuple[bytes, bytes]:
+        """(topic, frame) of the next publish for this client's subscriptions."""
+
+    def subscribe(self, topic: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# -- ZeroMQ --------------------------------------------------------------------
+
+def _tcp(host: str, port: int) -> str:
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"tcp://{host}:{port}"
+
+
+class ZmqServer:
+    """The master's ROUTER (requests) and PUB (publishes)."""
+
+    def __init__(self, interface: str, ret_port: int, publish_port: int,
+                 ctx: zmq.asyncio.Context | None = None) -> None:
+        self.ctx = ctx or zmq.asyncio.Context.instance()
+        self.router = self.ctx.socket(zmq.ROUTER)
+        self.pub = self.ctx.socket(zmq.PUB)
+        for sock in (self.router, self.pub):
+            sock.setsockopt(zmq.LINGER, 1000)
+            sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME + 1024)
+            if ":" in interface:
+                sock.setsockopt(zmq.IPV6, 1)
+        self.pub.setsockopt(zmq.SNDHWM, 100000)
+        self.router.setsockopt(zmq.RCVHWM, 100000)
+        self.router.setsockopt(zmq.SNDHWM, 100000)
+        self.router.bind(_tcp(interface, ret_port))
+        self.pub.bind(_tcp(interface, publish_port))
+
+    async def recv(self) -> tuple[bytes, bytes, bytes]:
+        while True:
+            parts = await self.router.recv_multipart()
+            if len(parts) == 3:
+                return parts[0], parts[1], parts[2]
+            log.warning("dropped a request of %d parts (expected 3)", len(parts))
+
+    async def reply(self, peer: bytes, corr: bytes, frame: bytes) -> None:
+        await self.router.send_multipart([peer, corr, frame])
+
+    async def publish(self, topic: bytes, frame: bytes) -> None:
+        await self.pub.send_multipart([topic, frame])
+
+    def close(self) -> None:
+        self.router.close()
+        self.pub.close()
+
+
+class ZmqClient:
+    """A minion's DEALER (requests) and SUB (publishes), reconnecting on its own."""
+
+    def __init__(self, master: str, ret_port: int, publish_port: int,
+                 ctx: zmq.asyncio.Context | None = None, reconnect_ms: int = 1000,
+                 reconnect_max_ms: int = 10000) -> None:
+        self.ctx = ctx or zmq.asyncio.Context.instance()
+        self.dealer = self.ctx.socket(zmq.DEALER)
+        self.sub = self.ctx.socket(zmq.SUB)
+        for sock in (self.dealer, self.sub):
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME + 1024)
+            sock.setsockopt(zmq.RECONNECT_IVL, reconnect_ms)
+            sock.setsockopt(zmq.RECONNECT_IVL_MAX, reconnect_max_ms)
+            sock.setsockopt(zmq.TCP_KEEPALIVE, 1)
+            sock.setsockopt(zmq.TCP_KEEPALIVE_IDLE, 60)
+            if ":" in master:
+                sock.setsockopt(zmq.IPV6, 1)
+        self.sub.setsockopt(zmq.RCVHWM, 100000)
+        self.dealer.connect(_tcp(master, ret_port))
+        self.sub.connect(_tcp(master, publish_port))
+        self._ids = itertools.count(int.from_bytes(os.urandom(4), "big"))
+        self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    def subscribe(self, topic: bytes) -> None:
+        self.sub.setsockopt(zmq.SUBSCRIBE, topic)
+
+    async def _read_replies(self) -> None:
+        while True:
+            parts = await self.dealer.recv_multipart()
+            if len(parts) != 2:
+                log.warning("dropped a reply of %d parts (expected 2)", len(parts))
+                continue
+            fut = self._waiting.pop(parts[0], None)
+            if fut is not None and not fut.done():
+                fut.set_result(parts[1])
+
+    async def request(self, frame: bytes, timeout: float) -> bytes | None:
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.ensure_future(self._read_replies())
+        corr = (next(self._ids) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "big")
+        fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._waiting[corr] = fut
+        try:
+            await self.dealer.send_multipart([corr, frame])
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            return None
+        finally:
+            self._waiting.pop(corr, None)
+
+    async def recv_publish(self) -> tuple[bytes, bytes]:
+        while True:
+            parts = await self.sub.recv_multipart()
+            if len(parts) == 2:
+                return parts[0], parts[1]
+            log.warning("dropped a publish of %d parts (expected 2)", len(parts))
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        self.dealer.close()
+        self.sub.close()
+
+
+# -- the in-memory fake -------------------------------------------------------
+
+class MemoryHub:
+    """One fake master endpoint and any number of fake minion endpoints."""
+
+    def __init__(self) -> None:
+        self.requests: asyncio.Queue[tuple[bytes, bytes, bytes]] = asyncio.Queue()
+        self.clients: dict[bytes, "MemoryClient"] = {}
+        self._peers = itertools.count(1)
+        self.server = MemoryServer(self)
+
+    def client(self) -> "MemoryClient":
+        peer = next(self._peers).to_bytes(4, "big")
+        client = MemoryClient(self, peer)
+        self.clients[peer] = client
+        return client
+
+
+class MemoryServer:
+    def __init__(self, hub: MemoryHub) -> None:
+        self.hub = hub
+
+    async def recv(self) -> tuple[bytes, bytes, bytes]:
+        return await self.hub.requests.get()
+
+    async def reply(self, peer: bytes, corr: bytes, frame: bytes) -> None:
+        client = self.hub.clients.get(peer)
+        if client is not None:
+            client._deliver_reply(corr, frame)
+
+    async def publish(self, topic: bytes, frame: bytes) -> None:
+        for client in list(self.hub.clients.values()):
+            if any(topic.startswith(t) for t in client.topics):
+                client.publishes.put_nowait((topic, frame))
+
+    def close(self) -> None:
+        pass
+
+
+class MemoryClient:
+    def __init__(self, hub: MemoryHub, peer: bytes) -> None:
+        self.hub = hub
+        self.peer = peer
+        self.topics: set[bytes] = set()
+        self.publishes: asyncio.Queue[tuple[bytes, bytes]] = asyncio.Queue()
+        self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
+        self._ids = itertools.count(1)
+
+    def subscribe(self, topic: bytes) -> None:
+        self.topics.add(topic)
+
+    def _deliver_reply(self, corr: bytes, frame: bytes) -> None:
+        fut = self._waiting.pop(corr, None)
+        if fut is not None and not fut.done():
+            fut.set_result(frame)
+
+    async def request(self, frame: bytes, timeout: float) -> bytes | None:
+        corr = next(self._ids).to_bytes(8, "big")
+        fut: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._waiting[corr] = fut
+        await self.hub.requests.put((self.peer, corr, frame))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            return None
+        finally:
+            self._waiting.pop(corr, None)
+
+    async def recv_publish(self) -> tuple[bytes, bytes]:
+        return await self.publishes.get()
+
+    def close(self) -> None:
+        self.hub.clients.pop(self.peer, None)
+
+
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """``n`` TCP ports free right now on ``host`` (for tests and the quick start)."""
+    import socket
+
+    socks, ports = [], []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+def iter_topics(ids: Iterable[str]) -> list[bytes]:
+    return [topic_for(i) for i in ids]
