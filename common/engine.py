@@ -2,8 +2,9 @@
 
 Owns the run of one job's low chunks, as the compiler leaves them (with
 ``*_in`` and ``use`` already applied by
-:func:`briny.common.highdata.requisite_in`): Salt's run order, pulling
-requisites first with an explicit stack (no recursion), deciding each
+:func:`briny.common.highdata.requisite_in`): Salt 3007's run order (chunks
+in compile order, each one's requisites pulled first, kind by kind in
+Salt's list and then as written) with an explicit stack (no recursion), deciding each
 chunk's fate from its requisites' results (the same statuses and comments
 as Salt), ``prereq`` test runs, ``mod_watch``, ``failhard``, ``fire_event``
 and the ``listen`` pass at the end. Calling one state is
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, describe, gen_tag
+from .requisites import (GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe,
+                         gen_tag)
 from .state_call import RunState, call_state, fake_timing, mod_init
 
 log = logging.getLogger(__name__)
@@ -77,17 +79,14 @@ class Engine:
 
     # -- the run ------------------------------------------------------------
     def run(self) -> dict[str, dict]:
-        order, acyclic = self.graph.order()
-        if not acyclic:
+        cycle = self.graph.find_cycle()
+        if cycle:
             log.warning("Requisite cycle (each requires the next): %s", " -> ".join(
-                describe(self.chunks[i]) for i in reversed(self.graph.find_cycle())))
-        n = len(self.chunks)
-        for node in order:
-            idx = self.graph.node_chunk[node]
-            if node >= n:  # the prereq check node of chunk idx
-                if idx not in self.pre and self.tags[idx] not in self.running:
-                    self._pull(Frame(idx, Mode.PRE))
-            elif self.tags[idx] not in self.running:
+                describe(self.chunks[i]) for i in reversed(cycle)))
+        # Salt 3007 walks the chunks in compile order (order, then state+name+fun) and
+        # pulls each one's requisites first, kind by kind, in the order they are listed
+        for idx in sorted(range(len(self.chunks)), key=lambda i: compile_key(self.chunks[i])):
+            if self.tags[idx] not in self.running:
                 self._pull(Frame(idx, Mode.RUN))
             if self.stopped:
                 break

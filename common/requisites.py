@@ -18,7 +18,6 @@ runs in the minion and in ``briny-call --local``.
 from __future__ import annotations
 
 import fnmatch
-import heapq
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -186,20 +185,15 @@ class TargetIndex:
 
 
 # --------------------------------------------------------------------------
-# Definition order
-# --------------------------------------------------------------------------
-
-def _definition_order(chunks: list[LowChunk]) -> list[int]:
-    """Chunk indexes in (a proxy of) definition order: by own ``order``, stable."""
-    def key(i: int) -> float:
-        o = chunks[i].get("order")
-        return float(o) if isinstance(o, (int, float)) else float("inf")
-    return sorted(range(len(chunks)), key=key)
-
-
-# --------------------------------------------------------------------------
 # The dependency graph
 # --------------------------------------------------------------------------
+
+def compile_key(low: LowChunk) -> tuple[float, str]:
+    """Salt's compile order: ``order`` (numbers; anything else last), then state+name+fun."""
+    order = low.get("order")
+    num = order if isinstance(order, (int, float)) and not isinstance(order, bool) else float("inf")
+    return num, f"{low['state']}{low['name']}{low['fun']}"
+
 
 @dataclass
 class Missing:
@@ -220,9 +214,12 @@ class ChunkDeps:
 class DependencyGraph:
     """Typed dependency graph of one run, built in one pass.
 
-    Nodes ``0..n-1`` are the chunks; a prereq target ``T`` also gets a
-    *check node* (its test run) that inherits ``T``'s dependencies and comes
-    before every state that pre-requires ``T``, as Salt orders them.
+    ``deps[i]`` holds chunk ``i``'s resolved requisites by kind (what the
+    engine pulls and judges). Nodes ``0..n-1`` are the chunks; a prereq
+    target ``T`` also gets a *check node* (its test run) so that cycles
+    through prereqs are found too (:meth:`find_cycle`). Run order is not the
+    graph's: Salt 3007 walks chunks in compile order and pulls requisites
+    as listed (see :mod:`engine`).
     """
 
     def __init__(self, chunks: list[LowChunk]) -> None:
@@ -235,9 +232,7 @@ class DependencyGraph:
         self.inn: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         self.check_node: dict[int, int] = {}  # prereq target chunk -> its check node
         self.node_chunk: list[int] = list(range(n))  # node -> chunk index
-        self.insertion: list[int] = [0] * n
-        for pos, i in enumerate(_definition_order(chunks)):
-            self.insertion[i] = pos
+        for i in sorted(range(n), key=lambda j: compile_key(chunks[j])):
             self._add_requisites(i)
         for target in self.check_node:  # keep kinds in Salt's walking order
             by_kind = self.deps[target].by_kind
@@ -249,7 +244,6 @@ class DependencyGraph:
         self.node_chunk.append(chunk_idx)
         self.out.append({})
         self.inn.append([])
-        self.insertion.append(node)
         return node
 
     def _edge(self, src: int, dst: int, weight: int) -> None:
@@ -295,50 +289,6 @@ class DependencyGraph:
         self._edge(node, req, Req.PREREQ.weight)
         self._edge(req, target, Req.REQUIRE.weight)
         self.deps[target].by_kind.setdefault(Req.PREREQUIRED, []).append(req)
-
-    # -- ordering -------------------------------------------------------------
-    def _order_value(self, node: int) -> float:
-        o = self.chunks[self.node_chunk[node]].get("order")
-        return o if isinstance(o, (int, float)) else float("inf")
-
-    def _sort_key(self, node: int) -> tuple:
-        own = self._order_value(node)
-        best = own
-        req_order = float("-inf")
-        for child, weights in self.out[node].items():
-            for w in weights:
-                if req_order <= w:
-                    req_order = w
-                    best = min(best, self._order_value(child))
-        low = self.chunks[self.node_chunk[node]]
-        label = f"{low['state']}{low['name']}{low['fun']}"
-        return ((best, own), label, self.insertion[node])
-
-    def order(self) -> tuple[list[int], bool]:
-        """Nodes in Salt's run order and whether the graph had no cycle.
-
-        Kahn's algorithm with a heap on Salt's key (order pulled forward by
-        direct dependents, then own order, then ``state+name+fun``). With a
-        cycle, Salt falls back to sorting by own order and label; the engine
-        then reports the cycle when it reaches it.
-        """
-        total = len(self.node_chunk)
-        keys = [self._sort_key(n) for n in range(total)]
-        indeg = [len(self.inn[n]) for n in range(total)]
-        heap = [(keys[n], n) for n in range(total) if indeg[n] == 0]
-        heapq.heapify(heap)
-        result: list[int] = []
-        while heap:
-            _, node = heapq.heappop(heap)
-            result.append(node)
-            for child, weights in self.out[node].items():
-                indeg[child] -= len(weights)
-                if indeg[child] == 0:
-                    heapq.heappush(heap, (keys[child], child))
-        if len(result) == total:
-            return result, True
-        fallback = sorted(range(len(self.chunks)), key=lambda n: (keys[n][0][1], keys[n][1], keys[n][2]))
-        return fallback, False
 
     # -- cycles -------------------------------------------------------------
     def find_cycle(self) -> list[int]:

@@ -34,11 +34,6 @@ KNOWN_GAPS: set[str] = {
     # so there the SLS fails with "Jinja variable 'tplroot' is undefined".
     "compiler/tpldir_slspath/5:state.show_sls paths.tplroot",
     "compiler/tpldir_slspath/6:state.show_low_sls paths.tplroot",
-    # Gap: a requisite whose `order` an extend set to `last` runs after a sibling
-    # requisite in briny, before it in Salt (3007's call_chunk pulls requisites in
-    # the order they are listed). To fix in the engine's ordering.
-    "compiler/extend/9:state.sls testext test=True",
-    "compiler/extend/10:state.sls testext",
     # Gap: a new file.managed with `mode` also reports "mode" in its changes in Salt.
     "requisites/req_use/run",
 }
