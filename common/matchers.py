@@ -98,7 +98,7 @@ def traverse(data: Any, key: str | list[str], default: Any = None, delimiter: st
             found = _MISSING
             try:
                 idx: Any = int(part)
-            except ValueError:
+            except (TypeError, ValueError):
                 idx = part
             for item in ptr:
                 if isinstance(item, dict) and idx in item:

@@ -17,6 +17,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from briny.common.dictupdate import merge as _dict_merge
+from briny.common.matchers import traverse as _traverse
+
 log = logging.getLogger(__name__)
 
 DEFAULT_DELIM = ":"
@@ -66,55 +69,8 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _traverse(data: Any, key: Any, default: Any = None, delimiter: str = DEFAULT_DELIM) -> Any:
-    """Value at ``a:b:0`` through dicts and lists, else ``default``."""
-    parts = key.split(delimiter) if isinstance(key, str) else [key]
-    ptr = data
-    for part in parts:
-        if isinstance(ptr, list):
-            found = _MISSING
-            try:
-                idx: Any = int(part)
-            except (TypeError, ValueError):
-                idx = part
-            for item_ in ptr:
-                if isinstance(item_, dict) and idx in item_:
-                    found = item_[idx]
-                    break
-            if found is _MISSING and isinstance(idx, int):
-                try:
-                    found = ptr[idx]
-                except IndexError:
-                    return default
-            if found is _MISSING:
-                return default
-            ptr = found
-        elif isinstance(ptr, Mapping):
-            if part in ptr:
-                ptr = ptr[part]
-            else:
-                try:
-                    ptr = ptr[int(part)]
-                except (TypeError, ValueError, KeyError):
-                    return default
-        else:
-            return default
-    return ptr
-
-
 def _merge(dest: dict[str, Any], upd: Mapping[str, Any], strategy: str, merge_lists: bool) -> dict[str, Any]:
-    if strategy == "overwrite":
-        dest.update(upd)
-        return dest
-    for key, val in upd.items():
-        cur = dest.get(key)
-        if isinstance(cur, Mapping) and isinstance(val, Mapping):
-            dest[key] = _merge(dict(cur), val, strategy, merge_lists)
-        elif merge_lists and isinstance(cur, list) and isinstance(val, list):
-            dest[key] = cur + [v for v in val if v not in cur]
-        else:
-            dest[key] = val
-    return dest
+    return _dict_merge(dest, dict(upd), strategy if strategy == "overwrite" else "recurse", "yaml", merge_lists)
 
 
 def _sources(omit_opts: bool, omit_grains: bool, omit_pillar: bool, omit_master: bool) -> list[Mapping[str, Any]]:

@@ -16,7 +16,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from briny.common.dictupdate import update as _update
 from briny.common.exceptions import SaltInvocationError
+from briny.common.matchers import traverse as _traverse
 
 log = logging.getLogger(__name__)
 
@@ -24,53 +26,8 @@ DEFAULT_DELIM = ":"
 _MISSING = object()
 
 
-def _traverse(data: Any, key: Any, default: Any = None, delimiter: str = DEFAULT_DELIM) -> Any:
-    """Value at ``a:b:0`` through dicts and lists (a list step is an index, or
-    the first dict member holding the key), else ``default``."""
-    parts = key.split(delimiter) if isinstance(key, str) else [key]
-    ptr = data
-    for part in parts:
-        if isinstance(ptr, list):
-            found = _MISSING
-            try:
-                idx: Any = int(part)
-            except (TypeError, ValueError):
-                idx = part
-            for item_ in ptr:
-                if isinstance(item_, dict) and idx in item_:
-                    found = item_[idx]
-                    break
-            if found is _MISSING and isinstance(idx, int):
-                try:
-                    found = ptr[idx]
-                except IndexError:
-                    return default
-            if found is _MISSING:
-                return default
-            ptr = found
-        elif isinstance(ptr, Mapping):
-            if part in ptr:
-                ptr = ptr[part]
-            else:
-                try:
-                    ptr = ptr[int(part)]
-                except (TypeError, ValueError, KeyError):
-                    return default
-        else:
-            return default
-    return ptr
 
 
-def _update(dest: dict[str, Any], upd: Mapping[str, Any], merge_lists: bool = False) -> dict[str, Any]:
-    for key, val in upd.items():
-        cur = dest.get(key)
-        if isinstance(cur, Mapping) and isinstance(val, Mapping):
-            dest[key] = _update(dict(cur), val, merge_lists)
-        elif merge_lists and isinstance(cur, list) and isinstance(val, list):
-            dest[key] = cur + [v for v in val if v not in cur]
-        else:
-            dest[key] = copy.deepcopy(val)
-    return dest
 
 
 def _pillar() -> Mapping[str, Any]:
