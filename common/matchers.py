@@ -26,6 +26,8 @@ execution module turns that back into False for Salt's CLI behaviour.
 
 from __future__ import annotations
 
+import copy
+
 import fnmatch
 import functools
 import ipaddress
@@ -34,6 +36,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .dictupdate import update
 from .exceptions import SaltInvocationError
 
 log = logging.getLogger(__name__)
@@ -433,3 +436,44 @@ def match(tgt: Any, tgt_type: str, minion_id: str, grains: Mapping[str, Any] | N
     if tgt_type == "nodegroup":
         return compound_match(f"N@{tgt}", minion_id, grains, pillar, nodegroups)
     raise SaltInvocationError(f"Unknown target type {tgt_type!r}")
+
+def filter_by(lookup_dict: Mapping[Any, Any], lookup: str, data: Mapping[str, Any], merge: Any,
+               default: str = "default", base: str | None = None, delimiter: str = DEFAULT_DELIM) -> Any:
+    """Salt's ``filter_by``: the entry of ``lookup_dict`` whose key (a glob) matches the
+    value at ``lookup`` in ``data`` (a list value matches when any member does), else the
+    ``default`` entry; merged over the ``base`` entry, with ``merge`` on top."""
+    if not isinstance(lookup_dict, Mapping):
+        raise SaltInvocationError(f"filter_by lookup_dict must be a dictionary, not {type(lookup_dict).__name__}")
+    value = traverse(data, lookup, [], delimiter)
+    ret = None
+    for each in value if isinstance(value, list) else [value]:
+        text = each if isinstance(each, str) else str(each)
+        for key in lookup_dict:
+            pattern = key if isinstance(key, str) else str(key)
+            if fnmatch.fnmatchcase(text, pattern):
+                ret = lookup_dict[key]
+                break
+        if ret is not None:
+            break
+    if ret is None:
+        ret = lookup_dict.get(default)
+    ret = copy.deepcopy(ret)
+    if base and base in lookup_dict:
+        base_values = lookup_dict[base]
+        if ret is None:
+            ret = copy.deepcopy(base_values)
+        elif isinstance(base_values, Mapping):
+            if not isinstance(ret, Mapping):
+                raise SaltInvocationError("filter_by default and look-up values must both be dictionaries.")
+            ret = update(copy.deepcopy(dict(base_values)), ret)
+    if merge:
+        if not isinstance(merge, Mapping):
+            raise SaltInvocationError("filter_by merge argument must be a dictionary.")
+        if ret is None:
+            ret = copy.deepcopy(dict(merge))
+        elif isinstance(ret, Mapping):
+            ret = update(dict(ret), merge)
+        else:
+            raise SaltInvocationError("filter_by merge argument needs a dictionary to merge into, "
+                                      f"but the looked-up value is {type(ret).__name__}.")
+    return ret

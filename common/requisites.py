@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Iterable
+
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any

@@ -9,15 +9,12 @@ missing, ``filter_by`` with glob keys, ``default``, ``base`` and ``merge``.
 
 from __future__ import annotations
 
-import copy
-import fnmatch
 import logging
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from briny.common.dictupdate import update as _update
-from briny.common.exceptions import SaltInvocationError
+from briny.common.matchers import filter_by as _filter_by
 from briny.common.matchers import traverse as _traverse
 
 log = logging.getLogger(__name__)
@@ -93,44 +90,6 @@ def filter_by(lookup_dict: Mapping[Any, Any], grain: str = "os_family", merge: A
     return _filter_by(lookup_dict, grain, __grains__, merge, default, base,  # type: ignore[name-defined]  # noqa: F821
                       kwargs.get("delimiter", DEFAULT_DELIM))
 
-
-def _filter_by(lookup_dict: Mapping[Any, Any], lookup: str, data: Mapping[str, Any], merge: Any,
-               default: str, base: str | None, delimiter: str = DEFAULT_DELIM) -> Any:
-    if not isinstance(lookup_dict, Mapping):
-        raise SaltInvocationError(f"filter_by lookup_dict must be a dictionary, not {type(lookup_dict).__name__}")
-    value = _traverse(data, lookup, [], delimiter)
-    ret = None
-    for each in value if isinstance(value, list) else [value]:
-        text = each if isinstance(each, str) else str(each)
-        for key in lookup_dict:
-            pattern = key if isinstance(key, str) else str(key)
-            if fnmatch.fnmatchcase(text, pattern):
-                ret = lookup_dict[key]
-                break
-        if ret is not None:
-            break
-    if ret is None:
-        ret = lookup_dict.get(default)
-    ret = copy.deepcopy(ret)
-    if base and base in lookup_dict:
-        base_values = lookup_dict[base]
-        if ret is None:
-            ret = copy.deepcopy(base_values)
-        elif isinstance(base_values, Mapping):
-            if not isinstance(ret, Mapping):
-                raise SaltInvocationError("filter_by default and look-up values must both be dictionaries.")
-            ret = _update(copy.deepcopy(dict(base_values)), ret)
-    if merge:
-        if not isinstance(merge, Mapping):
-            raise SaltInvocationError("filter_by merge argument must be a dictionary.")
-        if ret is None:
-            ret = copy.deepcopy(dict(merge))
-        elif isinstance(ret, Mapping):
-            ret = _update(dict(ret), merge)
-        else:
-            raise SaltInvocationError("filter_by merge argument needs a dictionary to merge into, "
-                                      f"but the looked-up value is {type(ret).__name__}.")
-    return ret
 
 
 def _is_true(value: Any) -> bool:

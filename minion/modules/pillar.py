@@ -11,13 +11,12 @@ Salt 3007's ``pillar.get`` / ``item`` / ``items`` / ``raw`` / ``keys`` /
 from __future__ import annotations
 
 import copy
-import fnmatch
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from briny.common.dictupdate import update as _update
-from briny.common.exceptions import SaltInvocationError
+from briny.common.matchers import filter_by as _filter_by
 from briny.common.matchers import traverse as _traverse
 
 log = logging.getLogger(__name__)
@@ -149,31 +148,5 @@ def file_exists(path: str, saltenv: str | None = None, **kwargs: Any) -> bool:
 def filter_by(lookup_dict: Mapping[Any, Any], pillar: str, merge: Any = None, default: str = "default",
               base: str | None = None, **kwargs: Any) -> Any:
     """Like ``grains.filter_by``, keyed on the pillar value at ``pillar``."""
-    if not isinstance(lookup_dict, Mapping):
-        raise SaltInvocationError("filter_by lookup_dict must be a dictionary")
-    value = _traverse(_pillar(), pillar, [], kwargs.get("delimiter", DEFAULT_DELIM))
-    ret = None
-    for each in value if isinstance(value, list) else [value]:
-        text = each if isinstance(each, str) else str(each)
-        for key in lookup_dict:
-            if fnmatch.fnmatchcase(text, key if isinstance(key, str) else str(key)):
-                ret = lookup_dict[key]
-                break
-        if ret is not None:
-            break
-    if ret is None:
-        ret = lookup_dict.get(default)
-    ret = copy.deepcopy(ret)
-    if base and base in lookup_dict:
-        base_values = lookup_dict[base]
-        if ret is None:
-            ret = copy.deepcopy(base_values)
-        elif isinstance(base_values, Mapping):
-            if not isinstance(ret, Mapping):
-                raise SaltInvocationError("filter_by default and look-up values must both be dictionaries.")
-            ret = _update(copy.deepcopy(dict(base_values)), ret)
-    if merge:
-        if not isinstance(merge, Mapping):
-            raise SaltInvocationError("filter_by merge argument must be a dictionary.")
-        ret = copy.deepcopy(dict(merge)) if ret is None else _update(dict(ret), merge)
-    return ret
+    return _filter_by(lookup_dict, pillar, _pillar(), merge, default, base,
+                      kwargs.get("delimiter", DEFAULT_DELIM))
