@@ -12,4 +12,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# The system-state tests manage real crontabs: install Debian's cron when it is missing.
+if [ "$(id -u)" = 0 ] && ! command -v crontab >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q cron >/dev/null \
+    || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q cron >/dev/null; } \
+    || echo "tests/run.sh: could not install cron; crontab tests will be skipped" >&2
+fi
 exec .venv/bin/python -m pytest -q "$@"
