@@ -9,8 +9,9 @@ function of a module is asked for, so a CLI call pays only for what it uses.
 
 Where modules come from, first match wins:
 
-1. extra folders given by the caller (custom ``_modules`` / ``_states``
-   synced from the file roots),
+1. extra folders given by the caller, or by default :func:`custom_dirs`
+   (synced ``extension_modules``, and a local tree's ``_modules`` /
+   ``_states``),
 2. the built-in folder: ``minion/modules/`` for execution modules,
    ``states/`` for state modules.
 
@@ -247,6 +248,29 @@ class _ModuleNamespace:
         return self._loader[f"{self._mod}.{fun}"]
 
 
+CUSTOM_FOLDERS = {"modules": "_modules", "states": "_states"}
+
+
+def custom_dirs(opts: dict[str, Any], kind: str) -> list[Path]:
+    """Where custom modules of ``kind`` come from for these opts, first match wins.
+
+    ``extension_modules/<kind>`` (what ``saltutil.sync_*`` fills from the
+    master or the file roots), then, when the file client is local, the
+    ``_modules`` / ``_states`` folders of the file roots of the run's
+    saltenv (base by default) read in place, so a masterless tree's custom
+    modules work without a sync.
+    """
+    dirs: list[Path] = []
+    ext = opts.get("extension_modules")
+    if ext:
+        dirs.append(Path(ext) / kind)
+    if opts.get("file_client") == "local":
+        env = opts.get("saltenv") or "base"
+        for root in (opts.get("file_roots") or {}).get(env, []):
+            dirs.append(Path(root) / CUSTOM_FOLDERS[kind])
+    return [d for d in dirs if d.is_dir()]
+
+
 def minion_mods(opts: dict[str, Any], grains: dict[str, Any] | None = None,
                 pillar: dict[str, Any] | None = None, extra_dirs: list[Path] | None = None,
                 context: dict[str, Any] | None = None) -> LazyLoader:
@@ -258,7 +282,7 @@ def minion_mods(opts: dict[str, Any], grains: dict[str, Any] | None = None,
     }
     if context is not None:
         pack["__context__"] = context
-    loader = LazyLoader("modules", pack, extra_dirs)
+    loader = LazyLoader("modules", pack, custom_dirs(opts, "modules") if extra_dirs is None else extra_dirs)
     loader.pack["__salt__"] = loader
     return loader
 
@@ -268,6 +292,6 @@ def states(opts: dict[str, Any], salt: LazyLoader, extra_dirs: list[Path] | None
     pack = {k: v for k, v in salt.pack.items()}
     pack["__opts__"] = opts
     pack["__salt__"] = salt
-    loader = LazyLoader("states", pack, extra_dirs)
+    loader = LazyLoader("states", pack, custom_dirs(opts, "states") if extra_dirs is None else extra_dirs)
     loader.pack["__states__"] = loader
     return loader

@@ -73,7 +73,7 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
 
 
 def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
-    salt = loader.minion_mods(opts, __grains__, pillar, extra_dirs=opts.get("__extmods", {}).get("modules"))
+    salt = loader.minion_mods(opts, __grains__, pillar)
     env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__), salt=salt,
                     grains=__grains__, pillar=pillar)
     return StateCompiler(env), salt
@@ -97,7 +97,7 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
     from briny.common.engine import run_low_chunks
 
     jid = kwargs.get("__pub_jid") or gen_jid()
-    states = loader.states(opts, salt, extra_dirs=opts.get("__extmods", {}).get("states"))
+    states = loader.states(opts, salt)
     fire = opts.get("__fire_event")
     sink = None
     if fire is None:

@@ -181,3 +181,33 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
     assert tags == [f"salt/state_result/{jid}/itest/plain", f"salt/state_result/{jid}/itest/custom/tag/done"]
     first = got[0][1]
     assert first["ret"]["result"] is True and first["ret"]["name"] == "plain" and "_stamp" in first
+
+
+def test_custom_modules_and_states_from_the_file_roots(minion):
+    conf, tree, root = minion
+    write(tree, {
+        "_modules/greet.py": """
+            def hello(who):
+                return f"hello {who} from {__grains__['id']}"
+            """,
+        "_states/marker.py": """
+            import os
+
+            def present(name, text):
+                ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
+                if os.path.exists(name):
+                    return ret
+                if __opts__["test"]:
+                    ret.update(result=None, comment="would write")
+                    return ret
+                with open(name, "w") as fh:
+                    fh.write(__salt__["greet.hello"](text))
+                ret.update(changes={"new": name}, comment="written")
+                return ret
+            """,
+        "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: world\n",
+    })
+    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"
+    proc = call(conf, "state.sls", "custom")
+    assert proc.returncode == 0, proc.stderr
+    assert (root / "marker").read_text() == "hello world from itest"
