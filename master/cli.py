@@ -25,8 +25,12 @@ def main_master() -> None:
 
 
 def main_key() -> None:
-    _not_yet("briny-key")
+    from briny.master.keycli import main
+
+    sys.exit(main())
 
 
 def main_run() -> None:
-    _not_yet("briny-run")
+    from briny.master.runcli import main
+
+    sys.exit(main())

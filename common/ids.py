@@ -1,0 +1,69 @@
+"""Validation of untrusted identifiers: minion ids and job ids.
+
+Runs on both sides: the master checks every minion id (auth requests, key
+files, job returns) and every jid before either touches the file system or
+a cache; the minion checks its own configured id at start.
+
+A minion id is used as a file name (``pki_dir/minions/<id>``), so it must be
+a single, harmless path component. Salt refuses ids holding ``/``, ``\\``
+or NUL and ids that would leave the key folder; briny is stricter and also
+refuses control characters, ``.``/``..``, ids starting with ``-`` (they read
+as options on a command line) and ids longer than 255 characters (a file
+name limit).
+"""
+
+from __future__ import annotations
+
+import re
+
+from briny.common.exceptions import SaltInvocationError
+
+MAX_ID_LEN = 255
+_JID_RE = re.compile(r"\A[0-9]{20}\Z")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def id_problem(value: object) -> str | None:
+    """Why ``value`` is not a usable minion id, or None when it is one."""
+    if not isinstance(value, str):
+        return f"a minion id must be a string, not {type(value).__name__}"
+    if not value:
+        return "a minion id must not be empty"
+    if len(value) > MAX_ID_LEN:
+        return f"a minion id must be at most {MAX_ID_LEN} characters (this one has {len(value)})"
+    if "\0" in value:
+        return "a minion id must not contain a NUL character"
+    if "/" in value or "\\" in value:
+        return "a minion id must not contain '/' or '\\'"
+    if value in (".", ".."):
+        return f"'{value}' is not a valid minion id"
+    if _CONTROL_RE.search(value):
+        return "a minion id must not contain control characters"
+    if value.startswith("-"):
+        return "a minion id must not start with '-'"
+    return None
+
+
+def valid_id(value: object) -> bool:
+    """True when ``value`` is a minion id that is safe to use as a file name."""
+    return id_problem(value) is None
+
+
+def check_id(value: object) -> str:
+    """``value`` when it is a valid minion id; raises SaltInvocationError otherwise."""
+    problem = id_problem(value)
+    if problem is not None:
+        raise SaltInvocationError(f"Invalid minion id {value!r}: {problem}")
+    return value  # type: ignore[return-value]
+
+
+def valid_jid(value: object) -> bool:
+    """True for Salt's job id form: exactly 20 ASCII digits (``YYYYMMDDhhmmssffffff``)."""
+    return isinstance(value, str) and bool(_JID_RE.match(value))
+
+
+def check_jid(value: object) -> str:
+    """``value`` when it is a valid jid; raises SaltInvocationError otherwise."""
+    if not valid_jid(value):
+        raise SaltInvocationError(f"Invalid job id {value!r}: a jid is 20 digits (YYYYMMDDhhmmssffffff)")
+    return value  # type: ignore[return-value]

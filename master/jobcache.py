@@ -1,0 +1,193 @@
+"""The master's job cache: the interface, its records, and the backend factory.
+
+Runs on the master host: the master daemon writes every job it publishes
+(the load and the targeted minions) and every return; ``briny-run jobs.*``
+and the client API read it, from other processes, while jobs run.
+
+The store sits behind :class:`JobCache` so a PostgreSQL backend (several
+masters sharing one cache) can be added without touching the callers; all
+SQL lives in the backend (:mod:`briny.master.jobcache_sqlite`). The data is
+Salt's local job cache's:
+
+- a job's *load* is the dict the master publishes (``jid``, ``fun``,
+  ``arg``, ``tgt``, ``tgt_type``, ``user``, ``kwargs``, ...);
+- a *return* is what Salt keeps of a minion's return load: ``return`` and,
+  when present, ``retcode``, ``success`` and ``out`` (the outputter name);
+  a bare value is stored as ``{"return": value}``. The first return of a
+  minion for a jid is kept; a duplicate is logged and dropped, as Salt does.
+
+Writes are asynchronous: ``save_*`` return at once and one writer applies
+them in order; :meth:`JobCache.flush` waits until everything queued is
+written (the daemon calls it, or :meth:`JobCache.close`, before exit so
+in-flight returns are not lost). Reads see what the writer has committed.
+
+Usage (the daemon)::
+
+    cache = open_job_cache(opts)            # SqliteJobCache(cachedir/jobs.sqlite)
+    cache.save_load(jid, load, minions)     # before publishing
+    cache.save_return(jid, minion_id, ret_load)
+    ...
+    cache.prune(opts["keep_jobs"])          # now and then (hourly)
+    cache.close()                           # flushes first
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from briny.common.exceptions import ConfigError
+from briny.common.ids import check_id, check_jid
+
+log = logging.getLogger(__name__)
+
+RETURN_KEYS = ("return", "retcode", "success", "out")
+DB_NAME = "jobs.sqlite"
+
+
+@dataclass
+class JobRecord:
+    """One job as ``list_jobs`` gives it: the indexed columns and the whole load."""
+
+    jid: str
+    fun: str
+    tgt: Any
+    tgt_type: str
+    user: str
+    started: float  # epoch seconds of the jid's time (when the master made the job)
+    load: dict[str, Any] = field(default_factory=dict)
+    minions: list[str] | None = None  # targeted minions, None when unknown
+
+
+def return_record(ret: Any) -> dict[str, Any]:
+    """What the cache keeps of a minion's return load (Salt's return.p keys)."""
+    if isinstance(ret, dict) and "return" in ret:
+        return {k: ret[k] for k in RETURN_KEYS if k in ret}
+    return {"return": ret}
+
+
+def load_columns(load: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(fun, tgt, tgt_type, user) of a load as indexed text columns."""
+    tgt = load.get("tgt", "")
+    if isinstance(tgt, (list, tuple)):
+        tgt = ",".join(str(t) for t in tgt)
+    return (str(load.get("fun", "") or ""), str(tgt or ""), str(load.get("tgt_type", "glob") or "glob"),
+            str(load.get("user", "root") or "root"))
+
+
+def jid_time(jid: str) -> float | None:
+    """Epoch seconds of a jid's local timestamp, or None when it is not a jid."""
+    try:
+        stamp = datetime.datetime.strptime(jid[:20], "%Y%m%d%H%M%S%f")
+    except (ValueError, TypeError):
+        return None
+    return stamp.timestamp()
+
+
+class JobCache(abc.ABC):
+    """The job cache interface; see the module docstring."""
+
+    # ----- writes (queued, return at once) ---------------------------------------------------
+    @abc.abstractmethod
+    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> None:
+        """Store a job's load (and the minions it targets, when known)."""
+
+    @abc.abstractmethod
+    def save_minions(self, jid: str, minions: list[str]) -> None:
+        """Add targeted minions to a job (merged with those already stored)."""
+
+    @abc.abstractmethod
+    def save_return(self, jid: str, minion_id: str, ret: Any) -> None:
+        """Store one minion's return for a job (the first one wins)."""
+
+    @abc.abstractmethod
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued write is committed; False on timeout."""
+
+    @abc.abstractmethod
+    def prune(self, keep_hours: float) -> int:
+        """Remove jobs (and their returns) older than ``keep_hours`` by their jid time; 0 keeps all.
+
+        Returns how many jobs were removed. Returns of unknown jobs go after the same time.
+        """
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Flush, stop the writer and release connections."""
+
+    # ----- reads -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_load(self, jid: str) -> dict[str, Any]:
+        """The load, with ``Minions`` (sorted) when known; ``{}`` for an unknown jid (as Salt)."""
+
+    @abc.abstractmethod
+    def get_returns(self, jid: str) -> dict[str, dict[str, Any]]:
+        """``{minion_id: {"return": ..., "retcode": ..., "success": ..., "out": ...}}``."""
+
+    @abc.abstractmethod
+    def get_minions(self, jid: str) -> list[str]:
+        """The targeted minions, sorted (``[]`` when unknown)."""
+
+    @abc.abstractmethod
+    def returned_ids(self, jid: str) -> list[str]:
+        """Ids of the minions that returned, sorted (no return data decoded)."""
+
+    @abc.abstractmethod
+    def list_jobs(self, *, start_time: float | None = None, end_time: float | None = None,
+                  functions: list[str] | None = None, limit: int | None = None,
+                  newest_first: bool = False) -> list[JobRecord]:
+        """Jobs in jid order; ``functions`` are globs; ``limit`` keeps the newest ones."""
+
+    # ----- helpers shared by the backends ----------------------------------------------------
+    def missing(self, jid: str) -> list[str]:
+        """Targeted minions that have not returned."""
+        returned = set(self.returned_ids(jid))
+        return [m for m in self.get_minions(jid) if m not in returned]
+
+    def __enter__(self) -> "JobCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _checked(jid: str, minion_id: str | None = None) -> None:
+        check_jid(jid)
+        if minion_id is not None:
+            check_id(minion_id)
+
+
+def cache_path(opts: dict[str, Any]) -> str:
+    return os.path.join(str(opts.get("cachedir") or "/var/cache/briny/master"), DB_NAME)
+
+
+def keep_hours(opts: dict[str, Any]) -> float:
+    """Salt's retention: ``keep_jobs_seconds`` when set, else ``keep_jobs`` hours (24)."""
+    seconds = opts.get("keep_jobs_seconds")
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+        return seconds / 3600.0
+    hours = opts.get("keep_jobs", 24)
+    return float(hours) if isinstance(hours, (int, float)) and not isinstance(hours, bool) else 24.0
+
+
+def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
+    """The job cache ``opts["job_cache"]`` names (``sqlite``, the default).
+
+    ``readonly`` (``briny-run``) starts no writer and creates nothing: a
+    missing cache reads as empty.
+    """
+    kind = str(opts.get("job_cache") or "sqlite").lower()
+    if kind == "sqlite":
+        from briny.master.jobcache_sqlite import SqliteJobCache
+
+        return SqliteJobCache(cache_path(opts), readonly=readonly)
+    raise ConfigError(f"job_cache: unknown backend {kind!r} (briny has 'sqlite'; PostgreSQL is planned)")
+
+
+def now() -> float:
+    return time.time()

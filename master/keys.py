@@ -1,0 +1,597 @@
+"""The master's key store: its own RSA key pair and the minions' public keys.
+
+Runs on the master host, in the master daemon (the auth decision on every
+handshake) and in ``briny-key`` (the operator's accept/reject/delete).
+
+Layout under ``opts["pki_dir"]``, Salt's:
+
+- ``master.pem`` / ``master.pub``: the master's RSA 2048 key pair, made on
+  first use (``ensure_master_keys``); the private key is mode 0600;
+- ``minions/`` (accepted), ``minions_pre/`` (pending), ``minions_rejected/``,
+  ``minions_denied/``: one PEM public key file per minion, named by its id.
+  Folders are mode 0700.
+
+Every id is validated with :mod:`briny.common.ids` before it touches the
+file system; key files are written atomically (temporary file + rename);
+folder listings and key reads are cached by folder/file stamp, so
+``status`` and ``public_key`` are cheap enough to call on every auth.
+Mutations take a lock (a thread lock and ``flock`` on ``pki_dir/.keys.lock``)
+so the daemon and ``briny-key`` do not interleave.
+
+The auth decision (:meth:`KeyStore.authorize`, :meth:`KeyStore.register`)
+is Salt 3007's, checked in the order Salt checks it:
+
+1. a key in ``minions_rejected`` → ``"rejected"`` (whatever key is offered);
+2. an accepted key: the same key → ``"accepted"``; a different key → the
+   offered key is written to ``minions_denied`` and the answer is
+   ``"denied"`` (the accepted key stays);
+3. no pending key (a new minion, or one known only as denied): written to
+   ``minions_pre`` → ``"pending"``, or to ``minions`` → ``"accepted"`` with
+   ``auto_accept``;
+4. a pending key: the same key → ``"pending"`` (``"accepted"`` with
+   ``auto_accept``, the key moves); a different key does NOT replace it:
+   the offered key is written to ``minions_denied`` and the answer is
+   ``"denied"``.
+
+Keys are compared by their RSA numbers, so PEM formatting does not matter.
+Every change comes back as :class:`KeyChange` records; the operator
+operations (accept/reject/delete) fire ``salt/key`` events with Salt's data
+``{"result": True, "act": "accept"|"reject"|"delete", "id": ...}`` and call
+:func:`notify_master`. The auth decision fires nothing itself: it returns
+the ``salt/auth`` event data Salt fires (``act`` ``pend``/``accept``/
+``denied``) for the daemon to send.
+
+Fingerprints are Salt's ``pem_finger``: sha256 over the base64 body lines
+of the PEM file (header and footer dropped, each line with its ``\\n``), in
+colon form — the same text ``salt-key -f`` prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import fnmatch
+import hashlib
+import logging
+import os
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from briny.common.exceptions import SaltInvocationError
+from briny.common.ids import check_id, valid_id
+
+log = logging.getLogger(__name__)
+
+ACC = "minions"
+PEND = "minions_pre"
+REJ = "minions_rejected"
+DEN = "minions_denied"
+LOCAL = "local"
+KEY_DIRS: tuple[str, ...] = (ACC, PEND, REJ, DEN)
+STATUS_OF = {ACC: "accepted", PEND: "pending", REJ: "rejected", DEN: "denied"}
+FOLDER_OF = {v: k for k, v in STATUS_OF.items()}
+MASTER_PEM = "master.pem"
+MASTER_PUB = "master.pub"
+KEY_SIZE = 2048
+MIN_KEY_SIZE = 2048
+MAX_PEM_BYTES = 16384
+# A listing or read of a folder/file changed less than this ago may miss a
+# change made within the same file-system timestamp tick: such a "racy"
+# listing is scanned again (at most every _RESCAN_NS) until it is old enough.
+_RACY_NS = 1_000_000_000
+_RESCAN_NS = 20_000_000
+
+NotifyHook = Callable[[dict[str, Any], "KeyChange"], None]
+_notify_hook: NotifyHook | None = None
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """One key file that moved, appeared or went away.
+
+    ``act`` is Salt's event word: ``accept``, ``reject``, ``delete``, ``pend``
+    (a new pending key from an auth), ``denied`` (an offered key parked in
+    ``minions_denied``). ``src``/``dst`` are folder names or None.
+    """
+
+    id: str
+    act: str
+    src: str | None
+    dst: str | None
+
+    def event_data(self) -> dict[str, Any]:
+        """The ``salt/key`` event data Salt fires for this change."""
+        return {"result": True, "act": self.act, "id": self.id}
+
+    @property
+    def revokes(self) -> bool:
+        """True when an accepted key went away: the daemon must rotate the session key."""
+        return self.src == ACC and self.dst != ACC
+
+
+@dataclass
+class AuthDecision:
+    """The answer to one auth request, what it changed, and Salt's ``salt/auth`` data."""
+
+    status: str
+    changes: list[KeyChange] = field(default_factory=list)
+    event: dict[str, Any] = field(default_factory=dict)
+
+
+def set_notify_hook(hook: NotifyHook | None) -> None:
+    """Install the function :func:`notify_master` calls (the master daemon does this)."""
+    global _notify_hook
+    _notify_hook = hook
+
+
+def notify_master(opts: dict[str, Any], change: KeyChange) -> None:
+    """Tell the running master about a key change (placeholder).
+
+    A no-op until the master daemon installs a hook with
+    :func:`set_notify_hook`. In a separate ``briny-key`` process the hook is
+    not installed; the daemon learns of the change from the ``salt/key``
+    event on its bus (and from the folder stamps :class:`KeyStore` watches).
+    """
+    if _notify_hook is not None:
+        try:
+            _notify_hook(opts, change)
+        except Exception:  # a broken hook must not undo a key change already made
+            log.exception("key change hook failed for %s", change)
+
+
+def pem_fingerprint(pem: bytes | str) -> str:
+    """Salt's ``pem_finger`` (sha256, colon form) of a PEM text."""
+    data = pem.encode("utf-8") if isinstance(pem, str) else pem
+    lines = [line for line in data.replace(b"\r\n", b"\n").split(b"\n") if line.strip()]
+    if len(lines) >= 2 and lines[0].strip().startswith(b"-----BEGIN") \
+            and lines[-1].strip().startswith(b"-----END"):
+        data = b"".join(line + b"\n" for line in lines[1:-1])
+    digest = hashlib.sha256(data).hexdigest()
+    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+
+def load_public_pem(pem: bytes | str) -> rsa.RSAPublicKey:
+    """Parse a minion's RSA public key (SPKI or PKCS#1 PEM); SaltInvocationError if unusable."""
+    data = pem.encode("utf-8") if isinstance(pem, str) else pem
+    if not data or len(data) > MAX_PEM_BYTES:
+        raise SaltInvocationError("the public key is empty or too large")
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as exc:
+        raise SaltInvocationError(f"the public key does not parse: {exc}") from None
+    if not isinstance(key, rsa.RSAPublicKey):
+        raise SaltInvocationError("the public key is not an RSA key")
+    if key.key_size < MIN_KEY_SIZE:
+        raise SaltInvocationError(f"the RSA key has {key.key_size} bits; at least {MIN_KEY_SIZE} are needed")
+    return key
+
+
+def _same_key(a: rsa.RSAPublicKey, b: rsa.RSAPublicKey) -> bool:
+    return a.public_numbers() == b.public_numbers()
+
+
+def _sorted_ids(names: Iterable[str]) -> list[str]:
+    return sorted(names, key=lambda n: (n.lower(), n))
+
+
+def _split_pattern(pattern: str) -> list[str]:
+    return [p for p in pattern.split(",") if p] if "," in pattern else [pattern]
+
+
+@dataclass
+class _Listing:
+    stamp: tuple[int, int]
+    names: frozenset[str]
+    racy: bool
+    scanned: int  # time.monotonic_ns() of the scan
+
+
+@dataclass
+class _KeyRead:
+    stamp: tuple[int, int, int, int]
+    text: str
+    racy: bool
+    obj: rsa.RSAPublicKey | None = None
+
+
+Matches = dict[str, list[str]]
+
+
+class KeyStore:
+    """Minion keys and the master key pair under ``opts["pki_dir"]``.
+
+    ``fire_events`` (default True): accept/reject/delete fire ``salt/key``
+    on the master bus and call :func:`notify_master`.
+    """
+
+    def __init__(self, opts: dict[str, Any], *, fire_events: bool = True) -> None:
+        self.opts = opts
+        self.pki_dir = os.path.abspath(str(opts.get("pki_dir") or "/etc/briny/pki/master"))
+        self.fire_events = fire_events
+        self._tlock = threading.RLock()
+        self._listings: dict[str, _Listing] = {}
+        self._reads: dict[str, _KeyRead] = {}
+        self._master_key: rsa.RSAPrivateKey | None = None
+        self._dirs_ready = False
+
+    # ----- folders, locking, atomic writes -------------------------------------------------
+    def ensure_dirs(self) -> None:
+        """Create ``pki_dir`` and the four key folders (mode 0700) when missing."""
+        if self._dirs_ready:
+            return
+        os.makedirs(self.pki_dir, mode=0o700, exist_ok=True)
+        for folder in KEY_DIRS:
+            os.makedirs(os.path.join(self.pki_dir, folder), mode=0o700, exist_ok=True)
+        self._dirs_ready = True
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._tlock:
+            self.ensure_dirs()
+            self._listings.clear()
+            fd = os.open(os.path.join(self.pki_dir, ".keys.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)  # releases the flock
+                self._listings.clear()
+
+    def _path(self, folder: str, minion_id: str) -> str:
+        if folder not in KEY_DIRS:
+            raise SaltInvocationError(f"unknown key folder {folder!r}")
+        return os.path.join(self.pki_dir, folder, check_id(minion_id))
+
+    @staticmethod
+    def _atomic_write(path: str, data: bytes, mode: int) -> None:
+        folder = os.path.dirname(path)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    # ----- cached reads --------------------------------------------------------------------
+    def _names(self, folder: str) -> frozenset[str]:
+        path = os.path.join(self.pki_dir, folder)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return frozenset()
+        stamp = (st.st_mtime_ns, st.st_ino)
+        cached = self._listings.get(folder)
+        if cached is not None and cached.stamp == stamp and (
+                not cached.racy or time.monotonic_ns() - cached.scanned < _RESCAN_NS):
+            return cached.names
+        names = set()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not valid_id(entry.name):
+                    continue
+                if entry.is_file():
+                    names.add(entry.name)
+        listing = _Listing(stamp, frozenset(names), time.time_ns() - st.st_mtime_ns < _RACY_NS,
+                           time.monotonic_ns())
+        self._listings[folder] = listing
+        return listing.names
+
+    def _read(self, path: str) -> _KeyRead | None:
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            self._reads.pop(path, None)
+            return None
+        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
+        cached = self._reads.get(path)
+        if cached is not None and cached.stamp == stamp and not cached.racy:
+            return cached
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read(MAX_PEM_BYTES + 1).decode("utf-8", "replace")
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        read = _KeyRead(stamp, text, time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS)
+        if len(self._reads) > 100_000:
+            self._reads.clear()
+        self._reads[path] = read
+        return read
+
+    # ----- master key pair -----------------------------------------------------------------
+    def ensure_master_keys(self) -> bool:
+        """Create ``master.pem``/``master.pub`` when missing; True when something was written."""
+        with self._locked():
+            pem_path = os.path.join(self.pki_dir, MASTER_PEM)
+            pub_path = os.path.join(self.pki_dir, MASTER_PUB)
+            wrote = False
+            if not os.path.isfile(pem_path):
+                key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_SIZE)
+                self._atomic_write(pem_path, key.private_bytes(
+                    serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                    serialization.NoEncryption()), 0o600)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(pub_path)  # a stale public half of another key
+                log.info("generated the master key pair in %s", self.pki_dir)
+                wrote = True
+            if not os.path.isfile(pub_path):
+                key = self.master_key(reload=True)
+                self._atomic_write(pub_path, key.public_key().public_bytes(
+                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)
+                wrote = True
+            if wrote:
+                self._master_key = None
+            return wrote
+
+    def master_key(self, reload: bool = False) -> rsa.RSAPrivateKey:
+        """The master's private key (loaded once)."""
+        if self._master_key is None or reload:
+            with open(os.path.join(self.pki_dir, MASTER_PEM), "rb") as fh:
+                key = serialization.load_pem_private_key(fh.read(), password=None)
+            if not isinstance(key, rsa.RSAPrivateKey):
+                raise SaltInvocationError(f"{MASTER_PEM} is not an RSA private key")
+            self._master_key = key
+        return self._master_key
+
+    def master_public_pem(self) -> str:
+        """The text of ``master.pub`` (creates the key pair when missing)."""
+        path = os.path.join(self.pki_dir, MASTER_PUB)
+        if not os.path.isfile(path):
+            self.ensure_master_keys()
+        read = self._read(path)
+        if read is None:
+            raise SaltInvocationError(f"cannot read {path}")
+        return read.text
+
+    def local_keys(self) -> list[str]:
+        """``*.pem`` / ``*.pub`` files in ``pki_dir`` itself (Salt's "Local Keys")."""
+        try:
+            names = os.listdir(self.pki_dir)
+        except FileNotFoundError:
+            return []
+        return sorted(n for n in names if n.endswith((".pem", ".pub"))
+                      and os.path.isfile(os.path.join(self.pki_dir, n)))
+
+    # ----- queries -------------------------------------------------------------------------
+    def status(self, minion_id: str) -> str | None:
+        """``accepted``/``pending``/``rejected``/``denied`` or None; rejected wins, as in auth.
+
+        One ``stat`` per folder, never a folder scan: exact and cheap on every auth.
+        """
+        for folder in (REJ, ACC, PEND, DEN):
+            if self._is_key_file(self._path(folder, minion_id)):
+                return STATUS_OF[folder]
+        return None
+
+    @staticmethod
+    def _is_key_file(path: str) -> bool:
+        try:
+            return stat.S_ISREG(os.stat(path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def public_key(self, minion_id: str, folder: str = ACC) -> str | None:
+        """The PEM text of a minion's key in ``folder`` (accepted by default), or None."""
+        read = self._read(self._path(folder, minion_id))
+        return read.text if read is not None else None
+
+    def public_key_obj(self, minion_id: str, folder: str = ACC) -> rsa.RSAPublicKey | None:
+        """The parsed key (cached with the file), or None when absent or unusable."""
+        read = self._read(self._path(folder, minion_id))
+        if read is None:
+            return None
+        if read.obj is None:
+            try:
+                read.obj = load_public_pem(read.text)
+            except SaltInvocationError as exc:
+                log.error("the key file %s is unusable: %s", self._path(folder, minion_id), exc)
+                return None
+        return read.obj
+
+    def accepted_ids(self) -> list[str]:
+        """Accepted ids (sorted); cheap: the listing is cached by folder stamp."""
+        return _sorted_ids(self._names(ACC))
+
+    def list_keys(self) -> dict[str, list[str]]:
+        """``{"minions": [...], "minions_pre": [...], "minions_rejected": [...], "minions_denied": [...]}``.
+
+        Sorted ignoring case, as salt-key sorts.
+        """
+        return {folder: _sorted_ids(self._names(folder)) for folder in KEY_DIRS}
+
+    def list_status(self, status: str) -> dict[str, list[str]]:
+        """One folder's listing as salt-key ``-l`` takes it (``acc``, ``pre``/``un``, ``rej``, ``den``)."""
+        for prefix, folder in (("acc", ACC), ("pre", PEND), ("un", PEND), ("rej", REJ), ("den", DEN)):
+            if status.startswith(prefix):
+                return {folder: _sorted_ids(self._names(folder))}
+        if status.startswith("all"):
+            return self.list_keys()
+        raise SaltInvocationError(f"'{status}' is not a valid argument to '--list'")
+
+    def name_match(self, pattern: str, *, include_local: bool = False) -> Matches:
+        """``{folder: [ids]}`` of the keys a salt-key glob (or comma list of globs) matches."""
+        globs = _split_pattern(pattern)
+        found: Matches = {}
+        listing: dict[str, Iterable[str]] = {f: self._names(f) for f in KEY_DIRS}
+        if include_local:
+            listing[LOCAL] = self.local_keys()
+        for folder, names in listing.items():
+            hits = _sorted_ids(n for n in names if any(fnmatch.fnmatch(n, g) for g in globs))
+            if hits:
+                found[folder] = hits
+        return found
+
+    def fingerprint(self, minion_id: str, folder: str | None = None) -> str | None:
+        """Salt's sha256 fingerprint of a minion's key (in ``folder``, or where ``status`` finds it)."""
+        if folder is None:
+            status = self.status(minion_id)
+            if status is None:
+                return None
+            folder = FOLDER_OF[status]
+        read = self._read(self._path(folder, minion_id))
+        return pem_fingerprint(read.text) if read is not None else None
+
+    def fingerprints(self, pattern: str = "*") -> dict[str, dict[str, str]]:
+        """``{folder: {id: finger}}`` for the keys matching ``pattern``, with ``local`` as salt-key -f."""
+        out: dict[str, dict[str, str]] = {}
+        for folder, ids in self.name_match(pattern, include_local=True).items():
+            for name in ids:
+                path = os.path.join(self.pki_dir, name) if folder == LOCAL else self._path(folder, name)
+                read = self._read(path)
+                if read is not None:
+                    out.setdefault(folder, {})[name] = pem_fingerprint(read.text)
+        return out
+
+    def key_strings(self, pattern: str = "*") -> dict[str, dict[str, str]]:
+        """``{folder: {id: pem}}`` for the keys matching ``pattern`` (salt-key -p/-P)."""
+        out: dict[str, dict[str, str]] = {}
+        for folder, ids in self.name_match(pattern).items():
+            for name in ids:
+                read = self._read(self._path(folder, name))
+                if read is not None:
+                    out.setdefault(folder, {})[name] = read.text
+        return out
+
+    # ----- the auth decision ---------------------------------------------------------------
+    def authorize(self, minion_id: str, pub_pem: str | bytes, auto_accept: bool | None = None) -> AuthDecision:
+        """Decide an auth request as Salt does (see the module docstring) and record its key.
+
+        Raises SaltInvocationError for an invalid id or a key that does not
+        parse; nothing is written then. ``auto_accept`` defaults to
+        ``opts["auto_accept"]``.
+        """
+        check_id(minion_id)
+        offered = load_public_pem(pub_pem)
+        text = pub_pem.decode("utf-8") if isinstance(pub_pem, bytes) else pub_pem
+        if auto_accept is None:
+            auto_accept = bool(self.opts.get("auto_accept", False))
+        event: dict[str, Any] = {"id": minion_id, "pub": text}
+        with self._locked():
+            def has(folder: str) -> bool:
+                return self._is_key_file(self._path(folder, minion_id))
+
+            if has(REJ):
+                log.info("public key rejected for %s: it is in %s", minion_id, REJ)
+                return AuthDecision("rejected", [], {"result": False, **event})
+            if has(ACC):
+                stored = self.public_key_obj(minion_id, ACC)
+                if stored is not None and _same_key(stored, offered):
+                    return AuthDecision("accepted", [], {"result": True, "act": "accept", **event})
+                return self._deny(minion_id, text, ACC, event)
+            if not has(PEND):
+                dst = ACC if auto_accept else PEND
+                self._atomic_write(self._path(dst, minion_id), text.encode("utf-8"), 0o644)
+                if auto_accept:
+                    log.info("new public key for %s accepted (auto_accept)", minion_id)
+                    return AuthDecision("accepted", [KeyChange(minion_id, "accept", None, ACC)],
+                                        {"result": True, "act": "accept", **event})
+                log.info("new public key for %s placed in pending", minion_id)
+                return AuthDecision("pending", [KeyChange(minion_id, "pend", None, PEND)],
+                                    {"result": True, "act": "pend", **event})
+            stored = self.public_key_obj(minion_id, PEND)
+            if stored is None or not _same_key(stored, offered):
+                return self._deny(minion_id, text, PEND, event)
+            if auto_accept:
+                os.replace(self._path(PEND, minion_id), self._path(ACC, minion_id))
+                return AuthDecision("accepted", [KeyChange(minion_id, "accept", PEND, ACC)],
+                                    {"result": True, "act": "accept", **event})
+            log.info("the key of %s is pending; accept it with briny-key -a %s", minion_id, minion_id)
+            return AuthDecision("pending", [], {"result": True, "act": "pend", **event})
+
+    def _deny(self, minion_id: str, text: str, where: str, event: dict[str, Any]) -> AuthDecision:
+        log.error("authentication attempt from %s failed: the offered key does not match the key "
+                  "in %s; it is kept in %s. This may be an attempt to compromise the master.",
+                  minion_id, where, DEN)
+        self._atomic_write(self._path(DEN, minion_id), text.encode("utf-8"), 0o644)
+        return AuthDecision("denied", [KeyChange(minion_id, "denied", None, DEN)],
+                            {"result": False, "act": "denied", **event})
+
+    def register(self, minion_id: str, pub_pem: str | bytes, auto_accept: bool = False) -> str:
+        """The status an auth request gets (``authorize(...).status``)."""
+        return self.authorize(minion_id, pub_pem, auto_accept).status
+
+    # ----- operator operations -------------------------------------------------------------
+    def _resolve(self, target: str | Matches) -> Matches:
+        if isinstance(target, dict):
+            return {folder: [check_id(i) for i in ids] for folder, ids in target.items() if folder in KEY_DIRS}
+        return self.name_match(target)
+
+    def _move(self, target: str | Matches, sources: Iterable[str], dst: str, act: str,
+              validate: bool = False) -> list[KeyChange]:
+        changes: list[KeyChange] = []
+        with self._locked():
+            matches = self._resolve(target)
+            for src in sources:
+                for minion_id in matches.get(src, []):
+                    src_path, dst_path = self._path(src, minion_id), self._path(dst, minion_id)
+                    if validate and self.public_key_obj(minion_id, src) is None:
+                        log.error("not accepting the invalid key of %s in %s", minion_id, src)
+                        continue
+                    try:
+                        os.replace(src_path, dst_path)
+                    except FileNotFoundError:
+                        continue  # gone meanwhile
+                    changes.append(KeyChange(minion_id, act, src, dst))
+        self._announce(changes)
+        return changes
+
+    def accept(self, pattern: str | Matches, include_rejected: bool = False,
+               include_denied: bool = False) -> list[KeyChange]:
+        """Move matching pending keys (and rejected/denied ones when asked) to ``minions``."""
+        sources = [PEND] + ([REJ] if include_rejected else []) + ([DEN] if include_denied else [])
+        return self._move(pattern, sources, ACC, "accept", validate=True)
+
+    def accept_all(self) -> list[KeyChange]:
+        return self.accept("*")
+
+    def reject(self, pattern: str | Matches, include_accepted: bool = False,
+               include_denied: bool = False) -> list[KeyChange]:
+        """Move matching pending keys (and accepted/denied ones when asked) to ``minions_rejected``."""
+        sources = [PEND] + ([ACC] if include_accepted else []) + ([DEN] if include_denied else [])
+        return self._move(pattern, sources, REJ, "reject")
+
+    def reject_all(self) -> list[KeyChange]:
+        return self.reject("*")
+
+    def delete(self, pattern: str | Matches) -> list[KeyChange]:
+        """Remove every matching key file, in every folder."""
+        changes: list[KeyChange] = []
+        with self._locked():
+            matches = self._resolve(pattern)
+            for folder in KEY_DIRS:
+                for minion_id in matches.get(folder, []):
+                    try:
+                        os.unlink(self._path(folder, minion_id))
+                    except FileNotFoundError:
+                        continue
+                    changes.append(KeyChange(minion_id, "delete", folder, None))
+        self._announce(changes)
+        return changes
+
+    def delete_all(self) -> list[KeyChange]:
+        return self.delete("*")
+
+    def _announce(self, changes: list[KeyChange]) -> None:
+        if not self.fire_events or not changes:
+            return
+        from briny.common.event import fire_event  # zmq only when something changed
+
+        for change in changes:
+            try:
+                fire_event(self.opts, "salt/key", change.event_data(), name="master")
+            except (OSError, ValueError) as exc:
+                log.warning("salt/key event for %s not sent: %s", change.id, exc)
+            notify_master(self.opts, change)

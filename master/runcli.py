@@ -1,0 +1,119 @@
+"""``briny-run``: run a master-side runner function (``salt-run``).
+
+Runs on the master host, as the operator. Runners are found in
+:mod:`briny.master.runners` (``jobs.*`` read the job cache). Those that
+need the running master (``manage.up``/``down``/``status``, ``state.event``)
+say so and exit 2 until the daemon provides them (a ``runners/manage.py`` or
+``runners/state.py`` module takes over by name, no change needed here).
+
+Usage: ``briny-run [-c DIR] [--out OUT] FUN [ARG ...] [key=value ...]``;
+arguments are read as YAML, as Salt reads them. Output goes through
+:func:`briny.common.output.render_output` (``nested`` by default, or the
+outputter a runner names, e.g. ``highstate`` for ``jobs.lookup_jid`` of a
+state run). Exit status: 0 on success; 1 when the runner failed (a bad
+argument, an unreadable cache) or the runner set a non-zero ``retcode``; 2
+for a usage or config error or a runner that needs the master daemon; an
+unknown function prints ``'FUN' is not available.`` and exits 1 (salt-run
+exits 0 there; briny is explicit about failing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from briny.common.args import call_function, parse_input
+from briny.common.config import load_master_config
+from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
+from briny.master.runners import RunnerContext, get_runner
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG_DIR = "/etc/briny"
+NEEDS_DAEMON = {"manage.up", "manage.down", "manage.status", "manage.present", "manage.not_present",
+                "manage.alived", "manage.not_alived", "manage.joined", "manage.not_joined",
+                "manage.allowed", "manage.not_allowed", "state.event", "state.orchestrate",
+                "state.orch"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="briny-run", description="Run a master-side runner (salt-run).")
+    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+                   help="folder holding the 'master' config file (default %(default)s)")
+    p.add_argument("--out", "--output", dest="out", help="outputter: nested, json, yaml, highstate, txt, ...")
+    p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
+    p.add_argument("--out-file", "--output-file", dest="out_file")
+    p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
+    p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
+    p.add_argument("-t", "--timeout", dest="timeout", type=float, help="timeout in seconds for runners that wait")
+    p.add_argument("-l", "--log-level", dest="log_level", default="warning", help="console log level")
+    p.add_argument("fun", help="module.function, e.g. jobs.list_jobs")
+    p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
+    return p
+
+
+def _render(data: Any, out: str | None, opts: dict[str, Any], color: bool | None) -> str:
+    try:
+        from briny.common.output import render_output
+    except ImportError:  # the outputters are another module's; JSON keeps briny-run usable
+        return json.dumps(data, indent=4, default=str)
+    return render_output(data, out, opts, color=color)
+
+
+def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """briny-run with ``argv``; returns the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    ns = build_parser().parse_intermixed_args(argv)
+    logging.basicConfig(level=getattr(logging, str(ns.log_level).upper(), logging.WARNING),
+                        format="[%(levelname)-8s] %(message)s", stream=err)
+    try:
+        opts = load_master_config(ns.config_dir)
+    except ConfigError as exc:
+        print(f"briny-run: {exc}", file=err)
+        return 2
+    if ns.timeout is not None:
+        opts["timeout"] = ns.timeout
+    if ns.out_indent is not None:
+        opts["output_indent"] = ns.out_indent
+    if ns.force_color:
+        opts["force_color"] = True
+    try:
+        func = get_runner(ns.fun)
+    except FunctionNotFound:
+        if ns.fun in NEEDS_DAEMON:
+            print(f"briny-run: {ns.fun} needs the master daemon (coming with the daemon)", file=err)
+            return 2
+        print(f"'{ns.fun}' is not available.", file=out)
+        return 1
+    args, kwargs = parse_input(list(ns.arg))
+    ctx = RunnerContext(opts)
+    try:
+        result = call_function(func, ns.fun, [ctx, *args], kwargs)
+    except (BrinyError, OSError) as exc:
+        print(f"briny-run: {ns.fun}: {exc}", file=err)
+        return 1
+    finally:
+        ctx.close()
+    outputter = ns.out
+    if isinstance(result, dict) and set(result) == {"outputter", "data"}:
+        outputter = outputter or result["outputter"]
+        result = result["data"]
+    text = _render(result, outputter, opts, ns.color)
+    if ns.out_file:
+        with open(ns.out_file, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    elif text:
+        print(text, file=out)
+    retcode = ctx.context.get("retcode", 0)
+    return int(retcode) if isinstance(retcode, int) and not isinstance(retcode, bool) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit status (``briny.master.cli.main_run`` exits with it)."""
+    return run(argv)

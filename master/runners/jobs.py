@@ -1,0 +1,257 @@
+"""The ``jobs`` runner: read the master's job cache (``briny-run jobs.*``).
+
+Runs on the master host, in ``briny-run``, reading the job cache
+(:mod:`briny.master.jobcache`) read-only while the master writes it. The
+shapes are Salt 3007's (checked with ``salt-run`` over Salt's own local job
+cache):
+
+- ``list_jobs``: ``{jid: {"Function", "Arguments", "Target", "Target-type",
+  "User", "StartTime"}}`` (+ ``"Metadata"`` when the job has some), in jid
+  order (Salt's order is the file system's);
+- ``lookup_jid JID``: ``{minion_id: return}`` (``missing=True`` adds
+  ``"Minion did not return"`` for the silent ones); when the returns name an
+  outputter (``out``, e.g. ``highstate``) it is used unless ``--out`` is given;
+- ``print_job JID``: ``{jid: {..., "Minions": [...], "Result": {minion_id:
+  {"return", "retcode", "success", "out"}}, "StartTime"}}``; an unknown jid
+  gives ``{jid: {"Error": "Cannot contact returner or no job with this
+  jid", "Result": {}, "StartTime": ...}}``;
+- ``StartTime`` is the jid's time as Salt formats it: ``2024, Jan 05
+  12:34:56.123456``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import fnmatch
+import logging
+import time
+from typing import Any
+
+from briny.common.exceptions import SaltInvocationError
+from briny.common.ids import valid_jid
+from briny.master.jobcache import JobRecord
+from briny.master.runners import RunnerContext
+
+log = logging.getLogger(__name__)
+
+__all__ = ["active", "exit_success", "list_job", "list_jobs", "list_jobs_filter", "lookup_jid", "print_job"]
+
+NO_JOB = "Cannot contact returner or no job with this jid"
+TIME_FORMATS = ("%Y, %b %d %H:%M:%S.%f", "%Y, %b %d %H:%M:%S", "%Y, %b %d %H:%M", "%Y, %b %d",
+                "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", "%d %b %Y %H:%M", "%b %d %Y %H:%M")
+
+
+def jid_to_time(jid: Any) -> str:
+    """Salt's StartTime text of a jid (``""`` when it is not one)."""
+    jid = str(jid)
+    if len(jid) != 20 and (len(jid) <= 21 or jid[20] != "_"):
+        return ""
+    try:
+        month = calendar.month_abbr[int(jid[4:6])]
+    except (ValueError, IndexError):
+        return ""
+    return f"{jid[:4]}, {month} {jid[6:8]} {jid[8:10]}:{jid[10:12]}:{jid[12:14]}.{jid[14:20]}"
+
+
+def format_job(load: dict[str, Any]) -> dict[str, Any]:
+    """Salt's job summary of a load (without StartTime)."""
+    if not load:
+        return {"Error": NO_JOB}
+    out: dict[str, Any] = {
+        "Function": load.get("fun", "unknown-function"),
+        "Arguments": list(load.get("arg", []) or []),
+        "Target": load.get("tgt", "unknown-target"),
+        "Target-type": load.get("tgt_type", "list"),
+        "User": load.get("user", "root"),
+    }
+    if "metadata" in load:
+        out["Metadata"] = load.get("metadata", {})
+    elif isinstance(load.get("kwargs"), dict) and "metadata" in load["kwargs"]:
+        out["Metadata"] = load["kwargs"].get("metadata", {})
+    else:
+        for arg in out["Arguments"]:
+            if isinstance(arg, dict) and arg.get("__kwarg__") is True and "metadata" in arg:
+                out["Metadata"] = arg.get("metadata", {})
+                break
+    return out
+
+
+def _jid(jid: Any) -> str:
+    text = str(jid).strip()
+    if not valid_jid(text):
+        raise SaltInvocationError(f"'{jid}' is not a job id (20 digits, YYYYMMDDhhmmssffffff)")
+    return text
+
+
+def _split(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [v.strip() for v in str(value).split(",") if v.strip()]
+
+
+def _parse_time(value: Any, name: str) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    text = str(value).strip()
+    try:
+        return datetime.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        pass
+    for fmt in TIME_FORMATS:
+        try:
+            return datetime.datetime.strptime(text, fmt).timestamp()
+        except ValueError:
+            continue
+    raise SaltInvocationError(f"{name}: cannot read the time {value!r} (use e.g. '2015, Mar 16 19:00' "
+                              "or '2015-03-16 19:00')")
+
+
+def _summary(record: JobRecord) -> dict[str, Any]:
+    out = format_job(record.load)
+    out["StartTime"] = jid_to_time(record.jid)
+    return out
+
+
+def list_jobs(ctx: RunnerContext, ext_source: Any = None, outputter: str | None = None,
+              search_metadata: Any = None, search_function: Any = None, search_target: Any = None,
+              start_time: Any = None, end_time: Any = None, display_progress: bool = False) -> Any:
+    """Every job in the job cache, optionally filtered (all filters must match).
+
+    ``search_function`` / ``search_target``: globs (a list or a comma
+    separated string); ``search_metadata``: a dict, any pair matching;
+    ``start_time`` / ``end_time``: jobs started after / before that time.
+    """
+    cache = ctx.job_cache()
+    records = cache.list_jobs(
+        start_time=_parse_time(start_time, "start_time") if start_time else None,
+        end_time=_parse_time(end_time, "end_time") if end_time else None,
+        functions=_split(search_function) or None)
+    targets = _split(search_target)
+    out: dict[str, Any] = {}
+    for record in records:
+        summary = _summary(record)
+        if search_metadata:
+            meta = summary.get("Metadata")
+            if not isinstance(search_metadata, dict):
+                log.info("search_metadata must be a dictionary; ignoring it")
+            elif not isinstance(meta, dict) or not any(
+                    k in meta and meta[k] == v for k, v in search_metadata.items()):
+                continue
+        if targets:
+            tgt = summary.get("Target")
+            names = [str(t) for t in tgt] if isinstance(tgt, (list, tuple)) else [str(tgt)]
+            if not any(fnmatch.fnmatch(n, g) for n in names for g in targets):
+                continue
+        out[record.jid] = summary
+    return {"outputter": outputter, "data": out} if outputter else out
+
+
+def list_jobs_filter(ctx: RunnerContext, count: Any, filter_find_job: bool = True, ext_source: Any = None,
+                     outputter: str | None = None, display_progress: bool = False) -> Any:
+    """The newest ``count`` jobs as a list, oldest first, each with its ``JID``."""
+    try:
+        limit = int(count)
+    except (TypeError, ValueError):
+        raise SaltInvocationError(f"count must be a number, not {count!r}") from None
+    records = [r for r in ctx.job_cache().list_jobs(newest_first=True)
+               if not (filter_find_job and r.fun == "saltutil.find_job")][:max(limit, 0)]
+    out = []
+    for record in reversed(records):
+        item = format_job(record.load)
+        item.update({"JID": record.jid, "StartTime": jid_to_time(record.jid)})
+        out.append(item)
+    return {"outputter": outputter, "data": out} if outputter else out
+
+
+def list_job(ctx: RunnerContext, jid: Any, ext_source: Any = None, display_progress: bool = False) -> dict[str, Any]:
+    """One job: ``{"jid", ...summary, "Minions", "StartTime", "Result": {id: return record}}``."""
+    jid = _jid(jid)
+    cache = ctx.job_cache()
+    load = cache.get_load(jid)
+    out: dict[str, Any] = {"jid": jid}
+    out.update(format_job(load))
+    if load.get("Minions"):
+        out["Minions"] = load["Minions"]
+    out["StartTime"] = jid_to_time(jid)
+    out["Result"] = cache.get_returns(jid)
+    return out
+
+
+def lookup_jid(ctx: RunnerContext, jid: Any, ext_source: Any = None, returned: bool = True,
+               missing: bool = False, display_progress: bool = False) -> Any:
+    """``{minion_id: return}`` of a job; ``missing=True`` lists the minions that did not return."""
+    jid = _jid(jid)
+    cache = ctx.job_cache()
+    returns = cache.get_returns(jid)
+    out: dict[str, Any] = {}
+    if returned:
+        for minion_id, record in returns.items():
+            out[minion_id] = record.get("return")
+    if missing:
+        for minion_id in cache.get_minions(jid):
+            if minion_id not in returns:
+                out[minion_id] = "Minion did not return"
+    outputter = None
+    if returns:
+        first = next(iter(returns.values()))
+        outputter = first.get("out") if isinstance(first, dict) else None
+    return {"outputter": outputter, "data": out} if outputter else out
+
+
+def print_job(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[str, Any]:
+    """Salt's detail of one job, with every minion's return record under ``Result``."""
+    jid = _jid(jid)
+    cache = ctx.job_cache()
+    load = cache.get_load(jid)
+    detail = format_job(load)
+    if load.get("Minions"):
+        detail["Minions"] = load["Minions"]
+    detail["StartTime"] = jid_to_time(jid)
+    detail["Result"] = cache.get_returns(jid)
+    return {jid: detail}
+
+
+def exit_success(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[str, bool]:
+    """``{minion_id: True|False}``: did each targeted minion return with retcode 0?"""
+    jid = _jid(jid)
+    cache = ctx.job_cache()
+    returns = cache.get_returns(jid)
+    out = {m: False for m in cache.get_minions(jid)}
+    for minion_id, record in returns.items():
+        retcode = record.get("retcode", 0) if isinstance(record, dict) else 0
+        out[minion_id] = retcode in (0, None) and (not isinstance(record, dict) or record.get("success", True) is not False)
+    return out
+
+
+def active(ctx: RunnerContext, display_progress: bool = False, timeout: Any = None) -> dict[str, Any]:
+    """Jobs that look unfinished, from the job cache alone (a placeholder).
+
+    Salt asks every minion (``saltutil.running``) which jobs it runs; that
+    needs the master daemon and comes with it. Until then this lists the
+    jobs started within the last ``timeout`` seconds (default: the master's
+    ``timeout``) whose targeted minions have not all returned:
+    ``{jid: {...summary, "StartTime", "Running": [{minion_id: None}],
+    "Returned": [minion_id, ...]}}`` (the pid is unknown, hence None).
+    """
+    try:
+        window = float(timeout if timeout is not None else ctx.opts.get("timeout", 5))
+    except (TypeError, ValueError):
+        raise SaltInvocationError(f"timeout must be a number of seconds, not {timeout!r}") from None
+    cache = ctx.job_cache()
+    out: dict[str, Any] = {}
+    for record in cache.list_jobs(start_time=time.time() - window):
+        targeted = record.minions or []
+        returned = cache.returned_ids(record.jid)
+        waiting = [m for m in targeted if m not in set(returned)]
+        if not waiting:
+            continue
+        summary = _summary(record)
+        summary["Running"] = [{m: None} for m in waiting]
+        summary["Returned"] = returned
+        out[record.jid] = summary
+    return out

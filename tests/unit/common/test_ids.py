@@ -1,0 +1,49 @@
+"""Minion id and jid validation (common/ids.py)."""
+
+import pytest
+
+from briny.common.exceptions import SaltInvocationError
+from briny.common.ids import check_id, check_jid, valid_id, valid_jid
+
+
+@pytest.mark.parametrize("good", ["web1", "web1.example.com", "a", "db_01-x", "x" * 255, "a..b",
+                                  "münchen", "minion@site", "host:1"])
+def test_valid_ids(good):
+    assert valid_id(good)
+    assert check_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b", "a\x00b", "\x00",
+                                 "x" * 256, "-rf", "tab\there", "new\nline", "bell\x07", "del\x7f",
+                                 None, 5, b"bytes", ["list"]])
+def test_hostile_ids_refused(bad):
+    assert not valid_id(bad)
+    with pytest.raises(SaltInvocationError) as exc:
+        check_id(bad)
+    assert "Invalid minion id" in str(exc.value)
+
+
+def test_check_id_message_names_the_problem():
+    with pytest.raises(SaltInvocationError, match="must not contain '/'"):
+        check_id("a/b")
+    with pytest.raises(SaltInvocationError, match="must not be empty"):
+        check_id("")
+
+
+@pytest.mark.parametrize("jid,ok", [
+    ("20240105123456123456", True),
+    ("2024010512345612345", False),
+    ("202401051234561234567", False),
+    ("2024010512345612345a", False),
+    ("../../../../etc/pass", False),
+    ("２０２４０１０５１２３４５６１２３４５６", False),  # non-ASCII digits
+    (20240105123456123456, False),
+    (None, False),
+])
+def test_valid_jid(jid, ok):
+    assert valid_jid(jid) is ok
+    if not ok:
+        with pytest.raises(SaltInvocationError):
+            check_jid(jid)
+    else:
+        assert check_jid(jid) == jid

@@ -1,0 +1,245 @@
+"""The job cache (master/jobcache.py, master/jobcache_sqlite.py)."""
+
+from __future__ import annotations
+
+import datetime
+import multiprocessing
+import os
+import sqlite3
+import stat
+import threading
+import time
+
+import pytest
+
+from briny.common.exceptions import ConfigError, SaltInvocationError
+from briny.master.jobcache import JobCache, keep_hours, open_job_cache, return_record
+from briny.master.jobcache_sqlite import SqliteJobCache
+
+
+def jid_at(when: datetime.datetime, n: int = 0) -> str:
+    return (when + datetime.timedelta(microseconds=n)).strftime("%Y%m%d%H%M%S%f")
+
+
+def now_jid(n: int = 0) -> str:
+    return jid_at(datetime.datetime.now(), n)
+
+
+def load(jid: str, fun: str = "test.ping", **extra) -> dict:
+    return {"jid": jid, "fun": fun, "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", **extra}
+
+
+@pytest.fixture
+def cache(tmp_path):
+    c = SqliteJobCache(str(tmp_path / "cache" / "jobs.sqlite"))
+    yield c
+    c.close()
+
+
+def test_interface_and_factory(master_opts):
+    c = open_job_cache(master_opts)
+    try:
+        assert isinstance(c, JobCache)
+        assert c.path == os.path.join(master_opts["cachedir"], "jobs.sqlite")
+        assert stat.S_IMODE(os.stat(c.path).st_mode) == 0o600
+    finally:
+        c.close()
+    with pytest.raises(ConfigError):
+        open_job_cache({**master_opts, "job_cache": "postgres"})
+
+
+def test_wal_mode(cache):
+    conn = sqlite3.connect(cache.path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_write_and_read(cache):
+    jid = now_jid()
+    cache.save_load(jid, load(jid), minions=["m2", "m1"])
+    cache.save_return(jid, "m1", {"jid": jid, "id": "m1", "fun": "test.ping", "return": True,
+                                  "retcode": 0, "success": True})
+    cache.save_return(jid, "m2", False)  # a bare value
+    assert cache.flush(5)
+    got = cache.get_load(jid)
+    assert got["fun"] == "test.ping" and got["Minions"] == ["m1", "m2"]
+    assert cache.get_returns(jid) == {"m1": {"return": True, "retcode": 0, "success": True},
+                                      "m2": {"return": False}}
+    assert cache.get_minions(jid) == ["m1", "m2"]
+    assert cache.returned_ids(jid) == ["m1", "m2"]
+    assert cache.missing(jid) == []
+    assert cache.get_load("20000101000000000000") == {}
+    assert cache.get_returns("20000101000000000000") == {}
+
+
+def test_save_minions_merges(cache):
+    jid = now_jid()
+    cache.save_load(jid, load(jid))
+    cache.save_minions(jid, ["b", "a"])
+    cache.save_minions(jid, ["c", "a"])
+    cache.flush()
+    assert cache.get_minions(jid) == ["a", "b", "c"]
+    assert cache.missing(jid) == ["a", "b", "c"]
+
+
+def test_first_return_wins(cache):
+    jid = now_jid()
+    cache.save_load(jid, load(jid), ["m1"])
+    cache.save_return(jid, "m1", {"return": "first"})
+    cache.save_return(jid, "m1", {"return": "second"})
+    cache.flush()
+    assert cache.get_returns(jid)["m1"]["return"] == "first"
+
+
+def test_odd_values_survive(cache):
+    jid = now_jid()
+    cache.save_load(jid, load(jid, arg=[{"__kwarg__": True, "big": 2 ** 70}]))
+    cache.save_return(jid, "m1", {"return": {"set": {1, 2}, "bytes": b"\x00\xff", "t": (1, 2),
+                                             "when": datetime.date(2024, 1, 2)}, "out": "nested"})
+    cache.flush()
+    assert cache.get_load(jid)["arg"][0]["big"] == str(2 ** 70)
+    ret = cache.get_returns(jid)["m1"]
+    assert ret["return"]["bytes"] == b"\x00\xff" and ret["out"] == "nested"
+    assert ret["return"]["when"] == "2024-01-02"
+
+
+def test_invalid_ids_refused(cache):
+    with pytest.raises(SaltInvocationError):
+        cache.save_load("../../etc", load("x"))
+    with pytest.raises(SaltInvocationError):
+        cache.save_return(now_jid(), "../m1", {"return": 1})
+    with pytest.raises(SaltInvocationError):
+        cache.get_returns("1; DROP TABLE jobs")
+
+
+def test_return_record():
+    assert return_record({"return": 1, "jid": "x", "id": "m", "retcode": 2, "fun": "f"}) == \
+        {"return": 1, "retcode": 2}
+    assert return_record([1, 2]) == {"return": [1, 2]}
+
+
+def test_list_jobs(cache):
+    base = datetime.datetime.now() - datetime.timedelta(hours=1)
+    jids = [jid_at(base, i) for i in range(5)]
+    for i, jid in enumerate(jids):
+        cache.save_load(jid, load(jid, fun="state.apply" if i % 2 else "test.ping"))
+    cache.flush()
+    assert [r.jid for r in cache.list_jobs()] == jids
+    assert [r.jid for r in cache.list_jobs(functions=["state.*"])] == [jids[1], jids[3]]
+    assert [r.jid for r in cache.list_jobs(limit=2)] == jids[3:]
+    assert [r.jid for r in cache.list_jobs(limit=2, newest_first=True)] == [jids[4], jids[3]]
+    assert cache.list_jobs(start_time=time.time() + 10) == []
+    rec = cache.list_jobs()[0]
+    assert (rec.fun, rec.tgt, rec.tgt_type, rec.user) == ("test.ping", "*", "glob", "root")
+    assert rec.load["jid"] == jids[0]
+
+
+def test_prune(cache):
+    old = datetime.datetime.now() - datetime.timedelta(hours=30)
+    old_jid, new_jid = jid_at(old), now_jid()
+    for jid in (old_jid, new_jid):
+        cache.save_load(jid, load(jid), ["m1"])
+        cache.save_return(jid, "m1", {"return": True})
+    cache.flush()
+    assert cache.prune(0) == 0  # keep_jobs 0: keep everything, as Salt
+    assert cache.prune(24) == 1
+    assert cache.get_load(old_jid) == {} and cache.get_returns(old_jid) == {}
+    assert cache.get_returns(new_jid) == {"m1": {"return": True}}
+    assert cache.prune(24) == 0
+
+
+def test_keep_hours():
+    assert keep_hours({}) == 24
+    assert keep_hours({"keep_jobs": 2}) == 2
+    assert keep_hours({"keep_jobs": 2, "keep_jobs_seconds": 1800}) == 0.5
+
+
+def test_flush_before_close_writes_everything(tmp_path):
+    path = str(tmp_path / "jobs.sqlite")
+    c = SqliteJobCache(path)
+    jid = now_jid()
+    c.save_load(jid, load(jid), [f"m{i}" for i in range(500)])
+    for i in range(500):
+        c.save_return(jid, f"m{i}", {"return": i})
+    c.close()  # must not lose the queued returns
+    reader = SqliteJobCache(path, readonly=True)
+    try:
+        assert len(reader.get_returns(jid)) == 500
+        assert reader.missing(jid) == []
+    finally:
+        reader.close()
+    with pytest.raises(RuntimeError):
+        c.save_return(jid, "m1", {"return": 1})
+
+
+def test_readonly_cache_creates_nothing(tmp_path):
+    path = tmp_path / "nowhere" / "jobs.sqlite"
+    c = SqliteJobCache(str(path), readonly=True)
+    assert c.list_jobs() == [] and c.get_load(now_jid()) == {}
+    assert not path.parent.exists()
+    with pytest.raises(RuntimeError):
+        c.save_load(now_jid(), load("x"))
+    c.close()
+
+
+def test_read_in_thread_while_writing(cache):
+    jid = now_jid()
+    cache.save_load(jid, load(jid))
+    cache.flush()
+    stop = threading.Event()
+    seen: list[int] = []
+    errors: list[BaseException] = []
+
+    def reader():
+        try:
+            while not stop.is_set():
+                seen.append(len(cache.get_returns(jid)))
+        except BaseException as exc:  # report in the main thread
+            errors.append(exc)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    for i in range(300):
+        cache.save_return(jid, f"m{i}", {"return": "x" * 100})
+        if i % 50 == 0:
+            cache.flush()
+    cache.flush()
+    time.sleep(0.05)
+    stop.set()
+    t.join()
+    assert not errors
+    assert seen == sorted(seen) and seen[-1] == 300  # never goes back, ends complete
+
+
+def _read_in_process(path: str, jid: str, queue) -> None:
+    c = SqliteJobCache(path, readonly=True)
+    counts = []
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        n = len(c.get_returns(jid))
+        counts.append(n)
+        if n >= 200:
+            break
+        time.sleep(0.001)
+    c.close()
+    queue.put(counts)
+
+
+def test_read_in_other_process_while_writing(cache):
+    jid = now_jid()
+    cache.save_load(jid, load(jid))
+    cache.flush()
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_read_in_process, args=(cache.path, jid, queue))
+    proc.start()
+    for i in range(200):
+        cache.save_return(jid, f"m{i}", {"return": i})
+        if i % 20 == 0:
+            cache.flush()
+            time.sleep(0.005)
+    cache.flush()
+    counts = queue.get(timeout=30)
+    proc.join(10)
+    assert proc.exitcode == 0
+    assert counts[-1] == 200 and counts == sorted(counts)
