@@ -22,6 +22,8 @@ How a module is written (the Salt way, which users' custom modules follow):
   ``__func_alias__ = {"list_": "list"}`` renames;
 - ``__virtualname__`` and ``__virtual__()`` choose the name (``__virtual__``
   returns True, a name, False or ``(False, reason)``);
+- a long module may list private sibling files in ``__parts__``; they run
+  in the module's namespace (see :meth:`LazyLoader._exec_parts`);
 - each module is executed afresh per loader, with these globals injected:
   ``__opts__``, ``__grains__``, ``__pillar__``, ``__salt__``, ``__context__``,
   ``__states__`` (state modules), and per call ``__low__`` and ``__env__``
@@ -146,8 +148,8 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def _functions(self, name: str) -> dict[str, Callable[..., Any]] | None:
         if name in self._funcs:
             return self._funcs[name]
-        if name in self._modules and self._modules[name] is None:
-            return None
+        if name.startswith("_") or (name in self._modules and self._modules[name] is None):
+            return None  # private files (module parts, helpers) are never modules
         candidates = [d / f"{name}.py" for d in self.dirs if (d / f"{name}.py").is_file()]
         candidates += [p for p in self._index().get(name, []) if p not in candidates]
         for path in candidates:
@@ -186,6 +188,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         setattr(mod, "__salt_system_encoding__", "utf-8")
         try:
             spec.loader.exec_module(mod)
+            self._exec_parts(mod, path)
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
@@ -210,6 +213,22 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
             if isinstance(ret, str):
                 name = ret
         return mod, name
+
+    @staticmethod
+    def _exec_parts(mod: types.ModuleType, path: Path) -> None:
+        """Run the module's ``__parts__`` (private sibling files) in its own namespace.
+
+        A long module may keep some of its functions in ``_name_part.py``
+        files beside it and list them in ``__parts__``: they run after the
+        module body, in the same globals, so they share its helpers and the
+        dunders, and their functions count as the module's own.
+        """
+        for part in getattr(mod, "__parts__", ()) or ():
+            if not isinstance(part, str) or not part.startswith("_") or not part.isidentifier():
+                raise LoaderError(f"{path.name}: __parts__ entries must be private module names, not {part!r}")
+            part_path = path.parent / f"{part}.py"
+            code = compile(part_path.read_text(encoding="utf-8"), str(part_path), "exec")
+            exec(code, mod.__dict__)  # noqa: S102 - our own module source, as import would run it
 
     def _index(self) -> dict[str, list[Path]]:
         """Virtual name -> files declaring it, read from the text (no import)."""

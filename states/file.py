@@ -1,40 +1,52 @@
-"""The ``file`` state module (first slice): files and directories on this host.
+"""The ``file`` state module: files, directories, links and text edits on this host.
 
-Runs wherever states run (``briny-call``, the minion). The disk work goes
-through the ``file`` execution module (``__salt__["file.*"]``) and ``salt://``
-sources through ``__salt__["cp.cache_file"]``; this module decides what has
+Runs wherever states run (``briny-call``, the minion). It decides what has
 to change and reports it as Salt 3007 does (comments, ``changes`` with
-Salt's unified diff, ``New file``, test-mode predictions).
+Salt's unified diffs, test-mode predictions); the disk work is done by the
+``file`` execution module through ``__salt__["file.*"]`` (helpers in
+``briny.minion.fileops``) and ``salt://`` files come through ``cp``.
 
-Provided: ``managed`` (``contents``, ``contents_pillar``, ``contents_grains``,
-``source`` as ``salt://``, local path or a list of them, ``user``, ``group``,
-``mode``, ``makedirs``, ``dir_mode``, ``replace``, ``show_changes``,
-``create``, ``follow_symlinks``), ``directory``, ``absent``, ``exists``,
-``missing``, ``touch`` and ``append`` (``text``). ``source_hash``,
-templates, ``recurse`` and ``clean`` come with a later slice and fail
-clearly when asked for.
+Functions: ``managed``, ``directory``, ``recurse``, ``absent``, ``exists``,
+``missing``, ``touch``, ``append``, ``prepend``, ``replace``, ``line``,
+``blockreplace``, ``comment``, ``uncomment``, ``symlink``, ``copy``,
+``rename``, ``serialize``, ``keyvalue``. The text edits live in
+``states/_file_edit.py`` and links/copies/serialize in ``states/_file_links.py``,
+parts of this module (``__parts__``) that run in its namespace.
 
-Writes are atomic (a temporary file in the destination's folder, then
-``os.replace``). A symlink at a managed path is followed to its target, as
-Salt's ``follow_symlinks`` default says; with ``follow_symlinks: False`` the
-link itself is replaced and its target is never written.
+Writes are atomic (a temporary file in the destination's folder, then a
+rename). A symlink at a managed path is followed to its target, as Salt's
+``follow_symlinks`` default says; with ``follow_symlinks: False`` the link
+itself is replaced and its target is never written. Bad input (a missing
+source, a bad mode or hash, an unknown owner, a directory in the way) fails
+the state with a comment, never a traceback.
 
-On purpose unlike Salt: a bad ``mode`` fails before anything is written
-(Salt creates the file, then fails), a failed ``file.directory`` reports no
-changes, and ``file.append`` without ``text`` fails (Salt appends "None").
+On purpose unlike Salt (where Salt is wrong): a bad ``mode`` fails before
+anything is written; "Unable to manage file: " is never doubled; a template
+error in test mode is a comment, not a traceback; ``file.line`` inserts at
+``start``/``end`` are idempotent and end with a newline; ``file.line`` with
+``create`` predicts the new file in test mode; ``file.directory`` ``clean``
+keeps the folders holding excluded files; ``file.copy`` with ``force`` on
+identical files changes nothing; ``file.recurse`` manages files in sorted
+order (Salt's order is random, so are the folders its changes name).
 """
 
 from __future__ import annotations
 
-import difflib
+import json
+import logging
 import os
 from typing import Any
 
+import yaml
+
 from briny.common.exceptions import BrinyError
 
+log = logging.getLogger(__name__)
+__parts__ = ("_file_edit", "_file_links")  # more file.* states, in this namespace
 _TEST_NOTE = "\nNote: No changes made, actual changes may\nbe different due to other states."
 
 
+# -- helpers ------------------------------------------------------------------------
 def _testing() -> bool:
     return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
 
@@ -53,50 +65,21 @@ def _fail(ret: dict[str, Any], comment: str) -> dict[str, Any]:
     return ret
 
 
-def _not_absolute(name: str) -> str | None:
+def _start(name: Any) -> tuple[str, dict[str, Any], str | None]:
+    """(expanded name, fresh ret, error comment when ``name`` is not absolute)."""
+    name = os.path.expanduser(str(name)) if name else ""
+    ret = _ret(name)
     if not name or not os.path.isabs(name):
-        return f"Specified file {name} is not an absolute path"
-    return None
+        return name, ret, f"Specified file {name} is not an absolute path"
+    return name, ret, None
 
 
-def _missing_owner(user: Any, group: Any) -> str:
-    """Salt's comment for owners that do not exist on this host ("" if all do)."""
-    comment = ""
-    if user not in (None, "") and _salt("user_to_uid")(user) == "":
-        comment += f"User {user} is not available "
-    if group not in (None, "") and _salt("group_to_gid")(group) == "":
-        comment += f"Group {group} is not available"
-    return comment
+def _env(saltenv: Any, kwargs: dict[str, Any]) -> str:
+    return str(saltenv or kwargs.get("__env__") or globals().get("__env__") or "base")
 
 
-def _norm_mode(mode: Any) -> str | None:
-    return _salt("normalize_mode")(mode)
-
-
-def _perm_changes(path: str, user: Any, group: Any, mode: str | None) -> dict[str, Any]:
-    """What ``user``/``group``/``mode`` would change on ``path``, in Salt's keys."""
-    st = _salt("stats")(path)
-    changes: dict[str, Any] = {}
-    if user not in (None, "") and _salt("user_to_uid")(user) != st["uid"]:
-        changes["user"] = user
-    if group not in (None, "") and _salt("group_to_gid")(group) != st["gid"]:
-        changes["group"] = group
-    if mode is not None and mode != st["mode"]:
-        changes["mode"] = mode
-    return changes
-
-
-def _apply_perms(path: str, changes: dict[str, Any]) -> str | None:
-    """Apply the owner/mode part of ``changes``; an error comment or None."""
-    if "user" in changes or "group" in changes:
-        err = _salt("chown")(path, changes.get("user"), changes.get("group"))
-        if err:
-            return f"Failed to change ownership of {path}: {err.strip()}"
-    if "mode" in changes:
-        new = _salt("set_mode")(path, changes["mode"])
-        if new != changes["mode"]:
-            return f"Failed to change mode to {changes['mode']}"
-    return None
+def _err(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def _lookup(data: Any, key: str, delimiter: str = ":") -> tuple[bool, Any]:
@@ -116,71 +99,33 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _sources(source: Any) -> list[str]:
-    items = source if isinstance(source, list) else [source]
+def _lines_of(text: Any) -> list[str]:
+    chunks = text if isinstance(text, list) else [text]
     out: list[str] = []
-    for item in items:
-        if isinstance(item, dict):
-            out.extend(str(k) for k in item)
-        elif item not in (None, ""):
-            out.append(str(item))
+    for chunk in chunks:
+        out.extend(str(chunk).splitlines() or [""])
     return out
 
 
-def _fetch_source(source: Any, saltenv: str) -> tuple[bytes | None, str]:
-    """(bytes of the first source that exists, Salt's error comment).
-
-    The comment starts with ``!`` when Salt prefixes it with "Unable to
-    manage file: " under test mode too.
-    """
-    candidates = _sources(source)
-    for src in candidates:
-        if src.startswith("salt://"):
-            local = __salt__["cp.cache_file"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
-        else:
-            path = src[len("file://"):] if src.startswith("file://") else src
-            local = path if os.path.isabs(path) and os.path.isfile(path) else False
-        if local:
-            try:
-                with open(str(local), "rb") as fh:
-                    return fh.read(), ""
-            except OSError as exc:
-                return None, f"Unable to read source file {src}: {exc.strerror}"
-    if len(candidates) != 1:
-        return None, "!none of the specified sources were found"
-    src = candidates[0]
-    if src.startswith("salt://"):
-        return None, f"Source file {src} not found in saltenv '{saltenv}'"
-    return None, f"Local file source {src} does not exist"
+def _text_from_sources(source: Any, saltenv: str) -> tuple[list[str] | None, str]:
+    """The lines of ``source`` (for append/prepend), or an error comment."""
+    plan = _salt("managed_data")("", source=source, saltenv=saltenv)
+    if plan["data"] is None:
+        return None, plan["comment"] or "Source file not found"
+    return plan["data"].decode("utf-8", errors="replace").splitlines(), ""
 
 
-def _is_binary(data: bytes) -> bool:
-    if b"\x00" in data:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
-
-
-def _diff(old: bytes, new: bytes) -> str:
-    if _is_binary(old) or _is_binary(new):
-        return "Replace binary file"
-    return "".join(difflib.unified_diff(old.decode("utf-8").splitlines(True),
-                                        new.decode("utf-8").splitlines(True)))
-
-
-def managed(name: str, source: Any = None, source_hash: str = "", user: Any = None, group: Any = None,
-            mode: Any = None, makedirs: bool = False, dir_mode: Any = None, replace: bool = True,
-            contents: Any = None, contents_pillar: str | None = None, contents_grains: str | None = None,
-            contents_newline: bool = True, contents_delimiter: str = ":", show_changes: bool = True,
-            create: bool = True, follow_symlinks: bool = True, template: str | None = None,
-            saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    """Make ``name`` a file with the given contents, owner and mode."""
-    name = os.path.expanduser(str(name)) if name else ""
-    ret = _ret(name)
-    bad = _not_absolute(name)
+# -- file.managed ---------------------------------------------------------------------
+def managed(name: str, source: Any = None, source_hash: Any = "", source_hash_name: str | None = None,
+            user: Any = None, group: Any = None, mode: Any = None, template: str | None = None,
+            makedirs: bool = False, dir_mode: Any = None, context: Any = None, replace: bool = True,
+            defaults: Any = None, backup: str = "", show_changes: bool = True, create: bool = True,
+            contents: Any = None, tmp_dir: str = "", contents_pillar: str | None = None,
+            contents_grains: str | None = None, contents_newline: bool = True, contents_delimiter: str = ":",
+            follow_symlinks: bool = True, check_cmd: str | None = None, skip_verify: bool = False,
+            saltenv: str | None = None, attrs: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """Make ``name`` a file with the given contents (source, template, text), owner and mode."""
+    name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
     given = [x for x in (contents, contents_pillar, contents_grains) if x is not None]
@@ -189,191 +134,290 @@ def managed(name: str, source: Any = None, source_hash: str = "", user: Any = No
                           "'contents_pillar', or 'contents_grains'")
     if len(given) > 1:
         return _fail(ret, "Only one of 'contents', 'contents_pillar', and 'contents_grains' is permitted")
-    if template:
-        return _fail(ret, f"Templates ({template}) in file.managed are not supported yet")
+    if template and str(template).lower() != "jinja":
+        return _fail(ret, f"Specified template format {template} is not supported")
     try:
-        mode = _norm_mode(mode)
-        dir_mode = _norm_mode(dir_mode)
+        mode = _salt("normalize_mode")(mode)
+        dir_mode = _salt("normalize_mode")(dir_mode)
     except BrinyError as exc:
         return _fail(ret, str(exc))
-    env = saltenv or kwargs.get("__env__") or globals().get("__env__") or "base"
-
-    # the desired content, or None for "leave the content alone"
-    data: bytes | None = None
     if contents_pillar is not None or contents_grains is not None:
         key = contents_pillar if contents_pillar is not None else contents_grains
         store = __pillar__ if contents_pillar is not None else __grains__  # type: ignore[name-defined]  # noqa: F821
         found, value = _lookup(store, str(key), contents_delimiter)
         if not found:
-            what = "Pillar" if contents_pillar is not None else "Grain"
-            return _fail(ret, f"{what} {key} does not exist")
+            return _fail(ret, f"{'Pillar' if contents_pillar is not None else 'Grain'} {key} does not exist")
         contents = _as_text(value)
     if contents is not None:
-        text = _as_text(contents)
-        if contents_newline and not text.endswith("\n"):
-            text += "\n"
-        data = text.encode("utf-8")
-    elif source:
-        data, err = _fetch_source(source, str(env))
-        if data is None:
-            if err.startswith("!") or not _testing():
-                err = "Unable to manage file: " + err.lstrip("!")
-            return _fail(ret, err)
+        contents = _as_text(contents)
+        if contents_newline and not contents.endswith("\n"):
+            contents += "\n"
 
-    target = os.path.realpath(name) if follow_symlinks and os.path.islink(name) else name
-    if os.path.isdir(target) and not (not follow_symlinks and os.path.islink(name)):
+    real = os.path.realpath(name) if follow_symlinks else name
+    if os.path.isdir(real) and not os.path.islink(name if not follow_symlinks else real):
         return _fail(ret, f"Specified target {name} is a directory")
-    exists = os.path.lexists(target) and not (not follow_symlinks and os.path.islink(target))
-
-    if not exists:
-        if not create:
-            ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
-            return ret
-        if _testing():
-            ret.update(result=None, changes={"newfile": name}, comment=f"The file {name} is set to be changed" + _TEST_NOTE)
-            return ret
-        missing = _missing_owner(user, group)
-        if missing:
-            return _fail(ret, missing)
-        parent = os.path.dirname(target)
-        if not os.path.isdir(parent):
-            if not makedirs:
-                return _fail(ret, "Parent directory not present")
-            try:
-                _salt("makedirs_perms")(parent, user, group, dir_mode)
-            except BrinyError as exc:
-                return _fail(ret, f"Unable to create the parent directory of {name}: {exc}")
-        try:
-            _salt("atomic_write")(target, data if data is not None else b"", mode, False, user, group)
-        except (BrinyError, OSError) as exc:
-            return _fail(ret, f"Unable to manage file: {getattr(exc, 'strerror', None) or exc}")
-        if data is None:
-            ret["changes"] = {"new": f"file {name} created"}
-            ret["comment"] = "Empty file"
-        else:
-            ret["changes"] = {"diff": "New file"}
-            ret["comment"] = f"File {name} updated"
-        perms = _perm_changes(target, user, group, mode)
-        err = _apply_perms(target, perms)
-        if err:
-            return _fail(ret, err)
-        if source and data is not None:
-            ret["changes"]["mode"] = _salt("get_mode")(target)
-        ret["result"] = True
+    present = os.path.lexists(real)
+    if not present and not create:
+        ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
         return ret
-
-    if not os.path.isfile(target):
+    if present and not os.path.isfile(real) and not (not follow_symlinks and os.path.islink(name)):
         return _fail(ret, f"Specified target {name} exists and is not a regular file")
-    changes: dict[str, Any] = {}
-    content_managed = data is not None and replace
-    if content_managed:
-        try:
-            with open(target, "rb") as fh:
-                old = fh.read()
-        except OSError as exc:
-            return _fail(ret, f"Unable to read {name}: {exc.strerror}")
-        if old != data:
-            changes["diff"] = _diff(old, data) if show_changes else "<show_changes=False>"
-    perms = _perm_changes(target, user, group, mode)
-    changes.update(perms)
-    if not changes:
-        if data is None or not replace:
-            ret["comment"] = (f"File {name} not updated" if _testing()
-                              else f"File {name} exists with proper permissions. No changes made.")
-        else:
-            ret["comment"] = (f"The file {name} is in the correct state" if _testing()
-                              else f"File {name} is in the correct state")
-        ret["result"] = True
-        return ret
+
+    env = _env(saltenv, kwargs)
+    extra = {"name": name, "source": source, "source_hash": source_hash, "user": user, "group": group,
+             "mode": mode, "attrs": attrs, "saltenv": env}
+    plan = _salt("managed_data")(name, source=source, source_hash=source_hash,
+                                 source_hash_name=source_hash_name, template=template, context=context,
+                                 defaults=defaults, contents=contents, saltenv=env, skip_verify=skip_verify,
+                                 extra=extra)
+    if plan["comment"]:
+        if plan["raw"] and _testing():
+            return _fail(ret, plan["comment"])
+        return _fail(ret, "Unable to manage file: " + plan["comment"])
+    data = plan["data"]
+    if not replace and present:
+        data = None
     if _testing():
-        comment = f"The file {name} is set to be changed" + _TEST_NOTE
-        if not content_managed and "mode" in changes:
-            current = _salt("get_mode")(target)
-            comment = f"File {name} will be updated with permissions {mode} from its current state of {current}"
-        ret.update(result=None, changes=changes, comment=comment)
+        result, changes, comment = _salt("check_managed_data")(name, data, user, group, mode, show_changes,
+                                                               follow_symlinks, replace)
+        ret.update(result=result, changes=changes, comment=comment)
         return ret
-    missing = _missing_owner(user, group)
-    if missing:
-        return _fail(ret, missing)
-    if "diff" in changes:
-        try:
-            _salt("atomic_write")(target, data, mode, False, user, group)
-        except (BrinyError, OSError) as exc:
-            return _fail(ret, f"Unable to manage file: {getattr(exc, 'strerror', None) or exc}")
-    ret["changes"] = changes
-    err = _apply_perms(target, perms)
-    if err:
-        return _fail(ret, err)
-    # Salt says nothing when only owner or mode were managed
-    ret.update(result=True, comment=f"File {name} updated" if content_managed else "")
+    if check_cmd and data is not None:
+        cret = _salt("check_cmd_data")(check_cmd, data, tmp_dir or None)
+        if cret.get("retcode"):
+            ret["skip_watch"] = True
+            return _fail(ret, "check_cmd execution failed")
+    out = _salt("manage_data")(name, data, user, group, mode, plan["from_source"], plan["sums"], backup,
+                               makedirs, dir_mode, show_changes, follow_symlinks, replace, tmp_dir or None)
+    ret.update(out)
+    if ret["result"] is False:
+        ret["changes"] = {} if "diff" not in ret["changes"] else ret["changes"]
     return ret
+
+
+def mod_run_check_cmd(cmd: str, filename: str, **check_cmd_opts: Any) -> Any:
+    """Run ``cmd FILENAME``; True when it exits 0 (the engine's hook for ``check_cmd``)."""
+    cret = __salt__["cmd.run_all"](f"{cmd} {filename}", python_shell=True)  # type: ignore[name-defined]  # noqa: F821
+    if cret.get("retcode"):
+        return {"comment": "check_cmd execution failed", "skip_watch": True, "result": False}
+    return True
+
+
+# -- file.directory / file.recurse -----------------------------------------------------------
+def _dir_lines(changes: dict[str, dict[str, Any]]) -> str:
+    return "The following files will be changed:\n" + "".join(
+        f"{path}: {k} - {v}\n" for path, ch in changes.items() for k, v in ch.items())
 
 
 def directory(name: str, user: Any = None, group: Any = None, recurse: Any = None, dir_mode: Any = None,
-              file_mode: Any = None, makedirs: bool = False, clean: bool = False, mode: Any = None,
-              allow_symlink: bool = True, follow_symlinks: bool = False, force: bool = False,
-              **kwargs: Any) -> dict[str, Any]:
-    """Make ``name`` a directory with the given owner and mode."""
-    name = os.path.expanduser(str(name)) if name else ""
-    ret = _ret(name)
-    bad = _not_absolute(name)
+              file_mode: Any = None, makedirs: bool = False, clean: bool = False, exclude_pat: str | None = None,
+              mode: Any = None, allow_symlink: bool = True, follow_symlinks: bool = False, force: bool = False,
+              require: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """Make ``name`` a directory with the given owner and mode, optionally recursively and clean."""
+    name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
-    if recurse or clean:
-        return _fail(ret, "file.directory: 'recurse' and 'clean' are not supported yet")
+    name = name.rstrip("/") or "/"
     try:
-        mode = _norm_mode(dir_mode if dir_mode is not None else mode)
+        dmode = _salt("normalize_mode")(dir_mode if dir_mode is not None else mode)
+        fmode = _salt("normalize_mode")(file_mode if file_mode is not None else mode)
     except BrinyError as exc:
         return _fail(ret, str(exc))
+    recurse = [recurse] if isinstance(recurse, str) else list(recurse or [])
+    unknown = [r for r in recurse if r not in ("user", "group", "mode", "ignore_files", "ignore_dirs", "silent")]
+    if unknown:
+        return _fail(ret, f"Types for \"recurse\" limited to \"user\", \"group\", \"mode\", \"ignore_files\", "
+                          f"\"ignore_dirs\" and \"silent\"; got {', '.join(map(str, unknown))}")
     is_link_dir = os.path.islink(name) and os.path.isdir(name) and allow_symlink
-    if os.path.lexists(name) and not os.path.isdir(name):
-        kind = "symlink" if os.path.islink(name) else "file"
-        return _fail(ret, f"Specified location {name} exists and is a {kind}")
-    if os.path.islink(name) and not is_link_dir:
-        return _fail(ret, f"Specified location {name} exists and is a symlink")
-
+    if os.path.lexists(name) and not os.path.isdir(name) or (os.path.islink(name) and not is_link_dir):
+        if not force:
+            kind = "symlink" if os.path.islink(name) else "file"
+            return _fail(ret, f"Specified location {name} exists and is a {kind}")
+    missing = _salt("perms_missing")(user, group) if not _testing() else ""
     if not os.path.isdir(name):
         new = {name: {"directory": "new"}}
         if _testing():
-            ret.update(result=None, changes=new,
-                       comment=f"The following files will be changed:\n{name}: directory - new\n")
+            ret.update(result=None, changes=new, comment=_dir_lines(new))
             return ret
-        missing = _missing_owner(user, group)
         if missing:
             return _fail(ret, missing)
-        if not os.path.isdir(os.path.dirname(name.rstrip("/")) or "/") and not makedirs:
+        if not os.path.isdir(os.path.dirname(name)) and not makedirs:
             return _fail(ret, f"No directory to create {name} in")
         try:
-            _salt("makedirs_perms")(name, user, group, mode)
+            if os.path.lexists(name):
+                _salt("remove")(name)
+            _salt("makedirs_perms")(name, user, group, dmode)
         except (BrinyError, OSError) as exc:
-            return _fail(ret, f"Failed to create directory {name}: {exc}")
+            return _fail(ret, f"Failed to create directory {name}: {_err(exc)}")
         ret.update(result=True, changes=new, comment="")
+        if recurse or clean:
+            more = directory(name, user=user, group=group, recurse=recurse, dir_mode=dir_mode,
+                             file_mode=file_mode, clean=clean, exclude_pat=exclude_pat, mode=mode)
+            ret["changes"].update(more["changes"])
         return ret
 
-    path = os.path.realpath(name) if is_link_dir else name
-    perms = _perm_changes(path, user, group, mode)
-    if not perms:
+    if missing:
+        return _fail(ret, missing)
+    top = _salt("perm_changes")(name, user, group, dmode)
+    plan = _salt("directory_plan")(name, user, group, dmode, fmode, recurse, clean, exclude_pat,
+                                   _keep(require))
+    items = [] if "silent" in recurse else plan["items"]
+    per_path = {path: ch for path, ch in items}
+    removed = {path: {"removed": "Removed due to clean"} for path, _top in plan["removed"]}
+    if not top and not plan["items"] and not removed:
         ret.update(result=True, comment=f"The directory {name} is in the correct state")
         return ret
     if _testing():
-        lines = "".join(f"{name}: {k} - {v}\n" for k, v in perms.items())
-        ret.update(result=None, changes={name: perms}, comment="The following files will be changed:\n" + lines)
+        changes = {**per_path, **removed, **({name: top} if top else {})}
+        ret.update(result=None, changes=changes, comment=_dir_lines(changes))
         return ret
-    missing = _missing_owner(user, group)
-    if missing:
-        return _fail(ret, missing)
-    err = _apply_perms(path, perms)
-    if err:
-        return _fail(ret, err)
-    ret.update(result=True, changes={name: dict(perms), **perms}, comment=f"Directory {name} updated")
+    try:
+        _salt("apply_perm_changes")(name, top)
+        for path, ch in plan["items"]:
+            _salt("apply_perm_changes")(path, ch)
+        for path, is_top in plan["removed"]:
+            if is_top:
+                _salt("remove")(path)
+    except (BrinyError, OSError) as exc:
+        return _fail(ret, _err(exc))
+    changes = {**({name: top} if top else {}), **per_path}
+    for ch in [top] + [ch for _p, ch in plan["items"]]:
+        changes.update(ch)
+    if removed:
+        changes.update(removed)
+        changes["removed"] = [path for path, is_top in plan["removed"] if is_top]
+    comment = f"Directory {name} updated" if top or plan["items"] else f"Files cleaned from directory {name}"
+    ret.update(result=True, changes=changes, comment=comment)
     return ret
 
 
+def _keep(require: Any) -> list[str]:
+    """Paths named by ``require: [{file: /path}]`` that ``clean`` must keep."""
+    out: list[str] = []
+    for req in require if isinstance(require, list) else []:
+        if isinstance(req, dict):
+            out.extend(str(v) for k, v in req.items() if k == "file" and str(v).startswith("/"))
+    return out
+
+
+def recurse(name: str, source: Any, keep_source: bool = True, clean: bool = False, require: Any = None,
+            user: Any = None, group: Any = None, dir_mode: Any = None, file_mode: Any = None,
+            sym_mode: Any = None, template: str | None = None, context: Any = None, replace: bool = True,
+            defaults: Any = None, include_empty: bool = False, backup: str = "", include_pat: str | None = None,
+            exclude_pat: str | None = None, maxdepth: int | None = None, keep_symlinks: bool = False,
+            force_symlinks: bool = False, saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Copy the ``salt://`` folder ``source`` to ``name`` (files through ``file.managed``)."""
+    name, ret, bad = _start(name)
+    if bad:
+        return _fail(ret, bad)
+    name = name.rstrip("/") or "/"
+    env = _env(saltenv, kwargs)
+    srcs = source if isinstance(source, list) else [source]
+    for src in srcs:
+        if not str(src).startswith("salt://"):
+            return _fail(ret, f"Invalid source '{src}' (must be a salt:// URI)")
+    try:
+        _salt("normalize_mode")(dir_mode)
+        _salt("normalize_mode")(file_mode)
+    except BrinyError as exc:
+        return _fail(ret, str(exc))
+    if os.path.lexists(name) and not os.path.isdir(name):
+        return _fail(ret, f"The path {name} exists and is not a directory")
+    found = None
+    for src in srcs:
+        path, _, query = str(src)[len("salt://"):].partition("?")
+        senv = query.split("saltenv=")[-1] if "saltenv=" in query else env
+        prefix = path.strip("/") + "/"
+        files = [f for f in __salt__["cp.list_master"](senv, prefix)  # type: ignore[name-defined]  # noqa: F821
+                 if f.startswith(prefix)]
+        if files:
+            found = (prefix, senv, files)
+            break
+    if found is None:
+        return _fail(ret, "Recurse failed: none of the specified sources were found")
+    prefix, senv, files = found
+    if not _testing() and not os.path.isdir(name):
+        try:  # Salt makes the top folder first and does not report it
+            _salt("makedirs_perms")(name, user, group, _salt("normalize_mode")(dir_mode))
+        except (BrinyError, OSError) as exc:
+            return _fail(ret, f"Failed to create directory {name}: {_err(exc)}")
+    comments: dict[str, str] = {}
+    results: list[Any] = []
+    keep: set[str] = set()
+    seen_dirs: set[str] = set()
+
+    def merge(path: str, sub: dict[str, Any]) -> None:
+        results.append(sub["result"])
+        if sub["changes"]:
+            ret["changes"][path] = sub["changes"]
+        if sub["changes"] or sub["result"] is not True:
+            comments[path] = sub["comment"]
+
+    def manage_dir(path: str) -> None:
+        if path in seen_dirs:
+            return
+        seen_dirs.add(path)
+        keep.add(path)
+        merge(path, directory(path, user=user, group=group, dir_mode=dir_mode, makedirs=True))
+
+    for rel_full in sorted(files):
+        rel = rel_full[len(prefix):]
+        if maxdepth is not None and rel.count("/") > int(maxdepth):
+            continue
+        if include_pat and not _salt("fnmatch_rel")(include_pat, rel):
+            continue
+        if exclude_pat and _salt("fnmatch_rel")(exclude_pat, rel):
+            continue
+        dest = os.path.join(name, rel)
+        for d in _parents(name, os.path.dirname(dest)):
+            keep.add(d)
+        manage_dir(os.path.dirname(dest))
+        keep.add(dest)
+        merge(dest, managed(dest, source=f"salt://{rel_full}?saltenv={senv}" if senv != env else f"salt://{rel_full}",
+                            user=user, group=group, mode=file_mode, template=template, makedirs=True,
+                            context=context, defaults=defaults, replace=replace, backup=backup, saltenv=senv))
+    if include_empty:
+        for d in __salt__["cp.list_master_dirs"](senv, prefix):  # type: ignore[name-defined]  # noqa: F821
+            if d.startswith(prefix):
+                manage_dir(os.path.join(name, d[len(prefix):]))
+    if clean and os.path.isdir(name):
+        plan = _salt("directory_plan")(name, clean=True, exclude_pat=exclude_pat, keep=sorted(keep) + _keep(require))
+        gone = [p for p, top in plan["removed"] if top]
+        if gone:
+            if _testing():
+                comments["removed"] = "\n".join(p for p, _t in plan["removed"])
+                results.append(None)
+            else:
+                for p in gone:
+                    _salt("remove")(p)
+                ret["changes"]["removed"] = gone
+    if False in results:
+        ret["result"] = False
+    elif None in results:
+        ret["result"] = None
+    else:
+        ret["result"] = True
+    if not ret["changes"] and ret["result"] is True:
+        ret["comment"] = f"The directory {name} is in the correct state"
+    elif _testing() or ret["result"] is False:
+        ret["comment"] = "\n".join(f"\n#### {k} ####\n{v}" for k, v in comments.items()).strip()
+    else:
+        ret["comment"] = f"Recursively updated {name}"
+    return ret
+
+
+def _parents(top: str, path: str) -> list[str]:
+    out = []
+    while path.startswith(top) and path != top:
+        out.append(path)
+        path = os.path.dirname(path)
+    return out
+
+
+# -- simple presence states ----------------------------------------------------------------------
 def absent(name: str, **kwargs: Any) -> dict[str, Any]:
     """Make sure nothing is at ``name`` (a file, link or whole directory tree)."""
-    name = os.path.expanduser(str(name)) if name else ""
-    ret = _ret(name)
-    bad = _not_absolute(name)
+    name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
     if os.path.normpath(name) == "/":
@@ -420,9 +464,7 @@ def missing(name: str, **kwargs: Any) -> dict[str, Any]:
 def touch(name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False,
           **kwargs: Any) -> dict[str, Any]:
     """Create ``name`` empty if missing, and set its access and modification times."""
-    name = os.path.expanduser(str(name)) if name else ""
-    ret = _ret(name)
-    bad = _not_absolute(name)
+    name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
     present = os.path.exists(name)
@@ -450,70 +492,4 @@ def touch(name: str, atime: float | None = None, mtime: float | None = None, mak
         ret.update(result=True, changes={"touched": name}, comment=f"Updated times on file {name}")
     else:
         ret.update(result=True, changes={"new": name}, comment=f"Created empty file {name}")
-    return ret
-
-
-def _append_diff(old: str, new: str) -> str:
-    return "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines()))
-
-
-def append(name: str, text: Any = None, makedirs: bool = False, source: Any = None,
-           ignore_whitespace: bool = True, **kwargs: Any) -> dict[str, Any]:
-    """Append each line of ``text`` that the file does not already contain."""
-    name = os.path.expanduser(str(name)) if name else ""
-    ret = _ret(name)
-    bad = _not_absolute(name)
-    if bad:
-        return _fail(ret, bad)
-    if source or kwargs.get("sources"):
-        return _fail(ret, "file.append: 'source' is not supported yet; use 'text'")
-    if text is None or text == [] or text == "":
-        return _fail(ret, "No text given to append")
-    chunks = text if isinstance(text, list) else [text]
-    lines: list[str] = []
-    for chunk in chunks:
-        lines.extend(str(chunk).splitlines() or [""])
-    if os.path.isdir(name):
-        return _fail(ret, f"Specified target {name} is a directory")
-    present = os.path.exists(name)
-    if not present:
-        if _testing():
-            ret.update(result=None, changes={"new": name}, comment=f"File {name} is set to be created")
-            return ret
-        if not os.path.isdir(os.path.dirname(name)):
-            if not makedirs:
-                return _fail(ret, f"{name}: file not found")
-            try:
-                _salt("makedirs_perms")(os.path.dirname(name))
-            except (BrinyError, OSError) as exc:
-                return _fail(ret, str(exc))
-        old = ""
-    else:
-        try:
-            old = _salt("read")(name)
-        except (BrinyError, OSError) as exc:
-            return _fail(ret, str(exc))
-
-    def norm(line: str) -> str:
-        return " ".join(line.split()) if ignore_whitespace else line
-
-    have = {norm(line) for line in old.splitlines()}
-    todo: list[str] = []
-    for line in lines:
-        if norm(line) not in have:
-            todo.append(line)
-            have.add(norm(line))
-    if not todo:
-        ret.update(result=True, comment=f"File {name} is in correct state")
-        return ret
-    new = old + ("\n" if old and not old.endswith("\n") else "") + "".join(f"{line}\n" for line in todo)
-    diff = _append_diff(old, new)
-    if _testing():
-        ret.update(result=None, changes={"diff": diff}, comment=f"File {name} is set to be updated")
-        return ret
-    try:
-        _salt("atomic_write")(name, new)
-    except (BrinyError, OSError) as exc:
-        return _fail(ret, f"Unable to append to {name}: {exc}")
-    ret.update(result=True, changes={"diff": diff}, comment=f"Appended {len(todo)} lines")
     return ret

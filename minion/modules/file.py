@@ -14,80 +14,46 @@ followed.
 
 from __future__ import annotations
 
-import grp
 import hashlib
+import logging
 import os
-import pwd
 import re
 import stat
 import tempfile
 from typing import Any
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common import fileclient
+from briny.common.exceptions import BrinyError, CommandExecutionError, SaltInvocationError
+from briny.common.jinja import render_jinja
+from briny.minion.fileops import diff, lines, managed, perms, tree
 
-_MODE_RE = re.compile(r"^[0-7]{1,4}$")
+log = logging.getLogger(__name__)
 
 
 # -- names and ids -----------------------------------------------------------
 def user_to_uid(user: Any) -> int | str:
     """The uid of ``user`` (a name or a number), or ``""`` when there is none."""
-    if user is None or user == "":
-        return ""
-    if isinstance(user, int) and not isinstance(user, bool):
-        return user
-    try:
-        return pwd.getpwnam(str(user)).pw_uid
-    except KeyError:
-        if str(user).isdigit():
-            return int(user)
-        return ""
+    return perms.user_to_uid(user)
 
 
 def group_to_gid(group: Any) -> int | str:
     """The gid of ``group`` (a name or a number), or ``""`` when there is none."""
-    if group is None or group == "":
-        return ""
-    if isinstance(group, int) and not isinstance(group, bool):
-        return group
-    try:
-        return grp.getgrnam(str(group)).gr_gid
-    except KeyError:
-        if str(group).isdigit():
-            return int(group)
-        return ""
+    return perms.group_to_gid(group)
 
 
 def uid_to_user(uid: Any) -> str | int:
     """The user name of ``uid``, or the uid itself when no user has it."""
-    try:
-        return pwd.getpwuid(int(uid)).pw_name
-    except (KeyError, ValueError, TypeError):
-        return uid
+    return perms.uid_to_user(uid)
 
 
 def gid_to_group(gid: Any) -> str | int:
     """The group name of ``gid``, or the gid itself when no group has it."""
-    try:
-        return grp.getgrgid(int(gid)).gr_name
-    except (KeyError, ValueError, TypeError):
-        return gid
+    return perms.gid_to_group(gid)
 
 
 def normalize_mode(mode: Any) -> str | None:
-    """``644``, ``"644"``, ``"0644"`` → ``"0644"``; None stays None.
-
-    Raises SaltInvocationError for anything that is not an octal mode.
-    """
-    if mode is None or mode == "":
-        return None
-    if isinstance(mode, bool):
-        raise SaltInvocationError(f"Invalid mode {mode!r}")
-    text = str(mode).strip()
-    if text.lower().startswith("0o"):
-        text = text[2:]
-    if not _MODE_RE.match(text.lstrip("0") or "0"):
-        raise SaltInvocationError(f"Invalid mode {mode}: a mode is up to four octal digits, like 0644")
-    return (text.lstrip("0") or "0").zfill(4)
+    """``644``, ``"644"``, ``"0644"`` → ``"0644"``; None stays None (SaltInvocationError if bad)."""
+    return perms.normalize_mode(mode)
 
 
 # -- queries -----------------------------------------------------------------
@@ -132,22 +98,12 @@ def search(path: str, pattern: str, flags: int | str | list[str] = 8, bufsize: i
         if ignore_if_missing:
             return False
         raise SaltInvocationError(f"File not found: {path}")
-    re_flags = _regex_flags(flags)
+    re_flags = lines.regex_flags(flags)
     if multiline:
         re_flags |= re.MULTILINE
     text = read(path)
     assert isinstance(text, str)
     return re.search(pattern, text, re_flags) is not None
-
-
-def _regex_flags(flags: int | str | list[str]) -> int:
-    if isinstance(flags, int):
-        return flags
-    names = [flags] if isinstance(flags, str) else list(flags)
-    value = 0
-    for name in names:
-        value |= int(getattr(re, str(name).upper(), 0))
-    return value
 
 
 def get_hash(path: str, form: str = "sha256", chunk_size: int = 65536) -> str:
@@ -302,16 +258,6 @@ def write(path: str, *args: Any, **kwargs: Any) -> str:
     return f'Wrote {len(lines)} lines to "{path}"'
 
 
-def _apply_perms(path: str, user: Any = None, group: Any = None, mode: Any = None) -> None:
-    norm = normalize_mode(mode)
-    if user not in (None, "") or group not in (None, ""):
-        err = chown(path, user, group)
-        if err:
-            raise CommandExecutionError(err.strip())
-    if norm is not None:
-        os.chmod(path, int(norm, 8))
-
-
 def mkdir(dir_path: str, user: Any = None, group: Any = None, mode: Any = None) -> bool:
     """Create ``dir_path`` and any missing parents, each with these owners and mode."""
     dir_path = os.path.expanduser(dir_path)
@@ -334,28 +280,7 @@ def makedirs(path: str, user: Any = None, group: Any = None, mode: Any = None) -
 
 def makedirs_perms(name: str, user: Any = None, group: Any = None, mode: Any = "0755") -> bool:
     """Create ``name`` and its missing parents, applying owner and mode to each one made."""
-    name = os.path.expanduser(name.rstrip("/") or "/")
-    normalize_mode(mode)  # fail before making anything
-    missing: list[str] = []
-    cur = name
-    while not os.path.isdir(cur):
-        if os.path.lexists(cur):
-            raise CommandExecutionError(f"The path '{cur}' exists and is not a directory")
-        missing.append(cur)
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            break
-        cur = parent
-    for d in reversed(missing):
-        try:
-            os.mkdir(d)
-        except FileExistsError:
-            if not os.path.isdir(d):
-                raise CommandExecutionError(f"The path '{d}' exists and is not a directory") from None
-            continue
-        except OSError as exc:
-            raise CommandExecutionError(f"Unable to create directory {d}: {exc.strerror}") from exc
-        _apply_perms(d, user, group, mode)
+    tree.makedirs_perms(os.path.expanduser(name.rstrip("/") or "/"), user, group, normalize_mode(mode))
     return True
 
 
@@ -363,54 +288,344 @@ def atomic_write(path: str, data: str | bytes, mode: Any = None, follow_symlinks
                  user: Any = None, group: Any = None) -> bool:
     """Replace ``path`` with ``data`` atomically (briny addition).
 
-    With ``follow_symlinks`` (Salt's default for ``file.managed``) a symlink at
-    ``path`` is resolved and its target is replaced; otherwise the link itself
-    is replaced by the new file. The temporary file is created with
-    ``O_EXCL`` in the destination's folder. Owner and mode of an existing
-    file are kept unless ``mode``/``user``/``group`` are given; a new file
-    gets ``mode`` or 0666 minus the umask. Owner and mode are set on the
-    temporary file, so the final name never shows other permissions.
+    A temporary file made with ``O_EXCL`` in the destination's folder, then a
+    rename. With ``follow_symlinks`` a symlink at ``path`` is resolved and its
+    target replaced; otherwise the link itself is replaced. Owner and mode of
+    an existing file are kept unless ``mode``/``user``/``group`` are given; a
+    new file gets ``mode`` or 0666 minus the umask; both are set before the
+    rename, so the final name never shows other permissions.
     """
     path = os.path.expanduser(path)
     if follow_symlinks and os.path.islink(path):
         path = os.path.realpath(path)
-    norm = normalize_mode(mode)
-    uid = user_to_uid(user) if user not in (None, "") else -1
-    gid = group_to_gid(group) if group not in (None, "") else -1
-    if uid == "" or gid == "":
-        raise CommandExecutionError(f"User {user} or group {group} does not exist")
-    folder = os.path.dirname(path) or "."
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    missing = perms.missing_owner(user, group)
+    if missing:
+        raise CommandExecutionError(missing.strip())
+    managed.write(path, data.encode("utf-8") if isinstance(data, str) else data,
+                  owner=(user, group), exact_mode=normalize_mode(mode))
+    return True
+
+
+# -- file.managed (briny functions behind the state; the work is in fileops.managed) -------
+def _cache(src: str, saltenv: str) -> str | bool:
+    return __salt__["cp.cache_file"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _render(text: str, template: str, context: Any, defaults: Any, saltenv: str,
+            extra: dict[str, Any], tmplpath: str | None = None) -> str:
+    if str(template).lower() != "jinja":
+        raise CommandExecutionError(f"Specified template format {template} is not supported")
+    ctx: dict[str, Any] = {"salt": __salt__, "grains": __grains__,  # type: ignore[name-defined]  # noqa: F821
+                           "pillar": __pillar__, "opts": __opts__,  # type: ignore[name-defined]  # noqa: F821
+                           "saltenv": saltenv, "env": saltenv}
+    ctx.update(extra)
+    ctx.update(defaults or {})
+    ctx.update(context or {})
+    client = fileclient.get_client(__opts__)  # type: ignore[name-defined]  # noqa: F821
+    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath,
+                        opts=__opts__)  # type: ignore[name-defined]  # noqa: F821
+
+
+def apply_template_on_contents(contents: str, template: str, context: Any, defaults: Any,
+                               saltenv: str = "base", **kwargs: Any) -> str:
+    """Render ``contents`` with ``template`` (jinja) and the usual context."""
+    return _render(contents, template, context, defaults, saltenv, {})
+
+
+def source_list(source: Any, source_hash: Any = "", saltenv: str = "base") -> list[str]:
+    """[url, hash] of the first source that exists (CommandExecutionError if none)."""
+    src, shash, _local, err = managed.resolve(source, source_hash, saltenv, _cache)
+    if err:
+        raise CommandExecutionError(err)
+    return [src, shash or ""]
+
+
+def get_source_sum(file_name: str = "", source: str = "", source_hash: Any = None,
+                   source_hash_name: str | None = None, saltenv: str = "base", **kwargs: Any) -> dict[str, str]:
+    """``{"hash_type", "hsum"}`` for ``source_hash`` (a hash, ``type=hash`` or a hash file)."""
     try:
-        old = os.stat(path) if os.path.lexists(path) and not os.path.islink(path) else None
-    except OSError:
-        old = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".briny", dir=folder)
+        return managed.source_sum(source_hash, source or file_name, saltenv, _cache, source_hash_name)
+    except diff.HashError as exc:
+        raise CommandExecutionError(str(exc)) from None
+
+
+def managed_data(name: str, source: Any = None, source_hash: Any = "", source_hash_name: str | None = None,
+                 template: str | None = None, context: Any = None, defaults: Any = None,
+                 contents: str | None = None, saltenv: str = "base", skip_verify: bool = False,
+                 extra: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+    """What ``file.managed`` should write (briny): ``{"data", "sums", "from_source", "comment", "raw"}``.
+
+    ``data`` is the bytes (None: leave the content alone), ``sums`` the
+    expected hash of a non-``salt://`` source, ``comment`` Salt's reason when
+    there is nothing to write (``raw``: Salt shows it without its
+    "Unable to manage file: " prefix in test mode).
+    """
+    out: dict[str, Any] = {"data": None, "sums": None, "from_source": False, "comment": "", "raw": False}
+    ctx_extra = dict(extra or {})
+    try:
+        if contents is not None:
+            text = _render(contents, template, context, defaults, saltenv, ctx_extra) if template else contents
+            out["data"] = text.encode("utf-8") if isinstance(text, str) else text
+            return out
+        if not source:
+            return out
+        src, shash, local, err = managed.resolve(source, source_hash, saltenv, _cache)
+        if err:
+            out["comment"] = err
+            out["raw"] = len(managed.source_items(source)) == 1
+            return out
+        if shash and not skip_verify and not src.startswith("salt://"):
+            out["sums"] = managed.source_sum(shash, src, saltenv, _cache, source_hash_name)
+        with open(local, "rb") as fh:
+            data = fh.read()
+        if template:
+            ctx_extra.setdefault("source", src)
+            data = _render(data.decode("utf-8"), template, context, defaults, saltenv, ctx_extra).encode("utf-8")
+        out.update(data=data, from_source=True)
+    except diff.HashError as exc:
+        out["comment"] = str(exc)
+    except (BrinyError, OSError, UnicodeDecodeError) as exc:
+        out["comment"] = str(getattr(exc, "strerror", None) or exc)
+    return out
+
+
+def check_managed_data(name: str, data: bytes | None, user: Any = None, group: Any = None, mode: Any = None,
+                       show_changes: bool = True, follow_symlinks: bool = True,
+                       replace: bool = True) -> tuple[Any, dict[str, Any], str]:
+    """Test mode of ``file.managed`` (briny): (result, changes, comment)."""
+    return managed.check_changes(os.path.expanduser(name), data, user, group, perms.normalize_mode(mode),
+                                 show_changes, follow_symlinks, replace)
+
+
+def manage_data(name: str, data: bytes | None, user: Any = None, group: Any = None, mode: Any = None,
+                from_source: bool = False, sums: dict[str, str] | None = None, backup: str = "",
+                makedirs: bool = False, dir_mode: Any = None, show_changes: bool = True,
+                follow_symlinks: bool = True, replace: bool = True, tmp_dir: str | None = None) -> dict[str, Any]:
+    """Live ``file.managed`` (briny): write ``data`` and set owner/mode; ``{"result", "changes", "comment"}``."""
+    return managed.manage(os.path.expanduser(name), data, user, group, perms.normalize_mode(mode), from_source,
+                          sums, backup, str(__opts__.get("cachedir") or ""),  # type: ignore[name-defined]  # noqa: F821
+                          makedirs, perms.normalize_mode(dir_mode), show_changes, follow_symlinks, replace, tmp_dir)
+
+
+def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None) -> dict[str, Any]:
+    """Run ``cmd TMPFILE`` on ``data`` written to a private temporary file (briny)."""
+    fd, tmp = tempfile.mkstemp(prefix="briny-check.", dir=tmp_dir or None)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if norm is not None:
-            os.chmod(tmp, int(norm, 8))
-        elif old is not None:
-            os.chmod(tmp, stat.S_IMODE(old.st_mode))
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        if old is not None and os.geteuid() == 0:
-            os.chown(tmp, old.st_uid, old.st_gid)
-        if uid != -1 or gid != -1:
-            os.chown(tmp, int(uid), int(gid))
-        if norm is not None:
-            os.chmod(tmp, int(norm, 8))  # chown may clear set-id bits
+        return __salt__["cmd.run_all"](f"{cmd} {tmp}", python_shell=True)  # type: ignore[name-defined]  # noqa: F821
+    finally:
+        os.unlink(tmp)
+
+
+# -- text edits (the work is in fileops.lines) -------------------------------------
+def _edit(path: str, change: Any, dry_run: bool = False, backup: Any = "", create: bool = False) -> str:
+    """Apply ``change(old) -> new`` to ``path``; Salt's diff ("" when nothing changes)."""
+    path = os.path.expanduser(path)
+    if not os.path.isfile(path):
+        if not create or os.path.lexists(path):
+            raise CommandExecutionError(f"{path}: file not found")
+        old = ""
+    else:
+        old = read(path)  # type: ignore[assignment]
+    new = change(old)
+    if new == old:
+        return ""
+    if not dry_run:
+        if backup and isinstance(backup, str) and os.path.isfile(path):
+            tree.copy(path, path + backup)
+        managed.write(path, new.encode("utf-8"))
+    return diff.unified(old, new)
+
+
+def line(path: str, content: Any = None, match: str | None = None, mode: str | None = None,
+         location: str | None = None, before: str | None = None, after: str | None = None,
+         show_changes: bool = True, backup: Any = False, quiet: bool = False, indent: bool = True,
+         create: bool = False, dry_run: bool = False, **kwargs: Any) -> str | bool:
+    """Edit one line of ``path`` (Salt's ``file.line``); the diff, or False when unchanged."""
+    text = None if content is None else str(content)
+    out = _edit(path, lambda old: lines.line(old, text, match, mode, location, before, after, indent),
+                dry_run, ".bak" if backup is True else backup, create)
+    return (out if show_changes else True) if out else False
+
+
+def replace(path: str, pattern: str, repl: Any, count: int = 0, flags: Any = 8, bufsize: Any = 1,
+            append_if_not_found: bool = False, prepend_if_not_found: bool = False,
+            not_found_content: str | None = None, backup: Any = ".bak", dry_run: bool = False,
+            search_only: bool = False, show_changes: bool = True, ignore_if_missing: bool = False,
+            backslash_literal: bool = False, **kwargs: Any) -> str | bool:
+    """Regex search and replace over ``path`` (Salt's ``file.replace``); the diff or False."""
+    if ignore_if_missing and not os.path.isfile(os.path.expanduser(path)):
+        return False
+    if search_only:
+        text = read(path)
+        return lines.compile_re(pattern, lines.regex_flags(flags)).search(str(text)) is not None
+    out = _edit(path, lambda old: lines.replace(old, pattern, str(repl), count, flags, append_if_not_found,
+                                                prepend_if_not_found, not_found_content, backslash_literal)[0],
+                dry_run, backup)
+    return (out if show_changes else True) if out else False
+
+
+def blockreplace(path: str, marker_start: str = "#-- start managed zone --",
+                 marker_end: str = "#-- end managed zone --", content: Any = "",
+                 append_if_not_found: bool = False, prepend_if_not_found: bool = False,
+                 backup: Any = ".bak", dry_run: bool = False, show_changes: bool = True,
+                 append_newline: Any = None, insert_before_match: str | None = None,
+                 insert_after_match: str | None = None, **kwargs: Any) -> str | bool:
+    """Replace the block between two marker lines (Salt's ``file.blockreplace``); the diff or False."""
+    out = _edit(path, lambda old: lines.blockreplace(old, str(marker_start), str(marker_end),
+                                                     None if content is None else str(content),
+                                                     append_if_not_found, prepend_if_not_found, append_newline,
+                                                     insert_before_match, insert_after_match), dry_run, backup)
+    return (out if show_changes else True) if out else False
+
+
+def comment_line(path: str, regex: str, char: str = "#", cmnt: bool = True, backup: Any = ".bak",
+                 dry_run: bool = False) -> str | bool:
+    """Comment (``cmnt``) or uncomment the lines matching ``regex``; the diff or False."""
+    fun = lines.comment if cmnt else lines.uncomment
+    out = _edit(path, lambda old: fun(old, regex, char), dry_run, backup)
+    return out or False
+
+
+def comment_state(path: str, regex: str, char: str = "#") -> dict[str, bool]:
+    """Which of ``regex`` uncommented / commented out by ``char`` occur in ``path`` (briny)."""
+    text = str(read(path))
+    rx = lines.compile_re(regex)
+    plain = any(rx.search(ln) and not lines.commented(ln, regex, char) for ln in text.splitlines())
+    hidden = any(lines.commented(ln, regex, char) for ln in text.splitlines())
+    return {"uncommented": plain, "commented": hidden}
+
+
+def keyvalue_edit(path: str, key_values: dict[str, Any], separator: str = "=",
+                  append_if_not_found: bool = False, uncomment: str | None = None,
+                  key_ignore_case: bool = False, value_ignore_case: bool = False, count: int = 1,
+                  dry_run: bool = False) -> dict[str, Any]:
+    """Set ``key SEP value`` lines (briny, behind ``file.keyvalue``): ``{"diff": [...], "changed": N}``."""
+    path = os.path.expanduser(path)
+    try:
+        old = str(read(path))
+    except CommandExecutionError:
+        raise CommandExecutionError(f"unable to open {path}") from None
+    new, dlines, changed = lines.keyvalue(old, key_values, separator, append_if_not_found, uncomment,
+                                          key_ignore_case, value_ignore_case, count)
+    if new != old and not dry_run:
+        managed.write(path, new.encode("utf-8"))
+    return {"diff": dlines, "changed": changed}
+
+
+# -- directories, links, copies (the work is in fileops.tree) ----------------------------
+def directory_plan(name: str, user: Any = None, group: Any = None, dir_mode: Any = None, file_mode: Any = None,
+                   recurse: Any = None, clean: bool = False, exclude_pat: str | None = None,
+                   keep: list[str] | None = None) -> dict[str, Any]:
+    """What ``file.directory`` would change below ``name`` (briny).
+
+    ``{"items": [[path, perm changes], ...], "removed": [[path, top], ...]}`` in walk order.
+    """
+    name = os.path.expanduser(name)
+    items = tree.recurse_changes(name, user, group, perms.normalize_mode(dir_mode),
+                                 perms.normalize_mode(file_mode), list(recurse or [])) if recurse else []
+    removed = tree.clean_list(name, set(keep or []), exclude_pat) if clean else []
+    return {"items": [list(i) for i in items], "removed": [list(r) for r in removed]}
+
+
+def apply_perm_changes(path: str, changes: dict[str, Any], follow_symlinks: bool = True) -> None:
+    """Apply ``{"user", "group", "mode"}`` changes to ``path`` (briny)."""
+    perms.apply_perms(os.path.expanduser(path), changes, follow_symlinks)
+
+
+def perm_changes(path: str, user: Any = None, group: Any = None, mode: Any = None,
+                 follow_symlinks: bool = True) -> dict[str, Any]:
+    """What ``user``/``group``/``mode`` would change on ``path`` (briny)."""
+    return perms.perm_changes(os.path.expanduser(path), user, group, perms.normalize_mode(mode), follow_symlinks)
+
+
+def is_link(path: str) -> bool:
+    return os.path.islink(os.path.expanduser(path))
+
+
+def readlink(path: str, canonicalize: bool = False) -> str:
+    path = os.path.expanduser(path)
+    if not os.path.islink(path):
+        raise SaltInvocationError(f"A valid link was not specified: {path}")
+    return os.path.realpath(path) if canonicalize else os.readlink(path)
+
+
+def symlink(src: str, path: str, force: bool = False, **kwargs: Any) -> bool:
+    """Make ``path`` a symlink to ``src``, atomically replacing an old link (or anything, with ``force``)."""
+    path = os.path.expanduser(path)
+    if os.path.lexists(path) and not os.path.islink(path) and not force:
+        raise CommandExecutionError(f"File exists: {path}")
+    tmp = f"{path}.briny-link.{os.getpid()}"
+    try:
+        os.symlink(src, tmp)
+        if os.path.isdir(path) and not os.path.islink(path):
+            tree.remove(path)
         os.replace(tmp, path)
-    except BaseException:
-        try:
+    except OSError as exc:
+        if os.path.islink(tmp):
             os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        raise CommandExecutionError(f"Could not create '{path}': {exc.strerror}") from exc
     return True
+
+
+def lchown(path: str, user: Any = None, group: Any = None) -> None:
+    """Set the owner of ``path`` itself (a link is not followed)."""
+    ch = {k: v for k, v in (("user", user), ("group", group)) if v not in (None, "")}
+    perms.apply_perms(os.path.expanduser(path), ch, follow_symlinks=False)
+
+
+def copy(src: str, dst: str, recurse: bool = False, remove_existing: bool = False,
+         preserve: bool = False, **kwargs: Any) -> bool:
+    """Copy a file (or a tree with ``recurse``) to ``dst``."""
+    src, dst = os.path.expanduser(src), os.path.expanduser(dst)
+    if not os.path.lexists(src):
+        raise CommandExecutionError(f"No such file or directory '{src}'")
+    if os.path.isdir(src) and not recurse:
+        raise SaltInvocationError("Cannot copy overwriting a directory without recurse flag set to true!")
+    if remove_existing and os.path.lexists(dst):
+        tree.remove(dst)
+    try:
+        tree.copy(src, dst, preserve)
+    except OSError as exc:
+        raise CommandExecutionError(f"Could not copy '{src}' to '{dst}': {exc.strerror}") from exc
+    return True
+
+
+def rename(src: str, dst: str) -> bool:
+    """Move ``src`` to ``dst``."""
+    try:
+        os.rename(os.path.expanduser(src), os.path.expanduser(dst))
+    except OSError as exc:
+        raise CommandExecutionError(f"Could not move '{src}' to '{dst}': {exc.strerror}") from exc
+    return True
+
+
+# -- small briny helpers for the state module -------------------------------------------
+def perms_missing(user: Any = None, group: Any = None) -> str:
+    """Salt's "User X is not available " comment for owners this host lacks ("" if none)."""
+    return perms.missing_owner(user, group)
+
+
+def primary_group(user: Any) -> str | None:
+    return perms.primary_group(user)
+
+
+def dir_mode_for(file_mode: Any) -> str | None:
+    """A folder mode for a file mode: execute wherever read is allowed (0640 → 0750)."""
+    return perms.dir_mode_for(perms.normalize_mode(file_mode))
+
+
+def fnmatch_rel(pattern: str, relname: str) -> bool:
+    """Salt's include/exclude test (``E@regex`` or a glob) on a relative path."""
+    return tree.matches(pattern, relname)
+
+
+def get_diff_text(old: str, new: str) -> str:
+    """Salt's unified diff of two texts."""
+    return diff.unified(old, new)
+
+
+def dict_diff(old: Any, new: Any) -> dict[str, Any]:
+    """Per-key ``{"new", "old"}`` of two mappings."""
+    return diff.dict_diff(old, new)

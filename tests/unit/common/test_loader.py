@@ -56,3 +56,16 @@ def test_reload_forgets_modules(custom):
     first = salt["mymod.list"]
     salt.reload()
     assert salt["mymod.list"] is not first
+
+
+def test_module_parts_share_the_namespace(tmp_path):
+    (tmp_path / "big.py").write_text("__parts__ = ('_big_more',)\n"
+                                     "def _helper():\n    return __opts__['id']\n"
+                                     "def one():\n    return 1\n")
+    (tmp_path / "_big_more.py").write_text("def two():\n    return _helper() + '!'\n")
+    (tmp_path / "bad.py").write_text("__parts__ = ('../evil',)\ndef f():\n    pass\n")
+    salt = loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])
+    assert salt["big.one"]() == 1 and salt["big.two"]() == "m!"
+    assert "_big_more.two" not in salt  # parts are not modules of their own
+    with pytest.raises(FunctionNotFound, match="private module names"):
+        salt["bad.f"]

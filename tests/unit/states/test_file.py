@@ -150,7 +150,7 @@ def test_managed_makedirs(tmp_path: Path, tree: Path, out: Path) -> None:
     ({"contents": "x", "mode": 999}, "Invalid mode 999: a mode is up to four octal digits, like 0644"),
     ({"contents": "x", "user": "nosuchuser_briny"}, "User nosuchuser_briny is not available "),
     ({"contents": "x", "group": "nosuchgroup_briny"}, "Group nosuchgroup_briny is not available"),
-    ({"contents": "x", "template": "jinja"}, "Templates (jinja) in file.managed are not supported yet"),
+    ({"contents": "x", "template": "mako"}, "Specified template format mako is not supported"),
 ])
 def test_managed_bad_inputs(tmp_path: Path, tree: Path, out: Path, kwargs: dict, comment: str) -> None:
     f = out / "bad.txt"

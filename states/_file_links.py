@@ -1,0 +1,231 @@
+"""Link, copy, rename and serialize functions of the ``file`` state module.
+
+Runs on the host applying states. A part of ``states/file.py`` (listed in its
+``__parts__``): the loader runs this file in that module's namespace, so the
+helpers there and the dunders are shared; read ``states/file.py`` first.
+"""
+# ruff: noqa: F821 - names come from states/file.py, whose namespace this runs in
+from __future__ import annotations
+
+# -- links, copies, renames -------------------------------------------------------------------------
+def symlink(name: str, target: str, force: bool = False, backupname: str | None = None, makedirs: bool = False,
+            user: Any = None, group: Any = None, mode: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """Make ``name`` a symlink to ``target``."""
+    name, ret, bad = _start(name)
+    if bad:
+        return _fail(ret, bad)
+    target = os.path.expanduser(str(target))
+    if user is not None and _salt("user_to_uid")(user) == "":
+        return _fail(ret, f"User {user} does not exist")
+    if group is not None and _salt("group_to_gid")(group) == "":
+        return _fail(ret, f"Group {group} does not exist")
+    parent = os.path.dirname(name)
+    is_link = os.path.islink(name)
+    current = os.readlink(name) if is_link else None
+    in_way = os.path.lexists(name) and not is_link
+    if _testing():
+        if is_link and current == target:
+            ret.update(result=True, comment=f"The symlink {name} is present")
+        elif is_link:
+            ret.update(result=None, changes={"change": name},
+                       comment=f"Link {name} target is set to be changed to {target}")
+        elif in_way and force:
+            ret.update(result=None, comment=f"The file or directory {name} is set for removal to make way "
+                                            f"for a new symlink targeting {target}")
+        elif in_way and backupname:
+            ret.update(result=None, comment=f"The file or directory {name} is set to be backed up to "
+                                            f"{backupname} to make way for a new symlink targeting {target}")
+        elif in_way:
+            return _fail(ret, f"File or directory exists where the symlink {name} should be. "
+                              "Did you mean to use force?")
+        else:
+            comment = f"Symlink {name} to {target} is set for creation"
+            if not os.path.isdir(parent):
+                comment += (f"\n{parent} will be created" if makedirs
+                            else f"\nDirectory {parent} for symlink is not present")
+            ret.update(result=None, changes={"new": name}, comment=comment)
+        return ret
+    if not os.path.isdir(parent):
+        if not makedirs:
+            return _fail(ret, f"Directory {parent} for symlink is not present")
+        try:
+            _salt("makedirs_perms")(parent, user, group, _salt("normalize_mode")(mode))
+        except (BrinyError, OSError) as exc:
+            return _fail(ret, _err(exc))
+    if is_link and current == target:
+        ch = _salt("perm_changes")(name, user, group, None, follow_symlinks=False)
+        if ch:
+            _salt("lchown")(name, user, group)
+            ret.update(changes=ch)
+        owner = f"{_salt('get_user')(name, follow_symlinks=False)}:{_salt('get_group')(name, follow_symlinks=False)}"
+        ret.update(result=True, comment=f"Symlink {name} is present and owned by {owner}")
+        return ret
+    try:
+        if in_way:
+            if backupname:
+                dest = backupname if os.path.isabs(backupname) else os.path.join(parent, backupname)
+                if os.path.lexists(dest) and not force:
+                    return _fail(ret, f"Symlink & backup dest exists and Force not set. {name} -> {target} - "
+                                      f"backup: {dest}")
+                _salt("rename")(name, dest)
+            elif not force:
+                kind = "Directory" if os.path.isdir(name) else "File"
+                return _fail(ret, f"{kind} exists where the symlink {name} should be")
+        _salt("symlink")(target, name, force=True)
+        _salt("lchown")(name, user, group)
+    except (BrinyError, OSError) as exc:
+        return _fail(ret, f"Unable to create new symlink {name} -> {target}: {_err(exc)}")
+    ret.update(result=True, changes={"new": name}, comment=f"Created new symlink {name} -> {target}")
+    return ret
+
+
+def copy(name: str, source: str, force: bool = False, makedirs: bool = False, preserve: bool = False,
+         user: Any = None, group: Any = None, mode: Any = None, subdir: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Copy the local file or folder ``source`` to ``name`` (only if missing, unless ``force``)."""
+    name, ret, bad = _start(name)
+    if bad:
+        return _fail(ret, bad)
+    source = os.path.expanduser(str(source))
+    if not os.path.isabs(source):
+        return _fail(ret, f"Specified file {source} is not an absolute path")
+    if not os.path.lexists(source):
+        return _fail(ret, f'Source file "{source}" is not present')
+    if subdir and os.path.isdir(name):
+        name = os.path.join(name, os.path.basename(source))
+    try:
+        mode = _salt("normalize_mode")(mode)
+    except BrinyError as exc:
+        return _fail(ret, str(exc))
+    if user is not None and group is None:
+        group = _salt("primary_group")(user)
+    missing_owner = _salt("perms_missing")(user, group)
+    if missing_owner:
+        return _fail(ret, missing_owner)
+    if os.path.lexists(name):
+        same = os.path.isfile(name) and os.path.isfile(source) and \
+            _salt("get_hash")(name) == _salt("get_hash")(source)
+        if not force or same:
+            ret.update(result=True, comment=f'The target file "{name}" exists and will not be overwritten')
+            return ret
+    if _testing():
+        ret.update(result=None, comment=f'File "{source}" is set to be copied to "{name}"')
+        return ret
+    parent = os.path.dirname(name)
+    try:
+        if not os.path.isdir(parent):
+            if not makedirs:
+                return _fail(ret, f"The target directory {parent} is not present")
+            _salt("makedirs_perms")(parent, user, group, _salt("dir_mode_for")(mode or _salt("get_mode")(source)))
+        _salt("copy")(source, name, recurse=True, remove_existing=True, preserve=preserve)
+        ret["changes"][name] = source
+        if not preserve:
+            ch = _salt("perm_changes")(name, user, group, mode)
+            _salt("apply_perm_changes")(name, ch)
+            ret["changes"].update(ch)
+    except (BrinyError, OSError) as exc:
+        return _fail(ret, f'Failed to copy "{source}" to "{name}": {_err(exc)}')
+    ret.update(result=True, comment=f'Copied "{source}" to "{name}"')
+    return ret
+
+
+def rename(name: str, source: str, force: bool = False, makedirs: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Move ``source`` to ``name`` if ``source`` is there and ``name`` is not (or ``force``)."""
+    name, ret, bad = _start(name)
+    if bad:
+        return _fail(ret, bad)
+    source = os.path.expanduser(str(source))
+    if not os.path.isabs(source):
+        return _fail(ret, f"Specified file {source} is not an absolute path")
+    if not os.path.lexists(source):
+        ret.update(result=True, comment=f'Source file "{source}" has already been moved out of place')
+        return ret
+    if os.path.lexists(name) and not force:
+        ret.update(result=True, comment=f'The target file "{name}" exists and will not be overwritten')
+        return ret
+    if _testing():
+        ret.update(result=None, comment=f'File "{source}" is set to be moved to "{name}"')
+        return ret
+    parent = os.path.dirname(name)
+    try:
+        if not os.path.isdir(parent):
+            if not makedirs:
+                return _fail(ret, f"The target directory {parent} is not present")
+            _salt("makedirs_perms")(parent)
+        if os.path.lexists(name):
+            _salt("remove")(name)
+        _salt("rename")(source, name)
+    except (BrinyError, OSError) as exc:
+        return _fail(ret, f'Failed to move "{source}" to "{name}": {_err(exc)}')
+    ret.update(result=True, changes={name: source}, comment=f'Moved "{source}" to "{name}"')
+    return ret
+
+
+# -- file.serialize -------------------------------------------------------------------------------------
+def _dump(data: Any, fmt: str, opts: Any) -> str:
+    extra = {}
+    for item in opts if isinstance(opts, list) else [opts] if isinstance(opts, dict) else []:
+        extra.update(item)
+    if fmt == "json":
+        return json.dumps(data, **{"indent": 2, "sort_keys": True, **extra}) + "\n"
+    return yaml.safe_dump(data, **{"default_flow_style": False, **extra})
+
+
+def _load(text: str, fmt: str) -> Any:
+    return json.loads(text) if fmt == "json" else yaml.safe_load(text)
+
+
+def serialize(name: str, dataset: Any = None, dataset_pillar: str | None = None, user: Any = None,
+              group: Any = None, mode: Any = None, backup: str = "", makedirs: bool = False,
+              show_changes: bool = True, create: bool = True, merge_if_exists: bool = False,
+              serializer: str | None = None, serializer_opts: Any = None, formatter: str | None = None,
+              **kwargs: Any) -> dict[str, Any]:
+    """Write ``dataset`` (or pillar data) to ``name`` as YAML or JSON."""
+    name, ret, bad = _start(name)
+    if bad:
+        return _fail(ret, bad)
+    fmt = str(serializer or formatter or "yaml").lower()
+    if fmt not in ("yaml", "json"):
+        return _fail(ret, f"The {fmt} serializer could not be found. It either does not exist or its "
+                          "prerequisites are not installed.")
+    if dataset is None and dataset_pillar is None:
+        return _fail(ret, "Neither 'dataset' nor 'dataset_pillar' was defined")
+    if dataset is not None and dataset_pillar is not None:
+        return _fail(ret, "Only one of 'dataset' and 'dataset_pillar' is permitted")
+    if dataset_pillar is not None:
+        found, dataset = _lookup(__pillar__, dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
+        if not found:
+            dataset = ""
+    if not create and not os.path.isfile(name):
+        ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
+        return ret
+    if merge_if_exists and os.path.isfile(name):
+        try:
+            old = _load(_salt("read")(name), fmt)
+        except (BrinyError, ValueError, yaml.YAMLError) as exc:
+            return _fail(ret, f"Failed to deserialize existing data: {exc}")
+        if isinstance(old, dict) and isinstance(dataset, dict):
+            merged = {**old, **dataset}
+            delta = _salt("dict_diff")(old, merged)
+            if not delta:
+                try:
+                    if _salt("perm_changes")(name, user, group, mode):
+                        return managed(name, contents=_dump(merged, fmt, serializer_opts), user=user,
+                                       group=group, mode=mode, backup=backup, show_changes=show_changes)
+                except BrinyError as exc:
+                    return _fail(ret, str(exc))
+                ret.update(result=True, comment=f"The file {name} is in the correct state")
+                return ret
+            if _testing():
+                ret.update(result=None, changes={"diff": delta},
+                           comment=f"Dataset will be serialized and stored into {name}")
+                return ret
+            out = managed(name, contents=_dump(merged, fmt, serializer_opts), user=user, group=group, mode=mode,
+                          backup=backup, makedirs=makedirs, show_changes=show_changes)
+            if out["result"] and "diff" in out["changes"]:
+                out["changes"]["diff"] = delta
+            return out
+    out = managed(name, contents=_dump(dataset, fmt, serializer_opts), user=user, group=group, mode=mode,
+                  backup=backup, makedirs=makedirs, show_changes=show_changes, contents_newline=False)
+    if _testing() and out["result"] is None:
+        out["comment"] = f"Dataset will be serialized and stored into {name}"
+    return out
