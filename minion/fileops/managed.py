@@ -189,7 +189,7 @@ def manage(name: str, data: bytes | None, user: Any = None, group: Any = None, m
                 if not makedirs:
                     ret["comment"] = "Parent directory not present"
                     return ret
-                tree.makedirs_perms(parent, user, group, dir_mode)
+                tree.makedirs_perms(parent, user, group, dir_mode or dir_mode_for(mode))
             if data is not None:
                 bad = verify(name, data, sums)
                 if bad:
@@ -235,3 +235,12 @@ def manage(name: str, data: bytes | None, user: Any = None, group: Any = None, m
         return ret
     ret.update(result=True, changes=changes, comment=f"File {name} updated" if managed else "")
     return ret
+
+
+def dir_mode_for(mode: Any) -> str | None:
+    """Salt's folder mode for ``makedirs`` when only the file's ``mode`` is given:
+    each non-zero digit gains the execute bit, so the folders stay listable (0600 -> 700)."""
+    if mode is None:
+        return None
+    digits = [d for d in str(mode).replace("0o", "0")][-3:]
+    return "".join(str(int(d) | 1) if d != "0" else d for d in digits)

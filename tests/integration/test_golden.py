@@ -34,8 +34,6 @@ KNOWN_GAPS: set[str] = {
     # so there the SLS fails with "Jinja variable 'tplroot' is undefined".
     "compiler/tpldir_slspath/5:state.show_sls paths.tplroot",
     "compiler/tpldir_slspath/6:state.show_low_sls paths.tplroot",
-    # Gap: a new file.managed with `mode` also reports "mode" in its changes in Salt.
-    "requisites/req_use/run",
 }
 
 KEY_ORDER = os.environ.get("BRINY_GOLDEN_KEY_ORDER") == "1"

@@ -162,3 +162,9 @@ def test_backup_is_named_like_salts(tmp_path: Path) -> None:
     assert Path(dest).read_text() == "old\n"
     assert os.path.basename(dest).startswith("f.txt_")
     assert tree.matches("E@\\.conf$", "a/b.conf") and tree.matches("*.txt", "a/b.txt")
+
+
+def test_makedirs_folder_mode_follows_the_file_mode():
+    from briny.minion.fileops.managed import dir_mode_for
+    assert dir_mode_for("0600") == "700" and dir_mode_for(644) == "755" and dir_mode_for("0640") == "750"
+    assert dir_mode_for(None) is None
