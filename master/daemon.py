@@ -1,0 +1,289 @@
+"""``briny-master``: the master daemon's process shell.
+
+Runs on the master host. Reads ``DIR/master``, sets up logging, optionally
+daemonizes (``-d``: double fork, the parent waits until the master serves
+or failed, then exits 0 or 1 with the reason), writes the pidfile, and runs
+one asyncio loop (``zmq.asyncio``) holding:
+
+- :class:`briny.master.server.MasterServer` on a ZeroMQ ROUTER + PUB
+  (``interface:ret_port`` / ``interface:publish_port``);
+- :class:`briny.master.clientapi.ClientAPIServer` on
+  ``sock_dir/master_client.ipc``;
+- the housekeeping task (key store re-reads, job cache pruning) and a
+  listener for ``salt/key`` events on the master bus (so ``briny-key`` in
+  another process drops sessions at once).
+
+Threads besides the loop: the master event bus (``EventBus``, its own
+thread), the job cache writer, and the master's worker pool (RSA, key
+store, targeting). SIGTERM/SIGINT shut down cleanly: the operator IPC
+closes (no new jobs), the ROUTER stops being read after the frames already
+queued are handled (so in-flight returns are stored), the job cache is
+flushed and closed, then the bus stops and the pidfile is removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from briny.common.config import load_master_config
+from briny.common.event import EventBus, EventSender
+from briny.common.event import decode as decode_event
+from briny.common.exceptions import BrinyError
+from briny.common.logsetup import setup_console, setup_logfile
+from briny.common.transport import ZmqServer
+from briny.master import keys as keys_mod
+from briny.master.clientapi import ClientAPIServer
+from briny.master.jobcache import open_job_cache
+from briny.master.keys import KeyStore
+from briny.master.server import MasterServer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG_DIR = "/etc/briny"
+DRAIN_SECONDS = 1.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="briny-master", description="Run the briny master.")
+    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+                   help="folder holding the 'master' config file (default %(default)s)")
+    p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
+    p.add_argument("--pid-file", dest="pidfile", help="pidfile (default: the 'pidfile' option)")
+    p.add_argument("-l", "--log-level", dest="log_level", help="console log level (default: log_level)")
+    p.add_argument("--log-file", dest="log_file", help="log file (default: the 'log_file' option)")
+    p.add_argument("--log-file-level", dest="log_file_level")
+    return p
+
+
+# -- pidfile and daemonizing ------------------------------------------------------------
+
+def _running_pid(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            pid = int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
+
+
+def write_pidfile(path: str) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="ascii") as fh:
+        fh.write(f"{os.getpid()}\n")
+    os.replace(tmp, path)
+
+
+def remove_pidfile(path: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        with open(path, encoding="ascii") as fh:
+            if int(fh.read().strip() or 0) != os.getpid():
+                return
+        os.unlink(path)
+
+
+def daemonize() -> int:
+    """Double fork. Returns, in the daemon, the write end of a pipe to report readiness on.
+
+    The original process waits on the pipe and exits: 0 when the daemon
+    wrote ``ok``, 1 (printing what it wrote) otherwise.
+    """
+    read_fd, write_fd = os.pipe()
+    if os.fork() > 0:
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as fh:
+            status = fh.read().decode("utf-8", "replace")
+        if status == "ok":
+            os._exit(0)
+        sys.stderr.write(status or "briny-master: the daemon exited before it was ready; see the log file\n")
+        sys.stderr.flush()
+        os._exit(1)
+    os.close(read_fd)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    os.chdir("/")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    return write_fd
+
+
+def _report(fd: int | None, text: str) -> None:
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.write(fd, text.encode("utf-8"))
+        os.close(fd)
+
+
+def check_ports(opts: dict[str, Any]) -> None:
+    """Refuse early, with a clear message, when a port is taken (before forking)."""
+    host = str(opts.get("interface") or "0.0.0.0")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for key in ("ret_port", "publish_port"):
+        port = int(opts.get(key) or 0)
+        probe = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            raise BrinyError(f"cannot bind {key} {host}:{port}: {exc.strerror}; is another master "
+                             "running, or set another port in the master config") from None
+        finally:
+            probe.close()
+
+
+# -- the loop ---------------------------------------------------------------------------
+
+async def watch_key_events(opts: dict[str, Any], server: MasterServer, ctx: zmq.asyncio.Context) -> None:
+    """Drop sessions as soon as ``briny-key`` fires ``salt/key`` on the master bus (loop)."""
+    path = os.path.join(str(opts.get("sock_dir")), "master_event_pub.ipc")
+    sock = ctx.socket(zmq.SUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.SUBSCRIBE, b"salt/key")
+    sock.connect(f"ipc://{path}")
+    try:
+        while True:
+            frames = await sock.recv_multipart()
+            if decode_event(frames) is not None:
+                await server.keys_changed()
+    finally:
+        sock.close()
+
+
+async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
+    """Run the master until SIGTERM/SIGINT (loop). Returns the exit status."""
+    loop = asyncio.get_running_loop()
+    ctx = zmq.asyncio.Context()
+    bus = EventBus(opts, name="master").start_thread()
+    sender = EventSender(opts, name="master")
+    cache = open_job_cache(opts)
+    transport: ZmqServer | None = None
+    capi: ClientAPIServer | None = None
+    server: MasterServer | None = None
+    tasks: list[asyncio.Task[Any]] = []
+    try:
+        keys = KeyStore(opts)
+        transport = ZmqServer(str(opts["interface"]), int(opts["ret_port"]), int(opts["publish_port"]), ctx=ctx)
+        server = MasterServer(opts, transport, keys, cache, fire=sender.fire)
+        keys_mod.set_notify_hook(server.key_hook(loop))
+        capi = ClientAPIServer(opts, server, ctx=ctx)
+        capi.bind()
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        serving = asyncio.ensure_future(server.serve())
+        tasks = [serving, asyncio.ensure_future(capi.serve()), asyncio.ensure_future(server.housekeeping()),
+                 asyncio.ensure_future(watch_key_events(opts, server, ctx))]
+        log.warning("briny-master %s serving on %s (ret %s, publish %s)", os.getpid(), opts["interface"],
+                    opts["ret_port"], opts["publish_port"])
+        _report(ready_fd, "ok")
+        ready_fd = None
+        stopper = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait([stopper, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        status = 0
+        for task in done:
+            if task is not stopper and not task.cancelled() and task.exception() is not None:
+                log.error("a master task stopped: %r", task.exception(), exc_info=task.exception())
+                status = 1
+        stopper.cancel()
+        log.warning("briny-master shutting down")
+        capi.close()                               # no new jobs
+        server.stop()
+        serving.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+        handled = await server.drain(DRAIN_SECONDS)   # frames already queued: in-flight returns
+        if handled:
+            log.info("handled %d queued requests before exit", handled)
+        return status
+    except (BrinyError, zmq.ZMQError, OSError) as exc:
+        log.error("briny-master cannot start: %s", exc)
+        _report(ready_fd, f"briny-master: {exc}\n")
+        ready_fd = None
+        return 1
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        keys_mod.set_notify_hook(None)
+        if capi is not None:
+            capi.close()
+        if transport is not None:
+            transport.close()
+        await loop.run_in_executor(None, cache.close)   # flushes every queued write
+        if server is not None:
+            server.close()
+        sender.close()
+        bus.stop()
+        ctx.term()
+        _report(ready_fd, "briny-master: stopped before it was ready; see the log file\n")
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    overrides: dict[str, Any] = {}
+    if ns.log_file:
+        overrides["log_file"] = os.path.abspath(ns.log_file)
+    if ns.log_file_level:
+        overrides["log_level_logfile"] = ns.log_file_level
+    if ns.pidfile:
+        overrides["pidfile"] = os.path.abspath(ns.pidfile)
+    try:
+        if not os.path.isdir(ns.config_dir):
+            raise BrinyError(f"config directory {ns.config_dir} does not exist (use -c DIR)")
+        opts = load_master_config(ns.config_dir, overrides)
+        if ns.log_level:
+            opts["log_level"] = ns.log_level
+        pidfile = str(opts["pidfile"])
+        other = _running_pid(pidfile)
+        if other is not None:
+            raise BrinyError(f"a master is already running with pid {other} (pidfile {pidfile})")
+        check_ports(opts)
+    except BrinyError as exc:
+        print(f"briny-master: {exc}", file=sys.stderr)
+        return 2
+    ready_fd = daemonize() if ns.daemon else None
+    if not ns.daemon:
+        setup_console(str(opts.get("log_level") or "warning"))
+    setup_logfile(opts)
+    try:
+        write_pidfile(pidfile)
+    except OSError as exc:
+        log.error("cannot write the pidfile %s: %s", pidfile, exc)
+        _report(ready_fd, f"briny-master: cannot write the pidfile {pidfile}: {exc.strerror}\n")
+        return 1
+    try:
+        return asyncio.run(serve(opts, ready_fd))
+    finally:
+        remove_pidfile(pidfile)
+
+
+def main() -> None:
+    try:
+        code = run()
+    except KeyboardInterrupt:
+        code = 0
+    sys.exit(code)

@@ -1,0 +1,468 @@
+"""``briny``: run a job on targeted minions through the master, like ``salt``.
+
+Runs on the master host, as the operator, in one synchronous process: it
+talks to the running master over the operator IPC
+(:class:`briny.master.clientapi.MasterClient`) and listens to the master
+event bus (:class:`briny.common.event.EventListener`) for the returns.
+
+Usage: ``briny [-c DIR] [-L|-G|-E|-C|-P|-N|-S] TARGET FUN [ARG ...] [key=val ...]``
+with ``-t TIMEOUT``, ``--async``, ``-b N|N%``, ``--static``, ``-v``,
+``--out``, ``--state-output``, ``--state-verbose``, ``--no-color``.
+
+How it waits (Salt's ``LocalClient`` behaviour): it subscribes to the bus
+before publishing, prints each minion's return as it arrives (all at once
+with ``--static``), and when ``-t`` seconds pass with minions missing it
+first reads the job cache (a return whose event was missed), then asks the
+rest with ``saltutil.find_job`` whether they still run the job; those that
+do get another ``-t`` seconds, those that answer nothing within
+``gather_job_timeout`` are reported as ``Minion did not return. [No
+response]``.
+
+Exit status: 0 when every minion returned and succeeded; 1 when a minion
+failed (non-zero retcode, ``success`` false, a failed state) or did not
+return; 2 for a usage or config error, no matching minion, or no running
+master (the message says how to start it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, TextIO
+
+from briny.common.args import parse_input
+from briny.common.config import load_master_config
+from briny.common.exceptions import BrinyError
+from briny.common.logsetup import setup_console
+from briny.master.clientapi import MasterClient, MasterError, MasterNotRunning
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG_DIR = "/etc/briny"
+NO_RESPONSE = ("Minion did not return. [No response]\nThe minions may not have all finished running and "
+               "any remaining minions will return upon completion. To look up the return data for this "
+               "job later, run the following command:\n\nbriny-run jobs.lookup_jid {jid}")
+# functions whose returns Salt prints with the highstate outputter
+STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls", "state.single", "state.low",
+                        "state.sls_id", "state.top", "state.template", "state.template_str", "state.pkg",
+                        "state.request", "state.run_request", "state.orchestrate"})
+TARGET_FLAGS = (("-L", "--list", "list"), ("-G", "--grain", "grain"), ("-E", "--pcre", "pcre"),
+                ("-C", "--compound", "compound"), ("-P", "--grain-pcre", "grain_pcre"),
+                ("-N", "--nodegroup", "nodegroup"), ("-S", "--ipcidr", "ipcidr"))
+
+
+class UsageError(BrinyError):
+    """A bad command line (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="briny", description="Run a function on targeted minions through the master.")
+    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+                   help="folder holding the 'master' config file (default %(default)s)")
+    group = p.add_mutually_exclusive_group()
+    for short, long, kind in TARGET_FLAGS:
+        group.add_argument(short, long, dest="tgt_type", action="store_const", const=kind,
+                           help=f"the target is a {kind} expression")
+    p.add_argument("-t", "--timeout", type=float, help="seconds to wait for returns before asking "
+                   "the slow minions whether they still run the job (default: the 'timeout' option, 5)")
+    p.add_argument("--async", dest="run_async", action="store_true", help="print the job id and return")
+    p.add_argument("-b", "--batch", "--batch-size", dest="batch", help="run on N minions (or N%%) at a time")
+    p.add_argument("--static", action="store_true", help="print all returns together at the end")
+    p.add_argument("-v", "--verbose", action="store_true", help="print the job id first")
+    p.add_argument("--out", "--output", dest="out",
+                   help="outputter: highstate, json, yaml, nested, txt, raw, pprint, quiet")
+    p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
+    p.add_argument("--state-output", "--state_output", dest="state_output",
+                   help="full, terse, mixed, changes (and the _id forms)")
+    p.add_argument("--state-verbose", "--state_verbose", dest="state_verbose",
+                   type=lambda s: str(s).lower() in ("1", "true", "yes", "on"))
+    p.add_argument("--no-color", "--no-colour", dest="no_color", action="store_true")
+    p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
+    p.add_argument("-l", "--log-level", dest="log_level", help="console log level (default warning)")
+    p.add_argument("tgt", nargs="?", help="the target")
+    p.add_argument("fun", nargs="?", help="module.function")
+    p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
+    return p
+
+
+# -- results --------------------------------------------------------------------------
+
+@dataclass
+class MinionResult:
+    """One minion's answer (or its absence) as the CLI prints it."""
+
+    id: str
+    jid: str
+    ret: Any
+    retcode: int = 0
+    out: str | None = None
+    success: bool = True
+    returned: bool = True
+
+
+def _states_failed(ret: Any) -> bool:
+    if isinstance(ret, list):  # render/compile errors
+        return True
+    if isinstance(ret, dict):
+        for chunk in ret.values():
+            if isinstance(chunk, dict) and "result" in chunk and chunk.get("result") is False:
+                return True
+    return False
+
+
+def result_from_event(fun: str, data: dict[str, Any]) -> MinionResult:
+    ret = data.get("return")
+    retcode = data.get("retcode", 0)
+    if isinstance(retcode, dict):
+        retcode = max([v for v in retcode.values() if isinstance(v, int)] or [0])
+    if not isinstance(retcode, int) or isinstance(retcode, bool):
+        retcode = 1 if retcode else 0
+    success = data.get("success", True) is not False and retcode == 0
+    if fun in STATE_FUNS and _states_failed(ret):
+        success = False
+    if isinstance(ret, bool) and not ret and fun == "test.ping":
+        success = False
+    out = data.get("out") if isinstance(data.get("out"), str) else None
+    return MinionResult(str(data.get("id", "")), str(data.get("jid", "")), ret,
+                        retcode if retcode else (0 if success else 1), out, success)
+
+
+def no_return(minion_id: str, jid: str) -> MinionResult:
+    return MinionResult(minion_id, jid, NO_RESPONSE.format(jid=jid), 1, "nested", False, False)
+
+
+# -- waiting for returns --------------------------------------------------------------
+
+@dataclass
+class _Wait:
+    jid: str
+    minion: str
+    deadline: float
+    probe_jid: str | None = None
+    probe_deadline: float = 0.0
+
+
+@dataclass
+class Waiter:
+    """Tracks expected returns of one or more jobs and turns events into results."""
+
+    client: MasterClient
+    listener: Any                   # EventListener on salt/job/*/ret/*
+    opts: dict[str, Any]
+    timeout: float
+    gather_timeout: float
+    funs: dict[str, str] = field(default_factory=dict)        # jid -> fun
+    waits: dict[tuple[str, str], _Wait] = field(default_factory=dict)
+    probes: dict[str, set[str]] = field(default_factory=dict)  # find_job jid -> minions asked
+
+    def add_job(self, jid: str, fun: str, minions: Sequence[str]) -> None:
+        self.funs[jid] = fun
+        deadline = time.monotonic() + self.timeout
+        for m in minions:
+            self.waits[(jid, m)] = _Wait(jid, m, deadline)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.waits)
+
+    def poll(self, max_wait: float = 1.0) -> list[MinionResult]:
+        """Results that became known within ``max_wait`` seconds (returns and give-ups)."""
+        now = time.monotonic()
+        wake = min([max_wait] + [max(0.0, self._next_deadline(w) - now) for w in self.waits.values()])
+        event = self.listener.get_event(timeout=max(0.01, wake))
+        done: list[MinionResult] = []
+        if event is not None:
+            done.extend(self._on_event(*event))
+        done.extend(self._on_deadlines())
+        return done
+
+    @staticmethod
+    def _next_deadline(w: _Wait) -> float:
+        return w.probe_deadline if w.probe_jid else w.deadline
+
+    def _on_event(self, tag: str, data: dict[str, Any]) -> list[MinionResult]:
+        parts = tag.split("/")
+        if len(parts) != 5:
+            return []
+        jid, minion = parts[2], parts[4]
+        wait = self.waits.pop((jid, minion), None)
+        if wait is not None:
+            return [result_from_event(self.funs.get(jid, ""), {**data, "id": minion, "jid": jid})]
+        if jid in self.probes and minion in self.probes[jid]:
+            self.probes[jid].discard(minion)
+            for w in self.waits.values():
+                if w.minion == minion and w.probe_jid == jid:
+                    if data.get("return"):  # still running: give it another timeout
+                        log.debug("%s still runs %s", minion, w.jid)
+                        w.probe_jid, w.deadline = None, time.monotonic() + self.timeout
+                    else:  # not running it: whatever it had to say is in the cache, or lost
+                        w.probe_deadline = time.monotonic()
+        return []
+
+    def _from_cache(self, jid: str, minions: list[str]) -> dict[str, dict[str, Any]]:
+        """Returns already in the job cache (an event missed); {} when the cache is unreadable."""
+        try:
+            from briny.master.jobcache import open_job_cache
+
+            cache = open_job_cache(self.opts, readonly=True)
+            try:
+                found = cache.get_returns(jid)
+            finally:
+                cache.close()
+        except (BrinyError, OSError, RuntimeError, ValueError) as exc:
+            log.debug("job cache not readable: %s", exc)
+            return {}
+        except Exception as exc:  # sqlite3 errors and the like: the cache is only a fallback
+            log.debug("job cache not readable: %s", exc)
+            return {}
+        return {m: found[m] for m in minions if m in found}
+
+    def _on_deadlines(self) -> list[MinionResult]:
+        now = time.monotonic()
+        done: list[MinionResult] = []
+        late: dict[str, list[str]] = {}
+        for key, w in list(self.waits.items()):
+            if w.probe_jid and now >= w.probe_deadline:
+                cached = self._from_cache(w.jid, [w.minion])
+                del self.waits[key]
+                if w.minion in cached:
+                    done.append(result_from_event(self.funs.get(w.jid, ""),
+                                                  {**cached[w.minion], "id": w.minion, "jid": w.jid}))
+                else:
+                    done.append(no_return(w.minion, w.jid))
+            elif not w.probe_jid and now >= w.deadline:
+                late.setdefault(w.jid, []).append(w.minion)
+        for jid, minions in late.items():
+            for m, data in self._from_cache(jid, minions).items():
+                del self.waits[(jid, m)]
+                done.append(result_from_event(self.funs.get(jid, ""), {**data, "id": m, "jid": jid}))
+            minions = [m for m in minions if (jid, m) in self.waits]
+            if not minions:
+                continue
+            try:
+                probe = self.client.find_job(jid, minions)
+            except (MasterError, MasterNotRunning) as exc:
+                log.warning("cannot ask the minions about job %s: %s", jid, exc)
+                probe = {"jid": "", "minions": []}
+            asked = set(probe.get("minions") or [])
+            if probe.get("jid"):
+                self.probes[probe["jid"]] = set(asked)
+            for m in minions:
+                w = self.waits[(jid, m)]
+                if m in asked:
+                    w.probe_jid, w.probe_deadline = probe["jid"], now + self.gather_timeout
+                else:
+                    del self.waits[(jid, m)]
+                    done.append(no_return(m, jid))
+        return done
+
+
+# -- printing -------------------------------------------------------------------------
+
+@dataclass
+class Printer:
+    ns: argparse.Namespace
+    opts: dict[str, Any]
+    fun: str
+    stdout: TextIO
+    collected: dict[str, Any] = field(default_factory=dict)
+
+    def outputter(self, result: MinionResult | None) -> str:
+        if self.ns.out:
+            return self.ns.out
+        if result is not None and result.out:
+            return result.out
+        return "highstate" if self.fun in STATE_FUNS else "nested"
+
+    def emit(self, data: dict[str, Any], result: MinionResult | None) -> None:
+        from briny.common.output import render_output
+
+        out = self.outputter(result)
+        text = render_output(data, out, self.opts)
+        if text and out != "quiet":
+            self.stdout.write(text + "\n")
+            self.stdout.flush()
+
+    def result(self, result: MinionResult, extra: dict[str, Any] | None = None) -> None:
+        if self.ns.static:
+            self.collected[result.id] = result.ret
+            return
+        self.emit({result.id: result.ret, **(extra or {})}, result)
+
+    def finish(self) -> None:
+        if self.ns.static and self.collected:
+            self.emit(self.collected, None)
+
+
+# -- the command ----------------------------------------------------------------------
+
+def _opts(ns: argparse.Namespace) -> dict[str, Any]:
+    cdir = ns.config_dir
+    if not os.path.isdir(cdir):
+        raise BrinyError(f"config directory {cdir} does not exist (use -c DIR)")
+    opts = load_master_config(cdir)
+    for key in ("state_output", "state_verbose"):
+        if getattr(ns, key) is not None:
+            opts[key] = getattr(ns, key)
+    if ns.no_color:
+        opts["no_color"] = True
+    if ns.force_color:
+        opts["force_color"] = True
+    if ns.out_indent is not None:
+        opts["output_indent"] = ns.out_indent
+    return opts
+
+
+def _batch_size(spec: str, count: int) -> int:
+    text = str(spec).strip()
+    try:
+        if text.endswith("%"):
+            size = float(text[:-1]) / 100.0 * count
+            return max(1, int(size) if size >= 1 else (1 if size > 0 else 0))
+        size = int(text)
+    except ValueError:
+        raise UsageError(f"invalid batch size {spec!r}: give a number of minions or a percentage "
+                         "(-b 2, -b 10%)") from None
+    if size < 1:
+        raise UsageError(f"invalid batch size {spec!r}: it must be at least 1")
+    return size
+
+
+def _no_match(stdout: TextIO, stderr: TextIO) -> int:
+    stdout.write("No minions matched the target. No command was sent, no jid was assigned.\n")
+    stderr.write("ERROR: No return received\n")
+    return 2
+
+
+def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        ns = build_parser().parse_intermixed_args(list(sys.argv[1:] if argv is None else argv))
+        if not ns.tgt or not ns.fun:
+            raise UsageError("briny: a target and a function are required, e.g. briny '*' test.ping")
+        setup_console(ns.log_level or "warning")
+        opts = _opts(ns)
+        arg, kwarg = parse_input(list(ns.arg))
+        if ns.batch is not None:
+            _batch_size(ns.batch, 100)  # refuse a bad size before anything is sent
+    except BrinyError as exc:
+        stderr.write(f"{exc}\n")
+        return 2
+    timeout = ns.timeout if ns.timeout and ns.timeout > 0 else float(opts.get("timeout") or 5)
+    gather = float(opts.get("gather_job_timeout") or 10)
+    tgt: Any = ns.tgt
+    tgt_type = ns.tgt_type or "glob"
+    client = MasterClient(opts)
+    listener = None
+    try:
+        if ns.run_async:
+            pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout)
+            if not pub.get("minions"):
+                return _no_match(stdout, stderr)
+            stdout.write(f"Executed command with job ID: {pub['jid']}\n")
+            return 0
+        client.check_running()
+        from briny.common.event import EventListener
+
+        listener = EventListener(opts, "salt/job/*/ret/*", name="master")
+        time.sleep(0.05)  # let the subscription reach the bus before anything can return
+        waiter = Waiter(client, listener, opts, timeout, gather)
+        printer = Printer(ns, opts, ns.fun, stdout)
+        if ns.batch is not None:
+            failed = _run_batch(ns, client, waiter, printer, tgt, tgt_type, arg, kwarg, timeout, stdout, stderr)
+        else:
+            pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout)
+            if not pub.get("minions"):
+                return _no_match(stdout, stderr)
+            if ns.verbose:
+                msg = f"Executing job with jid {pub['jid']}"
+                stdout.write(f"{msg}\n{'-' * len(msg)}\n\n")
+                stdout.flush()
+            waiter.add_job(pub["jid"], ns.fun, pub["minions"])
+            failed = False
+            while waiter.active:
+                for res in waiter.poll():
+                    failed = failed or not res.success
+                    printer.result(res)
+        printer.finish()
+    except MasterNotRunning as exc:
+        stderr.write(f"briny: {exc}\n")
+        return 2
+    except MasterError as exc:
+        stderr.write(f"briny: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        stderr.write("\nExiting gracefully on Ctrl-c\n")
+        return 1
+    finally:
+        if listener is not None:
+            listener.close()
+        client.close()
+    if failed:
+        stderr.write("ERROR: Minions returned with non-zero exit code\n")
+        return 1
+    return 0
+
+
+def _run_batch(ns: argparse.Namespace, client: MasterClient, waiter: Waiter, printer: Printer, tgt: Any,
+               tgt_type: str, arg: list[Any], kwarg: dict[str, Any], timeout: float,
+               stdout: TextIO, stderr: TextIO) -> bool:
+    """Salt's batch mode: ping the target, then keep N minions busy at a time. True when something failed."""
+    ping = client.publish(tgt, "test.ping", [], {}, tgt_type, timeout)
+    if not ping.get("minions"):
+        stdout.write("No minions matched the target.\n")
+        raise MasterError("No return received")
+    waiter.add_job(ping["jid"], "test.ping", ping["minions"])
+    up: list[str] = []
+    failed = False
+    while waiter.active:
+        for res in waiter.poll():
+            if res.returned:
+                up.append(res.id)
+            else:
+                stdout.write(f"Minion {res.id} did not respond. No job will be sent.\n")
+                failed = True
+    size = _batch_size(ns.batch, len(up))
+    queue = sorted(up)
+    active = 0
+    while queue or waiter.active:
+        if queue and active < size:
+            group, queue = queue[: size - active], queue[size - active:]
+            stdout.write(f"\nExecuting run on {group}\n\n")
+            stdout.flush()
+            pub = client.publish(group, ns.fun, arg, kwarg, "list", timeout)
+            started = pub.get("minions") or []
+            for m in group:
+                if m not in started:
+                    stdout.write(f"Minion '{m}' failed to respond to job sent\n")
+                    failed = True
+            if started:
+                waiter.add_job(pub["jid"], ns.fun, started)
+                active += len(started)
+            continue
+        for res in waiter.poll():
+            active -= 1
+            failed = failed or not res.success
+            if not res.returned:
+                stdout.write(f"Minion '{res.id}' failed to respond to job sent\n")
+            printer.result(res, {"jid": res.jid, "retcode": res.retcode})
+    return failed
+
+
+def main() -> None:
+    try:
+        code = run()
+    except KeyboardInterrupt:
+        code = 1
+    sys.exit(code)

@@ -1,0 +1,602 @@
+"""The master's logic over a :class:`ServerTransport`: auth, sessions, requests, publishes.
+
+Owns what ``docs/PROTOCOL.md`` asks of the master: the auth handshake and
+the per-minion session keys, every ``req`` a minion sends (``ping``,
+``grains``, ``ret``, ``event``; more can be plugged in with
+:meth:`MasterServer.register_handler`), one sealed and signed ``pub`` per
+targeted minion, the grains cache that targeting reads, the in-memory job
+bookkeeping, the events the master fires, and the key-change hook that
+drops a session as soon as a key stops being accepted.
+
+Where things run:
+
+- **on the asyncio loop** (never blocking): frame parsing, AES-GCM open and
+  seal, the replay guard, the request handlers, Ed25519 signing of
+  publishes, the session table (only the loop touches it), event firing
+  (a non-blocking PUSH), ``JobCache.save_*`` (they queue to the cache's own
+  writer thread);
+- **in the executor's worker threads**: everything RSA (the auth decision,
+  which also reads and writes key files, the session key encryption, the
+  reply signature), targeting (key store listings + grains matching), key
+  store re-reads, grains cache writes, job cache pruning.
+
+A frame that does not parse, does not open with the claimed minion's
+session key, or fails the replay guard is logged with the claimed id and
+dropped; the receive loop survives anything (see :meth:`MasterServer.serve`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from briny.common import crypto, wire
+from briny.common.exceptions import AuthError, SaltInvocationError, WireError
+from briny.common.ids import check_id, valid_id, valid_jid
+from briny.common.jid import gen_jid
+from briny.common.transport import ServerTransport, topic_for
+from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
+from briny.master.keys import KeyStore
+from briny.master.targeting import GrainsCache, check_minions, check_target
+
+log = logging.getLogger(__name__)
+
+Fire = Callable[[str, dict[str, Any]], None]
+Handler = Callable[["Session", dict[str, Any]], dict[str, Any]]
+
+SIGN_KEY = "master_sign.pem"
+MAX_TAG = 1024
+JOB_MEMORY = 3600.0        # seconds a job's bookkeeping is kept in memory
+PENDING_MIN = 10.0         # a publish waits at least this long for a minion to (re)authenticate
+KEY_CHECK_INTERVAL = 1.0   # seconds between key store re-reads (a backstop to keys_changed)
+PRUNE_INTERVAL = 3600.0
+# tags only the master fires: a minion cannot forward them
+MASTER_ONLY_TAGS = ("salt/auth", "salt/key")
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= 64 else value[:61] + "..."
+
+
+@dataclass
+class Session:
+    """One authenticated minion: its session key and where it last spoke from."""
+
+    id: str
+    key: bytes
+    peer: bytes
+    since: float                  # monotonic time of the auth that made the key
+    started: bool = False         # salt/minion/<id>/start fired for this session
+
+
+@dataclass
+class Job:
+    """What the master remembers of a recent job (returns themselves go to the job cache)."""
+
+    jid: str
+    fun: str
+    minions: set[str]
+    created: float
+    cached: bool                  # False for saltutil.find_job probes: events only
+    returned: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _PendingPub:
+    deadline: float
+    payload: dict[str, Any]
+
+
+@dataclass
+class _AuthResult:
+    frame: bytes
+    status: str
+    key: bytes | None
+    event: dict[str, Any]
+
+
+def check_event_tag(tag: str, minion_id: str) -> str:
+    """The tag with its minion-id part forced to ``minion_id`` (PROTOCOL.md, identity binding).
+
+    ``salt/state_result/<jid>/<id>/...``, ``salt/job/<jid>/ret/<id>`` and
+    ``salt/minion/<id>/...`` must name the sender.
+    """
+    parts = tag.split("/")
+    index = None
+    if len(parts) >= 4 and parts[:2] == ["salt", "state_result"]:
+        index = 3
+    elif len(parts) >= 5 and parts[:2] == ["salt", "job"] and parts[3] == "ret":
+        index = 4
+    elif len(parts) >= 3 and parts[:2] == ["salt", "minion"]:
+        index = 2
+    if index is not None and parts[index] != minion_id:
+        log.warning("event tag %r from %s names another minion; rewritten to its own id",
+                    _short(tag), minion_id)
+        parts[index] = minion_id
+        return "/".join(parts)
+    return tag
+
+
+class MasterServer:
+    """The master: see the module docstring. Build it, then ``await serve()``.
+
+    ``fire`` sends one event to the master bus (an ``EventSender``); tests
+    pass a list's ``append``-like function.
+    """
+
+    def __init__(self, opts: dict[str, Any], transport: ServerTransport, keys: KeyStore,
+                 jobcache: JobCache, fire: Fire | None = None,
+                 executor: concurrent.futures.Executor | None = None) -> None:
+        self.opts = opts
+        self.transport = transport
+        self.keys = keys
+        self.jobcache = jobcache
+        self._fire = fire or (lambda tag, data: None)
+        self._own_executor = executor is None
+        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(2, int(opts.get("worker_threads") or 5)), thread_name_prefix="briny-master")
+        # one thread for grains writes, so the writes of one minion land in order
+        self._disk = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
+        self.keys.ensure_master_keys()
+        self._master_priv = self.keys.master_key()
+        self.master_pub = self.keys.master_public_pem()
+        self._sign_key = crypto.load_or_create_ed25519(Path(self.keys.pki_dir) / SIGN_KEY)
+        self.sign_pub = crypto.ed_public_bytes(self._sign_key)
+        self.grains = GrainsCache(str(opts.get("cachedir") or "/var/cache/briny/master"))
+        loaded = self.grains.load_all()
+        if loaded:
+            log.info("loaded the cached grains of %d minions", loaded)
+        self.sessions: dict[str, Session] = {}
+        self.last_seen: dict[str, float] = {}
+        self.jobs: dict[str, Job] = {}
+        self._pending: dict[str, list[_PendingPub]] = {}
+        self.replay = wire.ReplayGuard()
+        self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+        self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {
+            "ping": (self._req_ping, False),
+            "grains": (self._req_grains, False),
+            "ret": (self._req_ret, False),
+            "event": (self._req_event, False),
+        }
+
+    # ----- plumbing ---------------------------------------------------------------------------
+    def fire(self, tag: str, data: dict[str, Any]) -> None:
+        try:
+            self._fire(tag, data)
+        except Exception:  # an event that cannot be sent must never break the master
+            log.exception("could not fire %s", tag)
+
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a master task failed: %r", task.exception(), exc_info=task.exception())
+
+    async def _in_worker(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    def register_handler(self, cmd: str, handler: Handler, blocking: bool = True) -> None:
+        """Serve ``req`` payloads with ``{"cmd": cmd}`` (e.g. the file server, issue 6).
+
+        ``handler(session, payload) -> reply payload``; with ``blocking`` it
+        runs in a worker thread, otherwise on the loop (it must not block).
+        """
+        self._handlers[cmd] = (handler, blocking)
+
+    # ----- the receive loop -------------------------------------------------------------------
+    async def serve(self) -> None:
+        """Receive and handle frames until :meth:`stop` (loop). Survives any bad frame."""
+        while not self._stopping:
+            try:
+                peer, corr, frame = await self.transport.recv()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a transport hiccup: log, breathe, keep serving
+                if self._stopping:
+                    break
+                log.exception("receiving a request failed")
+                await asyncio.sleep(0.05)
+                continue
+            await self.handle_frame(peer, corr, frame)
+
+    async def handle_frame(self, peer: bytes, corr: bytes, frame: bytes) -> None:
+        """Handle one ``[peer, corr, frame]`` from the ROUTER (loop)."""
+        try:
+            env = wire.decode(frame)
+        except WireError as exc:
+            log.warning("dropped a frame from peer %s: %s", peer.hex()[:16], exc)
+            return
+        except Exception as exc:  # decode is strict, but garbage must never stop the loop
+            log.warning("dropped a frame from peer %s: %s: %s", peer.hex()[:16], type(exc).__name__, exc)
+            return
+        try:
+            if env.kind == "auth":
+                self._spawn(self._auth(peer, corr, env))
+            elif env.kind == "req":
+                await self._request(peer, corr, env)
+            else:
+                log.warning("dropped a %r frame claiming id %r: minions send only auth and req",
+                            env.kind, _short(env.id))
+        except Exception:
+            log.exception("handling a %s frame claiming id %r failed", env.kind, _short(env.id))
+
+    # ----- auth -------------------------------------------------------------------------------
+    async def _auth(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
+        """One auth handshake: checks on the loop, RSA and key files in a worker."""
+        try:
+            self.replay.check(env)
+        except AuthError as exc:
+            log.warning("dropped an auth frame claiming id %r: %s", _short(env.id), exc)
+            return
+        async with self._auth_slots:
+            try:
+                result: _AuthResult = await self._in_worker(self._auth_work, env)
+            except (WireError, AuthError, SaltInvocationError) as exc:
+                log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
+                return
+            except OSError as exc:
+                log.error("auth of %r failed on the key store: %s", _short(env.id), exc)
+                return
+        if self._stopping:
+            return
+        if result.key is not None:
+            self.sessions[env.id] = Session(env.id, result.key, peer, time.monotonic())
+            self.last_seen[env.id] = time.monotonic()
+            log.info("authenticated %s (new session key)", env.id)
+        elif result.status in ("rejected", "pending"):
+            # "denied" leaves the accepted key (and its session) alone: anyone can offer
+            # another key for an id, and that must not cut the real minion off
+            self.drop_session(env.id, f"its key is {result.status}")
+        self.fire("salt/auth", result.event)
+        await self.transport.reply(peer, corr, result.frame)
+
+    def _auth_work(self, env: wire.Envelope) -> _AuthResult:
+        """The auth decision and the signed reply (worker thread)."""
+        payload = wire.clear_payload(env)
+        pub, token = payload.get("pub"), payload.get("token")
+        if isinstance(pub, bytes):
+            pub = pub.decode("utf-8", "replace")
+        if not isinstance(pub, str) or not pub or len(pub) > 16384:
+            raise WireError("auth payload has no usable 'pub' (a PEM public key)")
+        if not isinstance(token, bytes) or len(token) != 32:
+            raise WireError("auth payload 'token' must be 32 bytes")
+        check_id(env.id)
+        decision = self.keys.authorize(env.id, pub, bool(self.opts.get("auto_accept", False)))
+        status = decision.status
+        key: bytes | None = None
+        session_enc = sign_pub = b""
+        if status == "accepted":
+            key = crypto.new_session_key()
+            session_enc = crypto.rsa_encrypt(crypto.load_public(pub), key)
+            sign_pub = self.sign_pub
+        sig = crypto.rsa_sign(self._master_priv, wire.pack([env.id, token, status, session_enc, sign_pub]))
+        body: dict[str, Any] = {"status": status, "master_pub": self.master_pub, "token": token, "sig": sig}
+        if key is not None:
+            body["session"] = session_enc
+            body["sign_pub"] = sign_pub
+        event = dict(decision.event)
+        event.setdefault("act", {"accepted": "accept", "pending": "pend", "rejected": "reject",
+                                 "denied": "denied"}.get(status, status))
+        event.setdefault("result", status in ("accepted", "pending"))
+        frame = wire.clear("auth_reply", env.id, body).encode()
+        return _AuthResult(frame, status, key, event)
+
+    def drop_session(self, minion_id: str, why: str) -> None:
+        """Forget a minion's session key at once: it can open nothing more (loop)."""
+        if self.sessions.pop(minion_id, None) is not None:
+            log.info("dropped the session of %s: %s", minion_id, why)
+        self._pending.pop(minion_id, None)
+
+    # ----- requests ---------------------------------------------------------------------------
+    async def _request(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
+        sess = self.sessions.get(env.id)
+        if sess is None:
+            log.info("refused a request claiming id %r: no session (unauthenticated)", _short(env.id))
+            err = wire.clear("err", env.id, {"error": "unauthenticated"})
+            await self.transport.reply(peer, corr, err.encode())
+            return
+        try:
+            payload = wire.open_sealed(env, sess.key)
+            self.replay.check(env)
+        except (AuthError, WireError) as exc:
+            log.warning("dropped a request claiming id %r: %s", _short(env.id), exc)
+            return
+        sess.peer = peer
+        self.last_seen[env.id] = time.monotonic()
+        cmd = payload.get("cmd") if isinstance(payload, dict) else None
+        entry = self._handlers.get(cmd) if isinstance(cmd, str) else None
+        if entry is None:
+            shown = _short(cmd) if isinstance(cmd, str) else repr(type(cmd).__name__)
+            reply: dict[str, Any] = {"error": f"unknown request {shown!r}"}
+        else:
+            handler, blocking = entry
+            if blocking:
+                self._spawn(self._blocking_request(sess, peer, corr, handler, payload))
+                self._deliver_pending(sess)
+                return
+            try:
+                reply = handler(sess, payload)
+            except (WireError, SaltInvocationError, ValueError, TypeError) as exc:
+                log.warning("request %r from %s refused: %s", cmd, env.id, exc)
+                reply = {"error": str(exc)}
+        await self._reply(sess, peer, corr, reply)
+        self._deliver_pending(sess)
+
+    async def _blocking_request(self, sess: Session, peer: bytes, corr: bytes, handler: Handler,
+                                payload: dict[str, Any]) -> None:
+        try:
+            reply = await self._in_worker(handler, sess, payload)
+        except Exception as exc:  # a plugged-in handler failing must not stop the master
+            log.exception("request %r from %s failed", payload.get("cmd"), sess.id)
+            reply = {"error": f"the master could not serve {payload.get('cmd')!r}: {exc}"}
+        await self._reply(sess, peer, corr, reply)
+
+    async def _reply(self, sess: Session, peer: bytes, corr: bytes, payload: dict[str, Any]) -> None:
+        env = wire.sealed("rep", sess.id, sess.key, payload)
+        await self.transport.reply(peer, corr, env.encode())
+
+    def _req_ping(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "time": time.time()}
+
+    def _req_grains(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        grains = payload.get("grains")
+        if not isinstance(grains, dict):
+            raise WireError("'grains' must be a map")
+        self.grains.put(sess.id, grains)
+        self._disk.submit(self.grains.write, sess.id, grains)
+        if not sess.started:
+            sess.started = True
+            tag = f"salt/minion/{sess.id}/start"
+            self.fire(tag, {"id": sess.id, "cmd": "_minion_event", "pretag": None, "tag": tag,
+                            "data": f"Minion {sess.id} started at {time.ctime()}"})
+        return {"ok": True}
+
+    def _req_ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        jid = payload.get("jid")
+        if not valid_jid(jid):
+            raise WireError(f"'jid' must be a job id of 20 digits, not {str(jid)[:40]!r}")
+        if "return" not in payload:
+            raise WireError("a return needs a 'return' field")
+        job = self.jobs.get(jid)
+        if job is not None and sess.id not in job.minions:
+            log.warning("%s returned for job %s, which was not sent to it; dropped", sess.id, jid)
+            return {"error": f"job {jid} was not sent to {sess.id}"}
+        record = {k: payload[k] for k in RETURN_KEYS if k in payload}
+        if job is None or job.cached:
+            try:
+                self.jobcache.save_return(jid, sess.id, record)
+            except (RuntimeError, SaltInvocationError) as exc:
+                log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
+        if job is not None:
+            job.returned.add(sess.id)
+        data = {"jid": jid, "id": sess.id, "cmd": "_return", "fun": payload.get("fun", ""),
+                "fun_args": payload.get("fun_args", []), **record}
+        data.setdefault("retcode", 0)
+        data.setdefault("success", True)
+        self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
+        return {"ok": True}
+
+    def _req_event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        tag, data = payload.get("tag"), payload.get("data", {})
+        if not isinstance(tag, str) or not tag or len(tag) > MAX_TAG:
+            raise WireError(f"an event needs a 'tag' string of 1 to {MAX_TAG} characters")
+        if not isinstance(data, dict):
+            raise WireError("event 'data' must be a map")
+        if tag.startswith(MASTER_ONLY_TAGS) or (tag.startswith("salt/job/") and tag.endswith("/new")):
+            log.warning("%s tried to fire the master-only event %r; dropped", sess.id, _short(tag))
+            return {"error": f"minions cannot fire {tag!r}"}
+        checked = check_event_tag(tag, sess.id)
+        if checked != tag or tag.startswith(("salt/state_result/", "salt/job/")):
+            data = {**data, "id": sess.id}
+        self.fire(checked, data)
+        return {"ok": True}
+
+    # ----- publishing -------------------------------------------------------------------------
+    def _accepted_now(self) -> set[str]:
+        """Ids whose key is accepted and not also rejected (worker: reads the key store)."""
+        listing = self.keys.list_keys()
+        return set(listing.get("minions", [])) - set(listing.get("minions_rejected", []))
+
+    def _match(self, tgt: Any, tgt_type: str) -> tuple[list[str], set[str], float]:
+        snap = time.monotonic()
+        accepted = self._accepted_now()
+        return check_minions(tgt, tgt_type, accepted, self.grains.get, self.opts), accepted, snap
+
+    def _sync_sessions(self, accepted: set[str], snapshot: float) -> None:
+        """Drop the sessions of minions no longer accepted (loop).
+
+        A session made after ``snapshot`` is kept: its auth saw a newer key store.
+        """
+        for minion_id, sess in list(self.sessions.items()):
+            if minion_id not in accepted and sess.since < snapshot:
+                self.drop_session(minion_id, "its key is no longer accepted")
+
+    async def publish(self, tgt: Any, tgt_type: str, fun: str, arg: list[Any] | None = None,
+                      kwarg: dict[str, Any] | None = None, timeout: float | None = None,
+                      user: str | None = None, *, cache: bool = True) -> dict[str, Any]:
+        """Start a job (loop; targeting runs in a worker).
+
+        Returns ``{"jid", "minions"}`` once the job is in the job cache and
+        ``salt/job/<jid>/new`` is fired; the publishes go out right after.
+        ``{"jid": "", "minions": []}`` when no minion matched (nothing is
+        stored or sent, as Salt assigns no jid then); ``{"error": ...}`` for a
+        bad request.
+        """
+        tgt_type = str(tgt_type or "glob").lower()
+        arg = [] if arg is None else arg
+        kwarg = {} if kwarg is None else kwarg
+        if not isinstance(fun, str) or not fun:
+            return {"error": "a job needs a function name (e.g. test.ping)"}
+        if not isinstance(arg, list) or not isinstance(kwarg, dict):
+            return {"error": "'arg' must be a list and 'kwarg' a map"}
+        timeout = self._timeout(timeout)
+        try:
+            check_target(tgt, tgt_type)
+            minions, accepted, snap = await self._in_worker(self._match, tgt, tgt_type)
+        except SaltInvocationError as exc:
+            return {"error": str(exc)}
+        self._sync_sessions(accepted, snap)
+        if not minions:
+            return {"jid": "", "minions": []}
+        jid = gen_jid()
+        load = {"jid": jid, "fun": fun, "arg": arg, "kwarg": kwarg, "tgt": tgt, "tgt_type": tgt_type,
+                "user": str(user or "root"), "timeout": timeout}
+        if cache:
+            try:
+                self.jobcache.save_load(jid, load, minions)
+            except (RuntimeError, SaltInvocationError) as exc:
+                return {"error": f"the job could not be stored in the job cache: {exc}"}
+        self.jobs[jid] = Job(jid, fun, set(minions), time.monotonic(), cache)
+        self.fire(f"salt/job/{jid}/new", {"jid": jid, "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
+                                          "arg": arg, "minions": minions, "user": load["user"]})
+        self._spawn(self._send_publishes(load, minions))
+        return {"jid": jid, "minions": minions}
+
+    def _timeout(self, timeout: Any) -> float:
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+            return float(timeout)
+        default = self.opts.get("timeout", 5)
+        return float(default) if isinstance(default, (int, float)) and default > 0 else 5.0
+
+    def _pub_frame(self, sess: Session, load: dict[str, Any]) -> bytes:
+        env = wire.sealed("pub", sess.id, sess.key, load)
+        return wire.sign(env, self._sign_key).encode()
+
+    async def _send_publishes(self, load: dict[str, Any], minions: list[str]) -> None:
+        """One sealed, signed publish per minion under its own topic (loop)."""
+        deadline = time.monotonic() + max(PENDING_MIN, float(load.get("timeout") or 0))
+        for count, minion_id in enumerate(minions, 1):
+            sess = self.sessions.get(minion_id)
+            if sess is None:
+                # not connected right now (a master restart, a reconnect): hand it the job
+                # on its first request after it authenticates, if that is soon enough
+                self._pending.setdefault(minion_id, []).append(_PendingPub(deadline, load))
+                log.debug("%s has no session; job %s waits for it", minion_id, load["jid"])
+                continue
+            await self.transport.publish(topic_for(minion_id), self._pub_frame(sess, load))
+            if count % 64 == 0:
+                await asyncio.sleep(0)
+
+    def _deliver_pending(self, sess: Session) -> None:
+        waiting = self._pending.pop(sess.id, None)
+        if not waiting:
+            return
+        now = time.monotonic()
+        for item in waiting:
+            if item.deadline >= now:
+                log.info("sending job %s to %s now that it is back", item.payload["jid"], sess.id)
+                self._spawn(self.transport.publish(topic_for(sess.id), self._pub_frame(sess, item.payload)))
+
+    async def find_job(self, jid: Any, minions: Any) -> dict[str, Any]:
+        """Ask ``minions`` whether they still run ``jid`` (``saltutil.find_job``)."""
+        if not valid_jid(jid):
+            return {"error": f"find_job needs a job id of 20 digits, not {str(jid)[:40]!r}"}
+        if not isinstance(minions, list) or not all(isinstance(m, str) and valid_id(m) for m in minions):
+            return {"error": "find_job needs 'minions', a list of minion ids"}
+        if not minions:
+            return {"jid": "", "minions": []}
+        return await self.publish(minions, "list", "saltutil.find_job", [jid], {}, None, "root", cache=False)
+
+    async def minions(self) -> dict[str, Any]:
+        """Accepted ids, and those heard from within two ping intervals (loop + a worker)."""
+        accepted = await self._in_worker(self._accepted_now)
+        interval = self.opts.get("ping_interval") or 10
+        window = 2 * float(interval if isinstance(interval, (int, float)) and interval > 0 else 10)
+        now = time.monotonic()
+        connected = sorted(i for i, seen in self.last_seen.items()
+                           if i in self.sessions and now - seen <= window)
+        return {"accepted": sorted(accepted), "connected": connected}
+
+    async def keys_changed(self) -> dict[str, Any]:
+        """Re-read the key store; drop sessions (and grains) of keys no longer accepted."""
+        snap = time.monotonic()
+        accepted, gone = await self._in_worker(self._key_scan)
+        self._sync_sessions(accepted, snap)
+        for minion_id in gone:
+            self.last_seen.pop(minion_id, None)
+            self._disk.submit(self.grains.remove, minion_id)
+        return {"ok": True}
+
+    def _key_scan(self) -> tuple[set[str], list[str]]:
+        """(accepted ids, ids with cached grains but no key at all) — worker."""
+        listing = self.keys.list_keys()
+        accepted = set(listing.get("minions", [])) - set(listing.get("minions_rejected", []))
+        known = set().union(*(set(v) for v in listing.values()))
+        return accepted, [i for i in self.grains.ids() if i not in known]
+
+    def key_hook(self, loop: asyncio.AbstractEventLoop) -> Callable[..., None]:
+        """A ``keys.set_notify_hook`` function: safe to call from any thread."""
+        def hook(_opts: dict[str, Any], _change: Any) -> None:
+            loop.call_soon_threadsafe(lambda: self._spawn(self.keys_changed()))
+        return hook
+
+    # ----- housekeeping -----------------------------------------------------------------------
+    async def housekeeping(self) -> None:
+        """Every second: re-read the key store; hourly: prune the job cache (loop + workers)."""
+        last_prune = 0.0
+        while not self._stopping:
+            await asyncio.sleep(KEY_CHECK_INTERVAL)
+            try:
+                await self.keys_changed()
+                now = time.monotonic()
+                for jid in [j for j, job in self.jobs.items() if now - job.created > JOB_MEMORY]:
+                    del self.jobs[jid]
+                for minion_id in list(self._pending):
+                    kept = [p for p in self._pending[minion_id] if p.deadline >= now]
+                    if kept:
+                        self._pending[minion_id] = kept
+                    else:
+                        del self._pending[minion_id]
+                if now - last_prune >= PRUNE_INTERVAL:
+                    last_prune = now
+                    await self._in_worker(self.jobcache.prune, keep_hours(self.opts))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("master housekeeping failed; retrying")
+
+    def stop(self) -> None:
+        """Stop serving new frames (loop)."""
+        self._stopping = True
+
+    async def drain(self, seconds: float = 1.0) -> int:
+        """After :meth:`stop`: handle frames already queued for up to ``seconds`` (loop).
+
+        So returns that reached the socket before SIGTERM are stored.
+        """
+        handled = 0
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                peer, corr, frame = await asyncio.wait_for(self.transport.recv(), 0.1)
+            except asyncio.TimeoutError:
+                break
+            except Exception:
+                break
+            await self.handle_frame(peer, corr, frame)
+            handled += 1
+        pending = [t for t in self._tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=max(0.1, deadline - time.monotonic()))
+        return handled
+
+    def close(self) -> None:
+        """Release the workers (not the transport or job cache: their owner closes them)."""
+        for task in list(self._tasks):
+            task.cancel()
+        self._disk.shutdown(wait=True)
+        if self._own_executor:
+            self.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,176 @@
+"""Which accepted minions a target names (``briny -L/-G/-E/-C ...``).
+
+Runs on the master, in a worker thread of the daemon's executor (it reads
+the key store's folder listings and walks every accepted minion's cached
+grains; never on the event loop). Pure otherwise: the caller passes the
+accepted ids and a grains lookup.
+
+Semantics are Salt 3007's matchers (:mod:`briny.common.matchers`), applied
+to the accepted minions only:
+
+- ``glob`` (default), ``pcre``, ``list``: on the minion id;
+- ``grain``, ``grain_pcre``, ``ipcidr``: on the grains the minion last sent
+  (kept per minion in the master's cachedir, so targeting survives a
+  master restart). A minion whose grains the master has never seen is not
+  matched (Salt's non-greedy answer; every briny minion sends its grains
+  when it connects);
+- ``compound``: ``and``/``or``/``not``/parentheses over ``G@ P@ L@ E@ S@
+  N@`` words and plain globs; ``I@``/``J@`` (pillar) match nothing until
+  the master compiles pillar (issue 6);
+- ``nodegroup``: ``opts["nodegroups"]``, expanded as compound.
+
+The grains themselves live in :class:`GrainsCache` (memory on the loop,
+one msgpack file per minion under ``cachedir/grains/``, written by a
+worker).
+
+A malformed target raises :class:`SaltInvocationError` with a message the
+operator can act on (Salt logs and matches nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import msgpack
+
+from briny.common import matchers
+from briny.common.exceptions import SaltInvocationError
+from briny.common.ids import check_id, valid_id
+
+log = logging.getLogger(__name__)
+
+TGT_TYPES = frozenset({"glob", "pcre", "list", "grain", "grain_pcre", "pillar", "pillar_pcre",
+                       "pillar_exact", "ipcidr", "compound", "nodegroup"})
+# target types that only look at the id: no grains needed
+_ID_ONLY = frozenset({"glob", "pcre", "list"})
+
+GrainsLookup = Callable[[str], Mapping[str, Any] | None]
+
+
+def _no_grains(_minion_id: str) -> Mapping[str, Any] | None:
+    return None
+
+
+def _as_list(tgt: Any) -> list[str]:
+    if isinstance(tgt, str):
+        return [t for t in (p.strip() for p in tgt.split(",")) if t]
+    if isinstance(tgt, (list, tuple, set, frozenset)):
+        return [str(t) for t in tgt]
+    raise SaltInvocationError(f"a list target must be a comma-separated string or a list, "
+                              f"not {type(tgt).__name__}")
+
+
+def check_target(tgt: Any, tgt_type: str) -> None:
+    """Raise SaltInvocationError when the target cannot be evaluated at all."""
+    if tgt_type not in TGT_TYPES:
+        raise SaltInvocationError(f"Unknown target type {tgt_type!r}; use one of "
+                                  f"{', '.join(sorted(TGT_TYPES))}")
+    if tgt_type == "list":
+        _as_list(tgt)
+        return
+    if not isinstance(tgt, str) or not tgt:
+        raise SaltInvocationError(f"a {tgt_type} target must be a non-empty string")
+    if tgt_type in ("grain", "grain_pcre", "pillar", "pillar_pcre", "pillar_exact") and ":" not in tgt:
+        raise SaltInvocationError(f"a {tgt_type} target is KEY:VALUE (e.g. os:Debian), not {tgt!r}")
+
+
+def check_minions(tgt: Any, tgt_type: str, accepted: Iterable[str],
+                  grains_of: GrainsLookup = _no_grains,
+                  opts: Mapping[str, Any] | None = None) -> list[str]:
+    """The sorted ids among ``accepted`` that ``tgt`` of ``tgt_type`` names."""
+    tgt_type = (tgt_type or "glob").lower()
+    check_target(tgt, tgt_type)
+    opts = opts or {}
+    ids = sorted(set(accepted))
+    if tgt_type == "list":
+        wanted = set(_as_list(tgt))
+        return [i for i in ids if i in wanted]
+    delimiter = str(opts.get("delimiter") or matchers.DEFAULT_DELIM)
+    nodegroups = opts.get("nodegroups") or {}
+    # evaluate once on a dummy minion so a malformed expression fails even with no minions
+    matchers.match(tgt, tgt_type, "", grains={}, pillar=None, delimiter=delimiter, nodegroups=nodegroups)
+    out: list[str] = []
+    for minion_id in ids:
+        grains = None if tgt_type in _ID_ONLY else grains_of(minion_id)
+        if tgt_type in ("grain", "grain_pcre", "ipcidr") and grains is None:
+            continue
+        if matchers.match(tgt, tgt_type, minion_id, grains=grains, pillar=None,
+                          delimiter=delimiter, nodegroups=nodegroups):
+            out.append(minion_id)
+    return out
+
+
+class GrainsCache:
+    """The grains each minion last sent, in memory and under ``cachedir/grains/<id>.msgpack``.
+
+    ``get`` and ``put`` are cheap dict operations (the loop calls them);
+    ``load_all``, ``write`` and ``remove`` touch the disk and run in a worker
+    (or at start, before the loop serves). Ids are validated before they
+    become file names. A file that does not parse is ignored with a log line.
+    """
+
+    def __init__(self, cachedir: str) -> None:
+        self.folder = os.path.join(cachedir, "grains")
+        self._data: dict[str, Mapping[str, Any]] = {}
+
+    def _path(self, minion_id: str) -> str:
+        return os.path.join(self.folder, check_id(minion_id) + ".msgpack")
+
+    def get(self, minion_id: str) -> Mapping[str, Any] | None:
+        return self._data.get(minion_id)
+
+    def put(self, minion_id: str, grains: Mapping[str, Any]) -> None:
+        self._data[minion_id] = grains
+
+    def ids(self) -> list[str]:
+        return sorted(self._data)
+
+    def forget(self, minion_id: str) -> None:
+        self._data.pop(minion_id, None)
+
+    def load_all(self) -> int:
+        """Read every cached file (at start); returns how many were loaded."""
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return 0
+        for name in names:
+            if not name.endswith(".msgpack"):
+                continue
+            minion_id = name[: -len(".msgpack")]
+            if not valid_id(minion_id):
+                continue
+            try:
+                with open(os.path.join(self.folder, name), "rb") as fh:
+                    data = msgpack.unpackb(fh.read(), raw=False, strict_map_key=False)
+            except (OSError, ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+                log.warning("ignoring the grains cache file %s: %s", name, exc)
+                continue
+            if isinstance(data, dict):
+                self._data.setdefault(minion_id, data)
+        return len(self._data)
+
+    def write(self, minion_id: str, grains: Mapping[str, Any]) -> None:
+        """Persist one minion's grains atomically (worker thread)."""
+        path = self._path(minion_id)
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(msgpack.packb(grains, use_bin_type=True, default=str))
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.error("cannot write the grains cache of %s (%s): %s", minion_id, path, exc)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def remove(self, minion_id: str) -> None:
+        """Forget a minion whose key was deleted (worker thread)."""
+        self.forget(minion_id)
+        with contextlib.suppress(OSError, SaltInvocationError):
+            os.unlink(self._path(minion_id))
