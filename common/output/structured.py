@@ -1,0 +1,144 @@
+"""The machine-readable and plain outputters: json, yaml, pprint, raw, txt, quiet.
+
+Runs in every CLI that prints a return. Each function takes the whole return
+and the options and gives back the text Salt 3007 prints for that ``--out``
+(before the final newline the caller's ``print`` adds).
+"""
+
+from __future__ import annotations
+
+import json
+import pprint
+from collections import OrderedDict
+from typing import Any
+
+import yaml
+
+from .nested import FallbackToNested
+
+
+# -- json ------------------------------------------------------------------
+def render_json(data: Any, opts: dict) -> str:
+    """``--out=json``: four-space indent by default; ``output_indent`` (the
+    ``--out-indent`` option) sets it, a negative value prints one line and
+    ``pretty`` also sorts keys. Values JSON cannot hold print as their repr."""
+    indent: Any = opts.get("output_indent")
+    sort_keys = False
+    if indent is None:
+        indent = 4
+    elif indent == "pretty":
+        indent, sort_keys = 4, True
+    elif isinstance(indent, bool):
+        indent = 4
+    elif isinstance(indent, int):
+        if indent < 0:
+            indent = None
+    elif isinstance(indent, str):
+        try:
+            indent = int(indent)
+            if indent < 0:
+                indent = None
+        except ValueError:
+            pass  # json.dumps accepts a string indent and uses it verbatim
+    else:
+        indent = 4
+    return json.dumps(data, default=repr, indent=indent, sort_keys=sort_keys, ensure_ascii=False)
+
+
+# -- yaml ------------------------------------------------------------------
+# Salt dumps with libyaml's emitter when PyYAML has it; the two emitters
+# differ in small ways (an empty key prints as '' instead of ? '').
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _OutputDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    """Safe YAML with ordered mappings in order, tuples and sets as lists,
+    and anything else as its text."""
+
+
+def _repr_ordered(dumper: yaml.SafeDumper, value: OrderedDict) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", list(value.items()))
+
+
+def _repr_seq(dumper: yaml.SafeDumper, value: Any) -> yaml.Node:
+    return dumper.represent_list(list(value))
+
+
+def _repr_other(dumper: yaml.SafeDumper, value: Any) -> yaml.Node:
+    return dumper.represent_str(str(value))
+
+
+_OutputDumper.add_representer(OrderedDict, _repr_ordered)
+_OutputDumper.add_representer(tuple, _repr_seq)
+_OutputDumper.add_representer(set, _repr_seq)
+_OutputDumper.add_representer(frozenset, _repr_seq)
+_OutputDumper.add_multi_representer(object, _repr_other)
+
+
+def _indent_opt(opts: dict) -> int | None:
+    """``output_indent`` as a number (None when unset); ``pretty`` and other
+    text make the yaml and pprint outputters give up, as Salt's do."""
+    indent = opts.get("output_indent")
+    if indent is None or isinstance(indent, bool):
+        return None
+    if isinstance(indent, int):
+        return indent
+    try:
+        return int(indent)
+    except (TypeError, ValueError) as exc:
+        raise FallbackToNested(f"output_indent {indent!r} is not a number") from exc
+
+
+def render_yaml(data: Any, opts: dict) -> str:
+    """``--out=yaml``: block style, keys sorted, unicode kept as is;
+    ``output_indent`` sets the indent, a negative one prints flow style."""
+    indent = _indent_opt(opts)
+    kwargs: dict[str, Any] = {"default_flow_style": False}
+    if indent is not None:
+        if indent < 0:
+            kwargs["default_flow_style"] = True
+        else:
+            kwargs["indent"] = indent
+    text = yaml.dump(data, Dumper=_OutputDumper, allow_unicode=True, **kwargs)
+    # A bare scalar document ends with an explicit "..." marker; Salt does not
+    # print it.
+    if text.endswith("\n...\n"):
+        text = text[: -len("...\n")]
+    return text
+
+
+# -- pprint, raw, txt, quiet ------------------------------------------------
+def render_pprint(data: Any, opts: dict) -> str:
+    """``--out=pprint``: Python's pretty printer; ``output_indent`` (when not
+    negative) is its indent."""
+    indent = _indent_opt(opts)
+    if indent is not None and indent >= 0:
+        return pprint.pformat(data, indent=indent)
+    return pprint.pformat(data)
+
+
+def render_raw(data: Any, opts: dict) -> str:
+    """``--out=raw``: the Python text of the data."""
+    return str(data)
+
+
+def render_txt(data: Any, opts: dict) -> str:
+    """``--out=txt``: ``key: value`` per top-level key, a string value one
+    line per line of it; a string prints as is, anything else pretty-printed."""
+    if isinstance(data, str):
+        return data
+    if not isinstance(data, dict):
+        return pprint.pformat(data)
+    lines: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, str):
+            for line in value.splitlines():
+                lines.append(f"{key}: {line}")
+        else:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+def render_quiet(data: Any, opts: dict) -> str:
+    """``--out=quiet``: nothing."""
+    return ""
