@@ -1,0 +1,272 @@
+"""State module ``service``: services running or dead, enabled or disabled at boot.
+
+Runs on the managed host (minion / ``briny-call``). The work is done by the
+``service`` execution module (systemd when PID 1 is systemd, else the
+``/etc/init.d`` scripts); this module only compares the wanted state with
+what ``service.status`` / ``service.enabled`` report and asks for the
+difference.
+
+Results follow Salt 3007 (comments, changes ``{name: True}`` when started or
+enabled, ``{name: False}`` when stopped, test mode, idempotence).
+``mod_watch`` restarts a running service when a watched state changed (or
+reloads it with ``reload: True``, stops and starts it with
+``full_restart: True``), starts it if it is not running, and stops it for
+``service.dead``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from briny.common.exceptions import CommandExecutionError
+
+log = logging.getLogger(__name__)
+
+
+def _ret(name: str) -> dict[str, Any]:
+    return {"name": name, "result": True, "changes": {}, "comment": ""}
+
+
+def _test() -> bool:
+    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _available(name: str) -> bool:
+    return bool(__salt__["service.available"](name))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _status(name: str, sig: Any = None) -> bool:
+    return bool(__salt__["service.status"](name, sig))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _is_enabled(name: str) -> bool:
+    return bool(__salt__["service.enabled"](name))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _call(fun: str, name: str, **kwargs: Any) -> tuple[bool, str]:
+    """Run ``service.<fun>``: (success, error text)."""
+    try:
+        return bool(__salt__[f"service.{fun}"](name, **kwargs)), ""  # type: ignore[name-defined]  # noqa: F821
+    except CommandExecutionError as exc:
+        return False, str(exc)
+
+
+def _state_word(started: bool | None) -> str:
+    return {True: "running", False: "dead", None: "in the desired state"}[started]
+
+
+def _unavailable(ret: dict[str, Any], name: str, verb: str, fail: bool = True) -> dict[str, Any]:
+    if _test():
+        ret["result"] = None
+        ret["comment"] = f"Service {name} not present; if created in this state run, it would have been {verb}"
+    else:
+        ret["result"] = False if fail else True
+        ret["comment"] = f"The named service {name} is not available"
+    return ret
+
+
+def _enable(ret: dict[str, Any], name: str, started: bool | None, **kwargs: Any) -> dict[str, Any]:
+    """Make ``name`` start at boot; the comment also tells whether it runs."""
+    word = _state_word(started)
+    if _is_enabled(name):
+        ret["comment"] = f"Service {name} is already enabled, and is {word}"
+        return ret
+    if _test():
+        ret["result"] = None
+        ret["comment"] = f"Service {name} set to be enabled"
+        return ret
+    ok, err = _call("enable", name, **kwargs)
+    if ok and _is_enabled(name):
+        ret["changes"][name] = True
+        ret["comment"] = f"Service {name} has been enabled, and is {word}"
+        return ret
+    ret["result"] = False
+    was = "already running" if started is None and _status(name) else word
+    ret["comment"] = f"Failed when setting service {name} to start at boot, but the service was {was}"
+    if err:
+        ret["comment"] += f": {err}"
+    return ret
+
+
+def _disable(ret: dict[str, Any], name: str, started: bool | None, **kwargs: Any) -> dict[str, Any]:
+    """Keep ``name`` from starting at boot."""
+    word = _state_word(started)
+    if not _is_enabled(name):
+        ret["comment"] = f"Service {name} is already disabled, and is {word}"
+        return ret
+    if _test():
+        ret["result"] = None
+        ret["comment"] = f"Service {name} set to be disabled"
+        return ret
+    ok, err = _call("disable", name, **kwargs)
+    if ok and not _is_enabled(name):
+        ret["changes"][name] = True
+        ret["comment"] = f"Service {name} has been disabled, and is {word}"
+        return ret
+    ret["result"] = False
+    was = "already running" if started is None and _status(name) else word
+    ret["comment"] = f"Failed when setting service {name} to not start at boot, but the service was {was}"
+    if err:
+        ret["comment"] += f": {err}"
+    return ret
+
+
+def _delay(init_delay: Any) -> float:
+    try:
+        return float(init_delay) if init_delay else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _fmt_delay(delay: float) -> str:
+    return str(int(delay)) if delay == int(delay) else str(delay)
+
+
+# ---------------------------------------------------------------------------
+# states
+# ---------------------------------------------------------------------------
+
+def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None,
+            **kwargs: Any) -> dict[str, Any]:
+    """Make sure the service runs (and, with ``enable``, starts at boot or not)."""
+    ret = _ret(name)
+    if not _available(name):
+        return _unavailable(ret, name, "started")
+    before = _status(name, sig)
+    if before:
+        if enable is True and not _is_enabled(name):
+            return _enable(ret, name, None)
+        if enable is False and _is_enabled(name):
+            return _disable(ret, name, None)
+        ret["comment"] = f"The service {name} is already running"
+        return ret
+    if _test():
+        ret["result"] = None
+        ret["comment"] = f"Service {name} is set to start"
+        return ret
+    ok, err = _call("start", name)
+    delay = _delay(init_delay)
+    if ok and delay:
+        time.sleep(delay)
+    after = _status(name, sig)
+    if before != after:
+        ret["changes"][name] = after
+    if not after:
+        ret["result"] = False
+        ret["comment"] = f"Service {name} failed to start" + (f": {err}" if err else "")
+        if enable is True:
+            _enable(ret, name, False)
+            ret["result"] = False
+        elif enable is False:
+            _disable(ret, name, False)
+            ret["result"] = False
+        return ret
+    ret["comment"] = f"Started service {name}"
+    if enable is True:
+        _enable(ret, name, True)
+    elif enable is False:
+        _disable(ret, name, True)
+    if delay:
+        ret["comment"] += f"\nDelayed return for {_fmt_delay(delay)} seconds"
+    return ret
+
+
+def dead(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None,
+         **kwargs: Any) -> dict[str, Any]:
+    """Make sure the service is stopped (and, with ``enable``, starts at boot or not)."""
+    ret = _ret(name)
+    if not _available(name):
+        return _unavailable(ret, name, "stopped", fail=False)
+    before = _status(name, sig)
+    if not before:
+        ret["comment"] = f"The service {name} is already dead"
+        if enable is True and not _is_enabled(name):
+            return _enable(ret, name, None)
+        if enable is False and _is_enabled(name):
+            return _disable(ret, name, None)
+        return ret
+    if _test():
+        ret["result"] = None
+        ret["comment"] = f"Service {name} is set to be killed"
+        return ret
+    ok, err = _call("stop", name)
+    delay = _delay(init_delay)
+    if ok and delay:
+        time.sleep(delay)
+    after = _status(name, sig)
+    if before != after:
+        ret["changes"][name] = after
+    if after:
+        ret["result"] = False
+        ret["comment"] = f"Service {name} failed to die" + (f": {err}" if err else "")
+        return ret
+    ret["comment"] = f"Service {name} was killed"
+    if enable is True:
+        _enable(ret, name, False)
+    elif enable is False:
+        _disable(ret, name, False)
+    if delay:
+        ret["comment"] += f"\nDelayed return for {_fmt_delay(delay)} seconds"
+    return ret
+
+
+def enabled(name: str, **kwargs: Any) -> dict[str, Any]:
+    """Make sure the service starts at boot (whether it runs now is not touched)."""
+    ret = _ret(name)
+    if not _available(name):
+        return _unavailable(ret, name, "enabled")
+    return _enable(ret, name, None)
+
+
+def disabled(name: str, **kwargs: Any) -> dict[str, Any]:
+    """Make sure the service does not start at boot."""
+    ret = _ret(name)
+    if not _available(name):
+        ret["comment"] = f"The named service {name} is not available"
+        return ret
+    return _disable(ret, name, None)
+
+
+def mod_watch(name: str, sfun: str | None = None, sig: Any = None, reload: Any = False,
+              full_restart: Any = False, init_delay: Any = None, force: Any = False,
+              **kwargs: Any) -> dict[str, Any]:
+    """A watched state changed: restart (or reload / full restart) a running
+    service, start a stopped one; stop it for ``service.dead``."""
+    ret = _ret(name)
+    if sfun not in ("running", "dead"):
+        ret["result"] = False
+        ret["comment"] = f"Unable to trigger watch for service.{sfun}"
+        return ret
+    if not _available(name):
+        return _unavailable(ret, name, "started" if sfun == "running" else "stopped", fail=sfun == "running")
+    status = _status(name, sig)
+    if sfun == "dead":
+        if not status:
+            ret["comment"] = "Service is already stopped"
+            return ret
+        fun, verb, past = "stop", "stop", "stopped"
+    elif status:
+        if reload and "service.reload" in __salt__:  # type: ignore[name-defined]  # noqa: F821
+            fun, verb, past = "reload", "reload", "reloaded"
+        elif full_restart and "service.full_restart" in __salt__:  # type: ignore[name-defined]  # noqa: F821
+            fun, verb, past = "full_restart", "restart", "restarted"
+        else:
+            fun, verb, past = "restart", "restart", "restarted"
+    else:
+        fun, verb, past = "start", "start", "started"
+    if _test():
+        ret["result"] = None
+        ret["comment"] = f"Service is set to be {past}"
+        return ret
+    ok, err = _call(fun, name)
+    delay = _delay(init_delay)
+    if ok and delay:
+        time.sleep(delay)
+    ret["changes"] = {name: ok}
+    ret["result"] = ok
+    ret["comment"] = f"Service {past}" if ok else f"Failed to {verb} the service" + (f": {err}" if err else "")
+    if ok and delay:
+        ret["comment"] += f"\nDelayed return for {_fmt_delay(delay)} seconds"
+    return ret

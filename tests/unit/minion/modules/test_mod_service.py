@@ -1,0 +1,186 @@
+"""The ``service`` execution modules: the sysvinit provider over init scripts
+and rc links in a temporary directory (real processes, nothing under /etc),
+and the systemd provider over a fake ``systemctl`` that records its calls."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from briny.common import loader
+
+SCRIPT = textwrap.dedent("""\
+    #!/bin/sh
+    ### BEGIN INIT INFO
+    # Provides:          {name}
+    # Default-Start:     2 3 4 5
+    # Default-Stop:      0 1 6
+    ### END INIT INFO
+    echo "$1" >> {log}
+    case "$1" in
+      start) touch {flag} ;;
+      stop) rm -f {flag} ;;
+      restart|reload|force-reload) [ -f {flag} ] || exit 7 ;;
+      status) [ -f {flag} ] && exit 0; exit 3 ;;
+      *) exit 2 ;;
+    esac
+    exit 0
+    """)
+
+FAKE_UPDATE_RC = textwrap.dedent("""\
+    #!/bin/sh
+    # fake update-rc.d over {rc}: defaults / enable / disable for runlevel 2 only
+    echo "$@" >> {log}
+    case "$2" in
+      defaults) ls {rc}/rc2.d | grep -q "$1\\$" || ln -s ../init.d/$1 {rc}/rc2.d/S01$1 ;;
+      enable) rm -f {rc}/rc2.d/K01$1; ln -sf ../init.d/$1 {rc}/rc2.d/S01$1 ;;
+      disable) rm -f {rc}/rc2.d/S01$1; ln -sf ../init.d/$1 {rc}/rc2.d/K01$1 ;;
+    esac
+    """)
+
+
+@pytest.fixture
+def sysv(tmp_path: Path):
+    """(module, salt loader, root): the sysvinit provider over tmp_path/etc."""
+    etc = tmp_path / "etc"
+    (etc / "init.d").mkdir(parents=True)
+    for level in "0123456S":
+        (etc / f"rc{level}.d").mkdir()
+    for name in ("web-1", "db"):
+        script = etc / "init.d" / name
+        script.write_text(SCRIPT.format(name=name, log=tmp_path / f"{name}.log", flag=tmp_path / f"{name}.up"))
+        script.chmod(0o755)
+    (etc / "init.d" / "README").write_text("not a service\n")
+    (etc / "init.d" / "notexec").write_text("#!/bin/sh\n")
+    opts = {"id": "t", "test": False, "providers": {"service": "sysvinit"}}
+    salt = loader.minion_mods(opts)
+    mod = salt.module("service")
+    assert mod is not None and mod.__name__.split(".")[-1].startswith("sysvinit_service")
+    mod.INIT_DIR = str(etc / "init.d")
+    mod.RC_ROOT = str(etc)
+    mod.UPDATE_RC_D = str(tmp_path / "no-update-rc.d")
+    mod.RUNLEVEL = str(tmp_path / "no-runlevel")
+    return mod, salt, tmp_path
+
+
+def test_discovery(sysv) -> None:
+    mod, salt, _ = sysv
+    assert salt["service.get_all"]() == ["db", "web-1"]
+    assert salt["service.available"]("web-1") is True
+    assert salt["service.available"]("notexec") is False
+    assert salt["service.available"]("../../bin/sh") is False
+    assert salt["service.missing"]("nope") is True
+
+
+def test_start_stop_status_via_script(sysv) -> None:
+    mod, salt, tmp = sysv
+    assert salt["service.status"]("web-1") is False
+    assert salt["service.start"]("web-1") is True
+    assert salt["service.status"]("web-1") is True
+    assert salt["service.status"]("web-*") == {"web-1": True}
+    assert salt["service.reload"]("web-1") is True
+    assert salt["service.restart"]("web-1") is True
+    assert salt["service.full_restart"]("web-1") is True
+    assert salt["service.stop"]("web-1") is True
+    assert salt["service.reload"]("web-1") is False  # the script refuses: not running
+    log = (tmp / "web-1.log").read_text().split()
+    assert log == ["status", "start", "status", "status", "reload", "restart", "stop", "start", "stop", "reload"]
+
+
+def test_status_by_signature(sysv) -> None:
+    _, salt, _ = sysv
+    assert salt["service.status"]("anything", sig="pytest|python") is True
+    assert salt["service.status"]("anything", sig="briny-no-such-process-[x]yz") is False
+
+
+def test_enable_disable_with_links(sysv) -> None:
+    """No update-rc.d: links come from the LSB header; names with digits work."""
+    mod, salt, tmp = sysv
+    rc = tmp / "etc"
+    assert salt["service.enabled"]("web-1") is False
+    assert salt["service.enable"]("web-1") is True
+    assert sorted(os.listdir(rc / "rc2.d")) == ["S01web-1"]
+    assert os.readlink(rc / "rc0.d" / "K01web-1") == "../init.d/web-1"
+    assert salt["service.enabled"]("web-1") is True and salt["service.get_enabled"]() == ["web-1"]
+    assert salt["service.disable"]("web-1") is True
+    assert sorted(os.listdir(rc / "rc2.d")) == ["K01web-1"]
+    assert salt["service.enabled"]("web-1") is False and salt["service.disabled"]("web-1") is True
+    assert salt["service.get_disabled"]() == ["db", "web-1"]
+
+
+def test_enable_disable_with_update_rc_d(sysv) -> None:
+    mod, salt, tmp = sysv
+    fake = tmp / "update-rc.d"
+    fake.write_text(FAKE_UPDATE_RC.format(rc=tmp / "etc", log=tmp / "urc.log"))
+    fake.chmod(0o755)
+    mod.UPDATE_RC_D = str(fake)
+    assert salt["service.enable"]("db") is True
+    assert salt["service.disable"]("db") is True
+    assert (tmp / "urc.log").read_text().splitlines() == ["db defaults", "db enable", "db disable"]
+
+
+def test_runlevel_fallbacks(sysv) -> None:
+    mod, salt, tmp = sysv
+    assert mod._runlevel() == "2"
+    fake = tmp / "runlevel"
+    fake.write_text("#!/bin/sh\necho 'N 3'\n")
+    fake.chmod(0o755)
+    mod.RUNLEVEL = str(fake)
+    assert mod._runlevel() == "3"
+    (tmp / "etc" / "rc3.d" / "S02db").symlink_to("../init.d/db")
+    assert salt["service.enabled"]("db") is True
+
+
+FAKE_SYSTEMCTL = textwrap.dedent("""\
+    #!/bin/sh
+    echo "$@" >> {log}
+    case "$1" in
+      is-active) [ "$3" = "up.service" ] && exit 0; exit 3 ;;
+      is-enabled) case "$2" in up.service) echo enabled ;; nope.service) echo "Failed" >&2; exit 1 ;;
+                  *) echo disabled; exit 1 ;; esac ;;
+      show) [ "$3" = "nope.service" ] && echo LoadState=not-found || echo LoadState=loaded ;;
+      list-unit-files) printf 'up.service enabled enabled\\ndown.service disabled enabled\\ngetty@.service static -\\n' ;;
+      list-units) printf '  up.service loaded active running Up\\n' ;;
+      start|stop|restart|reload|enable|disable) exit 0 ;;
+      *) exit 1 ;;
+    esac
+    """)
+
+
+@pytest.fixture
+def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "systemctl"
+    fake.write_text(FAKE_SYSTEMCTL.format(log=tmp_path / "systemctl.log"))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ.get('PATH', '')}")
+    salt = loader.minion_mods({"id": "t", "test": False, "providers": {"service": "systemd"}})
+    mod = salt.module("service")
+    assert mod is not None and mod.__name__.split(".")[-1].startswith("systemd_service")
+    return salt, tmp_path / "systemctl.log"
+
+
+def test_systemd_provider(systemd) -> None:
+    salt, log = systemd
+    assert salt["service.get_all"]() == ["down", "up"]
+    assert salt["service.available"]("up") is True
+    assert salt["service.available"]("nope") is False
+    assert salt["service.status"]("up") is True and salt["service.status"]("down") is False
+    assert salt["service.enabled"]("up") is True and salt["service.enabled"]("down") is False
+    assert salt["service.start"]("down") is True
+    assert salt["service.reload"]("up.service") is True
+    assert salt["service.enable"]("down") is True
+    assert salt["service.full_restart"]("up") is True
+    calls = log.read_text().splitlines()
+    for expected in ("start down.service", "reload up.service", "enable down.service",
+                     "stop up.service", "start up.service"):
+        assert expected in calls
+
+
+def test_provider_choice_follows_config() -> None:
+    salt = loader.minion_mods({"id": "t", "providers": {"service": "upstart"}})
+    assert "service.start" not in salt
