@@ -17,20 +17,14 @@ import sys
 from typing import Any
 
 from briny import __version__, SALT_COMPAT_VERSION
-from briny.common import loader
-from briny.common.args import call_function, parse_input
 from briny.common.config import load_minion_config
-from briny.common.exceptions import BrinyError, FunctionNotFound
+from briny.common.exceptions import BrinyError
 from briny.common.jid import gen_jid
 from briny.common.logsetup import setup_console, setup_logfile
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG_DIR = "/etc/briny"
-# The outputter Salt picks for these functions when --out is not given.
-HIGHSTATE_FUNCS = {"state.sls", "state.apply", "state.highstate", "state.single", "state.low",
-                   "state.sls_id", "state.top", "state.template", "state.template_str", "state.test",
-                   "state.pkg", "state.request", "state.run_request", "state.check_request"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,12 +81,9 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def _default_outputter(fun: str, module: Any) -> str:
-    if fun in HIGHSTATE_FUNCS:
-        return "highstate"
-    table = getattr(module, "__outputter__", None) if module is not None else None
-    if isinstance(table, dict):
-        return table.get(fun.split(".", 1)[1], "nested")
-    return "nested"
+    from briny.minion.executor import default_outputter
+
+    return default_outputter(fun, module) or "nested"
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -115,36 +106,28 @@ def run(argv: list[str] | None = None) -> int:
               "(or file_client: local in the minion config)", file=sys.stderr)
         return 2
 
+    from briny.minion.executor import Executor, Job
     from briny.minion.grains import load_grains
-    from briny.common.pillar import compile_local_pillar
 
     grains = load_grains(opts)
     opts["grains"] = grains
-    salt = loader.minion_mods(opts, grains, {})
-    pillar = compile_local_pillar(opts, grains, salt)
-    salt = loader.minion_mods(opts, grains, pillar)
-    opts["pillar"] = pillar
-    opts["__compile_pillar"] = lambda override: compile_local_pillar(opts, grains, salt, override)
-
-    args, kwargs = parse_input(ns.arg)
-    jid = gen_jid()
-    pub = {"__pub_fun": ns.fun, "__pub_pid": os.getpid(), "__pub_jid": jid, "__pub_tgt": "salt-call"}
-    try:
-        func = salt[ns.fun]
-    except FunctionNotFound as exc:
-        print(str(exc), file=sys.stderr)
+    job = Job.from_cli(gen_jid(), ns.fun, ns.arg)
+    result = Executor(opts, lambda: grains).run(job)
+    if result.error == "not_found":
+        print(result.ret, file=sys.stderr)
         return 255
-    retcode = 0
-    try:
-        ret = call_function(func, ns.fun, args, kwargs, pub)
-    except BrinyError as exc:
-        print(f"Error running '{ns.fun}': {exc}", file=sys.stderr)
+    if result.error is not None:
+        exc = result.exception
+        if isinstance(exc, BrinyError):
+            print(f"Error running '{ns.fun}': {exc}", file=sys.stderr)
+        else:
+            print(f"Error running '{ns.fun}': {result.ret}", file=sys.stderr)
         return 1
-    retcode = int(salt.pack["__context__"].get("retcode", 0) or 0)
+    ret, retcode = result.ret, result.retcode
 
     from briny.common.output import render_output
 
-    out = ns.out or _default_outputter(ns.fun, salt.module(ns.fun.split(".")[0]))
+    out = ns.out or _default_outputter(ns.fun, result.module)
     out_opts = dict(opts)
     if ns.out_indent is not None:
         out_opts["output_indent"] = ns.out_indent

@@ -1,0 +1,220 @@
+"""``briny-minion``: the minion daemon's process shell.
+
+Runs once per managed host. Reads ``-c DIR/minion``, sets up logging
+(console unless daemonized, ``log_file`` at ``log_level_logfile`` or
+``log_level``), daemonizes with ``-d`` (double fork, ``setsid``, standard
+streams to ``/dev/null``), writes ``pidfile``, detects grains, and runs
+:class:`~briny.minion.agent.MinionAgent` on an asyncio loop with a ZeroMQ
+transport to ``master:master_port`` / ``publish_port``.
+
+SIGTERM or SIGINT shut down cleanly (loop): no new jobs are taken, running
+jobs get ``shutdown_grace`` seconds (default 5) to finish and send their
+returns, then the pidfile is removed. Exit status: 0 after a clean stop, 2
+for a usage or config error (the message says which key or file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from briny import SALT_COMPAT_VERSION, __version__
+from briny.common.config import LOG_LEVELS, load_minion_config
+from briny.common.exceptions import BrinyError
+from briny.common.logsetup import setup_console, setup_logfile
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONFIG_DIR = "/etc/briny"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="briny-minion", description="Run a briny minion.")
+    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+                   help="folder holding the 'minion' config file (default %(default)s)")
+    p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
+    p.add_argument("-l", "--log-level", dest="log_level", choices=LOG_LEVELS,
+                   help="console and log file level (default: the config's log_level)")
+    p.add_argument("--log-file", dest="log_file", help="log file (default: the config's log_file)")
+    p.add_argument("--pid-file", dest="pidfile", help="pid file (default: the config's pidfile)")
+    p.add_argument("--version", action="version",
+                   version=f"briny-minion {__version__} (Salt {SALT_COMPAT_VERSION})")
+    return p
+
+
+def _config(ns: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if ns.log_level:
+        overrides["log_level"] = ns.log_level
+    if ns.log_file:
+        overrides["log_file"] = os.path.abspath(ns.log_file)
+    if ns.pidfile:
+        overrides["pidfile"] = os.path.abspath(ns.pidfile)
+    cdir = ns.config_dir if os.path.isdir(ns.config_dir) else None
+    if cdir is None and ns.config_dir != DEFAULT_CONFIG_DIR:
+        raise BrinyError(f"config directory {ns.config_dir} does not exist")
+    return load_minion_config(cdir, overrides)
+
+
+# -- pidfile and daemonizing ---------------------------------------------------------------------
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_pidfile(path: str) -> None:
+    """Refuse to start when the pidfile names a live process other than this one."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            pid = int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return
+    if pid and pid != os.getpid() and _pid_alive(pid):
+        raise BrinyError(f"a minion already runs as pid {pid} (pidfile {path}); stop it first, "
+                         f"or remove the pidfile if that process is not a minion")
+
+
+def write_pidfile(path: str) -> bool:
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("cannot write the pidfile %s: %s", path, exc.strerror)
+        return False
+    return True
+
+
+def remove_pidfile(path: str) -> None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            if int(fh.read().strip() or 0) != os.getpid():
+                return
+        os.unlink(path)
+    except (OSError, ValueError):
+        pass
+
+
+def daemonize() -> None:
+    """Detach: fork, setsid, fork again; the standard streams go to /dev/null."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    os.chdir("/")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+def _transport_factory(opts: dict[str, Any]) -> Any:
+    from briny.common.transport import ZmqClient
+
+    master = opts.get("master") or "salt"
+    if isinstance(master, list):
+        if len(master) > 1:
+            log.warning("several masters are configured; briny talks to the first, %s", master[0])
+        master = master[0]
+    host = str(master)
+    port = int(opts.get("master_port") or 4506)
+    pub_port = int(opts.get("publish_port") or 4505)
+    recon, recon_max = int(opts.get("recon_default") or 1000), int(opts.get("recon_max") or 10000)
+    log.info("master at %s (requests on %d, publishes on %d)", host, port, pub_port)
+    return lambda: ZmqClient(host, port, pub_port, reconnect_ms=recon, reconnect_max_ms=recon_max)
+
+
+async def serve(opts: dict[str, Any], grains: dict[str, Any]) -> None:
+    """Run the agent until SIGTERM/SIGINT (loop)."""
+    from briny.minion.agent import MinionAgent
+
+    agent = MinionAgent(opts, _transport_factory(opts), grains=grains)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, _on_signal, agent, sig)
+    await agent.run()
+
+
+def _on_signal(agent: Any, sig: int) -> None:
+    log.info("received %s; shutting down", signal.Signals(sig).name)
+    agent.stop()
+
+
+def run(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        opts = _config(ns)
+    except BrinyError as exc:
+        print(f"briny-minion: {exc}", file=sys.stderr)
+        return 2
+    from briny.common.ids import id_problem
+
+    problem = id_problem(opts.get("id"))
+    if problem is not None:
+        print(f"briny-minion: the minion id {opts.get('id')!r} cannot be used: {problem}; "
+              f"set 'id' in {opts.get('conf_file') or 'the minion config'}", file=sys.stderr)
+        return 2
+    pidfile = str(opts.get("pidfile") or "")
+    try:
+        if pidfile:
+            check_pidfile(pidfile)
+    except BrinyError as exc:
+        print(f"briny-minion: {exc}", file=sys.stderr)
+        return 2
+    if ns.daemon:
+        daemonize()
+    else:
+        setup_console(str(opts.get("log_level") or "warning"))
+    setup_logfile(opts)
+    wrote_pid = bool(pidfile) and write_pidfile(pidfile)
+    log.info("briny-minion %s starting as %s (pid %d)", __version__, opts["id"], os.getpid())
+    try:
+        from briny.minion.grains import load_grains
+
+        grains = load_grains(opts)
+        asyncio.run(serve(opts, grains))
+    except (BrinyError, OSError) as exc:
+        msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
+        log.error("cannot run the minion: %s", msg)
+        if not ns.daemon:
+            print(f"briny-minion: {msg}", file=sys.stderr)
+        return 2
+    finally:
+        if wrote_pid:
+            remove_pidfile(pidfile)
+    log.info("briny-minion stopped")
+    return 0
+
+
+def main() -> None:
+    code = run()
+    logging.shutdown()
+    # a job still blocked in a system call after the grace period must not keep the process
+    # alive (worker threads are joined at interpreter exit)
+    if any(t.name.startswith(("briny-job", "job-")) and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

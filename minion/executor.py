@@ -1,0 +1,517 @@
+"""The one place that runs an execution function for a job.
+
+Used by ``briny-call`` (in its main thread) and by the minion daemon (in its
+job worker threads, see :mod:`briny.minion.agent`). Everything here is
+blocking worker code: it never touches the asyncio loop; what a job needs
+from the loop (forwarding events, asking the master for pillar) reaches it
+as plain callables the agent puts in the job's opts.
+
+For each job :meth:`Executor.run`:
+
+1. copies the opts (per-job keys such as ``__fire_event`` never leak into
+   another job), builds a fresh loader with the host's grains and pillar, so
+   two jobs never share module globals;
+2. turns the publish's ``arg``/``kwarg`` into Python arguments the way Salt's
+   minion does (``{"__kwarg__": True, ...}`` maps and ``key=value`` strings
+   become keyword arguments);
+3. calls the function through :func:`briny.common.args.call_function` with
+   the ``__pub_*`` keyword arguments (``__pub_jid``, ``__pub_fun``,
+   ``__pub_tgt``, ``__pub_user``, ``__pub_pid``, ...);
+4. reads ``__context__["retcode"]`` and decides ``success`` as Salt does
+   (retcode 0, and a dict return without ``result: False``/``success: False``);
+5. keeps ``cachedir/proc/<jid>`` (JSON: jid, fun, arg, pid, tid, started,
+   tgt, tgt_type, user) while the function runs, for ``saltutil.running``,
+   ``saltutil.find_job`` and ``state.running``.
+
+Errors become Salt's return strings (``ERROR: ...``, ``ERROR executing
+'fun': ...``, ``The minion function caused an exception: ...``) with retcode
+1; :class:`JobResult` also keeps the exception so ``briny-call`` can print its
+own messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import logging
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from briny.common import loader
+from briny.common.args import KWARG_RE, call_function, parse_input
+from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound,
+                                     SaltInvocationError, WireError)
+from briny.common.ids import valid_jid
+
+log = logging.getLogger(__name__)
+
+# The outputter Salt picks for these functions when the module does not say.
+HIGHSTATE_FUNCS = frozenset({
+    "state.sls", "state.apply", "state.highstate", "state.single", "state.low", "state.sls_id",
+    "state.top", "state.template", "state.template_str", "state.test", "state.pkg", "state.request",
+    "state.run_request", "state.check_request"})
+EX_OK = 0
+EX_GENERIC = 1
+THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
+
+FireEvent = Callable[[str, dict[str, Any]], None]
+
+
+class JobKilled(BaseException):
+    """Raised inside a job's thread by ``saltutil.kill_job`` (BaseException: ``except Exception``
+    in a module must not swallow it)."""
+
+
+# -- records -------------------------------------------------------------------------------
+
+@dataclass
+class Job:
+    """One function call to run: a publish's load, or a ``briny-call`` command line."""
+
+    jid: str
+    fun: str
+    arg: list[Any] = field(default_factory=list)
+    kwarg: dict[str, Any] = field(default_factory=dict)
+    tgt: str = ""
+    tgt_type: str = "glob"
+    user: str = ""
+
+    @classmethod
+    def from_publish(cls, load: Any) -> "Job":
+        """A job from a publish payload; WireError when it is not a usable one."""
+        if not isinstance(load, dict):
+            raise WireError("publish payload is not a map")
+        jid, fun = load.get("jid"), load.get("fun")
+        if not valid_jid(jid):
+            raise WireError(f"publish has no valid jid ({str(jid)[:40]!r})")
+        if not isinstance(fun, str) or not fun or len(fun) > 255:
+            raise WireError("publish has no function name")
+        arg = load.get("arg") if load.get("arg") is not None else []
+        kwarg = load.get("kwarg") if load.get("kwarg") is not None else {}
+        if not isinstance(arg, list) or not isinstance(kwarg, dict):
+            raise WireError("publish 'arg' must be a list and 'kwarg' a map")
+        return cls(jid=jid, fun=fun, arg=arg, kwarg={str(k): v for k, v in kwarg.items()},
+                   tgt=str(load.get("tgt") or ""), tgt_type=str(load.get("tgt_type") or "glob"),
+                   user=str(load.get("user") or ""))
+
+    @classmethod
+    def from_cli(cls, jid: str, fun: str, argv: list[str], tgt: str = "salt-call") -> "Job":
+        """A job from command-line words (``1 x=2``: YAML-typed, ``key=value`` as keywords)."""
+        args, kwargs = parse_input(argv)
+        return cls(jid=jid, fun=fun, arg=args, kwarg=kwargs, tgt=tgt)
+
+    def call_args(self) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments as Salt's minion makes them from a load."""
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for item in self.arg:
+            if isinstance(item, dict) and item.get("__kwarg__") is True:
+                kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
+            elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
+                kwargs.update(parse_input([item])[1])
+            else:
+                args.append(item)
+        kwargs.update(self.kwarg)
+        return args, kwargs
+
+    def fun_args(self) -> list[Any]:
+        """The arguments as Salt reports them (``fun_args``): keywords last, in a ``__kwarg__`` map."""
+        out = list(self.arg)
+        if self.kwarg:
+            out.append({**self.kwarg, "__kwarg__": True})
+        return out
+
+
+@dataclass
+class JobResult:
+    """What a job returned, in the ``ret`` request's terms (:meth:`payload`)."""
+
+    jid: str
+    fun: str
+    fun_args: list[Any]
+    ret: Any
+    retcode: int = EX_OK
+    success: bool = True
+    out: str | None = None
+    error: str | None = None  # None, "not_found", "invocation", "execution", "exception", "killed"
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    module: Any = field(default=None, repr=False, compare=False)  # the function's module object
+
+    def payload(self) -> dict[str, Any]:
+        body = {"jid": self.jid, "fun": self.fun, "fun_args": self.fun_args, "return": self.ret,
+                "retcode": self.retcode, "success": self.success}
+        if self.out:
+            body["out"] = self.out
+        return body
+
+
+@dataclass
+class RunningJob:
+    jid: str
+    fun: str
+    thread_id: int
+    started: float
+    signalled: int | None = None
+
+
+class JobRegistry:
+    """Jobs running in this process's threads (thread-safe; the minion shares one with every job
+    through ``opts["__jobs"]`` so ``saltutil`` can tell them apart and stop them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, RunningJob] = {}
+
+    def add(self, job: RunningJob) -> None:
+        with self._lock:
+            self._jobs[job.jid] = job
+
+    def remove(self, jid: str) -> None:
+        """Forget a finished job; a stop signal that has not fired yet is withdrawn."""
+        with self._lock:
+            job = self._jobs.pop(jid, None)
+            if job is not None and job.signalled:
+                _async_raise(job.thread_id, None)
+
+    def get(self, jid: str) -> RunningJob | None:
+        with self._lock:
+            return self._jobs.get(jid)
+
+    def jids(self) -> list[str]:
+        with self._lock:
+            return sorted(self._jobs)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._jobs)
+
+    def signal(self, jid: str, sig: int) -> str | None:
+        """Deliver ``sig`` to a thread job: SIGKILL/SIGTERM/SIGINT stop it (JobKilled raised in its
+        thread when it next runs Python code); 0 only checks. None when ``jid`` is not here."""
+        with self._lock:
+            job = self._jobs.get(jid)
+            if job is None:
+                return None
+            if sig == 0:
+                return f"Job {jid} is running in a thread of the minion (pid {os.getpid()})"
+            if sig not in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
+                return (f"Signal {sig} cannot be delivered to job {jid}: it runs in a thread of the "
+                        f"minion; use saltutil.kill_job or saltutil.term_job")
+            job.signalled = sig
+            done = _async_raise(job.thread_id, JobKilled)
+        if done != 1:
+            return f"Job {jid} was not running and job data has been cleaned up"
+        return f"Signal {int(sig)} sent to job {jid} at pid {os.getpid()}"
+
+    def stop_all(self) -> list[str]:
+        """Ask every running job to stop (daemon shutdown after the grace period)."""
+        return [jid for jid in self.jids() if self.signal(jid, signal.SIGTERM)]
+
+
+def _async_raise(thread_id: int, exc: type[BaseException] | None) -> int:
+    """Raise ``exc`` in another thread when it next runs Python code (None withdraws it)."""
+    import ctypes  # only when a job is stopped
+
+    obj = ctypes.py_object(exc) if exc is not None else None
+    return int(ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj))
+
+
+# -- pillar sources ------------------------------------------------------------------------
+
+class PillarSource(Protocol):
+    """Where a job's pillar comes from (worker code)."""
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]: ...
+
+    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
+                     override: dict[str, Any]) -> dict[str, Any] | None:
+        """Pillar with a ``pillar=`` override, or None to merge the override in the module."""
+
+    def refresh(self) -> None:
+        """Forget a kept pillar (``saltutil.refresh_pillar``)."""
+
+
+class LocalPillar:
+    """Pillar rendered from this host's ``pillar_roots`` (masterless).
+
+    With ``cache`` (the daemon) the pillar is rendered on first use and kept
+    until :meth:`refresh`; without (``briny-call``) every call renders it.
+    """
+
+    def __init__(self, cache: bool = False) -> None:
+        self.cache = cache
+        self._lock = threading.Lock()
+        self._pillar: dict[str, Any] | None = None
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        from briny.common.pillar import compile_local_pillar  # Jinja and the compiler: only now
+
+        if not self.cache:
+            return compile_local_pillar(opts, grains, salt)
+        with self._lock:
+            if self._pillar is None:
+                self._pillar = compile_local_pillar(opts, grains, salt)
+            return copy.deepcopy(self._pillar)
+
+    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
+                     override: dict[str, Any]) -> dict[str, Any] | None:
+        from briny.common.pillar import compile_local_pillar
+
+        return compile_local_pillar(opts, grains, salt, override)
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._pillar = None
+
+
+class StaticPillar:
+    """The ``pillar:`` key of the config (a minion whose master serves no pillar yet)."""
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        value = opts.get("pillar")
+        return copy.deepcopy(value) if isinstance(value, dict) else {}
+
+    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
+                     override: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def refresh(self) -> None:
+        pass
+
+
+class MasterPillar:
+    """Pillar the master renders for this minion (a ``pillar`` request, made by ``fetch`` from the
+    worker), kept until :meth:`refresh`; the config's ``pillar:`` when the master serves none."""
+
+    def __init__(self, fetch: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+        self.fetch = fetch
+        self._lock = threading.Lock()
+        self._pillar: dict[str, Any] | None = None
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        with self._lock:
+            if self._pillar is None:
+                reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
+                if isinstance(reply, dict) and isinstance(reply.get("pillar"), dict):
+                    self._pillar = reply["pillar"]
+                else:
+                    log.debug("the master served no pillar; using the config's 'pillar'")
+                    self._pillar = StaticPillar().get(opts, grains, salt)
+            return copy.deepcopy(self._pillar)
+
+    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
+                     override: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._pillar = None
+
+
+# -- the executor --------------------------------------------------------------------------
+
+def jid_started(jid: str) -> str:
+    """Salt's human form of a jid's time (``2026, Nov 21 06:00:48.730098``)."""
+    try:
+        when = datetime.datetime.strptime(jid, "%Y%m%d%H%M%S%f")
+    except (TypeError, ValueError):
+        when = datetime.datetime.now()
+    return when.strftime("%Y, %b %d %H:%M:%S.%f")
+
+
+class Executor:
+    """Runs jobs for one host; safe to call from several threads at once.
+
+    ``grains`` is a callable giving the host's current grains (each job gets a
+    deep copy); ``pillar`` a :class:`PillarSource`; ``registry`` the
+    :class:`JobRegistry` of this process (the daemon's); ``hooks`` extra
+    opts for every job (``__refresh_pillar``, ``__refresh_grains``, ...).
+    """
+
+    def __init__(self, opts: dict[str, Any], grains: Callable[[], dict[str, Any]],
+                 pillar: PillarSource | None = None, registry: JobRegistry | None = None,
+                 hooks: dict[str, Any] | None = None) -> None:
+        self.opts = opts
+        self.grains = grains
+        self.pillar = pillar or (LocalPillar() if opts.get("file_client") == "local" else StaticPillar())
+        self.registry = registry
+        self.hooks = dict(hooks or {})
+        self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
+
+    # -- per-job set-up ---------------------------------------------------------------------
+    def job_opts(self, fire_event: FireEvent | None = None) -> dict[str, Any]:
+        """The opts of one job: a copy, with the per-job hooks. A masterless job gets its own
+        file client, so files added to the roots are seen by the next job (the loader finds
+        custom modules in ``extension_modules`` and, masterless, in the roots by itself)."""
+        opts = dict(self.opts)
+        opts.update(self.hooks)
+        if fire_event is not None:
+            opts["__fire_event"] = fire_event
+        if self.registry is not None:
+            opts["__jobs"] = self.registry
+        if opts.get("file_client") == "local" and opts.get("__fileclient") is None:
+            from briny.common.fileclient import LocalFileClient
+
+            opts["__fileclient"] = LocalFileClient(opts.get("file_roots") or {},
+                                                   bool(opts.get("fileserver_followsymlinks", True)))
+        return opts
+
+    def loaders(self, opts: dict[str, Any]) -> Any:
+        """(grains, pillar, ``__salt__``) for one job; renders pillar when the source does."""
+        grains = copy.deepcopy(self.grains())
+        opts["grains"] = grains
+        salt = loader.minion_mods(opts, grains, {})
+        pillar = self.pillar.get(opts, grains, salt)
+        salt = loader.minion_mods(opts, grains, pillar)
+        opts["pillar"] = pillar
+        source = self.pillar
+
+        def compile_pillar(override: dict[str, Any]) -> dict[str, Any]:
+            compiled = source.compile_with(opts, grains, salt, override)
+            return compiled if compiled is not None else _merged(pillar, override)
+
+        opts["__compile_pillar"] = compile_pillar
+        return grains, pillar, salt
+
+    # -- proc files ---------------------------------------------------------------------------
+    def _write_proc(self, job: Job) -> Path | None:
+        record = {"jid": job.jid, "fun": job.fun, "arg": job.fun_args(), "pid": os.getpid(),
+                  "tid": threading.get_ident(), "started": jid_started(job.jid), "tgt": job.tgt,
+                  "tgt_type": job.tgt_type, "user": job.user, "ret": ""}
+        path = self.proc_dir / job.jid
+        try:
+            self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = path.with_name(f".{job.jid}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(record, default=str), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.debug("no proc file for job %s (%s): %s", job.jid, path, exc)
+            return None
+        return path
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, job: Job, fire_event: FireEvent | None = None) -> JobResult:
+        """Run one job in the calling thread and return its result; never raises for the
+        function's own failures, nor when ``saltutil.kill_job`` stops it."""
+        thread = threading.current_thread()
+        old_name = thread.name
+        thread.name = THREAD_PREFIX + job.jid
+        proc = self._write_proc(job)
+        running = RunningJob(job.jid, job.fun, threading.get_ident(), time.time())
+        if self.registry is not None:
+            self.registry.add(running)
+        try:
+            try:
+                result = self._run(job, fire_event)
+            except JobKilled:
+                result = self._killed(job, running)
+        except JobKilled:  # arrived while the first handler ran
+            result = self._killed(job, running)
+        finally:
+            for _ in range(3):  # a stop signal may still land while cleaning up: finish anyway
+                try:
+                    self._cleanup(job, proc, thread, old_name)
+                    break
+                except JobKilled:
+                    continue
+        return result
+
+    def _killed(self, job: Job, running: RunningJob) -> JobResult:
+        sig = running.signalled or signal.SIGKILL
+        log.warning("job %s (%s) was stopped by signal %s", job.jid, job.fun, sig)
+        return self._error(job, "killed", f"ERROR: job {job.jid} was stopped (signal {int(sig)})", None)
+
+    def _cleanup(self, job: Job, proc: Path | None, thread: threading.Thread, old_name: str) -> None:
+        if self.registry is not None:
+            self.registry.remove(job.jid)
+        if proc is not None:
+            try:
+                proc.unlink()
+            except OSError:
+                pass
+        thread.name = old_name
+
+    def _error(self, job: Job, kind: str, message: str, exc: BaseException | None,
+               module: Any = None) -> JobResult:
+        return JobResult(job.jid, job.fun, job.fun_args(), message, EX_GENERIC, False, "nested",
+                         kind, exc, module)
+
+    def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
+        opts = self.job_opts(fire_event)
+        try:
+            _, _, salt = self.loaders(opts)
+        except BrinyError as exc:
+            log.error("job %s: pillar or modules could not be set up: %s", job.jid, exc)
+            return self._error(job, "execution", f"ERROR: {exc}", exc)
+        except Exception as exc:  # a broken pillar tree or grains must not take the minion down
+            log.warning("job %s: pillar or modules could not be set up", job.jid, exc_info=True)
+            return self._error(job, "exception", f"ERROR: pillar or modules could not be set up: {exc}", exc)
+        try:
+            func = salt[job.fun]
+        except FunctionNotFound as exc:
+            return self._error(job, "not_found", str(exc), exc)
+        module = salt.module(job.fun.split(".", 1)[0])
+        args, kwargs = job.call_args()
+        pub = {"__pub_fun": job.fun, "__pub_jid": job.jid, "__pub_pid": os.getpid(),
+               "__pub_tgt": job.tgt}
+        if job.user:
+            pub["__pub_user"] = job.user
+        if job.tgt_type and job.tgt != "salt-call":
+            pub["__pub_tgt_type"] = job.tgt_type
+            pub["__pub_ret"] = ""
+        try:
+            ret = call_function(func, job.fun, args, kwargs, pub)
+        except CommandExecutionError as exc:
+            log.error("A command in '%s' had a problem: %s", job.fun, exc)
+            return self._error(job, "execution", f"ERROR: {exc}", exc, module)
+        except SaltInvocationError as exc:
+            log.error("Problem executing '%s': %s", job.fun, exc)
+            return self._error(job, "invocation", f"ERROR executing '{job.fun}': {exc}", exc, module)
+        except BrinyError as exc:
+            log.error("'%s' failed: %s", job.fun, exc)
+            return self._error(job, "execution", f"ERROR: {exc}", exc, module)
+        except TypeError as exc:
+            msg = f"Passed invalid arguments to {job.fun}: {exc}\n{func.__doc__ or ''}"
+            log.warning(msg)
+            return self._error(job, "invocation", msg, exc, module)
+        except Exception as exc:  # a module's bug must become a return, never kill the minion
+            log.warning("The minion function caused an exception", exc_info=True)
+            return self._error(job, "exception",
+                               f"The minion function caused an exception: {traceback.format_exc()}",
+                               exc, module)
+        retcode = salt.pack["__context__"].get("retcode", EX_OK)
+        try:
+            retcode = int(retcode or 0)
+        except (TypeError, ValueError):
+            retcode = EX_GENERIC
+        if retcode == EX_OK and isinstance(ret, dict):
+            if ret.get("result", True) is False or ret.get("success", True) is False:
+                retcode = EX_GENERIC
+        return JobResult(job.jid, job.fun, job.fun_args(), ret, retcode, retcode == EX_OK,
+                         default_outputter(job.fun, module), None, None, module)
+
+
+def _merged(pillar: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    from briny.common.dictupdate import merge
+
+    return merge(copy.deepcopy(pillar), override)
+
+
+def default_outputter(fun: str, module: Any) -> str | None:
+    if fun in HIGHSTATE_FUNCS:
+        return "highstate"
+    table = getattr(module, "__outputter__", None) if module is not None else None
+    if isinstance(table, dict):
+        out = table.get(fun.split(".", 1)[1])
+        return out if isinstance(out, str) else None
+    if isinstance(table, str):
+        return table
+    return None

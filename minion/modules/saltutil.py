@@ -1,0 +1,340 @@
+"""The ``saltutil`` execution module: jobs on this host, syncing custom modules, refreshes.
+
+Runs in a job's worker thread of the minion daemon, or in ``briny-call``.
+Jobs are read from ``cachedir/proc/<jid>`` (JSON records the executor keeps
+while a job runs). In the daemon every job runs in a thread of the one
+minion process; the daemon hands this module its job registry as
+``__opts__["__jobs"]``, so ``kill_job`` stops a thread job instead of
+signalling the minion itself (which Salt's process model would do). A job
+in another process (``briny-call``) is signalled by pid, as Salt does.
+
+Syncing (masterless, as ``salt-call --local`` does): ``_modules``,
+``_states``, ``_grains``, ... from the file roots are copied into
+``extension_modules/<kind>/``; files no longer in the roots are removed.
+The return lists what changed, Salt's way (``["modules.mymod"]``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+log = logging.getLogger(__name__)
+
+THREAD_PREFIX = "job-"  # the executor names a job's thread job-<jid> while it runs
+# sync_all's keys, in Salt's order; value: the folder in the file roots
+SYNC_KINDS: dict[str, str] = {
+    "tops": "_tops", "clouds": "_clouds", "beacons": "_beacons", "modules": "_modules",
+    "states": "_states", "sdb": "_sdb", "grains": "_grains", "renderers": "_renderers",
+    "returners": "_returners", "output": "_output", "utils": "_utils",
+    "log_handlers": "_log_handlers", "executors": "_executors", "proxymodules": "_proxy",
+    "engines": "_engines", "thorium": "_thorium", "serializers": "_serializers",
+    "matchers": "_matchers", "pillar": "_pillar", "wrapper": "_wrapper",
+}
+SYNC_SUFFIXES = (".py", ".pyx", ".so")
+
+
+# -- running jobs -----------------------------------------------------------------------------
+
+def _proc_dir() -> Path:
+    return Path(str(__opts__.get("cachedir") or "")) / "proc"
+
+
+def _pid_alive(pid: Any) -> bool:
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_proc(path: Path) -> dict[str, Any] | None:
+    """A proc record, or None (and the file removed) when its job is gone."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        log.debug("unreadable proc file %s", path)
+        return None
+    if not isinstance(data, dict) or "jid" not in data:
+        return None
+    stale = not _pid_alive(data.get("pid"))
+    registry = __opts__.get("__jobs")
+    if not stale and registry is not None and data.get("pid") == os.getpid():
+        stale = registry.get(str(data["jid"])) is None
+    if stale:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+    return data
+
+
+def _current_jid() -> str | None:
+    name = threading.current_thread().name
+    return name[len(THREAD_PREFIX):] if name.startswith(THREAD_PREFIX) else None
+
+
+def running() -> list[dict[str, Any]]:
+    """The jobs running on this host, except the one asking: ``[{jid, fun, arg, pid, ...}]``."""
+    proc = _proc_dir()
+    if not proc.is_dir():
+        return []
+    me = _current_jid()
+    jobs = []
+    for path in sorted(proc.iterdir()):
+        if path.name.startswith("."):
+            continue
+        data = _read_proc(path)
+        if data is None or str(data.get("jid")) == me:
+            continue
+        data.pop("tid", None)
+        jobs.append(data)
+    return jobs
+
+
+def find_job(jid: Any) -> dict[str, Any]:
+    """The running job ``jid`` (its proc record), or ``{}`` when it is not running."""
+    for data in running():
+        if str(data.get("jid")) == str(jid):
+            return data
+    return {}
+
+
+def is_running(fun: str) -> list[dict[str, Any]]:
+    """The running jobs whose function matches the glob ``fun`` (``state.*``)."""
+    return [data for data in running() if fnmatch.fnmatch(str(data.get("fun", "")), str(fun))]
+
+
+def signal_job(jid: Any, sig: Any) -> str:
+    """Send signal ``sig`` to job ``jid``; ``""`` when no such job runs.
+
+    A job in a thread of this minion stops on SIGKILL, SIGTERM or SIGINT (the
+    minion itself is never signalled); a job in another process gets ``sig``.
+    """
+    try:
+        signum = int(sig)
+    except (TypeError, ValueError):
+        raise SaltInvocationError(f"signal must be a number, not {sig!r}") from None
+    jid = str(jid)
+    for data in running():
+        if str(data.get("jid")) != jid:
+            continue
+        pid = int(data.get("pid", 0))
+        if pid == os.getpid():
+            registry = __opts__.get("__jobs")
+            msg = registry.signal(jid, signum) if registry is not None else None
+            if msg is None:
+                return f"Job {jid} runs in this process and cannot be signalled from here"
+            return msg
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            try:
+                (_proc_dir() / jid).unlink()
+            except OSError:
+                pass
+            return f"Job {jid} was not running and job data has been cleaned up"
+        except PermissionError as exc:
+            raise CommandExecutionError(f"cannot signal job {jid} at pid {pid}: {exc.strerror}") from None
+        return f"Signal {signum} sent to job {jid} at pid {pid}"
+    return ""
+
+
+def kill_job(jid: Any) -> str:
+    """Stop job ``jid`` (SIGKILL)."""
+    return signal_job(jid, signal.SIGKILL)
+
+
+def term_job(jid: Any) -> str:
+    """Stop job ``jid`` (SIGTERM)."""
+    return signal_job(jid, signal.SIGTERM)
+
+
+def kill_all_jobs() -> list[str]:
+    """Stop every running job but this one (SIGKILL)."""
+    return [signal_job(data["jid"], signal.SIGKILL) for data in running()]
+
+
+def term_all_jobs() -> list[str]:
+    """Stop every running job but this one (SIGTERM)."""
+    return [signal_job(data["jid"], signal.SIGTERM) for data in running()]
+
+
+# -- refreshes ----------------------------------------------------------------------------------
+
+def refresh_pillar(wait: bool = False, timeout: Any = 30, clean_cache: bool = True, **kwargs: Any) -> bool:
+    """Render this host's pillar afresh for the next jobs. False without a minion daemon
+    (as ``salt-call --local``: nothing keeps pillar between calls)."""
+    hook = __opts__.get("__refresh_pillar")
+    if not callable(hook):
+        return False
+    return bool(hook())
+
+
+def refresh_grains(**kwargs: Any) -> bool:
+    """Detect grains afresh (and send them to the master)."""
+    hook = __opts__.get("__refresh_grains")
+    if callable(hook):
+        return bool(hook())
+    return True
+
+
+def refresh_modules(**kwargs: Any) -> bool:
+    """Custom modules are read afresh by every job; nothing to do but say so."""
+    return True
+
+
+# -- sync -----------------------------------------------------------------------------------------
+
+def _saltenvs(saltenv: Any, client: Any) -> list[str]:
+    if saltenv is None:
+        saltenv = __opts__.get("saltenv")
+    if not saltenv:
+        envs = list(client.envs())
+        return envs or ["base"]
+    if isinstance(saltenv, (list, tuple)):
+        return [str(e) for e in saltenv]
+    return [e.strip() for e in str(saltenv).split(",") if e.strip()]
+
+
+def _listed(value: Any, kind: str) -> list[str] | None:
+    """The names given for ``kind`` in an extmod white/blacklist (``{"modules": [...]}`` or a
+    comma list), or None when the list does not restrict it."""
+    if not value:
+        return None
+    if isinstance(value, str):
+        value = {kind: value.split(",")}
+    if isinstance(value, dict):
+        names = value.get(kind)
+        if names is None:
+            return None
+        return [str(n).strip() for n in (names.split(",") if isinstance(names, str) else names)]
+    raise SaltInvocationError("extmod_whitelist and extmod_blacklist must be maps of kind to names")
+
+
+def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None,
+          extmod_blacklist: Any = None) -> list[str]:
+    from briny.common.fileclient import get_client
+
+    if kind not in SYNC_KINDS:
+        raise SaltInvocationError(f"cannot sync {kind!r}: one of {', '.join(SYNC_KINDS)}")
+    base = __opts__.get("extension_modules")
+    if not base:
+        raise CommandExecutionError("extension_modules is not set in the minion config")
+    dest = Path(str(base)) / kind
+    client = get_client(__opts__)
+    source_dir = SYNC_KINDS[kind] + "/"
+    white, black = _listed(extmod_whitelist, kind), _listed(extmod_blacklist, kind)
+    wanted: dict[str, tuple[str, str]] = {}  # file name -> (saltenv, rel path); first env wins
+    for env in _saltenvs(saltenv, client):
+        for rel in client.list_files(env):
+            if not rel.startswith(source_dir) or not rel.endswith(SYNC_SUFFIXES):
+                continue
+            name = rel[len(source_dir):]
+            if "/" in name or name.startswith("."):
+                continue
+            stem = name.rsplit(".", 1)[0]
+            if (white is not None and stem not in white) or (black is not None and stem in black):
+                continue
+            wanted.setdefault(name, (env, rel))
+    changed: list[str] = []
+    for name, (env, rel) in sorted(wanted.items()):
+        local = client.cache_file(f"salt://{rel}", env)
+        if local is None:
+            log.warning("could not fetch salt://%s from saltenv %s", rel, env)
+            continue
+        data = Path(local).read_bytes()
+        target = dest / name
+        try:
+            if target.is_file() and target.read_bytes() == data:
+                continue
+            dest.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = dest / f".{name}.tmp"
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise CommandExecutionError(f"cannot write {target}: {exc.strerror}") from None
+        changed.append(f"{kind}.{name.rsplit('.', 1)[0]}")
+    if dest.is_dir() and __opts__.get("clean_dynamic_modules", True):
+        for path in sorted(dest.iterdir()):
+            if path.is_file() and path.name.endswith(SYNC_SUFFIXES) and path.name not in wanted:
+                if white is not None and path.name.rsplit(".", 1)[0] not in white:
+                    continue
+                try:
+                    path.unlink()
+                except OSError as exc:
+                    log.warning("could not remove %s: %s", path, exc.strerror)
+                    continue
+                changed.append(f"{kind}.{path.name.rsplit('.', 1)[0]}")
+    return sorted(set(changed))
+
+
+def _after_sync(kind: str, changed: list[str], refresh: bool) -> list[str]:
+    if changed and refresh and kind == "grains":
+        refresh_grains()
+    return changed
+
+
+def sync_modules(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
+                 extmod_blacklist: Any = None) -> list[str]:
+    """Copy ``_modules`` from the file roots into ``extension_modules/modules``."""
+    return _after_sync("modules", _sync("modules", saltenv, extmod_whitelist, extmod_blacklist), refresh)
+
+
+def sync_states(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
+                extmod_blacklist: Any = None) -> list[str]:
+    """Copy ``_states`` from the file roots into ``extension_modules/states``."""
+    return _after_sync("states", _sync("states", saltenv, extmod_whitelist, extmod_blacklist), refresh)
+
+
+def sync_grains(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
+                extmod_blacklist: Any = None) -> list[str]:
+    """Copy ``_grains`` from the file roots into ``extension_modules/grains`` (then refresh grains)."""
+    return _after_sync("grains", _sync("grains", saltenv, extmod_whitelist, extmod_blacklist), refresh)
+
+
+def sync_utils(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
+               extmod_blacklist: Any = None) -> list[str]:
+    """Copy ``_utils`` from the file roots into ``extension_modules/utils``."""
+    return _sync("utils", saltenv, extmod_whitelist, extmod_blacklist)
+
+
+def sync_renderers(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
+                   extmod_blacklist: Any = None) -> list[str]:
+    """Copy ``_renderers`` from the file roots into ``extension_modules/renderers``."""
+    return _sync("renderers", saltenv, extmod_whitelist, extmod_blacklist)
+
+
+def sync_returners(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
+                   extmod_blacklist: Any = None) -> list[str]:
+    """Copy ``_returners`` from the file roots into ``extension_modules/returners``."""
+    return _sync("returners", saltenv, extmod_whitelist, extmod_blacklist)
+
+
+def sync_all(saltenv: Any = None, refresh: bool = True, clean_pillar_cache: bool = False,
+             extmod_whitelist: Any = None, extmod_blacklist: Any = None) -> dict[str, list[str]]:
+    """Sync every kind of custom module; ``{kind: [changed ...]}`` in Salt's order."""
+    ret = {kind: _sync(kind, saltenv, extmod_whitelist, extmod_blacklist) for kind in SYNC_KINDS}
+    _after_sync("grains", ret["grains"], refresh)
+    if refresh:
+        refresh_pillar()
+    return ret

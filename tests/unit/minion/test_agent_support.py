@@ -1,0 +1,222 @@
+"""A raw master for the agent tests: the master's half of PROTOCOL.md, written from ``wire`` and
+``crypto`` alone (no ``briny.master``), over ``transport.MemoryHub``. No tests here."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briny.common import crypto, wire
+from briny.common.jid import gen_jid
+from briny.common.transport import MemoryHub, topic_for
+from briny.minion.agent import MinionAgent
+
+_KEYS: dict[str, Any] = {}
+
+
+def rsa_key(name: str) -> crypto.RSAPrivate:
+    """One RSA key per name for the whole test session (generating them is the slow part)."""
+    if name not in _KEYS:
+        _KEYS[name] = crypto.generate_rsa()
+    return _KEYS[name]
+
+
+def ed_key(name: str) -> Any:
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = f"ed:{name}"
+    if key not in _KEYS:
+        _KEYS[key] = ed25519.Ed25519PrivateKey.generate()
+    return _KEYS[key]
+
+
+class RawMaster:
+    """Answers auth and requests, publishes, and records what the minion sent."""
+
+    def __init__(self, hub: MemoryHub, *, status: str = "accepted", key: str = "master") -> None:
+        self.hub = hub
+        self.status = status
+        self.priv = rsa_key(key)
+        self.master_pub = crypto.public_pem(self.priv)
+        self.sign_key = ed_key(key)
+        self.sessions: dict[str, bytes] = {}
+        self.auths: list[tuple[float, str, str]] = []   # (monotonic time, id, status answered)
+        self.requests: list[dict[str, Any]] = []
+        self.answer_pings = True
+        self.answer = True
+        self.guard = wire.ReplayGuard()
+        self._new = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> "RawMaster":
+        self._task = asyncio.ensure_future(self._serve())
+        return self
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _serve(self) -> None:
+        while True:
+            peer, corr, frame = await self.hub.server.recv()
+            reply = self.handle(frame)
+            if reply is not None:
+                await self.hub.server.reply(peer, corr, reply)
+
+    def handle(self, frame: bytes) -> bytes | None:
+        env = wire.decode(frame)
+        if env.kind == "auth":
+            return self._auth(env)
+        if env.kind != "req":
+            return None
+        key = self.sessions.get(env.id)
+        if key is None:
+            return wire.clear("err", env.id, {"error": "unauthenticated"}).encode()
+        payload = wire.open_sealed(env, key)
+        self.guard.check(env)
+        self.requests.append(payload)
+        self._new.set()
+        if not self.answer or (payload.get("cmd") == "ping" and not self.answer_pings):
+            return None
+        reply: dict[str, Any] = {"ok": True}
+        if payload.get("cmd") == "ping":
+            reply["time"] = time.time()
+        if payload.get("cmd") == "pillar":
+            reply = {"error": "unknown request 'pillar'"}
+        return wire.sealed("rep", env.id, key, reply).encode()
+
+    def _auth(self, env: wire.Envelope) -> bytes:
+        payload = wire.clear_payload(env)
+        token, pub = payload["token"], payload["pub"]
+        session_enc = sign_pub = b""
+        if self.status == "accepted":
+            key = crypto.new_session_key()
+            self.sessions[env.id] = key
+            session_enc = crypto.rsa_encrypt(crypto.load_public(pub), key)
+            sign_pub = crypto.ed_public_bytes(self.sign_key)
+        sig = crypto.rsa_sign(self.priv, wire.pack([env.id, token, self.status, session_enc, sign_pub]))
+        body: dict[str, Any] = {"status": self.status, "master_pub": self.master_pub, "token": token,
+                                "sig": sig}
+        if self.status == "accepted":
+            body.update(session=session_enc, sign_pub=sign_pub)
+        self.auths.append((time.monotonic(), env.id, self.status))
+        self._new.set()
+        return wire.clear("auth_reply", env.id, body).encode()
+
+    # -- publishing ----------------------------------------------------------------------------
+    def pub_frame(self, minion_id: str, load: dict[str, Any], *, key: bytes | None = None,
+                  sign_key: Any = None, ts: float | None = None) -> bytes:
+        key = key if key is not None else self.sessions[minion_id]
+        if ts is None:
+            env = wire.sealed("pub", minion_id, key, load)
+        else:
+            proto = wire.Envelope("pub", minion_id, ts, crypto.new_nonce(), b"")
+            env = wire.Envelope("pub", minion_id, ts, proto.nonce,
+                                crypto.seal(key, proto.nonce, wire.pack(load), proto.header()))
+        return wire.sign(env, sign_key or self.sign_key).encode()
+
+    async def publish(self, minion_id: str, fun: str, arg: list[Any] | None = None,
+                      kwarg: dict[str, Any] | None = None, **frame_opts: Any) -> str:
+        jid = gen_jid()
+        load = {"jid": jid, "fun": fun, "arg": arg or [], "kwarg": kwarg or {}, "tgt": minion_id,
+                "tgt_type": "glob", "user": "root", "timeout": 5}
+        await self.raw_publish(minion_id, self.pub_frame(minion_id, load, **frame_opts))
+        return jid
+
+    async def raw_publish(self, minion_id: str, frame: bytes, topic: bytes | None = None) -> None:
+        await self.hub.server.publish(topic if topic is not None else topic_for(minion_id), frame)
+
+    # -- waiting -------------------------------------------------------------------------------------
+    async def wait_for(self, pred: Any, timeout: float = 5.0) -> Any:
+        """The first recorded request for which ``pred`` is true (waits for it)."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for item in self.requests[seen:]:
+                if pred(item):
+                    return item
+            seen = len(self.requests)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching request within {timeout} s; got "
+                                     f"{[r.get('cmd') for r in self.requests]}")
+            self._new.clear()
+            try:
+                await asyncio.wait_for(self._new.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+
+    async def wait_ret(self, jid: str, timeout: float = 5.0) -> dict[str, Any]:
+        return await self.wait_for(lambda r: r.get("cmd") == "ret" and r.get("jid") == jid, timeout)
+
+    async def wait_auths(self, count: int, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.auths) < count:
+            assert time.monotonic() < deadline, f"only {len(self.auths)} auth(s) within {timeout} s"
+            self._new.clear()
+            try:
+                await asyncio.wait_for(self._new.wait(), max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                pass
+
+    def rets(self, jid: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r.get("cmd") == "ret" and r.get("jid") == jid]
+
+
+def minion_opts(root: Path, minion_id: str = "m1", **extra: Any) -> dict[str, Any]:
+    """Opts for a test minion under ``root``, with small intervals; its RSA key pre-made."""
+    from briny.common.config import MINION_DEFAULTS, apply_config
+
+    pki = root / "pki"
+    pki.mkdir(parents=True, exist_ok=True)
+    if extra.pop("premade_key", True):
+        key = rsa_key("minion")
+        crypto.write_private(pki / "minion.pem", crypto.private_pem(key))
+        (pki / "minion.pub").write_text(crypto.public_pem(key))
+    overrides = {"id": minion_id, "root_dir": str(root), "pki_dir": "pki", "cachedir": "cache",
+                 "sock_dir": "sock", "file_client": "local", "file_roots": {"base": [str(root / "srv")]},
+                 "pillar_roots": {"base": [str(root / "pillar")]}, "ping_interval": 0.2,
+                 "auth_timeout": 0.5, "acceptance_wait_time": 0.1, "recon_default": 50, "recon_max": 200,
+                 "shutdown_grace": 2}
+    overrides.update(extra)
+    (root / "srv").mkdir(exist_ok=True)
+    (root / "pillar").mkdir(exist_ok=True)
+    return apply_config(overrides, MINION_DEFAULTS, "test")
+
+
+class Running:
+    """An agent running on the test's loop (async context manager)."""
+
+    def __init__(self, agent: MinionAgent) -> None:
+        self.agent = agent
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> MinionAgent:
+        self.task = asyncio.ensure_future(self.agent.run())
+        return self.agent
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.agent.stop()
+        assert self.task is not None
+        await asyncio.wait_for(self.task, 10)
+
+
+def run(coro: Any, timeout: float = 30.0) -> Any:
+    """Run a test coroutine, bounded in time."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+@pytest.fixture
+def short_root(tmp_path_factory):
+    """A short root folder (IPC socket paths are limited to 107 bytes)."""
+    path = Path(f"/tmp/bmt-{os.getpid()}-{time.monotonic_ns() % 10**9}")
+    path.mkdir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

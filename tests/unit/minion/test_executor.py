@@ -1,0 +1,181 @@
+"""The executor: one job = fresh loader, Salt's args, __pub_*, retcode/success, proc files, stops."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import textwrap
+import threading
+import time
+
+import pytest
+
+from briny.common.config import MINION_DEFAULTS, apply_config
+from briny.common.exceptions import WireError
+from briny.minion.executor import Executor, Job, JobRegistry, LocalPillar
+
+
+@pytest.fixture
+def opts(tmp_path):
+    for d in ("srv", "pillar", "extmods/modules"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "extmods/modules/probe.py").write_text(textwrap.dedent('''
+        import os, time
+        from briny.common.exceptions import CommandExecutionError
+        COUNTER = []
+
+        def proc(**kwargs):
+            path = os.path.join(__opts__["cachedir"], "proc", kwargs["__pub_jid"])
+            with open(path) as fh:
+                return fh.read()
+
+        def bump(**kwargs):
+            COUNTER.append(1)
+            return len(COUNTER)
+
+        def spin(seconds=10, **kwargs):
+            end = time.time() + seconds
+            while time.time() < end:
+                time.sleep(0.01)
+            return "finished"
+
+        def fail(**kwargs):
+            raise CommandExecutionError("the disk is full")
+
+        def result_false(**kwargs):
+            return {"result": False, "comment": "nope"}
+
+        def context(code, **kwargs):
+            __context__["retcode"] = code
+            return "set"
+
+        def who(**kwargs):
+            import threading
+            return threading.current_thread().name
+
+        def pillar_x(**kwargs):
+            return __pillar__.get("x")
+    '''))
+    (tmp_path / "pillar/top.sls").write_text("base:\n  '*':\n    - data\n")
+    (tmp_path / "pillar/data.sls").write_text("x: {{ 40 + 2 }}\n")
+    return apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
+                         "extension_modules": str(tmp_path / "extmods"),
+                         "file_roots": {"base": [str(tmp_path / "srv")]},
+                         "pillar_roots": {"base": [str(tmp_path / "pillar")]}}, MINION_DEFAULTS, "test")
+
+
+def job(fun, arg=None, kwarg=None, jid="20240101000000000001"):
+    return Job(jid=jid, fun=fun, arg=arg or [], kwarg=kwarg or {}, tgt="m1", user="root")
+
+
+def test_publish_loads_are_validated():
+    good = Job.from_publish({"jid": "20240101000000000001", "fun": "test.ping"})
+    assert good.arg == [] and good.kwarg == {} and good.tgt_type == "glob"
+    for bad in ({"jid": "1", "fun": "test.ping"}, {"jid": "20240101000000000001"},
+                {"jid": "20240101000000000001", "fun": "x", "arg": "notalist"}, ["x"]):
+        with pytest.raises(WireError):
+            Job.from_publish(bad)
+
+
+def test_args_the_salt_way():
+    j = Job("20240101000000000001", "test.arg", [1, "k=v", "plain text", {"__kwarg__": True, "a": 2}],
+            {"b": 3})
+    assert j.call_args() == ([1, "plain text"], {"k": "v", "a": 2, "b": 3})
+    cli = Job.from_cli("20240101000000000001", "test.arg", ["1", "x={a: 1}", "yes"])
+    assert cli.call_args() == ([1, True], {"x": {"a": 1}})
+    assert cli.fun_args() == [1, True, {"x": {"a": 1}, "__kwarg__": True}]
+
+
+def test_a_job_returns_with_pub_kwargs_and_success(opts):
+    res = Executor(opts, lambda: {"os": "Linux"}).run(job("test.arg", [1], {"x": 2}))
+    assert res.error is None and res.success is True and res.retcode == 0
+    kwargs = res.ret["kwargs"]
+    assert kwargs["x"] == 2 and kwargs["__pub_jid"] == "20240101000000000001"
+    assert kwargs["__pub_fun"] == "test.arg" and kwargs["__pub_tgt"] == "m1"
+    assert kwargs["__pub_user"] == "root" and kwargs["__pub_pid"] == os.getpid()
+    assert res.payload() == {"jid": "20240101000000000001", "fun": "test.arg", "fun_args": [1, {"x": 2, "__kwarg__": True}],
+                             "return": res.ret, "retcode": 0, "success": True}
+
+
+def test_retcode_and_success(opts):
+    ex = Executor(opts, dict)
+    code = ex.run(job("probe.context", [3]))
+    assert (code.retcode, code.success) == (3, False)
+    false = ex.run(job("probe.result_false"))
+    assert (false.retcode, false.success) == (1, False)
+    ok = ex.run(job("test.retcode", [0]))
+    assert (ok.retcode, ok.success) == (0, True)
+
+
+def test_errors_become_salt_return_strings(opts):
+    ex = Executor(opts, dict)
+    missing = ex.run(job("nosuch.fun"))
+    assert (missing.error, missing.ret, missing.retcode, missing.out) == (
+        "not_found", "'nosuch.fun' is not available.", 1, "nested")
+    fail = ex.run(job("probe.fail"))
+    assert fail.ret == "ERROR: the disk is full" and fail.success is False
+    bad = ex.run(job("test.ping", ["extra"], {}))
+    assert bad.error == "invocation" and bad.ret.startswith("ERROR executing 'test.ping': ")
+    boom = ex.run(job("test.exception", ["kaput"]))
+    assert boom.error == "exception" and boom.ret.startswith("The minion function caused an exception: ")
+    assert "kaput" in boom.ret
+
+
+def test_proc_file_while_running_removed_after(opts):
+    res = Executor(opts, dict).run(job("probe.proc"))
+    record = json.loads(res.ret)
+    assert record["jid"] == "20240101000000000001" and record["fun"] == "probe.proc"
+    assert record["pid"] == os.getpid() and record["tid"] == threading.get_ident()
+    assert record["started"].startswith("2024, Jan 01 00:00:00") and record["arg"] == []
+    assert not (opts["cachedir"] and os.listdir(os.path.join(opts["cachedir"], "proc")))
+
+
+def test_each_job_gets_its_own_loader_and_thread_name(opts):
+    ex = Executor(opts, dict)
+    assert ex.run(job("probe.bump")).ret == 1
+    assert ex.run(job("probe.bump")).ret == 1
+    name = threading.current_thread().name
+    assert ex.run(job("probe.who")).ret == "job-20240101000000000001"
+    assert threading.current_thread().name == name
+
+
+def test_pillar_from_the_roots_cached_until_refresh(opts):
+    source = LocalPillar(cache=True)
+    ex = Executor(opts, dict, source)
+    assert ex.run(job("probe.pillar_x")).ret == 42
+    with open(os.path.join(opts["pillar_roots"]["base"][0], "data.sls"), "w") as fh:
+        fh.write("x: 7\n")
+    assert ex.run(job("probe.pillar_x")).ret == 42
+    source.refresh()
+    assert ex.run(job("probe.pillar_x")).ret == 7
+
+
+def test_fire_event_reaches_the_given_function(opts):
+    seen = []
+    res = Executor(opts, dict).run(job("state.single", ["test.nop", "thing"], {"fire_event": "my/tag"}),
+                                   fire_event=lambda tag, data: seen.append((tag, data)))
+    assert res.success is True and res.out == "highstate"
+    assert seen[0][0] == "salt/state_result/20240101000000000001/m1/my/tag"
+    assert seen[0][1]["ret"]["result"] is True
+
+
+def test_a_thread_job_can_be_stopped(opts):
+    registry = JobRegistry()
+    ex = Executor(opts, dict, registry=registry)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(ex.run(job("probe.spin", [10]))))
+    worker.start()
+    deadline = time.monotonic() + 5
+    while registry.get("20240101000000000001") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert registry.signal("20240101000000000001", 0).startswith("Job 20240101000000000001 is running")
+    assert "cannot be delivered" in registry.signal("20240101000000000001", signal.SIGHUP)
+    msg = registry.signal("20240101000000000001", signal.SIGKILL)
+    assert msg == f"Signal 9 sent to job 20240101000000000001 at pid {os.getpid()}"
+    worker.join(5)
+    assert not worker.is_alive()
+    (res,) = results
+    assert res.error == "killed" and res.success is False and "stopped" in res.ret
+    assert len(registry) == 0 and registry.signal("20240101000000000001", 9) is None
+    assert not os.listdir(os.path.join(opts["cachedir"], "proc"))
