@@ -80,6 +80,8 @@ MINION_DEFAULTS: dict[str, Any] = {
     "recon_default": 1000,
     "recon_max": 10000,
     "ping_interval": 0,
+    "auth_timeout": 10,
+    "shutdown_grace": 5,
     "multiprocessing": False,
     "process_count_max": -1,
     "startup_states": "",

@@ -74,6 +74,7 @@ class LocalFileClient:
     """Serves ``file_roots`` from the local disk, first root wins."""
 
     def __init__(self, file_roots: dict[str, list[str]], followsymlinks: bool = True) -> None:
+        self.source = (file_roots or {}, followsymlinks)
         self.roots = {env: [Path(d) for d in dirs] for env, dirs in (file_roots or {}).items()}
         self.followsymlinks = followsymlinks
         self._listing: dict[str, list[str]] = {}
@@ -166,20 +167,21 @@ def find_sls(client: FileClient, sls: str, saltenv: str) -> tuple[str, Path] | N
     return None
 
 
-_CLIENTS: dict[int, FileClient] = {}
-
-
 def get_client(opts: dict) -> FileClient:
-    """The file client these opts call for, one per opts dict.
+    """The file client these opts call for.
 
     ``opts["__fileclient"]`` wins when a daemon has placed one there (the
-    minion's remote client); otherwise ``file_roots`` are served from disk.
+    minion's remote client); otherwise ``file_roots`` are served from disk by
+    a client kept in the opts themselves, so it lives and dies with them
+    (a job's copied opts never leave clients behind).
     """
     client = opts.get("__fileclient")
     if client is not None:
         return client
-    key = id(opts)
-    if key not in _CLIENTS:
-        _CLIENTS[key] = LocalFileClient(opts.get("file_roots") or {},
-                                        bool(opts.get("fileserver_followsymlinks", True)))
-    return _CLIENTS[key]
+    roots = opts.get("file_roots") or {}
+    follow = bool(opts.get("fileserver_followsymlinks", True))
+    cached = opts.get("__fileclient_local")
+    if not isinstance(cached, LocalFileClient) or cached.source != (roots, follow):
+        cached = LocalFileClient(roots, follow)
+        opts["__fileclient_local"] = cached
+    return cached

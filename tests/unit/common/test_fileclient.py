@@ -56,3 +56,14 @@ def test_symlink_out_of_root_follows_setting(tmp_path):
     assert LocalFileClient({"base": [str(root)]}).get_text("linked/secret", "base") == "s"
     with pytest.raises(FileServerError, match="leaves the file root"):
         LocalFileClient({"base": [str(root)]}, followsymlinks=False).get_text("linked/secret", "base")
+
+
+def test_get_client_lives_with_its_opts(tmp_path):
+    from briny.common.fileclient import get_client
+    opts = {"file_roots": {"base": [str(tmp_path)]}}
+    first = get_client(opts)
+    assert get_client(opts) is first
+    job = dict(opts)               # a job's copy shares the client...
+    assert get_client(job) is first
+    job["file_roots"] = {"base": [str(tmp_path / "other")]}
+    assert get_client(job) is not first  # ...until its roots differ

@@ -91,8 +91,17 @@ def test_start_stop_status_via_script(sysv) -> None:
 
 
 def test_status_by_signature(sysv) -> None:
+    import subprocess
+    import sys
     _, salt, _ = sysv
-    assert salt["service.status"]("anything", sig="pytest|python") is True
+    marker = f"briny-sig-{os.getpid()}"
+    proc = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(30)", marker])
+    try:
+        assert salt["service.status"]("anything", sig=f"{marker}|nothing-else") is True
+    finally:
+        proc.kill()
+        proc.wait(5)
+    assert salt["service.status"]("anything", sig=marker) is False
     assert salt["service.status"]("anything", sig="briny-no-such-process-[x]yz") is False
 
 
