@@ -38,6 +38,7 @@ import zmq
 import zmq.asyncio
 
 from briny.common.config import load_master_config
+from briny.common.daemonize import daemonize, remove_pidfile, report as _report, running_pid as _running_pid, write_pidfile
 from briny.common.event import EventBus, EventSender
 from briny.common.event import decode as decode_event
 from briny.common.exceptions import BrinyError
@@ -65,77 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-file", dest="log_file", help="log file (default: the 'log_file' option)")
     p.add_argument("--log-file-level", dest="log_file_level")
     return p
-
-
-# -- pidfile and daemonizing ------------------------------------------------------------
-
-def _running_pid(path: str) -> int | None:
-    try:
-        with open(path, encoding="ascii") as fh:
-            pid = int(fh.read().strip() or 0)
-    except (OSError, ValueError):
-        return None
-    if pid <= 0 or pid == os.getpid():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
-
-
-def write_pidfile(path: str) -> None:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="ascii") as fh:
-        fh.write(f"{os.getpid()}\n")
-    os.replace(tmp, path)
-
-
-def remove_pidfile(path: str) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        with open(path, encoding="ascii") as fh:
-            if int(fh.read().strip() or 0) != os.getpid():
-                return
-        os.unlink(path)
-
-
-def daemonize() -> int:
-    """Double fork. Returns, in the daemon, the write end of a pipe to report readiness on.
-
-    The original process waits on the pipe and exits: 0 when the daemon
-    wrote ``ok``, 1 (printing what it wrote) otherwise.
-    """
-    read_fd, write_fd = os.pipe()
-    if os.fork() > 0:
-        os.close(write_fd)
-        with os.fdopen(read_fd, "rb") as fh:
-            status = fh.read().decode("utf-8", "replace")
-        if status == "ok":
-            os._exit(0)
-        sys.stderr.write(status or "briny-master: the daemon exited before it was ready; see the log file\n")
-        sys.stderr.flush()
-        os._exit(1)
-    os.close(read_fd)
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    os.chdir("/")
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    return write_fd
-
-
-def _report(fd: int | None, text: str) -> None:
-    if fd is None:
-        return
-    with contextlib.suppress(OSError):
-        os.write(fd, text.encode("utf-8"))
-        os.close(fd)
 
 
 def check_ports(opts: dict[str, Any]) -> None:
@@ -265,7 +195,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except BrinyError as exc:
         print(f"briny-master: {exc}", file=sys.stderr)
         return 2
-    ready_fd = daemonize() if ns.daemon else None
+    ready_fd = daemonize("briny-master") if ns.daemon else None
     if not ns.daemon:
         setup_console(str(opts.get("log_level") or "warning"))
     setup_logfile(opts)

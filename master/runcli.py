@@ -1,10 +1,8 @@
 """``briny-run``: run a master-side runner function (``salt-run``).
 
 Runs on the master host, as the operator. Runners are found in
-:mod:`briny.master.runners` (``jobs.*`` read the job cache). Those that
-need the running master (``manage.up``/``down``/``status``, ``state.event``)
-say so and exit 2 until the daemon provides them (a ``runners/manage.py`` or
-``runners/state.py`` module takes over by name, no change needed here).
+:mod:`briny.master.runners` (``jobs.*`` read the job cache; ``manage.*`` and
+``state.event`` talk to the running master and fail clearly without one).
 
 Usage: ``briny-run [-c DIR] [--out OUT] FUN [ARG ...] [key=value ...]``;
 arguments are read as YAML, as Salt reads them. Output goes through
@@ -12,7 +10,7 @@ arguments are read as YAML, as Salt reads them. Output goes through
 outputter a runner names, e.g. ``highstate`` for ``jobs.lookup_jid`` of a
 state run). Exit status: 0 on success; 1 when the runner failed (a bad
 argument, an unreadable cache) or the runner set a non-zero ``retcode``; 2
-for a usage or config error or a runner that needs the master daemon; an
+for a usage or config error or a runner not written yet; an
 unknown function prints ``'FUN' is not available.`` and exits 1 (salt-run
 exits 0 there; briny is explicit about failing).
 """
@@ -35,10 +33,7 @@ from briny.master.runners import RunnerContext, get_runner
 log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG_DIR = "/etc/briny"
-NEEDS_DAEMON = {"manage.up", "manage.down", "manage.status", "manage.present", "manage.not_present",
-                "manage.alived", "manage.not_alived", "manage.joined", "manage.not_joined",
-                "manage.allowed", "manage.not_allowed", "state.event", "state.orchestrate",
-                "state.orch"}
+NEEDS_DAEMON = {"state.orchestrate", "state.orch"}  # runners not written yet
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,7 +82,7 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         func = get_runner(ns.fun)
     except FunctionNotFound:
         if ns.fun in NEEDS_DAEMON:
-            print(f"briny-run: {ns.fun} needs the master daemon (coming with the daemon)", file=err)
+            print(f"briny-run: {ns.fun} is not implemented yet", file=err)
             return 2
         print(f"'{ns.fun}' is not available.", file=out)
         return 1

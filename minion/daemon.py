@@ -26,6 +26,7 @@ from typing import Any
 
 from briny import SALT_COMPAT_VERSION, __version__
 from briny.common.config import LOG_LEVELS, load_minion_config
+from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
 from briny.common.exceptions import BrinyError
 from briny.common.logsetup import setup_console, setup_logfile
 
@@ -62,66 +63,6 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
     return load_minion_config(cdir, overrides)
 
 
-# -- pidfile and daemonizing ---------------------------------------------------------------------
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def check_pidfile(path: str) -> None:
-    """Refuse to start when the pidfile names a live process other than this one."""
-    try:
-        with open(path, encoding="ascii") as fh:
-            pid = int(fh.read().strip() or 0)
-    except (OSError, ValueError):
-        return
-    if pid and pid != os.getpid() and _pid_alive(pid):
-        raise BrinyError(f"a minion already runs as pid {pid} (pidfile {path}); stop it first, "
-                         f"or remove the pidfile if that process is not a minion")
-
-
-def write_pidfile(path: str) -> bool:
-    try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="ascii") as fh:
-            fh.write(f"{os.getpid()}\n")
-        os.replace(tmp, path)
-    except OSError as exc:
-        log.warning("cannot write the pidfile %s: %s", path, exc.strerror)
-        return False
-    return True
-
-
-def remove_pidfile(path: str) -> None:
-    try:
-        with open(path, encoding="ascii") as fh:
-            if int(fh.read().strip() or 0) != os.getpid():
-                return
-        os.unlink(path)
-    except (OSError, ValueError):
-        pass
-
-
-def daemonize() -> None:
-    """Detach: fork, setsid, fork again; the standard streams go to /dev/null."""
-    if os.fork() > 0:
-        os._exit(0)
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    os.chdir("/")
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    if devnull > 2:
-        os.close(devnull)
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -173,18 +114,24 @@ def run(argv: list[str] | None = None) -> int:
               f"set 'id' in {opts.get('conf_file') or 'the minion config'}", file=sys.stderr)
         return 2
     pidfile = str(opts.get("pidfile") or "")
-    try:
-        if pidfile:
-            check_pidfile(pidfile)
-    except BrinyError as exc:
-        print(f"briny-minion: {exc}", file=sys.stderr)
+    other = running_pid(pidfile) if pidfile else None
+    if other is not None:
+        print(f"briny-minion: a minion already runs as pid {other} (pidfile {pidfile}); stop it first, "
+              "or remove the pidfile if that process is not a minion", file=sys.stderr)
         return 2
-    if ns.daemon:
-        daemonize()
-    else:
+    ready_fd = daemonize("briny-minion") if ns.daemon else None
+    if not ns.daemon:
         setup_console(str(opts.get("log_level") or "warning"))
     setup_logfile(opts)
-    wrote_pid = bool(pidfile) and write_pidfile(pidfile)
+    wrote_pid = False
+    if pidfile:
+        try:
+            write_pidfile(pidfile)
+            wrote_pid = True
+        except OSError as exc:
+            report(ready_fd, f"briny-minion: cannot write the pidfile {pidfile}: {exc.strerror}\n")
+            return 1
+    report(ready_fd, "ok")  # detached and recorded: the operator's command may return
     log.info("briny-minion %s starting as %s (pid %d)", __version__, opts["id"], os.getpid())
     try:
         from briny.minion.grains import load_grains

@@ -178,11 +178,13 @@ def test_cli_errors(master_dir, filled):
     assert code == 1 and "bogus" in err
 
 
-@pytest.mark.parametrize("fun", ["manage.up", "manage.down", "manage.status", "state.event"])
-def test_cli_needs_daemon(master_dir, fun):
-    code, out, err = run(master_dir, fun)
-    assert code == 2 and out == ""
-    assert "needs the master daemon (coming with the daemon)" in err
+def test_cli_manage_with_no_minions_needs_no_master(master_dir):
+    assert run(master_dir, "manage.status", "--out", "json") == (0, '{\n    "up": [],\n    "down": []\n}\n', "")
+
+
+def test_cli_state_event_without_a_master_fails_clearly(master_dir):
+    code, out, err = run(master_dir, "state.event", "count=1")
+    assert code == 1 and out == "" and "master" in err.lower()
 
 
 def test_cli_empty_cache(master_dir):

@@ -29,6 +29,7 @@ example-index:
       {%- endfor %}
     - require:
       - sls: example.layout
+    - fire_event: True
 
 example-reload:
   cmd.wait:
@@ -37,5 +38,6 @@ example-reload:
 example-report:
   test.succeed_without_changes:
     - name: {{ app.sites | length }} sites configured under {{ app.root }}
+    - fire_event: example/report
     - onchanges:
       - file: example-index

@@ -1,0 +1,88 @@
+"""Process plumbing shared by the daemons: pidfiles and detaching with a readiness report.
+
+Runs at daemon start-up (``briny-master``, ``briny-minion``), before the
+event loop. :func:`daemonize` double-forks; the command the operator ran
+waits on a pipe until the daemon reports with :func:`report` (``"ok"``
+once it serves, or the reason it could not), so ``briny-master -d`` returns
+only when the master is up, and a failure is printed on the terminal rather
+than lost in a log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+
+def running_pid(path: str) -> int | None:
+    """The live process a pidfile names (not this one), or None."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            pid = int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
+
+
+def write_pidfile(path: str) -> None:
+    """Write this process's pid atomically (OSError when the folder is not writable)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="ascii") as fh:
+        fh.write(f"{os.getpid()}\n")
+    os.replace(tmp, path)
+
+
+def remove_pidfile(path: str) -> None:
+    """Remove the pidfile if it still names this process."""
+    with contextlib.suppress(OSError, ValueError):
+        with open(path, encoding="ascii") as fh:
+            if int(fh.read().strip() or 0) != os.getpid():
+                return
+        os.unlink(path)
+
+
+def daemonize(name: str) -> int:
+    """Double fork. Returns, in the daemon, the write end of a pipe to :func:`report` on.
+
+    The original process waits on the pipe and exits: 0 when the daemon
+    wrote ``ok``, 1 (printing what it wrote) otherwise.
+    """
+    read_fd, write_fd = os.pipe()
+    if os.fork() > 0:
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as fh:
+            status = fh.read().decode("utf-8", "replace")
+        if status == "ok":
+            os._exit(0)
+        sys.stderr.write(status or f"{name}: the daemon exited before it was ready; see the log file\n")
+        sys.stderr.flush()
+        os._exit(1)
+    os.close(read_fd)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    os.chdir("/")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    return write_fd
+
+
+def report(fd: int | None, text: str) -> None:
+    """Tell the waiting parent how start-up went (once; later calls do nothing)."""
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.write(fd, text.encode("utf-8"))
+        os.close(fd)
