@@ -55,6 +55,7 @@ COMMON_DEFAULTS: dict[str, Any] = {
     "timeout": 5,
     "keep_jobs": 24,
     "reactor": [],
+    "nodegroups": {},
     "transport": "zeromq",
 }
 
