@@ -93,11 +93,19 @@ def test_start_stop_status_via_script(sysv) -> None:
 def test_status_by_signature(sysv) -> None:
     import subprocess
     import sys
+    import time
     _, salt, _ = sysv
     marker = f"briny-sig-{os.getpid()}"
     proc = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(30)", marker])
     try:
-        assert salt["service.status"]("anything", sig=f"{marker}|nothing-else") is True
+        found = False
+        for _ in range(50):  # the child may need a moment before its command line shows
+            found = salt["service.status"]("anything", sig=f"{marker}|nothing-else")
+            if found:
+                break
+            time.sleep(0.1)
+        cmdline = open(f"/proc/{proc.pid}/cmdline", "rb").read() if proc.poll() is None else None
+        assert found is True, f"child alive={proc.poll() is None} cmdline={cmdline!r}"
     finally:
         proc.kill()
         proc.wait(5)
