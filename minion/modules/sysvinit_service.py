@@ -27,6 +27,7 @@ import re
 import shutil
 from typing import Any
 
+from briny.minion.procs import sig_running as _sig_running
 from briny.common.exceptions import CommandExecutionError
 
 log = logging.getLogger(__name__)
@@ -173,25 +174,6 @@ def _update_rc(*args: str) -> bool:
     if out["retcode"] != 0:
         log.error("%s %s failed: %s", UPDATE_RC_D, " ".join(args), (out.get("stderr") or out.get("stdout") or "").strip())
     return bool(out["retcode"] == 0)
-
-
-def _sig_running(sig: str) -> bool:
-    try:
-        pattern = re.compile(str(sig))
-    except re.error:
-        pattern = re.compile(re.escape(str(sig)))
-    me = os.getpid()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == me:
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmdline = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-        except OSError:
-            continue
-        if cmdline and pattern.search(cmdline):
-            return True
-    return False
 
 
 # ---------------------------------------------------------------------------
