@@ -41,8 +41,10 @@ from briny.common.exceptions import AuthError, SaltInvocationError, WireError
 from briny.common.ids import check_id, valid_id, valid_jid
 from briny.common.jid import gen_jid
 from briny.common.transport import ServerTransport, topic_for
+from briny.master.fileserver import FileServer
 from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
 from briny.master.keys import KeyStore
+from briny.master.pillar import MinionPillars
 from briny.master.targeting import GrainsCache, check_minions, check_target
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,7 @@ class Job:
     created: float
     cached: bool                  # False for saltutil.find_job probes: events only
     returned: set[str] = field(default_factory=set)
+    load: dict[str, Any] | None = None   # the publish, to hand again to a minion that re-authenticates
 
 
 @dataclass
@@ -166,6 +169,12 @@ class MasterServer:
             "ret": (self._req_ret, False),
             "event": (self._req_event, False),
         }
+        # each minion's pillar from the master's pillar_roots (compiled in the workers)
+        self.pillar = MinionPillars(opts, self.grains.get)
+        self.pillar.register(self)
+        # file_roots for authenticated minions (file_envs, file_list, file_hash, file_chunk)
+        self.fileserver = FileServer(opts)
+        self.fileserver.register(self)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def fire(self, tag: str, data: dict[str, Any]) -> None:
@@ -253,9 +262,12 @@ class MasterServer:
         if self._stopping:
             return
         if result.key is not None:
+            replaced = env.id in self.sessions
             self.sessions[env.id] = Session(env.id, result.key, peer, time.monotonic())
             self.last_seen[env.id] = time.monotonic()
             log.info("authenticated %s (new session key)", env.id)
+            if replaced:
+                self._requeue(env.id)
         elif result.status in ("rejected", "pending"):
             # "denied" leaves the accepted key (and its session) alone: anyone can offer
             # another key for an id, and that must not cut the real minion off
@@ -293,6 +305,22 @@ class MasterServer:
         event.setdefault("result", status in ("accepted", "pending"))
         frame = wire.clear("auth_reply", env.id, body).encode()
         return _AuthResult(frame, status, key, event)
+
+    def _requeue(self, minion_id: str) -> None:
+        """A minion that authenticates again while it still had a session (it restarted, or lost
+        the master for a while) cannot open what was sealed with its old key: hand it, after its
+        first request, the recent jobs it has not returned (it ignores jids it already took)."""
+        now = time.monotonic()
+        waiting = self._pending.setdefault(minion_id, [])
+        queued = {p.payload.get("jid") for p in waiting}
+        for job in self.jobs.values():
+            if job.load is None or minion_id not in job.minions or minion_id in job.returned:
+                continue
+            deadline = job.created + max(PENDING_MIN, float(job.load.get("timeout") or 0))
+            if deadline >= now and job.jid not in queued:
+                waiting.append(_PendingPub(deadline, job.load))
+        if not waiting:
+            del self._pending[minion_id]
 
     def drop_session(self, minion_id: str, why: str) -> None:
         """Forget a minion's session key at once: it can open nothing more (loop)."""
@@ -459,7 +487,7 @@ class MasterServer:
                 self.jobcache.save_load(jid, load, minions)
             except (RuntimeError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
-        self.jobs[jid] = Job(jid, fun, set(minions), time.monotonic(), cache)
+        self.jobs[jid] = Job(jid, fun, set(minions), time.monotonic(), cache, load=load)
         self.fire(f"salt/job/{jid}/new", {"jid": jid, "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
                                           "arg": arg, "minions": minions, "user": load["user"]})
         self._spawn(self._send_publishes(load, minions))

@@ -149,7 +149,8 @@ class MinionAgent:
         pillar: Any = LocalPillar(cache=True) if local else MasterPillar(self._fetch_pillar)
         self.executor = Executor(opts, lambda: self.grains, pillar, self.registry,
                                  hooks={"__refresh_pillar": self._refresh_pillar,
-                                        "__refresh_grains": self._refresh_grains})
+                                        "__refresh_grains": self._refresh_grains,
+                                        "__master_request": self.request_sync})
         self.session: Session | None = None
         self.status = "starting"          # last auth status, for logs and tests
         self.connected = asyncio.Event()   # set while a session is up (tests wait on it)
@@ -526,8 +527,43 @@ class MinionAgent:
             log.warning("no pillar from the master: %s", exc)
             return None
 
+    def request_sync(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+        """Worker thread (never the loop): one request (``payload["cmd"]`` names it) through the
+        loop, waiting up to ``timeout`` s (default ``auth_timeout``) for a session and the reply;
+        the reply payload, or None (no session, no reply, the loop gone). The remote file
+        client's channel (:mod:`briny.minion.remotefiles`)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return None
+        body = dict(payload)
+        cmd = str(body.pop("cmd", ""))
+        wait = timeout or self.auth_timeout
+
+        async def ask() -> dict[str, Any] | None:
+            if self.session is None:
+                try:
+                    await asyncio.wait_for(self.connected.wait(), wait)
+                except asyncio.TimeoutError:
+                    return None
+            return await self.request(cmd, body, wait)
+
+        try:
+            future = asyncio.run_coroutine_threadsafe(ask(), loop)
+        except RuntimeError:
+            return None
+        try:
+            return future.result(2 * wait + 1)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, RuntimeError) as exc:
+            future.cancel()
+            log.warning("no answer from the master to %r: %s", cmd, exc or type(exc).__name__)
+            return None
+
     def _refresh_pillar(self) -> bool:
-        self.executor.pillar.refresh()
+        """Worker thread: forget the kept pillar; with a master, ask it again right away."""
+        source = self.executor.pillar
+        if isinstance(source, MasterPillar):
+            return source.reload(self.opts)
+        source.refresh()
         return True
 
     def _refresh_grains(self) -> bool:
@@ -535,6 +571,7 @@ class MinionAgent:
 
         self.grains = load_grains(self.opts)
         self._from_worker(self.request("grains", {"grains": self.grains}))
+        self.executor.pillar.refresh()   # pillar depends on grains: the next job asks again
         return True
 
     # -- the local event bus (loop) ---------------------------------------------------------------

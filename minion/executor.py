@@ -289,23 +289,42 @@ class StaticPillar:
 
 class MasterPillar:
     """Pillar the master renders for this minion (a ``pillar`` request, made by ``fetch`` from the
-    worker), kept until :meth:`refresh`; the config's ``pillar:`` when the master serves none."""
+    worker), kept until :meth:`refresh`; the config's ``pillar:`` when the master serves none.
+
+    ``fetch`` returns the reply payload, or None when the master did not answer (no session, a
+    timeout): then this job gets the config's ``pillar:`` and the next job asks again; an answer
+    without a pillar (``{"error": ...}``: a master that serves none) is kept like a pillar."""
 
     def __init__(self, fetch: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         self.fetch = fetch
         self._lock = threading.Lock()
         self._pillar: dict[str, Any] | None = None
 
+    def _ask(self, opts: dict[str, Any]) -> dict[str, Any] | None:
+        """Ask the master (lock held); the pillar to keep, or None when it did not answer."""
+        reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
+        if reply is None:
+            return None
+        if isinstance(reply.get("pillar"), dict):
+            return reply["pillar"]
+        log.debug("the master served no pillar; using the config's 'pillar'")
+        return StaticPillar().get(opts, {}, None)
+
     def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
         with self._lock:
             if self._pillar is None:
-                reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
-                if isinstance(reply, dict) and isinstance(reply.get("pillar"), dict):
-                    self._pillar = reply["pillar"]
-                else:
-                    log.debug("the master served no pillar; using the config's 'pillar'")
-                    self._pillar = StaticPillar().get(opts, grains, salt)
+                self._pillar = self._ask(opts)
+                if self._pillar is None:
+                    log.warning("no pillar from the master for this job; using the config's 'pillar'")
+                    return StaticPillar().get(opts, grains, salt)
             return copy.deepcopy(self._pillar)
+
+    def reload(self, opts: dict[str, Any]) -> bool:
+        """Ask the master again now (``saltutil.refresh_pillar``); False when it did not answer
+        (the next job asks again)."""
+        with self._lock:
+            self._pillar = self._ask(opts)
+            return self._pillar is not None
 
     def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
                      override: dict[str, Any]) -> dict[str, Any] | None:
@@ -362,6 +381,10 @@ class Executor:
 
             opts["__fileclient"] = LocalFileClient(opts.get("file_roots") or {},
                                                    bool(opts.get("fileserver_followsymlinks", True)))
+        elif opts.get("__fileclient") is None and callable(opts.get("__master_request")):
+            from briny.minion.remotefiles import RemoteFileClient  # salt:// from the master
+
+            opts["__fileclient"] = RemoteFileClient(opts, opts["__master_request"])
         return opts
 
     def loaders(self, opts: dict[str, Any]) -> Any:

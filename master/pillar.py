@@ -1,0 +1,285 @@
+"""Each minion's pillar, compiled on the master from the master's ``pillar_roots``.
+
+Owns the master's half of pillar (issue 6, ``docs/PROTOCOL.md``): for one
+minion, the pillar top file and SLS of the master's ``pillar_roots`` are
+rendered with that minion's cached grains (what it last sent in its
+``grains`` request) and the master's opts with ``id`` set to the minion's
+id, by :class:`briny.common.pillar.PillarCompiler` over a
+:class:`~briny.common.fileclient.LocalFileClient` of ``pillar_roots``. Render
+problems never raise: they come back under ``_errors`` (state runs on the
+minion refuse to start on them, as they do masterless).
+
+Templates may call execution functions through ``salt[...]``, but on the
+master only those that read the minion's data (:data:`PURE_FUNCTIONS`:
+``grains.*``, ``pillar.*``, ``config.*``, ``match.*``, ``slsutil.*``, the
+master's file server listings and a few path helpers). A function that needs
+the host itself (``cmd.run``, ``user.info``, ``pkg.version``, ...) is
+refused with a render error naming it (:class:`MasterSideLoader`): it would
+otherwise run on the master, with the master's privileges, for a minion.
+Salt would run it on the master; briny deliberately does not.
+
+Compiled pillars are cached per (minion, pillar environment); an entry is
+used again only while the pillar tree (every file and folder under the
+roots: path, mtime, size) and the minion's grains (a digest) are unchanged.
+
+Where it runs: **in the master's worker threads**. The ``pillar`` request
+handler is registered as blocking (:meth:`MasterServer.register_handler`),
+so compiles never run on the asyncio loop; several minions compile at
+once, one compile at a time per minion and environment.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import hashlib
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from briny.common import loader
+from briny.common.exceptions import CommandExecutionError, WireError
+
+log = logging.getLogger(__name__)
+
+# Execution functions a pillar template may call on the master: they read the minion's grains,
+# pillar and the master's config or file listings, and change nothing on any host.
+PURE_FUNCTIONS: tuple[str, ...] = (
+    "grains.*", "pillar.*", "config.*", "match.*", "slsutil.*",
+    "cp.list_master", "cp.list_master_dirs", "cp.list_states",
+    "file.dirname", "file.basename", "file.join",
+)
+# ... except these, which write to the host or read its files (Salt's names, should briny grow them)
+NOT_PURE: tuple[str, ...] = (
+    "grains.set*", "grains.append", "grains.del*", "grains.remove", "grains.fetch_*",
+    "slsutil.renderer",
+)
+_ENV_RE = re.compile(r"\A[A-Za-z0-9_.@+-]{1,255}\Z")
+GrainsLookup = Callable[[str], Mapping[str, Any] | None]
+
+
+def is_pure(key: str) -> bool:
+    """Whether ``mod.fun`` may run on the master for a minion."""
+    return (any(fnmatch.fnmatchcase(key, pattern) for pattern in PURE_FUNCTIONS)
+            and not any(fnmatch.fnmatchcase(key, pattern) for pattern in NOT_PURE))
+
+
+class MasterSideLoader(loader.LazyLoader):
+    """A minion's ``__salt__`` on the master: pure functions run; any other is refused.
+
+    Looking a refused function up works (so ``'cmd.run' in salt`` is true as
+    on the minion), but calling it raises :class:`CommandExecutionError`
+    naming it; templates show it as a render error. The loader is also the
+    ``__salt__`` of the modules it loads, so a pure function cannot reach a
+    host function through ``__salt__`` either.
+    """
+
+    minion_id: str = ""
+    rendering: str = "the pillar"     # what is being rendered, for the message
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        func = super().__getitem__(key)   # FunctionNotFound for what does not exist at all
+        if is_pure(key):
+            return func
+        minion_id, rendering = self.minion_id, self.rendering
+
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise CommandExecutionError(
+                f"'{key}' needs the minion's host and is not run on the master while rendering "
+                f"{rendering} of minion '{minion_id}'; templates rendered on the master may call "
+                f"only {', '.join(PURE_FUNCTIONS)}")
+
+        refused.__name__ = key.rpartition(".")[2]
+        refused.__doc__ = func.__doc__
+        return refused
+
+
+def master_side_mods(opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any],
+                     minion_id: str, rendering: str = "the pillar") -> MasterSideLoader:
+    """The guarded ``__salt__`` of ``minion_id`` on the master (see :class:`MasterSideLoader`).
+
+    Built as :func:`briny.common.loader.minion_mods` builds a host's loader:
+    same dunders, same custom module folders (the master's
+    ``extension_modules``).
+    """
+    base = loader.minion_mods(opts, grains, pillar)
+    guarded = MasterSideLoader("modules", base.pack, loader.custom_dirs(opts, "modules"))
+    guarded.minion_id = minion_id
+    guarded.rendering = rendering
+    guarded.pack["__salt__"] = guarded
+    return guarded
+
+
+def _digest(data: Any) -> str:
+    try:
+        raw = msgpack.packb(data, use_bin_type=True, default=repr)
+    except (TypeError, ValueError, OverflowError):
+        raw = repr(data).encode("utf-8", "replace")
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def check_env(value: Any, what: str) -> str | None:
+    """``None`` or a valid environment name; WireError for anything else."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not _ENV_RE.match(value) or value in (".", ".."):
+        raise WireError(f"'{what}' must be an environment name (letters, digits, . _ - @ +), "
+                        f"not {str(value)[:40]!r}")
+    return value
+
+
+@dataclass
+class _Entry:
+    tree: str
+    grains: str
+    pillar: dict[str, Any]
+
+
+class MinionPillars:
+    """Compiles and caches each minion's pillar (worker threads; thread-safe).
+
+    ``grains_of`` gives a minion's cached grains (the server's
+    :class:`~briny.master.targeting.GrainsCache` ``get``); a minion the
+    master has no grains for is compiled with ``{}``.
+    """
+
+    def __init__(self, opts: dict[str, Any], grains_of: GrainsLookup) -> None:
+        self.opts = opts
+        self.grains_of = grains_of
+        self.hits = 0
+        self.compiles = 0
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str | None], _Entry] = {}
+        self._compiling: dict[tuple[str, str | None], threading.Lock] = {}
+
+    # -- what a cached entry depends on ------------------------------------------------------
+    def _roots(self) -> list[str]:
+        roots: list[str] = []
+        for dirs in (self.opts.get("pillar_roots") or {}).values():
+            for root in dirs or []:
+                if str(root) not in roots:
+                    roots.append(str(root))
+        return roots
+
+    def tree_signature(self) -> str:
+        """A digest of every file and folder under ``pillar_roots`` (path, mtime, size)."""
+        follow = bool(self.opts.get("fileserver_followsymlinks", True))
+        hasher = hashlib.blake2b(digest_size=16)
+        for root in self._roots():
+            hasher.update(b"\0root\0" + root.encode("utf-8", "surrogateescape"))
+            for dirpath, dirnames, filenames in os.walk(root, followlinks=follow):
+                dirnames.sort()
+                for name in [*dirnames, *sorted(filenames)]:
+                    path = os.path.join(dirpath, name)
+                    try:
+                        st = os.stat(path) if follow else os.lstat(path)
+                    except OSError:
+                        continue
+                    hasher.update(f"\0{path}\0{st.st_mtime_ns}\0{st.st_size}".encode("utf-8", "surrogateescape"))
+        return hasher.hexdigest()
+
+    # -- compiling -----------------------------------------------------------------------------
+    def minion_opts(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None) -> dict[str, Any]:
+        """The master's opts as a minion's templates see them (``id`` is the minion's)."""
+        opts = {k: v for k, v in self.opts.items() if not k.startswith("__")}
+        opts["id"] = minion_id
+        opts["grains"] = grains
+        opts["pillarenv"] = pillarenv
+        # the top file and SLS come from pillarenv only when one is asked for (common.top reads
+        # "saltenv"), as compile_local_pillar does masterless
+        opts["saltenv"] = pillarenv
+        opts["state_top"] = self.opts.get("state_top") or "top.sls"
+        return opts
+
+    def compile_now(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None = None) -> dict[str, Any]:
+        """Render ``minion_id``'s pillar now (no cache); errors under ``_errors``."""
+        from briny.common.fileclient import LocalFileClient   # Jinja and the compiler: only now
+        from briny.common.pillar import PillarCompiler
+        from briny.common.render import RenderEnv
+
+        opts = self.minion_opts(minion_id, grains, pillarenv)
+        roots = opts.get("pillar_roots") or {}
+        if pillarenv and pillarenv not in roots:
+            log.debug("pillarenv %r asked for by %s is not in pillar_roots; empty pillar", pillarenv, minion_id)
+            return {}
+        client = LocalFileClient(roots, bool(opts.get("fileserver_followsymlinks", True)))
+        salt = master_side_mods(opts, grains, {}, minion_id)
+        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar={})
+        pillar = PillarCompiler(env).compile()
+        if pillar.get("_errors"):
+            log.warning("the pillar of %s has %d error(s); its state runs will refuse to start",
+                        minion_id, len(pillar["_errors"]))
+        return pillar
+
+    def _effective_env(self, saltenv: str | None, pillarenv: str | None) -> str | None:
+        if pillarenv:
+            return pillarenv
+        if saltenv and self.opts.get("pillarenv_from_saltenv"):
+            return saltenv
+        configured = self.opts.get("pillarenv")
+        return str(configured) if configured else None
+
+    def get(self, minion_id: str, saltenv: str | None = None, pillarenv: str | None = None) -> dict[str, Any]:
+        """``minion_id``'s pillar (a copy): from the cache while still valid, else compiled.
+
+        ``pillarenv`` restricts the pillar to that environment; ``saltenv``
+        does only with ``pillarenv_from_saltenv`` (Salt's rule); otherwise
+        the master's ``pillarenv`` applies, and by default every environment.
+        """
+        env = self._effective_env(saltenv, pillarenv)
+        key = (minion_id, env)
+        with self._lock:
+            gate = self._compiling.setdefault(key, threading.Lock())
+        with gate:
+            grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
+            grains_digest = _digest(grains)
+            tree = self.tree_signature()
+            with self._lock:
+                entry = self._entries.get(key)
+            if entry is not None and entry.tree == tree and entry.grains == grains_digest:
+                self.hits += 1
+                return copy.deepcopy(entry.pillar)
+            pillar = self.compile_now(minion_id, grains, env)
+            self.compiles += 1
+            with self._lock:
+                self._entries[key] = _Entry(tree, grains_digest, pillar)
+            return copy.deepcopy(pillar)
+
+    def forget(self, minion_id: str | None = None) -> None:
+        """Drop the cached pillars of one minion (or of all)."""
+        with self._lock:
+            for key in [k for k in self._entries if minion_id is None or k[0] == minion_id]:
+                del self._entries[key]
+
+    # -- the request ---------------------------------------------------------------------------
+    def handle_request(self, session: Any, payload: dict[str, Any]) -> dict[str, Any]:
+        """The ``pillar`` request (worker thread): the pillar of the minion the session belongs to.
+
+        ``saltenv`` and ``pillarenv`` are honoured; a payload naming another
+        minion (``id``/``minion_id``/``tgt``) is refused: a minion reads only
+        its own pillar.
+        """
+        minion_id = session.id
+        for field in ("id", "minion_id", "tgt"):
+            named = payload.get(field)
+            if named is not None and named != minion_id:
+                log.warning("%s asked for the pillar of %r; refused", minion_id, str(named)[:64])
+                return {"error": f"a minion can read only its own pillar; {minion_id} cannot read "
+                                 f"the pillar of {str(named)[:64]!r}"}
+        try:
+            saltenv = check_env(payload.get("saltenv"), "saltenv")
+            pillarenv = check_env(payload.get("pillarenv"), "pillarenv")
+        except WireError as exc:
+            log.warning("pillar request from %s refused: %s", minion_id, exc)
+            return {"error": str(exc)}
+        return {"pillar": self.get(minion_id, saltenv, pillarenv)}
+
+    def register(self, server: Any) -> None:
+        """Serve ``pillar`` requests of ``server`` (a MasterServer), in its worker threads."""
+        server.register_handler("pillar", self.handle_request, blocking=True)

@@ -1,0 +1,314 @@
+"""The master's pillar compiler (master/pillar.py): per-minion top files, Jinja with grains,
+includes and merges, errors as ``_errors``, the cache and its invalidation, and the refusal of
+functions that need the minion's host."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briny.common.exceptions import CommandExecutionError, FunctionNotFound
+from briny.master.pillar import MinionPillars, check_env, is_pure, master_side_mods
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def touch_later(path: Path, text: str) -> None:
+    """Rewrite a file and move its mtime on, so even a coarse clock sees the change."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(textwrap.dedent(text))
+    os.utime(path, ns=(before + 2_000_000_000, before + 2_000_000_000))
+
+
+class Fleet:
+    """Cached grains of a few minions, as the server's GrainsCache gives them."""
+
+    def __init__(self) -> None:
+        self.grains: dict[str, dict[str, Any]] = {
+            "web1": {"id": "web1", "os": "Debian", "role": "web", "mem": 2048},
+            "db1": {"id": "db1", "os": "RedHat", "role": "db", "mem": 8192},
+        }
+
+    def get(self, minion_id: str) -> dict[str, Any] | None:
+        return self.grains.get(minion_id)
+
+
+TREE = {
+    "top.sls": """\
+        base:
+          '*':
+            - common
+          'os:Debian':
+            - match: grain
+            - debian
+          'G@role:db and not web*':
+            - match: compound
+            - db
+        """,
+    "common/init.sls": """\
+        include:
+          - .users
+          - defaults
+        who: {{ grains['id'] }}
+        os_seen: {{ salt['grains.get']('os') }}
+        cfg_id: {{ salt['config.get']('id') }}
+        opts_id: {{ opts['id'] }}
+        big: {{ grains['mem'] > 4096 }}
+        settings:
+          color: red
+        """,
+    "common/users.sls": """\
+        users:
+          - alice
+        settings:
+          size: 3
+        """,
+    "defaults.sls": """\
+        settings:
+          color: blue
+          shape: round
+        """,
+    "debian.sls": """\
+        pkg_mgr: apt
+        settings:
+          shape: square
+        """,
+    "db.sls": """\
+        {% set port = 5432 if grains['os'] == 'RedHat' else 3306 %}
+        db_port: {{ port }}
+        users:
+          - postgres
+        """,
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "pillar"
+    write(root, TREE)
+    return root
+
+
+@pytest.fixture
+def opts(master_opts: dict[str, Any], tree: Path) -> dict[str, Any]:
+    master_opts["pillar_roots"] = {"base": [str(tree)]}
+    return master_opts
+
+
+@pytest.fixture
+def fleet() -> Fleet:
+    return Fleet()
+
+
+# -- compiling -----------------------------------------------------------------------------
+
+def test_top_file_matches_each_minion_by_its_grains(opts, fleet):
+    pillars = MinionPillars(opts, fleet.get)
+    web, db = pillars.get("web1"), pillars.get("db1")
+    assert web["pkg_mgr"] == "apt" and "db_port" not in web
+    assert db["db_port"] == 5432 and "pkg_mgr" not in db
+    assert "_errors" not in web and "_errors" not in db
+
+
+def test_templates_see_the_minions_grains_id_and_pure_functions(opts, fleet):
+    web = MinionPillars(opts, fleet.get).get("web1")
+    assert web["who"] == "web1" and web["os_seen"] == "Debian"
+    assert web["cfg_id"] == "web1" and web["opts_id"] == "web1"   # the master's opts, with the minion's id
+    assert web["big"] is False
+    assert MinionPillars(opts, fleet.get).get("db1")["big"] is True
+
+
+def test_includes_and_merges(opts, fleet):
+    pillars = MinionPillars(opts, fleet.get)
+    web = pillars.get("web1")
+    # included first, the including file over them, later top entries over earlier ones
+    assert web["settings"] == {"color": "red", "size": 3, "shape": "square"}
+    assert web["users"] == ["alice"]
+    # lists are replaced, not appended (pillar_merge_lists is off by default)
+    assert pillars.get("db1")["users"] == ["postgres"]
+
+
+def test_a_minion_without_cached_grains_is_matched_by_its_id_only(opts, fleet, tree):
+    write(tree, {"top.sls": "base:\n  'new*':\n    - byid\n  'os:Debian':\n    - match: grain\n    - debian\n",
+                 "byid.sls": "who: {{ opts['id'] }}\nos: {{ grains.get('os', 'unknown') }}\n"})
+    assert MinionPillars(opts, fleet.get).get("new1") == {"who": "new1", "os": "unknown"}
+
+
+def test_render_errors_come_back_as_errors(opts, fleet, tree):
+    write(tree, {"debian.sls": "pkg_mgr: [unclosed\n",
+                 "top.sls": "base:\n  '*':\n    - common\n    - debian\n    - missing\n"})
+    pillar = MinionPillars(opts, fleet.get).get("web1")
+    errors = pillar["_errors"]
+    assert "Rendering SLS 'debian' failed. Please see master log for details." in errors
+    assert "Specified SLS 'missing' in environment 'base' is not available on the salt master" in errors
+    assert pillar["who"] == "web1"   # what rendered is still there
+
+
+def test_a_top_file_that_does_not_render_is_an_error(opts, fleet, tree):
+    write(tree, {"top.sls": "base:\n  '*':\n    - {{ nope( }}\n"})
+    pillar = MinionPillars(opts, fleet.get).get("web1")
+    assert pillar["_errors"] and pillar["_errors"][0].startswith("Pillar top file failed to render")
+
+
+# -- host functions are refused ------------------------------------------------------------
+
+def test_host_functions_are_refused_with_an_error_naming_them(opts, fleet, tree, tmp_path):
+    marker = tmp_path / "ran-on-the-master"
+    write(tree, {"top.sls": "base:\n  '*':\n    - host\n",
+                 "host.sls": f"out: {{{{ salt['cmd.run']('touch {marker}') }}}}\n"})
+    opts["pillar_safe_render_error"] = False
+    pillar = MinionPillars(opts, fleet.get).get("web1")
+    assert not marker.exists()
+    (error,) = pillar["_errors"]
+    assert error.startswith("Rendering SLS 'host' failed, render error:")
+    assert "'cmd.run' needs the minion's host" in error and "minion 'web1'" in error
+
+
+def test_attribute_style_calls_are_refused_too_and_safe_errors_hide_details(opts, fleet, tree, caplog):
+    write(tree, {"top.sls": "base:\n  '*':\n    - host\n",
+                 "host.sls": "out: {{ salt.user.info('root') }}\n"})
+    pillar = MinionPillars(opts, fleet.get).get("web1")
+    assert pillar["_errors"] == ["Rendering SLS 'host' failed. Please see master log for details."]
+    assert "'user.info' needs the minion's host" in caplog.text   # the master log says which
+
+
+def test_the_guarded_loader(opts):
+    salt = master_side_mods(dict(opts, id="web1"), {"os": "Debian"}, {"k": "v"}, "web1")
+    assert salt["grains.get"]("os") == "Debian"
+    assert salt["pillar.get"]("k") == "v"
+    assert salt["slsutil.merge"]({"a": 1}, {"b": 2}) == {"a": 1, "b": 2}
+    assert salt["match.glob"]("web*") is True
+    assert "cmd.run" in salt                       # known, as on the minion ...
+    with pytest.raises(CommandExecutionError, match=r"'cmd.run' needs the minion's host"):
+        salt["cmd.run"]("id")                      # ... but it never runs here
+    with pytest.raises(FunctionNotFound):
+        salt["nosuchmod.fun"]
+    # the modules' own __salt__ is the guarded loader as well
+    assert salt.pack["__salt__"] is salt
+
+
+def test_pure_function_list():
+    assert all(is_pure(f) for f in ("grains.get", "pillar.items", "config.get", "match.compound",
+                                     "slsutil.merge", "cp.list_master", "file.dirname"))
+    assert not any(is_pure(f) for f in ("cmd.run", "cmd.has_exec", "user.info", "pkg.version",
+                                         "file.read", "cp.get_file", "state.apply", "saltutil.sync_all",
+                                         "grains.setval", "grains.delkey", "slsutil.renderer"))
+
+
+# -- the cache -------------------------------------------------------------------------------
+
+def test_repeated_requests_hit_the_cache(opts, fleet):
+    pillars = MinionPillars(opts, fleet.get)
+    first = pillars.get("web1")
+    first["settings"]["color"] = "mutated"          # callers get copies
+    second = pillars.get("web1")
+    assert second["settings"]["color"] == "red"
+    assert (pillars.compiles, pillars.hits) == (1, 1)
+    pillars.get("db1")
+    assert pillars.compiles == 2                    # one entry per minion
+
+
+def test_a_changed_file_invalidates(opts, fleet, tree):
+    pillars = MinionPillars(opts, fleet.get)
+    assert pillars.get("web1")["pkg_mgr"] == "apt"
+    touch_later(tree / "debian.sls", "pkg_mgr: dpkg\n")
+    assert pillars.get("web1")["pkg_mgr"] == "dpkg"
+    assert pillars.compiles == 2
+
+
+def test_a_new_file_invalidates(opts, fleet, tree):
+    pillars = MinionPillars(opts, fleet.get)
+    assert "extra" not in pillars.get("web1")
+    write(tree, {"extra.sls": "extra: 1\n"})
+    touch_later(tree / "top.sls", "base:\n  '*':\n    - common\n    - extra\n")
+    assert pillars.get("web1")["extra"] == 1
+
+
+def test_changed_grains_invalidate(opts, fleet):
+    pillars = MinionPillars(opts, fleet.get)
+    assert "db_port" not in pillars.get("web1")
+    fleet.grains["web1"] = {**fleet.grains["web1"], "os": "RedHat", "role": "db"}
+    # compound 'G@role:db and not web*' still excludes web1; the grain match on os no longer matches
+    web = pillars.get("web1")
+    assert "pkg_mgr" not in web and web["os_seen"] == "RedHat"
+    assert (pillars.compiles, pillars.hits) == (2, 0)
+
+
+def test_one_compile_for_concurrent_requests_of_one_minion(opts, fleet):
+    pillars = MinionPillars(opts, fleet.get)
+    results: list[dict[str, Any]] = []
+    threads = [threading.Thread(target=lambda: results.append(pillars.get("web1"))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(results) == 6 and all(r == results[0] for r in results)
+    assert pillars.compiles == 1 and pillars.hits == 5
+
+
+def test_forget(opts, fleet):
+    pillars = MinionPillars(opts, fleet.get)
+    pillars.get("web1")
+    pillars.forget("web1")
+    pillars.get("web1")
+    assert pillars.compiles == 2
+
+
+# -- environments and the request ---------------------------------------------------------------
+
+@pytest.fixture
+def two_envs(opts, tmp_path) -> dict[str, Any]:
+    dev = tmp_path / "pillar-dev"
+    write(dev, {"top.sls": "dev:\n  '*':\n    - devonly\n", "devonly.sls": "stage: dev\n"})
+    opts["pillar_roots"]["dev"] = [str(dev)]
+    return opts
+
+
+def test_pillarenv_and_saltenv(two_envs, fleet):
+    pillars = MinionPillars(two_envs, fleet.get)
+    every = pillars.get("web1")
+    assert every["stage"] == "dev" and every["who"] == "web1"
+    assert pillars.get("web1", pillarenv="dev") == {"stage": "dev"}
+    assert pillars.get("web1", pillarenv="nosuch") == {}
+    assert pillars.get("web1", saltenv="dev") == every          # saltenv alone does not restrict ...
+    two_envs["pillarenv_from_saltenv"] = True
+    assert pillars.get("web1", saltenv="dev") == {"stage": "dev"}   # ... unless told to
+
+
+def test_request_handler_serves_only_the_sessions_minion(two_envs, fleet):
+    class Sess:
+        id = "web1"
+
+    pillars = MinionPillars(two_envs, fleet.get)
+    assert pillars.handle_request(Sess(), {"cmd": "pillar"})["pillar"]["who"] == "web1"
+    assert pillars.handle_request(Sess(), {"cmd": "pillar", "pillarenv": "dev"}) == {"pillar": {"stage": "dev"}}
+    assert pillars.handle_request(Sess(), {"cmd": "pillar", "id": "web1"})["pillar"]["who"] == "web1"
+    for field in ("id", "minion_id", "tgt"):
+        reply = pillars.handle_request(Sess(), {"cmd": "pillar", field: "db1"})
+        assert "pillar" not in reply and "only its own pillar" in reply["error"]
+    for bad in ("../etc", "a/b", 7, "x" * 300):
+        assert "error" in pillars.handle_request(Sess(), {"cmd": "pillar", "pillarenv": bad})
+
+
+def test_check_env():
+    assert check_env(None, "saltenv") is None and check_env("", "saltenv") is None
+    assert check_env("base", "saltenv") == "base" and check_env("feature-1.2", "saltenv") == "feature-1.2"
+
+
+def test_a_large_tree_signature_is_quick(opts, fleet, tree):
+    write(tree, {f"many/f{i}.sls": f"k{i}: {i}\n" for i in range(500)})
+    pillars = MinionPillars(opts, fleet.get)
+    pillars.get("web1")
+    for _ in range(10):
+        pillars.get("web1")
+    assert pillars.hits == 10  # cached: the 500 files were not rendered again
