@@ -5,13 +5,16 @@ opts (:func:`briny.common.fileclient.get_client`): in masterless mode
 ``salt://x`` resolves through ``file_roots`` on disk, under a minion the
 daemon's remote client fetches from the master. Local paths are passed
 through, as Salt does. Return values are Salt's: a path or ``False``, a
-string or ``False``, lists of relative names.
+string or ``False``, lists of relative names; ``get_file`` the destination or
+``""``, ``get_dir`` the list of files written.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import posixpath
+from pathlib import Path
 from typing import Any
 
 from briny.common import fileclient
@@ -90,3 +93,120 @@ def list_master_dirs(saltenv: str | None = None, prefix: str = "", **kwargs: Any
 def list_states(saltenv: str | None = None, **kwargs: Any) -> list[str]:
     """The SLS names of the environment (``a/b.sls`` → ``a.b``)."""
     return sorted(_client().list_states(_saltenv(saltenv)))
+
+
+def _template(text: str, template: str | None, saltenv: str) -> str:
+    """``template=jinja`` renders the path strings themselves, as Salt's ``cp`` does."""
+    if not template:
+        return text
+    return str(__salt__["file.apply_template_on_contents"](text, template, None, None, saltenv))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _copy(source: str, target: Path) -> None:
+    """Write ``source``'s bytes to ``target`` (atomically; untouched when already the same)."""
+    data = Path(source).read_bytes()
+    try:
+        if target.is_file() and target.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.cp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def get_file(path: str, dest: str, saltenv: str | None = None, makedirs: bool = False,
+             template: str | None = None, gzip: Any = None, **kwargs: Any) -> str:
+    """Copy ``path`` (``salt://`` or local) to ``dest`` on this host; the destination, or ``""``.
+
+    A ``dest`` that is a folder (or ends in ``/``) gets the file's own name;
+    its parent must exist unless ``makedirs``.
+    """
+    env = _saltenv(saltenv)
+    path, dest = _template(str(path), template, env), _template(str(dest), template, env)
+    local = cache_file(path, env)
+    if not local:
+        return ""
+    target = Path(os.path.expanduser(dest))
+    if dest.endswith("/") or target.is_dir():
+        target = target / posixpath.basename(path.split("?", 1)[0].rstrip("/"))
+    try:
+        if not target.parent.is_dir():
+            if not makedirs:
+                log.error("Unable to copy %s to %s: the folder %s does not exist (makedirs=True makes it)",
+                          path, target, target.parent)
+                return ""
+            target.parent.mkdir(parents=True, exist_ok=True)
+        _copy(str(local), target)
+    except OSError as exc:
+        log.error("Unable to copy %s to %s: %s", path, target, exc.strerror or exc)
+        return ""
+    return str(target)
+
+
+def get_dir(path: str, dest: str, saltenv: str | None = None, template: str | None = None,
+            gzip: Any = None, **kwargs: Any) -> list[str]:
+    """Copy the folder ``salt://path`` to ``dest/<its name>/...``; the files written."""
+    env = _saltenv(saltenv)
+    path, dest = _template(str(path), template, env), _template(str(dest), template, env)
+    src, env = fileclient.split_url(path, env)
+    try:
+        prefix = fileclient.clean_path(src)
+    except FileServerError as exc:
+        log.error("Unable to get %s: %s", path, exc)
+        return []
+    client = _client()
+    parent = posixpath.dirname(prefix)
+    under = prefix + "/" if prefix else ""
+    root = Path(os.path.expanduser(dest))
+    real_root = os.path.realpath(root)
+    written: list[str] = []
+    dirs = client.list_dirs(env) if hasattr(client, "list_dirs") else []
+    for rel in [d for d in dirs if d.startswith(under)]:
+        folder = root / rel[len(parent) + 1 if parent else 0:]
+        folder.mkdir(parents=True, exist_ok=True)
+    for rel in client.list_files(env):
+        if not rel.startswith(under):
+            continue
+        target = root / rel[len(parent) + 1 if parent else 0:]
+        if not os.path.realpath(target).startswith(real_root.rstrip(os.sep) + os.sep):
+            log.error("Refused to write %s: it is outside %s", target, root)
+            continue
+        try:
+            local = client.cache_file(f"salt://{rel}", env)
+        except FileServerError as exc:
+            log.error("Unable to get salt://%s: %s", rel, exc)
+            continue
+        if not local:
+            continue
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _copy(str(local), target)
+        except OSError as exc:
+            log.error("Unable to copy salt://%s to %s: %s", rel, target, exc.strerror or exc)
+            continue
+        written.append(str(target))
+    return sorted(written)
+
+
+def hash_file(path: str, saltenv: str | None = None, **kwargs: Any) -> dict[str, str] | bool:
+    """``{"hash_type": "sha256", "hsum": ...}`` of a ``salt://`` (or local) file, or False."""
+    from briny.minion.fileops.diff import hash_file as _hash
+
+    env = _saltenv(saltenv)
+    client = _client()
+    if str(path).startswith("salt://") and hasattr(client, "hash_file"):
+        try:
+            found = client.hash_file(path, env)
+        except FileServerError as exc:
+            log.error("Unable to hash %s: %s", path, exc)
+            return False
+        return found or False
+    local = cache_file(path, env)
+    if not local:
+        return False
+    return {"hash_type": "sha256", "hsum": _hash(str(local), "sha256")}

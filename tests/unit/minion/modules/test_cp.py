@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,23 @@ def test_listings(salt: Any) -> None:
     assert salt["cp.list_master_dirs"]() == ["a", "a/b"]
     assert salt["cp.list_master_dirs"](prefix="a/") == ["a/b"]
     assert salt["cp.list_states"]() == ["a", "a.b.x", "top"]
+
+
+def test_get_file_and_get_dir_in_local_mode(salt: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    assert salt["cp.get_file"]("salt://c.txt", str(out / "c")) == str(out / "c")
+    assert (out / "c").read_text() == "see\n"
+    assert salt["cp.get_file"]("salt://c.txt", str(out)) == str(out / "c.txt")     # into a folder
+    assert salt["cp.get_file"]("salt://c.txt?saltenv=dev", str(out / "d")) == str(out / "d")
+    assert (out / "d").read_text() == "dev\n"
+    assert salt["cp.get_file"]("salt://nope", str(out / "n")) == ""
+    assert salt["cp.get_file"]("salt://c.txt", str(out / "x" / "y")) == ""          # no makedirs
+    assert salt["cp.get_file"]("salt://c.txt", str(out / "x" / "y"), makedirs=True) == str(out / "x" / "y")
+    assert salt["cp.get_file"]("salt://../etc/passwd", str(out / "p")) == ""
+    assert salt["cp.get_dir"]("salt://a", str(out / "tree")) == [
+        str(out / "tree" / "a" / "b" / "x.sls"), str(out / "tree" / "a" / "init.sls")]
+    assert salt["cp.get_dir"]("salt://a/b/", str(out / "t2")) == [str(out / "t2" / "b" / "x.sls")]
+    assert salt["cp.get_dir"]("salt://../", str(out / "t3")) == []
+    assert salt["cp.hash_file"]("salt://c.txt")["hsum"] == \
+        hashlib.sha256(b"see\n").hexdigest()
