@@ -76,13 +76,7 @@ ping_interval: 2
 acceptance_wait_time: 1
 grains:
   role: ${roles[$((i - 1))]}
-# Until the master serves files and pillar to minions, they read the tree here.
-file_roots:
-  base:
-    - $repo/deploy/example/salt
-pillar_roots:
-  base:
-    - $repo/deploy/example/pillar
+# No file_roots here: the state tree, its files and the pillar come from the master.
 CONF
 done
 
