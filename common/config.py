@@ -48,6 +48,9 @@ COMMON_DEFAULTS: dict[str, Any] = {
     "pillarenv": None,
     "hash_type": "sha256",
     "fileserver_followsymlinks": True,
+    "pillar_safe_render_error": True,
+    "pillar_source_merging_strategy": "smart",
+    "pillar_merge_lists": False,
     "color": True,
     "jinja_env": {},
     "jinja_sls_env": {},
@@ -104,6 +107,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "worker_threads": 5,
     "state_compile": "auto",
     "job_cache": "sqlite",
+    "fileserver_list_cache_time": 1,
 }
 
 PATH_KEYS = ("pki_dir", "cachedir", "sock_dir", "log_file", "pidfile", "extension_modules")
