@@ -82,8 +82,13 @@ class MasterSideLoader(loader.LazyLoader):
 
     minion_id: str = ""
     rendering: str = "the pillar"     # what is being rendered, for the message
+    # when a list: every non-pure name looked up (called, or tested with ``in``) is appended, so
+    # master/compile.py can tell that a template needs the minion's host (even if it exists only there)
+    host_calls: list[str] | None = None
 
     def __getitem__(self, key: str) -> Callable[..., Any]:
+        if self.host_calls is not None and not is_pure(key):
+            self.host_calls.append(key)
         func = super().__getitem__(key)   # FunctionNotFound for what does not exist at all
         if is_pure(key):
             return func

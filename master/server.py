@@ -41,6 +41,7 @@ from briny.common.exceptions import AuthError, SaltInvocationError, WireError
 from briny.common.ids import check_id, valid_id, valid_jid
 from briny.common.jid import gen_jid
 from briny.common.transport import ServerTransport, topic_for
+from briny.master.compile import MasterCompiler
 from briny.master.fileserver import FileServer
 from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
 from briny.master.keys import KeyStore
@@ -88,6 +89,7 @@ class Job:
     cached: bool                  # False for saltutil.find_job probes: events only
     returned: set[str] = field(default_factory=set)
     load: dict[str, Any] | None = None   # the publish, to hand again to a minion that re-authenticates
+    loads: dict[str, dict[str, Any]] = field(default_factory=dict)   # per minion, with "compiled"
 
 
 @dataclass
@@ -107,14 +109,14 @@ class _AuthResult:
 def check_event_tag(tag: str, minion_id: str) -> str:
     """The tag with its minion-id part forced to ``minion_id`` (PROTOCOL.md, identity binding).
 
-    ``salt/state_result/<jid>/<id>/...``, ``salt/job/<jid>/ret/<id>`` and
-    ``salt/minion/<id>/...`` must name the sender.
+    ``salt/state_result/<jid>/<id>/...``, ``salt/job/<jid>/ret/<id>``,
+    ``salt/job/<jid>/prog/<id>/<n>`` and ``salt/minion/<id>/...`` must name the sender.
     """
     parts = tag.split("/")
     index = None
     if len(parts) >= 4 and parts[:2] == ["salt", "state_result"]:
         index = 3
-    elif len(parts) >= 5 and parts[:2] == ["salt", "job"] and parts[3] == "ret":
+    elif len(parts) >= 5 and parts[:2] == ["salt", "job"] and parts[3] in ("ret", "prog"):
         index = 4
     elif len(parts) >= 3 and parts[:2] == ["salt", "minion"]:
         index = 2
@@ -175,6 +177,8 @@ class MasterServer:
         # file_roots for authenticated minions (file_envs, file_list, file_hash, file_chunk)
         self.fileserver = FileServer(opts)
         self.fileserver.register(self)
+        # state jobs compiled per minion (master/compile.py; in the workers)
+        self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def fire(self, tag: str, data: dict[str, Any]) -> None:
@@ -263,11 +267,12 @@ class MasterServer:
             return
         if result.key is not None:
             replaced = env.id in self.sessions
+            heard = self.last_seen.get(env.id, 0.0)
             self.sessions[env.id] = Session(env.id, result.key, peer, time.monotonic())
             self.last_seen[env.id] = time.monotonic()
             log.info("authenticated %s (new session key)", env.id)
             if replaced:
-                self._requeue(env.id)
+                self._requeue(env.id, heard)
         elif result.status in ("rejected", "pending"):
             # "denied" leaves the accepted key (and its session) alone: anyone can offer
             # another key for an id, and that must not cut the real minion off
@@ -306,19 +311,22 @@ class MasterServer:
         frame = wire.clear("auth_reply", env.id, body).encode()
         return _AuthResult(frame, status, key, event)
 
-    def _requeue(self, minion_id: str) -> None:
+    def _requeue(self, minion_id: str, heard: float) -> None:
         """A minion that authenticates again while it still had a session (it restarted, or lost
         the master for a while) cannot open what was sealed with its old key: hand it, after its
-        first request, the recent jobs it has not returned (it ignores jids it already took)."""
+        first request, the recent jobs published since it was last heard from (``heard``) that it
+        has not returned (it ignores jids it already took). Jobs from before that were sent while
+        it was alive: a minion killed while running one does not run it again after a restart."""
         now = time.monotonic()
         waiting = self._pending.setdefault(minion_id, [])
         queued = {p.payload.get("jid") for p in waiting}
         for job in self.jobs.values():
-            if job.load is None or minion_id not in job.minions or minion_id in job.returned:
+            if (job.load is None or minion_id not in job.minions or minion_id in job.returned
+                    or job.created < heard):
                 continue
             deadline = job.created + max(PENDING_MIN, float(job.load.get("timeout") or 0))
             if deadline >= now and job.jid not in queued:
-                waiting.append(_PendingPub(deadline, job.load))
+                waiting.append(_PendingPub(deadline, job.loads.get(minion_id, job.load)))
         if not waiting:
             del self._pending[minion_id]
 
@@ -454,7 +462,8 @@ class MasterServer:
 
     async def publish(self, tgt: Any, tgt_type: str, fun: str, arg: list[Any] | None = None,
                       kwarg: dict[str, Any] | None = None, timeout: float | None = None,
-                      user: str | None = None, *, cache: bool = True) -> dict[str, Any]:
+                      user: str | None = None, *, cache: bool = True,
+                      progress: bool = False) -> dict[str, Any]:
         """Start a job (loop; targeting runs in a worker).
 
         Returns ``{"jid", "minions"}`` once the job is in the job cache and
@@ -482,6 +491,8 @@ class MasterServer:
         jid = gen_jid()
         load = {"jid": jid, "fun": fun, "arg": arg, "kwarg": kwarg, "tgt": tgt, "tgt_type": tgt_type,
                 "user": str(user or "root"), "timeout": timeout}
+        if progress:  # `briny` on a terminal: the minions send progress events of state runs
+            load["progress"] = True
         if cache:
             try:
                 self.jobcache.save_load(jid, load, minions)
@@ -504,9 +515,25 @@ class MasterServer:
         return wire.sign(env, self._sign_key).encode()
 
     async def _send_publishes(self, load: dict[str, Any], minions: list[str]) -> None:
-        """One sealed, signed publish per minion under its own topic (loop)."""
+        """One sealed, signed publish per minion under its own topic (loop). A state job is
+        compiled for each minion first (in a worker) and its publish carries ``compiled``."""
         deadline = time.monotonic() + max(PENDING_MIN, float(load.get("timeout") or 0))
+        compiling = self.compiler.wants(load.get("fun"))
+        roots = await self._in_worker(self.compiler.roots_signature) if compiling else None
+        job = self.jobs.get(load["jid"])
+        plain = load
         for count, minion_id in enumerate(minions, 1):
+            load = plain
+            if compiling:
+                try:
+                    compiled = await self._in_worker(self.compiler.compile_for, minion_id, plain, roots)
+                except Exception:  # never lose the job: the minion compiles itself
+                    log.exception("compiling job %s for %s failed", plain["jid"], minion_id)
+                    compiled = None
+                if compiled is not None:
+                    load = {**plain, "compiled": compiled}
+                    if job is not None:
+                        job.loads[minion_id] = load
             sess = self.sessions.get(minion_id)
             if sess is None:
                 # not connected right now (a master restart, a reconnect): hand it the job

@@ -1,0 +1,340 @@
+"""Compiled jobs: the master renders and compiles each targeted minion's states (issue 6).
+
+Owns, for ``state.apply``, ``state.highstate`` and ``state.sls`` jobs, what
+goes into each minion's own sealed publish under ``"compiled"``
+(``docs/PROTOCOL.md``, "Compiled jobs"):
+
+- ``{"chunks": [...]}``: the low chunks the minion runs as they are (no
+  compile on the minion);
+- ``{"errors": [...], "retcode": N}``: the render/compile errors (or pillar
+  errors, retcode 5) that are that minion's result, as Salt returns them;
+- ``{"no_states": "<comment>"}``: the top file gives that minion nothing;
+- nothing (``None``): the minion compiles its own states, as it does
+  without a master compile.
+
+The compile is the same :class:`~briny.common.compiler.StateCompiler` a
+minion runs, over a :class:`~briny.common.render.RenderEnv` whose file
+client serves the master's ``file_roots`` (listings from the file server),
+whose ``grains`` are the grains the minion last sent, whose ``pillar`` is
+the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
+``pillar=`` override merged over it, as on the minion), whose ``opts`` are
+the master's with the minion's ``id``, ``test``, ``saltenv`` and
+``pillarenv``, and whose ``salt`` is the guarded master-side loader
+(:func:`~briny.master.pillar.master_side_mods`): pure functions run on the
+master; a function that needs the host (``cmd.run``, ``user.info``, a
+module only the minion has, ...) is never run here.
+
+``state_compile`` (master config) chooses: ``minion`` — every minion
+compiles itself; ``master`` — always compile here, a host function being a
+render error for that minion; ``auto`` (default) — compile here, and when a
+template looked up a host function, let that minion compile itself
+(so the result is exactly Salt's).
+
+Results are cached per (minion, function, mods, saltenv, pillarenv, test,
+exclude, ``pillar=`` override) and reused while the file roots' signature
+(every listed file's path, inode, size, mtime, ctime; listings from the file
+server's own change detection), the minion's grains and its pillar are
+unchanged. Fallback decisions are cached the same way.
+
+Where it runs: **in the master's worker threads** (the server awaits
+:meth:`MasterCompiler.compile_for` through its executor), never on the loop.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from briny.common.args import KWARG_RE, parse_input
+from briny.common.exceptions import BrinyError, FileServerError
+from briny.common.fileclient import LocalFileClient
+from briny.master.fileserver import FileServer
+from briny.master.pillar import MinionPillars, master_side_mods
+
+log = logging.getLogger(__name__)
+
+STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
+MODES = ("auto", "master", "minion")
+CACHE_MAX = 4096
+EX_STATE_COMPILER_ERROR = 1
+EX_PILLAR_FAILURE = 5
+GrainsLookup = Callable[[str], Mapping[str, Any] | None]
+Compiled = dict[str, Any]
+
+
+def digest(data: Any) -> str:
+    """A short stable digest of plain data (grains, pillar, overrides)."""
+    try:
+        raw = msgpack.packb(data, use_bin_type=True, default=repr)
+    except (TypeError, ValueError, OverflowError):
+        raw = repr(data).encode("utf-8", "replace")
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def _split(mods: Any) -> list[str]:
+    """Salt's comma list (or list) of SLS names, as ``state`` on the minion reads it."""
+    if mods is None:
+        return []
+    if isinstance(mods, (list, tuple)):
+        return [str(m).strip() for m in mods if str(m).strip()]
+    return [m.strip() for m in str(mods).split(",") if m.strip()]
+
+
+@dataclass(frozen=True)
+class StateRequest:
+    """What a state job asks for, read from the publish as the minion's ``state`` module reads it."""
+
+    kind: str                     # "highstate" or "sls"
+    mods: tuple[str, ...]
+    saltenv: str | None
+    pillarenv: str | None
+    test: bool | None
+    exclude: tuple[str, ...]
+    pillar: dict[str, Any] | None
+    force: bool
+
+    def cache_key(self, minion_id: str, fun: str) -> tuple[Any, ...]:
+        return (minion_id, fun, self.kind, self.mods, self.saltenv, self.pillarenv, self.test,
+                self.exclude, None if self.pillar is None else digest(self.pillar), self.force)
+
+
+def call_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Positional and keyword arguments of a publish, as the minion's executor makes them."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for item in arg:
+        if isinstance(item, dict) and item.get("__kwarg__") is True:
+            kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
+        elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
+            kwargs.update(parse_input([item])[1])
+        else:
+            args.append(item)
+    kwargs.update(kwarg)
+    return args, kwargs
+
+
+# positional parameters of the minion's state functions, in order
+_POSITIONAL = {"state.apply": ("mods",), "state.sls": ("mods", "test", "exclude"),
+               "state.highstate": ("test", "exclude")}
+
+
+def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
+    """The state request of a publish; None when the master should not compile it (the minion
+    then compiles, and answers odd arguments with its own errors)."""
+    if fun not in STATE_FUNS or not isinstance(arg, list) or not isinstance(kwarg, dict):
+        return None
+    args, kwargs = call_args(arg, {str(k): v for k, v in kwarg.items()})
+    names = _POSITIONAL[fun]
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    if set(bound) & set(kwargs):
+        return None          # the same argument twice: the minion's TypeError is the answer
+    bound.update(kwargs)
+    mods = _split(bound.get("mods"))
+    kind = "sls" if fun == "state.sls" or (fun == "state.apply" and mods) else "highstate"
+    if kind == "sls" and not mods:
+        return None
+    override = bound.get("pillar")
+    if override is not None and not isinstance(override, dict):
+        return None          # the minion returns Salt's error for a pillar that is not a map
+    saltenv, pillarenv = bound.get("saltenv"), bound.get("pillarenv")
+    if (saltenv is not None and not isinstance(saltenv, str)) or \
+            (pillarenv is not None and not isinstance(pillarenv, str)):
+        return None
+    test = bound.get("test")
+    return StateRequest(kind, tuple(mods), saltenv or None, pillarenv or None,
+                        None if test is None else bool(test), tuple(_split(bound.get("exclude"))),
+                        override, bool(bound.get("force")))
+
+
+class MasterFileClient(LocalFileClient):
+    """The master's ``file_roots`` for a compile: files from disk (first root wins), listings
+    from the file server's cached listing (no walk per compile)."""
+
+    def __init__(self, fileserver: FileServer) -> None:
+        super().__init__(fileserver.roots, fileserver.followsymlinks)
+        self.fileserver = fileserver
+
+    def list_files(self, saltenv: str) -> list[str]:
+        try:
+            return list(self.fileserver.listing(saltenv).files)
+        except FileServerError:
+            return []
+
+
+@dataclass
+class _Entry:
+    roots: str
+    grains: str
+    pillar: str
+    result: Compiled | None
+
+
+class MasterCompiler:
+    """Compiles state jobs per minion and caches them; thread-safe (worker threads)."""
+
+    def __init__(self, opts: dict[str, Any], fileserver: FileServer, pillars: MinionPillars,
+                 grains_of: GrainsLookup) -> None:
+        self.opts = opts
+        self.fileserver = fileserver
+        self.pillars = pillars
+        self.grains_of = grains_of
+        self.renders = 0          # compiles actually run (tests count them)
+        self.hits = 0
+        self.fallbacks = 0
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
+        mode = str(opts.get("state_compile") or "auto").lower()
+        if mode not in MODES:
+            log.warning("state_compile %r is not one of %s; using auto", mode, ", ".join(MODES))
+            mode = "auto"
+        self.mode = mode
+
+    def wants(self, fun: Any) -> bool:
+        """Whether jobs of ``fun`` are compiled here at all."""
+        return self.mode != "minion" and fun in STATE_FUNS
+
+    # -- what a cached result depends on --------------------------------------------------------
+    def roots_signature(self) -> str:
+        """A digest of the master's ``file_roots`` (worker): every listed file's path and stat.
+
+        Listings come from the file server, which walks again only when a folder changed; each
+        listed file is stat'ed (a content change keeps its folder's mtime)."""
+        hasher = hashlib.blake2b(digest_size=16)
+        for env in self.fileserver.envs():
+            try:
+                listing = self.fileserver.listing(env)
+            except FileServerError:
+                continue
+            roots = self.fileserver.roots.get(env, [])
+            hasher.update(f"\0env\0{env}\0{len(listing.dirs)}".encode("utf-8", "surrogateescape"))
+            for rel in listing.files:
+                stamp = "-"
+                for root in roots:
+                    try:
+                        st = os.stat(os.path.join(root, rel))
+                    except OSError:
+                        continue
+                    stamp = f"{root}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+                    break
+                hasher.update(f"\0{rel}\0{stamp}".encode("utf-8", "surrogateescape"))
+        return hasher.hexdigest()
+
+    # -- compiling -------------------------------------------------------------------------------
+    def compile_for(self, minion_id: str, load: dict[str, Any], roots: str | None = None) -> Compiled | None:
+        """The ``compiled`` field of ``minion_id``'s publish of ``load`` (worker), or None when
+        the minion compiles itself. ``roots`` is :meth:`roots_signature`, computed once per job."""
+        fun = str(load.get("fun") or "")
+        if not self.wants(fun):
+            return None
+        request = parse_request(fun, load.get("arg") or [], load.get("kwarg") or {})
+        if request is None:
+            return None
+        try:
+            return self._cached(minion_id, fun, request, roots)
+        except Exception as exc:  # a compiler bug must not lose the job: say so, or let the minion try
+            log.exception("compiling %s for %s on the master failed", fun, minion_id)
+            if self.mode == "master":
+                return {"errors": [f"The master could not compile the states of {minion_id}: {exc}"],
+                        "retcode": EX_STATE_COMPILER_ERROR}
+            return None
+
+    def _cached(self, minion_id: str, fun: str, request: StateRequest, roots: str | None) -> Compiled | None:
+        roots = roots if roots is not None else self.roots_signature()
+        grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
+        pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
+        key = request.cache_key(minion_id, fun)
+        grains_digest, pillar_digest = digest(grains), digest(pillar)
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest,
+                                                                                  pillar_digest):
+                self._cache.move_to_end(key)
+                self.hits += 1
+                return copy.deepcopy(entry.result)
+        result = self.compile_now(minion_id, request, grains, pillar)
+        with self._lock:
+            self._cache[key] = _Entry(roots, grains_digest, pillar_digest, copy.deepcopy(result))
+            self._cache.move_to_end(key)
+            while len(self._cache) > CACHE_MAX:
+                self._cache.popitem(last=False)
+        return result
+
+    def minion_opts(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
+                    pillar: dict[str, Any]) -> dict[str, Any]:
+        """The master's opts as this minion's templates see them."""
+        opts = {k: v for k, v in self.opts.items() if not k.startswith("__")}
+        opts.update({"id": minion_id, "grains": grains, "pillar": pillar, "file_client": "remote",
+                     "state_top": self.opts.get("state_top") or "top.sls"})
+        if request.test is not None:
+            opts["test"] = request.test
+        if request.saltenv:
+            opts["saltenv"] = request.saltenv
+        if request.pillarenv:
+            opts["pillarenv"] = request.pillarenv
+        return opts
+
+    def compile_now(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
+                    pillar: dict[str, Any]) -> Compiled | None:
+        """Render and compile now (no cache); see the module docstring for the result."""
+        from briny.common.compiler import StateCompiler   # Jinja and the compiler: only now
+        from briny.common.dictupdate import merge
+        from briny.common.render import RenderEnv
+        from briny.common import wire
+
+        errors = pillar.get("_errors") if isinstance(pillar, dict) else None
+        if errors and not request.force:
+            return {"errors": ["Pillar failed to render with the following messages:", *map(str, errors)],
+                    "retcode": EX_PILLAR_FAILURE}
+        if request.pillar is not None:
+            pillar = merge(copy.deepcopy(pillar), request.pillar)
+        opts = self.minion_opts(minion_id, request, grains, pillar)
+        client = MasterFileClient(self.fileserver)
+        opts["__fileclient"] = client
+        salt = master_side_mods(opts, grains, pillar, minion_id, rendering="the states")
+        salt.host_calls = []
+        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar)
+        self.renders += 1
+        compiler = StateCompiler(env)
+        exclude = list(request.exclude) or None
+        if request.kind == "sls":
+            compiled = compiler.for_sls(list(request.mods), request.saltenv or opts.get("saltenv") or "base",
+                                        exclude)
+        else:
+            compiled = compiler.for_highstate(exclude)
+        if salt.host_calls and self.mode == "auto":
+            self.fallbacks += 1
+            log.info("%s compiles its own states: a template needs its host (%s)", minion_id,
+                     ", ".join(sorted(set(salt.host_calls))[:5]))
+            return None
+        if compiled.no_states:
+            log.info("compiled %s for %s on the master: %s", request.kind, minion_id, compiled.no_states)
+            return {"no_states": compiled.no_states}
+        if compiled.errors:
+            log.info("compiled %s for %s on the master: %d error(s)", request.kind, minion_id,
+                     len(compiled.errors))
+            return {"errors": [str(e) for e in compiled.errors], "retcode": EX_STATE_COMPILER_ERROR}
+        chunks = compiled.chunks
+        try:
+            if wire.unpack(wire.pack(chunks)) != chunks:
+                raise ValueError("the chunks change on the wire")
+        except (TypeError, ValueError, OverflowError, BrinyError) as exc:
+            if self.mode == "auto":
+                log.info("%s compiles its own states: its chunks do not travel as they are (%s)",
+                         minion_id, exc)
+                self.fallbacks += 1
+                return None
+            return {"errors": [f"The compiled states of {minion_id} cannot be sent: {exc}"],
+                    "retcode": EX_STATE_COMPILER_ERROR}
+        log.info("compiled %s for %s on the master: %d chunk(s)", request.kind, minion_id, len(chunks))
+        return {"chunks": chunks}
