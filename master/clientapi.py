@@ -130,7 +130,8 @@ class ClientAPIServer:
         if cmd == "publish":
             return await self.master.publish(
                 request.get("tgt", ""), request.get("tgt_type", "glob"), request.get("fun", ""),
-                request.get("arg"), request.get("kwarg"), request.get("timeout"), request.get("user"))
+                request.get("arg"), request.get("kwarg"), request.get("timeout"), request.get("user"),
+                progress=request.get("progress") is True)
         if cmd == "find_job":
             return await self.master.find_job(request.get("jid"), request.get("minions"))
         if cmd == "minions":
@@ -183,8 +184,10 @@ class MasterClient:
             probe.close()
 
     def _socket(self) -> zmq.Socket:
+        # every request: a master that stopped since the last one is reported at once, instead
+        # of after the whole timeout (``briny`` asking find_job of a master gone mid-job)
+        self.check_running()
         if self._sock is None:
-            self.check_running()
             sock = zmq.Context.instance().socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
             sock.connect(f"ipc://{self.path}")
@@ -211,11 +214,16 @@ class MasterClient:
         return reply
 
     def publish(self, tgt: Any, fun: str, arg: list[Any] | None = None, kwarg: dict[str, Any] | None = None,
-                tgt_type: str = "glob", timeout: float | None = None, user: str | None = None) -> dict[str, Any]:
-        """Start a job: ``{"jid", "minions"}`` (``jid`` is empty when nothing matched)."""
-        return self.request({"cmd": "publish", "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
-                             "arg": list(arg or []), "kwarg": dict(kwarg or {}), "timeout": timeout,
-                             "user": user or os.environ.get("SUDO_USER") or _user()})
+                tgt_type: str = "glob", timeout: float | None = None, user: str | None = None,
+                progress: bool = False) -> dict[str, Any]:
+        """Start a job: ``{"jid", "minions"}`` (``jid`` is empty when nothing matched); with
+        ``progress`` the minions send progress events of state runs."""
+        request = {"cmd": "publish", "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
+                   "arg": list(arg or []), "kwarg": dict(kwarg or {}), "timeout": timeout,
+                   "user": user or os.environ.get("SUDO_USER") or _user()}
+        if progress:
+            request["progress"] = True
+        return self.request(request)
 
     def find_job(self, jid: str, minions: list[str]) -> dict[str, Any]:
         return self.request({"cmd": "find_job", "jid": jid, "minions": list(minions)})

@@ -7,7 +7,14 @@ event bus (:class:`briny.common.event.EventListener`) for the returns.
 
 Usage: ``briny [-c DIR] [-L|-G|-E|-C|-P|-N|-S] TARGET FUN [ARG ...] [key=val ...]``
 with ``-t TIMEOUT``, ``--async``, ``-b N|N%``, ``--static``, ``-v``,
-``--out``, ``--state-output``, ``--state-verbose``, ``--no-color``.
+``--progress``, ``--out``, ``--state-output``, ``--state-verbose``, ``--no-color``.
+
+Progress: for a state run (``state.apply``, ``state.sls``, ...) with stdout
+on a terminal (or ``--progress``), the publish asks the minions for
+progress events (``salt/job/<jid>/prog/<id>/<n>``); on a terminal a live
+line per running minion (``web1: 12/20 states, 0 failed``,
+:mod:`briny.master.liveview`) is updated in place and cleared before each
+output. Scripts (stdout not a terminal) see the normal output only.
 
 How it waits (Salt's ``LocalClient`` behaviour): it subscribes to the bus
 before publishing, prints each minion's return as it arrives (all at once
@@ -79,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-b", "--batch", "--batch-size", dest="batch", help="run on N minions (or N%%) at a time")
     p.add_argument("--static", action="store_true", help="print all returns together at the end")
     p.add_argument("-v", "--verbose", action="store_true", help="print the job id first")
+    p.add_argument("--progress", action="store_true", help="ask the minions for progress events of "
+                   "state runs (implied when stdout is a terminal, which then shows a live line per minion)")
     p.add_argument("--out", "--output", dest="out",
                    help="outputter: highstate, json, yaml, nested, txt, raw, pprint, quiet")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
@@ -164,6 +173,7 @@ class Waiter:
     funs: dict[str, str] = field(default_factory=dict)        # jid -> fun
     waits: dict[tuple[str, str], _Wait] = field(default_factory=dict)
     probes: dict[str, set[str]] = field(default_factory=dict)  # find_job jid -> minions asked
+    on_progress: Any = None         # called (jid, minion, data) for a waited job's progress event
 
     def add_job(self, jid: str, fun: str, minions: Sequence[str]) -> None:
         self.funs[jid] = fun
@@ -192,7 +202,11 @@ class Waiter:
 
     def _on_event(self, tag: str, data: dict[str, Any]) -> list[MinionResult]:
         parts = tag.split("/")
-        if len(parts) != 5:
+        if len(parts) == 6 and parts[3] == "prog":
+            if self.on_progress is not None and (parts[2], parts[4]) in self.waits:
+                self.on_progress(parts[2], parts[4], data)
+            return []
+        if len(parts) != 5 or parts[3] != "ret":
             return []
         jid, minion = parts[2], parts[4]
         wait = self.waits.pop((jid, minion), None)
@@ -276,6 +290,15 @@ class Printer:
     fun: str
     stdout: TextIO
     collected: dict[str, Any] = field(default_factory=dict)
+    live: Any = None                # a LiveView on a terminal, else None
+
+    def progress(self, jid: str, minion_id: str, data: dict[str, Any]) -> None:
+        if self.live is not None:
+            self.live.update(minion_id, data)
+
+    def tick(self) -> None:
+        if self.live is not None:
+            self.live.tick()
 
     def outputter(self, result: MinionResult | None) -> str:
         if self.ns.out:
@@ -290,16 +313,26 @@ class Printer:
         out = self.outputter(result)
         text = render_output(data, out, self.opts)
         if text and out != "quiet":
+            if self.live is not None:
+                self.live.clear()
             self.stdout.write(text + "\n")
             self.stdout.flush()
+        if self.live is not None:
+            self.live.draw()
 
     def result(self, result: MinionResult, extra: dict[str, Any] | None = None) -> None:
+        if self.live is not None:
+            self.live.forget(result.id)
         if self.ns.static:
+            if self.live is not None:
+                self.live.draw()
             self.collected[result.id] = result.ret
             return
         self.emit({result.id: result.ret, **(extra or {})}, result)
 
     def finish(self) -> None:
+        if self.live is not None:
+            self.live.forget_all()
         if self.ns.static and self.collected:
             self.emit(self.collected, None)
 
@@ -321,6 +354,13 @@ def _opts(ns: argparse.Namespace) -> dict[str, Any]:
     if ns.out_indent is not None:
         opts["output_indent"] = ns.out_indent
     return opts
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _batch_size(spec: str, count: int) -> int:
@@ -365,6 +405,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     tgt_type = ns.tgt_type or "glob"
     client = MasterClient(opts)
     listener = None
+    printer: Printer | None = None
     try:
         if ns.run_async:
             pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout)
@@ -375,14 +416,21 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         client.check_running()
         from briny.common.event import EventListener
 
-        listener = EventListener(opts, "salt/job/*/ret/*", name="master")
+        live = ns.fun in STATE_FUNS and _is_tty(stdout)
+        progress = ns.fun in STATE_FUNS and (live or ns.progress)
+        listener = EventListener(opts, "salt/job/*" if progress else "salt/job/*/ret/*", name="master")
         time.sleep(0.05)  # let the subscription reach the bus before anything can return
         waiter = Waiter(client, listener, opts, timeout, gather)
         printer = Printer(ns, opts, ns.fun, stdout)
+        if live:
+            from briny.master.liveview import LiveView
+
+            printer.live = LiveView(stdout)
+            waiter.on_progress = printer.progress
         if ns.batch is not None:
             failed = _run_batch(ns, client, waiter, printer, tgt, tgt_type, arg, kwarg, timeout, stdout, stderr)
         else:
-            pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout)
+            pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout, progress=progress)
             if not pub.get("minions"):
                 return _no_match(stdout, stderr)
             if ns.verbose:
@@ -392,9 +440,10 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
             waiter.add_job(pub["jid"], ns.fun, pub["minions"])
             failed = False
             while waiter.active:
-                for res in waiter.poll():
+                for res in waiter.poll(0.2 if live else 1.0):
                     failed = failed or not res.success
                     printer.result(res)
+                printer.tick()
         printer.finish()
     except MasterNotRunning as exc:
         stderr.write(f"briny: {exc}\n")
@@ -406,6 +455,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         stderr.write("\nExiting gracefully on Ctrl-c\n")
         return 1
     finally:
+        if printer is not None and printer.live is not None:
+            printer.live.forget_all()
         if listener is not None:
             listener.close()
         client.close()
@@ -441,7 +492,8 @@ def _run_batch(ns: argparse.Namespace, client: MasterClient, waiter: Waiter, pri
             group, queue = queue[: size - active], queue[size - active:]
             stdout.write(f"\nExecuting run on {group}\n\n")
             stdout.flush()
-            pub = client.publish(group, ns.fun, arg, kwarg, "list", timeout)
+            pub = client.publish(group, ns.fun, arg, kwarg, "list", timeout,
+                                 progress=waiter.on_progress is not None or bool(ns.progress))
             started = pub.get("minions") or []
             for m in group:
                 if m not in started:

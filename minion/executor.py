@@ -83,6 +83,8 @@ class Job:
     tgt: str = ""
     tgt_type: str = "glob"
     user: str = ""
+    progress: bool = False   # the publish asks for progress events (``briny`` on a terminal)
+    compiled: dict[str, Any] | None = None   # the master's compile of a state job (PROTOCOL.md)
 
     @classmethod
     def from_publish(cls, load: Any) -> "Job":
@@ -100,7 +102,8 @@ class Job:
             raise WireError("publish 'arg' must be a list and 'kwarg' a map")
         return cls(jid=jid, fun=fun, arg=arg, kwarg={str(k): v for k, v in kwarg.items()},
                    tgt=str(load.get("tgt") or ""), tgt_type=str(load.get("tgt_type") or "glob"),
-                   user=str(load.get("user") or ""))
+                   user=str(load.get("user") or ""), progress=load.get("progress") is True,
+                   compiled=_compiled(fun, load.get("compiled")))
 
     @classmethod
     def from_cli(cls, jid: str, fun: str, argv: list[str], tgt: str = "salt-call") -> "Job":
@@ -427,12 +430,17 @@ class Executor:
         thread = threading.current_thread()
         old_name = thread.name
         thread.name = THREAD_PREFIX + job.jid
-        proc = self._write_proc(job)
         running = RunningJob(job.jid, job.fun, threading.get_ident(), time.time())
-        if self.registry is not None:
+        proc: Path | None = self.proc_dir / job.jid  # removed at the end even if a stop lands early
+        try:
+            self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:
+            pass  # _write_proc says why
+        if self.registry is not None:  # before the proc file: a proc file is never unregistered
             self.registry.add(running)
         try:
             try:
+                proc = self._write_proc(job)
                 result = self._run(job, fire_event)
             except JobKilled:
                 result = self._killed(job, running)
@@ -469,6 +477,10 @@ class Executor:
 
     def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
         opts = self.job_opts(fire_event)
+        if job.progress:
+            opts["__progress"] = True
+        if job.compiled is not None and opts.get("file_client") != "local":
+            opts["__compiled"] = job.compiled    # state.apply/highstate/sls run it without compiling
         try:
             _, _, salt = self.loaders(opts)
         except BrinyError as exc:
@@ -520,6 +532,24 @@ class Executor:
                 retcode = EX_GENERIC
         return JobResult(job.jid, job.fun, job.fun_args(), ret, retcode, retcode == EX_OK,
                          default_outputter(job.fun, module), None, None, module)
+
+
+COMPILED_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
+
+
+def _compiled(fun: str, value: Any) -> dict[str, Any] | None:
+    """A publish's ``compiled`` field when it is usable for ``fun``; None (the minion compiles
+    itself) otherwise."""
+    if value is None:
+        return None
+    ok = isinstance(value, dict) and fun in COMPILED_FUNS and (
+        (isinstance(value.get("chunks"), list) and all(isinstance(c, dict) for c in value["chunks"]))
+        or (isinstance(value.get("errors"), list) and all(isinstance(e, str) for e in value["errors"]))
+        or isinstance(value.get("no_states"), str))
+    if not ok:
+        log.warning("a %s publish carried an unusable 'compiled' field; compiling here", fun)
+        return None
+    return value
 
 
 def _merged(pillar: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

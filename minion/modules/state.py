@@ -100,11 +100,21 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
     states = loader.states(opts, salt)
     fire = opts.get("__fire_event")
     sink = None
+    progress = None
+    run_opts = opts
     if fire is None:
         sink = fire = _LazyEventSender(opts)
+    elif opts.get("__progress") and not opts.get("state_events"):
+        # a job started by `briny` on a terminal: light, rate-limited progress events
+        from briny.minion.progress import ProgressEvents
+
+        progress = fire = ProgressEvents(fire)
+        run_opts = {**opts, "state_events": True}
     try:
-        ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid=jid, fire_event=fire)
+        ret = run_low_chunks(chunks, salt=salt, states=states, opts=run_opts, jid=jid, fire_event=fire)
     finally:
+        if progress is not None:
+            progress.flush()
         if sink is not None:
             sink.close()
     if any(isinstance(r, dict) and r.get("result") is False for r in ret.values()):
@@ -145,6 +155,9 @@ def _no_pillar(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def show_top(**kwargs: Any) -> Any:
     """The top file matches for this host: ``{saltenv: [sls, ...]}``."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(None, _no_pillar(kwargs))
     result = _compiler(opts, pillar)[0].show_top()
     return _compile_errors(result) if isinstance(result, list) else result
@@ -152,6 +165,9 @@ def show_top(**kwargs: Any) -> Any:
 
 def show_highstate(**kwargs: Any) -> Any:
     """The high data of this host's highstate, before extends are applied."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(None, kwargs)
     errs = _pillar_errors(pillar, kwargs)
     if errs:
@@ -165,6 +181,9 @@ def show_lowstate(**kwargs: Any) -> Any:
 
     As in Salt, an error list comes back without a failing exit status.
     """
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(None, _no_pillar(kwargs))
     errs = _pillar_errors(pillar, kwargs)
     if errs:
@@ -174,6 +193,9 @@ def show_lowstate(**kwargs: Any) -> Any:
 
 def show_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
     """The high data of the named SLS (comma list), before extends are applied."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(test, kwargs)
     saltenv = opts.get("saltenv") or "base"
     result = _compiler(opts, pillar)[0].show_sls(_split(mods), saltenv)
@@ -182,6 +204,9 @@ def show_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
 
 def show_low_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
     """The low chunks of the named SLS as written (no extend, no ``_in``)."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(test, kwargs)
     saltenv = opts.get("saltenv") or "base"
     result = _compiler(opts, pillar)[0].show_low_sls(_split(mods), saltenv)
@@ -199,7 +224,13 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 
 def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     """Apply the named SLS (a comma list) from ``saltenv`` (default base)."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(test, kwargs)
+    pre = _take_compiled(opts)
+    if pre is not None:
+        return _run_compiled(pre, opts, pillar, kwargs, highstate=False)
     errs = _pillar_errors(pillar, kwargs)
     if errs:
         return errs
@@ -212,10 +243,17 @@ def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) 
 
 def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     """Apply everything the top file gives this host."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     opts, pillar = _prepared(test, kwargs)
+    pre = _take_compiled(opts)
+    if pre is not None:
+        return _run_compiled(pre, opts, pillar, kwargs, highstate=True)
     errs = _pillar_errors(pillar, kwargs)
     if errs:
         return errs
+    _sync_custom(opts)
     compiler, salt = _compiler(opts, pillar)
     compiled = compiler.for_highstate(_split(exclude) or None)
     if compiled.no_states:
@@ -224,6 +262,43 @@ def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     if compiled.errors:
         return _compile_errors(compiled.errors)
     return _execute(compiled.chunks, opts, salt, kwargs)
+
+
+def _take_compiled(opts: dict[str, Any]) -> dict[str, Any] | None:
+    """The master's compile of this job (``__opts__["__compiled"]``, set by the executor from the
+    publish), taken once: a nested state run (``module.run: state.sls``) compiles for itself."""
+    opts.pop("__compiled", None)
+    pre = __opts__.pop("__compiled", None)
+    return pre if isinstance(pre, dict) else None
+
+
+def _sync_custom(opts: dict[str, Any]) -> None:
+    """Before a highstate with a master: ``saltutil.sync_all`` from the master's file roots (Salt's
+    ``autoload_dynamic_modules``), so custom ``_modules``/``_states``/``_grains`` are here."""
+    if opts.get("file_client") == "local" or not opts.get("extension_modules") \
+            or not opts.get("autoload_dynamic_modules", True) or opts.get("__fileclient") is None:
+        return
+    try:
+        synced = __salt__["saltutil.sync_all"](saltenv=opts.get("saltenv") or None, refresh=False)
+        if isinstance(synced, dict) and synced.get("grains"):
+            __salt__["saltutil.refresh_grains"]()
+    except Exception as exc:  # a failed sync must not stop the run: the modules already here serve
+        log.warning("syncing custom modules before the highstate failed: %s", exc)
+
+
+def _run_compiled(pre: dict[str, Any], opts: dict[str, Any], pillar: dict[str, Any],
+                  kwargs: dict[str, Any], highstate: bool) -> Any:
+    """Run what the master compiled for this job: its chunks, or its errors as the result."""
+    if pre.get("errors") is not None:
+        __context__["retcode"] = int(pre.get("retcode") or EX_STATE_COMPILER_ERROR)
+        return list(pre["errors"])
+    if pre.get("no_states") is not None:
+        __context__["retcode"] = EX_STATE_COMPILER_ERROR
+        return no_states_result(str(pre["no_states"]))
+    if highstate:
+        _sync_custom(opts)
+    salt = loader.minion_mods(opts, __grains__, pillar)
+    return _execute(list(pre.get("chunks") or []), opts, salt, kwargs)
 
 
 def apply_(mods: Any = None, **kwargs: Any) -> Any:
@@ -235,6 +310,9 @@ def apply_(mods: Any = None, **kwargs: Any) -> Any:
 
 def single(fun: str, name: str, test: Any = None, **kwargs: Any) -> Any:
     """Run one state function: ``state.single file.managed /etc/x contents=hi``."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     comps = str(fun).split(".")
     if len(comps) < 2:
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
@@ -249,6 +327,9 @@ def single(fun: str, name: str, test: Any = None, **kwargs: Any) -> Any:
 
 def low(data: dict[str, Any], test: Any = None, **kwargs: Any) -> Any:
     """Run one low chunk given as a dict."""
+    conflict = _conflict(kwargs)
+    if conflict:
+        return conflict
     if not isinstance(data, dict) or not {"state", "fun"} <= set(data):
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
         return ["Low data needs at least 'state', 'fun' and 'name'"]
@@ -261,26 +342,64 @@ def low(data: dict[str, Any], test: Any = None, **kwargs: Any) -> Any:
     return _execute([chunk], opts, salt, kwargs)
 
 
-def running(concurrent: bool = False) -> list[str]:
-    """State runs in progress on this host, as Salt words them."""
-    proc_dir = os.path.join(str(__opts__.get("cachedir", "")), "proc")
-    result: list[str] = []
-    if concurrent or not os.path.isdir(proc_dir):
-        return result
-    import json
+def _jid_time(jid: Any) -> str:
+    """Salt's human form of a jid's time (``2026, Nov 21 06:00:48.730098``); "" for another form."""
+    text = str(jid)
+    if len(text) != 20 or not text.isdigit():
+        return ""
+    import calendar
 
-    for fn in sorted(os.listdir(proc_dir)):
-        try:
-            with open(os.path.join(proc_dir, fn), encoding="utf-8") as fh:
-                job = json.load(fh)
-        except (OSError, ValueError):
+    month = int(text[4:6])
+    name = calendar.month_abbr[month] if 1 <= month <= 12 else text[4:6]
+    return f"{text[:4]}, {name} {text[6:8]} {text[8:10]}:{text[10:12]}:{text[12:14]}.{text[14:20]}"
+
+
+def _own_jid() -> str | None:
+    import threading
+
+    name = threading.current_thread().name
+    return name[len("job-"):] if name.startswith("job-") else None
+
+
+def running(concurrent: bool = False) -> list[str]:
+    """Other state runs in progress on this host, as Salt words them; ``[]`` with ``concurrent``.
+
+    Jobs come from ``saltutil.is_running("state.*")`` (the proc folder, checked
+    against the minion's job registry) plus the registry's own ``state.*`` jobs
+    whose proc file is not written yet. Of two thread jobs of this minion that
+    started together, the later one defers to the earlier one (so exactly one
+    of them runs); a job in another process (``briny-call``) always counts.
+    """
+    result: list[str] = []
+    if concurrent:
+        return result
+    me = _own_jid()
+    registry = __opts__.get("__jobs")
+    mine = registry.get(me) if registry is not None and me else None
+    found: list[dict[str, Any]] = [dict(d) for d in __salt__["saltutil.is_running"]("state.*")]
+    if registry is not None:
+        seen = {str(d.get("jid")) for d in found}
+        for jid in registry.jids():
+            job = registry.get(jid)
+            if job is not None and jid not in seen and jid != me and str(job.fun).startswith("state."):
+                found.append({"jid": jid, "fun": job.fun, "pid": os.getpid()})
+    for data in found:
+        jid = str(data.get("jid"))
+        if jid == me:
             continue
-        if job.get("pid") == os.getpid() or not str(job.get("fun", "")).startswith("state."):
-            continue
-        try:
-            os.kill(int(job["pid"]), 0)
-        except (OSError, ValueError, KeyError):
-            continue
-        result.append(f'The function "{job["fun"]}" is running as PID {job["pid"]} and was started at '
-                      f'{job.get("started", "")} with jid {job.get("jid")}')
+        if mine is not None and data.get("pid") == os.getpid():
+            other = registry.get(jid)
+            if other is not None and (other.started, other.jid) > (mine.started, mine.jid):
+                continue  # it started after this job: it will see this one and stand down
+        result.append(f'The function "{data.get("fun")}" is running as PID {data.get("pid")} and was '
+                      f'started at {_jid_time(jid)} with jid {jid}')
     return result
+
+
+def _conflict(kwargs: dict[str, Any]) -> list[str] | None:
+    """Salt's refusal of a second state run: the ``running`` list, retcode 1; None to go on."""
+    found = running(concurrent=bool(kwargs.get("concurrent", False)))
+    if found:
+        __context__["retcode"] = EX_STATE_COMPILER_ERROR
+        return found
+    return None

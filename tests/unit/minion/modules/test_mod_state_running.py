@@ -1,0 +1,133 @@
+"""One state run at a time: ``state.running`` sees the minion's own thread jobs, and a second
+``state.apply``/``sls``/``highstate`` is refused with Salt's words (a list of strings, retcode 1)
+while the first one goes on unaffected."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briny.common.config import MINION_DEFAULTS, apply_config
+from briny.common.loader import minion_mods
+from briny.minion.executor import Executor, Job, JobRegistry, RunningJob
+
+JID_A, JID_B, JID_C = "20240101000000000001", "20240102030405000002", "20240101000000000003"
+
+
+def salt_words(fun: str, pid: int, jid: str, when: str) -> str:
+    return f'The function "{fun}" is running as PID {pid} and was started at {when} with jid {jid}'
+
+
+@pytest.fixture
+def opts(tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "pillar").mkdir()
+    return apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
+                         "file_roots": {"base": [str(tmp_path / "srv")]},
+                         "pillar_roots": {"base": [str(tmp_path / "pillar")]}}, MINION_DEFAULTS, "test")
+
+
+def write_proc(opts: dict[str, Any], jid: str, pid: int, fun: str) -> None:
+    proc = os.path.join(opts["cachedir"], "proc")
+    os.makedirs(proc, exist_ok=True)
+    with open(os.path.join(proc, jid), "w") as fh:
+        json.dump({"jid": jid, "fun": fun, "arg": [], "pid": pid, "tid": 1, "started": "x", "tgt": "m1",
+                   "tgt_type": "glob", "user": "root", "ret": ""}, fh)
+
+
+def as_job(jid: str) -> Any:
+    """Name the current thread as the executor does for job ``jid`` (a context manager)."""
+    class _Named:
+        def __enter__(self) -> None:
+            me = threading.current_thread()
+            self.old, me.name = me.name, f"job-{jid}"
+
+        def __exit__(self, *exc: object) -> None:
+            threading.current_thread().name = self.old
+    return _Named()
+
+
+def test_running_sees_an_earlier_thread_job_of_this_minion(opts):
+    registry = JobRegistry()
+    registry.add(RunningJob(JID_A, "state.apply", 1, 1000.0))
+    write_proc(opts, JID_A, os.getpid(), "state.apply")
+    registry.add(RunningJob(JID_B, "state.sls", threading.get_ident(), 1001.0))
+    salt = minion_mods({**opts, "__jobs": registry}, {}, {})
+    with as_job(JID_B):
+        assert salt["state.running"]() == [
+            salt_words("state.apply", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")]
+        assert salt["state.running"](concurrent=True) == []
+    # the earlier job does not defer to the later one: exactly one of two racing jobs runs
+    with as_job(JID_A):
+        assert salt["state.running"]() == []
+
+
+def test_running_counts_registered_jobs_without_a_proc_file_and_ignores_others(opts):
+    registry = JobRegistry()
+    registry.add(RunningJob(JID_A, "state.highstate", 1, 1000.0))      # proc file not written yet
+    registry.add(RunningJob(JID_C, "test.sleep", 1, 1000.5))           # not a state function
+    write_proc(opts, JID_C, os.getpid(), "test.sleep")
+    registry.add(RunningJob(JID_B, "state.apply", threading.get_ident(), 1001.0))
+    salt = minion_mods({**opts, "__jobs": registry}, {}, {})
+    with as_job(JID_B):
+        assert salt["state.running"]() == [
+            salt_words("state.highstate", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")]
+
+
+def test_running_sees_a_state_run_in_another_process(opts):
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        write_proc(opts, JID_B, sleeper.pid, "state.sls")
+        salt = minion_mods(opts, {}, {})
+        assert salt["state.running"]() == [
+            salt_words("state.sls", sleeper.pid, JID_B, "2024, Jan 02 03:04:05.000002")]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert minion_mods(opts, {}, {})["state.running"]() == []     # gone: its proc file is stale
+
+
+def test_a_second_state_run_is_refused_and_the_first_goes_on(opts, tmp_path):
+    stop = tmp_path / "stop"
+    started = tmp_path / "started"
+    out = tmp_path / "out"
+    (tmp_path / "srv/top.sls").write_text("base:\n  '*':\n    - slow\n")
+    (tmp_path / "srv/slow.sls").write_text(
+        f"hold:\n  cmd.run:\n    - name: touch {started}; while [ ! -e {stop} ]; do sleep 0.02; done\n"
+        f"    - timeout: 20\n"
+        f"after:\n  file.managed:\n    - name: {out}\n    - contents: done\n")
+    registry = JobRegistry()
+    ex = Executor(opts, dict, registry=registry)
+    first: list[Any] = []
+    worker = threading.Thread(target=lambda: first.append(ex.run(Job(JID_A, "state.apply"))))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert started.exists(), "the first state run did not start"
+        words = salt_words("state.apply", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")
+        for fun, arg in (("state.apply", []), ("state.sls", ["slow"]), ("state.highstate", []),
+                         ("state.single", ["test.nop", "x"])):
+            res = ex.run(Job(JID_B, fun, arg))
+            assert res.ret == [words], fun
+            assert res.retcode == 1 and res.success is False and res.out == "highstate"
+        dry = ex.run(Job(JID_C, "state.apply", [], {"concurrent": True, "test": True}))
+        assert isinstance(dry.ret, dict) and dry.retcode == 0, dry.ret      # concurrent=True: allowed
+    finally:
+        stop.touch()
+        worker.join(30)
+    (res,) = first
+    assert res.retcode == 0 and res.success, res.ret
+    assert all(r["result"] for r in res.ret.values())
+    assert out.read_text() == "done\n"
+    # nothing runs any more: the next one is not refused
+    again = ex.run(Job("20240101000000000009", "state.sls", ["slow"], {"test": True}))
+    assert isinstance(again.ret, dict) and again.retcode == 0, again.ret
