@@ -39,6 +39,12 @@ class RenderEnv:
     salt: Any  # LazyLoader of execution functions
     grains: dict[str, Any] = field(default_factory=dict)
     pillar: dict[str, Any] = field(default_factory=dict)
+    # what templates see as ``opts`` / ``__opts__`` when it is not ``opts`` itself
+    # (the master compiling for a minion watches which of its keys templates read)
+    template_opts: Any = None
+
+    def opts_for_templates(self) -> Any:
+        return self.opts if self.template_opts is None else self.template_opts
 
 
 def error_context(text: str, line: int, num_lines: int = 5, marker: str = CONTEXT_MARKER) -> str:
@@ -131,7 +137,7 @@ def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
         "salt": env.salt,
         "grains": env.grains,
         "pillar": env.pillar,
-        "opts": env.opts,
+        "opts": env.opts_for_templates(),
         "saltenv": saltenv,
         "env": saltenv,
     }
@@ -147,7 +153,7 @@ def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
     module = types.ModuleType(f"briny.sls.{sls or 'template'}")
     module.__dict__.update({
         "__salt__": env.salt, "salt": env.salt, "__grains__": env.grains, "__pillar__": env.pillar,
-        "__opts__": env.opts, "__env__": saltenv, "saltenv": saltenv, "__sls__": sls, "sls": sls,
+        "__opts__": env.opts_for_templates(), "__env__": saltenv, "saltenv": saltenv, "__sls__": sls, "sls": sls,
         "__file__": relpath or "<py>",
     })
     try:

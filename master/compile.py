@@ -180,15 +180,72 @@ class _Entry:
     result: Compiled | None
 
 
+# opts keys whose value the master knows to be the minion's own for this job
+_SHARED_OPTS = frozenset({"id", "test", "saltenv", "pillarenv", "grains", "pillar"})
+
+
+class WatchedOpts(dict):
+    """The opts templates see when the master compiles for a minion.
+
+    Reading any key but the few the master knows to be the minion's own
+    (``id``, ``test``, ``saltenv``...) is recorded: ``opts['root_dir']`` or a
+    key from the minion's own config has the minion's value in Salt, which
+    the master does not have, so in ``auto`` mode such a template makes the
+    minion compile for itself (as a host function call does).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.host_reads: set[str] = set()
+
+    def _note(self, key: Any) -> None:
+        if key not in _SHARED_OPTS:
+            self.host_reads.add(str(key))
+
+    def __getitem__(self, key: Any) -> Any:
+        self._note(key)
+        return super().__getitem__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._note(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self._note(key)
+        return super().__contains__(key)
+
+    def _all(self) -> None:
+        self.host_reads.add("*")
+
+    def keys(self):  # type: ignore[override]
+        self._all()
+        return super().keys()
+
+    def items(self):  # type: ignore[override]
+        self._all()
+        return super().items()
+
+    def values(self):  # type: ignore[override]
+        self._all()
+        return super().values()
+
+    def __iter__(self):  # type: ignore[override]
+        self._all()
+        return super().__iter__()
+
+
 class MasterCompiler:
     """Compiles state jobs per minion and caches them; thread-safe (worker threads)."""
 
     def __init__(self, opts: dict[str, Any], fileserver: FileServer, pillars: MinionPillars,
-                 grains_of: GrainsLookup) -> None:
+                 grains_of: GrainsLookup,
+                 opts_of: Callable[[str], Mapping[str, Any] | None] | None = None) -> None:
         self.opts = opts
         self.fileserver = fileserver
         self.pillars = pillars
         self.grains_of = grains_of
+        # the config each minion reported at auth: templates see the minion's opts, as in Salt
+        self.opts_of = opts_of or (lambda _minion: None)
         self.renders = 0          # compiles actually run (tests count them)
         self.hits = 0
         self.fallbacks = 0
@@ -254,7 +311,8 @@ class MasterCompiler:
         grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
         pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
         key = request.cache_key(minion_id, fun)
-        grains_digest, pillar_digest = digest(grains), digest(pillar)
+        reported = self.opts_of(minion_id)
+        grains_digest, pillar_digest = digest([grains, reported]), digest(pillar)
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest,
@@ -272,10 +330,12 @@ class MasterCompiler:
 
     def minion_opts(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
                     pillar: dict[str, Any]) -> dict[str, Any]:
-        """The master's opts as this minion's templates see them."""
+        """The opts this minion's compile sees: its own reported config over the master's."""
         opts = {k: v for k, v in self.opts.items() if not k.startswith("__")}
+        reported = self.opts_of(minion_id) or {}
+        opts.update({k: v for k, v in reported.items() if isinstance(k, str) and not k.startswith("__")})
         opts.update({"id": minion_id, "grains": grains, "pillar": pillar, "file_client": "remote",
-                     "state_top": self.opts.get("state_top") or "top.sls"})
+                     "state_top": opts.get("state_top") or "top.sls"})
         if request.test is not None:
             opts["test"] = request.test
         if request.saltenv:
@@ -303,7 +363,15 @@ class MasterCompiler:
         opts["__fileclient"] = client
         salt = master_side_mods(opts, grains, pillar, minion_id, rendering="the states")
         salt.host_calls = []
-        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar)
+        seen_opts = WatchedOpts(opts)
+        if self.opts_of(minion_id) is None:
+            # a minion that never reported its config: reading opts (or config.*, which reads
+            # them first) needs the minion's values, so in auto mode the minion compiles
+            salt.impure_prefixes = ("config.",)
+            env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar,
+                            template_opts=seen_opts)
+        else:
+            env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar)
         self.renders += 1
         compiler = StateCompiler(env)
         exclude = list(request.exclude) or None
@@ -312,10 +380,11 @@ class MasterCompiler:
                                         exclude)
         else:
             compiled = compiler.for_highstate(exclude)
-        if salt.host_calls and self.mode == "auto":
+        needs_host = sorted(set(salt.host_calls)) + [f"opts['{k}']" for k in sorted(seen_opts.host_reads)]
+        if needs_host and self.mode == "auto":
             self.fallbacks += 1
             log.info("%s compiles its own states: a template needs its host (%s)", minion_id,
-                     ", ".join(sorted(set(salt.host_calls))[:5]))
+                     ", ".join(needs_host[:5]))
             return None
         if compiled.no_states:
             log.info("compiled %s for %s on the master: %s", request.kind, minion_id, compiled.no_states)

@@ -85,12 +85,18 @@ class MasterSideLoader(loader.LazyLoader):
     # when a list: every non-pure name looked up (called, or tested with ``in``) is appended, so
     # master/compile.py can tell that a template needs the minion's host (even if it exists only there)
     host_calls: list[str] | None = None
+    # prefixes of functions that count as needing the host here even though pure elsewhere
+    # (a state compile treats config.* so: it reads the minion's own config first)
+    impure_prefixes: tuple[str, ...] = ()
+
+    def _pure(self, key: str) -> bool:
+        return is_pure(key) and not key.startswith(self.impure_prefixes)
 
     def __getitem__(self, key: str) -> Callable[..., Any]:
-        if self.host_calls is not None and not is_pure(key):
+        if self.host_calls is not None and not self._pure(key):
             self.host_calls.append(key)
         func = super().__getitem__(key)   # FunctionNotFound for what does not exist at all
-        if is_pure(key):
+        if self._pure(key):
             return func
         minion_id, rendering = self.minion_id, self.rendering
 

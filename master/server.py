@@ -178,7 +178,9 @@ class MasterServer:
         self.fileserver = FileServer(opts)
         self.fileserver.register(self)
         # state jobs compiled per minion (master/compile.py; in the workers)
-        self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get)
+        self.minion_config: dict[str, dict[str, Any]] = {}   # the config each minion reported
+        self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get,
+                                       self.minion_config.get)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def fire(self, tag: str, data: dict[str, Any]) -> None:
@@ -393,6 +395,9 @@ class MasterServer:
             raise WireError("'grains' must be a map")
         self.grains.put(sess.id, grains)
         self._disk.submit(self.grains.write, sess.id, grains)
+        reported = payload.get("opts")
+        if isinstance(reported, dict):
+            self.minion_config[sess.id] = reported
         if not sess.started:
             sess.started = True
             tag = f"salt/minion/{sess.id}/start"

@@ -286,7 +286,7 @@ class MinionAgent:
     async def _after_auth(self, session: Session) -> None:
         """Grains first (the master fires ``salt/minion/<id>/start`` on them and hands over jobs
         it kept for this minion), then whatever waited in the outbox."""
-        await self.request("grains", {"grains": self.grains})
+        await self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)})
         await self._flush_outbox()
 
     # -- auth (loop) -------------------------------------------------------------------------------
@@ -570,7 +570,7 @@ class MinionAgent:
         from briny.minion.grains import load_grains
 
         self.grains = load_grains(self.opts)
-        self._from_worker(self.request("grains", {"grains": self.grains}))
+        self._from_worker(self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}))
         self.executor.pillar.refresh()   # pillar depends on grains: the next job asks again
         return True
 
@@ -618,3 +618,10 @@ def _seconds(value: Any, default: float) -> float:
 
 def _norm_finger(text: str) -> str:
     return text.replace(":", "").strip().lower()
+
+
+def public_opts(opts: dict[str, Any]) -> dict[str, Any]:
+    """This minion's config as it tells the master (with its grains), so templates the master
+    renders for it see ``opts`` as they would here: plain keys, no internal ``__`` entries."""
+    return {k: v for k, v in opts.items()
+            if isinstance(k, str) and not k.startswith("__") and k not in ("grains", "pillar")}

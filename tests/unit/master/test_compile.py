@@ -87,7 +87,11 @@ class Setup:
         self.grains = Grains()
         self.fs = FileServer(self.opts)
         self.pillars = MinionPillars(self.opts, self.grains.get)
-        self.compiler = MasterCompiler(self.opts, self.fs, self.pillars, self.grains.get)
+        # what each minion reports with its grains: its config (here, the same settings)
+        self.reported: dict[str, dict[str, Any]] = {
+            m: {k: v for k, v in self.opts.items() if not k.startswith("__")} for m in self.grains.data}
+        self.compiler = MasterCompiler(self.opts, self.fs, self.pillars, self.grains.get,
+                                       self.reported.get)
 
     def compile(self, minion_id: str, fun: str = "state.apply", *arg: Any, **kwarg: Any) -> Any:
         return self.compiler.compile_for(minion_id, {"jid": JID, "fun": fun, "arg": list(arg),
@@ -234,3 +238,23 @@ def test_parse_request_leaves_odd_calls_to_the_minion():
     assert parse_request("state.sls", ["a"], {"mods": "b"}) is None    # the same argument twice
     assert parse_request("state.apply", [], {"pillar": "x"}) is None   # a pillar that is not a map
     assert call_args(["a", "b=1", {"__kwarg__": True, "c": 2}], {"d": 3}) == (["a"], {"b": 1, "c": 2, "d": 3})
+
+
+def test_templates_see_the_minions_own_config(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n"
+                                      "    - v: {{ salt['config.get']('my_key', 'none') }}\n"})
+    setup.fs.update()
+    setup.reported["web1"] = {**setup.reported["web1"], "root_dir": "/minion/root", "my_key": "mine"}
+    chunks = setup.compile("web1", "state.sls", "where")["chunks"]
+    assert chunks[0]["name"] == "/minion/root/x" and chunks[0]["v"] == "mine"
+
+
+def test_a_minion_whose_config_is_unknown_compiles_opts_readers_itself(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n",
+                         "plain.sls": "p:\n  test.nop:\n    - name: {{ grains['role'] }}\n"})
+    setup.fs.update()
+    del setup.reported["db1"]
+    assert setup.compile("db1", "state.sls", "where") is None          # auto: the minion compiles
+    assert setup.compile("db1", "state.sls", "plain")["chunks"][0]["name"] == "db"
