@@ -12,13 +12,22 @@ measures:
   the operator IPC, timed until all 10 × N returns are on the master's
   event bus, then checked against the job cache (returns/s);
 - **memory**: PSS (``/proc/<pid>/smaps_rollup``) of the master and of the
-  minions after 2 s at rest (one idle minion, and the largest).
+  minions after 2 s at rest (one idle minion, and the largest), and of the
+  largest minion again after the highstates;
+- **highstate** (issue 6): wall time of ``briny '*' state.apply`` of a
+  20-state tree (a Jinja loop of test states, five with ``fire_event``, and
+  a ``file.managed`` from ``salt://`` with a template), best of 3 after a
+  first (cold) run that compiles and fetches; every minion's 20 results must
+  come back and every ``salt/state_result`` event (5 per minion) must reach
+  the master's bus.
 
-Targets (issue 5, this 2-core machine): 20 minions ping in under 0.5 s with
-no lost return; a minion at rest under 40 MB PSS. Prints the figures and
-exits 1 when a target is missed, 2 when the fleet did not come up.
+Targets (this 2-core machine): 20 minions ping in under 0.5 s with no lost
+return; a minion at rest under 40 MB PSS (issue 5); ``state.apply`` of the
+20-state tree on 20 minions in under 1.5 s with every return and every event
+(issue 6). Prints the figures and exits 1 when a target is missed, 2 when the
+fleet did not come up.
 
-Run: ``.venv/bin/python bench/fleet.py [N ...]``.
+Run: ``.venv/bin/python bench/fleet.py [N ...]`` (default 3 10 20).
 """
 
 from __future__ import annotations
@@ -38,6 +47,24 @@ PING_TARGET = 0.5           # seconds, 20 minions
 MINION_PSS_TARGET = 40.0    # MB
 PING_RUNS = 5
 JOBS = 10
+APPLY_TARGET = 1.5          # seconds, 20 minions
+APPLY_RUNS = 3
+TREE = {
+    "top.sls": "base:\n  '*':\n    - bench\n",
+    "bench.sls": (
+        "{% for i in range(18) %}\n"
+        "bench-{{ i }}:\n"
+        "  test.{{ 'succeed_with_changes' if i % 3 else 'succeed_without_changes' }}:\n"
+        "{% if i % 4 == 0 %}    - fire_event: True\n{% endif %}"
+        "{% if i %}    - require:\n      - test: bench-{{ i - 1 }}\n{% endif %}"
+        "{% endfor %}\n"
+        "bench-dir:\n  file.directory:\n    - name: {{ opts['cachedir'] }}/bench\n"
+        "bench-file:\n  file.managed:\n    - name: {{ opts['cachedir'] }}/bench/motd\n"
+        "    - source: salt://motd.j2\n    - template: jinja\n    - fire_event: True\n"
+        "    - require:\n      - file: bench-dir\n"),
+    "motd.j2": "Welcome to {{ grains['id'] }}\n",
+}
+STATES, EVENTS = 20, 6       # results per minion; fire_event states per minion (5 tests + 1 file)
 
 
 def ping_times(fleet: Fleet, n: int) -> tuple[list[float], int]:
@@ -89,6 +116,32 @@ def throughput(fleet: Fleet, n: int) -> tuple[float, int, int]:
     return elapsed, len(seen), stored
 
 
+def apply_times(fleet: Fleet, n: int) -> tuple[list[float], int, int]:
+    """Wall times of ``briny '*' state.apply`` (after a cold run), and the smallest counts of
+    results and ``state_result`` events seen in one run (want n*STATES and n*EVENTS)."""
+    from briny.common.config import load_master_config
+    from briny.common.event import EventListener
+
+    tree = fleet.root / "srv" / "salt"
+    for rel, text in TREE.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    opts = load_master_config(str(fleet.master_conf))
+    times: list[float] = []
+    min_results = min_events = 10 ** 9
+    for run in range(APPLY_RUNS + 1):
+        with EventListener(opts, "salt/state_result/*", name="master") as events:
+            time.sleep(0.1)
+            res = fleet.briny("--static", "--out", "json", "-t", "30", "*", "state.apply", timeout=120)
+            data = res.json() if res.stdout.strip() else {}
+            results = sum(len(v) for v in data.values() if isinstance(v, dict)) if isinstance(data, dict) else 0
+            seen = sum(1 for _ in events.iter(timeout=1.0, count=n * EVENTS))
+        if run > 0:
+            times.append(res.elapsed)
+            min_results, min_events = min(min_results, results), min(min_events, seen)
+    return times, min_results, min_events
+
+
 def measure(n: int, root: Path) -> dict[str, Any]:
     ids = [f"bm{i:02d}" for i in range(n)]
     fleet = Fleet(root / f"n{n}", ids, log_level="warning")
@@ -98,18 +151,22 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         up = time.monotonic() - start
         times, lost = ping_times(fleet, n)
         elapsed, seen, stored = throughput(fleet, n)
-        time.sleep(2.0)   # at rest
+        time.sleep(2.0)   # at rest (before the highstate loads Jinja and the compiler)
         minion_pss = {m: pss_kb(d.pid) / 1024 for m, d in fleet.minions.items()}
+        master_pss = pss_kb(fleet.master.pid) / 1024
+        apply, results, events = apply_times(fleet, n)
+        after_apply = max(pss_kb(d.pid) / 1024 for d in fleet.minions.values())
         return {"n": n, "up": up, "ping_best": min(times), "ping_median": sorted(times)[len(times) // 2],
                 "ping_lost": lost, "jobs_s": elapsed, "returns_seen": seen, "returns_stored": stored,
-                "returns_wanted": JOBS * n, "master_pss": pss_kb(fleet.master.pid) / 1024,
+                "returns_wanted": JOBS * n, "apply_best": min(apply), "apply_results": results,
+                "apply_events": events, "master_pss": master_pss, "minion_pss_after_apply": after_apply,
                 "minion_pss": minion_pss[ids[0]], "minion_pss_max": max(minion_pss.values())}
     finally:
         fleet.close()
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(a) for a in argv] or [3, 20]
+    sizes = [int(a) for a in argv] or [3, 10, 20]
     root = Path(tempfile.mkdtemp(prefix="bfb", dir="/tmp"))
     failed = False
     try:
@@ -123,7 +180,9 @@ def main(argv: list[str]) -> int:
             ping_ok = r["ping_best"] < PING_TARGET and r["ping_lost"] == 0
             jobs_ok = r["returns_seen"] == r["returns_wanted"] == r["returns_stored"]
             mem_ok = r["minion_pss_max"] < MINION_PSS_TARGET
-            failed = failed or not (ping_ok and jobs_ok and mem_ok)
+            apply_ok = (r["apply_results"] == n * STATES and r["apply_events"] == n * EVENTS
+                        and (n < 20 or r["apply_best"] < APPLY_TARGET))
+            failed = failed or not (ping_ok and jobs_ok and mem_ok and apply_ok)
             print(f"N={n} minions (fleet up in {r['up']:.1f} s)")
             print(f"  briny '*' test.ping   best {r['ping_best']:.3f} s, median {r['ping_median']:.3f} s "
                   f"of {PING_RUNS}, lost returns {r['ping_lost']}   "
@@ -131,8 +190,12 @@ def main(argv: list[str]) -> int:
             print(f"  {JOBS} jobs back to back  {r['returns_seen']}/{r['returns_wanted']} returns in "
                   f"{r['jobs_s']:.3f} s ({rate:.0f} returns/s), {r['returns_stored']} in the job cache   "
                   f"[{'ok' if jobs_ok else 'MISSED'}]")
+            print(f"  briny '*' state.apply best {r['apply_best']:.3f} s of {APPLY_RUNS} (20 states), "
+                  f"results {r['apply_results']}/{n * STATES}, state_result events "
+                  f"{r['apply_events']}/{n * EVENTS}   [target at N=20 < {APPLY_TARGET} s, all back: "
+                  f"{'ok' if apply_ok else 'MISSED'}]")
             print(f"  memory (PSS)          master {r['master_pss']:.1f} MB, idle minion {r['minion_pss']:.1f} MB "
-                  f"(largest {r['minion_pss_max']:.1f} MB)   "
+                  f"(largest {r['minion_pss_max']:.1f} MB; {r['minion_pss_after_apply']:.1f} MB after state.apply)   "
                   f"[minion target < {MINION_PSS_TARGET:.0f} MB: {'ok' if mem_ok else 'MISSED'}]")
             sys.stdout.flush()
     finally:
