@@ -1,0 +1,58 @@
+"""Custom ``_modules`` and ``_states`` on the master reach the minions (issue 6): synced from the
+file server before a highstate and on ``saltutil.sync_all``, then used by states and by jobs."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+@pytest.mark.slow
+def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
+    fleet = make_fleet(["c1", "c2"], auto_accept=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    write(Path(fleet.master_opts["file_roots"]["base"][0]), {
+        "top.sls": "base:\n  '*':\n    - custom\n",
+        "_modules/greet.py": """
+            def hello(who):
+                return f"hello {who} from {__grains__['id']}"
+            """,
+        "_states/marker.py": """
+            import os
+
+            def present(name, who):
+                ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
+                if os.path.exists(name):
+                    return ret
+                if __opts__["test"]:
+                    ret.update(result=None, comment="would write")
+                    return ret
+                with open(name, "w") as fh:
+                    fh.write(__salt__["greet.hello"](who))
+                ret.update(changes={"new": name}, comment="written")
+                return ret
+            """,
+        "custom.sls": f"""
+            mark:
+              marker.present:
+                - name: {out}/{{{{ grains['id'] }}}}
+                - who: world
+            """,
+    })
+    fleet.start()
+    res = fleet.briny("--static", "--out", "json", "*", "state.apply", "-t", "30")
+    assert res.returncode == 0, res.stdout + res.stderr
+    for minion in ("c1", "c2"):
+        assert (out / minion).read_text() == f"hello world from {minion}"
+    res = fleet.briny("--static", "--out", "json", "*", "greet.hello", "you")
+    assert res.json() == {"c1": "hello you from c1", "c2": "hello you from c2"}
