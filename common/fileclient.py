@@ -70,7 +70,57 @@ class FileClient(Protocol):
         """A local path holding the file ``url`` names, or None."""
 
 
-class LocalFileClient:
+def states_of(files: list[str]) -> list[str]:
+    """SLS names of a listing: ``a/b.sls`` and ``a/b/init.sls`` are ``a.b``."""
+    states = []
+    for rel in files:
+        if not rel.endswith(".sls"):
+            continue
+        stem = rel[:-4]
+        if stem.endswith("/init"):
+            stem = stem[:-5]
+        elif stem == "init":
+            continue
+        if "." in stem:
+            continue
+        states.append(stem.replace("/", "."))
+    return sorted(set(states))
+
+
+class FileClientBase:
+    """What every file client derives from ``find`` and ``list_files``."""
+
+    def find(self, path: str, saltenv: str) -> Path | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def list_files(self, saltenv: str) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def get_text(self, path: str, saltenv: str) -> str | None:
+        full = self.find(path, saltenv)
+        if full is None or not full.is_file():
+            return None
+        try:
+            return full.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise FileServerError(f"cannot read salt://{path}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise FileServerError(f"salt://{path} is not UTF-8 text") from exc
+
+    def list_states(self, saltenv: str) -> list[str]:
+        return states_of(self.list_files(saltenv))
+
+    def cache_file(self, url: str, saltenv: str) -> str | None:
+        path, env = split_url(url, saltenv)
+        full = self.find(path, env)
+        return str(full) if full is not None and full.is_file() else None
+
+    def find_sls(self, sls: str, saltenv: str) -> tuple[str, Path] | None:
+        """``a.b`` → (``a/b.sls`` or ``a/b/init.sls``, its path), first match wins."""
+        return find_sls(self, sls, saltenv)
+
+
+class LocalFileClient(FileClientBase):
     """Serves ``file_roots`` from the local disk, first root wins."""
 
     def __init__(self, file_roots: dict[str, list[str]], followsymlinks: bool = True) -> None:
@@ -103,17 +153,6 @@ class LocalFileClient:
             return full
         return None
 
-    def get_text(self, path: str, saltenv: str) -> str | None:
-        full = self.find(path, saltenv)
-        if full is None or not full.is_file():
-            return None
-        try:
-            return full.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise FileServerError(f"cannot read salt://{path}: {exc.strerror}") from exc
-        except UnicodeDecodeError as exc:
-            raise FileServerError(f"salt://{path} is not UTF-8 text") from exc
-
     def list_files(self, saltenv: str) -> list[str]:
         if saltenv not in self._listing:
             seen: set[str] = set()
@@ -129,29 +168,6 @@ class LocalFileClient:
             self._listing[saltenv] = sorted(seen)
         return self._listing[saltenv]
 
-    def list_states(self, saltenv: str) -> list[str]:
-        states = []
-        for rel in self.list_files(saltenv):
-            if not rel.endswith(".sls"):
-                continue
-            stem = rel[:-4]
-            if stem.endswith("/init"):
-                stem = stem[:-5]
-            elif stem == "init":
-                continue
-            if "." in stem:
-                continue
-            states.append(stem.replace("/", "."))
-        return sorted(set(states))
-
-    def cache_file(self, url: str, saltenv: str) -> str | None:
-        path, env = split_url(url, saltenv)
-        full = self.find(path, env)
-        return str(full) if full is not None and full.is_file() else None
-
-    def find_sls(self, sls: str, saltenv: str) -> tuple[str, Path] | None:
-        """``a.b`` → (``a/b.sls`` or ``a/b/init.sls``, its path), first match wins."""
-        return find_sls(self, sls, saltenv)
 
 
 def find_sls(client: FileClient, sls: str, saltenv: str) -> tuple[str, Path] | None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from briny.common.exceptions import FileServerError
-from briny.common.fileclient import clean_path, split_url
+from briny.common.fileclient import FileClientBase, clean_path, split_url
 
 log = logging.getLogger(__name__)
 
@@ -107,24 +107,8 @@ def _remember(name: str, key: tuple[int, int, int], hsum: str) -> None:
         _LOCAL_HASHES[name] = (key, hsum)
 
 
-def states_of(files: list[str]) -> list[str]:
-    """SLS names of a listing, as the local client makes them (``a/b.sls``, ``a/b/init.sls`` → ``a.b``)."""
-    states = []
-    for rel in files:
-        if not rel.endswith(".sls"):
-            continue
-        stem = rel[:-4]
-        if stem.endswith("/init"):
-            stem = stem[:-5]
-        elif stem == "init":
-            continue
-        if "." in stem:
-            continue
-        states.append(stem.replace("/", "."))
-    return sorted(set(states))
 
-
-class RemoteFileClient:
+class RemoteFileClient(FileClientBase):
     """``salt://`` from the master, cached under ``cachedir/files``. See the module docstring.
 
     ``request(payload, timeout)`` sends one request (``payload["cmd"]`` names
@@ -194,9 +178,6 @@ class RemoteFileClient:
 
     def list_dirs(self, saltenv: str) -> list[str]:
         return list(self._listing(saltenv)[2])
-
-    def list_states(self, saltenv: str) -> list[str]:
-        return states_of(self.list_files(saltenv))
 
     # -- files -------------------------------------------------------------------------------------
     def local_path(self, rel: str, saltenv: str) -> Path:
@@ -297,22 +278,6 @@ class RemoteFileClient:
         self.downloads += 1
         log.debug("fetched salt://%s (saltenv %s, %d bytes)", rel, env, size)
         return True
-
-    def get_text(self, path: str, saltenv: str) -> str | None:
-        full = self.find(path, saltenv)
-        if full is None or not full.is_file():
-            return None
-        try:
-            return full.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise FileServerError(f"cannot read salt://{path}: {exc.strerror}") from exc
-        except UnicodeDecodeError as exc:
-            raise FileServerError(f"salt://{path} is not UTF-8 text") from exc
-
-    def cache_file(self, url: str, saltenv: str) -> str | None:
-        path, env = split_url(url, saltenv)
-        full = self.find(path, env)
-        return str(full) if full is not None and full.is_file() else None
 
     def hash_file(self, url: str, saltenv: str) -> dict[str, Any] | None:
         """``{"hash_type", "hsum"}`` of the master's file, without fetching it."""
