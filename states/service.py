@@ -128,6 +128,30 @@ def _fmt_delay(delay: float) -> str:
 # states
 # ---------------------------------------------------------------------------
 
+
+def _switch(ret: dict[str, Any], action: str, name: str, sig: Any, init_delay: Any,
+            before: Any) -> tuple[Any, str | None, float]:
+    """Start or stop, wait ``init_delay``, look again; record a change of status."""
+    ok, err = _call(action, name)
+    delay = _delay(init_delay)
+    if ok and delay:
+        time.sleep(delay)
+    after = _status(name, sig)
+    if before != after:
+        ret["changes"][name] = after
+    return after, err, delay
+
+
+def _set_boot(ret: dict[str, Any], name: str, enable: Any, started: Any) -> bool:
+    """Apply ``enable: True/False`` after a start; False when there was nothing to apply."""
+    if enable is True:
+        _enable(ret, name, started)
+    elif enable is False:
+        _disable(ret, name, started)
+    else:
+        return False
+    return True
+
 def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None,
             **kwargs: Any) -> dict[str, Any]:
     """Make sure the service runs (and, with ``enable``, starts at boot or not)."""
@@ -146,28 +170,15 @@ def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = No
         ret["result"] = None
         ret["comment"] = f"Service {name} is set to start"
         return ret
-    ok, err = _call("start", name)
-    delay = _delay(init_delay)
-    if ok and delay:
-        time.sleep(delay)
-    after = _status(name, sig)
-    if before != after:
-        ret["changes"][name] = after
+    after, err, delay = _switch(ret, "start", name, sig, init_delay, before)
     if not after:
         ret["result"] = False
         ret["comment"] = f"Service {name} failed to start" + (f": {err}" if err else "")
-        if enable is True:
-            _enable(ret, name, False)
-            ret["result"] = False
-        elif enable is False:
-            _disable(ret, name, False)
+        if _set_boot(ret, name, enable, False):
             ret["result"] = False
         return ret
     ret["comment"] = f"Started service {name}"
-    if enable is True:
-        _enable(ret, name, True)
-    elif enable is False:
-        _disable(ret, name, True)
+    _set_boot(ret, name, enable, True)
     if delay:
         ret["comment"] += f"\nDelayed return for {_fmt_delay(delay)} seconds"
     return ret
@@ -191,13 +202,7 @@ def dead(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None,
         ret["result"] = None
         ret["comment"] = f"Service {name} is set to be killed"
         return ret
-    ok, err = _call("stop", name)
-    delay = _delay(init_delay)
-    if ok and delay:
-        time.sleep(delay)
-    after = _status(name, sig)
-    if before != after:
-        ret["changes"][name] = after
+    after, err, delay = _switch(ret, "stop", name, sig, init_delay, before)
     if after:
         ret["result"] = False
         ret["comment"] = f"Service {name} failed to die" + (f": {err}" if err else "")
