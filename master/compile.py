@@ -36,8 +36,14 @@ exclude, ``pillar=`` override) and reused while the file roots' signature
 server's own change detection), the minion's grains and its pillar are
 unchanged. Fallback decisions are cached the same way.
 
+The ``compile`` request (``briny-call state.apply`` on a minion, through
+its daemon) gets the same ``compiled`` field for the asking minion only:
+:meth:`MasterCompiler.handle_request`, registered on the server as a
+blocking handler.
+
 Where it runs: **in the master's worker threads** (the server awaits
-:meth:`MasterCompiler.compile_for` through its executor), never on the loop.
+:meth:`MasterCompiler.compile_for` through its executor, and runs the
+``compile`` request handler there), never on the loop.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ import msgpack
 from briny.common.args import KWARG_RE, parse_input
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
+from briny.common.jid import gen_jid
 from briny.master.fileserver import FileServer
 from briny.master.pillar import MinionPillars, master_side_mods
 
@@ -260,6 +267,39 @@ class MasterCompiler:
     def wants(self, fun: Any) -> bool:
         """Whether jobs of ``fun`` are compiled here at all."""
         return self.mode != "minion" and fun in STATE_FUNS
+
+    # -- the ``compile`` request ---------------------------------------------------------------
+    def handle_request(self, session: Any, payload: dict[str, Any]) -> dict[str, Any]:
+        """The ``compile`` request (worker thread): ``{"compiled": ...}`` for the minion the
+        session belongs to, exactly what its publish of ``{"fun", "arg", "kwarg"}`` would carry
+        (``None``: the minion compiles itself). There is no way to name another minion: a
+        payload carrying ``id``/``minion_id``/``tgt`` other than the sender's is refused."""
+        minion_id = session.id
+        for name in ("id", "minion_id", "tgt"):
+            named = payload.get(name)
+            if named is not None and named != minion_id:
+                log.warning("%s asked for the compiled states of %r; refused", minion_id, str(named)[:64])
+                return {"error": f"a minion can get only its own compiled states; {minion_id} cannot "
+                                 f"get those of {str(named)[:64]!r}"}
+        fun, arg, kwarg = payload.get("fun"), payload.get("arg"), payload.get("kwarg")
+        arg = [] if arg is None else arg
+        kwarg = {} if kwarg is None else kwarg
+        if not isinstance(fun, str) or not fun or len(fun) > 255:
+            return {"error": "a compile request needs 'fun', a function name"}
+        if not isinstance(arg, list) or not isinstance(kwarg, dict):
+            return {"error": "'arg' must be a list and 'kwarg' a map"}
+        load = {"jid": gen_jid(), "fun": fun, "arg": arg, "kwarg": kwarg}
+        compiled = self.compile_for(minion_id, load)
+        shown = ("the minion compiles" if compiled is None
+                 else f"{len(compiled['chunks'])} chunk(s)" if "chunks" in compiled
+                 else f"{len(compiled.get('errors') or [])} error(s)" if "errors" in compiled
+                 else "no states")
+        log.info("compile request from %s for %s: %s", minion_id, fun, shown)
+        return {"compiled": compiled}
+
+    def register(self, server: Any) -> None:
+        """Serve ``compile`` requests of ``server`` (a MasterServer), in its worker threads."""
+        server.register_handler("compile", self.handle_request, blocking=True)
 
     # -- what a cached result depends on --------------------------------------------------------
     def roots_signature(self) -> str:

@@ -181,6 +181,7 @@ class MasterServer:
         self.minion_config: dict[str, dict[str, Any]] = {}   # the config each minion reported
         self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get,
                                        self.minion_config.get)
+        self.compiler.register(self)   # the ``compile`` request (briny-call on a minion)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def fire(self, tag: str, data: dict[str, Any]) -> None:

@@ -21,6 +21,9 @@ Where things run:
   ``fire_event`` events (:meth:`_job_fire`), sending refreshed grains;
 - the event bus (``EventBus(opts, name="minion")``) republishes in its own
   thread; the loop subscribes to it and forwards every event to the master.
+- local calls (``briny-call`` without ``--local``) arrive on the loop from
+  :mod:`briny.minion.localapi` and run through :meth:`MinionAgent.start_local`,
+  the same worker path as a publish.
 
 A frame that does not parse, a publish not signed by the master's key, one
 sealed with another key, a stale or replayed one, is logged and dropped;
@@ -155,7 +158,7 @@ class MinionAgent:
         self.status = "starting"          # last auth status, for logs and tests
         self.connected = asyncio.Event()   # set while a session is up (tests wait on it)
         self._outbox: deque[tuple[str, dict[str, Any]]] = deque()
-        self._jobs: dict[str, asyncio.Task[None]] = {}
+        self._jobs: dict[str, asyncio.Task[Any]] = {}
         self._recent: deque[str] = deque(maxlen=RECENT_JIDS)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -476,7 +479,30 @@ class MinionAgent:
         self._jobs[job.jid] = task
         task.add_done_callback(lambda _t, jid=job.jid: self._jobs.pop(jid, None))
 
+    def start_local(self, job: Job) -> "asyncio.Task[JobResult] | None":
+        """Run a local call (``briny-call`` through :mod:`briny.minion.localapi`) like a publish:
+        in a worker, tracked for shutdown; the task gives the result at once and the return goes
+        to the master after it. None while shutting down."""
+        if not self._accepting:
+            return None
+        log.info("running local call %s: %s", job.jid, job.fun)
+
+        async def local() -> JobResult:
+            result = await self._execute(job)
+            self._spawn(self.deliver("ret", result.payload()))
+            return result
+
+        task = asyncio.ensure_future(local())
+        self._jobs[job.jid] = task
+        task.add_done_callback(lambda _t, jid=job.jid: self._jobs.pop(jid, None))
+        return task
+
     async def _run_job(self, job: Job) -> None:
+        result = await self._execute(job)
+        await self.deliver("ret", result.payload())
+
+    async def _execute(self, job: Job) -> JobResult:
+        """Run one job in a worker and wait for its result (loop)."""
         assert self._loop is not None
         try:
             result = await self._loop.run_in_executor(self.pool, functools.partial(self._work, job))
@@ -487,7 +513,7 @@ class MinionAgent:
             result = JobResult(job.jid, job.fun, job.fun_args(), f"ERROR: job ended without a result: {exc}",
                                1, False, "nested", "exception")
         log.info("job %s done (retcode %s)", job.jid, result.retcode)
-        await self.deliver("ret", result.payload())
+        return result
 
     def _work(self, job: Job) -> JobResult:
         """Worker thread: run one job."""

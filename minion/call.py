@@ -1,8 +1,11 @@
 """``briny-call``: run one execution function on this host, like ``salt-call``.
 
-Runs on a managed host, in one process. ``--local`` needs no master: the
-state tree and pillar are read from this host's ``file_roots`` and
-``pillar_roots``. Results go to stdout through the outputters; problems go to
+Runs on a managed host. ``--local`` (or ``file_client: local``) needs no
+master: in this process, the state tree and pillar are read from this host's
+``file_roots`` and ``pillar_roots``. Otherwise the call goes to the running
+``briny-minion`` over its local IPC (:mod:`briny.minion.localapi`), which
+runs it as a job with the master's pillar, files and compiled states; with
+no minion running, exit 2. Results go to stdout through the outputters; problems go to
 stderr. Exit status: 0 on success, 1 when the function reported a failure
 (a failed state, a compile error, a non-zero ``retcode``), 2 on a usage or
 config error, 255 when the function does not exist (as ``salt-call``).
@@ -102,9 +105,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     setup_logfile(opts)
     if opts.get("file_client") != "local":
-        print("briny-call: talking to a master is not implemented yet; use --local "
-              "(or file_client: local in the minion config)", file=sys.stderr)
-        return 2
+        return _through_minion(ns, opts)
 
     from briny.minion.executor import Executor, Job
     from briny.minion.grains import load_grains
@@ -123,11 +124,45 @@ def run(argv: list[str] | None = None) -> int:
         else:
             print(f"Error running '{ns.fun}': {result.ret}", file=sys.stderr)
         return 1
-    ret, retcode = result.ret, result.retcode
+    return _show(ns, opts, result.ret, result.retcode, ns.out or _default_outputter(ns.fun, result.module))
 
+
+def _through_minion(ns: argparse.Namespace, opts: dict[str, Any]) -> int:
+    """Not ``--local``: the running minion daemon runs the call (and asks its master for the
+    compiled states of a state run) over ``sock_dir/minion_client.ipc``."""
+    if ns.minion_id or ns.file_root or ns.pillar_root:
+        print("briny-call: --id, --file-root and --pillar-root apply only with --local (the running "
+              "minion uses its own config)", file=sys.stderr)
+        return 2
+    from briny.common.args import parse_input
+    from briny.minion.localapi import LocalClient, MinionNotRunning
+
+    args, kwargs = parse_input(ns.arg)
+    try:
+        reply = LocalClient(opts).call(ns.fun, args, kwargs)
+    except MinionNotRunning as exc:
+        print(f"briny-call: {exc}", file=sys.stderr)
+        return 2
+    error = reply.get("error")
+    if error == "not_found":
+        print(reply.get("message") or reply.get("return"), file=sys.stderr)
+        return 255
+    if error == "usage":
+        print(f"briny-call: {reply.get('message')}", file=sys.stderr)
+        return 2
+    if error is not None:
+        print(reply.get("message") or f"Error running '{ns.fun}': {reply.get('return')}", file=sys.stderr)
+        return 1
+    retcode = reply.get("retcode")
+    retcode = retcode if isinstance(retcode, int) and not isinstance(retcode, bool) else 1
+    out = ns.out or reply.get("out") or "nested"
+    return _show(ns, opts, reply.get("return"), retcode, str(out))
+
+
+def _show(ns: argparse.Namespace, opts: dict[str, Any], ret: Any, retcode: int, out: str) -> int:
+    """Print the result through the outputter; the exit status."""
     from briny.common.output import render_output
 
-    out = ns.out or _default_outputter(ns.fun, result.module)
     out_opts = dict(opts)
     if ns.out_indent is not None:
         out_opts["output_indent"] = ns.out_indent

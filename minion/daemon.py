@@ -84,14 +84,33 @@ def _transport_factory(opts: dict[str, Any]) -> Any:
 
 
 async def serve(opts: dict[str, Any], grains: dict[str, Any]) -> None:
-    """Run the agent until SIGTERM/SIGINT (loop)."""
+    """Run the agent, and the local IPC ``briny-call`` talks to, until SIGTERM/SIGINT (loop)."""
+    import zmq
+
     from briny.minion.agent import MinionAgent
+    from briny.minion.localapi import LocalAPIServer
 
     agent = MinionAgent(opts, _transport_factory(opts), grains=grains)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _on_signal, agent, sig)
-    await agent.run()
+    api: LocalAPIServer | None = None
+    task: asyncio.Task[None] | None = None
+    try:
+        api = LocalAPIServer(opts, agent)
+        api.bind()
+        task = asyncio.ensure_future(api.serve())
+    except (BrinyError, OSError, zmq.ZMQError) as exc:
+        log.error("briny-call cannot reach this minion: the local socket did not open (%s)", exc)
+        api = None
+    try:
+        await agent.run()
+    finally:
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if api is not None:
+            api.close()
 
 
 def _on_signal(agent: Any, sig: int) -> None:

@@ -1,0 +1,244 @@
+"""The minion's local IPC: ``briny-call`` (without ``--local``) runs a function through the daemon.
+
+``sock_dir/minion_client.ipc`` is a ZeroMQ ROUTER the minion daemon binds
+inside ``sock_dir`` (mode 0700, socket 0600: only the minion's user reaches
+it). Requests and replies are msgpack maps, as on the master's operator IPC
+(``docs/PROTOCOL.md``, "Minion local IPC"); a request may carry ``corr``,
+echoed in the reply.
+
+``{"cmd": "call", "fun", "arg", "kwarg"}`` runs ``fun`` as a local job
+through the same path as a publish (:meth:`MinionAgent.start_local`: a
+fresh jid, the executor in a job worker, the master's pillar, the remote
+file client, ``fire_event`` events to the master, the one-state-run rule,
+the return sent to the master). For ``state.apply``/``state.highstate``/
+``state.sls`` it first sends the master a ``compile`` request and attaches
+the reply's ``compiled`` (``null``, or no answer: the minion compiles
+itself). The reply is ``{"jid", "return", "retcode", "out", "error",
+"message"}`` (``error``: None or the executor's kind, e.g. ``not_found``;
+``message``: what ``briny-call`` prints on stderr for it).
+
+- :class:`LocalAPIServer` runs on the agent's asyncio loop (``zmq.asyncio``);
+  each request is handled in its own task; the job itself runs in the
+  agent's worker pool.
+- :class:`LocalClient` is synchronous (plain ``zmq``), for ``briny-call``;
+  it raises :class:`MinionNotRunning` when no daemon listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import socket
+from typing import Any
+
+import msgpack
+import zmq
+import zmq.asyncio
+
+from briny.common.exceptions import BrinyError, WireError
+from briny.common.jid import gen_jid
+from briny.common.wire import MAX_FRAME
+from briny.minion.executor import COMPILED_FUNS, Job
+
+log = logging.getLogger(__name__)
+
+SOCKET_NAME = "minion_client.ipc"
+COMPILE_TIMEOUT = 30.0    # seconds the minion waits for the master's compile (a big tree)
+PROBE_EVERY = 1.0         # seconds between checks that the daemon is still there
+
+
+class MinionNotRunning(BrinyError):
+    """No minion daemon answers on the local socket."""
+
+
+def socket_path(opts: dict[str, Any]) -> str:
+    return os.path.join(str(opts.get("sock_dir") or "/var/run/briny/minion"), SOCKET_NAME)
+
+
+def _pack(data: Any) -> bytes:
+    return msgpack.packb(data, use_bin_type=True, default=str)
+
+
+def _unpack(data: bytes) -> Any:
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError):
+        return None
+
+
+class LocalAPIServer:
+    """The ROUTER on ``minion_client.ipc``, serving one :class:`MinionAgent` (loop)."""
+
+    def __init__(self, opts: dict[str, Any], agent: Any, ctx: zmq.asyncio.Context | None = None) -> None:
+        self.opts = opts
+        self.agent = agent
+        self.path = socket_path(opts)
+        if len(self.path.encode()) > 107:
+            raise BrinyError(f"the path {self.path} is too long for an IPC socket; set a shorter sock_dir")
+        self.ctx = ctx or zmq.asyncio.Context.instance()
+        self.sock: zmq.asyncio.Socket | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def bind(self) -> None:
+        folder = os.path.dirname(self.path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # a stale socket of a minion that died
+        sock = self.ctx.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 500)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
+        old = os.umask(0o077)
+        try:
+            sock.bind(f"ipc://{self.path}")
+        finally:
+            os.umask(old)
+        with contextlib.suppress(OSError):
+            os.chmod(self.path, 0o600)
+        self.sock = sock
+        log.info("local calls (briny-call) on %s", self.path)
+
+    async def serve(self) -> None:
+        """Answer requests until cancelled (loop)."""
+        if self.sock is None:
+            self.bind()
+        assert self.sock is not None
+        while True:
+            parts = await self.sock.recv_multipart()
+            if len(parts) != 2:
+                log.warning("local IPC: dropped a request of %d parts (expected 2)", len(parts))
+                continue
+            task = asyncio.ensure_future(self._answer(parts[0], parts[1]))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, peer: bytes, body: bytes) -> None:
+        request = _unpack(body)
+        corr = request.get("corr") if isinstance(request, dict) else None
+        try:
+            reply = await self.handle(request)
+        except Exception as exc:  # one bad request must not take the IPC down
+            log.exception("local IPC request failed")
+            reply = {"error": "exception", "message": f"the minion failed on this request: {exc}"}
+        if corr is not None:
+            reply = {**reply, "corr": corr}
+        if self.sock is not None:
+            with contextlib.suppress(zmq.ZMQError):
+                await self.sock.send_multipart([peer, _pack(reply)])
+
+    async def handle(self, request: Any) -> dict[str, Any]:
+        """The reply to one request map (loop)."""
+        if not isinstance(request, dict) or request.get("cmd") != "call":
+            return {"error": "usage", "message": "a request is a msgpack map with 'cmd': 'call'"}
+        load = {"jid": gen_jid(), "fun": request.get("fun"), "arg": request.get("arg"),
+                "kwarg": request.get("kwarg"), "tgt": "salt-call"}
+        try:
+            Job.from_publish(load)   # checks fun, arg and kwarg before asking the master anything
+        except WireError as exc:
+            return {"error": "usage", "message": str(exc)}
+        if load["fun"] in COMPILED_FUNS and self.opts.get("file_client") != "local":
+            load["compiled"] = await self._compiled(load)
+        job = Job.from_publish(load)
+        task = self.agent.start_local(job)
+        if task is None:
+            return {"error": "usage", "jid": job.jid,
+                    "message": "the minion is shutting down; it takes no new calls"}
+        result = await task
+        message = None
+        if result.error is not None:
+            exc = result.exception
+            message = (str(result.ret) if result.error == "not_found"
+                       else f"Error running '{job.fun}': {exc if isinstance(exc, BrinyError) else result.ret}")
+        return {"jid": job.jid, "return": result.ret, "retcode": result.retcode, "out": result.out,
+                "error": result.error, "message": message}
+
+    async def _compiled(self, load: dict[str, Any]) -> Any:
+        """The master's ``compiled`` for this minion's state call, or None (the minion compiles
+        itself: no session in time, no answer, an error, or the master says so)."""
+        agent = self.agent
+        if agent.session is None:
+            try:
+                await asyncio.wait_for(agent.connected.wait(), agent.auth_timeout)
+            except asyncio.TimeoutError:
+                log.warning("no master session for call %s; compiling here", load["jid"])
+                return None
+        reply = await agent.request("compile", {k: load[k] for k in ("fun", "arg", "kwarg")},
+                                    max(COMPILE_TIMEOUT, agent.auth_timeout))
+        if not isinstance(reply, dict) or "compiled" not in reply:
+            log.info("no compiled states from the master for call %s; compiling here", load["jid"])
+            return None
+        return reply["compiled"]
+
+    def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+
+class LocalClient:
+    """A synchronous client of the minion's local IPC (one DEALER socket), for ``briny-call``."""
+
+    def __init__(self, opts: dict[str, Any]) -> None:
+        self.opts = opts
+        self.path = socket_path(opts)
+        self._sock: zmq.Socket | None = None
+
+    def check_running(self) -> None:
+        """Raise MinionNotRunning unless something listens on the socket."""
+        folder = os.path.dirname(self.path)
+        gone = (f"no briny-minion is running for this config (sock_dir {folder}); "
+                "start it, or use --local")
+        if not os.path.exists(self.path):
+            raise MinionNotRunning(gone)
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.settimeout(2)
+            probe.connect(self.path)
+        except PermissionError:
+            raise MinionNotRunning(f"no permission to reach the minion at {self.path}; run as the "
+                                   "minion's user, or use --local") from None
+        except OSError as exc:
+            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
+                raise MinionNotRunning(gone) from None
+            raise MinionNotRunning(f"cannot reach the minion at {self.path}: {exc}") from None
+        finally:
+            probe.close()
+
+    def call(self, fun: str, arg: list[Any], kwarg: dict[str, Any]) -> dict[str, Any]:
+        """Run ``fun`` through the daemon and wait for its reply, however long the job takes;
+        MinionNotRunning when no daemon listens, or it stops before answering."""
+        self.check_running()
+        sock = zmq.Context.instance().socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        self._sock = sock
+        try:
+            sock.connect(f"ipc://{self.path}")
+            corr = os.urandom(8).hex()
+            sock.send(_pack({"cmd": "call", "fun": fun, "arg": arg, "kwarg": kwarg, "corr": corr}))
+            while True:
+                if not sock.poll(int(PROBE_EVERY * 1000)):
+                    try:
+                        self.check_running()
+                    except MinionNotRunning:
+                        raise MinionNotRunning(f"the minion stopped before '{fun}' finished "
+                                               f"(socket {self.path})") from None
+                    continue
+                reply = _unpack(sock.recv())
+                if isinstance(reply, dict) and reply.get("corr") == corr:
+                    reply.pop("corr", None)
+                    return reply
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
