@@ -267,7 +267,7 @@ class _ModuleNamespace:
         return self._loader[f"{self._mod}.{fun}"]
 
 
-CUSTOM_FOLDERS = {"modules": "_modules", "states": "_states"}
+CUSTOM_FOLDERS = {"modules": "_modules", "states": "_states", "grains": "_grains"}
 
 
 def custom_dirs(opts: dict[str, Any], kind: str) -> list[Path]:

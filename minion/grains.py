@@ -483,9 +483,66 @@ def _grains_file(opts: dict[str, Any]) -> str | None:
     return os.path.join(conf_dir, "grains")
 
 
+def custom_grains(opts: dict[str, Any], grains: dict[str, Any]) -> dict[str, Any]:
+    """Grains from custom grains modules (``_grains`` synced to ``extension_modules/grains``,
+    or read in place from a local tree), as Salt runs them.
+
+    Every public function a module defines is called (with the grains so far
+    when it takes a ``grains`` argument) and a dict it returns is merged in,
+    module by module in name order; ``__virtual__`` returning False skips a
+    module. A module that fails is logged and skipped: grains never stop a
+    minion.
+    """
+    import importlib.util
+    import inspect
+    import types
+
+    from briny.common.loader import custom_dirs
+
+    found: dict[str, Any] = {}
+    seen: set[str] = set()
+    for folder in custom_dirs(opts, "grains"):
+        for path in sorted(folder.glob("*.py")):
+            if path.name.startswith("_") or path.stem in seen:
+                continue
+            seen.add(path.stem)
+            spec = importlib.util.spec_from_file_location(f"briny.loaded.grains.{path.stem}", path)
+            if spec is None or spec.loader is None:
+                continue
+            mod = importlib.util.module_from_spec(spec)
+            mod.__opts__ = opts  # type: ignore[attr-defined]
+            mod.__grains__ = {**grains, **found}  # type: ignore[attr-defined]
+            try:
+                spec.loader.exec_module(mod)
+                virtual = getattr(mod, "__virtual__", None)
+                if callable(virtual):
+                    verdict = virtual()
+                    if verdict is False or (isinstance(verdict, tuple) and verdict and verdict[0] is False):
+                        continue
+                for name, func in sorted(vars(mod).items()):
+                    if name.startswith("_") or not isinstance(func, types.FunctionType) \
+                            or func.__module__ != mod.__name__:
+                        continue
+                    params = inspect.signature(func).parameters
+                    if "grains" in params:
+                        value = func(grains={**grains, **found})
+                    elif any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                             for p in params.values()):
+                        continue  # needs arguments: not a grain function
+                    else:
+                        value = func()
+                    if isinstance(value, dict):
+                        found.update(value)
+            except Exception as exc:  # a custom grains module must never stop the minion
+                log.error("custom grains module %s failed: %s", path, exc)
+    return found
+
+
 def load_grains(opts: dict[str, Any]) -> dict[str, Any]:
-    """Core grains, then the ``grains`` file beside the config, then ``grains:`` from the config."""
+    """Core grains, then custom grains modules, then the ``grains`` file beside the config,
+    then ``grains:`` from the config (Salt's order: configured grains win)."""
     grains = core_grains(opts)
+    grains.update(custom_grains(opts, grains))
     path = _grains_file(opts)
     if path is not None and os.path.isfile(path):
         import yaml  # only when there is a grains file: keeps start-up lean

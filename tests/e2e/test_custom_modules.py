@@ -1,5 +1,6 @@
-"""Custom ``_modules`` and ``_states`` on the master reach the minions (issue 6): synced from the
-file server before a highstate and on ``saltutil.sync_all``, then used by states and by jobs."""
+"""Custom ``_modules``, ``_states`` and ``_grains`` on the master reach the minions (issue 6):
+synced from the file server before a highstate, then used by states, by jobs, and (grains) by
+the master's targeting."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
     out.mkdir()
     write(Path(fleet.master_opts["file_roots"]["base"][0]), {
         "top.sls": "base:\n  '*':\n    - custom\n",
+        "_grains/flavour.py": """
+            def flavour():
+                return {"flavour": "mint-" + __opts__["id"]}
+            """,
         "_modules/greet.py": """
             def hello(who):
                 return f"hello {who} from {__grains__['id']}"
@@ -56,3 +61,7 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
         assert (out / minion).read_text() == f"hello world from {minion}"
     res = fleet.briny("--static", "--out", "json", "*", "greet.hello", "you")
     assert res.json() == {"c1": "hello you from c1", "c2": "hello you from c2"}
+    res = fleet.briny("--static", "--out", "json", "*", "grains.get", "flavour")
+    assert res.json() == {"c1": "mint-c1", "c2": "mint-c2"}
+    res = fleet.briny("--static", "--out", "json", "-G", "flavour:mint-c2", "test.ping")
+    assert res.json() == {"c2": True}

@@ -208,3 +208,22 @@ def test_load_grains_bad_file_is_ignored(tmp_path, caplog):
 def test_load_grains_without_conf_dir():
     g = load_grains({"id": "m1", "grains": {"extra": True}})
     assert g["extra"] is True and g["id"] == "m1"
+
+
+def test_custom_grains_modules(tmp_path):
+    from briny.minion.grains import load_grains
+
+    ext = tmp_path / "extmods" / "grains"
+    ext.mkdir(parents=True)
+    (ext / "roles.py").write_text(
+        "def roles():\n    return {'roles': ['web'], 'os': 'Overridden'}\n"
+        "def from_core(grains):\n    return {'kernel_again': grains['kernel']}\n"
+        "def needs_args(x):\n    return {'never': x}\n"
+        "def _private():\n    return {'hidden': 1}\n")
+    (ext / "off.py").write_text("def __virtual__():\n    return False\ndef g():\n    return {'off': 1}\n")
+    (ext / "broken.py").write_text("raise RuntimeError('boom')\n")
+    opts = {"id": "m1", "extension_modules": str(tmp_path / "extmods"), "grains": {"os": "FromConfig"}}
+    grains = load_grains(opts)
+    assert grains["roles"] == ["web"] and grains["kernel_again"] == grains["kernel"]
+    assert "never" not in grains and "hidden" not in grains and "off" not in grains
+    assert grains["os"] == "FromConfig"  # configured grains win over custom modules
