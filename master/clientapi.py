@@ -17,21 +17,16 @@ mistakes a late reply for the answer to a newer request.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import errno
 import itertools
 import logging
 import os
-import socket
 from typing import Any
 
-import msgpack
 import zmq
 import zmq.asyncio
 
 from briny.common.exceptions import BrinyError
-from briny.common.wire import MAX_FRAME
+from briny.common.localipc import IpcServer, dealer, pack, probe, unpack
 
 log = logging.getLogger(__name__)
 
@@ -51,76 +46,18 @@ def client_socket_path(opts: dict[str, Any]) -> str:
     return os.path.join(str(opts.get("sock_dir") or "/var/run/briny/master"), SOCKET_NAME)
 
 
-def _pack(data: Any) -> bytes:
-    return msgpack.packb(data, use_bin_type=True, default=str)
-
-
-def _unpack(data: bytes) -> Any:
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError):
-        return None
-
-
-class ClientAPIServer:
+class ClientAPIServer(IpcServer):
     """The ROUTER on ``master_client.ipc``, serving a :class:`MasterServer` (loop)."""
 
+    label = "operator IPC"
+
     def __init__(self, opts: dict[str, Any], master: Any, ctx: zmq.asyncio.Context | None = None) -> None:
+        super().__init__(client_socket_path(opts), ctx)
         self.opts = opts
         self.master = master
-        self.path = client_socket_path(opts)
-        if len(self.path.encode()) > 107:
-            raise BrinyError(f"the path {self.path} is too long for an IPC socket; set a shorter sock_dir")
-        self.ctx = ctx or zmq.asyncio.Context.instance()
-        self.sock: zmq.asyncio.Socket | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
 
-    def bind(self) -> None:
-        folder = os.path.dirname(self.path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        with contextlib.suppress(OSError):
-            os.chmod(folder, 0o700)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)  # a stale socket of a master that died
-        sock = self.ctx.socket(zmq.ROUTER)
-        sock.setsockopt(zmq.LINGER, 500)
-        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
-        old = os.umask(0o077)
-        try:
-            sock.bind(f"ipc://{self.path}")
-        finally:
-            os.umask(old)
-        with contextlib.suppress(OSError):
-            os.chmod(self.path, 0o600)
-        self.sock = sock
-
-    async def serve(self) -> None:
-        """Answer requests until cancelled (loop)."""
-        if self.sock is None:
-            self.bind()
-        assert self.sock is not None
-        while True:
-            parts = await self.sock.recv_multipart()
-            if len(parts) != 2:
-                log.warning("operator IPC: dropped a request of %d parts (expected 2)", len(parts))
-                continue
-            task = asyncio.ensure_future(self._answer(parts[0], parts[1]))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _answer(self, peer: bytes, body: bytes) -> None:
-        request = _unpack(body)
-        corr = request.get("corr") if isinstance(request, dict) else None
-        try:
-            reply = await self.handle(request)
-        except Exception as exc:  # one bad request must not take the IPC down
-            log.exception("operator IPC request failed")
-            reply = {"error": f"the master failed on this request: {exc}"}
-        if corr is not None:
-            reply = {**reply, "corr": corr}
-        if self.sock is not None:
-            with contextlib.suppress(zmq.ZMQError):
-                await self.sock.send_multipart([peer, _pack(reply)])
+    def failure_reply(self, exc: Exception) -> dict[str, Any]:
+        return {"error": f"the master failed on this request: {exc}"}
 
     async def handle(self, request: Any) -> dict[str, Any]:
         """The reply to one request map (loop)."""
@@ -141,14 +78,6 @@ class ClientAPIServer:
         return {"error": f"unknown command {cmd[:40]!r}; the master knows publish, find_job, "
                          "minions, keys_changed"}
 
-    def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
 
 
 class MasterClient:
@@ -163,49 +92,40 @@ class MasterClient:
 
     def check_running(self) -> None:
         """Raise MasterNotRunning unless something listens on the socket (no zmq needed)."""
-        if not os.path.exists(self.path):
-            raise MasterNotRunning(
-                f"the master is not running (no socket at {self.path}); start it with "
-                f"'briny-master -c {self.opts.get('conf_dir') or 'DIR'}'")
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.settimeout(2)
-            probe.connect(self.path)
-        except PermissionError:
+        problem = probe(self.path)
+        if problem is None:
+            return
+        kind, detail = problem
+        start = f"start it with 'briny-master -c {self.opts.get('conf_dir') or 'DIR'}'"
+        if kind == "missing":
+            raise MasterNotRunning(f"the master is not running (no socket at {self.path}); {start}")
+        if kind == "refused":
+            raise MasterNotRunning(f"the master is not running (nothing listens on {self.path}); {start}")
+        if kind == "denied":
             raise MasterNotRunning(f"no permission to reach the master at {self.path}; run as the "
-                                   "master's user") from None
-        except OSError as exc:
-            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
-                raise MasterNotRunning(
-                    f"the master is not running (nothing listens on {self.path}); start it with "
-                    f"'briny-master -c {self.opts.get('conf_dir') or 'DIR'}'") from None
-            raise MasterNotRunning(f"cannot reach the master at {self.path}: {exc}") from None
-        finally:
-            probe.close()
+                                   "master's user")
+        raise MasterNotRunning(f"cannot reach the master at {self.path}: {detail}")
 
     def _socket(self) -> zmq.Socket:
         # every request: a master that stopped since the last one is reported at once, instead
         # of after the whole timeout (``briny`` asking find_job of a master gone mid-job)
         self.check_running()
         if self._sock is None:
-            sock = zmq.Context.instance().socket(zmq.DEALER)
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.connect(f"ipc://{self.path}")
-            self._sock = sock
+            self._sock = dealer(self.path)
         return self._sock
 
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request and wait for its reply; MasterError for an ``error`` reply."""
         sock = self._socket()
         corr = next(self._ids)
-        sock.send(_pack({**payload, "corr": corr}))
+        sock.send(pack({**payload, "corr": corr}))
         wait = self.timeout if timeout is None else timeout
         deadline_ms = int(wait * 1000)
         while True:
             if not sock.poll(deadline_ms):
                 raise MasterNotRunning(f"the master did not answer within {wait:g} s "
                                        f"(socket {self.path}); is briny-master running?")
-            reply = _unpack(sock.recv())
+            reply = unpack(sock.recv())
             if isinstance(reply, dict) and reply.get("corr") == corr:
                 break
         reply.pop("corr", None)

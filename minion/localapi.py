@@ -27,20 +27,16 @@ itself). The reply is ``{"jid", "return", "retcode", "out", "error",
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import errno
 import logging
 import os
-import socket
 from typing import Any
 
-import msgpack
 import zmq
 import zmq.asyncio
 
 from briny.common.exceptions import BrinyError, WireError
 from briny.common.jid import gen_jid
-from briny.common.wire import MAX_FRAME
+from briny.common.localipc import IpcServer, dealer, pack, probe, unpack
 from briny.minion.executor import COMPILED_FUNS, Job
 
 log = logging.getLogger(__name__)
@@ -58,77 +54,18 @@ def socket_path(opts: dict[str, Any]) -> str:
     return os.path.join(str(opts.get("sock_dir") or "/var/run/briny/minion"), SOCKET_NAME)
 
 
-def _pack(data: Any) -> bytes:
-    return msgpack.packb(data, use_bin_type=True, default=str)
-
-
-def _unpack(data: bytes) -> Any:
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError):
-        return None
-
-
-class LocalAPIServer:
+class LocalAPIServer(IpcServer):
     """The ROUTER on ``minion_client.ipc``, serving one :class:`MinionAgent` (loop)."""
 
+    label = "local calls (briny-call)"
+
     def __init__(self, opts: dict[str, Any], agent: Any, ctx: zmq.asyncio.Context | None = None) -> None:
+        super().__init__(socket_path(opts), ctx)
         self.opts = opts
         self.agent = agent
-        self.path = socket_path(opts)
-        if len(self.path.encode()) > 107:
-            raise BrinyError(f"the path {self.path} is too long for an IPC socket; set a shorter sock_dir")
-        self.ctx = ctx or zmq.asyncio.Context.instance()
-        self.sock: zmq.asyncio.Socket | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
 
-    def bind(self) -> None:
-        folder = os.path.dirname(self.path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        with contextlib.suppress(OSError):
-            os.chmod(folder, 0o700)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)  # a stale socket of a minion that died
-        sock = self.ctx.socket(zmq.ROUTER)
-        sock.setsockopt(zmq.LINGER, 500)
-        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
-        old = os.umask(0o077)
-        try:
-            sock.bind(f"ipc://{self.path}")
-        finally:
-            os.umask(old)
-        with contextlib.suppress(OSError):
-            os.chmod(self.path, 0o600)
-        self.sock = sock
-        log.info("local calls (briny-call) on %s", self.path)
-
-    async def serve(self) -> None:
-        """Answer requests until cancelled (loop)."""
-        if self.sock is None:
-            self.bind()
-        assert self.sock is not None
-        while True:
-            parts = await self.sock.recv_multipart()
-            if len(parts) != 2:
-                log.warning("local IPC: dropped a request of %d parts (expected 2)", len(parts))
-                continue
-            task = asyncio.ensure_future(self._answer(parts[0], parts[1]))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _answer(self, peer: bytes, body: bytes) -> None:
-        request = _unpack(body)
-        corr = request.get("corr") if isinstance(request, dict) else None
-        try:
-            reply = await self.handle(request)
-        except Exception as exc:  # one bad request must not take the IPC down
-            log.exception("local IPC request failed")
-            reply = {"error": "exception", "message": f"the minion failed on this request: {exc}"}
-        if corr is not None:
-            reply = {**reply, "corr": corr}
-        if self.sock is not None:
-            with contextlib.suppress(zmq.ZMQError):
-                await self.sock.send_multipart([peer, _pack(reply)])
+    def failure_reply(self, exc: Exception) -> dict[str, Any]:
+        return {"error": "exception", "message": f"the minion failed on this request: {exc}"}
 
     async def handle(self, request: Any) -> dict[str, Any]:
         """The reply to one request map (loop)."""
@@ -173,14 +110,6 @@ class LocalAPIServer:
             return None
         return reply["compiled"]
 
-    def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
 
 
 class LocalClient:
@@ -193,36 +122,26 @@ class LocalClient:
 
     def check_running(self) -> None:
         """Raise MinionNotRunning unless something listens on the socket."""
-        folder = os.path.dirname(self.path)
-        gone = (f"no briny-minion is running for this config (sock_dir {folder}); "
-                "start it, or use --local")
-        if not os.path.exists(self.path):
-            raise MinionNotRunning(gone)
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.settimeout(2)
-            probe.connect(self.path)
-        except PermissionError:
+        problem = probe(self.path)
+        if problem is None:
+            return
+        kind, detail = problem
+        if kind in ("missing", "refused"):
+            raise MinionNotRunning(f"no briny-minion is running for this config (sock_dir "
+                                   f"{os.path.dirname(self.path)}); start it, or use --local")
+        if kind == "denied":
             raise MinionNotRunning(f"no permission to reach the minion at {self.path}; run as the "
-                                   "minion's user, or use --local") from None
-        except OSError as exc:
-            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
-                raise MinionNotRunning(gone) from None
-            raise MinionNotRunning(f"cannot reach the minion at {self.path}: {exc}") from None
-        finally:
-            probe.close()
+                                   "minion's user, or use --local")
+        raise MinionNotRunning(f"cannot reach the minion at {self.path}: {detail}")
 
     def call(self, fun: str, arg: list[Any], kwarg: dict[str, Any]) -> dict[str, Any]:
         """Run ``fun`` through the daemon and wait for its reply, however long the job takes;
         MinionNotRunning when no daemon listens, or it stops before answering."""
         self.check_running()
-        sock = zmq.Context.instance().socket(zmq.DEALER)
-        sock.setsockopt(zmq.LINGER, 0)
-        self._sock = sock
+        sock = self._sock = dealer(self.path)
         try:
-            sock.connect(f"ipc://{self.path}")
             corr = os.urandom(8).hex()
-            sock.send(_pack({"cmd": "call", "fun": fun, "arg": arg, "kwarg": kwarg, "corr": corr}))
+            sock.send(pack({"cmd": "call", "fun": fun, "arg": arg, "kwarg": kwarg, "corr": corr}))
             while True:
                 if not sock.poll(int(PROBE_EVERY * 1000)):
                     try:
@@ -231,7 +150,7 @@ class LocalClient:
                         raise MinionNotRunning(f"the minion stopped before '{fun}' finished "
                                                f"(socket {self.path})") from None
                     continue
-                reply = _unpack(sock.recv())
+                reply = unpack(sock.recv())
                 if isinstance(reply, dict) and reply.get("corr") == corr:
                     reply.pop("corr", None)
                     return reply

@@ -1,0 +1,154 @@
+"""Owner-only local IPC between a daemon and the commands run beside it.
+
+Runs in the daemons (the server, on their asyncio loop) and in the CLIs
+(the probe and a DEALER socket, synchronous). The master's operator API
+(``master/clientapi.py``) and the minion's local API (``minion/localapi.py``)
+are both an :class:`IpcServer` subclass that only says how to answer one
+request (:meth:`IpcServer.handle`).
+
+The socket is a ZeroMQ ROUTER bound inside ``sock_dir`` (folder 0700,
+socket 0600: only the daemon's user reaches it). Requests and replies are
+msgpack maps; a request may carry ``corr``, echoed in its reply. Each request
+is answered in its own task, so a slow one never holds up the others, and a
+request that raises gets the subclass's error reply instead of taking the
+socket down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import socket
+from typing import Any
+
+import msgpack
+import zmq
+import zmq.asyncio
+
+from .exceptions import BrinyError
+from .wire import MAX_FRAME
+
+log = logging.getLogger(__name__)
+
+IPC_PATH_MAX = 107
+
+
+def pack(data: Any) -> bytes:
+    return msgpack.packb(data, use_bin_type=True, default=str)
+
+
+def unpack(data: bytes) -> Any:
+    """The map a request or reply holds, or None when it does not parse."""
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError):
+        return None
+
+
+def probe(path: str) -> tuple[str, str] | None:
+    """None when something listens on ``path``; else (``missing``|``refused``|``denied``|
+    ``error``, detail). Needs no ZeroMQ: a plain connect to the socket file."""
+    if not os.path.exists(path):
+        return "missing", path
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(2)
+        sock.connect(path)
+    except PermissionError:
+        return "denied", path
+    except OSError as exc:
+        if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
+            return "refused", path
+        return "error", str(exc)
+    finally:
+        sock.close()
+    return None
+
+
+def dealer(path: str) -> zmq.Socket:
+    """A synchronous DEALER connected to ``path``."""
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(f"ipc://{path}")
+    return sock
+
+
+class IpcServer:
+    """A ROUTER on ``path`` answering msgpack maps (loop). Subclasses define :meth:`handle`."""
+
+    label = "local IPC"
+
+    def __init__(self, path: str, ctx: zmq.asyncio.Context | None = None) -> None:
+        if len(path.encode()) > IPC_PATH_MAX:
+            raise BrinyError(f"the path {path} is too long for an IPC socket; set a shorter sock_dir")
+        self.path = path
+        self.ctx = ctx or zmq.asyncio.Context.instance()
+        self.sock: zmq.asyncio.Socket | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def handle(self, request: Any) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def failure_reply(self, exc: Exception) -> dict[str, Any]:
+        """The reply to a request whose handling raised."""
+        return {"error": f"the daemon failed on this request: {exc}"}
+
+    def bind(self) -> None:
+        folder = os.path.dirname(self.path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # a stale socket of a daemon that died
+        sock = self.ctx.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 500)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
+        old = os.umask(0o077)
+        try:
+            sock.bind(f"ipc://{self.path}")
+        finally:
+            os.umask(old)
+        with contextlib.suppress(OSError):
+            os.chmod(self.path, 0o600)
+        self.sock = sock
+        log.info("%s on %s", self.label, self.path)
+
+    async def serve(self) -> None:
+        """Answer requests until cancelled (loop)."""
+        if self.sock is None:
+            self.bind()
+        assert self.sock is not None
+        while True:
+            parts = await self.sock.recv_multipart()
+            if len(parts) != 2:
+                log.warning("%s: dropped a request of %d parts (expected 2)", self.label, len(parts))
+                continue
+            task = asyncio.ensure_future(self._answer(parts[0], parts[1]))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, peer: bytes, body: bytes) -> None:
+        request = unpack(body)
+        corr = request.get("corr") if isinstance(request, dict) else None
+        try:
+            reply = await self.handle(request)
+        except Exception as exc:  # one bad request must not take the IPC down
+            log.exception("%s request failed", self.label)
+            reply = self.failure_reply(exc)
+        if corr is not None:
+            reply = {**reply, "corr": corr}
+        if self.sock is not None:
+            with contextlib.suppress(zmq.ZMQError):
+                await self.sock.send_multipart([peer, pack(reply)])
+
+    def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
