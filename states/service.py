@@ -67,50 +67,37 @@ def _unavailable(ret: dict[str, Any], name: str, verb: str, fail: bool = True) -
     return ret
 
 
-def _enable(ret: dict[str, Any], name: str, started: bool | None, **kwargs: Any) -> dict[str, Any]:
-    """Make ``name`` start at boot; the comment also tells whether it runs."""
+def _set_boot_flag(ret: dict[str, Any], name: str, started: bool | None, enable: bool,
+                   **kwargs: Any) -> dict[str, Any]:
+    """Make ``name`` start at boot (``enable``) or not; the comment also tells whether it runs."""
     word = _state_word(started)
-    if _is_enabled(name):
-        ret["comment"] = f"Service {name} is already enabled, and is {word}"
+    verb, at_boot = ("enabled", "start at boot") if enable else ("disabled", "not start at boot")
+    if _is_enabled(name) == enable:
+        ret["comment"] = f"Service {name} is already {verb}, and is {word}"
         return ret
     if _test():
         ret["result"] = None
-        ret["comment"] = f"Service {name} set to be enabled"
+        ret["comment"] = f"Service {name} set to be {verb}"
         return ret
-    ok, err = _call("enable", name, **kwargs)
-    if ok and _is_enabled(name):
+    ok, err = _call("enable" if enable else "disable", name, **kwargs)
+    if ok and _is_enabled(name) == enable:
         ret["changes"][name] = True
-        ret["comment"] = f"Service {name} has been enabled, and is {word}"
+        ret["comment"] = f"Service {name} has been {verb}, and is {word}"
         return ret
     ret["result"] = False
     was = "already running" if started is None and _status(name) else word
-    ret["comment"] = f"Failed when setting service {name} to start at boot, but the service was {was}"
+    ret["comment"] = f"Failed when setting service {name} to {at_boot}, but the service was {was}"
     if err:
         ret["comment"] += f": {err}"
     return ret
+
+
+def _enable(ret: dict[str, Any], name: str, started: bool | None, **kwargs: Any) -> dict[str, Any]:
+    return _set_boot_flag(ret, name, started, True, **kwargs)
 
 
 def _disable(ret: dict[str, Any], name: str, started: bool | None, **kwargs: Any) -> dict[str, Any]:
-    """Keep ``name`` from starting at boot."""
-    word = _state_word(started)
-    if not _is_enabled(name):
-        ret["comment"] = f"Service {name} is already disabled, and is {word}"
-        return ret
-    if _test():
-        ret["result"] = None
-        ret["comment"] = f"Service {name} set to be disabled"
-        return ret
-    ok, err = _call("disable", name, **kwargs)
-    if ok and not _is_enabled(name):
-        ret["changes"][name] = True
-        ret["comment"] = f"Service {name} has been disabled, and is {word}"
-        return ret
-    ret["result"] = False
-    was = "already running" if started is None and _status(name) else word
-    ret["comment"] = f"Failed when setting service {name} to not start at boot, but the service was {was}"
-    if err:
-        ret["comment"] += f": {err}"
-    return ret
+    return _set_boot_flag(ret, name, started, False, **kwargs)
 
 
 def _delay(init_delay: Any) -> float:
