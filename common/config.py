@@ -108,6 +108,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "state_compile": "auto",
     "job_cache": "sqlite",
     "fileserver_list_cache_time": 1,
+    "pillar_allow_py": False,
 }
 
 PATH_KEYS = ("pki_dir", "cachedir", "sock_dir", "log_file", "pidfile", "extension_modules")

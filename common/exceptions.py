@@ -14,6 +14,7 @@ them into Salt-style results or CLI errors, never into tracebacks.
     ├── LoaderError                 a module could not be found or loaded
     │   └── FunctionNotFound        ``mod.fun`` is not available on this host
     ├── CommandExecutionError       an execution function failed doing its work
+    │   └── HostAccessError         a render away from a minion needed that minion's host
     ├── SaltInvocationError         a function was called with bad arguments
     ├── FileServerError             a ``salt://`` path is missing, hostile or unreadable
     ├── WireError                   a frame does not parse or fails its checks
@@ -79,6 +80,11 @@ class CommandExecutionError(BrinyError):
     def __init__(self, message: str = "", info: object = None) -> None:
         super().__init__(message)
         self.info = info
+
+
+class HostAccessError(CommandExecutionError):
+    """A render on the master (pillar, or states compiled for a minion) needed the minion's host:
+    a function that is not pure, a host-reading filter, or Python code. The message names it."""
 
 
 class SaltInvocationError(BrinyError):

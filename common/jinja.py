@@ -191,6 +191,9 @@ class SaltEnvironment(SandboxedEnvironment):
     """
 
     written_as: dict[str, str]
+    # on the master: what the render may use of a host (common/hostview.py); filters that read
+    # the host (``which``) ask it. None on a minion.
+    boundary: Any = None
 
     def resolve(self, name: Any, parent: str | None = None) -> Any:
         if not isinstance(name, str) or name.split("/", 1)[0] not in (".", ".."):
@@ -334,7 +337,7 @@ def _env_options(opts: Mapping[str, Any], sls_render: bool) -> dict[str, Any]:
 
 
 def build_environment(client: "FileClient", saltenv: str, opts: Mapping[str, Any],
-                      sls_render: bool) -> SaltEnvironment:
+                      sls_render: bool, boundary: Any = None) -> SaltEnvironment:
     """A fresh environment for one render: loader, tags, filters, tests, globals."""
     options = _env_options(opts, sls_render)
     undefined = jinja2.Undefined if opts.get("allow_undefined") else jinja2.StrictUndefined
@@ -347,6 +350,7 @@ def build_environment(client: "FileClient", saltenv: str, opts: Mapping[str, Any
         undefined=undefined, autoescape=False, bytecode_cache=bcc, auto_reload=False,
         finalize=_finalize, **options)
     env.written_as = {}
+    env.boundary = boundary
     indent = env.filters.get("indent")
     env.filters.update(FILTERS)
     if indent is not None:
@@ -419,7 +423,7 @@ def _plain_text_output(env: jinja2.Environment, text: str) -> str:
 
 
 def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str,
-                 tmplpath: str | None = None, opts: dict | None = None) -> str:
+                 tmplpath: str | None = None, opts: dict | None = None, boundary: Any = None) -> str:
     """Render ``text`` with Salt's Jinja environment.
 
     ``context`` holds ``salt``, ``grains``, ``pillar``, ``opts``, ``saltenv``,
@@ -427,13 +431,15 @@ def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str
     variables and as environment globals, as Salt does. Imported templates
     come from ``client.get_text(path, saltenv)``. Failures raise
     :class:`TemplateError` with the text Salt puts after
-    ``Rendering SLS 'base:NAME' failed: ``.
+    ``Rendering SLS 'base:NAME' failed: ``. ``boundary`` (the master
+    rendering for a minion, :class:`~briny.common.hostview.HostBoundary`) is
+    what filters that read the host ask first.
     """
     if opts is None:
         opts = context.get("opts") or {}
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    env = build_environment(client, saltenv, opts, bool(context.get("sls")))
+    env = build_environment(client, saltenv, opts, bool(context.get("sls")), boundary)
     if not _has_markup(env, text):
         output = _plain_text_output(env, text)
     else:

@@ -4,6 +4,11 @@ Runs wherever templates render; :mod:`briny.common.jinja` installs
 :data:`FILTERS` and :data:`TESTS` into every environment it builds. Each
 filter behaves as Salt 3007's filter of the same name was observed to behave
 (outputs recorded in ``tests/unit/common/test_jinja_filters.py``).
+
+Every filter works on its arguments only, except ``which`` (reads the host's
+``PATH`` and files): on the master, rendering for a minion, it is refused
+(the environment's ``boundary``), so with ``state_compile: auto`` that minion
+compiles for itself. ``method_call`` calls through the sandbox's checks.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, Callable
 
 import yaml
+from jinja2 import pass_context, pass_environment
 from jinja2.exceptions import TemplateRuntimeError
 from jinja2.runtime import Undefined
+from jinja2.sandbox import SandboxedEnvironment
 
 from . import yamlout, yamlloader
 
@@ -228,10 +235,22 @@ def skip(_value: Any) -> str:
     return ""
 
 
-def method_call(obj: Any, f_name: str, *args: Any, **kwargs: Any) -> Any:
-    if f_name.startswith("_"):
+@pass_context
+def method_call(ctx: Any, obj: Any, f_name: str, *args: Any, **kwargs: Any) -> Any:
+    """``obj.f_name(*args, **kwargs)``; None when ``obj`` has no such attribute (Salt's).
+
+    The attribute and the call go through the sandbox's own checks, as
+    ``obj.f_name(...)`` written in the template would (so ``str.format`` cannot
+    reach attributes the sandbox hides)."""
+    if not isinstance(f_name, str) or f_name.startswith("_"):
         raise TemplateRuntimeError(f"method_call refuses private method {f_name!r}")
-    return getattr(obj, f_name, lambda *a, **k: None)(*args, **kwargs)
+    env = ctx.environment
+    if not hasattr(obj, f_name):
+        return None
+    if isinstance(env, SandboxedEnvironment):
+        # the sandbox's getattr: unsafe attributes fail when called, str.format is its safe one
+        return env.call(ctx, env.getattr(obj, f_name), *args, **kwargs)
+    return getattr(obj, f_name)(*args, **kwargs)
 
 
 def human_to_bytes(size: Any) -> int:
@@ -515,7 +534,12 @@ def path_join(*parts: str) -> str:
     return os.path.join(first, *rest).rstrip("/") if rest else first
 
 
-def which(exe: str) -> str | None:
+@pass_environment
+def which(environment: Any, exe: str) -> str | None:
+    """The path of ``exe`` on this host's ``PATH``; on the master the minion's host is needed."""
+    boundary = getattr(environment, "boundary", None)
+    if boundary is not None:
+        raise boundary.refusal("the 'which' filter")
     return shutil.which(exe)
 
 

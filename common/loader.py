@@ -52,7 +52,7 @@ BUILTIN_DIRS = {
     "modules": _PKG_ROOT / "minion" / "modules",
     "states": _PKG_ROOT / "states",
 }
-_VIRTUALNAME_RE = re.compile(r"""^__virtualname__\s*=\s*['"]([\w]+)['"]""", re.M)
+VIRTUALNAME_RE = re.compile(r"""^__virtualname__\s*=\s*['"]([\w]+)['"]""", re.M)
 _counter = 0
 
 
@@ -103,11 +103,11 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
-    def __getattr__(self, name: str) -> "_ModuleNamespace":
-        # salt.cmd.run(...) in templates and modules
+    def __getattr__(self, name: str) -> "ModuleNamespace":
+        # __salt__.cmd.run(...) in modules (templates see SaltFunctions, common/hostview.py)
         if name.startswith("_"):
             raise AttributeError(name)
-        return _ModuleNamespace(self, name)
+        return ModuleNamespace(self, name)
 
     # -- public helpers ---------------------------------------------------
     def missing_message(self, key: str) -> str:
@@ -239,7 +239,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
                     continue
                 for p in sorted(d.glob("*.py")):
                     try:
-                        m = _VIRTUALNAME_RE.search(p.read_text(encoding="utf-8", errors="replace"))
+                        m = VIRTUALNAME_RE.search(p.read_text(encoding="utf-8", errors="replace"))
                     except OSError:
                         continue
                     if m and m.group(1) != p.stem:
@@ -248,14 +248,26 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return self._virtual_index
 
 
-class _ModuleNamespace:
-    """``salt.cmd`` in ``salt.cmd.run(...)``."""
+class ModuleNamespace:
+    """``salt.cmd`` in ``salt.cmd.run(...)``: the functions of one module of a ``mod.fun`` mapping
+    (a loader, or the :class:`~briny.common.hostview.SaltFunctions` templates see)."""
 
     __slots__ = ("_loader", "_mod")
+    # what Jinja's sandbox asks of anything called: answered here, never looked up as functions
+    unsafe_callable = False
+    alters_data = False
+    jinja_pass_arg = None
 
-    def __init__(self, loader: LazyLoader, mod: str) -> None:
+    def __init__(self, loader: Mapping[str, Callable[..., Any]] | Any, mod: str) -> None:
         self._loader = loader
         self._mod = mod
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"salt.{self._mod} is a module, not a function: call salt.{self._mod}.<function>(...) "
+                        f"or salt['{self._mod}.<function>'](...)")
+
+    def __repr__(self) -> str:
+        return f"<module namespace salt.{self._mod}>"
 
     def __getattr__(self, fun: str) -> Callable[..., Any]:
         try:

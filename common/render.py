@@ -7,6 +7,11 @@ otherwise ``opts["renderer"]`` applies (``jinja|yaml``). Each stage takes the
 previous stage's output: text renderers (jinja) return text, data renderers
 (yaml, json, py) return data.
 
+Templates get ``salt`` as a :class:`~briny.common.hostview.SaltFunctions`
+(never the loader itself). When the master renders for a minion the
+:class:`RenderEnv` carries a ``boundary``: ``#!py`` (Python) runs only where
+it allows it, and Jinja's host-reading filters ask it first.
+
 Errors are :class:`RenderError` whose message is the text Salt puts after
 ``Rendering SLS 'env:name' failed: ``.
 """
@@ -24,6 +29,7 @@ import yaml
 from . import yamlloader
 from .exceptions import RenderError
 from .fileclient import FileClient
+from .hostview import CODE_RENDERERS, template_salt
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +45,11 @@ class RenderEnv:
     salt: Any  # LazyLoader of execution functions
     grains: dict[str, Any] = field(default_factory=dict)
     pillar: dict[str, Any] = field(default_factory=dict)
-    # what templates see as ``opts`` / ``__opts__`` when it is not ``opts`` itself
-    # (the master compiling for a minion watches which of its keys templates read)
+    # what templates see as ``opts`` / ``__opts__`` when it is not ``opts`` itself (on the master:
+    # the minion's view, an OptsView, apart from the opts the compiler itself uses)
     template_opts: Any = None
+    # on the master: what this render may use of a host (common/hostview.py); None on a minion
+    boundary: Any = None
 
     def opts_for_templates(self) -> Any:
         return self.opts if self.template_opts is None else self.template_opts
@@ -134,7 +142,7 @@ def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
     from .jinja import render_jinja, template_vars  # the Jinja layer is loaded only when used
 
     context: dict[str, Any] = {
-        "salt": env.salt,
+        "salt": template_salt(env.salt),
         "grains": env.grains,
         "pillar": env.pillar,
         "opts": env.opts_for_templates(),
@@ -145,7 +153,7 @@ def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
     if extra:
         context.update(extra)
     return render_jinja(data, context, client=env.client, saltenv=saltenv, tmplpath=relpath,
-                        opts=env.opts)
+                        opts=env.opts, boundary=env.boundary)
 
 
 def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
@@ -194,6 +202,8 @@ def render_text(text: str, *, env: RenderEnv, saltenv: str, sls: str | None = No
         renderer = RENDERERS.get(name)
         if renderer is None:
             raise RenderError(f"The renderer \"{name}\" is not available")
+        if name in CODE_RENDERERS and env.boundary is not None:
+            env.boundary.code(name)      # Python on the master: refused unless allowed
         data = renderer(data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra)
     if isinstance(data, str):
         # a pipeline that ends in text (e.g. plain #!jinja) yields no state data

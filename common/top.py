@@ -193,9 +193,12 @@ def confirm_top(match: str, data: list[Any], opts: dict[str, Any], grains: dict[
     for item in data:
         if isinstance(item, dict) and "match" in item:
             tgt_type = str(item["match"])
+    # nodegroups are read only by targets that use them (the master compiling for a minion
+    # counts each opts read: a minion whose nodegroups differ compiles such a top itself)
+    groups = tgt_type == "nodegroup" or (tgt_type == "compound" and "N@" in str(match))
     try:
         return bool(run_match(str(match), tgt_type, str(opts.get("id")), grains, pillar,
-                              nodegroups=opts.get("nodegroups") or {}))
+                              nodegroups=(opts.get("nodegroups") or {}) if groups else {}))
     except BrinyError as exc:
         log.error("Top file target %r (%s) did not parse: %s", match, tgt_type, exc)
         return False

@@ -17,18 +17,30 @@ minion runs, over a :class:`~briny.common.render.RenderEnv` whose file
 client serves the master's ``file_roots`` (listings from the file server),
 whose ``grains`` are the grains the minion last sent, whose ``pillar`` is
 the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
-``pillar=`` override merged over it, as on the minion), whose ``opts`` are
-the master's with the minion's ``id``, ``test``, ``saltenv`` and
-``pillarenv``, and whose ``salt`` is the guarded master-side loader
-(:func:`~briny.master.pillar.master_side_mods`): pure functions run on the
-master; a function that needs the host (``cmd.run``, ``user.info``, a
-module only the minion has, ...) is never run here.
+``pillar=`` override merged over it, as on the minion), and whose ``salt``
+is the guarded master-side ``salt``
+(:func:`~briny.master.pillar.master_side_mods`, built-in modules only).
+Everything the compile may touch goes through one
+:class:`~briny.common.hostview.HostBoundary` for that minion: pure functions
+run on the master; a function that needs the host (``cmd.run``,
+``user.info``, a module only the minion has, a built-in one the file roots'
+``_modules`` replace on the minion, ...), the ``which`` filter and ``#!py``
+SLS never run here.
+
+Opts come in three views (:meth:`MasterCompiler.views`): the compiler and
+loader use the master's own config (file roots, extension modules, cachedir,
+renderer and Jinja settings: a minion's report never steers them); templates
+and the modules they call see the minion's view, built from what the master
+took of the config the minion reported (:mod:`briny.common.reported`: no
+paths, module locations, sockets, keys or secrets, size-capped). Reading a
+key whose value the master does not know for that minion, or a compile
+setting the minion has set otherwise, counts as needing the host.
 
 ``state_compile`` (master config) chooses: ``minion`` — every minion
-compiles itself; ``master`` — always compile here, a host function being a
-render error for that minion; ``auto`` (default) — compile here, and when a
-template looked up a host function, let that minion compile itself
-(so the result is exactly Salt's).
+compiles itself; ``master`` — always compile here, a host function (or
+``#!py``) being a render error for that minion; ``auto`` (default) —
+compile here, and when the compile needed the host (see above), let that
+minion compile itself (so the result is exactly Salt's).
 
 Results are cached per (minion, function, mods, saltenv, pillarenv, test,
 exclude, ``pillar=`` override) and reused while the file roots' signature
@@ -63,9 +75,12 @@ import msgpack
 from briny.common.args import KWARG_RE, parse_input
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
+from briny.common.hostview import HostBoundary, OptsView
 from briny.common.jid import gen_jid
+from briny.common.loader import VIRTUALNAME_RE
+from briny.common.reported import COMPILE_KEYS, JOB_KEYS, ReportedConfig, accept_reported
 from briny.master.fileserver import FileServer
-from briny.master.pillar import MinionPillars, master_side_mods
+from briny.master.pillar import ALLOWED, MinionPillars, is_pure, master_side_mods
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +89,8 @@ MODES = ("auto", "master", "minion")
 CACHE_MAX = 4096
 EX_STATE_COMPILER_ERROR = 1
 EX_PILLAR_FAILURE = 5
+PY_HINT = "with state_compile: auto (the default) or minion, the minion compiles such an SLS itself"
+_MISSING = object()
 GrainsLookup = Callable[[str], Mapping[str, Any] | None]
 Compiled = dict[str, Any]
 
@@ -187,60 +204,6 @@ class _Entry:
     result: Compiled | None
 
 
-# opts keys whose value the master knows to be the minion's own for this job
-_SHARED_OPTS = frozenset({"id", "test", "saltenv", "pillarenv", "grains", "pillar"})
-
-
-class WatchedOpts(dict):
-    """The opts templates see when the master compiles for a minion.
-
-    Reading any key but the few the master knows to be the minion's own
-    (``id``, ``test``, ``saltenv``...) is recorded: ``opts['root_dir']`` or a
-    key from the minion's own config has the minion's value in Salt, which
-    the master does not have, so in ``auto`` mode such a template makes the
-    minion compile for itself (as a host function call does).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.host_reads: set[str] = set()
-
-    def _note(self, key: Any) -> None:
-        if key not in _SHARED_OPTS:
-            self.host_reads.add(str(key))
-
-    def __getitem__(self, key: Any) -> Any:
-        self._note(key)
-        return super().__getitem__(key)
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self._note(key)
-        return super().get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        self._note(key)
-        return super().__contains__(key)
-
-    def _all(self) -> None:
-        self.host_reads.add("*")
-
-    def keys(self):  # type: ignore[override]
-        self._all()
-        return super().keys()
-
-    def items(self):  # type: ignore[override]
-        self._all()
-        return super().items()
-
-    def values(self):  # type: ignore[override]
-        self._all()
-        return super().values()
-
-    def __iter__(self):  # type: ignore[override]
-        self._all()
-        return super().__iter__()
-
-
 class MasterCompiler:
     """Compiles state jobs per minion and caches them; thread-safe (worker threads)."""
 
@@ -253,6 +216,7 @@ class MasterCompiler:
         self.grains_of = grains_of
         # the config each minion reported at auth: templates see the minion's opts, as in Salt
         self.opts_of = opts_of or (lambda _minion: None)
+        self._custom: tuple[str, frozenset[str]] = ("", frozenset())   # (roots signature, names)
         self.renders = 0          # compiles actually run (tests count them)
         self.hits = 0
         self.fallbacks = 0
@@ -351,8 +315,8 @@ class MasterCompiler:
         grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
         pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
         key = request.cache_key(minion_id, fun)
-        reported = self.opts_of(minion_id)
-        grains_digest, pillar_digest = digest([grains, reported]), digest(pillar)
+        report = self.reported(minion_id)
+        grains_digest, pillar_digest = digest([grains, report and report.digest]), digest(pillar)
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest,
@@ -360,7 +324,7 @@ class MasterCompiler:
                 self._cache.move_to_end(key)
                 self.hits += 1
                 return copy.deepcopy(entry.result)
-        result = self.compile_now(minion_id, request, grains, pillar)
+        result = self.compile_now(minion_id, request, grains, pillar, roots)
         with self._lock:
             self._cache[key] = _Entry(roots, grains_digest, pillar_digest, copy.deepcopy(result))
             self._cache.move_to_end(key)
@@ -368,24 +332,88 @@ class MasterCompiler:
                 self._cache.popitem(last=False)
         return result
 
-    def minion_opts(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
-                    pillar: dict[str, Any]) -> dict[str, Any]:
-        """The opts this minion's compile sees: its own reported config over the master's."""
-        opts = {k: v for k, v in self.opts.items() if not k.startswith("__")}
-        reported = self.opts_of(minion_id) or {}
-        opts.update({k: v for k, v in reported.items() if isinstance(k, str) and not k.startswith("__")})
-        opts.update({"id": minion_id, "grains": grains, "pillar": pillar, "file_client": "remote",
-                     "state_top": opts.get("state_top") or "top.sls"})
+    def reported(self, minion_id: str) -> ReportedConfig | None:
+        """What the master took of ``minion_id``'s reported config (None: it knows none)."""
+        got = self.opts_of(minion_id)
+        if got is None or isinstance(got, ReportedConfig):
+            return got
+        return accept_reported(got, minion_id)    # a raw map: the same rule as the server's
+
+    def custom_modules(self, roots: str) -> frozenset[str]:
+        """Names of the execution modules the file roots' ``_modules`` give minions (their file
+        names and ``__virtualname__``): a minion syncs them before a highstate, so there they
+        replace a built-in module of the same name, which the master must not run in their stead.
+        Cached per ``roots`` signature."""
+        if self._custom[0] == roots and roots:
+            return self._custom[1]
+        client = MasterFileClient(self.fileserver)
+        names: set[str] = set()
+        for env in self.fileserver.envs():
+            for rel in client.list_files(env):
+                folder, _, name = rel.partition("/")
+                if folder != "_modules" or "/" in name or not name.endswith(".py"):
+                    continue
+                names.add(name[:-3])
+                try:
+                    found = VIRTUALNAME_RE.search(client.get_text(rel, env) or "")
+                except (FileServerError, OSError):
+                    found = None
+                if found:
+                    names.add(found.group(1))
+        self._custom = (roots, frozenset(names))
+        return self._custom[1]
+
+    def views(self, minion_id: str, request: StateRequest, grains: dict[str, Any], pillar: dict[str, Any],
+              report: ReportedConfig | None, client: Any,
+              boundary: HostBoundary) -> tuple[OptsView, OptsView, OptsView]:
+        """The opts of one compile for ``minion_id``: (what the compiler uses, what templates see,
+        what the modules they call see as ``__opts__``).
+
+        The compiler's are the master's own (file roots, extension modules, cachedir,
+        renderer...), with the minion's id, grains, pillar and job settings; a read of a compile
+        setting whose value this minion reported differently (or did not report) is recorded.
+        Templates see the minion's view: what the master took of its reported config
+        (:mod:`briny.common.reported`), the compile settings in effect, its id, grains, pillar
+        and job settings; a read of a key whose value the master does not know for it (a private
+        key, one it refused, any key of a minion that never reported) is recorded.
+        """
+        master = {k: v for k, v in self.opts.items() if isinstance(k, str) and not k.startswith("__")}
+        data = report.data if report is not None else {}
+        differing = {k for k in COMPILE_KEYS
+                     if report is None or data.get(k, _MISSING) != master.get(k, _MISSING)}
+        job: dict[str, Any] = {k: data[k] for k in JOB_KEYS if k in data}
         if request.test is not None:
-            opts["test"] = request.test
+            job["test"] = request.test
         if request.saltenv:
-            opts["saltenv"] = request.saltenv
+            job["saltenv"] = request.saltenv
         if request.pillarenv:
-            opts["pillarenv"] = request.pillarenv
-        return opts
+            job["pillarenv"] = request.pillarenv
+        compiler = OptsView({**master, **job, "id": minion_id, "file_client": "remote",
+                             "state_top": master.get("state_top") or "top.sls"},
+                            boundary=boundary, unknown=differing.__contains__,
+                            internal={"__fileclient": client}, listing=False,
+                            shared={"grains": grains, "pillar": pillar})
+        seen = {k: v for k, v in data.items() if k not in COMPILE_KEYS}
+        seen.update({k: master[k] for k in COMPILE_KEYS if k in master})
+        seen.update(job, id=minion_id)
+
+        def unknown(key: str) -> bool:
+            if key in ("id", "grains", "pillar") or key in job:
+                return False
+            if report is None:
+                return True
+            if key in COMPILE_KEYS:
+                return key in differing
+            return not report.knows(key)
+
+        shared = {"grains": grains, "pillar": pillar}
+        templates = OptsView(seen, boundary=boundary, unknown=unknown, shared=shared)
+        modules = OptsView(seen, boundary=boundary, unknown=unknown, internal={"__fileclient": client},
+                           shared=shared)
+        return compiler, templates, modules
 
     def compile_now(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
-                    pillar: dict[str, Any]) -> Compiled | None:
+                    pillar: dict[str, Any], roots: str | None = None) -> Compiled | None:
         """Render and compile now (no cache); see the module docstring for the result."""
         from briny.common.compiler import StateCompiler   # Jinja and the compiler: only now
         from briny.common.dictupdate import merge
@@ -398,20 +426,16 @@ class MasterCompiler:
                     "retcode": EX_PILLAR_FAILURE}
         if request.pillar is not None:
             pillar = merge(copy.deepcopy(pillar), request.pillar)
-        opts = self.minion_opts(minion_id, request, grains, pillar)
+        custom = self.custom_modules(roots if roots is not None else self.roots_signature())
+        boundary = HostBoundary(minion_id, "the states",
+                                lambda key: is_pure(key) and key.partition(".")[0] not in custom,
+                                ALLOWED, code_hint=PY_HINT)
         client = MasterFileClient(self.fileserver)
-        opts["__fileclient"] = client
-        salt = master_side_mods(opts, grains, pillar, minion_id, rendering="the states")
-        salt.host_calls = []
-        seen_opts = WatchedOpts(opts)
-        if self.opts_of(minion_id) is None:
-            # a minion that never reported its config: reading opts (or config.*, which reads
-            # them first) needs the minion's values, so in auto mode the minion compiles
-            salt.impure_prefixes = ("config.",)
-            env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar,
-                            template_opts=seen_opts)
-        else:
-            env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar)
+        opts, template_opts, module_opts = self.views(minion_id, request, grains, pillar,
+                                                      self.reported(minion_id), client, boundary)
+        salt = master_side_mods(module_opts, grains, pillar, boundary)
+        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar,
+                        template_opts=template_opts, boundary=boundary)
         self.renders += 1
         compiler = StateCompiler(env)
         exclude = list(request.exclude) or None
@@ -420,7 +444,7 @@ class MasterCompiler:
                                         exclude)
         else:
             compiled = compiler.for_highstate(exclude)
-        needs_host = sorted(set(salt.host_calls)) + [f"opts['{k}']" for k in sorted(seen_opts.host_reads)]
+        needs_host = boundary.needs
         if needs_host and self.mode == "auto":
             self.fallbacks += 1
             log.info("%s compiles its own states: a template needs its host (%s)", minion_id,

@@ -10,13 +10,21 @@ problems never raise: they come back under ``_errors`` (state runs on the
 minion refuse to start on them, as they do masterless).
 
 Templates may call execution functions through ``salt[...]``, but on the
-master only those that read the minion's data (:data:`PURE_FUNCTIONS`:
-``grains.*``, ``pillar.*``, ``config.*``, ``match.*``, ``slsutil.*``, the
-master's file server listings and a few path helpers). A function that needs
-the host itself (``cmd.run``, ``user.info``, ``pkg.version``, ...) is
-refused with a render error naming it (:class:`MasterSideLoader`): it would
-otherwise run on the master, with the master's privileges, for a minion.
-Salt would run it on the master; briny deliberately does not.
+master only the pure ones (:data:`PURE_FUNCTIONS`: readers of the minion's
+grains and pillar and of the config, matchers, ``slsutil`` merges, the
+master's file server listings and a few path helpers), by every path: the
+``salt`` templates see and the ``__salt__`` of the modules they call are a
+:class:`~briny.common.hostview.SaltFunctions` guarded by a
+:class:`~briny.common.hostview.HostBoundary`, built from the built-in
+modules only (never a custom module folder). Any other function
+(``cmd.run``, ``user.info``, ``pkg.version``, ...) is refused with a render
+error naming it: it would otherwise run on the master, with the master's
+privileges, for a minion. So are host-reading Jinja filters (``which``) and
+``#!py`` pillar files, which would run Python in the master: refused unless
+the master config sets ``pillar_allow_py: True`` (for the operator's own
+trusted pillar code). Salt would run all of these on the master; briny
+deliberately does not. Pillar templates see the master's config as
+``opts`` (with the minion's ``id``), as in Salt, as a deep copy.
 
 Compiled pillars are cached per (minion, pillar environment); an entry is
 used again only while the pillar tree (every file and folder under the
@@ -31,11 +39,9 @@ once, one compile at a time per minion and environment.
 from __future__ import annotations
 
 import copy
-import fnmatch
 import hashlib
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,87 +50,53 @@ from typing import Any
 import msgpack
 
 from briny.common import loader
-from briny.common.exceptions import CommandExecutionError, WireError
+from briny.common.exceptions import WireError
+from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
+from briny.common.reported import is_env_name
 
 log = logging.getLogger(__name__)
 
-# Execution functions a pillar template may call on the master: they read the minion's grains,
-# pillar and the master's config or file listings, and change nothing on any host.
-PURE_FUNCTIONS: tuple[str, ...] = (
-    "grains.*", "pillar.*", "config.*", "match.*", "slsutil.*",
+# Execution functions a template may call on the master: they read the minion's grains, pillar
+# and config, match, merge data or list the master's file server, and change nothing on any host.
+# Exact names: a function added to one of these modules is not pure until it is listed here.
+PURE_FUNCTIONS: frozenset[str] = frozenset({
+    "grains.get", "grains.item", "grains.items", "grains.ls", "grains.has_value", "grains.equals",
+    "grains.filter_by",
+    "pillar.get", "pillar.fetch", "pillar.item", "pillar.items", "pillar.data", "pillar.raw",
+    "pillar.keys", "pillar.ls", "pillar.obfuscate", "pillar.filter_by",
+    "config.get", "config.option", "config.items", "config.valid_fileproto", "config.dot_vals",
+    "match.compound", "match.glob", "match.pcre", "match.list", "match.grain", "match.grain_pcre",
+    "match.pillar", "match.pillar_pcre", "match.pillar_exact", "match.ipcidr", "match.nodegroup",
+    "match.data", "match.ifelse", "match.search_by", "match.filter_by",
+    "slsutil.update", "slsutil.merge", "slsutil.merge_all", "slsutil.boolstr", "slsutil.file_exists",
+    "slsutil.dir_exists", "slsutil.path_exists", "slsutil.findup",
     "cp.list_master", "cp.list_master_dirs", "cp.list_states",
     "file.dirname", "file.basename", "file.join",
-)
-# ... except these, which write to the host or read its files (Salt's names, should briny grow them)
-NOT_PURE: tuple[str, ...] = (
-    "grains.set*", "grains.append", "grains.del*", "grains.remove", "grains.fetch_*",
-    "slsutil.renderer",
-)
-_ENV_RE = re.compile(r"\A[A-Za-z0-9_.@+-]{1,255}\Z")
+})
+# for messages: what templates rendered on the master may call
+ALLOWED = ("the pure functions (grains.get/item/items/ls/has_value/equals/filter_by, pillar.get and "
+           "its readers, config.get/option/items/dot_vals, match.*, slsutil merges and file server "
+           "checks, cp.list_master/list_master_dirs/list_states, file.dirname/basename/join)")
+PY_HINT = ("pillar_allow_py: True in the master config allows #!py pillar files "
+           "(for the operator's own trusted pillar code)")
 GrainsLookup = Callable[[str], Mapping[str, Any] | None]
 
 
 def is_pure(key: str) -> bool:
     """Whether ``mod.fun`` may run on the master for a minion."""
-    return (any(fnmatch.fnmatchcase(key, pattern) for pattern in PURE_FUNCTIONS)
-            and not any(fnmatch.fnmatchcase(key, pattern) for pattern in NOT_PURE))
+    return key in PURE_FUNCTIONS
 
 
-class MasterSideLoader(loader.LazyLoader):
-    """A minion's ``__salt__`` on the master: pure functions run; any other is refused.
-
-    Looking a refused function up works (so ``'cmd.run' in salt`` is true as
-    on the minion), but calling it raises :class:`CommandExecutionError`
-    naming it; templates show it as a render error. The loader is also the
-    ``__salt__`` of the modules it loads, so a pure function cannot reach a
-    host function through ``__salt__`` either.
-    """
-
-    minion_id: str = ""
-    rendering: str = "the pillar"     # what is being rendered, for the message
-    # when a list: every non-pure name looked up (called, or tested with ``in``) is appended, so
-    # master/compile.py can tell that a template needs the minion's host (even if it exists only there)
-    host_calls: list[str] | None = None
-    # prefixes of functions that count as needing the host here even though pure elsewhere
-    # (a state compile treats config.* so: it reads the minion's own config first)
-    impure_prefixes: tuple[str, ...] = ()
-
-    def _pure(self, key: str) -> bool:
-        return is_pure(key) and not key.startswith(self.impure_prefixes)
-
-    def __getitem__(self, key: str) -> Callable[..., Any]:
-        if self.host_calls is not None and not self._pure(key):
-            self.host_calls.append(key)
-        func = super().__getitem__(key)   # FunctionNotFound for what does not exist at all
-        if self._pure(key):
-            return func
-        minion_id, rendering = self.minion_id, self.rendering
-
-        def refused(*args: Any, **kwargs: Any) -> Any:
-            raise CommandExecutionError(
-                f"'{key}' needs the minion's host and is not run on the master while rendering "
-                f"{rendering} of minion '{minion_id}'; templates rendered on the master may call "
-                f"only {', '.join(PURE_FUNCTIONS)}")
-
-        refused.__name__ = key.rpartition(".")[2]
-        refused.__doc__ = func.__doc__
-        return refused
-
-
-def master_side_mods(opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any],
-                     minion_id: str, rendering: str = "the pillar") -> MasterSideLoader:
-    """The guarded ``__salt__`` of ``minion_id`` on the master (see :class:`MasterSideLoader`).
-
-    Built as :func:`briny.common.loader.minion_mods` builds a host's loader:
-    same dunders, same custom module folders (the master's
-    ``extension_modules``).
-    """
-    base = loader.minion_mods(opts, grains, pillar)
-    guarded = MasterSideLoader("modules", base.pack, loader.custom_dirs(opts, "modules"))
-    guarded.minion_id = minion_id
-    guarded.rendering = rendering
-    guarded.pack["__salt__"] = guarded
-    return guarded
+def master_side_mods(module_opts: OptsView, grains: dict[str, Any], pillar: dict[str, Any],
+                     boundary: HostBoundary) -> SaltFunctions:
+    """A minion's ``salt`` on the master: the built-in execution modules (never a custom module
+    folder) with ``module_opts``, ``grains`` and ``pillar`` as their dunders, behind
+    ``boundary``; the modules' own ``__salt__`` is the same guarded object, so a pure function
+    cannot reach another one either."""
+    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[])
+    salt = SaltFunctions(mods, boundary)
+    mods.pack["__salt__"] = salt
+    return salt
 
 
 def _digest(data: Any) -> str:
@@ -139,7 +111,7 @@ def check_env(value: Any, what: str) -> str | None:
     """``None`` or a valid environment name; WireError for anything else."""
     if value is None or value == "":
         return None
-    if not isinstance(value, str) or not _ENV_RE.match(value) or value in (".", ".."):
+    if not is_env_name(value):
         raise WireError(f"'{what}' must be an environment name (letters, digits, . _ - @ +), "
                         f"not {str(value)[:40]!r}")
     return value
@@ -219,9 +191,15 @@ class MinionPillars:
         if pillarenv and pillarenv not in roots:
             log.debug("pillarenv %r asked for by %s is not in pillar_roots; empty pillar", pillarenv, minion_id)
             return {}
-        client = LocalFileClient(roots, bool(opts.get("fileserver_followsymlinks", True)))
-        salt = master_side_mods(opts, grains, {}, minion_id)
-        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar={})
+        follow = bool(opts.get("fileserver_followsymlinks", True))
+        client = LocalFileClient(roots, follow)
+        boundary = HostBoundary(minion_id, "the pillar", is_pure, ALLOWED,
+                                code_allowed=bool(self.opts.get("pillar_allow_py")), code_hint=PY_HINT)
+        # the modules' own file client (cp.list_master: the master's file_roots), kept out of sight
+        files = LocalFileClient(self.opts.get("file_roots") or {}, follow)
+        salt = master_side_mods(OptsView(opts, internal={"__fileclient": files}), grains, {}, boundary)
+        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar={},
+                        template_opts=OptsView(opts), boundary=boundary)
         pillar = PillarCompiler(env).compile()
         if pillar.get("_errors"):
             log.warning("the pillar of %s has %d error(s); its state runs will refuse to start",

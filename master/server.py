@@ -178,7 +178,7 @@ class MasterServer:
         self.fileserver = FileServer(opts)
         self.fileserver.register(self)
         # state jobs compiled per minion (master/compile.py; in the workers)
-        self.minion_config: dict[str, dict[str, Any]] = {}   # the config each minion reported
+        self.minion_config: dict[str, Any] = {}   # what the master took of each minion's reported config
         self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get,
                                        self.minion_config.get)
         self.compiler.register(self)   # the ``compile`` request (briny-call on a minion)
@@ -396,9 +396,14 @@ class MasterServer:
             raise WireError("'grains' must be a map")
         self.grains.put(sess.id, grains)
         self._disk.submit(self.grains.write, sess.id, grains)
-        reported = payload.get("opts")
-        if isinstance(reported, dict):
-            self.minion_config[sess.id] = reported
+        if "opts" in payload:   # only what templates may read (common/reported.py), size-capped
+            from briny.common.reported import accept_reported
+
+            taken = accept_reported(payload.get("opts"), sess.id)
+            if taken is None:
+                self.minion_config.pop(sess.id, None)
+            else:
+                self.minion_config[sess.id] = taken
         if not sess.started:
             sess.started = True
             tag = f"salt/minion/{sess.id}/start"

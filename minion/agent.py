@@ -648,6 +648,8 @@ def _norm_finger(text: str) -> str:
 
 def public_opts(opts: dict[str, Any]) -> dict[str, Any]:
     """This minion's config as it tells the master (with its grains), so templates the master
-    renders for it see ``opts`` as they would here: plain keys, no internal ``__`` entries."""
-    return {k: v for k, v in opts.items()
-            if isinstance(k, str) and not k.startswith("__") and k not in ("grains", "pillar")}
+    renders for it see ``opts`` as they would here: only the keys the master may take
+    (:mod:`briny.common.reported`: no paths, module locations, sockets, keys or secrets)."""
+    from briny.common import reported
+
+    return reported.public_opts(opts)

@@ -41,7 +41,8 @@ def _opt_delim(delimiter: str | None) -> str:
 
 def compound(tgt: str, minion_id: str | None = None, **kwargs: Any) -> bool:
     """Compound target (``G@os:Debian and web*``, ``not``, ``or``, parentheses, ``N@group``)."""
-    nodegroups = __opts__.get("nodegroups") or {}  # type: ignore[name-defined]  # noqa: F821
+    # the config's nodegroups only when the target names one (on the master each opts read counts)
+    nodegroups = (__opts__.get("nodegroups") or {}) if "N@" in str(tgt) else {}  # type: ignore[name-defined]  # noqa: F821
     return _safe(lambda: matchers.compound_match(tgt, _id(minion_id), __grains__, __pillar__,  # type: ignore[name-defined]  # noqa: F821
                                                  nodegroups))
 

@@ -17,6 +17,7 @@ from briny.common.compiler import StateCompiler
 from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.fileclient import LocalFileClient
 from briny.common.render import RenderEnv
+from briny.common.reported import public_opts
 from briny.master.compile import MasterCompiler, call_args, parse_request
 from briny.master.fileserver import FileServer
 from briny.master.pillar import MinionPillars
@@ -87,9 +88,9 @@ class Setup:
         self.grains = Grains()
         self.fs = FileServer(self.opts)
         self.pillars = MinionPillars(self.opts, self.grains.get)
-        # what each minion reports with its grains: its config (here, the same settings)
-        self.reported: dict[str, dict[str, Any]] = {
-            m: {k: v for k, v in self.opts.items() if not k.startswith("__")} for m in self.grains.data}
+        # what each minion reports with its grains: its config (here, the same settings), as a
+        # minion sends it (no paths, sockets, keys...)
+        self.reported: dict[str, dict[str, Any]] = {m: public_opts(self.opts) for m in self.grains.data}
         self.compiler = MasterCompiler(self.opts, self.fs, self.pillars, self.grains.get,
                                        self.reported.get)
 
@@ -172,6 +173,7 @@ def test_render_errors_are_the_minions_result(tmp_path):
     got = s.compile("web1", "state.sls", "nothere")
     assert got["errors"] == ["No matching sls found for 'nothere' in env 'base'"]
     s.grains.data["nobody"] = {"id": "nobody", "mem": 1}
+    s.reported["nobody"] = public_opts(s.opts)
     write(s.states, {"top.sls": "base:\n  'web*':\n    - web\n"})
     assert s.compile("nobody") == {"no_states": "No Top file or master_tops data matches found. "
                                                 "Please see master log for details."}
@@ -240,21 +242,142 @@ def test_parse_request_leaves_odd_calls_to_the_minion():
     assert call_args(["a", "b=1", {"__kwarg__": True, "c": 2}], {"d": 3}) == (["a"], {"b": 1, "c": 2, "d": 3})
 
 
-def test_templates_see_the_minions_own_config(tmp_path: Path) -> None:
+def test_templates_see_the_minions_own_config_but_never_its_paths(tmp_path: Path) -> None:
     setup = Setup(tmp_path)
-    write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n"
-                                      "    - v: {{ salt['config.get']('my_key', 'none') }}\n"})
+    write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - v: {{ salt['config.get']('my_setting', 'none') }}\n"
+                                      "    - o: {{ opts['my_setting'] }} {{ opts.get('hash_type') }} {{ opts['id'] }}\n",
+                         "root.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n"})
     setup.fs.update()
-    setup.reported["web1"] = {**setup.reported["web1"], "root_dir": "/minion/root", "my_key": "mine"}
+    setup.reported["web1"] = {**setup.reported["web1"], "my_setting": "mine", "hash_type": "md5"}
     chunks = setup.compile("web1", "state.sls", "where")["chunks"]
-    assert chunks[0]["name"] == "/minion/root/x" and chunks[0]["v"] == "mine"
+    assert chunks[0]["v"] == "mine" and chunks[0]["o"] == "mine md5 web1"
+    # a path of the minion's: the master never takes one, so the minion compiles that SLS itself
+    setup.reported["web1"]["root_dir"] = "/minion/root"
+    assert setup.compile("web1", "state.sls", "root") is None
+    assert setup.compiler.fallbacks == 1
 
 
-def test_a_minion_whose_config_is_unknown_compiles_opts_readers_itself(tmp_path: Path) -> None:
+def test_a_minion_whose_config_is_unknown_compiles_itself(tmp_path: Path) -> None:
     setup = Setup(tmp_path)
     write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n",
                          "plain.sls": "p:\n  test.nop:\n    - name: {{ grains['role'] }}\n"})
     setup.fs.update()
     del setup.reported["db1"]
-    assert setup.compile("db1", "state.sls", "where") is None          # auto: the minion compiles
+    # its opts, and even the renderer settings the compile reads, may be its own: it compiles
+    assert setup.compile("db1", "state.sls", "where") is None
+    assert setup.compile("db1", "state.sls", "plain") is None
+    setup.reported["db1"] = public_opts(setup.opts)       # it reported (its next auth)
     assert setup.compile("db1", "state.sls", "plain")["chunks"][0]["name"] == "db"
+
+
+# -- nothing runs on the master, and a minion's report steers nothing -------------------------------
+
+def attack_tree(setup: Setup, marker: Path) -> None:
+    write(setup.states, {
+        "module.sls": f"x:\n  test.nop:\n    - name: {{{{ salt.module('cmd').run('touch {marker}') }}}}\n",
+        "pack.sls": "x:\n  test.nop:\n    - name: {{ salt.pack['__opts__'] }}\n",
+        "which.sls": "x:\n  test.nop:\n    - name: {{ 'sh'|which }}\n",
+        "code.sls": f"#!py\nimport pathlib\ndef run():\n    pathlib.Path({str(marker)!r}).touch()\n"
+                    "    return {'x': {'test.nop': [{'name': __grains__['id']}]}}\n",
+        "peek.sls": "x:\n  test.nop:\n    - name: {{ opts['pki_dir'] }} {{ opts.get('__fileclient') }}\n",
+        "listing.sls": "x:\n  test.nop:\n    - seen: {{ opts | tojson | yaml_encode }}\n",
+    })
+    setup.fs.update()
+
+
+def test_host_paths_fall_back_to_the_minion_in_auto_and_nothing_runs_here(tmp_path):
+    s = Setup(tmp_path)
+    marker = tmp_path / "ran-on-the-master"
+    attack_tree(s, marker)
+    for sls in ("pack", "which", "code", "peek", "listing"):
+        assert s.compile("web1", "state.sls", sls) is None, sls      # the minion compiles it
+    assert not marker.exists() and s.compiler.fallbacks == 5
+    # what the minion then computes for itself is the same as without a master
+    assert s.on_minion("web1", ["code"]).chunks[0]["name"] == "web1" and marker.exists()
+    marker.unlink()
+    # salt.module is no way in anywhere: the same error the minion's own compile gives
+    got = s.compile("web1", "state.sls", "module")
+    assert got["errors"] == s.on_minion("web1", ["module"]).errors and not marker.exists()
+    assert "salt.module is a module, not a function" in got["errors"][0]
+
+
+def test_host_paths_are_render_errors_in_master_mode(tmp_path):
+    s = Setup(tmp_path, "master")
+    marker = tmp_path / "ran-on-the-master"
+    attack_tree(s, marker)
+    code = s.compile("web1", "state.sls", "code")["errors"][0]
+    assert ("The 'py' renderer runs Python and is not run on the master while rendering the states of "
+            "minion 'web1'; with state_compile: auto (the default) or minion, the minion compiles") in code
+    assert "the 'which' filter needs the minion's host" in s.compile("web1", "state.sls", "which")["errors"][0]
+    assert "has no attribute '__opts__'" in s.compile("web1", "state.sls", "pack")["errors"][0]
+    peek = s.compile("web1", "state.sls", "peek")["errors"][0]
+    assert "pki_dir" in peek and str(s.opts["pki_dir"]) not in peek
+    listing = s.compile("web1", "state.sls", "listing")["chunks"][0]["seen"]
+    assert '"id": "web1"' in listing and "__fileclient" not in listing and "pki_dir" not in listing
+    assert str(s.opts["file_roots"]["base"][0]) not in listing
+    assert not marker.exists()
+
+
+def test_a_reported_extension_modules_folder_is_never_imported(tmp_path, caplog):
+    s = Setup(tmp_path)
+    marker = tmp_path / "imported-on-the-master"
+    evil = tmp_path / "evil"
+    (evil / "modules").mkdir(parents=True)
+    for name in ("grains", "pillar", "config", "mine"):
+        (evil / "modules" / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'evil'\n")
+    s.reported["web1"] = {**s.reported["web1"], "extension_modules": str(evil), "module_dirs": [str(evil)],
+                          "file_roots": {"base": [str(evil)]}, "file_client": "local",
+                          "cachedir": str(evil), "renderer": "jinja|yaml"}
+    got = s.compile("web1")
+    assert got["chunks"] == s.on_minion("web1").chunks and not marker.exists()
+    assert "web1 reported config keys the master never takes" in caplog.text
+    assert "extension_modules" in caplog.text and s.compiler.fallbacks == 0
+
+
+def test_a_minions_compile_settings_never_steer_the_masters_compile(tmp_path):
+    s = Setup(tmp_path)
+    write(s.states, {"plain.sls": "#!yaml\np:\n  test.nop: []\n"})
+    s.fs.update()
+    s.reported["web1"] = {**s.reported["web1"], "renderer": "py"}
+    assert s.compile("web1", "state.sls", "common") is None        # it reads the renderer: the minion's
+    master = Setup(tmp_path / "m", "master")
+    master.reported["web1"] = {**master.reported["web1"], "renderer": "py", "jinja_sls_env": {"x": 1}}
+    got = master.compile("web1", "state.sls", "common")                # the master's own settings
+    assert {c["__id__"] for c in got["chunks"]} == {"common", "merged", "front"}
+
+
+def test_file_roots_modules_that_replace_a_pure_one_make_the_minion_compile(tmp_path):
+    s = Setup(tmp_path)
+    assert s.compile("web1", "state.sls", "common") is not None
+    write(s.states, {"_modules/mygrains.py": "__virtualname__ = 'grains'\ndef get(*a, **k):\n    return 1\n"})
+    s.fs.update()
+    assert s.compile("web1", "state.sls", "common") is None         # grains.get is the minion's own
+    assert s.compiler.fallbacks == 1
+
+
+@pytest.mark.parametrize("report,why", [
+    ({"saltenv": "../etc"}, "not an environment name"),
+    ({"test": "yes"}, "not a boolean"),
+    ({"big": "x" * 20000}, "over 16384 bytes"),
+    ({"odd": {"a": {"b": [set()]}}}, "not plain data"),
+])
+def test_bad_reported_values_are_refused_and_read_on_the_minion(tmp_path, caplog, report, why):
+    s = Setup(tmp_path)
+    key = next(iter(report))
+    write(s.states, {"read.sls": f"x:\n  test.nop:\n    - name: {{{{ opts.get('{key}') }}}}\n"})
+    s.fs.update()
+    s.reported["web1"] = {**s.reported["web1"], **report}
+    assert s.compile("web1", "state.sls", "read") is None
+    assert why in caplog.text
+
+
+def test_nodegroups_count_only_for_targets_that_name_one(tmp_path):
+    s = Setup(tmp_path)
+    s.opts["nodegroups"] = {"webs": "G@role:web"}            # the master's; the minions have none
+    assert s.compile("web1") is not None                      # no N@ anywhere: compiled here
+    write(s.states, {"top.sls": "base:\n  'N@webs':\n    - match: compound\n    - common\n    - web\n"})
+    s.fs.update()
+    assert s.compile("web1") is None                          # the minion's own nodegroups decide
+    s.reported["web1"] = {**s.reported["web1"], "nodegroups": {"webs": "G@role:web"}}
+    assert {c["__id__"] for c in s.compile("web1")["chunks"]} == {"common", "merged", "front", "web"}

@@ -4,6 +4,7 @@ functions that need the minion's host."""
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
 import threading
@@ -12,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from briny.common.exceptions import CommandExecutionError, FunctionNotFound
-from briny.master.pillar import MinionPillars, check_env, is_pure, master_side_mods
+from briny.common.exceptions import FunctionNotFound, HostAccessError
+from briny.common.hostview import HostBoundary, OptsView
+from briny.master.pillar import ALLOWED, MinionPillars, check_env, is_pure, master_side_mods
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -182,19 +184,133 @@ def test_attribute_style_calls_are_refused_too_and_safe_errors_hide_details(opts
     assert "'user.info' needs the minion's host" in caplog.text   # the master log says which
 
 
-def test_the_guarded_loader(opts):
-    salt = master_side_mods(dict(opts, id="web1"), {"os": "Debian"}, {"k": "v"}, "web1")
+def guarded(opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any],
+            minion_id: str = "web1") -> tuple[Any, HostBoundary]:
+    boundary = HostBoundary(minion_id, "the pillar", is_pure, ALLOWED)
+    return master_side_mods(OptsView(dict(opts, id=minion_id)), grains, pillar, boundary), boundary
+
+
+def test_the_guarded_salt(opts, tmp_path):
+    salt, boundary = guarded(opts, {"os": "Debian"}, {"k": "v"})
     assert salt["grains.get"]("os") == "Debian"
     assert salt["pillar.get"]("k") == "v"
     assert salt["slsutil.merge"]({"a": 1}, {"b": 2}) == {"a": 1, "b": 2}
-    assert salt["match.glob"]("web*") is True
+    assert salt["match.glob"]("web*") is True and salt.match.glob("db*") is False
     assert "cmd.run" in salt                       # known, as on the minion ...
-    with pytest.raises(CommandExecutionError, match=r"'cmd.run' needs the minion's host"):
-        salt["cmd.run"]("id")                      # ... but it never runs here
+    marker = tmp_path / "ran"
+    for call in (lambda: salt["cmd.run"](f"touch {marker}"), lambda: salt.cmd.run(f"touch {marker}"),
+                 lambda: salt.get("cmd.run")(f"touch {marker}")):
+        with pytest.raises(HostAccessError, match=r"'cmd.run' needs the minion's host"):
+            call()                                 # ... but it never runs here
+    assert not marker.exists() and boundary.needs == ["cmd.run"]
     with pytest.raises(FunctionNotFound):
         salt["nosuchmod.fun"]
-    # the modules' own __salt__ is the guarded loader as well
-    assert salt.pack["__salt__"] is salt
+    with pytest.raises(HostAccessError, match="the list of the minion's functions"):
+        salt.keys()
+    # the loader's own attributes are not there: only module namespaces by that name
+    for name in ("module", "pack", "dirs", "reload", "list_modules", "missing_message", "has_module"):
+        with pytest.raises((TypeError, FunctionNotFound)):
+            getattr(salt, name)("cmd")
+    with pytest.raises(FunctionNotFound):
+        salt.pack["__opts__"]
+
+
+def test_a_pure_functions_own_salt_and_opts_reach_nothing_more(opts, tmp_path):
+    salt, _ = guarded(opts, {"os": "Debian"}, {})
+    salt["grains.get"]("os")                       # loads the grains module
+    module = salt._loader.module("grains")
+    marker = tmp_path / "ran"
+    with pytest.raises(HostAccessError):
+        module.__salt__["cmd.run"](f"touch {marker}")
+    assert module.__salt__ is salt and not marker.exists()
+    # its __opts__ is plain data: the render's file client is there for cp.*, out of sight
+    listed = salt["config.items"]()
+    assert "__fileclient" not in listed and all(not k.startswith("__") for k in listed)
+    json.dumps(listed)                             # nothing but data
+
+
+# what a pillar template may try on the master; none of it may run anything or show the master's
+# config objects. ``MARK`` is replaced by a marker file's path.
+ATTACKS = {
+    "module": "out: {{ salt.module('cmd').run('touch MARK') }}\n",
+    "pack": "out: {{ salt.pack['__opts__'] }}\n",
+    "reload": "out: {{ salt.reload() }}\n",
+    "list_modules": "out: {{ salt.list_modules() }}\n",
+    "missing_message": "out: {{ salt.missing_message('x') }}\n",
+    "private": "out: {{ salt._loader }}\n",
+    "subscript": "out: {{ salt['cmd.run']('touch MARK') }}\n",
+    "attribute": "out: {{ salt.cmd.run('touch MARK') }}\n",
+    "get": "out: {{ salt.get('cmd.run')('touch MARK') }}\n",
+    "method_call": "out: {{ (salt|method_call('get', 'cmd.run'))('touch MARK') }}\n",
+    "format": "out: {{ '{0._loader}'|method_call('format', salt) }}\n",
+    "keys": "out: {{ salt.keys() }}\n",
+    "which": "out: {{ 'sh'|which }}\n",
+    "fileclient": "out: {{ opts['__fileclient'] }}\n",
+    "py": "#!py\nimport pathlib\ndef run():\n    pathlib.Path('MARK').touch()\n    return {'out': 1}\n",
+    "py_in_pipe": "#!jinja|py\nimport pathlib\ndef run():\n    pathlib.Path('MARK').touch()\n    return {}\n",
+    "include_abs": "{% include '/etc/passwd' %}\n",
+    "include_up": "{% include '../../../../../../etc/passwd' %}\n",
+    "include_encoded": "{% include 'a/%2e%2e/%2e%2e/%2e%2e/etc/passwd' %}\n",
+    "import_yaml": "{% import_yaml '/etc/hostname' as x %}out: {{ x }}\n",
+}
+EXPECTED = {"module": "not a function", "pack": "has no attribute '__opts__'", "private": "unsafe",
+            "subscript": "'cmd.run' needs the minion's host", "attribute": "'cmd.run' needs the minion's host",
+            "get": "'cmd.run' needs the minion's host", "method_call": "'cmd.run' needs the minion's host",
+            "format": "unsafe", "keys": "the list of the minion's functions",
+            "which": "the 'which' filter needs the minion's host", "fileclient": "__fileclient",
+            "py": "pillar_allow_py: True", "py_in_pipe": "pillar_allow_py: True",
+            "reload": "not a function", "list_modules": "not a function", "missing_message": "not a function",
+            "include_abs": "refused", "include_up": "refused", "include_encoded": "refused",
+            "import_yaml": "refused"}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_templates_run_nothing_on_the_master_by_any_path(opts, fleet, tree, tmp_path, name):
+    marker = tmp_path / "ran-on-the-master"
+    write(tree, {"top.sls": "base:\n  '*':\n    - attack\n",
+                 "attack.sls": ATTACKS[name].replace("MARK", str(marker))})
+    opts["pillar_safe_render_error"] = False
+    pillar = MinionPillars(opts, fleet.get).get("web1")
+    assert not marker.exists()
+    (error,) = pillar["_errors"]
+    assert error.startswith("Rendering SLS 'attack' failed, render error:"), error
+    assert EXPECTED[name] in error, error
+    assert str(opts["pki_dir"]) not in error and "extension_modules" not in error
+
+
+def test_py_pillar_runs_only_when_the_master_config_allows_it(opts, fleet, tree):
+    write(tree, {"top.sls": "base:\n  '*':\n    - code\n",
+                 "code.sls": "#!py\ndef run():\n    return {'who': __grains__['id'], 'os': salt['grains.get']('os')}\n"})
+    opts["pillar_safe_render_error"] = False
+    refused = MinionPillars(opts, fleet.get).get("web1")["_errors"][0]
+    assert ("The 'py' renderer runs Python and is not run on the master while rendering the pillar of "
+            "minion 'web1'; pillar_allow_py: True in the master config allows") in refused
+    opts["pillar_allow_py"] = True
+    assert MinionPillars(opts, fleet.get).get("web1") == {"who": "web1", "os": "Debian"}
+
+
+def test_pillar_templates_see_a_copy_of_the_masters_config(opts, fleet, tree):
+    write(tree, {"top.sls": "base:\n  '*':\n    - mutate\n",
+                 "mutate.sls": "{% do opts['pillar_roots']['base'].append('/etc') %}"
+                               "{% do opts['file_roots'].update({'base': ['/']}) %}"
+                               "roots: {{ salt['config.get']('pillar_roots') | tojson }}\n"})
+    before = {k: list(v) for k, v in opts["pillar_roots"].items()}
+    pillar = MinionPillars(opts, fleet.get).get("web1")
+    assert pillar == {"roots": before}                    # the modules' copy is not the template's
+    assert opts["pillar_roots"] == before and opts["file_roots"]["base"] != ["/"]
+
+
+def test_custom_modules_of_the_master_are_never_imported(opts, fleet, tree, tmp_path):
+    marker = tmp_path / "imported"
+    ext = Path(opts["extension_modules"]) / "modules"
+    ext.mkdir(parents=True)
+    (ext / "grains.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'evil'\n")
+    (ext / "mine.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef f():\n    return 1\n")
+    write(tree, {"top.sls": "base:\n  '*':\n    - custom\n",
+                 "custom.sls": "os: {{ salt['grains.get']('os') }}\n"
+                               "mine: {{ 'mine.f' in salt }}\n"})
+    assert MinionPillars(opts, fleet.get).get("web1") == {"os": "Debian", "mine": False}
+    assert not marker.exists()
 
 
 def test_pure_function_list():

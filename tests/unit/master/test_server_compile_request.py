@@ -10,10 +10,22 @@ from typing import Any
 
 import pytest
 
-from .test_server import Ctx, run_master
+from briny.common.config import MINION_DEFAULTS, apply_config
+from briny.common.reported import ReportedConfig, public_opts
+
+from .test_server import Ctx, RawMinion, run_master
 
 WEB = {"id": "web1", "role": "web"}
 DB = {"id": "db1", "role": "db"}
+# what a minion with the default config reports with its grains
+REPORT = public_opts(apply_config({"id": "m"}, MINION_DEFAULTS))
+
+
+async def reporting(c: Ctx, minion_id: str, key_index: int, grains: dict[str, Any]) -> RawMinion:
+    """An accepted minion that sent its grains with its config, as a minion does after auth."""
+    m = await c.accepted(minion_id, key_index, grains=grains)
+    assert (await m.req("grains", grains=grains, opts=REPORT))[0] == "rep"
+    return m
 
 
 @pytest.fixture
@@ -46,8 +58,8 @@ def names(compiled: dict[str, Any]) -> list[str]:
 
 def test_a_minion_gets_its_own_compiled_job(opts):
     async def body(c: Ctx) -> None:
-        web = await c.accepted("web1", 0, grains=WEB)
-        db = await c.accepted("db1", 1, grains=DB)
+        web = await reporting(c, "web1", 0, WEB)
+        db = await reporting(c, "db1", 1, DB)
         kind, rep = await web.req("compile", fun="state.apply", arg=[], kwarg={})
         assert kind == "rep" and names(rep["compiled"]) == ["web web-secret"]
         kind, rep = await db.req("compile", fun="state.apply", arg=[], kwarg={})
@@ -74,8 +86,8 @@ def test_a_minion_gets_its_own_compiled_job(opts):
 
 def test_a_minion_cannot_get_another_minions_compiled_job(opts):
     async def body(c: Ctx) -> None:
-        web = await c.accepted("web1", 0, grains=WEB)
-        await c.accepted("db1", 1, grains=DB)
+        web = await reporting(c, "web1", 0, WEB)
+        await reporting(c, "db1", 1, DB)
         # the payload has no id to ask with; naming another minion anyway is refused
         for field in ("id", "minion_id", "tgt"):
             kind, rep = await web.req("compile", fun="state.apply", **{field: "db1"})
@@ -98,4 +110,31 @@ def test_an_unauthenticated_compile_request_is_told_to_authenticate(opts):
     async def body(c: Ctx) -> None:
         nobody = c.minion("nobody", 3)
         assert await nobody.req("compile", fun="state.apply") == ("err", {"error": "unauthenticated"})
+    run_master(opts, body)
+
+
+def test_a_minions_reported_config_is_kept_only_as_template_data(opts, tmp_path):
+    marker = tmp_path / "imported-on-the-master"
+    evil = tmp_path / "evil" / "modules"
+    evil.mkdir(parents=True)
+    (evil / "grains.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'x'\n")
+    hostile = {**REPORT, "extension_modules": str(evil.parent), "file_roots": {"base": ["/"]},
+               "pki_dir": "/etc", "mysql.pass": "hunter2", "my_setting": "mine"}
+
+    async def body(c: Ctx) -> None:
+        web = await c.accepted("web1", 0, grains=WEB)
+        assert (await web.req("grains", grains=WEB, opts=hostile))[0] == "rep"
+        taken = c.server.minion_config["web1"]
+        assert isinstance(taken, ReportedConfig) and taken.data["my_setting"] == "mine"
+        assert not {"extension_modules", "file_roots", "pki_dir", "mysql.pass"} & set(taken.data)
+        kind, rep = await web.req("compile", fun="state.apply", arg=[], kwarg={})
+        assert names(rep["compiled"]) == ["web web-secret"] and not marker.exists()
+        # a report that is not a map, or too big, leaves the master knowing nothing of its config
+        assert (await web.req("grains", grains=WEB, opts="x"))[0] == "rep"
+        assert "web1" not in c.server.minion_config
+        assert (await web.req("grains", grains=WEB, opts={f"k{i}": "v" * 1000 for i in range(100)}))[0] == "rep"
+        assert "web1" not in c.server.minion_config
+        assert (await web.req("compile", fun="state.apply", arg=[], kwarg={}))[1] == {"compiled": None}
+        # and the master keeps serving
+        assert (await web.req("ping"))[0] == "rep"
     run_master(opts, body)

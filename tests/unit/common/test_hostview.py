@@ -1,0 +1,143 @@
+"""What templates see of their host (common/hostview.py): ``salt`` is never the loader, on a
+minion or on the master; a host boundary refuses and records what is not pure; ``opts`` views
+keep the render's own objects out of sight and record reads of keys the master does not know."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from briny.common import loader
+from briny.common.exceptions import FunctionNotFound, HostAccessError, RenderError, TemplateError
+from briny.common.fileclient import LocalFileClient
+from briny.common.hostview import HostBoundary, OptsView, SaltFunctions, template_salt
+from briny.common.jinja import render_jinja
+from briny.common.render import RenderEnv, render_text
+
+
+def minion_salt() -> SaltFunctions:
+    return SaltFunctions(loader.minion_mods({"id": "m1", "test": False}, {"os": "Debian"}, {"k": "v"}))
+
+
+def jinja(text: str, salt: object, boundary: HostBoundary | None = None) -> str:
+    return render_jinja(text, {"salt": salt}, client=LocalFileClient({}), saltenv="base",
+                        tmplpath="t.sls", boundary=boundary)
+
+
+def test_what_salt_offers_templates_on_a_minion():
+    salt = minion_salt()
+    assert salt["grains.get"]("os") == "Debian" and salt.grains.get("os") == "Debian"
+    assert "test.ping" in salt and "nosuch.fun" not in salt and 7 not in salt
+    assert salt.get("test.ping")() is True and salt.get("nosuch.fun", "dflt") == "dflt"
+    assert "test.ping" in salt.keys()
+    with pytest.raises(FunctionNotFound):
+        salt["nosuch.fun"]
+    # Salt 3007's template loader has no length and no iteration either
+    with pytest.raises(TypeError):
+        len(salt)  # type: ignore[arg-type]
+    assert template_salt(salt) is salt
+    assert isinstance(template_salt(loader.minion_mods({"id": "m"}, {}, {})), SaltFunctions)
+
+
+@pytest.mark.parametrize("expr", [
+    "salt.module('cmd').run('touch MARK')",
+    "salt.pack['__opts__']",
+    "salt.reload()",
+    "salt.list_modules()",
+    "salt.missing_message('x')",
+    "salt._loader",
+    "salt._loader.module('cmd')",
+    "'{0._loader}'.format(salt)",
+    "'{0._loader}'|method_call('format', salt)",
+    "salt.test.ping.__globals__",
+    "salt['test.ping'].__globals__['__opts__']",
+])
+def test_templates_never_reach_the_loader_on_a_minion_either(tmp_path, expr):
+    marker = tmp_path / "ran"
+    with pytest.raises(TemplateError):
+        jinja("{{ " + expr.replace("MARK", str(marker)) + " }}", minion_salt())
+    assert not marker.exists()
+
+
+def test_the_boundary_refuses_and_records(tmp_path):
+    boundary = HostBoundary("web1", "the states", lambda key: key.startswith("grains."), "grains.*")
+    salt = SaltFunctions(loader.minion_mods({"id": "web1"}, {"os": "Debian"}, {}), boundary)
+    assert jinja("{{ salt.grains.get('os') }} {{ 'cmd.run' in salt }}", salt, boundary) == "Debian True"
+    marker = tmp_path / "ran"
+    with pytest.raises(TemplateError, match="'cmd.run' needs the minion's host and is not run on the master "
+                                            "while rendering the states of minion 'web1'; templates rendered "
+                                            "on the master may call only grains.*"):
+        jinja(f"{{{{ salt.cmd.run('touch {marker}') }}}}", salt, boundary)
+    with pytest.raises(TemplateError, match="the 'which' filter needs the minion's host"):
+        jinja("{{ 'sh'|which }}", salt, boundary)
+    with pytest.raises(FunctionNotFound):
+        salt["custom.fun"]                       # a module only the minion has: recorded all the same
+    assert not marker.exists()
+    assert boundary.needs == ["cmd.run", "the 'which' filter", "custom.fun"]
+    with pytest.raises(HostAccessError, match="the list of the minion's functions"):
+        salt.keys()
+
+
+def test_code_renderers_run_only_where_the_boundary_allows(tmp_path):
+    marker = tmp_path / "ran"
+    py = f"#!py\nimport pathlib\ndef run():\n    pathlib.Path({str(marker)!r}).touch()\n    return {{'a': 1}}\n"
+    salt = loader.minion_mods({"id": "m1"}, {}, {})
+    env = RenderEnv(opts={"id": "m1"}, client=LocalFileClient({}), salt=salt)
+    assert render_text(py, env=env, saltenv="base", sls="p") == {"a": 1} and marker.exists()   # a minion
+    marker.unlink()
+    env.boundary = HostBoundary("m1", "the pillar", lambda key: False, "", code_hint="set x to allow it")
+    with pytest.raises(RenderError, match="The 'py' renderer runs Python and is not run on the master while "
+                                          "rendering the pillar of minion 'm1'; set x to allow it"):
+        render_text(py, env=env, saltenv="base", sls="p")
+    assert not marker.exists() and env.boundary.needs == ["#!py"]
+    env.boundary.code_allowed = True
+    assert render_text(py, env=env, saltenv="base", sls="p") == {"a": 1} and marker.exists()
+
+
+def test_opts_views_keep_the_renders_objects_out_of_sight():
+    client = LocalFileClient({})
+    data = {"id": "m1", "nested": {"a": [1]}, "__role": "master"}
+    view = OptsView(data, internal={"__fileclient": client})
+    assert view.get("__fileclient") is client and view["__fileclient"] is client and "__fileclient" in view
+    view["__fileclient_local"] = "cached"
+    assert view["__fileclient_local"] == "cached"
+    for shown in (dict(view), {**view}, view.copy(), copy.copy(view), copy.deepcopy(view),
+                  dict(view.items()), json.loads(json.dumps(view))):
+        assert shown == {"id": "m1", "nested": {"a": [1]}} and type(shown) is dict
+    assert "__role" not in view and list(view) == ["id", "nested"]
+    view["nested"]["a"].append(2)
+    assert data["nested"]["a"] == [1]                    # a deep copy: the caller's data is untouched
+    assert OptsView(data)["id"] == "m1" and "__fileclient" not in OptsView(data)
+
+
+def test_opts_views_record_reads_the_master_cannot_answer():
+    boundary = HostBoundary("m1", "the states", lambda key: True, "")
+    grains = {"os": "Debian"}
+    view = OptsView({"id": "m1", "known": 1}, boundary=boundary, unknown=lambda k: k not in ("id", "known", "grains"),
+                    shared={"grains": grains})
+    assert view["id"] == "m1" and view.get("known") == 1 and view["grains"] is grains
+    assert boundary.needs == []
+    assert view.get("pki_dir") is None and "root_dir" not in view
+    with pytest.raises(KeyError):
+        view["cachedir"]
+    assert boundary.needs == ["opts['pki_dir']", "opts['root_dir']", "opts['cachedir']"]
+    dict(view)
+    assert boundary.needs[-1] == "opts['*']"
+    quiet = HostBoundary("m1", "the states", lambda key: True, "")
+    machinery = OptsView({"a": 1}, boundary=quiet, unknown=lambda k: k == "renderer", listing=False)
+    dict(machinery), machinery.get("a"), machinery.get("renderer")
+    assert quiet.needs == ["opts['renderer']"]
+
+
+def test_a_namespace_is_not_a_function_and_answers_the_sandbox_itself(tmp_path: Path):
+    salt = minion_salt()
+    with pytest.raises(TypeError, match=r"salt.cmd is a module, not a function: call salt.cmd.<function>"):
+        salt.cmd("x")
+    boundary = HostBoundary("m1", "the states", lambda key: True, "")
+    guarded = SaltFunctions(loader.minion_mods({"id": "m1"}, {}, {}), boundary)
+    with pytest.raises(TemplateError, match="salt.cmd is a module, not a function"):
+        jinja("{{ salt.cmd('x') }}", guarded, boundary)
+    assert boundary.needs == []                          # Jinja's own probes are not lookups
