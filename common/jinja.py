@@ -45,6 +45,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from .exceptions import (CommandExecutionError, FileServerError, SaltInvocationError,
                          TemplateError)
+from .hostview import template_salt
 from .jinja_filters import FILTERS, TESTS
 from .render import error_context
 
@@ -428,7 +429,8 @@ def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str
 
     ``context`` holds ``salt``, ``grains``, ``pillar``, ``opts``, ``saltenv``,
     ``sls`` and the :func:`template_vars`; it is installed both as render
-    variables and as environment globals, as Salt does. Imported templates
+    variables and as environment globals, as Salt does (``salt`` as a
+    :class:`~briny.common.hostview.SaltFunctions`, never a loader). Imported templates
     come from ``client.get_text(path, saltenv)``. Failures raise
     :class:`TemplateError` with the text Salt puts after
     ``Rendering SLS 'base:NAME' failed: ``. ``boundary`` (the master
@@ -437,6 +439,8 @@ def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str
     """
     if opts is None:
         opts = context.get("opts") or {}
+    if "salt" in context:           # templates never get a loader itself (common/hostview.py)
+        context = {**context, "salt": template_salt(context["salt"])}
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     env = build_environment(client, saltenv, opts, bool(context.get("sls")), boundary)

@@ -29,7 +29,7 @@ import yaml
 from . import yamlloader
 from .exceptions import RenderError
 from .fileclient import FileClient
-from .hostview import CODE_RENDERERS, template_salt
+from .hostview import CODE_RENDERERS
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
     from .jinja import render_jinja, template_vars  # the Jinja layer is loaded only when used
 
     context: dict[str, Any] = {
-        "salt": template_salt(env.salt),
+        "salt": env.salt,
         "grains": env.grains,
         "pillar": env.pillar,
         "opts": env.opts_for_templates(),

@@ -57,8 +57,10 @@ def test_what_salt_offers_templates_on_a_minion():
 ])
 def test_templates_never_reach_the_loader_on_a_minion_either(tmp_path, expr):
     marker = tmp_path / "ran"
-    with pytest.raises(TemplateError):
-        jinja("{{ " + expr.replace("MARK", str(marker)) + " }}", minion_salt())
+    raw = loader.minion_mods({"id": "m1"}, {}, {})      # as file.managed templates are given it
+    for salt in (minion_salt(), raw):
+        with pytest.raises(TemplateError):
+            jinja("{{ " + expr.replace("MARK", str(marker)) + " }}", salt)
     assert not marker.exists()
 
 
