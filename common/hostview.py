@@ -50,7 +50,7 @@ class HostBoundary:
     allowed: str = ""                     # what templates may call here, for messages
     code_allowed: bool = False            # may a code renderer (#!py) run here?
     code_hint: str = ""                   # what to do about a refused code renderer
-    _needs: dict[str, None] = field(default_factory=dict, repr=False)
+    _needs: dict[str, None] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def needs(self) -> list[str]:
@@ -120,13 +120,7 @@ class SaltFunctions:
         return self._boundary.function(key, self._loader)
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str):
-            return False
-        try:
-            self[key]
-        except FunctionNotFound:
-            return False
-        return True
+        return isinstance(key, str) and self.get(key) is not None
 
     def get(self, key: str, default: Any = None) -> Any:
         try:

@@ -5,10 +5,8 @@ Runs wherever templates render; :mod:`briny.common.jinja` installs
 filter behaves as Salt 3007's filter of the same name was observed to behave
 (outputs recorded in ``tests/unit/common/test_jinja_filters.py``).
 
-Every filter works on its arguments only, except ``which`` (reads the host's
-``PATH`` and files): on the master, rendering for a minion, it is refused
-(the environment's ``boundary``), so with ``state_compile: auto`` that minion
-compiles for itself. ``method_call`` calls through the sandbox's checks.
+Filters work on their arguments only, except ``which`` (the host's ``PATH``),
+which asks the environment's ``boundary`` first: refused on the master.
 """
 
 from __future__ import annotations
@@ -237,11 +235,8 @@ def skip(_value: Any) -> str:
 
 @pass_context
 def method_call(ctx: Any, obj: Any, f_name: str, *args: Any, **kwargs: Any) -> Any:
-    """``obj.f_name(*args, **kwargs)``; None when ``obj`` has no such attribute (Salt's).
-
-    The attribute and the call go through the sandbox's own checks, as
-    ``obj.f_name(...)`` written in the template would (so ``str.format`` cannot
-    reach attributes the sandbox hides)."""
+    """``obj.f_name(...)`` through the sandbox's checks, as written in a template; None when
+    ``obj`` has no such attribute (Salt's)."""
     if not isinstance(f_name, str) or f_name.startswith("_"):
         raise TemplateRuntimeError(f"method_call refuses private method {f_name!r}")
     env = ctx.environment

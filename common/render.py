@@ -42,7 +42,7 @@ class RenderEnv:
 
     opts: dict[str, Any]
     client: FileClient
-    salt: Any  # LazyLoader of execution functions
+    salt: Any  # execution functions: a LazyLoader (a minion) or a guarded SaltFunctions (the master)
     grains: dict[str, Any] = field(default_factory=dict)
     pillar: dict[str, Any] = field(default_factory=dict)
     # what templates see as ``opts`` / ``__opts__`` when it is not ``opts`` itself (on the master:

@@ -64,6 +64,7 @@ PURE_FUNCTIONS: frozenset[str] = frozenset({
     "grains.filter_by",
     "pillar.get", "pillar.fetch", "pillar.item", "pillar.items", "pillar.data", "pillar.raw",
     "pillar.keys", "pillar.ls", "pillar.obfuscate", "pillar.filter_by",
+    "pillar.file_exists",       # in pillar_roots: the master's for pillar; a state compile reads the minion's
     "config.get", "config.option", "config.items", "config.valid_fileproto", "config.dot_vals",
     "match.compound", "match.glob", "match.pcre", "match.list", "match.grain", "match.grain_pcre",
     "match.pillar", "match.pillar_pcre", "match.pillar_exact", "match.ipcidr", "match.nodegroup",

@@ -15,12 +15,11 @@ Every marker file names the pid that wrote it: none may be the master's."""
 from __future__ import annotations
 
 import json
-import os
-import textwrap
 from pathlib import Path
 from typing import Any
 
 from .support import Fleet
+from .test_pillar import write
 
 GRAINS = {"good": {"role": "web"}, "evil": {"role": "db"}}
 HOSTILE_REPORT = "BRINY_TEST_HOSTILE_REPORT"
@@ -32,16 +31,6 @@ if os.environ.get({HOSTILE_REPORT!r}):
     honest = agent.public_opts
     agent.public_opts = lambda opts: {{**honest(opts), **extra}}
 """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        before = path.stat().st_mtime_ns if path.exists() else 0
-        path.write_text(textwrap.dedent(text))
-        if before:
-            os.utime(path, ns=(before + 2_000_000_000,) * 2)
 
 
 def run(fleet: Fleet, *args: str) -> tuple[int, dict[str, Any]]:

@@ -281,6 +281,7 @@ def attack_tree(setup: Setup, marker: Path) -> None:
                     "    return {'x': {'test.nop': [{'name': __grains__['id']}]}}\n",
         "peek.sls": "x:\n  test.nop:\n    - name: {{ opts['pki_dir'] }} {{ opts.get('__fileclient') }}\n",
         "listing.sls": "x:\n  test.nop:\n    - seen: {{ opts | tojson | yaml_encode }}\n",
+        "roots.sls": "x:\n  test.nop:\n    - name: {{ salt['pillar.file_exists']('top.sls') }}\n",
     })
     setup.fs.update()
 
@@ -289,9 +290,9 @@ def test_host_paths_fall_back_to_the_minion_in_auto_and_nothing_runs_here(tmp_pa
     s = Setup(tmp_path)
     marker = tmp_path / "ran-on-the-master"
     attack_tree(s, marker)
-    for sls in ("pack", "which", "code", "peek", "listing"):
+    for sls in ("pack", "which", "code", "peek", "listing", "roots"):
         assert s.compile("web1", "state.sls", sls) is None, sls      # the minion compiles it
-    assert not marker.exists() and s.compiler.fallbacks == 5
+    assert not marker.exists() and s.compiler.fallbacks == 6
     # what the minion then computes for itself is the same as without a master
     assert s.on_minion("web1", ["code"]).chunks[0]["name"] == "web1" and marker.exists()
     marker.unlink()

@@ -15,7 +15,8 @@ import pytest
 
 from briny.common.exceptions import FunctionNotFound, HostAccessError
 from briny.common.hostview import HostBoundary, OptsView
-from briny.master.pillar import ALLOWED, MinionPillars, check_env, is_pure, master_side_mods
+from briny.master.pillar import (ALLOWED, PURE_FUNCTIONS, MinionPillars, check_env, is_pure,
+                                 master_side_mods)
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -289,6 +290,13 @@ def test_py_pillar_runs_only_when_the_master_config_allows_it(opts, fleet, tree)
     assert MinionPillars(opts, fleet.get).get("web1") == {"who": "web1", "os": "Debian"}
 
 
+def test_pillar_file_exists_reads_the_masters_pillar_roots(opts, fleet, tree):
+    write(tree, {"top.sls": "base:\n  '*':\n    - exists\n",
+                 "exists.sls": "found: {{ salt['pillar.file_exists']('debian.sls') }}\n"
+                               "outside: {{ salt['pillar.file_exists']('../../../etc/passwd') }}\n"})
+    assert MinionPillars(opts, fleet.get).get("web1") == {"found": True, "outside": False}
+
+
 def test_pillar_templates_see_a_copy_of_the_masters_config(opts, fleet, tree):
     write(tree, {"top.sls": "base:\n  '*':\n    - mutate\n",
                  "mutate.sls": "{% do opts['pillar_roots']['base'].append('/etc') %}"
@@ -311,6 +319,12 @@ def test_custom_modules_of_the_master_are_never_imported(opts, fleet, tree, tmp_
                                "mine: {{ 'mine.f' in salt }}\n"})
     assert MinionPillars(opts, fleet.get).get("web1") == {"os": "Debian", "mine": False}
     assert not marker.exists()
+
+
+def test_every_listed_pure_function_exists(opts):
+    salt, boundary = guarded(opts, {}, {})
+    missing = [name for name in sorted(PURE_FUNCTIONS) if name not in salt]
+    assert missing == [] and boundary.needs == []
 
 
 def test_pure_function_list():
