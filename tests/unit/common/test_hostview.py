@@ -143,3 +143,8 @@ def test_a_namespace_is_not_a_function_and_answers_the_sandbox_itself(tmp_path: 
     with pytest.raises(TemplateError, match="salt.cmd is a module, not a function"):
         jinja("{{ salt.cmd('x') }}", guarded, boundary)
     assert boundary.needs == []                          # Jinja's own probes are not lookups
+
+
+def test_the_loaders_attributes_are_only_names_of_modules_now():
+    shown = jinja("{{ salt.dirs }} {{ salt.kind }} {{ salt.pack }}", minion_salt())
+    assert shown == "<module namespace salt.dirs> <module namespace salt.kind> <module namespace salt.pack>"
