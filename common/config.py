@@ -10,6 +10,14 @@ Paths (``pki_dir``, ``cachedir``, ``sock_dir``, ``log_file``, ``pidfile``,
 ``extension_modules``) live under ``root_dir`` the way Salt places them: a
 relative path is joined to ``root_dir``, and an absolute one not already under
 it is re-rooted there.
+
+Their defaults are briny's own, never Salt's: a host may still run Salt, and
+briny must not take its keys, pidfiles, sockets, caches or logs
+(``/etc/briny/pki/{master,minion}``, ``/var/cache/briny/{master,minion}``,
+``/var/log/briny/{master,minion}``, ``/run/briny/{master,minion}`` and
+``/run/briny/briny-{master,minion}.pid``). The state and pillar trees keep
+Salt's defaults (``/srv/salt``, ``/srv/pillar``): running the same trees is
+the point.
 """
 
 from __future__ import annotations
@@ -70,11 +78,11 @@ MINION_DEFAULTS: dict[str, Any] = {
     "publish_port": 4505,
     "master_finger": "",
     "file_client": "remote",
-    "pki_dir": "/etc/salt/pki/minion",
-    "cachedir": "/var/cache/salt/minion",
-    "sock_dir": "/var/run/salt/minion",
-    "log_file": "/var/log/salt/minion",
-    "pidfile": "/var/run/salt-minion.pid",
+    "pki_dir": "/etc/briny/pki/minion",
+    "cachedir": "/var/cache/briny/minion",
+    "sock_dir": "/run/briny/minion",
+    "log_file": "/var/log/briny/minion",
+    "pidfile": "/run/briny/briny-minion.pid",
     "extension_modules": "",
     "grains": {},
     "pillar": {},
@@ -97,11 +105,11 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "interface": "0.0.0.0",
     "publish_port": 4505,
     "ret_port": 4506,
-    "pki_dir": "/etc/salt/pki/master",
-    "cachedir": "/var/cache/salt/master",
-    "sock_dir": "/var/run/salt/master",
-    "log_file": "/var/log/salt/master",
-    "pidfile": "/var/run/salt-master.pid",
+    "pki_dir": "/etc/briny/pki/master",
+    "cachedir": "/var/cache/briny/master",
+    "sock_dir": "/run/briny/master",
+    "log_file": "/var/log/briny/master",
+    "pidfile": "/run/briny/briny-master.pid",
     "extension_modules": "",
     "auto_accept": False,
     "worker_threads": 5,

@@ -25,7 +25,7 @@ def test_paths_live_under_root_dir(tmp_path):
     (tmp_path / "master").write_text(f"root_dir: {tmp_path}/root\ncachedir: cache\n")
     opts = load_master_config(tmp_path)
     assert opts["cachedir"] == f"{tmp_path}/root/cache"
-    assert opts["pki_dir"] == f"{tmp_path}/root/etc/salt/pki/master"
+    assert opts["pki_dir"] == f"{tmp_path}/root/etc/briny/pki/master"
     assert opts["extension_modules"] == f"{tmp_path}/root/cache/extmods"
 
 
@@ -47,3 +47,33 @@ def test_bad_config_names_the_key(tmp_path, text, message):
 def test_missing_config_dir(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         load_minion_config(tmp_path / "nope")
+
+
+# Every path briny writes defaults to briny's own names, never Salt's: a host may still run Salt
+# (tests/e2e/test_salt_side_by_side.py starts both daemons next to a Salt install's files).
+BRINY_DEFAULTS = {
+    "minion": {"pki_dir": "/etc/briny/pki/minion", "cachedir": "/var/cache/briny/minion",
+               "sock_dir": "/run/briny/minion", "log_file": "/var/log/briny/minion",
+               "pidfile": "/run/briny/briny-minion.pid",
+               "extension_modules": "/var/cache/briny/minion/extmods"},
+    "master": {"pki_dir": "/etc/briny/pki/master", "cachedir": "/var/cache/briny/master",
+               "sock_dir": "/run/briny/master", "log_file": "/var/log/briny/master",
+               "pidfile": "/run/briny/briny-master.pid",
+               "extension_modules": "/var/cache/briny/master/extmods"},
+}
+
+
+@pytest.mark.parametrize("role,loader", [("minion", load_minion_config), ("master", load_master_config)])
+def test_default_paths_are_brinys_own(tmp_path, role, loader):
+    opts = loader(tmp_path)                     # no config file: every default, root_dir "/"
+    assert {k: opts[k] for k in BRINY_DEFAULTS[role]} == BRINY_DEFAULTS[role]
+    salts = {k: v for k, v in opts.items()
+             if isinstance(v, str) and v.startswith("/") and "salt" in v.split("/")}
+    assert salts == {}, f"{role} defaults still name Salt's paths: {salts}"
+    # the trees stay Salt's: running the same trees unchanged is the point
+    assert opts["file_roots"] == {"base": ["/srv/salt", "/srv/spm/salt"]}
+    assert opts["pillar_roots"] == {"base": ["/srv/pillar", "/srv/spm/pillar"]}
+    (tmp_path / role).write_text(f"root_dir: {tmp_path}/root\n")
+    rooted = loader(tmp_path)
+    assert {k: rooted[k] for k in BRINY_DEFAULTS[role]} == {
+        k: f"{tmp_path}/root{v}" for k, v in BRINY_DEFAULTS[role].items()}
