@@ -204,7 +204,9 @@ def test_briny_beside_a_salt_install_takes_none_of_its_files() -> None:
         assert (root / "run/briny/briny-minion.pid").read_text().strip() == str(minion.pid)
         assert (root / "run/briny/master/master_client.ipc").is_socket()
         assert (root / "run/briny/minion/minion_client.ipc").is_socket()
+        assert "Got return from web1" in (root / "var/log/briny/master").read_text()
         assert "running job" in (root / "var/log/briny/minion").read_text()
+        assert (root / "var/log/briny/key").exists()
         assert (root / "var/cache/briny/master").is_dir() and (root / "var/cache/briny/minion").is_dir()
 
         during = salt.snapshot()

@@ -35,6 +35,12 @@ def test_paths_live_under_root_dir(tmp_path):
     ("file_roots:\n  base: /srv\n", "'file_roots:base' must be a list of directories"),
     ("test: maybe\n", "'test' must be a boolean"),
     ("log_level: loud\n", "'log_level' must be one of"),
+    ("log_level_logfile: loud\n", "'log_level_logfile' must be one of"),
+    ("log_granular_levels: {briny.common: loud}\n", "'log_granular_levels:briny.common' must be one of"),
+    ("log_granular_levels: [a]\n", "'log_granular_levels' must be a mapping"),
+    ("log_fmt_console: '%(nosuchfield)s'\n", "'log_fmt_console' is not a usable log format"),
+    ("log_fmt_logfile: '%(message)d'\n", "'log_fmt_logfile' is not a usable log format"),
+    ("log_rotate_max_bytes: big\n", "'log_rotate_max_bytes' must be an integer"),
     ("- a\n- b\n", "must hold a mapping of keys"),
     ("a: [1,\n", "is not valid YAML"),
 ])
@@ -58,7 +64,7 @@ BRINY_DEFAULTS = {
                "extension_modules": "/var/cache/briny/minion/extmods"},
     "master": {"pki_dir": "/etc/briny/pki/master", "cachedir": "/var/cache/briny/master",
                "sock_dir": "/run/briny/master", "log_file": "/var/log/briny/master",
-               "pidfile": "/run/briny/briny-master.pid",
+               "key_logfile": "/var/log/briny/key", "pidfile": "/run/briny/briny-master.pid",
                "extension_modules": "/var/cache/briny/master/extmods"},
 }
 
@@ -77,3 +83,28 @@ def test_default_paths_are_brinys_own(tmp_path, role, loader):
     rooted = loader(tmp_path)
     assert {k: rooted[k] for k in BRINY_DEFAULTS[role]} == {
         k: f"{tmp_path}/root{v}" for k, v in BRINY_DEFAULTS[role].items()}
+
+
+def test_logging_defaults_are_salts_and_syslog_urls_stay(tmp_path):
+    opts = load_minion_config(tmp_path)
+    assert opts["log_level"] == "warning" and opts["log_level_logfile"] is None
+    assert opts["log_fmt_console"] == "[%(levelname)-8s] %(message)s"
+    assert opts["log_fmt_logfile"] == ("%(asctime)s,%(msecs)03d [%(name)-17s:%(lineno)-4d]"
+                                       "[%(levelname)-8s][%(process)d] %(message)s")
+    assert (opts["log_datefmt"], opts["log_datefmt_logfile"]) == ("%H:%M:%S", "%Y-%m-%d %H:%M:%S")
+    assert opts["log_granular_levels"] == {}
+    (tmp_path / "minion").write_text(f"root_dir: {tmp_path}/root\nlog_file: udp://loghost:10514/LOG_LOCAL3\n"
+                                     "log_fmt_console: '%(colorlevel)s %(colormsg)s'\n")
+    opts = load_minion_config(tmp_path)
+    assert opts["log_file"] == "udp://loghost:10514/LOG_LOCAL3"   # not a path under root_dir
+
+
+def test_reading_the_config_is_logged(tmp_path, caplog):
+    (tmp_path / "minion").write_text("id: a\n")
+    (tmp_path / "minion.d").mkdir()
+    (tmp_path / "minion.d" / "10.conf").write_text("id: b\n")
+    with caplog.at_level("DEBUG", logger="briny.common.config"):
+        load_minion_config(tmp_path)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Reading configuration from {tmp_path / 'minion'}",
+        f"Reading configuration from {tmp_path / 'minion.d' / '10.conf'}"]
