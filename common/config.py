@@ -7,14 +7,23 @@ see). Values are type-checked against the defaults; a wrong type is a
 :class:`ConfigError` naming the key, the file and what was expected.
 
 Paths (``pki_dir``, ``cachedir``, ``sock_dir``, ``log_file``, ``pidfile``,
-``extension_modules``) live under ``root_dir`` the way Salt places them: a
-relative path is joined to ``root_dir``, and an absolute one not already under
-it is re-rooted there.
+``key_logfile``, ``extension_modules``) live under ``root_dir`` the way Salt
+places them: a relative path is joined to ``root_dir``, and an absolute one not
+already under it is re-rooted there (a syslog ``log_file`` URL is left as it is).
+
+Their defaults are briny's own, never Salt's: a host may still run Salt, and
+briny must not take its keys, pidfiles, sockets, caches or logs
+(``/etc/briny/pki/{master,minion}``, ``/var/cache/briny/{master,minion}``,
+``/var/log/briny/{master,minion,key}``, ``/run/briny/{master,minion}`` and
+``/run/briny/briny-{master,minion}.pid``). The state and pillar trees keep
+Salt's defaults (``/srv/salt``, ``/srv/pillar``): running the same trees is
+the point.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import socket
 from pathlib import Path
@@ -23,6 +32,10 @@ from typing import Any
 import yaml
 
 from .exceptions import ConfigError
+from .logsetup import CONSOLE_DATEFMT, CONSOLE_FORMAT, FILE_DATEFMT, FILE_FORMAT, FORMAT_KEYS, LEVELS
+from .logsetup import format_problem, is_syslog
+
+log = logging.getLogger(__name__)
 
 _NUMBER = (int, float)
 
@@ -30,6 +43,13 @@ COMMON_DEFAULTS: dict[str, Any] = {
     "root_dir": "/",
     "log_level": "warning",
     "log_level_logfile": None,
+    "log_fmt_console": CONSOLE_FORMAT,
+    "log_fmt_logfile": FILE_FORMAT,
+    "log_datefmt": CONSOLE_DATEFMT,
+    "log_datefmt_logfile": FILE_DATEFMT,
+    "log_granular_levels": {},
+    "log_rotate_max_bytes": 0,
+    "log_rotate_backup_count": 0,
     "file_roots": {"base": ["/srv/salt", "/srv/spm/salt"]},
     "pillar_roots": {"base": ["/srv/pillar", "/srv/spm/pillar"]},
     "state_top": "top.sls",
@@ -70,11 +90,11 @@ MINION_DEFAULTS: dict[str, Any] = {
     "publish_port": 4505,
     "master_finger": "",
     "file_client": "remote",
-    "pki_dir": "/etc/salt/pki/minion",
-    "cachedir": "/var/cache/salt/minion",
-    "sock_dir": "/var/run/salt/minion",
-    "log_file": "/var/log/salt/minion",
-    "pidfile": "/var/run/salt-minion.pid",
+    "pki_dir": "/etc/briny/pki/minion",
+    "cachedir": "/var/cache/briny/minion",
+    "sock_dir": "/run/briny/minion",
+    "log_file": "/var/log/briny/minion",
+    "pidfile": "/run/briny/briny-minion.pid",
     "extension_modules": "",
     "grains": {},
     "pillar": {},
@@ -97,11 +117,12 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "interface": "0.0.0.0",
     "publish_port": 4505,
     "ret_port": 4506,
-    "pki_dir": "/etc/salt/pki/master",
-    "cachedir": "/var/cache/salt/master",
-    "sock_dir": "/var/run/salt/master",
-    "log_file": "/var/log/salt/master",
-    "pidfile": "/var/run/salt-master.pid",
+    "pki_dir": "/etc/briny/pki/master",
+    "cachedir": "/var/cache/briny/master",
+    "sock_dir": "/run/briny/master",
+    "log_file": "/var/log/briny/master",
+    "key_logfile": "/var/log/briny/key",
+    "pidfile": "/run/briny/briny-master.pid",
     "extension_modules": "",
     "auto_accept": False,
     "worker_threads": 5,
@@ -111,9 +132,8 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "pillar_allow_py": False,
 }
 
-PATH_KEYS = ("pki_dir", "cachedir", "sock_dir", "log_file", "pidfile", "extension_modules")
-LOG_LEVELS = ("all", "garbage", "trace", "debug", "profile", "info", "warning", "error",
-              "critical", "quiet")
+PATH_KEYS = ("pki_dir", "cachedir", "sock_dir", "log_file", "key_logfile", "pidfile", "extension_modules")
+LOG_LEVELS = tuple(LEVELS)
 
 
 def _type_name(value: Any) -> str:
@@ -149,9 +169,23 @@ def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) ->
             for env, dirs in roots.items():
                 if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
                     raise ConfigError(f"{source}: '{key}:{env}' must be a list of directories")
-    level = opts.get("log_level")
-    if level is not None and str(level).lower() not in LOG_LEVELS:
-        raise ConfigError(f"{source}: 'log_level' must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+    _check_logging(opts, source)
+
+
+def _check_logging(opts: dict[str, Any], source: str) -> None:
+    for key in ("log_level", "log_level_logfile"):
+        level = opts.get(key)
+        if level is not None and str(level).lower() not in LOG_LEVELS:
+            raise ConfigError(f"{source}: '{key}' must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+    for name, level in (opts.get("log_granular_levels") or {}).items():
+        if str(level).lower() not in LOG_LEVELS:
+            raise ConfigError(f"{source}: 'log_granular_levels:{name}' must be one of "
+                              f"{', '.join(LOG_LEVELS)}, not {level!r}")
+    for key in FORMAT_KEYS:
+        if key in opts and key.startswith("log_fmt"):
+            problem = format_problem(opts[key])
+            if problem:
+                raise ConfigError(f"{source}: '{key}' {problem}")
 
 
 def _rooted(root_dir: str, path: str) -> str:
@@ -190,7 +224,7 @@ def apply_config(overrides: dict[str, Any], defaults: dict[str, Any], source: st
         if key == "extension_modules" and not opts.get(key):
             opts[key] = os.path.join(str(opts.get("cachedir", "")), "extmods")
             continue
-        if isinstance(opts.get(key), str):
+        if isinstance(opts.get(key), str) and not is_syslog(opts[key]):
             opts[key] = _rooted(str(opts["root_dir"]), opts[key])
     if opts.get("extension_modules") and not os.path.isabs(opts["extension_modules"]):
         opts["extension_modules"] = _rooted(str(opts["root_dir"]), opts["extension_modules"])
@@ -206,12 +240,16 @@ def _load(config_dir: str | os.PathLike[str] | None, name: str, defaults: dict[s
         path = cdir / name
         source = str(path)
         if path.is_file():
+            log.debug("Reading configuration from %s", path)
             data.update(_read_yaml(path))
         elif not cdir.is_dir():
             raise ConfigError(f"config directory {cdir} does not exist")
+        else:
+            log.debug("No %s config file in %s; using the defaults", name, cdir)
         dropins = cdir / f"{name}.d"
         if dropins.is_dir():
             for extra in sorted(dropins.glob("*.conf")):
+                log.debug("Reading configuration from %s", extra)
                 data.update(_read_yaml(extra))
         data.setdefault("conf_dir", str(cdir))
         data.setdefault("conf_file", str(path))

@@ -88,6 +88,7 @@ class Engine:
 
     # -- the run ------------------------------------------------------------
     def run(self) -> dict[str, dict]:
+        log.debug("running %d state(s)%s", len(self.chunks), " in test mode" if self.run_state.test else "")
         cycle = self.graph.find_cycle()
         if cycle:
             log.warning("Requisite cycle (each requires the next): %s", " -> ".join(
@@ -100,6 +101,7 @@ class Engine:
             if self.stopped:
                 break
         self._listen()
+        log.debug("state run done: %d result(s)", len(self.running))
         return self.running
 
     def _pull(self, first: Frame) -> None:
@@ -292,6 +294,7 @@ class Engine:
         ret["__sls__"] = low.get("__sls__")
         ret["__id__"] = low["__id__"]
         ret["name"] = low["name"]
+        log.debug("State [%s] not run: %s", low["name"], comment)
         return ret
 
     def _store(self, idx: int, ret: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ import re
 from typing import Any
 
 from .exceptions import BrinyError, FileServerError, RenderError
+from .logsetup import timed
 from .fileclient import find_sls
 from .render import RenderEnv, render_text
 
@@ -75,8 +76,10 @@ class HighStateBuilder:
         relpath, _ = found
         state: Any = None
         try:
-            text = self.env.client.get_text(relpath, saltenv) or ""
-            state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
+            with timed(log, "Rendering SLS '%s:%s' (%s)",
+                       "Time (in seconds) to render SLS '%s:%s' (%s): %.6f", saltenv, sls, relpath):
+                text = self.env.client.get_text(relpath, saltenv) or ""
+                state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
         except (RenderError, FileServerError) as exc:
             msg = f"Rendering SLS '{saltenv}:{sls}' failed: {exc}"
             log.critical(msg)

@@ -6,6 +6,12 @@ to run: the ``unless`` / ``onlyif`` / ``creates`` checks (or the module's
 test mode, exceptions turned into failed results, ``check_cmd`` (or
 ``mod_run_check_cmd``), ``retry``, ``reload_*``, run numbers and timing.
 Plain code, no sockets; used by :mod:`briny.common.engine`.
+
+Each call is logged as Salt logs it, at ``info``: ``Running state [NAME] at
+time T``, ``Executing state MOD.FUN for [NAME]``, the outcome (the changes,
+else the comment; at ``error`` when the state failed) and ``Completed state
+[NAME] at time T (duration_in_ms=D)``. Nothing is formatted when ``info`` is
+off.
 """
 
 from __future__ import annotations
@@ -424,8 +430,12 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
         return ret
     attempts: list[tuple[dict[str, Any], float]] = []
     retry = verify_retry(low["retry"]) if "retry" in low and not prereq else None
+    logging_on = not prereq and log.isEnabledFor(logging.INFO)
     while True:
         start = now_local()
+        if logging_on:
+            log.info("Running state [%s] at time %s", low["name"], start.time().isoformat())
+            log.info("Executing state %s.%s for [%s]", low["state"], low["fun"], low["name"])
         ret = _invoke(run, low, prereq)
         if prereq:
             return ret
@@ -436,6 +446,10 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
         ret["start_time"] = start.time().isoformat()
         ret["duration"] = duration_ms(start, end)
         ret["__id__"] = low["__id__"]
+        if logging_on:
+            log_outcome(ret)
+            log.info("Completed state [%s] at time %s (duration_in_ms=%s)", low["name"],
+                     end.time().isoformat(), round(ret["duration"], 3))
         interval = 0
         if retry and not run.test and retry["until"] != ret["result"] and retry["attempts"] > len(attempts) + 1:
             interval = retry["interval"] + (random.randint(0, retry["splay"]) if retry["splay"] else 0)
@@ -462,6 +476,22 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
         ret["duration"] = total
         ret["start_time"] = attempts[0][0]["start_time"]
     return ret
+
+
+def log_outcome(ret: dict[str, Any]) -> None:
+    """Salt's line about what a state did: a file diff, each ``old``/``new`` change, the other
+    changes as they are, or the comment; at ``error`` when the state failed."""
+    changes = ret.get("changes")
+    if isinstance(changes, dict) and changes:
+        if "diff" in changes:
+            msg = f"File changed:\n{changes['diff']}"
+        else:
+            lines = [f"'{key}' changed from '{val['old']}' to '{val['new']}'" for key, val in changes.items()
+                     if isinstance(val, dict) and "old" in val and "new" in val]
+            msg = "Made the following changes:\n" + "\n".join(lines) + "\n" if lines else str(changes)
+    else:
+        msg = str(ret.get("comment", ""))
+    log.log(logging.ERROR if ret.get("result") is False else logging.INFO, "%s", msg)
 
 
 def mod_init(run: RunState, low: LowChunk) -> None:

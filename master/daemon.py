@@ -18,7 +18,8 @@ thread), the job cache writer, and the master's worker pool (RSA, key
 store, targeting). SIGTERM/SIGINT shut down cleanly: the operator IPC
 closes (no new jobs), the ROUTER stops being read after the frames already
 queued are handled (so in-flight returns are stored), the job cache is
-flushed and closed, then the bus stops and the pidfile is removed.
+flushed and closed, then the bus stops and the pidfile is removed. SIGHUP
+reopens the log file (:func:`briny.common.logsetup.reopen_logfiles`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from briny.common.daemonize import daemonize, remove_pidfile, report as _report,
 from briny.common.event import EventBus, EventSender
 from briny.common.event import decode as decode_event
 from briny.common.exceptions import BrinyError
-from briny.common.logsetup import setup_console, setup_logfile
+from briny.common import logsetup
 from briny.common.transport import ZmqServer
 from briny.master import keys as keys_mod
 from briny.master.clientapi import ClientAPIServer
@@ -62,9 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder holding the 'master' config file (default %(default)s)")
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     p.add_argument("--pid-file", dest="pidfile", help="pidfile (default: the 'pidfile' option)")
-    p.add_argument("-l", "--log-level", dest="log_level", help="console log level (default: log_level)")
-    p.add_argument("--log-file", dest="log_file", help="log file (default: the 'log_file' option)")
-    p.add_argument("--log-file-level", dest="log_file_level")
+    logsetup.add_arguments(p)
     return p
 
 
@@ -124,6 +123,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(signal.SIGHUP, logsetup.reopen_logfiles)
         serving = asyncio.ensure_future(server.serve())
         tasks = [serving, asyncio.ensure_future(capi.serve()), asyncio.ensure_future(server.housekeeping()),
                  asyncio.ensure_future(watch_key_events(opts, server, ctx))]
@@ -175,30 +175,25 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
 def run(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     overrides: dict[str, Any] = {}
-    if ns.log_file:
-        overrides["log_file"] = os.path.abspath(ns.log_file)
-    if ns.log_file_level:
-        overrides["log_level_logfile"] = ns.log_file_level
     if ns.pidfile:
         overrides["pidfile"] = os.path.abspath(ns.pidfile)
+    logsetup.setup_console(ns.log_level)
     try:
         if not os.path.isdir(ns.config_dir):
             raise BrinyError(f"config directory {ns.config_dir} does not exist (use -c DIR)")
         opts = load_master_config(ns.config_dir, overrides)
-        if ns.log_level:
-            opts["log_level"] = ns.log_level
+        opts.update(logsetup.cli_overrides(ns))
         pidfile = str(opts["pidfile"])
         other = _running_pid(pidfile)
         if other is not None:
             raise BrinyError(f"a master is already running with pid {other} (pidfile {pidfile})")
         check_ports(opts)
+        # before forking: a log file that cannot be opened is reported on the terminal
+        logsetup.setup_logging(opts, console_level=ns.log_level, console=not ns.daemon)
     except BrinyError as exc:
         print(f"briny-master: {exc}", file=sys.stderr)
         return 2
     ready_fd = daemonize("briny-master") if ns.daemon else None
-    if not ns.daemon:
-        setup_console(str(opts.get("log_level") or "warning"))
-    setup_logfile(opts)
     try:
         write_pidfile(pidfile)
     except OSError as exc:

@@ -36,6 +36,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
+from briny.common import logsetup
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError
 from briny.master.keys import ACC, DEN, LOCAL, PEND, REJ, KeyChange, KeyStore, Matches
@@ -85,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="accept rejected keys, or reject accepted keys, too")
     p.add_argument("--out", "--output", dest="out", help="outputter: json, yaml, txt, nested, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
-    p.add_argument("--log-level", dest="log_level", default="warning", help="console log level")
+    logsetup.add_arguments(p, short=False, default_file="key_logfile")
     return p
 
 
@@ -219,10 +220,11 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     err = err or sys.stderr
     stdin = stdin or sys.stdin
     ns = build_parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, str(ns.log_level).upper(), logging.WARNING),
-                        format="[%(levelname)-8s] %(message)s", stream=err)
+    logsetup.setup_console(ns.log_level, stream=err)
     try:
         opts = load_master_config(ns.config_dir)
+        opts.update(logsetup.cli_overrides(ns, "key_logfile"))
+        logsetup.setup_logging(opts, console_level=ns.log_level, file_key="key_logfile", stream=err)
     except ConfigError as exc:
         print(f"briny-key: {exc}", file=err)
         return 2

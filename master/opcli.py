@@ -45,7 +45,7 @@ from typing import Any, NoReturn, TextIO
 from briny.common.args import parse_input
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError
-from briny.common.logsetup import setup_console
+from briny.common import logsetup
 from briny.master.clientapi import MasterClient, MasterError, MasterNotRunning
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
                    type=lambda s: str(s).lower() in ("1", "true", "yes", "on"))
     p.add_argument("--no-color", "--no-colour", dest="no_color", action="store_true")
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
-    p.add_argument("-l", "--log-level", dest="log_level", help="console log level (default warning)")
+    logsetup.add_arguments(p)
     p.add_argument("tgt", nargs="?", help="the target")
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
@@ -344,6 +344,7 @@ def _opts(ns: argparse.Namespace) -> dict[str, Any]:
     if not os.path.isdir(cdir):
         raise BrinyError(f"config directory {cdir} does not exist (use -c DIR)")
     opts = load_master_config(cdir)
+    opts.update(logsetup.cli_overrides(ns))
     for key in ("state_output", "state_verbose"):
         if getattr(ns, key) is not None:
             opts[key] = getattr(ns, key)
@@ -391,8 +392,9 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         ns = build_parser().parse_intermixed_args(list(sys.argv[1:] if argv is None else argv))
         if not ns.tgt or not ns.fun:
             raise UsageError("briny: a target and a function are required, e.g. briny '*' test.ping")
-        setup_console(ns.log_level or "warning")
+        logsetup.setup_console(ns.log_level, stream=stderr)
         opts = _opts(ns)
+        logsetup.setup_logging(opts, console_level=ns.log_level, stream=stderr)
         arg, kwarg = parse_input(list(ns.arg))
         if ns.batch is not None:
             _batch_size(ns.batch, 100)  # refuse a bad size before anything is sent

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from briny.common import logsetup
 from briny.common.args import call_function, parse_input
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     p.add_argument("-t", "--timeout", dest="timeout", type=float, help="timeout in seconds for runners that wait")
-    p.add_argument("-l", "--log-level", dest="log_level", default="warning", help="console log level")
+    logsetup.add_arguments(p)
     p.add_argument("fun", help="module.function, e.g. jobs.list_jobs")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
@@ -65,10 +66,11 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     out = out or sys.stdout
     err = err or sys.stderr
     ns = build_parser().parse_intermixed_args(argv)
-    logging.basicConfig(level=getattr(logging, str(ns.log_level).upper(), logging.WARNING),
-                        format="[%(levelname)-8s] %(message)s", stream=err)
+    logsetup.setup_console(ns.log_level, stream=err)
     try:
         opts = load_master_config(ns.config_dir)
+        opts.update(logsetup.cli_overrides(ns))
+        logsetup.setup_logging(opts, console_level=ns.log_level, stream=err)
     except ConfigError as exc:
         print(f"briny-run: {exc}", file=err)
         return 2

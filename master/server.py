@@ -422,6 +422,7 @@ class MasterServer:
             log.warning("%s returned for job %s, which was not sent to it; dropped", sess.id, jid)
             return {"error": f"job {jid} was not sent to {sess.id}"}
         record = {k: payload[k] for k in RETURN_KEYS if k in payload}
+        log.info("Got return from %s for job %s", sess.id, jid)
         if job is None or job.cached:
             try:
                 self.jobcache.save_return(jid, sess.id, record)
@@ -510,6 +511,9 @@ class MasterServer:
             except (RuntimeError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
         self.jobs[jid] = Job(jid, fun, set(minions), time.monotonic(), cache, load=load)
+        log.info("User %s Published command %s with jid %s", load["user"], fun, jid)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("job %s targets %s", jid, ", ".join(minions))
         self.fire(f"salt/job/{jid}/new", {"jid": jid, "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
                                           "arg": arg, "minions": minions, "user": load["user"]})
         self._spawn(self._send_publishes(load, minions))

@@ -23,7 +23,7 @@ from briny import __version__, SALT_COMPAT_VERSION
 from briny.common.config import load_minion_config
 from briny.common.exceptions import BrinyError
 from briny.common.jid import gen_jid
-from briny.common.logsetup import setup_console, setup_logfile
+from briny.common import logsetup
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--state-verbose", "--state_verbose", dest="state_verbose", type=_bool)
     p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
-    p.add_argument("-l", "--log-level", dest="log_level", help="console log level (default warning)")
-    p.add_argument("--log-file", dest="log_file")
-    p.add_argument("--log-file-level", dest="log_file_level")
+    logsetup.add_arguments(p)
     p.add_argument("--retcode-passthrough", action="store_true",
                    help="exit with the function's own retcode")
     p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
@@ -72,15 +70,16 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
         overrides["file_roots"] = {"base": [os.path.abspath(d) for d in ns.file_root]}
     if ns.pillar_root:
         overrides["pillar_roots"] = {"base": [os.path.abspath(d) for d in ns.pillar_root]}
-    for key in ("state_output", "state_verbose", "log_file"):
+    for key in ("state_output", "state_verbose"):
         if getattr(ns, key) is not None:
             overrides[key] = getattr(ns, key)
-    if ns.log_file_level:
-        overrides["log_level_logfile"] = ns.log_file_level
     cdir = ns.config_dir if os.path.isdir(ns.config_dir) else None
     if cdir is None and ns.config_dir != DEFAULT_CONFIG_DIR:
         raise BrinyError(f"config directory {ns.config_dir} does not exist")
-    return load_minion_config(cdir, overrides)
+    opts = load_minion_config(cdir, overrides)
+    opts.update(logsetup.cli_overrides(ns))
+    logsetup.setup_logging(opts, console_level=ns.log_level)
+    return opts
 
 
 def _default_outputter(fun: str, module: Any) -> str:
@@ -92,7 +91,7 @@ def _default_outputter(fun: str, module: Any) -> str:
 def run(argv: list[str] | None = None) -> int:
     # options may come after the function, as with salt-call; "--" ends them
     ns = build_parser().parse_intermixed_args(argv)
-    setup_console(ns.log_level or "warning")
+    logsetup.setup_console(ns.log_level)
     if ns.grains_run:
         ns.fun, ns.arg = "grains.items", []
     if not ns.fun:
@@ -103,7 +102,6 @@ def run(argv: list[str] | None = None) -> int:
     except BrinyError as exc:
         print(f"briny-call: {exc}", file=sys.stderr)
         return 2
-    setup_logfile(opts)
     if opts.get("file_client") != "local":
         return _through_minion(ns, opts)
 
@@ -113,7 +111,9 @@ def run(argv: list[str] | None = None) -> int:
     grains = load_grains(opts)
     opts["grains"] = grains
     job = Job.from_cli(gen_jid(), ns.fun, ns.arg)
+    log.debug("running %s locally as %s (jid %s)", ns.fun, opts.get("id"), job.jid)
     result = Executor(opts, lambda: grains).run(job)
+    log.debug("%s returned (retcode %s)", ns.fun, result.retcode)
     if result.error == "not_found":
         print(result.ret, file=sys.stderr)
         return 255

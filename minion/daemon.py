@@ -1,8 +1,8 @@
 """``briny-minion``: the minion daemon's process shell.
 
 Runs once per managed host. Reads ``-c DIR/minion``, sets up logging
-(console unless daemonized, ``log_file`` at ``log_level_logfile`` or
-``log_level``), daemonizes with ``-d`` (double fork, ``setsid``, standard
+(:mod:`briny.common.logsetup`: console unless daemonized, ``log_file``;
+SIGHUP reopens it), daemonizes with ``-d`` (double fork, ``setsid``, standard
 streams to ``/dev/null``), writes ``pidfile``, detects grains, and runs
 :class:`~briny.minion.agent.MinionAgent` on an asyncio loop with a ZeroMQ
 transport to ``master:master_port`` / ``publish_port``.
@@ -25,10 +25,10 @@ import threading
 from typing import Any
 
 from briny import SALT_COMPAT_VERSION, __version__
-from briny.common.config import LOG_LEVELS, load_minion_config
+from briny.common import logsetup
+from briny.common.config import load_minion_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
 from briny.common.exceptions import BrinyError
-from briny.common.logsetup import setup_console, setup_logfile
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
                    help="folder holding the 'minion' config file (default %(default)s)")
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
-    p.add_argument("-l", "--log-level", dest="log_level", choices=LOG_LEVELS,
-                   help="console and log file level (default: the config's log_level)")
-    p.add_argument("--log-file", dest="log_file", help="log file (default: the config's log_file)")
+    logsetup.add_arguments(p)
     p.add_argument("--pid-file", dest="pidfile", help="pid file (default: the config's pidfile)")
     p.add_argument("--version", action="version",
                    version=f"briny-minion {__version__} (Salt {SALT_COMPAT_VERSION})")
@@ -51,16 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _config(ns: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
-    if ns.log_level:
-        overrides["log_level"] = ns.log_level
-    if ns.log_file:
-        overrides["log_file"] = os.path.abspath(ns.log_file)
     if ns.pidfile:
         overrides["pidfile"] = os.path.abspath(ns.pidfile)
     cdir = ns.config_dir if os.path.isdir(ns.config_dir) else None
     if cdir is None and ns.config_dir != DEFAULT_CONFIG_DIR:
         raise BrinyError(f"config directory {ns.config_dir} does not exist")
-    return load_minion_config(cdir, overrides)
+    opts = load_minion_config(cdir, overrides)
+    opts.update(logsetup.cli_overrides(ns))
+    return opts
 
 
 
@@ -94,6 +90,7 @@ async def serve(opts: dict[str, Any], grains: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _on_signal, agent, sig)
+    loop.add_signal_handler(signal.SIGHUP, logsetup.reopen_logfiles)
     api: LocalAPIServer | None = None
     task: asyncio.Task[None] | None = None
     try:
@@ -120,6 +117,7 @@ def _on_signal(agent: Any, sig: int) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
+    logsetup.setup_console(ns.log_level)
     try:
         opts = _config(ns)
     except BrinyError as exc:
@@ -138,10 +136,12 @@ def run(argv: list[str] | None = None) -> int:
         print(f"briny-minion: a minion already runs as pid {other} (pidfile {pidfile}); stop it first, "
               "or remove the pidfile if that process is not a minion", file=sys.stderr)
         return 2
+    try:  # before forking: a log file that cannot be opened is reported on the terminal
+        logsetup.setup_logging(opts, console_level=ns.log_level, console=not ns.daemon)
+    except BrinyError as exc:
+        print(f"briny-minion: {exc}", file=sys.stderr)
+        return 2
     ready_fd = daemonize("briny-minion") if ns.daemon else None
-    if not ns.daemon:
-        setup_console(str(opts.get("log_level") or "warning"))
-    setup_logfile(opts)
     wrote_pid = False
     if pidfile:
         try:

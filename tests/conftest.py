@@ -8,9 +8,17 @@ from typing import Any, Callable
 
 import pytest
 
+from briny.common import logsetup
 from briny.common.config import load_minion_config
 from briny.common.fileclient import LocalFileClient
 from briny.common.render import RenderEnv
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging():
+    """CLIs run in-process install log handlers; each test starts without them."""
+    yield
+    logsetup.close()
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

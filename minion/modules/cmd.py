@@ -41,15 +41,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.logsetup import LEVELS
 
 log = logging.getLogger(__name__)
 
 _LOCALE_VARS = ("LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
                 "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT",
                 "LC_IDENTIFICATION", "LANGUAGE")
-_LEVELS = {"all": 1, "garbage": 1, "trace": 5, "debug": logging.DEBUG, "profile": 15,
-           "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR,
-           "critical": logging.CRITICAL}
 
 
 def _default_shell() -> str:
@@ -182,7 +180,8 @@ def _run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str 
         if os.geteuid() != 0:
             raise CommandExecutionError(f"Cannot run as group '{group}': the minion is not running as root")
         popen_kwargs["group"] = group
-    level = _LEVELS.get(str(output_loglevel).lower())
+    level_name = str(output_loglevel).lower()
+    level = None if level_name == "quiet" else LEVELS.get(level_name)
     log.info("Executing command %r in directory %r", _log_name(argv if not use_shell else shown), cwd)
     try:
         proc = subprocess.Popen(argv, **popen_kwargs)  # noqa: S603 - running commands is the job
@@ -228,7 +227,7 @@ def _run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str 
             if ret[key] in [str(o) for o in oks]:
                 ret["retcode"] = 0
     if level is not None and not _is_true(hide_output):
-        log.log(level, "output: %s", ret["stdout"])
+        log.log(level, "stdout: %s", ret["stdout"])
     if ret["retcode"] != 0 and not _is_true(ignore_retcode):
         log.error("Command '%s' failed with return code: %s", _log_name(shown), ret["retcode"])
         if not _is_true(hide_output):

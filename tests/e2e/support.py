@@ -128,7 +128,9 @@ class Fleet:
     """A master and minions under ``root``; see the module docstring.
 
     ``grains`` maps a minion id to static grains written to its config;
-    ``minion_env`` to extra environment variables of its process.
+    ``minion_env`` to extra environment variables of its process. A key
+    given as None in ``master_opts``, ``minion_opts`` or :meth:`add_minion`
+    is left out of the config file, so the daemon's default applies.
     """
 
     def __init__(self, root: Path, ids: Iterable[str], *, auto_accept: bool = False,
@@ -178,7 +180,8 @@ class Fleet:
     # -- configs ------------------------------------------------------------------------------
     def write_master(self) -> None:
         """(Re)write the master config from :attr:`master_opts` (before starting the master)."""
-        (self.master_conf / "master").write_text(yaml.safe_dump(self.master_opts))
+        body = {k: v for k, v in self.master_opts.items() if v is not None}
+        (self.master_conf / "master").write_text(yaml.safe_dump(body))
 
     _write_master = write_master
 
@@ -188,6 +191,7 @@ class Fleet:
         conf = root / "conf"
         conf.mkdir(parents=True, exist_ok=True)
         body = {**self.minion_base, "id": minion_id, "root_dir": str(root), **opts}
+        body = {k: v for k, v in body.items() if v is not None}
         if minion_id in self.grains:
             body["grains"] = self.grains[minion_id]
         (conf / "minion").write_text(yaml.safe_dump(body))

@@ -30,3 +30,16 @@ def test_example_configs_load_with_every_setting_on(tmp_path):
         for key, value in data.items():
             if key not in ("root_dir", "pki_dir", "cachedir", "sock_dir", "log_file", "pidfile"):
                 assert opts[key] == value, key
+
+
+def test_the_examples_show_the_real_defaults_of_paths_and_logging():
+    """The commented path and logging settings in deploy/config say what the code does (briny's
+    own paths, never Salt's; Salt's log formats)."""
+    keys = ("pki_dir", "cachedir", "sock_dir", "log_file", "key_logfile", "pidfile", "log_level",
+            "log_level_logfile", "log_fmt_console", "log_fmt_logfile", "log_datefmt", "log_datefmt_logfile",
+            "log_rotate_max_bytes", "log_rotate_backup_count", "root_dir")
+    for name, defaults in (("master", MASTER_DEFAULTS), ("minion", MINION_DEFAULTS)):
+        data = _uncommented(DEPLOY / "config" / name)
+        shown = {k: data[k] for k in keys if k in data}
+        assert shown == {k: defaults[k] for k in shown}, name
+        assert {"pki_dir", "cachedir", "sock_dir", "log_file", "pidfile"} <= set(shown), name

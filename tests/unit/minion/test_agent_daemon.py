@@ -45,7 +45,7 @@ def test_a_minion_process_serves_a_raw_zmq_master_and_stops_cleanly_on_sigterm(t
         f"root_dir: {root}\nfile_client: local\nfile_roots: {{base: [{tmp_path}/srv]}}\n"
         f"pillar_roots: {{base: [{tmp_path}/pillar]}}\nsock_dir: /tmp/bmd-{os.getpid()}\n"
         f"ping_interval: 1\nlog_level: info\n")
-    pidfile = root / "var" / "run" / "salt-minion.pid"
+    pidfile = root / "run" / "briny" / "briny-minion.pid"
 
     async def main():
         server = ZmqServer("127.0.0.1", ret_port, pub_port)
