@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from .exceptions import AuthError
+from .exceptions import AuthError, ConfigError
 
 RSA_BITS = 2048
 NONCE_BYTES = 12
@@ -65,12 +65,36 @@ def load_public(pem: str | bytes) -> RSAPublic:
     return key
 
 
-def fingerprint(pem: str | bytes) -> str:
-    """Salt's fingerprint form: SHA-256 of the DER key, as colon-separated hex."""
-    key = load_public(pem)
-    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    digest = hashlib.sha256(der).hexdigest()
+FINGER_HASHES = frozenset({"md5", "sha1", "sha224", "sha256", "sha384", "sha512"})
+
+
+def fingerprint(pem: str | bytes, hash_type: str = "sha256") -> str:
+    """Salt's key fingerprint (``pem_finger``), the one briny uses everywhere.
+
+    What ``salt-key -f``/``-F`` prints and what a minion's ``master_finger``
+    is compared with: ``hash_type`` (Salt's ``hash_type`` option, default
+    sha256) over the PEM body, i.e. the base64 lines without the BEGIN/END
+    lines, each with its ``\\n`` (CRLF read as LF, blank lines skipped), in
+    colon-separated lower-case hex. Text that is not PEM is hashed as it is.
+    ConfigError for a hash_type briny does not know.
+    """
+    name = str(hash_type or "sha256").lower()
+    if name not in FINGER_HASHES:
+        raise ConfigError(f"hash_type {hash_type!r} is not one of {', '.join(sorted(FINGER_HASHES))}")
+    data = pem.encode("utf-8") if isinstance(pem, str) else bytes(pem)
+    lines = [line for line in data.replace(b"\r\n", b"\n").split(b"\n") if line.strip()]
+    if len(lines) >= 2 and lines[0].strip().startswith(b"-----BEGIN") \
+            and lines[-1].strip().startswith(b"-----END"):
+        data = b"".join(line + b"\n" for line in lines[1:-1])
+    digest = hashlib.new(name, data).hexdigest()
     return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+
+def same_fingerprint(wanted: str, finger: str) -> bool:
+    """``wanted`` (an operator's ``master_finger``: colons optional, any case) names ``finger``."""
+    def norm(text: str) -> str:
+        return text.replace(":", "").strip().lower()
+    return bool(norm(wanted)) and norm(wanted) == norm(finger)
 
 
 def write_private(path: Path, data: bytes) -> None:

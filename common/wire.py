@@ -3,7 +3,7 @@
 Runs in the master, the minions and the operator CLIs. One ZeroMQ frame is
 one msgpack map::
 
-    {"v": 1,            protocol version; a peer refuses any other
+    {"v": 2,            protocol version; a peer refuses any other
      "k": "req",        kind: auth | auth_reply | req | rep | pub | err
      "id": "web1",      the minion the message is from (auth, req) or for (auth_reply, rep, pub)
      "t": 1732170000.1, sender's clock, seconds (replay window)
@@ -22,7 +22,11 @@ Anything that fails raises :class:`WireError` (or :class:`AuthError`), which
 the daemons log and drop: a bad frame never crashes a daemon.
 
 Before auth only ``auth`` is accepted from a peer; ``auth_reply`` carries
-the session key encrypted to the minion's RSA key (see :mod:`crypto`).
+the session key encrypted to the minion's RSA key (the handshake is
+:mod:`handshake`). A ``rep`` is bound to the ``req`` it answers: its sealed
+body is ``{"re": <the request's nonce>, "p": payload}``
+(:func:`sealed_reply` / :func:`open_reply`), so a reply moved to another
+request is refused.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import msgpack
 from . import crypto
 from .exceptions import AuthError, WireError
 
-VERSION = 1
+VERSION = 2   # 2: auth with challenge and proof of possession; replies bound to requests
 KINDS = frozenset({"auth", "auth_reply", "req", "rep", "pub", "err"})
 SEALED = frozenset({"req", "rep", "pub"})
 MAX_FRAME = 64 * 1024 * 1024
@@ -138,6 +142,24 @@ def open_sealed(env: Envelope, key: bytes) -> Any:
     if env.kind not in SEALED:
         raise WireError(f"{env.kind} messages are not sealed")
     return unpack(crypto.unseal(key, env.nonce, env.body, env.header()))
+
+
+def sealed_reply(id_: str, key: bytes, request_nonce: bytes, payload: Any) -> Envelope:
+    """The ``rep`` answering the request whose nonce is ``request_nonce``."""
+    return sealed("rep", id_, key, {"re": request_nonce, "p": payload})
+
+
+def open_reply(env: Envelope, key: bytes, request_nonce: bytes) -> Any:
+    """The payload of a ``rep``; AuthError when it does not open with ``key`` or answers another
+    request than the one whose nonce is ``request_nonce``."""
+    if env.kind != "rep":
+        raise WireError(f"expected a rep, got {env.kind}")
+    body = open_sealed(env, key)
+    if not isinstance(body, dict) or "p" not in body:
+        raise WireError("a rep body must be a map with 're' and 'p'")
+    if body.get("re") != request_nonce:
+        raise AuthError("the reply answers another request (moved or replayed)")
+    return body["p"]
 
 
 def sign(env: Envelope, signing_key: Any) -> Envelope:

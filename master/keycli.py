@@ -17,7 +17,12 @@ not need the master daemon. Options, texts and exit codes are salt-key's
   delete) unless ``-y``, and print ``Key for minion ID accepted.`` per key;
   a glob that matches nothing prints ``The key glob 'X' does not match any
   unaccepted keys.`` and exits 0;
-- usage errors exit 64 (salt-key's ``EX_USAGE``).
+- usage errors exit 64 (salt-key's ``EX_USAGE``); words that are not
+  options are ignored, as salt-key ignores them (``briny-key -F master``,
+  the form Salt's docs give for the master's fingerprint, prints every
+  fingerprint, ``master.pub`` under ``Local Keys:``);
+- fingerprints are Salt's (:func:`briny.common.crypto.fingerprint`, the
+  config's ``hash_type``), the value a minion's ``master_finger`` takes.
 
 Deliberate differences: when stdin gives no answer (EOF: ``</dev/null``, a
 closed pipe) briny-key changes nothing, says so on stderr and exits 1
@@ -87,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "--output", dest="out", help="outputter: json, yaml, txt, nested, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
     logsetup.add_arguments(p, short=False, default_file="key_logfile")
+    # salt-key ignores words that are not options: Salt's docs say `salt-key -F master`
+    p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
     return p
 
 

@@ -41,9 +41,10 @@ operations (accept/reject/delete) fire ``salt/key`` events with Salt's data
 the ``salt/auth`` event data Salt fires (``act`` ``pend``/``accept``/
 ``denied``) for the daemon to send.
 
-Fingerprints are Salt's ``pem_finger``: sha256 over the base64 body lines
-of the PEM file (header and footer dropped, each line with its ``\\n``), in
-colon form — the same text ``salt-key -f`` prints.
+Fingerprints are :func:`briny.common.crypto.fingerprint` (Salt's
+``pem_finger``) with the config's ``hash_type`` (default sha256): the same
+text ``salt-key -f`` prints, and what a minion's ``master_finger`` is
+compared with.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import fnmatch
-import hashlib
 import logging
 import os
 import stat
@@ -65,6 +65,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from briny.common import crypto
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 
@@ -147,17 +148,6 @@ def notify_master(opts: dict[str, Any], change: KeyChange) -> None:
             log.exception("key change hook failed for %s", change)
 
 
-def pem_fingerprint(pem: bytes | str) -> str:
-    """Salt's ``pem_finger`` (sha256, colon form) of a PEM text."""
-    data = pem.encode("utf-8") if isinstance(pem, str) else pem
-    lines = [line for line in data.replace(b"\r\n", b"\n").split(b"\n") if line.strip()]
-    if len(lines) >= 2 and lines[0].strip().startswith(b"-----BEGIN") \
-            and lines[-1].strip().startswith(b"-----END"):
-        data = b"".join(line + b"\n" for line in lines[1:-1])
-    digest = hashlib.sha256(data).hexdigest()
-    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
-
-
 def load_public_pem(pem: bytes | str) -> rsa.RSAPublicKey:
     """Parse a minion's RSA public key (SPKI or PKCS#1 PEM); SaltInvocationError if unusable."""
     data = pem.encode("utf-8") if isinstance(pem, str) else pem
@@ -216,6 +206,7 @@ class KeyStore:
         self.opts = opts
         self.pki_dir = os.path.abspath(str(opts.get("pki_dir") or "/etc/briny/pki/master"))
         self.fire_events = fire_events
+        self.hash_type = str(opts.get("hash_type") or "sha256")   # of the fingerprints, as salt-key
         self._tlock = threading.RLock()
         self._listings: dict[str, _Listing] = {}
         self._reads: dict[str, _KeyRead] = {}
@@ -435,14 +426,15 @@ class KeyStore:
         return found
 
     def fingerprint(self, minion_id: str, folder: str | None = None) -> str | None:
-        """Salt's sha256 fingerprint of a minion's key (in ``folder``, or where ``status`` finds it)."""
+        """Salt's fingerprint (with the config's ``hash_type``) of a minion's key (in ``folder``,
+        or where ``status`` finds it)."""
         if folder is None:
             status = self.status(minion_id)
             if status is None:
                 return None
             folder = FOLDER_OF[status]
         read = self._read(self._path(folder, minion_id))
-        return pem_fingerprint(read.text) if read is not None else None
+        return crypto.fingerprint(read.text, self.hash_type) if read is not None else None
 
     def fingerprints(self, pattern: str = "*") -> dict[str, dict[str, str]]:
         """``{folder: {id: finger}}`` for the keys matching ``pattern``, with ``local`` as salt-key -f."""
@@ -452,7 +444,7 @@ class KeyStore:
                 path = os.path.join(self.pki_dir, name) if folder == LOCAL else self._path(folder, name)
                 read = self._read(path)
                 if read is not None:
-                    out.setdefault(folder, {})[name] = pem_fingerprint(read.text)
+                    out.setdefault(folder, {})[name] = crypto.fingerprint(read.text, self.hash_type)
         return out
 
     def key_strings(self, pattern: str = "*") -> dict[str, dict[str, str]]:

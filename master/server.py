@@ -1,7 +1,8 @@
 """The master's logic over a :class:`ServerTransport`: auth, sessions, requests, publishes.
 
-Owns what ``docs/PROTOCOL.md`` asks of the master: the auth handshake and
-the per-minion session keys, every ``req`` a minion sends (``ping``,
+Owns what ``docs/PROTOCOL.md`` asks of the master: the auth handshake (its
+decisions are :class:`briny.master.auth.MasterAuth`) and the per-minion
+session keys, every ``req`` a minion sends (``ping``,
 ``grains``, ``ret``, ``event``; more can be plugged in with
 :meth:`MasterServer.register_handler`), one sealed and signed ``pub`` per
 targeted minion, the grains cache that targeting reads, the in-memory job
@@ -10,19 +11,23 @@ drops a session as soon as a key stops being accepted.
 
 Where things run:
 
-- **on the asyncio loop** (never blocking): frame parsing, AES-GCM open and
+- **on the asyncio loop** (never blocking): frame parsing, auth hellos and
+  challenges, AES-GCM open and
   seal, the replay guard, the request handlers, Ed25519 signing of
   publishes, the session table (only the loop touches it), event firing
   (a non-blocking PUSH), ``JobCache.save_*`` (they queue to the cache's own
   writer thread);
-- **in the executor's worker threads**: everything RSA (the auth decision,
-  which also reads and writes key files, the session key encryption, the
-  reply signature), targeting (key store listings + grains matching), key
-  store re-reads, grains cache writes, job cache pruning.
+- **in the executor's worker threads**: everything RSA (the minion's auth
+  signature, the auth decision, which also reads and writes key files, the
+  session key encryption, the reply signature), targeting (key store
+  listings + grains matching), key store re-reads, grains cache writes, job
+  cache pruning.
 
-A frame that does not parse, does not open with the claimed minion's
-session key, or fails the replay guard is logged with the claimed id and
-dropped; the receive loop survives anything (see :meth:`MasterServer.serve`).
+A frame that does not parse or fails the replay guard is logged with the
+claimed id and dropped; a request that does not open with the claimed
+minion's session key, and an auth that is refused, get a clear ``err``
+reply (to the sender only); the receive loop survives anything (see
+:meth:`MasterServer.serve`).
 """
 
 from __future__ import annotations
@@ -36,11 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from briny.common import crypto, wire
+from briny.common import crypto, handshake, wire
 from briny.common.exceptions import AuthError, SaltInvocationError, WireError
-from briny.common.ids import check_id, valid_id, valid_jid
+from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
 from briny.common.transport import ServerTransport, topic_for
+from briny.master.auth import MasterAuth
 from briny.master.compile import MasterCompiler
 from briny.master.fileserver import FileServer
 from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
@@ -61,6 +67,8 @@ KEY_CHECK_INTERVAL = 1.0   # seconds between key store re-reads (a backstop to k
 PRUNE_INTERVAL = 3600.0
 # tags only the master fires: a minion cannot forward them
 MASTER_ONLY_TAGS = ("salt/auth", "salt/key")
+# the err answer to a request sealed with another key than its id's session key
+NOT_OPENED = "the request does not open with this minion's session key; authenticate again"
 
 
 def _short(value: str) -> str:
@@ -96,14 +104,6 @@ class Job:
 class _PendingPub:
     deadline: float
     payload: dict[str, Any]
-
-
-@dataclass
-class _AuthResult:
-    frame: bytes
-    status: str
-    key: bytes | None
-    event: dict[str, Any]
 
 
 def check_event_tag(tag: str, minion_id: str) -> str:
@@ -153,6 +153,8 @@ class MasterServer:
         self.master_pub = self.keys.master_public_pem()
         self._sign_key = crypto.load_or_create_ed25519(Path(self.keys.pki_dir) / SIGN_KEY)
         self.sign_pub = crypto.ed_public_bytes(self._sign_key)
+        self.auth = MasterAuth(self.keys, self._master_priv, self.master_pub, self.sign_pub,
+                               lambda: bool(self.opts.get("auto_accept", False)))
         self.grains = GrainsCache(str(opts.get("cachedir") or "/var/cache/briny/master"))
         loaded = self.grains.load_all()
         if loaded:
@@ -240,7 +242,7 @@ class MasterServer:
             return
         try:
             if env.kind == "auth":
-                self._spawn(self._auth(peer, corr, env))
+                await self._auth_frame(peer, corr, env)
             elif env.kind == "req":
                 await self._request(peer, corr, env)
             else:
@@ -250,69 +252,58 @@ class MasterServer:
             log.exception("handling a %s frame claiming id %r failed", env.kind, _short(env.id))
 
     # ----- auth -------------------------------------------------------------------------------
-    async def _auth(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
-        """One auth handshake: checks on the loop, RSA and key files in a worker."""
+    async def _auth_frame(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
+        """One ``auth`` frame (loop): a hello gets a challenge at once; a signed auth whose
+        challenge this process issued to that id (taken here, so it is used once) goes to a
+        worker. Anything else gets an ``err`` reply, to the sender only."""
         try:
-            self.replay.check(env)
-        except AuthError as exc:
+            msg = handshake.read_auth(env)
+        except WireError as exc:
             log.warning("dropped an auth frame claiming id %r: %s", _short(env.id), exc)
             return
+        try:
+            if isinstance(msg, handshake.Hello):
+                await self.transport.reply(peer, corr, self.auth.hello(msg))
+                return
+            self.auth.claim(msg)
+        except AuthError as exc:
+            log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
+            await self._refuse(peer, corr, env.id, str(exc))
+            return
+        self._spawn(self._auth(peer, corr, msg))
+
+    async def _refuse(self, peer: bytes, corr: bytes, minion_id: str, why: str) -> None:
+        """A clear ``err`` reply to the peer that sent a request."""
+        await self.transport.reply(peer, corr, wire.clear("err", minion_id, {"error": why}).encode())
+
+    async def _auth(self, peer: bytes, corr: bytes, req: handshake.AuthRequest) -> None:
+        """A signed auth with its challenge taken: RSA and key files in a worker, then the session."""
         async with self._auth_slots:
             try:
-                result: _AuthResult = await self._in_worker(self._auth_work, env)
+                result = await self._in_worker(self.auth.decide, req)
             except (WireError, AuthError, SaltInvocationError) as exc:
-                log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
+                log.warning("refused an auth request claiming id %r: %s", _short(req.id), exc)
+                await self._refuse(peer, corr, req.id, f"auth refused: {exc}")
                 return
             except OSError as exc:
-                log.error("auth of %r failed on the key store: %s", _short(env.id), exc)
+                log.error("auth of %r failed on the key store: %s", _short(req.id), exc)
                 return
         if self._stopping:
             return
         if result.key is not None:
-            replaced = env.id in self.sessions
-            heard = self.last_seen.get(env.id, 0.0)
-            self.sessions[env.id] = Session(env.id, result.key, peer, time.monotonic())
-            self.last_seen[env.id] = time.monotonic()
-            log.info("authenticated %s (new session key)", env.id)
+            replaced = req.id in self.sessions
+            heard = self.last_seen.get(req.id, 0.0)
+            self.sessions[req.id] = Session(req.id, result.key, peer, time.monotonic())
+            self.last_seen[req.id] = time.monotonic()
+            log.info("authenticated %s (new session key)", req.id)
             if replaced:
-                self._requeue(env.id, heard)
+                self._requeue(req.id, heard)
         elif result.status in ("rejected", "pending"):
             # "denied" leaves the accepted key (and its session) alone: anyone can offer
             # another key for an id, and that must not cut the real minion off
-            self.drop_session(env.id, f"its key is {result.status}")
+            self.drop_session(req.id, f"its key is {result.status}")
         self.fire("salt/auth", result.event)
         await self.transport.reply(peer, corr, result.frame)
-
-    def _auth_work(self, env: wire.Envelope) -> _AuthResult:
-        """The auth decision and the signed reply (worker thread)."""
-        payload = wire.clear_payload(env)
-        pub, token = payload.get("pub"), payload.get("token")
-        if isinstance(pub, bytes):
-            pub = pub.decode("utf-8", "replace")
-        if not isinstance(pub, str) or not pub or len(pub) > 16384:
-            raise WireError("auth payload has no usable 'pub' (a PEM public key)")
-        if not isinstance(token, bytes) or len(token) != 32:
-            raise WireError("auth payload 'token' must be 32 bytes")
-        check_id(env.id)
-        decision = self.keys.authorize(env.id, pub, bool(self.opts.get("auto_accept", False)))
-        status = decision.status
-        key: bytes | None = None
-        session_enc = sign_pub = b""
-        if status == "accepted":
-            key = crypto.new_session_key()
-            session_enc = crypto.rsa_encrypt(crypto.load_public(pub), key)
-            sign_pub = self.sign_pub
-        sig = crypto.rsa_sign(self._master_priv, wire.pack([env.id, token, status, session_enc, sign_pub]))
-        body: dict[str, Any] = {"status": status, "master_pub": self.master_pub, "token": token, "sig": sig}
-        if key is not None:
-            body["session"] = session_enc
-            body["sign_pub"] = sign_pub
-        event = dict(decision.event)
-        event.setdefault("act", {"accepted": "accept", "pending": "pend", "rejected": "reject",
-                                 "denied": "denied"}.get(status, status))
-        event.setdefault("result", status in ("accepted", "pending"))
-        frame = wire.clear("auth_reply", env.id, body).encode()
-        return _AuthResult(frame, status, key, event)
 
     def _requeue(self, minion_id: str, heard: float) -> None:
         """A minion that authenticates again while it still had a session (it restarted, or lost
@@ -349,8 +340,18 @@ class MasterServer:
             return
         try:
             payload = wire.open_sealed(env, sess.key)
+        except AuthError as exc:
+            # sealed with another key (an old session, another peer): tell the sender, and
+            # only it, so a minion that lost its session authenticates again at once
+            log.warning("refused a request claiming id %r: %s", _short(env.id), exc)
+            await self._refuse(peer, corr, env.id, NOT_OPENED)
+            return
+        except WireError as exc:
+            log.warning("dropped a request claiming id %r: %s", _short(env.id), exc)
+            return
+        try:
             self.replay.check(env)
-        except (AuthError, WireError) as exc:
+        except AuthError as exc:
             log.warning("dropped a request claiming id %r: %s", _short(env.id), exc)
             return
         sess.peer = peer
@@ -363,7 +364,7 @@ class MasterServer:
         else:
             handler, blocking = entry
             if blocking:
-                self._spawn(self._blocking_request(sess, peer, corr, handler, payload))
+                self._spawn(self._blocking_request(sess, peer, corr, env.nonce, handler, payload))
                 self._deliver_pending(sess)
                 return
             try:
@@ -371,20 +372,22 @@ class MasterServer:
             except (WireError, SaltInvocationError, ValueError, TypeError) as exc:
                 log.warning("request %r from %s refused: %s", cmd, env.id, exc)
                 reply = {"error": str(exc)}
-        await self._reply(sess, peer, corr, reply)
+        await self._reply(sess, peer, corr, env.nonce, reply)
         self._deliver_pending(sess)
 
-    async def _blocking_request(self, sess: Session, peer: bytes, corr: bytes, handler: Handler,
-                                payload: dict[str, Any]) -> None:
+    async def _blocking_request(self, sess: Session, peer: bytes, corr: bytes, nonce: bytes,
+                                handler: Handler, payload: dict[str, Any]) -> None:
         try:
             reply = await self._in_worker(handler, sess, payload)
         except Exception as exc:  # a plugged-in handler failing must not stop the master
             log.exception("request %r from %s failed", payload.get("cmd"), sess.id)
             reply = {"error": f"the master could not serve {payload.get('cmd')!r}: {exc}"}
-        await self._reply(sess, peer, corr, reply)
+        await self._reply(sess, peer, corr, nonce, reply)
 
-    async def _reply(self, sess: Session, peer: bytes, corr: bytes, payload: dict[str, Any]) -> None:
-        env = wire.sealed("rep", sess.id, sess.key, payload)
+    async def _reply(self, sess: Session, peer: bytes, corr: bytes, nonce: bytes,
+                     payload: dict[str, Any]) -> None:
+        """The sealed answer to the request whose nonce is ``nonce`` (bound to it: PROTOCOL.md)."""
+        env = wire.sealed_reply(sess.id, sess.key, nonce, payload)
         await self.transport.reply(peer, corr, env.encode())
 
     def _req_ping(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:

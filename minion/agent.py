@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from briny.common import crypto, wire
+from briny.common import crypto, handshake, wire
 from briny.common.event import stamp
 from briny.common.exceptions import AuthError, ConfigError, WireError
 from briny.common.ids import id_problem
@@ -142,6 +142,9 @@ class MinionAgent:
         pki = Path(str(opts.get("pki_dir") or "."))
         self.pki_dir = pki
         self.master_pub_path = pki / "minion_master.pub"
+        self.hash_type = str(opts.get("hash_type") or "sha256")   # of master_finger, as Salt's
+        if opts.get("master_finger"):
+            crypto.fingerprint("", self.hash_type)   # ConfigError now for a hash_type briny lacks
         self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub")
         self.pub_pem = crypto.public_pem(self._priv)
         count = int(opts.get("process_count_max") or -1)
@@ -294,70 +297,73 @@ class MinionAgent:
 
     # -- auth (loop) -------------------------------------------------------------------------------
     async def _authenticate(self, transport: ClientTransport) -> AuthOutcome:
-        token = os.urandom(32)
-        frame = wire.clear("auth", self.id, {"pub": self.pub_pem, "token": token}).encode()
-        reply = await transport.request(frame, self.auth_timeout)
-        if reply is None:
-            log.info("the master did not answer the auth request within %.1f s", self.auth_timeout)
-            return AuthOutcome("no_reply", self.backoff.next())
+        """One handshake (PROTOCOL.md, "Trust"): a hello, the master's challenge (its key checked
+        against the pinned one and ``master_finger`` before anything is signed), the auth signed
+        with this minion's key, the master's signed answer."""
+        token = os.urandom(handshake.TOKEN_BYTES)
         try:
-            env = wire.decode(reply)
-            if env.kind == "err":
-                raise AuthError(f"the master refused the auth request: {wire.clear_payload(env).get('error')}")
-            if env.kind != "auth_reply" or env.id != self.id:
-                raise WireError(f"expected an auth_reply for {self.id}, got {env.kind} for {env.id!r}")
-            data = wire.clear_payload(env)
-            status, session = self._check_auth_reply(data, token)
+            raw = await transport.request(handshake.hello(self.id, token), self.auth_timeout)
+            if raw is None:
+                return self._no_reply()
+            offer = handshake.read_challenge(wire.decode(raw), self.id, token)
+            pinned = self._check_master(offer.master_pub)
+            frame = handshake.auth_request(self.id, self._priv, self.pub_pem, token, offer.challenge,
+                                           crypto.fingerprint(offer.master_pub))
+            raw = await transport.request(frame, self.auth_timeout)
+            if raw is None:
+                return self._no_reply()
+            reply = handshake.read_auth_reply(wire.decode(raw), self.id, token, offer.challenge)
+            if reply.master_pub != offer.master_pub:
+                raise AuthError("the auth reply carries another master key than its challenge")
+            session = self._open_session(reply, pinned)
         except WireError as exc:
-            log.error("auth reply refused: %s", exc)
+            log.error("auth refused: %s", exc)
             return AuthOutcome("refused", self.backoff.next())
-        if status == "accepted":
+        if reply.status == "accepted":
             assert session is not None
             return AuthOutcome("accepted", 0.0, Session(transport, session[0], session[1]))
-        if status == "pending":
+        if reply.status == "pending":
             log.info("this minion's key is pending on the master; accept it there with "
                      "`briny-key -a %s`; asking again in %.1f s", self.id, self.acceptance_wait)
             return AuthOutcome("pending", self.acceptance_wait)
         wait = max(self.acceptance_wait, self.backoff.max_ms / 1000.0) * 3
         log.error("the master has %s this minion's key; it runs nothing. Asking again in %.0f s "
                   "(delete the key on the master with `briny-key -d %s` to start over)",
-                  status, wait, self.id)
-        return AuthOutcome(status, wait)
+                  reply.status, wait, self.id)
+        return AuthOutcome(reply.status, wait)
 
-    def _check_auth_reply(self, data: dict[str, Any], token: bytes) -> tuple[str, tuple[bytes, bytes] | None]:
-        """The status and, when accepted, (session key, publish signing key); AuthError when the
-        reply is not from the pinned master or not for this request."""
-        status, master_pub = data.get("status"), data.get("master_pub")
-        session_enc, sign_pub, sig = data.get("session", b""), data.get("sign_pub", b""), data.get("sig")
-        if data.get("token") != token:
-            raise AuthError("the auth reply does not echo this request's token")
-        if status not in ("accepted", "pending", "rejected", "denied"):
-            raise AuthError(f"unknown auth status {str(status)[:40]!r}")
-        if isinstance(master_pub, bytes):
-            master_pub = master_pub.decode("utf-8", "replace")
-        if not isinstance(master_pub, str) or not isinstance(sig, bytes):
-            raise AuthError("the auth reply has no master key or signature")
-        if not isinstance(session_enc, bytes) or not isinstance(sign_pub, bytes):
-            raise AuthError("the auth reply's session or signing key is not bytes")
+    def _no_reply(self) -> AuthOutcome:
+        log.info("the master did not answer the auth request within %.1f s", self.auth_timeout)
+        return AuthOutcome("no_reply", self.backoff.next())
+
+    def _check_master(self, master_pub: str) -> bool:
+        """AuthError unless ``master_pub`` is the pinned master key (when one is pinned) and has the
+        fingerprint ``master_finger`` names (when set, with ``hash_type`` as Salt computes it);
+        whether a key is pinned."""
         pinned = self._pinned_master()
-        finger = crypto.fingerprint(master_pub)
-        if pinned is not None and crypto.fingerprint(pinned) != finger:
-            raise AuthError(f"the master's key (fingerprint {finger}) is not the pinned one in "
-                            f"{self.master_pub_path}; if the master's key really changed, remove that file")
+        if pinned is not None and crypto.fingerprint(pinned) != crypto.fingerprint(master_pub):
+            raise AuthError(f"the master's key (fingerprint {crypto.fingerprint(master_pub)}) is not the "
+                            f"pinned one in {self.master_pub_path}; if the master's key really changed, "
+                            f"remove that file")
         wanted = str(self.opts.get("master_finger") or "")
-        if wanted and _norm_finger(wanted) != _norm_finger(finger):
-            raise AuthError(f"the master's key fingerprint {finger} does not match master_finger {wanted}")
-        signed = wire.pack([self.id, token, status, session_enc, sign_pub])
-        if not crypto.rsa_verify(crypto.load_public(master_pub), sig, signed):
-            raise AuthError("the auth reply is not signed by the master's key")
-        if status != "accepted":
-            return status, None
-        key = crypto.rsa_decrypt(self._priv, session_enc)
-        if len(key) != crypto.SESSION_KEY_BYTES or len(sign_pub) != 32:
+        if wanted:
+            finger = crypto.fingerprint(master_pub, self.hash_type)
+            if not crypto.same_fingerprint(wanted, finger):
+                raise AuthError(f"the master's key fingerprint {finger} ({self.hash_type}) does not match "
+                                f"master_finger {wanted}")
+        return pinned is not None
+
+    def _open_session(self, reply: handshake.AuthReply, pinned: bool) -> tuple[bytes, bytes] | None:
+        """(session key, publish signing key) of an accepted reply (pinning the master's key on
+        the first one); None for any other status."""
+        if reply.status != "accepted":
+            return None
+        key = crypto.rsa_decrypt(self._priv, reply.session_enc)
+        if len(key) != crypto.SESSION_KEY_BYTES or len(reply.sign_pub) != 32:
             raise AuthError("the auth reply's session key or signing key has the wrong size")
-        if pinned is None:
-            self._pin_master(master_pub, finger)
-        return status, (key, sign_pub)
+        if not pinned:
+            self._pin_master(reply.master_pub, crypto.fingerprint(reply.master_pub, self.hash_type))
+        return key, reply.sign_pub
 
     def _pinned_master(self) -> str | None:
         try:
@@ -396,7 +402,7 @@ class MinionAgent:
                 return None
             if reply.kind != "rep" or reply.id != self.id:
                 raise WireError(f"expected a rep for {self.id}, got {reply.kind} for {reply.id!r}")
-            data = wire.open_sealed(reply, session.key)
+            data = wire.open_reply(reply, session.key, env.nonce)   # the answer to THIS request
             session.guard.check(reply)
         except WireError as exc:
             log.warning("dropped the reply to %r: %s", cmd, exc)
@@ -640,10 +646,6 @@ def _seconds(value: Any, default: float) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return default
-
-
-def _norm_finger(text: str) -> str:
-    return text.replace(":", "").strip().lower()
 
 
 def public_opts(opts: dict[str, Any]) -> dict[str, Any]:

@@ -416,6 +416,70 @@ class Fleet:
         return "\n".join(parts)
 
 
+class RawPeer:
+    """A DEALER on a master's ret port speaking the wire protocol by hand (synchronous): the
+    security tests' stand-in for a minion or an attacker. ``auth`` runs the whole handshake
+    (``briny.common.handshake``) and keeps the session key and the signed auth frame it sent."""
+
+    def __init__(self, port: int) -> None:
+        import zmq
+
+        self.sock = zmq.Context.instance().socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(f"tcp://127.0.0.1:{port}")
+        self.session: bytes | None = None
+        self.signed_auth = b""
+
+    def ask(self, frame: bytes, timeout: float = 5.0) -> bytes | None:
+        """Send one frame; the reply frame, or None when none came within ``timeout`` s."""
+        corr = os.urandom(8)
+        self.sock.send_multipart([corr, frame])
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if not self.sock.poll(int(left * 1000)):
+                break
+            parts = self.sock.recv_multipart()
+            if len(parts) == 2 and parts[0] == corr:
+                return parts[1]
+        return None
+
+    def auth(self, minion_id: str, key: Any) -> str:
+        """The handshake as ``minion_id`` with RSA ``key``; the status the master answered."""
+        from briny.common import crypto, handshake, wire
+
+        token = os.urandom(handshake.TOKEN_BYTES)
+        raw = self.ask(handshake.hello(minion_id, token), 10)
+        if raw is None:
+            raise FleetError("no challenge")
+        offer = handshake.read_challenge(wire.decode(raw), minion_id, token)
+        self.signed_auth = handshake.auth_request(minion_id, key, crypto.public_pem(key), token,
+                                                  offer.challenge, crypto.fingerprint(offer.master_pub))
+        raw = self.ask(self.signed_auth, 10)
+        if raw is None:
+            raise FleetError("no auth reply")
+        reply = handshake.read_auth_reply(wire.decode(raw), minion_id, token, offer.challenge)
+        self.session = crypto.rsa_decrypt(key, reply.session_enc) if reply.status == "accepted" else None
+        return reply.status
+
+    def request(self, minion_id: str, payload: dict[str, Any], timeout: float = 5.0) -> dict[str, Any] | None:
+        """One sealed request with the session key: the reply payload (``{"error"}`` for an ``err``
+        reply), or None when no reply came."""
+        from briny.common import wire
+
+        assert self.session is not None, "no session"
+        env = wire.sealed("req", minion_id, self.session, payload)
+        raw = self.ask(env.encode(), timeout)
+        if raw is None:
+            return None
+        reply = wire.decode(raw)
+        if reply.kind == "rep":
+            return dict(wire.open_reply(reply, self.session, env.nonce))
+        return dict(wire.clear_payload(reply))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def jid_from(text: str) -> str:
     """The jid in ``--async`` (``Executed command with job ID: J``) or ``-v`` output."""
     for word in text.replace(":", " ").split():

@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zmq
 
-from briny.common import crypto, wire
+from briny.common import crypto
 from briny.common.config import load_master_config
 from briny.common.event import EventListener
 
-from .support import Fleet, FleetError, jid_from, script
+from .support import Fleet, RawPeer, jid_from, script
 
 pytestmark = pytest.mark.slow
 
@@ -364,67 +363,25 @@ def test_live_line_on_a_terminal_is_cleared_before_the_output(hfleet: Fleet) -> 
 
 # -- a minion cannot speak for another one ---------------------------------------------------------
 
-class RawMinion:
-    """An authenticated client on the master's ret port built from ``wire`` and ``crypto``."""
-
-    def __init__(self, fleet: Fleet, minion_id: str) -> None:
-        self.id = minion_id
-        self.key = crypto.generate_rsa()
-        self.sock = zmq.Context.instance().socket(zmq.DEALER)
-        self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.connect(f"tcp://127.0.0.1:{fleet.ret_port}")
-        self.session: bytes | None = None
-
-    def ask(self, frame: bytes, timeout: float = 5.0) -> bytes | None:
-        corr = os.urandom(8)
-        self.sock.send_multipart([corr, frame])
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            if not self.sock.poll(int(left * 1000)):
-                break
-            parts = self.sock.recv_multipart()
-            if len(parts) == 2 and parts[0] == corr:
-                return parts[1]
-        return None
-
-    def auth(self) -> str:
-        token = os.urandom(32)
-        raw = self.ask(wire.clear("auth", self.id, {"pub": crypto.public_pem(self.key), "token": token}).encode())
-        if raw is None:
-            raise FleetError("no auth reply")
-        body = wire.clear_payload(wire.decode(raw))
-        self.session = crypto.rsa_decrypt(self.key, body["session"]) if body["status"] == "accepted" else None
-        return str(body["status"])
-
-    def request(self, payload: dict[str, Any]) -> dict[str, Any] | None:
-        assert self.session is not None
-        raw = self.ask(wire.sealed("req", self.id, self.session, payload).encode())
-        if raw is None:
-            return None
-        env = wire.decode(raw)
-        return wire.open_sealed(env, self.session) if env.kind == "rep" else wire.clear_payload(env)
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def test_an_event_claiming_another_minions_id_is_rewritten(hfleet: Fleet) -> None:
-    rogue = RawMinion(hfleet, "rogue")
+    rogue = RawPeer(hfleet.ret_port)
+    key = crypto.generate_rsa()
     try:
-        assert rogue.auth() == "pending"
+        assert rogue.auth("rogue", key) == "pending"
         assert hfleet.key("-a", "rogue", "-y").returncode == 0
-        assert rogue.auth() == "accepted"
+        assert rogue.auth("rogue", key) == "accepted"
         jid = "20990101000000000042"
         with EventListener(master_opts(hfleet), "salt/*", name="master") as listener:
             time.sleep(0.1)
             forged = [f"salt/state_result/{jid}/web1/motd", f"salt/job/{jid}/prog/web1/0",
                       f"salt/job/{jid}/ret/web1", "salt/minion/web1/start"]
             for tag in forged:
-                reply = rogue.request({"cmd": "event", "tag": tag, "data": {"id": "web1", "ret": {"result": True}}})
+                reply = rogue.request("rogue", {"cmd": "event", "tag": tag,
+                                                "data": {"id": "web1", "ret": {"result": True}}})
                 assert reply == {"ok": True}, (tag, reply)
             # master-only tags are refused outright
             for tag in (f"salt/job/{jid}/new", "salt/auth", "salt/key"):
-                reply = rogue.request({"cmd": "event", "tag": tag, "data": {}})
+                reply = rogue.request("rogue", {"cmd": "event", "tag": tag, "data": {}})
                 assert reply is not None and "error" in reply, (tag, reply)
             got = collect(listener, len(forged), timeout=5)
         tags = [tag for tag, _ in got if "rogue" in tag or "web1" in tag]

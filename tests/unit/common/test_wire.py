@@ -57,12 +57,14 @@ def test_publish_signatures():
 
 @pytest.mark.parametrize("frame", [
     b"", b"\x00", b"\xc1", os.urandom(64), msgpack.packb([1, 2, 3]), msgpack.packb({"v": 2}),
-    msgpack.packb({"v": 1, "k": "nope", "id": "m", "t": 1.0, "n": b"x" * 12, "b": b""}),
-    msgpack.packb({"v": 1, "k": "req", "id": "", "t": 1.0, "n": b"x" * 12, "b": b""}),
-    msgpack.packb({"v": 1, "k": "req", "id": "m", "t": "now", "n": b"x" * 12, "b": b""}),
-    msgpack.packb({"v": 1, "k": "req", "id": "m", "t": 1.0, "n": b"short", "b": b""}),
-    msgpack.packb({"v": 1, "k": "req", "id": "m", "t": 1.0, "n": b"x" * 12, "b": "text"}),
+    msgpack.packb({"v": wire.VERSION, "k": "nope", "id": "m", "t": 1.0, "n": b"x" * 12, "b": b""}),
+    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "", "t": 1.0, "n": b"x" * 12, "b": b""}),
+    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": "now", "n": b"x" * 12, "b": b""}),
+    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": 1.0, "n": b"short", "b": b""}),
+    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": 1.0, "n": b"x" * 12, "b": "text"}),
     b"\x91" * 5000,  # deeply nested arrays
+    # a well-formed frame of protocol 1 (auth without proof of possession)
+    msgpack.packb({"v": 1, "k": "auth", "id": "m", "t": 1.0, "n": b"x" * 12, "b": msgpack.packb({})}),
 ])
 def test_garbage_frames_raise_wire_errors(frame):
     with pytest.raises(WireError):

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from briny.common import crypto
 from briny.master import keycli
 from briny.master.keys import KeyStore
 
@@ -197,6 +198,15 @@ def test_finger(master_dir, keyset):
     assert run(master_dir, "-F")[1].startswith("Local Keys:\nmaster.pem:  ")
     assert run(master_dir, "-f", "nope") == (0, "", "")
     assert run(master_dir, "-f", "nope", "--out", "json") == (0, "{}\n", "")
+
+
+def test_finger_master_as_salts_docs_write_it(master_dir, keyset):
+    """`salt-key -F master` (Salt's documented way to read the master's fingerprint): salt-key
+    ignores the word and prints every fingerprint, master.pub's under Local Keys."""
+    keyset.ensure_master_keys()
+    code, out, err = run(master_dir, "-F", "master")
+    assert (code, err) == (0, "") and out == run(master_dir, "-F")[1]
+    assert f"master.pub:  {crypto.fingerprint(keyset.master_public_pem())}" in out.splitlines()
 
 
 def test_print_key(master_dir, keyset, pubkeys):

@@ -7,9 +7,10 @@ import stat
 
 import pytest
 
-from briny.common.exceptions import SaltInvocationError
+from briny.common import crypto
+from briny.common.exceptions import ConfigError, SaltInvocationError
 from briny.master import keys as keysmod
-from briny.master.keys import ACC, DEN, PEND, REJ, KeyChange, KeyStore, pem_fingerprint
+from briny.master.keys import ACC, DEN, PEND, REJ, KeyChange, KeyStore
 
 # A public key and the fingerprint `salt-key -f` (Salt 3007.17) printed for it.
 SALT_KEY = """-----BEGIN PUBLIC KEY-----
@@ -23,6 +24,8 @@ owIDAQAB
 -----END PUBLIC KEY-----
 """
 SALT_FINGER = "16:cb:e1:37:46:9a:a5:8a:31:4d:ca:72:dc:1f:e7:95:39:8d:cd:da:c2:22:50:40:14:24:f4:da:44:55:b9:22"
+# and with `hash_type: md5` in the master config
+SALT_FINGER_MD5 = "aa:29:e7:a5:3e:32:cd:46:b6:c0:cf:c1:32:a3:14:c1"
 
 
 @pytest.fixture
@@ -211,9 +214,17 @@ def test_list_skips_dotfiles_and_bad_names(store, pubkeys):
     assert store.list_keys()[PEND] == []
 
 
-def test_fingerprint_matches_salt_key(store):
-    assert pem_fingerprint(SALT_KEY) == SALT_FINGER
-    assert pem_fingerprint(SALT_KEY.replace("\n", "\r\n")) == SALT_FINGER
+def test_fingerprint_matches_salt_key(store, tmp_path):
+    assert crypto.fingerprint(SALT_KEY) == SALT_FINGER
+    # salt-key prints the same for a CRLF copy, blank lines, no final newline
+    assert crypto.fingerprint(SALT_KEY.replace("\n", "\r\n")) == SALT_FINGER
+    assert crypto.fingerprint("\n" + SALT_KEY.rstrip("\n") + "\n\n") == SALT_FINGER
+    assert crypto.fingerprint(SALT_KEY.encode(), "MD5") == SALT_FINGER_MD5
+    with pytest.raises(ConfigError, match="hash_type 'crc32'"):
+        crypto.fingerprint(SALT_KEY, "crc32")
+    md5 = KeyStore({"pki_dir": str(tmp_path / "pki-md5"), "hash_type": "md5"}, fire_events=False)
+    md5.authorize("m1", SALT_KEY)
+    assert md5.fingerprint("m1") == SALT_FINGER_MD5
     store.authorize("m1", SALT_KEY)
     assert store.fingerprint("m1") == SALT_FINGER
     assert store.fingerprints("m1") == {PEND: {"m1": SALT_FINGER}}

@@ -17,13 +17,15 @@ import msgpack
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from briny.common import crypto, wire
+from briny.common import crypto, handshake, wire
 from briny.common.exceptions import AuthError
 from briny.common.transport import MemoryHub, topic_for
 from briny.master import keys as keys_mod
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
-from briny.master.server import MasterServer, check_event_tag
+from briny.master.server import NOT_OPENED, MasterServer, check_event_tag
+
+from ..pairsupport import running_master
 
 _RSA: list[crypto.RSAPrivate] = []
 
@@ -45,19 +47,27 @@ class RawMinion:
         self.session: bytes | None = None
         self.sign_pub: bytes | None = None
         self.guard = wire.ReplayGuard()
+        self.last_auth = b""       # the last signed auth frame sent (replay tests)
         client.subscribe(topic_for(minion_id))
 
+    async def challenge(self, token: bytes) -> handshake.Offer:
+        """A hello, and the master's challenge."""
+        raw = await self.client.request(handshake.hello(self.id, token), 10)
+        assert raw is not None, "no challenge"
+        return handshake.read_challenge(wire.decode(raw), self.id, token)
+
     async def auth(self) -> dict[str, Any]:
+        """The whole handshake; the master's signed answer (checked) as a map."""
         token = os.urandom(32)
-        env = wire.clear("auth", self.id, {"pub": crypto.public_pem(self.key), "token": token})
-        raw = await self.client.request(env.encode(), 10)
+        offer = await self.challenge(token)
+        self.last_auth = handshake.auth_request(self.id, self.key, crypto.public_pem(self.key), token,
+                                                offer.challenge, crypto.fingerprint(offer.master_pub))
+        raw = await self.client.request(self.last_auth, 10)
         assert raw is not None, "no auth reply"
         reply = wire.decode(raw)
         assert reply.kind == "auth_reply" and reply.id == self.id
+        handshake.read_auth_reply(reply, self.id, token, offer.challenge)   # echo and signature
         body = wire.clear_payload(reply)
-        assert body["token"] == token
-        signed = wire.pack([self.id, token, body["status"], body.get("session", b""), body.get("sign_pub", b"")])
-        assert crypto.rsa_verify(crypto.load_public(body["master_pub"]), body["sig"], signed)
         if body["status"] == "accepted":
             self.session = crypto.rsa_decrypt(self.key, body["session"])
             self.sign_pub = body["sign_pub"]
@@ -79,7 +89,7 @@ class RawMinion:
             return "err", wire.clear_payload(env)
         assert env.kind == "rep" and env.id == self.id
         assert self.session is not None
-        payload = wire.open_sealed(env, self.session)
+        payload = wire.open_reply(env, self.session, wire.decode(frame).nonce)
         self.guard.check(env)
         return "rep", payload
 
@@ -129,20 +139,9 @@ class Ctx:
 def run_master(opts: dict[str, Any], body: Callable[[Ctx], Awaitable[None]], timeout: float = 30) -> None:
     async def main() -> None:
         hub = MemoryHub()
-        ks = KeyStore(opts, fire_events=False)
-        cache = SqliteJobCache(os.path.join(opts["cachedir"], "jobs.sqlite"))
-        events: list[tuple[str, dict[str, Any]]] = []
-        server = MasterServer(opts, hub.server, ks, cache, fire=lambda t, d: events.append((t, d)))
-        task = asyncio.ensure_future(server.serve())
-        try:
-            await asyncio.wait_for(body(Ctx(hub, server, ks, cache, opts, events)), timeout)
-            assert not task.done(), "the receive loop stopped"
-        finally:
-            server.stop()
-            task.cancel()
-            server.close()
-            cache.close()
-            keys_mod.set_notify_hook(None)
+        async with running_master(opts, hub.server) as m:
+            await asyncio.wait_for(body(Ctx(hub, m.server, m.keys, m.cache, opts, m.events)), timeout)
+            assert not m.task.done(), "the receive loop stopped"
     asyncio.run(main())
 
 
@@ -181,9 +180,10 @@ def test_auto_accept_and_the_start_event_once_per_auth(master_opts):
         assert second["status"] == "accepted" and m.session != old
         await m.req("grains", grains={"os": "Debian"})
         assert c.tags().count("salt/minion/m1/start") == 2
-        # the old session key opens nothing any more
+        # the old session key opens nothing any more: the sender is told to authenticate again
         stale = m.frame("ping", key=old)
-        assert await m.send(stale, timeout=0.3) is None
+        assert await m.send(stale) == ("err", {"error": NOT_OPENED})
+        assert (await m.req("ping"))[0] == "rep"   # and the current session is untouched
     run_master(master_opts, body)
 
 
@@ -212,9 +212,10 @@ def test_requests_need_a_session_and_a_valid_seal(master_opts):
         assert await stranger.req("ping") == ("err", {"error": "unauthenticated"})
         m1 = await c.accepted("m1", 0)
         m2 = await c.accepted("m2", 1)
-        # m2 speaks as m1 with its own session key: does not open, dropped
+        # m2 speaks as m1 with its own session key: does not open, refused (to the sender only)
         forged = m2.frame("ret", key=m2.session, id_="m1", jid="20240101000000000001", **{"return": 1})
-        assert await m1.send(forged, timeout=0.3) is None
+        assert await m1.send(forged) == ("err", {"error": NOT_OPENED})
+        assert c.cache.flush(5) and c.cache.get_returns("20240101000000000001") == {}
         # a replayed request is refused
         frame = m1.frame("ping")
         assert (await m1.send(frame))[0] == "rep"

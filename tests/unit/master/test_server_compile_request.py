@@ -12,6 +12,7 @@ import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.reported import ReportedConfig, public_opts
+from briny.master.server import NOT_OPENED
 
 from .test_server import Ctx, RawMinion, run_master
 
@@ -96,13 +97,13 @@ def test_a_minion_cannot_get_another_minions_compiled_job(opts):
         # naming itself is harmless
         kind, rep = await web.req("compile", fun="state.apply", id="web1")
         assert names(rep["compiled"]) == ["web web-secret"]
-        # speaking as db1 with web1's session key does not even open: dropped
+        # speaking as db1 with web1's session key does not open: refused, to the sender only
         forged = web.frame("compile", key=web.session, id_="db1", fun="state.apply")
-        assert await web.send(forged, timeout=0.3) is None
-        # an impostor offering another key for db1 is denied, and its request does not open
+        assert await web.send(forged) == ("err", {"error": NOT_OPENED})
+        # an impostor offering another key for db1 is denied, and its request does not open (refused)
         stranger = c.minion("db1", 2)
         assert (await stranger.auth())["status"] == "denied"
-        assert await stranger.req("compile", fun="state.apply", timeout=0.3) is None
+        assert await stranger.req("compile", fun="state.apply") == ("err", {"error": NOT_OPENED})
     run_master(opts, body)
 
 

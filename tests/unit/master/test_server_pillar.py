@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from briny.master.server import NOT_OPENED
+
 from .test_server import Ctx, run_master
 
 TOP = """\
@@ -73,14 +75,14 @@ def test_minion_a_cannot_get_minion_bs_pillar(opts):
             kind, rep = await web.req("pillar", **{field: "db1"})
             assert kind == "rep" and "pillar" not in rep
             assert "only its own pillar" in rep["error"]
-        # speaking as db1 (header id db1) with web1's session key does not even open: dropped
+        # speaking as db1 (header id db1) with web1's session key does not open: refused, to the sender only
         forged = web.frame("pillar", key=web.session, id_="db1")
-        assert await web.send(forged, timeout=0.3) is None
+        assert await web.send(forged) == ("err", {"error": NOT_OPENED})
         # an impostor offering another key for db1 is denied and gets no session: its request,
-        # sealed with a key of its own, does not open with db1's session key and is dropped
+        # sealed with a key of its own, does not open with db1's session key and is refused
         stranger = c.minion("db1", 2)
         assert (await stranger.auth())["status"] == "denied"
-        assert await stranger.req("pillar", timeout=0.3) is None
+        assert await stranger.req("pillar") == ("err", {"error": NOT_OPENED})
         # an id the master never accepted is told to authenticate
         nobody = c.minion("nobody", 3)
         assert await nobody.req("pillar") == ("err", {"error": "unauthenticated"})

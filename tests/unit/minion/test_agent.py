@@ -7,8 +7,10 @@ import os
 import stat
 
 import msgpack
+import pytest
 
 from briny.common import crypto, wire
+from briny.common.exceptions import ConfigError
 from briny.common.transport import MemoryHub, topic_for
 from briny.minion.agent import MinionAgent
 
@@ -87,13 +89,14 @@ def test_a_second_master_with_another_key_is_refused(tmp_path):
         hub2 = MemoryHub()
         impostor = RawMaster(hub2, key="impostor").start()
         async with Running(make(tmp_path, hub2)) as agent:
-            await impostor.wait_auths(2)
+            await impostor.wait_hellos(2)
             assert agent.session is None and agent.status == "refused"
         await impostor.stop()
         return impostor
 
     impostor = run(main())
-    assert impostor.requests == []   # nothing but auth ever reached it
+    # its challenges were refused before anything was signed for it; nothing else reached it
+    assert impostor.auths == [] and impostor.requests == []
     assert (tmp_path / "pki" / "minion_master.pub").read_text() == crypto.public_pem(rsa_key("master"))
 
 
@@ -107,15 +110,33 @@ def test_master_finger_mismatch_is_refused_and_a_match_accepted(tmp_path):
             if match:
                 await asyncio.wait_for(agent.connected.wait(), 5)
             else:
-                await master.wait_auths(2)
-                await asyncio.sleep(0.05)
+                await master.wait_hellos(2)
             status = agent.status
         await master.stop()
-        return status
+        return status, len(master.auths)
 
-    assert run(main("ab:" * 31 + "ab", False)) == "refused"
+    # refused at the challenge: nothing is signed for a master with another key
+    assert run(main("ab:" * 31 + "ab", False)) == ("refused", 0)
     assert not (tmp_path / "pki" / "minion_master.pub").exists()
-    assert run(main(finger.upper(), True)) == "accepted"
+    assert run(main(finger.upper(), True)) == ("accepted", 1)
+
+
+def test_master_finger_is_compared_with_the_hash_type_fingerprint(tmp_path):
+    """Salt's `hash_type` picks the fingerprint's hash (md5 here); one briny lacks is a config
+    error at start, not a master refused for ever."""
+    md5 = crypto.fingerprint(crypto.public_pem(rsa_key("master")), "md5")
+    assert len(md5.split(":")) == 16
+    with pytest.raises(ConfigError, match="hash_type 'crc32'"):
+        make(tmp_path, MemoryHub(), master_finger=md5, hash_type="crc32")
+
+    async def main():
+        hub = MemoryHub()
+        master = RawMaster(hub).start()
+        async with Running(make(tmp_path, hub, master_finger=md5, hash_type="md5")) as agent:
+            await asyncio.wait_for(agent.connected.wait(), 5)
+        await master.stop()
+
+    run(main())
 
 
 def test_a_reply_with_a_bad_signature_or_token_is_refused(tmp_path):
@@ -127,7 +148,8 @@ def test_a_reply_with_a_bad_signature_or_token_is_refused(tmp_path):
         def tampered(env):
             frame = wire.decode(honest(env))
             body = wire.clear_payload(frame)
-            body["status"] = "accepted" if body["status"] == "pending" else body["status"]
+            if body["status"] == "challenge":
+                return frame.encode()
             body["token"] = os.urandom(32)
             return wire.clear("auth_reply", env.id, body).encode()
 

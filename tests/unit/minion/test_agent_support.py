@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from briny.common import crypto, wire
+from briny.common import crypto, handshake, wire
 from briny.common.jid import gen_jid
 from briny.common.transport import MemoryHub, topic_for
 from briny.minion.agent import MinionAgent
@@ -46,6 +46,8 @@ class RawMaster:
         self.master_pub = crypto.public_pem(self.priv)
         self.sign_key = ed_key(key)
         self.sessions: dict[str, bytes] = {}
+        self.challenges: dict[bytes, str] = {}
+        self.hellos = 0                                  # challenges given out
         self.auths: list[tuple[float, str, str]] = []   # (monotonic time, id, status answered)
         self.requests: list[dict[str, Any]] = []
         self.answer_pings = True
@@ -90,25 +92,29 @@ class RawMaster:
             reply["time"] = time.time()
         if payload.get("cmd") == "pillar":
             reply = {"error": "unknown request 'pillar'"}
-        return wire.sealed("rep", env.id, key, reply).encode()
+        return wire.sealed_reply(env.id, key, env.nonce, reply).encode()
 
     def _auth(self, env: wire.Envelope) -> bytes:
-        payload = wire.clear_payload(env)
-        token, pub = payload["token"], payload["pub"]
+        """A hello gets a challenge; a signed auth for one of them gets ``self.status``."""
+        msg = handshake.read_auth(env)
+        if isinstance(msg, handshake.Hello):
+            nonce = os.urandom(handshake.CHALLENGE_BYTES)
+            self.challenges[nonce] = env.id
+            self.hellos += 1
+            self._new.set()
+            return handshake.challenge(env.id, msg.token, nonce, self.master_pub)
+        if self.challenges.pop(msg.challenge, None) != env.id:
+            return wire.clear("err", env.id, {"error": "unknown challenge"}).encode()
+        minion_key = handshake.check_auth_signature(msg, crypto.fingerprint(self.master_pub))
         session_enc = sign_pub = b""
         if self.status == "accepted":
             key = crypto.new_session_key()
             self.sessions[env.id] = key
-            session_enc = crypto.rsa_encrypt(crypto.load_public(pub), key)
+            session_enc = crypto.rsa_encrypt(minion_key, key)
             sign_pub = crypto.ed_public_bytes(self.sign_key)
-        sig = crypto.rsa_sign(self.priv, wire.pack([env.id, token, self.status, session_enc, sign_pub]))
-        body: dict[str, Any] = {"status": self.status, "master_pub": self.master_pub, "token": token,
-                                "sig": sig}
-        if self.status == "accepted":
-            body.update(session=session_enc, sign_pub=sign_pub)
         self.auths.append((time.monotonic(), env.id, self.status))
         self._new.set()
-        return wire.clear("auth_reply", env.id, body).encode()
+        return handshake.auth_reply(msg, self.status, self.priv, self.master_pub, session_enc, sign_pub)
 
     # -- publishing ----------------------------------------------------------------------------
     def pub_frame(self, minion_id: str, load: dict[str, Any], *, key: bytes | None = None,
@@ -157,9 +163,17 @@ class RawMaster:
         return await self.wait_for(lambda r: r.get("cmd") == "ret" and r.get("jid") == jid, timeout)
 
     async def wait_auths(self, count: int, timeout: float = 5.0) -> None:
+        """Until ``count`` signed auths were answered."""
+        await self._wait_count(lambda: len(self.auths), count, "signed auth", timeout)
+
+    async def wait_hellos(self, count: int, timeout: float = 5.0) -> None:
+        """Until ``count`` hellos got a challenge."""
+        await self._wait_count(lambda: self.hellos, count, "hello", timeout)
+
+    async def _wait_count(self, counter: Any, count: int, what: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while len(self.auths) < count:
-            assert time.monotonic() < deadline, f"only {len(self.auths)} auth(s) within {timeout} s"
+        while counter() < count:
+            assert time.monotonic() < deadline, f"only {counter()} {what}(s) within {timeout} s"
             self._new.clear()
             try:
                 await asyncio.wait_for(self._new.wait(), max(0.0, deadline - time.monotonic()))

@@ -13,17 +13,13 @@ from typing import Any
 
 import pytest
 
-from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.exceptions import FileServerError
-from briny.common.transport import MemoryHub
-from briny.master import keys as keys_mod
-from briny.master.jobcache_sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
 from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
 from briny.minion.remotefiles import RemoteFileClient, check_rel
 
-from .test_agent_support import Running, minion_opts, run
+from ..pairsupport import real_pair
+from .test_agent_support import run
 
 
 @pytest.fixture
@@ -55,32 +51,11 @@ class Counted:
 
 def with_master(tmp_path: Path, srv: Path, body: Callable[[MasterServer, MinionAgent, list], Awaitable[None]]) -> None:
     """A real master (auto_accept) and one remote-file minion over MemoryHub, then ``body``."""
-    mroot = tmp_path / "master"
-    opts = apply_config({"root_dir": str(mroot), "pki_dir": "pki", "cachedir": "cache", "sock_dir": "sock",
-                         "auto_accept": True,
-                         "file_roots": {"base": [str(srv / "salt"), str(srv / "salt2")],
-                                        "dev": [str(srv / "saltdev")]},
-                         "pillar_roots": {"base": [str(mroot / "pillar")]}}, MASTER_DEFAULTS, "test")
+    roots = {"base": [str(srv / "salt"), str(srv / "salt2")], "dev": [str(srv / "saltdev")]}
 
     async def main() -> None:
-        hub = MemoryHub()
-        ks = KeyStore(opts, fire_events=False)
-        cache = SqliteJobCache(os.path.join(opts["cachedir"], "jobs.sqlite"))
-        events: list[tuple[str, dict[str, Any]]] = []
-        server = MasterServer(opts, hub.server, ks, cache, fire=lambda t, d: events.append((t, d)))
-        task = asyncio.ensure_future(server.serve())
-        agent = MinionAgent(minion_opts(tmp_path / "minion", file_client="remote", auth_timeout=5),
-                            hub.client, event_bus=False)
-        try:
-            async with Running(agent):
-                await asyncio.wait_for(agent.connected.wait(), 10)
-                await body(server, agent, events)
-        finally:
-            server.stop()
-            task.cancel()
-            server.close()
-            cache.close()
-            keys_mod.set_notify_hook(None)
+        async with real_pair(tmp_path, file_roots=roots, file_client="remote", auth_timeout=5) as pair:
+            await body(pair.server, pair.agent, pair.events)
 
     run(main(), timeout=60)
 

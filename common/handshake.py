@@ -1,0 +1,215 @@
+"""The auth handshake (``docs/PROTOCOL.md``, "Trust"), both halves, as pure functions.
+
+Runs in the master (reads hellos and signed auths, writes challenges and
+signed replies), in the minion (the other half) and in test clients;
+nothing here touches a socket, a file or a key store. Every message is a
+clear ``wire`` envelope of kind ``auth`` (minion → master) or
+``auth_reply`` / ``err`` (master → minion)::
+
+    minion                                        master
+    auth  {"token"}                          ->   a fresh challenge, kept briefly (no RSA)
+          <-  auth_reply {"status": "challenge", "challenge", "master_pub", "token"}
+    auth  {"pub", "token", "challenge", "sig"} -> the challenge is taken (once), then
+          sig = RSA-PSS(minion key, AUTH_LABEL, id, pub, token, challenge, finger(master_pub))
+          <-  auth_reply {"status", "master_pub", "token", "challenge", "session"?, "sign_pub"?, "sig"}
+          sig = RSA-PSS(master key, REPLY_LABEL, id, token, challenge, status, session, sign_pub)
+
+The minion's signature proves it holds the private key of the ``pub`` it
+offers, for this master (its key's fingerprint) and this challenge, which
+the master issued and accepts once: a captured auth opens nothing later,
+not even after a master restart (the new process never issued it). The
+master's signature binds its answer to the token and challenge of this
+request. A refusal is an ``err`` envelope with ``{"error": <why>}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import crypto, wire
+from .exceptions import AuthError, WireError
+
+TOKEN_BYTES = 32
+CHALLENGE_BYTES = 32
+MAX_PUB = 16384            # bytes of an offered PEM public key
+MAX_SIG = 1024             # bytes of an RSA signature (2048 bits: 256)
+AUTH_LABEL = "briny auth v2"
+REPLY_LABEL = "briny auth_reply v2"
+STATUSES = ("accepted", "pending", "rejected", "denied")
+
+
+@dataclass(frozen=True)
+class Hello:
+    """The first step: a minion asks for a challenge (``token`` comes back with it)."""
+
+    id: str
+    token: bytes
+
+
+@dataclass(frozen=True)
+class Offer:
+    """The master's challenge, as the minion reads it."""
+
+    challenge: bytes
+    master_pub: str
+
+
+@dataclass(frozen=True)
+class AuthRequest:
+    """The second step: the signed auth, as the master reads it (signature not yet checked)."""
+
+    id: str
+    pub: str
+    token: bytes
+    challenge: bytes
+    sig: bytes
+
+    def signed(self, master_finger: str) -> bytes:
+        return auth_signed_data(self.id, self.pub, self.token, self.challenge, master_finger)
+
+
+@dataclass(frozen=True)
+class AuthReply:
+    """The master's signed answer, as the minion reads it (signature checked with ``master_pub``)."""
+
+    status: str
+    master_pub: str
+    session_enc: bytes
+    sign_pub: bytes
+
+
+def _bytes(value: Any, size: int, what: str) -> bytes:
+    if not isinstance(value, bytes) or len(value) != size:
+        raise WireError(f"{what} must be {size} bytes")
+    return value
+
+
+def _text(value: Any, limit: int, what: str) -> str:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise WireError(f"{what} must be a PEM text of 1 to {limit} characters")
+    return value
+
+
+def _refusal(env: wire.Envelope) -> AuthError:
+    error = wire.clear_payload(env).get("error")
+    return AuthError(f"the master refused the auth request: {str(error)[:200]}")
+
+
+# -- minion → master -------------------------------------------------------------------------
+
+def hello(minion_id: str, token: bytes) -> bytes:
+    """The frame asking the master for a challenge."""
+    return wire.clear("auth", minion_id, {"token": token}).encode()
+
+
+def auth_signed_data(minion_id: str, pub: str, token: bytes, challenge: bytes, master_finger: str) -> bytes:
+    """What the minion signs: its id and key, this request, this challenge, the master's key."""
+    return wire.pack([AUTH_LABEL, minion_id, pub, token, challenge, master_finger])
+
+
+def auth_request(minion_id: str, priv: crypto.RSAPrivate, pub: str, token: bytes, challenge: bytes,
+                 master_finger: str) -> bytes:
+    """The signed auth frame (one RSA private-key operation, on the minion)."""
+    sig = crypto.rsa_sign(priv, auth_signed_data(minion_id, pub, token, challenge, master_finger))
+    return wire.clear("auth", minion_id, {"pub": pub, "token": token, "challenge": challenge,
+                                          "sig": sig}).encode()
+
+
+def read_auth(env: wire.Envelope) -> Hello | AuthRequest:
+    """A minion's ``auth`` envelope: a :class:`Hello` or an :class:`AuthRequest`; WireError when
+    it is neither."""
+    if env.kind != "auth":
+        raise WireError(f"expected an auth message, got {env.kind}")
+    payload = wire.clear_payload(env)
+    token = _bytes(payload.get("token"), TOKEN_BYTES, "the auth 'token'")
+    if "challenge" not in payload and "sig" not in payload and "pub" not in payload:
+        return Hello(env.id, token)
+    pub = _text(payload.get("pub"), MAX_PUB, "the auth 'pub'")
+    challenge = _bytes(payload.get("challenge"), CHALLENGE_BYTES, "the auth 'challenge'")
+    sig = payload.get("sig")
+    if not isinstance(sig, bytes) or not sig or len(sig) > MAX_SIG:
+        raise WireError("the auth 'sig' must be an RSA signature")
+    return AuthRequest(env.id, pub, token, challenge, sig)
+
+
+def check_auth_signature(req: AuthRequest, master_finger: str) -> crypto.RSAPublic:
+    """The offered key, once it verified the request's signature (one RSA public-key operation);
+    AuthError when the key is unusable or did not sign this request for this master."""
+    key = crypto.load_public(req.pub)
+    if not crypto.rsa_verify(key, req.sig, req.signed(master_finger)):
+        raise AuthError("the auth request is not signed by the key it offers "
+                        "(for this master and this challenge)")
+    return key
+
+
+# -- master → minion -------------------------------------------------------------------------
+
+def challenge(minion_id: str, token: bytes, nonce: bytes, master_pub: str) -> bytes:
+    """The answer to a hello (no RSA: anyone may ask for one)."""
+    return wire.clear("auth_reply", minion_id, {"status": "challenge", "challenge": nonce,
+                                                "master_pub": master_pub, "token": token}).encode()
+
+
+def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
+    """The minion's reading of the answer to its hello; AuthError for a refusal or a reply that
+    is not for this hello, WireError for a malformed one."""
+    if env.kind == "err":
+        raise _refusal(env)
+    if env.kind != "auth_reply" or env.id != minion_id:
+        raise WireError(f"expected an auth_reply for {minion_id}, got {env.kind} for {env.id!r}")
+    data = wire.clear_payload(env)
+    if data.get("token") != token:
+        raise AuthError("the challenge does not echo this hello's token")
+    if data.get("status") != "challenge":
+        raise WireError(f"expected a challenge, got status {str(data.get('status'))[:40]!r}")
+    nonce = _bytes(data.get("challenge"), CHALLENGE_BYTES, "the challenge")
+    return Offer(nonce, _text(data.get("master_pub"), MAX_PUB, "the challenge's 'master_pub'"))
+
+
+def reply_signed_data(minion_id: str, token: bytes, challenge_: bytes, status: str, session_enc: bytes,
+                      sign_pub: bytes) -> bytes:
+    """What the master signs in its answer to a signed auth."""
+    return wire.pack([REPLY_LABEL, minion_id, token, challenge_, status, session_enc, sign_pub])
+
+
+def auth_reply(req: AuthRequest, status: str, master_priv: crypto.RSAPrivate, master_pub: str,
+               session_enc: bytes = b"", sign_pub: bytes = b"") -> bytes:
+    """The master's signed answer (its one RSA private-key operation per auth). ``session_enc``
+    and ``sign_pub`` only with ``accepted``."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown auth status {status!r}")
+    sig = crypto.rsa_sign(master_priv, reply_signed_data(req.id, req.token, req.challenge, status,
+                                                         session_enc, sign_pub))
+    body: dict[str, Any] = {"status": status, "master_pub": master_pub, "token": req.token,
+                            "challenge": req.challenge, "sig": sig}
+    if status == "accepted":
+        body["session"] = session_enc
+        body["sign_pub"] = sign_pub
+    return wire.clear("auth_reply", req.id, body).encode()
+
+
+def read_auth_reply(env: wire.Envelope, minion_id: str, token: bytes, challenge_: bytes) -> AuthReply:
+    """The minion's reading of the answer to its signed auth, its signature checked with the
+    ``master_pub`` it carries (the caller checks that key against the pinned one and
+    ``master_finger``); AuthError when it is a refusal, not for this request, or not signed."""
+    if env.kind == "err":
+        raise _refusal(env)
+    if env.kind != "auth_reply" or env.id != minion_id:
+        raise WireError(f"expected an auth_reply for {minion_id}, got {env.kind} for {env.id!r}")
+    data = wire.clear_payload(env)
+    status, sig = data.get("status"), data.get("sig")
+    session_enc, sign_pub = data.get("session", b""), data.get("sign_pub", b"")
+    if data.get("token") != token or data.get("challenge") != challenge_:
+        raise AuthError("the auth reply does not echo this request's token and challenge")
+    if status not in STATUSES:
+        raise AuthError(f"unknown auth status {str(status)[:40]!r}")
+    master_pub = _text(data.get("master_pub"), MAX_PUB, "the auth reply's 'master_pub'")
+    if not isinstance(sig, bytes) or not isinstance(session_enc, bytes) or not isinstance(sign_pub, bytes):
+        raise AuthError("the auth reply's signature, session or signing key is not bytes")
+    signed = reply_signed_data(minion_id, token, challenge_, status, session_enc, sign_pub)
+    if not crypto.rsa_verify(crypto.load_public(master_pub), sig, signed):
+        raise AuthError("the auth reply is not signed by the master's key")
+    return AuthReply(status, master_pub, session_enc, sign_pub)
