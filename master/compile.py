@@ -400,8 +400,8 @@ class MasterCompiler:
             pillar = merge(copy.deepcopy(pillar), request.pillar)
         opts = self.minion_opts(minion_id, request, grains, pillar)
         client = MasterFileClient(self.fileserver)
-        opts["__fileclient"] = client
         salt = master_side_mods(opts, grains, pillar, minion_id, rendering="the states")
+        salt.pack["__job__"].file_client = client   # cp.list_master & co. list the file server
         salt.host_calls = []
         seen_opts = WatchedOpts(opts)
         if self.opts_of(minion_id) is None:

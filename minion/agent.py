@@ -151,9 +151,8 @@ class MinionAgent:
         local = opts.get("file_client") == "local"
         pillar: Any = LocalPillar(cache=True) if local else MasterPillar(self._fetch_pillar)
         self.executor = Executor(opts, lambda: self.grains, pillar, self.registry,
-                                 hooks={"__refresh_pillar": self._refresh_pillar,
-                                        "__refresh_grains": self._refresh_grains,
-                                        "__master_request": self.request_sync})
+                                 master=self.request_sync, refresh_pillar=self._refresh_pillar,
+                                 refresh_grains=self._refresh_grains)
         self.session: Session | None = None
         self.status = "starting"          # last auth status, for logs and tests
         self.connected = asyncio.Event()   # set while a session is up (tests wait on it)
@@ -520,7 +519,7 @@ class MinionAgent:
         return self.executor.run(job, fire_event=self._job_fire(job.jid))
 
     def _job_fire(self, jid: str) -> Callable[[str, dict[str, Any]], None]:
-        """The ``__fire_event`` of one job: worker threads call it; the event goes to the master
+        """The ``fire_event`` of one job's context: worker threads call it; the event goes to the master
         through the loop, carrying the job's jid and this minion's id."""
         def fire(tag: str, data: dict[str, Any]) -> None:
             body = {**data, "id": self.id, "jid": jid}

@@ -4,13 +4,14 @@ Used by ``briny-call`` (in its main thread) and by the minion daemon (in its
 job worker threads, see :mod:`briny.minion.agent`). Everything here is
 blocking worker code: it never touches the asyncio loop; what a job needs
 from the loop (forwarding events, asking the master for pillar) reaches it
-as plain callables the agent puts in the job's opts.
+as plain callables in the job's :class:`~briny.common.jobcontext.JobContext`.
 
 For each job :meth:`Executor.run`:
 
-1. copies the opts (per-job keys such as ``__fire_event`` never leak into
-   another job), builds a fresh loader with the host's grains and pillar, so
-   two jobs never share module globals;
+1. copies the opts, builds the job's context (``__job__``: file client,
+   event sink, master channel, job registry, pillar hooks, the master's
+   compile) and a fresh loader with the host's grains and pillar, so two
+   jobs never share module globals;
 2. turns the publish's ``arg``/``kwarg`` into Python arguments the way Salt's
    minion does (``{"__kwarg__": True, ...}`` maps and ``key=value`` strings
    become keyword arguments);
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from briny.common import loader
+from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
 from briny.common.args import KWARG_RE, call_function, parse_input
 from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound,
                                      SaltInvocationError, WireError)
@@ -61,8 +63,6 @@ HIGHSTATE_FUNCS = frozenset({
 EX_OK = 0
 EX_GENERIC = 1
 THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
-
-FireEvent = Callable[[str, dict[str, Any]], None]
 
 
 class JobKilled(BaseException):
@@ -156,18 +156,9 @@ class JobResult:
         return body
 
 
-@dataclass
-class RunningJob:
-    jid: str
-    fun: str
-    thread_id: int
-    started: float
-    signalled: int | None = None
-
-
 class JobRegistry:
     """Jobs running in this process's threads (thread-safe; the minion shares one with every job
-    through ``opts["__jobs"]`` so ``saltutil`` can tell them apart and stop them)."""
+    as ``__job__.jobs`` so ``saltutil`` can tell them apart and stop them)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -181,12 +172,16 @@ class JobRegistry:
         """Forget a finished job; a stop signal that has not fired yet is withdrawn."""
         with self._lock:
             job = self._jobs.pop(jid, None)
-            if job is not None and job.signalled:
+            if job is not None and job.signalled and job.thread_id is not None:
                 _async_raise(job.thread_id, None)
 
     def get(self, jid: str) -> RunningJob | None:
         with self._lock:
             return self._jobs.get(jid)
+
+    def snapshot(self) -> dict[str, RunningJob]:
+        with self._lock:
+            return dict(self._jobs)
 
     def jids(self) -> list[str]:
         with self._lock:
@@ -208,6 +203,8 @@ class JobRegistry:
             if sig not in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
                 return (f"Signal {sig} cannot be delivered to job {jid}: it runs in a thread of the "
                         f"minion; use saltutil.kill_job or saltutil.term_job")
+            if job.thread_id is None:
+                return None
             job.signalled = sig
             done = _async_raise(job.thread_id, JobKilled)
         if done != 1:
@@ -353,50 +350,58 @@ class Executor:
     """Runs jobs for one host; safe to call from several threads at once.
 
     ``grains`` is a callable giving the host's current grains (each job gets a
-    deep copy); ``pillar`` a :class:`PillarSource`; ``registry`` the
-    :class:`JobRegistry` of this process (the daemon's); ``hooks`` extra
-    opts for every job (``__refresh_pillar``, ``__refresh_grains``, ...).
+    deep copy); ``pillar`` a :class:`PillarSource`; ``registry`` the job
+    registry of the daemon (``__job__.jobs``); ``master`` the daemon's channel
+    to the master (a remote file client is made from it for each job);
+    ``refresh_pillar`` and ``refresh_grains`` the daemon's hooks
+    (``saltutil.refresh_*``).
     """
 
     def __init__(self, opts: dict[str, Any], grains: Callable[[], dict[str, Any]],
-                 pillar: PillarSource | None = None, registry: JobRegistry | None = None,
-                 hooks: dict[str, Any] | None = None) -> None:
+                 pillar: PillarSource | None = None, registry: Any = None, *,
+                 master: MasterRequest | None = None,
+                 refresh_pillar: Callable[[], bool] | None = None,
+                 refresh_grains: Callable[[], bool] | None = None) -> None:
         self.opts = opts
         self.grains = grains
         self.pillar = pillar or (LocalPillar() if opts.get("file_client") == "local" else StaticPillar())
         self.registry = registry
-        self.hooks = dict(hooks or {})
+        self.master = master
+        self.refresh_pillar = refresh_pillar
+        self.refresh_grains = refresh_grains
         self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
 
     # -- per-job set-up ---------------------------------------------------------------------
-    def job_opts(self, fire_event: FireEvent | None = None) -> dict[str, Any]:
-        """The opts of one job: a copy, with the per-job hooks. A masterless job gets its own
-        file client, so files added to the roots are seen by the next job (the loader finds
-        custom modules in ``extension_modules`` and, masterless, in the roots by itself)."""
-        opts = dict(self.opts)
-        opts.update(self.hooks)
-        if fire_event is not None:
-            opts["__fire_event"] = fire_event
-        if self.registry is not None:
-            opts["__jobs"] = self.registry
-        if opts.get("file_client") == "local" and opts.get("__fileclient") is None:
+    def job_context(self, job: Job | None = None, fire_event: FireEvent | None = None) -> JobContext:
+        """The runtime of one job (``__job__``). A masterless job gets its own file client, so
+        files added to the roots are seen by the next job; a job with a master gets a remote
+        file client over the daemon's channel (the loader finds custom modules in
+        ``extension_modules`` and, masterless, in the roots by itself)."""
+        ctx = JobContext(jid=job.jid if job is not None else "", fire_event=fire_event,
+                         master=self.master, jobs=self.registry,
+                         refresh_pillar=self.refresh_pillar, refresh_grains=self.refresh_grains)
+        if self.opts.get("file_client") == "local":
             from briny.common.fileclient import LocalFileClient
 
-            opts["__fileclient"] = LocalFileClient(opts.get("file_roots") or {},
-                                                   bool(opts.get("fileserver_followsymlinks", True)))
-        elif opts.get("__fileclient") is None and callable(opts.get("__master_request")):
+            ctx.file_client = LocalFileClient(self.opts.get("file_roots") or {},
+                                              bool(self.opts.get("fileserver_followsymlinks", True)))
+        elif self.master is not None:
             from briny.minion.remotefiles import RemoteFileClient  # salt:// from the master
 
-            opts["__fileclient"] = RemoteFileClient(opts, opts["__master_request"])
-        return opts
+            ctx.file_client = RemoteFileClient(self.opts, self.master)
+        if job is not None:
+            ctx.progress = job.progress
+            if job.compiled is not None and self.opts.get("file_client") != "local":
+                ctx.compiled = job.compiled  # state.apply/highstate/sls run it without compiling
+        return ctx
 
-    def loaders(self, opts: dict[str, Any]) -> Any:
+    def loaders(self, opts: dict[str, Any], ctx: JobContext) -> Any:
         """(grains, pillar, ``__salt__``) for one job; renders pillar when the source does."""
         grains = copy.deepcopy(self.grains())
         opts["grains"] = grains
-        salt = loader.minion_mods(opts, grains, {})
+        salt = loader.minion_mods(opts, grains, {}, job=ctx)
         pillar = self.pillar.get(opts, grains, salt)
-        salt = loader.minion_mods(opts, grains, pillar)
+        salt = loader.minion_mods(opts, grains, pillar, job=ctx)
         opts["pillar"] = pillar
         source = self.pillar
 
@@ -404,7 +409,7 @@ class Executor:
             compiled = source.compile_with(opts, grains, salt, override)
             return compiled if compiled is not None else _merged(pillar, override)
 
-        opts["__compile_pillar"] = compile_pillar
+        ctx.compile_pillar = compile_pillar
         return grains, pillar, salt
 
     # -- proc files ---------------------------------------------------------------------------
@@ -430,7 +435,7 @@ class Executor:
         thread = threading.current_thread()
         old_name = thread.name
         thread.name = THREAD_PREFIX + job.jid
-        running = RunningJob(job.jid, job.fun, threading.get_ident(), time.time())
+        running = RunningJob(job.jid, job.fun, time.time(), os.getpid(), threading.get_ident())
         proc: Path | None = self.proc_dir / job.jid  # removed at the end even if a stop lands early
         try:
             self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -476,13 +481,10 @@ class Executor:
                          kind, exc, module)
 
     def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
-        opts = self.job_opts(fire_event)
-        if job.progress:
-            opts["__progress"] = True
-        if job.compiled is not None and opts.get("file_client") != "local":
-            opts["__compiled"] = job.compiled    # state.apply/highstate/sls run it without compiling
+        opts = dict(self.opts)
+        ctx = self.job_context(job, fire_event)
         try:
-            _, _, salt = self.loaders(opts)
+            _, _, salt = self.loaders(opts, ctx)
         except BrinyError as exc:
             log.error("job %s: pillar or modules could not be set up: %s", job.jid, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc)

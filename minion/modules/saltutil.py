@@ -4,7 +4,7 @@ Runs in a job's worker thread of the minion daemon, or in ``briny-call``.
 Jobs are read from ``cachedir/proc/<jid>`` (JSON records the executor keeps
 while a job runs). In the daemon every job runs in a thread of the one
 minion process; the daemon hands this module its job registry as
-``__opts__["__jobs"]``, so ``kill_job`` stops a thread job instead of
+``__job__.jobs``, so ``kill_job`` stops a thread job instead of
 signalling the minion itself (which Salt's process model would do). A job
 in another process (``briny-call``) is signalled by pid, as Salt does.
 
@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import signal
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 log = logging.getLogger(__name__)
 
-THREAD_PREFIX = "job-"  # the executor names a job's thread job-<jid> while it runs
 # sync_all's keys, in Salt's order; value: the folder in the file roots
 SYNC_KINDS: dict[str, str] = {
     "tops": "_tops", "clouds": "_clouds", "beacons": "_beacons", "modules": "_modules",
@@ -76,9 +74,9 @@ def _read_proc(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or "jid" not in data:
         return None
     stale = not _pid_alive(data.get("pid"))
-    registry = __opts__.get("__jobs")
+    registry = __job__.jobs
     if not stale and registry is not None and data.get("pid") == os.getpid():
-        stale = registry.get(str(data["jid"])) is None
+        stale = str(data["jid"]) not in registry.snapshot()
     if stale:
         try:
             path.unlink()
@@ -89,8 +87,7 @@ def _read_proc(path: Path) -> dict[str, Any] | None:
 
 
 def _current_jid() -> str | None:
-    name = threading.current_thread().name
-    return name[len(THREAD_PREFIX):] if name.startswith(THREAD_PREFIX) else None
+    return __job__.jid or None
 
 
 def running() -> list[dict[str, Any]]:
@@ -140,7 +137,7 @@ def signal_job(jid: Any, sig: Any) -> str:
             continue
         pid = int(data.get("pid", 0))
         if pid == os.getpid():
-            registry = __opts__.get("__jobs")
+            registry = __job__.jobs
             msg = registry.signal(jid, signum) if registry is not None else None
             if msg is None:
                 return f"Job {jid} runs in this process and cannot be signalled from here"
@@ -184,7 +181,7 @@ def term_all_jobs() -> list[str]:
 def refresh_pillar(wait: bool = False, timeout: Any = 30, clean_cache: bool = True, **kwargs: Any) -> bool:
     """Render this host's pillar afresh for the next jobs. False without a minion daemon
     (as ``salt-call --local``: nothing keeps pillar between calls)."""
-    hook = __opts__.get("__refresh_pillar")
+    hook = __job__.refresh_pillar
     if not callable(hook):
         return False
     return bool(hook())
@@ -192,7 +189,7 @@ def refresh_pillar(wait: bool = False, timeout: Any = 30, clean_cache: bool = Tr
 
 def refresh_grains(**kwargs: Any) -> bool:
     """Detect grains afresh (and send them to the master)."""
-    hook = __opts__.get("__refresh_grains")
+    hook = __job__.refresh_grains
     if callable(hook):
         return bool(hook())
     return True
@@ -241,7 +238,7 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None,
     if not base:
         raise CommandExecutionError("extension_modules is not set in the minion config")
     dest = Path(str(base)) / kind
-    client = get_client(__opts__)
+    client = get_client(__opts__, __job__)
     source_dir = SYNC_KINDS[kind] + "/"
     white, black = _listed(extmod_whitelist, kind), _listed(extmod_blacklist, kind)
     wanted: dict[str, tuple[str, str]] = {}  # file name -> (saltenv, rel path); first env wins

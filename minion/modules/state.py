@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 from typing import Any
 
 from briny.common import fileclient, loader
@@ -64,7 +63,7 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
         return __pillar__
     if not isinstance(override, dict):
         raise SaltInvocationError("Pillar data must be formatted as a dictionary, unless pillar_enc is specified.")
-    compile_pillar = opts.get("__compile_pillar")
+    compile_pillar = __job__.compile_pillar
     if callable(compile_pillar):
         return compile_pillar(override)
     from briny.common.dictupdate import merge
@@ -73,8 +72,8 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
 
 
 def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
-    salt = loader.minion_mods(opts, __grains__, pillar)
-    env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__), salt=salt,
+    salt = loader.minion_mods(opts, __grains__, pillar, job=__job__)
+    env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__, __job__), salt=salt,
                     grains=__grains__, pillar=pillar)
     return StateCompiler(env), salt
 
@@ -98,13 +97,13 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
 
     jid = kwargs.get("__pub_jid") or gen_jid()
     states = loader.states(opts, salt)
-    fire = opts.get("__fire_event")
+    fire = __job__.fire_event
     sink = None
     progress = None
     run_opts = opts
     if fire is None:
         sink = fire = _LazyEventSender(opts)
-    elif opts.get("__progress") and not opts.get("state_events"):
+    elif __job__.progress and not opts.get("state_events"):
         # a job started by `briny` on a terminal: light, rate-limited progress events
         from briny.minion.progress import ProgressEvents
 
@@ -228,7 +227,7 @@ def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) 
     if conflict:
         return conflict
     opts, pillar = _prepared(test, kwargs)
-    pre = _take_compiled(opts)
+    pre = _take_compiled()
     if pre is not None:
         return _run_compiled(pre, opts, pillar, kwargs, highstate=False)
     errs = _pillar_errors(pillar, kwargs)
@@ -247,7 +246,7 @@ def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     if conflict:
         return conflict
     opts, pillar = _prepared(test, kwargs)
-    pre = _take_compiled(opts)
+    pre = _take_compiled()
     if pre is not None:
         return _run_compiled(pre, opts, pillar, kwargs, highstate=True)
     errs = _pillar_errors(pillar, kwargs)
@@ -264,19 +263,17 @@ def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     return _execute(compiled.chunks, opts, salt, kwargs)
 
 
-def _take_compiled(opts: dict[str, Any]) -> dict[str, Any] | None:
-    """The master's compile of this job (``__opts__["__compiled"]``, set by the executor from the
+def _take_compiled() -> dict[str, Any] | None:
+    """The master's compile of this job (``__job__.compiled``, set by the executor from the
     publish), taken once: a nested state run (``module.run: state.sls``) compiles for itself."""
-    opts.pop("__compiled", None)
-    pre = __opts__.pop("__compiled", None)
-    return pre if isinstance(pre, dict) else None
+    return __job__.take_compiled()
 
 
 def _sync_custom(opts: dict[str, Any]) -> None:
     """Before a highstate with a master: ``saltutil.sync_all`` from the master's file roots (Salt's
     ``autoload_dynamic_modules``), so custom ``_modules``/``_states``/``_grains`` are here."""
     if opts.get("file_client") == "local" or not opts.get("extension_modules") \
-            or not opts.get("autoload_dynamic_modules", True) or opts.get("__fileclient") is None:
+            or not opts.get("autoload_dynamic_modules", True) or __job__.master is None:
         return
     try:
         synced = __salt__["saltutil.sync_all"](saltenv=opts.get("saltenv") or None, refresh=False)
@@ -297,7 +294,7 @@ def _run_compiled(pre: dict[str, Any], opts: dict[str, Any], pillar: dict[str, A
         return no_states_result(str(pre["no_states"]))
     if highstate:
         _sync_custom(opts)
-    salt = loader.minion_mods(opts, __grains__, pillar)
+    salt = loader.minion_mods(opts, __grains__, pillar, job=__job__)
     return _execute(list(pre.get("chunks") or []), opts, salt, kwargs)
 
 
@@ -354,43 +351,35 @@ def _jid_time(jid: Any) -> str:
     return f"{text[:4]}, {name} {text[6:8]} {text[8:10]}:{text[10:12]}:{text[12:14]}.{text[14:20]}"
 
 
-def _own_jid() -> str | None:
-    import threading
-
-    name = threading.current_thread().name
-    return name[len("job-"):] if name.startswith("job-") else None
-
-
 def running(concurrent: bool = False) -> list[str]:
     """Other state runs in progress on this host, as Salt words them; ``[]`` with ``concurrent``.
 
     Jobs come from ``saltutil.is_running("state.*")`` (the proc folder, checked
     against the minion's job registry) plus the registry's own ``state.*`` jobs
-    whose proc file is not written yet. Of two thread jobs of this minion that
+    whose proc file is not written yet. Of two jobs of this minion daemon that
     started together, the later one defers to the earlier one (so exactly one
-    of them runs); a job in another process (``briny-call``) always counts.
+    of them runs); a job the daemon did not start (``briny-call --local``)
+    always counts.
     """
     result: list[str] = []
     if concurrent:
         return result
-    me = _own_jid()
-    registry = __opts__.get("__jobs")
-    mine = registry.get(me) if registry is not None and me else None
+    me = __job__.jid or None
+    registry = __job__.jobs
+    jobs = registry.snapshot() if registry is not None else {}
+    mine = jobs.get(me) if me else None
     found: list[dict[str, Any]] = [dict(d) for d in __salt__["saltutil.is_running"]("state.*")]
-    if registry is not None:
-        seen = {str(d.get("jid")) for d in found}
-        for jid in registry.jids():
-            job = registry.get(jid)
-            if job is not None and jid not in seen and jid != me and str(job.fun).startswith("state."):
-                found.append({"jid": jid, "fun": job.fun, "pid": os.getpid()})
+    seen = {str(d.get("jid")) for d in found}
+    for jid, job in sorted(jobs.items()):
+        if jid not in seen and jid != me and str(job.fun).startswith("state."):
+            found.append({"jid": jid, "fun": job.fun, "pid": job.pid})
     for data in found:
         jid = str(data.get("jid"))
         if jid == me:
             continue
-        if mine is not None and data.get("pid") == os.getpid():
-            other = registry.get(jid)
-            if other is not None and (other.started, other.jid) > (mine.started, mine.jid):
-                continue  # it started after this job: it will see this one and stand down
+        other = jobs.get(jid)
+        if mine is not None and other is not None and (other.started, other.jid) > (mine.started, mine.jid):
+            continue  # it started after this job: it will see this one and stand down
         result.append(f'The function "{data.get("fun")}" is running as PID {data.get("pid")} and was '
                       f'started at {_jid_time(jid)} with jid {jid}')
     return result

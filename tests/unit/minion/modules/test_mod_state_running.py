@@ -16,7 +16,8 @@ import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.loader import minion_mods
-from briny.minion.executor import Executor, Job, JobRegistry, RunningJob
+from briny.common.jobcontext import JobContext, RunningJob
+from briny.minion.executor import Executor, Job, JobRegistry
 
 JID_A, JID_B, JID_C = "20240101000000000001", "20240102030405000002", "20240101000000000003"
 
@@ -42,43 +43,29 @@ def write_proc(opts: dict[str, Any], jid: str, pid: int, fun: str) -> None:
                    "tgt_type": "glob", "user": "root", "ret": ""}, fh)
 
 
-def as_job(jid: str) -> Any:
-    """Name the current thread as the executor does for job ``jid`` (a context manager)."""
-    class _Named:
-        def __enter__(self) -> None:
-            me = threading.current_thread()
-            self.old, me.name = me.name, f"job-{jid}"
-
-        def __exit__(self, *exc: object) -> None:
-            threading.current_thread().name = self.old
-    return _Named()
-
-
 def test_running_sees_an_earlier_thread_job_of_this_minion(opts):
     registry = JobRegistry()
-    registry.add(RunningJob(JID_A, "state.apply", 1, 1000.0))
+    registry.add(RunningJob(JID_A, "state.apply", 1000.0, os.getpid(), 1))
     write_proc(opts, JID_A, os.getpid(), "state.apply")
-    registry.add(RunningJob(JID_B, "state.sls", threading.get_ident(), 1001.0))
-    salt = minion_mods({**opts, "__jobs": registry}, {}, {})
-    with as_job(JID_B):
-        assert salt["state.running"]() == [
-            salt_words("state.apply", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")]
-        assert salt["state.running"](concurrent=True) == []
+    registry.add(RunningJob(JID_B, "state.sls", 1001.0, os.getpid(), threading.get_ident()))
+    salt = minion_mods(opts, {}, {}, job=JobContext(jid=JID_B, jobs=registry))
+    assert salt["state.running"]() == [
+        salt_words("state.apply", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")]
+    assert salt["state.running"](concurrent=True) == []
     # the earlier job does not defer to the later one: exactly one of two racing jobs runs
-    with as_job(JID_A):
-        assert salt["state.running"]() == []
+    salt = minion_mods(opts, {}, {}, job=JobContext(jid=JID_A, jobs=registry))
+    assert salt["state.running"]() == []
 
 
 def test_running_counts_registered_jobs_without_a_proc_file_and_ignores_others(opts):
     registry = JobRegistry()
-    registry.add(RunningJob(JID_A, "state.highstate", 1, 1000.0))      # proc file not written yet
-    registry.add(RunningJob(JID_C, "test.sleep", 1, 1000.5))           # not a state function
+    registry.add(RunningJob(JID_A, "state.highstate", 1000.0, os.getpid(), 1))   # no proc file yet
+    registry.add(RunningJob(JID_C, "test.sleep", 1000.5, os.getpid(), 1))        # not a state function
     write_proc(opts, JID_C, os.getpid(), "test.sleep")
-    registry.add(RunningJob(JID_B, "state.apply", threading.get_ident(), 1001.0))
-    salt = minion_mods({**opts, "__jobs": registry}, {}, {})
-    with as_job(JID_B):
-        assert salt["state.running"]() == [
-            salt_words("state.highstate", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")]
+    registry.add(RunningJob(JID_B, "state.apply", 1001.0, os.getpid(), threading.get_ident()))
+    salt = minion_mods(opts, {}, {}, job=JobContext(jid=JID_B, jobs=registry))
+    assert salt["state.running"]() == [
+        salt_words("state.highstate", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")]
 
 
 def test_running_sees_a_state_run_in_another_process(opts):
