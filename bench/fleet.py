@@ -13,7 +13,8 @@ measures:
   event bus, then checked against the job cache (returns/s);
 - **memory**: PSS (``/proc/<pid>/smaps_rollup``) of the master and of the
   minions after 2 s at rest (one idle minion, and the largest), and of the
-  largest minion again after the highstates;
+  largest minion again after the highstates; a minion's figure is its
+  daemon's plus its job launcher's (``multiprocessing: True``);
 - **highstate** (issue 6): wall time of ``briny '*' state.apply`` of a
   20-state tree (a Jinja loop of test states, five with ``fire_event``, and
   a ``file.managed`` from ``salt://`` with a template), best of 3 after a
@@ -142,6 +143,19 @@ def apply_times(fleet: Fleet, n: int) -> tuple[list[float], int, int]:
     return times, min_results, min_events
 
 
+def minion_pss_mb(pid: int) -> float:
+    """A minion's memory: the daemon and its job launcher (its child processes at rest)."""
+    from briny.minion.procs import descendants
+
+    total = pss_kb(pid)
+    for child in descendants(pid):
+        try:
+            total += pss_kb(child)
+        except OSError:
+            continue   # a job process that just ended
+    return total / 1024
+
+
 def measure(n: int, root: Path) -> dict[str, Any]:
     ids = [f"bm{i:02d}" for i in range(n)]
     fleet = Fleet(root / f"n{n}", ids, log_level="warning")
@@ -152,10 +166,10 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         times, lost = ping_times(fleet, n)
         elapsed, seen, stored = throughput(fleet, n)
         time.sleep(2.0)   # at rest (before the highstate loads Jinja and the compiler)
-        minion_pss = {m: pss_kb(d.pid) / 1024 for m, d in fleet.minions.items()}
+        minion_pss = {m: minion_pss_mb(d.pid) for m, d in fleet.minions.items()}
         master_pss = pss_kb(fleet.master.pid) / 1024
         apply, results, events = apply_times(fleet, n)
-        after_apply = max(pss_kb(d.pid) / 1024 for d in fleet.minions.values())
+        after_apply = max(minion_pss_mb(d.pid) for d in fleet.minions.values())
         return {"n": n, "up": up, "ping_best": min(times), "ping_median": sorted(times)[len(times) // 2],
                 "ping_lost": lost, "jobs_s": elapsed, "returns_seen": seen, "returns_stored": stored,
                 "returns_wanted": JOBS * n, "apply_best": min(apply), "apply_results": results,

@@ -1,7 +1,8 @@
 """The one place that runs an execution function for a job.
 
-Used by ``briny-call`` (in its main thread) and by the minion daemon (in its
-job worker threads, see :mod:`briny.minion.agent`). Everything here is
+Used by ``briny-call`` (in its main thread), by the minion daemon's job
+processes (:mod:`briny.minion.jobproc`, ``multiprocessing: True``) and its
+job worker threads (``multiprocessing: False``, see :mod:`briny.minion.agent`). Everything here is
 blocking worker code: it never touches the asyncio loop; what a job needs
 from the loop (forwarding events, asking the master for pillar) reaches it
 as plain callables in the job's :class:`~briny.common.jobcontext.JobContext`.
@@ -52,6 +53,7 @@ from briny.common.args import KWARG_RE, call_function, parse_input
 from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound,
                                      SaltInvocationError, WireError)
 from briny.common.ids import valid_jid
+from briny.minion.jobregistry import JobKilled, killed_message
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +65,6 @@ HIGHSTATE_FUNCS = frozenset({
 EX_OK = 0
 EX_GENERIC = 1
 THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
-
-
-class JobKilled(BaseException):
-    """Raised inside a job's thread by ``saltutil.kill_job`` (BaseException: ``except Exception``
-    in a module must not swallow it)."""
 
 
 # -- records -------------------------------------------------------------------------------
@@ -156,74 +153,6 @@ class JobResult:
         return body
 
 
-class JobRegistry:
-    """Jobs running in this process's threads (thread-safe; the minion shares one with every job
-    as ``__job__.jobs`` so ``saltutil`` can tell them apart and stop them)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: dict[str, RunningJob] = {}
-
-    def add(self, job: RunningJob) -> None:
-        with self._lock:
-            self._jobs[job.jid] = job
-
-    def remove(self, jid: str) -> None:
-        """Forget a finished job; a stop signal that has not fired yet is withdrawn."""
-        with self._lock:
-            job = self._jobs.pop(jid, None)
-            if job is not None and job.signalled and job.thread_id is not None:
-                _async_raise(job.thread_id, None)
-
-    def get(self, jid: str) -> RunningJob | None:
-        with self._lock:
-            return self._jobs.get(jid)
-
-    def snapshot(self) -> dict[str, RunningJob]:
-        with self._lock:
-            return dict(self._jobs)
-
-    def jids(self) -> list[str]:
-        with self._lock:
-            return sorted(self._jobs)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._jobs)
-
-    def signal(self, jid: str, sig: int) -> str | None:
-        """Deliver ``sig`` to a thread job: SIGKILL/SIGTERM/SIGINT stop it (JobKilled raised in its
-        thread when it next runs Python code); 0 only checks. None when ``jid`` is not here."""
-        with self._lock:
-            job = self._jobs.get(jid)
-            if job is None:
-                return None
-            if sig == 0:
-                return f"Job {jid} is running in a thread of the minion (pid {os.getpid()})"
-            if sig not in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
-                return (f"Signal {sig} cannot be delivered to job {jid}: it runs in a thread of the "
-                        f"minion; use saltutil.kill_job or saltutil.term_job")
-            if job.thread_id is None:
-                return None
-            job.signalled = sig
-            done = _async_raise(job.thread_id, JobKilled)
-        if done != 1:
-            return f"Job {jid} was not running and job data has been cleaned up"
-        return f"Signal {int(sig)} sent to job {jid} at pid {os.getpid()}"
-
-    def stop_all(self) -> list[str]:
-        """Ask every running job to stop (daemon shutdown after the grace period)."""
-        return [jid for jid in self.jids() if self.signal(jid, signal.SIGTERM)]
-
-
-def _async_raise(thread_id: int, exc: type[BaseException] | None) -> int:
-    """Raise ``exc`` in another thread when it next runs Python code (None withdraws it)."""
-    import ctypes  # only when a job is stopped
-
-    obj = ctypes.py_object(exc) if exc is not None else None
-    return int(ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj))
-
-
 # -- pillar sources ------------------------------------------------------------------------
 
 class PillarSource(Protocol):
@@ -270,6 +199,18 @@ class LocalPillar:
     def refresh(self) -> None:
         with self._lock:
             self._pillar = None
+
+    def kept(self) -> dict[str, Any] | None:
+        """The kept pillar (a copy), or None when the next job renders it."""
+        with self._lock:
+            return copy.deepcopy(self._pillar) if self._pillar is not None else None
+
+    def keep(self, pillar: dict[str, Any]) -> None:
+        """Keep a pillar a job process rendered (``multiprocessing: True``) until :meth:`refresh`."""
+        if self.cache:
+            with self._lock:
+                if self._pillar is None:
+                    self._pillar = copy.deepcopy(pillar)
 
 
 class StaticPillar:
@@ -463,7 +404,7 @@ class Executor:
     def _killed(self, job: Job, running: RunningJob) -> JobResult:
         sig = running.signalled or signal.SIGKILL
         log.warning("job %s (%s) was stopped by signal %s", job.jid, job.fun, sig)
-        return self._error(job, "killed", f"ERROR: job {job.jid} was stopped (signal {int(sig)})", None)
+        return self._error(job, "killed", killed_message(job.jid, sig), None)
 
     def _cleanup(self, job: Job, proc: Path | None, thread: threading.Thread, old_name: str) -> None:
         if self.registry is not None:

@@ -1,12 +1,13 @@
 """The ``saltutil`` execution module: jobs on this host, syncing custom modules, refreshes.
 
-Runs in a job's worker thread of the minion daemon, or in ``briny-call``.
+Runs in a job of the minion daemon (a process of its own with
+``multiprocessing: True``, a worker thread without), or in ``briny-call``.
 Jobs are read from ``cachedir/proc/<jid>`` (JSON records the executor keeps
-while a job runs). In the daemon every job runs in a thread of the one
-minion process; the daemon hands this module its job registry as
-``__job__.jobs``, so ``kill_job`` stops a thread job instead of
-signalling the minion itself (which Salt's process model would do). A job
-in another process (``briny-call``) is signalled by pid, as Salt does.
+while a job runs, with the job's own pid). A job of the daemon is
+signalled by the daemon, through ``__job__.jobs``: a job process and every
+process it started get the signal; a thread job is stopped in its thread
+instead of signalling the minion itself. A job in another process
+(``briny-call``) is signalled by pid, with its descendants, as Salt does.
 
 Syncing (masterless, as ``salt-call --local`` does): ``_modules``,
 ``_states``, ``_grains``, ... from the file roots are copied into
@@ -122,11 +123,16 @@ def is_running(fun: str) -> list[dict[str, Any]]:
 
 
 def signal_job(jid: Any, sig: Any) -> str:
-    """Send signal ``sig`` to job ``jid``; ``""`` when no such job runs.
+    """Send signal ``sig`` to job ``jid`` and to every process it started; ``""`` when no such job
+    runs.
 
-    A job in a thread of this minion stops on SIGKILL, SIGTERM or SIGINT (the
-    minion itself is never signalled); a job in another process gets ``sig``.
+    A job of the minion daemon is signalled by the daemon (``__job__.jobs``): a job process gets
+    ``sig``; a job in a thread of the minion (``multiprocessing: False``) stops on SIGKILL,
+    SIGTERM or SIGINT, and the minion itself is never signalled. A job in another process
+    (``briny-call --local``) gets ``sig`` by its pid, as Salt does.
     """
+    from briny.minion.procs import signal_tree
+
     try:
         signum = int(sig)
     except (TypeError, ValueError):
@@ -135,15 +141,15 @@ def signal_job(jid: Any, sig: Any) -> str:
     for data in running():
         if str(data.get("jid")) != jid:
             continue
+        registry = __job__.jobs
+        msg = registry.signal(jid, signum) if registry is not None else None
+        if msg is not None:
+            return msg
         pid = int(data.get("pid", 0))
         if pid == os.getpid():
-            registry = __job__.jobs
-            msg = registry.signal(jid, signum) if registry is not None else None
-            if msg is None:
-                return f"Job {jid} runs in this process and cannot be signalled from here"
-            return msg
+            return f"Job {jid} runs in this process and cannot be signalled from here"
         try:
-            os.kill(pid, signum)
+            signal_tree(pid, signum)
         except ProcessLookupError:
             try:
                 (_proc_dir() / jid).unlink()

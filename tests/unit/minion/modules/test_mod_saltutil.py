@@ -13,7 +13,7 @@ import pytest
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.loader import minion_mods
 from briny.common.jobcontext import JobContext, RunningJob
-from briny.minion.executor import JobRegistry
+from briny.minion.jobregistry import JobRegistry
 
 JID_A, JID_B, JID_C = "20240101000000000001", "20240101000000000002", "20240101000000000003"
 SALT_SYNC_KEYS = ["tops", "clouds", "beacons", "modules", "states", "sdb", "grains", "renderers",

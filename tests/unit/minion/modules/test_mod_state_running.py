@@ -17,7 +17,8 @@ import pytest
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.loader import minion_mods
 from briny.common.jobcontext import JobContext, RunningJob
-from briny.minion.executor import Executor, Job, JobRegistry
+from briny.minion.executor import Executor, Job
+from briny.minion.jobregistry import JobRegistry
 
 JID_A, JID_B, JID_C = "20240101000000000001", "20240102030405000002", "20240101000000000003"
 
