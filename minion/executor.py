@@ -50,7 +50,7 @@ from typing import Any, Protocol
 from briny.common import loader
 from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
 from briny.common.args import KWARG_RE, call_function, parse_input
-from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound,
+from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound, InvalidArguments,
                                      SaltInvocationError, WireError)
 from briny.common.ids import valid_jid
 from briny.minion.jobregistry import JobKilled, killed_message
@@ -450,6 +450,10 @@ class Executor:
         except CommandExecutionError as exc:
             log.error("A command in '%s' had a problem: %s", job.fun, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc, module)
+        except InvalidArguments as exc:   # Salt's words for arguments the function does not take
+            msg = f"Passed invalid arguments to {job.fun}: {exc}\n{func.__doc__ or ''}"
+            log.info("Passed invalid arguments to %s: %s", job.fun, exc)
+            return self._error(job, "invocation", msg, exc, module)
         except SaltInvocationError as exc:
             log.error("Problem executing '%s': %s", job.fun, exc)
             return self._error(job, "invocation", f"ERROR executing '{job.fun}': {exc}", exc, module)

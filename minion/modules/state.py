@@ -45,6 +45,14 @@ def _split(mods: Any) -> list[str]:
     return [m.strip() for m in str(mods).split(",") if m.strip()]
 
 
+def _sls_names(mods: Any) -> list[str]:
+    """The SLS names of ``state.sls`` as Salt splits them: an empty name stays (``''``, ``'a,'``)
+    and is reported as an SLS not found, never dropped into a successful run of nothing."""
+    if isinstance(mods, (list, tuple)):
+        return [str(m).strip() for m in mods]
+    return [m.strip() for m in str(mods).split(",")]
+
+
 def _run_opts(test: Any = None, saltenv: Any = None, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     opts = dict(__opts__)
     if test is not None:
@@ -221,8 +229,9 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 
 # -- running -----------------------------------------------------------------
 
-def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-    """Apply the named SLS (a comma list) from ``saltenv`` (default base)."""
+def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+    """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
+    for a state run in progress instead of refusing to start."""
     conflict = _conflict(kwargs)
     if conflict:
         return conflict
@@ -234,7 +243,7 @@ def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) 
     if errs:
         return errs
     compiler, salt = _compiler(opts, pillar)
-    compiled = compiler.for_sls(_split(mods), opts.get("saltenv") or "base", _split(exclude) or None)
+    compiled = compiler.for_sls(_sls_names(mods), opts.get("saltenv") or "base", _split(exclude) or None)
     if compiled.errors:
         return _compile_errors(compiled.errors)
     return _execute(compiled.chunks, opts, salt, kwargs)
@@ -351,6 +360,35 @@ def _jid_time(jid: Any) -> str:
     return f"{text[:4]}, {name} {text[6:8]} {text[8:10]}:{text[10:12]}:{text[12:14]}.{text[14:20]}"
 
 
+QUEUE_POLL = 0.2   # seconds between looks at the running state jobs while queued (Salt: 1 s)
+
+
+def _active(concurrent: bool = False) -> list[dict[str, Any]]:
+    """The other state jobs in progress on this host (their proc records), as :func:`running`
+    counts them."""
+    if concurrent:
+        return []
+    me = __job__.jid or None
+    registry = __job__.jobs
+    jobs = registry.snapshot() if registry is not None else {}
+    mine = jobs.get(me) if me else None
+    found: list[dict[str, Any]] = [dict(d) for d in __salt__["saltutil.is_running"]("state.*")]
+    seen = {str(d.get("jid")) for d in found}
+    for jid, job in sorted(jobs.items()):
+        if jid not in seen and jid != me and str(job.fun).startswith("state."):
+            found.append({"jid": jid, "fun": job.fun, "pid": job.pid})
+    result = []
+    for data in found:
+        jid = str(data.get("jid"))
+        if jid == me:
+            continue
+        other = jobs.get(jid)
+        if mine is not None and other is not None and (other.started, other.jid) > (mine.started, mine.jid):
+            continue  # it started after this job: it will see this one and stand down
+        result.append(data)
+    return result
+
+
 def running(concurrent: bool = False) -> list[str]:
     """Other state runs in progress on this host, as Salt words them; ``[]`` with ``concurrent``.
 
@@ -361,34 +399,84 @@ def running(concurrent: bool = False) -> list[str]:
     of them runs); a job the daemon did not start (``briny-call --local``)
     always counts.
     """
-    result: list[str] = []
-    if concurrent:
-        return result
-    me = __job__.jid or None
-    registry = __job__.jobs
-    jobs = registry.snapshot() if registry is not None else {}
-    mine = jobs.get(me) if me else None
-    found: list[dict[str, Any]] = [dict(d) for d in __salt__["saltutil.is_running"]("state.*")]
-    seen = {str(d.get("jid")) for d in found}
-    for jid, job in sorted(jobs.items()):
-        if jid not in seen and jid != me and str(job.fun).startswith("state."):
-            found.append({"jid": jid, "fun": job.fun, "pid": job.pid})
-    for data in found:
-        jid = str(data.get("jid"))
-        if jid == me:
-            continue
-        other = jobs.get(jid)
-        if mine is not None and other is not None and (other.started, other.jid) > (mine.started, mine.jid):
-            continue  # it started after this job: it will see this one and stand down
-        result.append(f'The function "{data.get("fun")}" is running as PID {data.get("pid")} and was '
-                      f'started at {_jid_time(jid)} with jid {jid}')
-    return result
+    return [f'The function "{d.get("fun")}" is running as PID {d.get("pid")} and was started at '
+            f'{_jid_time(d.get("jid"))} with jid {d.get("jid")}' for d in _active(concurrent)]
 
 
 def _conflict(kwargs: dict[str, Any]) -> list[str] | None:
-    """Salt's refusal of a second state run: the ``running`` list, retcode 1; None to go on."""
+    """Salt's refusal of a second state run: the ``running`` list, retcode 1; None to go on.
+
+    ``queue=True`` (or the ``state_queue`` option) waits instead until the state runs in
+    progress and those queued before this one have ended, then goes on; ``queue=N`` waits only
+    when fewer than N runs are ahead of this one, and is refused otherwise.
+    """
+    queue = kwargs.get("queue")
+    if queue is None:
+        queue = __opts__.get("state_queue", False)
+    if queue is True or (isinstance(queue, int) and not isinstance(queue, bool)):
+        if _wait(0 if queue is True else int(queue)):
+            return None
     found = running(concurrent=bool(kwargs.get("concurrent", False)))
     if found:
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
         return found
     return None
+
+
+def _queue_dir() -> Any:
+    from pathlib import Path
+
+    return Path(str(__opts__.get("cachedir") or "")) / "state_queue"
+
+
+def _ahead(me: str | None, queue_dir: Any) -> list[dict[str, Any]]:
+    """The state jobs this one waits for: every one in progress, except those queued after it
+    (a queued job has a marker ``state_queue/<jid>`` while it waits). Markers of jobs no longer
+    running are removed."""
+    active = _active()
+    jids = {str(d.get("jid")) for d in active}
+    if queue_dir.is_dir():
+        for marker in queue_dir.iterdir():
+            if not marker.name.startswith(".") and marker.name not in jids and marker.name != me:
+                marker.unlink(missing_ok=True)   # left by a job killed while it waited
+    return [d for d in active
+            if not ((queue_dir / str(d.get("jid"))).exists() and me is not None and str(d.get("jid")) > me)]
+
+
+def _wait(max_queue: int) -> bool:
+    """Wait until no state run is ahead of this job (True), or False at once when ``max_queue`` runs
+    or more are ahead (Salt's ``queue=N``). Salt waits without a time limit; so does this."""
+    import fcntl
+    import time
+
+    me = __job__.jid or None
+    queue_dir = _queue_dir()
+    queue_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    marker = queue_dir / me if me else None
+    with open(queue_dir / ".lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            ahead = _ahead(me, queue_dir)
+            if not ahead:
+                return True
+            if max_queue and len(ahead) >= max_queue:
+                return False
+            if marker is not None:
+                marker.touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        log.info("state run %s queued behind %s", me, ", ".join(str(d.get("jid")) for d in ahead))
+        try:
+            while True:
+                time.sleep(QUEUE_POLL)
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    if not _ahead(me, queue_dir):
+                        if marker is not None:
+                            marker.unlink(missing_ok=True)   # now it runs: later jobs wait for it
+                        return True
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+        finally:
+            if marker is not None:
+                marker.unlink(missing_ok=True)

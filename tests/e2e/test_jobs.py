@@ -139,3 +139,55 @@ def _cmd(pid: int) -> str:
             return fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
     except OSError:
         return ""
+
+
+def test_a_queued_highstate_waits_for_the_running_one_then_runs(make_fleet: Any, tmp_path: Path) -> None:
+    fleet = make_fleet(["q1"], auto_accept=True)
+    roots = Path(fleet.master_opts["file_roots"]["base"][0])
+    stop, started, out = tmp_path / "stop", tmp_path / "started", tmp_path / "out"
+    (roots / "top.sls").write_text("base:\n  '*':\n    - after\n")
+    (roots / "slow.sls").write_text(
+        f"hold:\n  cmd.run:\n    - name: touch {started}; while [ ! -e {stop} ]; do sleep 0.02; done; "
+        f"echo first > {out}\n    - timeout: 60\n")
+    (roots / "after.sls").write_text(f"read:\n  cmd.run:\n    - name: cat {out}\n")
+    fleet.start()
+    queue_dir = fleet.minions["q1"].root / "cache" / "state_queue"
+    try:
+        first = jid_from(fleet.briny("--async", "q1", "state.sls", "slow").stdout)
+        fleet.wait(lambda: started.exists(), 20, "the first state run to start")
+        first_pid = int(fleet.wait(lambda: proc_record(fleet, "q1", first), 20, "its proc file")["pid"])
+        # without queue: Salt's refusal
+        refused = fleet.briny("--out", "json", "q1", "state.apply")
+        assert refused.json()["q1"] == [
+            f'The function "state.sls" is running as PID {first_pid} and was started at '
+            f'{_jid_time(first)} with jid {first}'], refused.stdout
+        queued = jid_from(fleet.briny("--async", "q1", "state.apply", "queue=True").stdout)
+        fleet.wait(lambda: (queue_dir / queued).exists(), 20, "the second highstate to queue")
+        assert fleet.briny("--out", "json", "q1", "state.apply", "queue=1").json()["q1"][0].startswith(
+            'The function "state.sls" is running')             # a run is ahead: queue=1 refuses
+    finally:
+        stop.touch()
+    ret = fleet.wait_returns(first, ["q1"])["q1"]
+    assert all(r["result"] is True for r in ret.get("return", ret).values()), ret
+    after = fleet.wait_returns(queued, ["q1"], timeout=30)["q1"]
+    states = after.get("return", after)
+    (read,) = states.values()
+    assert read["result"] is True and read["changes"]["stdout"] == "first", states
+    fleet.wait(lambda: not [p for p in queue_dir.iterdir() if p.name != ".lock"], 10, "no queue marker")
+
+
+def test_state_sls_without_an_sls_is_refused(one: Fleet) -> None:
+    res = one.briny("--out", "json", "k1", "state.sls")
+    assert res.json()["k1"].startswith(
+        "Passed invalid arguments to state.sls: sls() missing 1 required positional argument: 'mods'")
+    assert res.returncode != 0
+    empty = one.briny("--out", "json", "k1", "state.sls", "")
+    assert empty.json() == {"k1": ["No matching sls found for '' in env 'base'"]} and empty.returncode != 0
+    assert one.briny("--out", "json", "k1", "test.ping").json() == {"k1": True}
+
+
+def _jid_time(jid: str) -> str:
+    import calendar
+
+    month = calendar.month_abbr[int(jid[4:6])]
+    return f"{jid[:4]}, {month} {jid[6:8]} {jid[8:10]}:{jid[10:12]}:{jid[12:14]}.{jid[14:20]}"

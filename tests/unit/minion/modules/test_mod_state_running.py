@@ -119,3 +119,82 @@ def test_a_second_state_run_is_refused_and_the_first_goes_on(opts, tmp_path):
     # nothing runs any more: the next one is not refused
     again = ex.run(Job("20240101000000000009", "state.sls", ["slow"], {"test": True}))
     assert isinstance(again.ret, dict) and again.retcode == 0, again.ret
+
+
+def _slow_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    stop, started, out = tmp_path / "stop", tmp_path / "started", tmp_path / "out"
+    (tmp_path / "srv/slow.sls").write_text(
+        f"hold:\n  cmd.run:\n    - name: touch {started}; while [ ! -e {stop} ]; do sleep 0.02; done; "
+        f"echo first > {out}\n    - timeout: 20\n")
+    (tmp_path / "srv/after.sls").write_text(f"read:\n  cmd.run:\n    - name: cat {out}\n")
+    return stop, started, out
+
+
+def _wait_for(path: Path, what: str) -> None:
+    deadline = time.monotonic() + 20
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert path.exists(), what
+
+
+def test_queue_true_waits_for_the_running_state_run_then_runs(opts, tmp_path):
+    stop, started, _ = _slow_tree(tmp_path)
+    ex = Executor(opts, dict, registry=JobRegistry())
+    results: dict[str, Any] = {}
+    first = threading.Thread(target=lambda: results.setdefault("a", ex.run(Job(JID_A, "state.sls", ["slow"]))))
+    first.start()
+    queued = threading.Thread(target=lambda: results.setdefault(
+        "b", ex.run(Job(JID_B, "state.sls", ["after"], {"queue": True}))))
+    try:
+        _wait_for(started, "the first state run did not start")
+        queued.start()
+        _wait_for(tmp_path / "cache" / "state_queue" / JID_B, "the second run did not queue")
+        # while one runs and one waits: queue=1 is refused (a run is ahead), no queue too
+        words = salt_words("state.sls", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")
+        refused = ex.run(Job(JID_C, "state.sls", ["after"], {"queue": 1}))
+        assert words in refused.ret and refused.retcode == 1, refused.ret
+        assert ex.run(Job(JID_C, "state.sls", ["after"])).retcode == 1
+        assert "b" not in results
+    finally:
+        stop.touch()
+        first.join(30)
+        queued.join(30)
+    assert results["a"].retcode == 0, results["a"].ret
+    after = results["b"]
+    assert after.retcode == 0, after.ret
+    (read,) = after.ret.values()
+    assert read["changes"]["stdout"] == "first"      # it ran once the first run had finished
+    assert os.listdir(tmp_path / "cache" / "state_queue") == [".lock"]   # no marker left
+
+
+def test_queue_with_a_number_waits_when_fewer_runs_are_ahead(opts, tmp_path):
+    stop, started, _ = _slow_tree(tmp_path)
+    ex = Executor(opts, dict, registry=JobRegistry())
+    results: dict[str, Any] = {}
+    first = threading.Thread(target=lambda: results.setdefault("a", ex.run(Job(JID_A, "state.sls", ["slow"]))))
+    first.start()
+    second = threading.Thread(target=lambda: results.setdefault(
+        "b", ex.run(Job(JID_B, "state.sls", ["after"], {"queue": 2}))))
+    try:
+        _wait_for(started, "the first state run did not start")
+        second.start()
+        _wait_for(tmp_path / "cache" / "state_queue" / JID_B, "queue=2 with one run ahead did not wait")
+    finally:
+        stop.touch()
+        first.join(30)
+        second.join(30)
+    assert results["b"].retcode == 0 and list(results["b"].ret.values())[0]["changes"]["stdout"] == "first"
+
+
+def test_state_sls_without_an_sls_is_refused_as_salt_does(opts, tmp_path):
+    (tmp_path / "srv/a.sls").write_text("a:\n  test.nop\n")
+    ex = Executor(opts, dict)
+    res = ex.run(Job(JID_A, "state.sls"))
+    assert res.error == "invocation" and res.retcode == 1
+    assert res.ret.startswith("Passed invalid arguments to state.sls: sls() missing 1 required "
+                              "positional argument: 'mods'")
+    for mods, errors in (("", ["No matching sls found for '' in env 'base'"]),
+                         (",", ["No matching sls found for '' in env 'base'"] * 2),
+                         ("a,", ["No matching sls found for '' in env 'base'"])):
+        res = ex.run(Job(JID_A, "state.sls", [mods]))
+        assert res.ret == errors and res.retcode == 1, (mods, res.ret)
