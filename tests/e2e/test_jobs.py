@@ -88,6 +88,12 @@ def test_term_job_and_signal_job_as_salt(one: Fleet) -> None:
     fleet.wait(lambda: gone(pid), 10, "the job process to end")
     ret = fleet.wait_returns(jid, ["k1"])["k1"]
     assert "killed by signal 15 (SIGTERM)" in json.dumps(ret), ret
+    # kill_all_jobs: every job but the one asking, each with Salt's answer
+    jids = [jid_from(fleet.briny("--async", "k1", "cmd.run", "sleep 60").stdout) for _ in range(2)]
+    pids = {j: int(fleet.wait(lambda j=j: proc_record(fleet, "k1", j), 20, "the proc files")["pid"]) for j in jids}
+    answers = fleet.briny("--out", "json", "k1", "saltutil.kill_all_jobs").json()["k1"]
+    assert sorted(answers) == sorted(f"Signal 9 sent to job {j} at pid {p}" for j, p in pids.items())
+    fleet.wait(lambda: all(gone(p) for p in pids.values()), 10, "both jobs to end")
 
 
 def test_a_module_crashing_its_process_does_not_take_the_minion_down(make_fleet: Any) -> None:
