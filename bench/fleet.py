@@ -28,7 +28,9 @@ return; a minion at rest under 40 MB PSS (issue 5); ``state.apply`` of the
 (issue 6). Prints the figures and exits 1 when a target is missed, 2 when the
 fleet did not come up.
 
-Run: ``.venv/bin/python bench/fleet.py [N ...]`` (default 3 10 20).
+Run: ``.venv/bin/python bench/fleet.py [--threads] [N ...]`` (default 3 10 20);
+``--threads`` runs the minions' jobs in threads (``multiprocessing: False``)
+instead of a process per job.
 """
 
 from __future__ import annotations
@@ -156,9 +158,10 @@ def minion_pss_mb(pid: int) -> float:
     return total / 1024
 
 
-def measure(n: int, root: Path) -> dict[str, Any]:
+def measure(n: int, root: Path, threads: bool = False) -> dict[str, Any]:
     ids = [f"bm{i:02d}" for i in range(n)]
-    fleet = Fleet(root / f"n{n}", ids, log_level="warning")
+    fleet = Fleet(root / f"n{n}", ids, log_level="warning",
+                  minion_opts={"multiprocessing": False} if threads else None)
     try:
         start = time.monotonic()
         fleet.start(timeout=120)
@@ -180,13 +183,14 @@ def measure(n: int, root: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(a) for a in argv] or [3, 10, 20]
+    threads = "--threads" in argv
+    sizes = [int(a) for a in argv if a != "--threads"] or [3, 10, 20]
     root = Path(tempfile.mkdtemp(prefix="bfb", dir="/tmp"))
     failed = False
     try:
         for n in sizes:
             try:
-                r = measure(n, root)
+                r = measure(n, root, threads)
             except FleetError as exc:
                 print(f"N={n}: the fleet did not come up: {str(exc)[:2000]}", file=sys.stderr)
                 return 2
