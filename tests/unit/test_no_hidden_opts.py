@@ -22,6 +22,16 @@ ACCESS = re.compile(r"""(?:opts\w*|__opts__|hooks)\s*(?:\[|\.get\(|\.pop\(|\.set
                     r"""|\*\*\w*opts\w*\s*,\s*["'](__\w+)["']\s*:""")
 
 
+PEEK = """
+def opts_keys(**kwargs):
+    return sorted(k for k in __opts__ if k.startswith('__'))
+
+def job(**kwargs):
+    return [type(__job__).__name__, __job__.jid, __job__.fire_event is not None,
+            __job__.file_client is not None]
+"""
+
+
 def _sources() -> list[Path]:
     return sorted(p for d in SOURCES for p in (ROOT / d).rglob("*.py"))
 
@@ -50,14 +60,8 @@ def test_the_pattern_catches_each_form() -> None:
 
 
 def test_a_job_sees_configuration_in_opts_and_its_runtime_in_job(tmp_path: Path) -> None:
-    mods = tmp_path / "srv" / "_modules"
-    mods.mkdir(parents=True)
-    (mods / "peek.py").write_text(
-        "def opts_keys(**kwargs):\n"
-        "    return sorted(k for k in __opts__ if k.startswith('__'))\n"
-        "def job(**kwargs):\n"
-        "    return [type(__job__).__name__, __job__.jid, __job__.fire_event is not None,\n"
-        "            __job__.file_client is not None]\n")
+    (tmp_path / "srv" / "_modules").mkdir(parents=True)
+    (tmp_path / "srv" / "_modules" / "peek.py").write_text(PEEK)
     opts = apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
                          "file_roots": {"base": [str(tmp_path / "srv")]}}, MINION_DEFAULTS, "test")
     ex = Executor(opts, dict)

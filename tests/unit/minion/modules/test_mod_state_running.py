@@ -137,30 +137,43 @@ def _wait_for(path: Path, what: str) -> None:
     assert path.exists(), what
 
 
-def test_queue_true_waits_for_the_running_state_run_then_runs(opts, tmp_path):
+def _queued_behind_a_slow_run(opts: dict[str, Any], tmp_path: Path, queue: Any,
+                              meanwhile: Any = None) -> tuple[Any, Any]:
+    """Run ``state.sls slow`` (held until released), then ``state.sls after queue=<queue>``; once
+    the second is queued (its marker is there) call ``meanwhile(executor)``, release the first.
+    The two results."""
     stop, started, _ = _slow_tree(tmp_path)
     ex = Executor(opts, dict, registry=JobRegistry())
     results: dict[str, Any] = {}
     first = threading.Thread(target=lambda: results.setdefault("a", ex.run(Job(JID_A, "state.sls", ["slow"]))))
-    first.start()
     queued = threading.Thread(target=lambda: results.setdefault(
-        "b", ex.run(Job(JID_B, "state.sls", ["after"], {"queue": True}))))
+        "b", ex.run(Job(JID_B, "state.sls", ["after"], {"queue": queue}))))
+    first.start()
     try:
         _wait_for(started, "the first state run did not start")
         queued.start()
         _wait_for(tmp_path / "cache" / "state_queue" / JID_B, "the second run did not queue")
+        if meanwhile is not None:
+            meanwhile(ex)
+        assert "b" not in results
+    finally:
+        stop.touch()
+        first.join(30)
+        if queued.ident is not None:
+            queued.join(30)
+    return results["a"], results["b"]
+
+
+def test_queue_true_waits_for_the_running_state_run_then_runs(opts, tmp_path):
+    def meanwhile(ex: Executor) -> None:
         # while one runs and one waits: queue=1 is refused (a run is ahead), no queue too
         words = salt_words("state.sls", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")
         refused = ex.run(Job(JID_C, "state.sls", ["after"], {"queue": 1}))
         assert words in refused.ret and refused.retcode == 1, refused.ret
         assert ex.run(Job(JID_C, "state.sls", ["after"])).retcode == 1
-        assert "b" not in results
-    finally:
-        stop.touch()
-        first.join(30)
-        queued.join(30)
-    assert results["a"].retcode == 0, results["a"].ret
-    after = results["b"]
+
+    first, after = _queued_behind_a_slow_run(opts, tmp_path, True, meanwhile)
+    assert first.retcode == 0, first.ret
     assert after.retcode == 0, after.ret
     (read,) = after.ret.values()
     assert read["changes"]["stdout"] == "first"      # it ran once the first run had finished
@@ -168,22 +181,8 @@ def test_queue_true_waits_for_the_running_state_run_then_runs(opts, tmp_path):
 
 
 def test_queue_with_a_number_waits_when_fewer_runs_are_ahead(opts, tmp_path):
-    stop, started, _ = _slow_tree(tmp_path)
-    ex = Executor(opts, dict, registry=JobRegistry())
-    results: dict[str, Any] = {}
-    first = threading.Thread(target=lambda: results.setdefault("a", ex.run(Job(JID_A, "state.sls", ["slow"]))))
-    first.start()
-    second = threading.Thread(target=lambda: results.setdefault(
-        "b", ex.run(Job(JID_B, "state.sls", ["after"], {"queue": 2}))))
-    try:
-        _wait_for(started, "the first state run did not start")
-        second.start()
-        _wait_for(tmp_path / "cache" / "state_queue" / JID_B, "queue=2 with one run ahead did not wait")
-    finally:
-        stop.touch()
-        first.join(30)
-        second.join(30)
-    assert results["b"].retcode == 0 and list(results["b"].ret.values())[0]["changes"]["stdout"] == "first"
+    _, after = _queued_behind_a_slow_run(opts, tmp_path, 2)
+    assert after.retcode == 0 and list(after.ret.values())[0]["changes"]["stdout"] == "first"
 
 
 def test_state_sls_without_an_sls_is_refused_as_salt_does(opts, tmp_path):
