@@ -118,7 +118,8 @@ def _start_job(ctl: socket.socket, opts: dict[str, Any], jid: str, chan_fd: int,
 def serve(ctl: socket.socket, opts: dict[str, Any] | None) -> None:
     """The launcher's loop: start a job per ``launch``, report each job process's exit; until the
     daemon closes the control socket. ``opts`` None: the first message brings them."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the daemon decides when jobs stop
+    for sig in (signal.SIGINT, signal.SIGHUP):     # the daemon decides when jobs stop
+        signal.signal(sig, signal.SIG_IGN)
     rfd, wfd = os.pipe()
     os.set_blocking(rfd, False)
     os.set_blocking(wfd, False)
