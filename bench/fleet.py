@@ -13,7 +13,8 @@ measures:
   event bus, then checked against the job cache (returns/s);
 - **memory**: PSS (``/proc/<pid>/smaps_rollup``) of the master and of the
   minions after 2 s at rest (one idle minion, and the largest), and of the
-  largest minion again after the highstates;
+  largest minion again after the highstates; a minion's figure is its
+  daemon's plus its job launcher's (``multiprocessing: True``);
 - **highstate** (issue 6): wall time of ``briny '*' state.apply`` of a
   20-state tree (a Jinja loop of test states, five with ``fire_event``, and
   a ``file.managed`` from ``salt://`` with a template), best of 3 after a
@@ -27,7 +28,9 @@ return; a minion at rest under 40 MB PSS (issue 5); ``state.apply`` of the
 (issue 6). Prints the figures and exits 1 when a target is missed, 2 when the
 fleet did not come up.
 
-Run: ``.venv/bin/python bench/fleet.py [N ...]`` (default 3 10 20).
+Run: ``.venv/bin/python bench/fleet.py [--threads] [N ...]`` (default 3 10 20);
+``--threads`` runs the minions' jobs in threads (``multiprocessing: False``)
+instead of a process per job.
 """
 
 from __future__ import annotations
@@ -142,9 +145,23 @@ def apply_times(fleet: Fleet, n: int) -> tuple[list[float], int, int]:
     return times, min_results, min_events
 
 
-def measure(n: int, root: Path) -> dict[str, Any]:
+def minion_pss_mb(pid: int) -> float:
+    """A minion's memory: the daemon and its job launcher (its child processes at rest)."""
+    from briny.minion.procs import descendants
+
+    total = pss_kb(pid)
+    for child in descendants(pid):
+        try:
+            total += pss_kb(child)
+        except OSError:
+            continue   # a job process that just ended
+    return total / 1024
+
+
+def measure(n: int, root: Path, threads: bool = False) -> dict[str, Any]:
     ids = [f"bm{i:02d}" for i in range(n)]
-    fleet = Fleet(root / f"n{n}", ids, log_level="warning")
+    fleet = Fleet(root / f"n{n}", ids, log_level="warning",
+                  minion_opts={"multiprocessing": False} if threads else None)
     try:
         start = time.monotonic()
         fleet.start(timeout=120)
@@ -152,10 +169,10 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         times, lost = ping_times(fleet, n)
         elapsed, seen, stored = throughput(fleet, n)
         time.sleep(2.0)   # at rest (before the highstate loads Jinja and the compiler)
-        minion_pss = {m: pss_kb(d.pid) / 1024 for m, d in fleet.minions.items()}
+        minion_pss = {m: minion_pss_mb(d.pid) for m, d in fleet.minions.items()}
         master_pss = pss_kb(fleet.master.pid) / 1024
         apply, results, events = apply_times(fleet, n)
-        after_apply = max(pss_kb(d.pid) / 1024 for d in fleet.minions.values())
+        after_apply = max(minion_pss_mb(d.pid) for d in fleet.minions.values())
         return {"n": n, "up": up, "ping_best": min(times), "ping_median": sorted(times)[len(times) // 2],
                 "ping_lost": lost, "jobs_s": elapsed, "returns_seen": seen, "returns_stored": stored,
                 "returns_wanted": JOBS * n, "apply_best": min(apply), "apply_results": results,
@@ -166,13 +183,14 @@ def measure(n: int, root: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(a) for a in argv] or [3, 10, 20]
+    threads = "--threads" in argv
+    sizes = [int(a) for a in argv if a != "--threads"] or [3, 10, 20]
     root = Path(tempfile.mkdtemp(prefix="bfb", dir="/tmp"))
     failed = False
     try:
         for n in sizes:
             try:
-                r = measure(n, root)
+                r = measure(n, root, threads)
             except FleetError as exc:
                 print(f"N={n}: the fleet did not come up: {str(exc)[:2000]}", file=sys.stderr)
                 return 2

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .exceptions import SaltInvocationError
+from .exceptions import InvalidArguments, SaltInvocationError
 from .yamlloader import SlsLoader
 
 KWARG_RE = re.compile(r"^([^\d\W][\w.-]*)=(?!=)(.*)$", re.UNICODE | re.DOTALL)
@@ -87,6 +87,11 @@ def call_function(func: Callable[..., Any], name: str, args: list[Any], kwargs: 
                 f"The following keyword arguments are not valid: {shown}")
     try:
         sig.bind(*args, **call_kwargs)
-    except TypeError as exc:
-        raise SaltInvocationError(f"{name}: {exc}") from None
+    except TypeError:
+        # Python refuses such a call before the function's body runs: its words are Salt's
+        # ("sls() missing 1 required positional argument: 'mods'")
+        try:
+            return func(*args, **call_kwargs)
+        except TypeError as exc:
+            raise InvalidArguments(str(exc)) from None
     return func(*args, **call_kwargs)

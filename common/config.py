@@ -106,7 +106,7 @@ MINION_DEFAULTS: dict[str, Any] = {
     "ping_interval": 0,
     "auth_timeout": 10,
     "shutdown_grace": 5,
-    "multiprocessing": False,
+    "multiprocessing": True,
     "process_count_max": -1,
     "startup_states": "",
 }

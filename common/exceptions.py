@@ -91,6 +91,11 @@ class SaltInvocationError(BrinyError):
     """A function was called with bad arguments."""
 
 
+class InvalidArguments(SaltInvocationError):
+    """The arguments do not fit the function's signature; the text is Python's own
+    (``sls() missing 1 required positional argument: 'mods'``), as Salt reports it."""
+
+
 class FileServerError(BrinyError):
     """A ``salt://`` path is missing, hostile or unreadable."""
 

@@ -17,9 +17,12 @@ from __future__ import annotations
 import os
 import urllib.parse
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .exceptions import FileServerError
+
+if TYPE_CHECKING:
+    from .jobcontext import JobContext
 
 
 def split_url(url: str, saltenv: str = "base") -> tuple[str, str]:
@@ -183,21 +186,17 @@ def find_sls(client: FileClient, sls: str, saltenv: str) -> tuple[str, Path] | N
     return None
 
 
-def get_client(opts: dict) -> FileClient:
-    """The file client these opts call for.
-
-    ``opts["__fileclient"]`` wins when a daemon has placed one there (the
-    minion's remote client); otherwise ``file_roots`` are served from disk by
-    a client kept in the opts themselves, so it lives and dies with them
-    (a job's copied opts never leave clients behind).
-    """
-    client = opts.get("__fileclient")
-    if client is not None:
-        return client
+def get_client(opts: dict, job: JobContext | None = None) -> FileClient:
+    """The file client of a job: its context's (``__job__.file_client``: the minion's remote
+    client, or the local roots the executor gave it), else one serving these opts' ``file_roots``
+    from disk, kept in ``job`` (so one job walks the roots once) when there is one."""
+    if job is not None and job.file_client is not None:
+        return job.file_client
     roots = opts.get("file_roots") or {}
     follow = bool(opts.get("fileserver_followsymlinks", True))
-    cached = opts.get("__fileclient_local")
+    cached = job.local_files if job is not None else None
     if not isinstance(cached, LocalFileClient) or cached.source != (roots, follow):
         cached = LocalFileClient(roots, follow)
-        opts["__fileclient_local"] = cached
+        if job is not None:
+            job.local_files = cached
     return cached

@@ -155,9 +155,8 @@ class OptsView(dict):  # type: ignore[type-arg]
     ``__`` entries (and, as they are, the ``shared`` entries: the grains and pillar the render
     itself shows).
 
-    ``internal`` (for the modules' ``__opts__``) holds the render's own
-    objects under ``__`` names (the file client): found by ``get``/``[]``/
-    ``in``, stored by assignment, but never listed, copied or printed. With
+    The render's own objects (its file client) never travel in opts: the
+    modules reach them through their ``__job__``. With
     a ``boundary``, a read of a key for which ``unknown(key)`` is true is
     recorded as ``opts['key']``, and (``listing``, for the minion's view:
     the minion has keys the master never sees) listing the keys as
@@ -166,18 +165,14 @@ class OptsView(dict):  # type: ignore[type-arg]
 
     def __init__(self, data: Mapping[str, Any], *, boundary: HostBoundary | None = None,
                  unknown: Callable[[str], bool] | None = None,
-                 internal: dict[str, Any] | None = None, listing: bool = True,
+                 listing: bool = True,
                  shared: Mapping[str, Any] | None = None) -> None:
         super().__init__(copy.deepcopy({k: v for k, v in data.items()
                                         if not (isinstance(k, str) and k.startswith("__"))}))
         super().update(shared or {})    # not copied: the render's own grains and pillar
         self._boundary = boundary
         self._unknown = unknown
-        self._internal = internal
         self._listing = listing
-
-    def _hidden(self, key: Any) -> bool:
-        return self._internal is not None and isinstance(key, str) and key.startswith("__")
 
     def _read(self, key: Any) -> None:
         if self._boundary is not None and self._unknown is not None and self._unknown(str(key)):
@@ -188,32 +183,18 @@ class OptsView(dict):  # type: ignore[type-arg]
             self._boundary.need("opts['*']")
 
     def __getitem__(self, key: Any) -> Any:
-        if self._hidden(key):
-            return self._internal[key]  # type: ignore[index]
         self._read(key)
         return super().__getitem__(key)
 
     def get(self, key: Any, default: Any = None) -> Any:
-        if self._hidden(key):
-            return self._internal.get(key, default)  # type: ignore[union-attr]
         self._read(key)
         return super().get(key, default)
 
     def __contains__(self, key: object) -> bool:
-        if self._hidden(key):
-            return key in self._internal  # type: ignore[operator]
         self._read(key)
         return super().__contains__(key)
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if self._hidden(key):
-            self._internal[key] = value  # type: ignore[index]
-        else:
-            super().__setitem__(key, value)
-
     def setdefault(self, key: Any, default: Any = None) -> Any:
-        if self._hidden(key):
-            return self._internal.setdefault(key, default)  # type: ignore[union-attr]
         self._read(key)
         return super().setdefault(key, default)
 

@@ -26,8 +26,9 @@ How a module is written (the Salt way, which users' custom modules follow):
   in the module's namespace (see :meth:`LazyLoader._exec_parts`);
 - each module is executed afresh per loader, with these globals injected:
   ``__opts__``, ``__grains__``, ``__pillar__``, ``__salt__``, ``__context__``,
-  ``__states__`` (state modules), and per call ``__low__`` and ``__env__``
-  (set by the engine through :meth:`LazyLoader.module`).
+  ``__states__`` (state modules), ``__job__`` (the job's runtime, a
+  :class:`~briny.common.jobcontext.JobContext`), and per call ``__low__`` and
+  ``__env__`` (set by the engine through :meth:`LazyLoader.module`).
 
 Because each loader owns its module objects, two loaders (two minions'
 compiles on the master, two jobs on a minion) never share dunders.
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .exceptions import FunctionNotFound, LoaderError
+from .jobcontext import JobContext
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
 
     ``kind`` is ``"modules"`` or ``"states"``; ``pack`` holds the dunders to
     inject (``__opts__``, ``__grains__``, ...). ``__context__`` is created per
-    loader unless given.
+    loader unless given, and so is an empty ``__job__``.
     """
 
     def __init__(self, kind: str, pack: dict[str, Any], extra_dirs: list[Path] | None = None) -> None:
@@ -70,6 +72,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self.kind = kind
         self.pack = dict(pack)
         self.pack.setdefault("__context__", {})
+        self.pack.setdefault("__job__", JobContext())
         self.dirs = [Path(d) for d in (extra_dirs or [])] + [BUILTIN_DIRS[kind]]
         self._modules: dict[str, types.ModuleType | None] = {}  # name -> module or None (unavailable)
         self._reasons: dict[str, str] = {}
@@ -304,8 +307,9 @@ def custom_dirs(opts: dict[str, Any], kind: str) -> list[Path]:
 
 def minion_mods(opts: dict[str, Any], grains: dict[str, Any] | None = None,
                 pillar: dict[str, Any] | None = None, extra_dirs: list[Path] | None = None,
-                context: dict[str, Any] | None = None) -> LazyLoader:
-    """The ``__salt__`` loader of one host (or of one minion, on the master)."""
+                context: dict[str, Any] | None = None, job: JobContext | None = None) -> LazyLoader:
+    """The ``__salt__`` loader of one host (or of one minion, on the master); ``job`` is the
+    runtime its modules see as ``__job__`` (an empty one when not given)."""
     pack: dict[str, Any] = {
         "__opts__": opts,
         "__grains__": grains if grains is not None else opts.get("grains", {}),
@@ -313,13 +317,16 @@ def minion_mods(opts: dict[str, Any], grains: dict[str, Any] | None = None,
     }
     if context is not None:
         pack["__context__"] = context
+    if job is not None:
+        pack["__job__"] = job
     loader = LazyLoader("modules", pack, custom_dirs(opts, "modules") if extra_dirs is None else extra_dirs)
     loader.pack["__salt__"] = loader
     return loader
 
 
 def states(opts: dict[str, Any], salt: LazyLoader, extra_dirs: list[Path] | None = None) -> LazyLoader:
-    """The ``__states__`` loader, sharing ``__salt__`` and the dunders of ``salt``."""
+    """The ``__states__`` loader, sharing ``__salt__`` and the dunders of ``salt`` (``__job__``
+    too)."""
     pack = {k: v for k, v in salt.pack.items()}
     pack["__opts__"] = opts
     pack["__salt__"] = salt

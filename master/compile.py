@@ -391,7 +391,7 @@ class MasterCompiler:
         compiler = OptsView({**master, **job, "id": minion_id, "file_client": "remote",
                              "state_top": master.get("state_top") or "top.sls"},
                             boundary=boundary, unknown=differing.__contains__,
-                            internal={"__fileclient": client}, listing=False,
+                            listing=False,
                             shared={"grains": grains, "pillar": pillar})
         seen = {k: v for k, v in data.items() if k not in COMPILE_KEYS}
         seen.update({k: master[k] for k in COMPILE_KEYS if k in master})
@@ -408,8 +408,7 @@ class MasterCompiler:
 
         shared = {"grains": grains, "pillar": pillar}
         templates = OptsView(seen, boundary=boundary, unknown=unknown, shared=shared)
-        modules = OptsView(seen, boundary=boundary, unknown=unknown, internal={"__fileclient": client},
-                           shared=shared)
+        modules = OptsView(seen, boundary=boundary, unknown=unknown, shared=shared)
         return compiler, templates, modules
 
     def compile_now(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
@@ -433,7 +432,7 @@ class MasterCompiler:
         client = MasterFileClient(self.fileserver)
         opts, template_opts, module_opts = self.views(minion_id, request, grains, pillar,
                                                       self.reported(minion_id), client, boundary)
-        salt = master_side_mods(module_opts, grains, pillar, boundary)
+        salt = master_side_mods(module_opts, grains, pillar, boundary, client)
         env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar,
                         template_opts=template_opts, boundary=boundary)
         self.renders += 1

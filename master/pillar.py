@@ -51,7 +51,9 @@ import msgpack
 
 from briny.common import loader
 from briny.common.exceptions import WireError
+from briny.common.fileclient import FileClient
 from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
+from briny.common.jobcontext import JobContext
 from briny.common.reported import is_env_name
 
 log = logging.getLogger(__name__)
@@ -89,12 +91,14 @@ def is_pure(key: str) -> bool:
 
 
 def master_side_mods(module_opts: OptsView, grains: dict[str, Any], pillar: dict[str, Any],
-                     boundary: HostBoundary) -> SaltFunctions:
+                     boundary: HostBoundary, file_client: FileClient) -> SaltFunctions:
     """A minion's ``salt`` on the master: the built-in execution modules (never a custom module
     folder) with ``module_opts``, ``grains`` and ``pillar`` as their dunders, behind
     ``boundary``; the modules' own ``__salt__`` is the same guarded object, so a pure function
-    cannot reach another one either."""
-    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[])
+    cannot reach another one either. ``file_client`` is what their ``__job__`` lists and reads
+    (``cp.list_master``: the master's file roots)."""
+    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[],
+                              job=JobContext(file_client=file_client))
     salt = SaltFunctions(mods, boundary)
     mods.pack["__salt__"] = salt
     return salt
@@ -198,7 +202,7 @@ class MinionPillars:
                                 code_allowed=bool(self.opts.get("pillar_allow_py")), code_hint=PY_HINT)
         # the modules' own file client (cp.list_master: the master's file_roots), kept out of sight
         files = LocalFileClient(self.opts.get("file_roots") or {}, follow)
-        salt = master_side_mods(OptsView(opts, internal={"__fileclient": files}), grains, {}, boundary)
+        salt = master_side_mods(OptsView(opts), grains, {}, boundary, files)
         env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar={},
                         template_opts=OptsView(opts), boundary=boundary)
         pillar = PillarCompiler(env).compile()

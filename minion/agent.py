@@ -14,11 +14,19 @@ Where things run:
   whose name does not say otherwise — auth, the publish reader, the
   heartbeat, requests to the master, the event-bus forwarder, and sending
   each job's return once its worker is done;
-- **job workers** (a ``ThreadPoolExecutor``): :meth:`MinionAgent._work` runs
-  one job through :class:`~briny.minion.executor.Executor`, each with its
-  own loader, so dunders never leak between jobs. What a worker needs from
-  the loop it reaches with ``asyncio.run_coroutine_threadsafe``: forwarding
-  ``fire_event`` events (:meth:`_job_fire`), sending refreshed grains;
+- **job processes** (``multiprocessing: True``, the default, when the
+  daemon gives a :class:`~briny.minion.launcher.Launcher`): each job runs
+  in a process of its own, started by the launcher;
+  :class:`~briny.minion.procjobs.ProcessJobs` relays its channel on the
+  loop (requests to the master, events, pillar, the job registry);
+- **job workers** (a ``ThreadPoolExecutor``): with ``multiprocessing:
+  False`` :meth:`MinionAgent._work` runs one job through
+  :class:`~briny.minion.executor.Executor`, each with its own loader, so
+  dunders never leak between jobs. What a worker needs from the loop it
+  reaches with ``asyncio.run_coroutine_threadsafe``: forwarding
+  ``fire_event`` events (:meth:`_job_fire`), sending refreshed grains. In
+  process mode the same pool runs the relay's blocking work (pillar from
+  the master, refreshes);
 - the event bus (``EventBus(opts, name="minion")``) republishes in its own
   thread; the loop subscribes to it and forwards every event to the master.
 - local calls (``briny-call`` without ``--local``) arrive on the loop from
@@ -39,6 +47,7 @@ import functools
 import logging
 import os
 import random
+import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -51,7 +60,8 @@ from briny.common.event import stamp
 from briny.common.exceptions import AuthError, ConfigError, WireError
 from briny.common.ids import id_problem
 from briny.common.transport import ClientTransport, topic_for
-from briny.minion.executor import Executor, Job, JobRegistry, JobResult, LocalPillar, MasterPillar
+from briny.minion.executor import Executor, Job, JobResult, LocalPillar, MasterPillar
+from briny.minion.jobregistry import JobRegistry
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +133,7 @@ class MinionAgent:
 
     def __init__(self, opts: dict[str, Any], transport_factory: TransportFactory, *,
                  grains: dict[str, Any] | None = None, event_bus: bool = True,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, launcher: Any = None) -> None:
         problem = id_problem(opts.get("id"))
         if problem is not None:
             raise ConfigError(f"the minion id {opts.get('id')!r} cannot be used: {problem}; "
@@ -154,9 +164,15 @@ class MinionAgent:
         local = opts.get("file_client") == "local"
         pillar: Any = LocalPillar(cache=True) if local else MasterPillar(self._fetch_pillar)
         self.executor = Executor(opts, lambda: self.grains, pillar, self.registry,
-                                 hooks={"__refresh_pillar": self._refresh_pillar,
-                                        "__refresh_grains": self._refresh_grains,
-                                        "__master_request": self.request_sync})
+                                 master=self.request_sync, refresh_pillar=self._refresh_pillar,
+                                 refresh_grains=self._refresh_grains)
+        self.procs: Any = None
+        if launcher is not None:   # multiprocessing: a process per job
+            from briny.minion.procjobs import DaemonLinks, ProcessJobs
+
+            links = DaemonLinks(opts, lambda: self.grains, pillar, self._request_when_up, self._job_event,
+                                self._refresh_pillar, self._refresh_grains, self.pool)
+            self.procs = ProcessJobs(links, self.registry, launcher)
         self.session: Session | None = None
         self.status = "starting"          # last auth status, for logs and tests
         self.connected = asyncio.Event()   # set while a session is up (tests wait on it)
@@ -214,10 +230,13 @@ class MinionAgent:
             log.info("waiting up to %.1f s for %d running job(s)", self.shutdown_grace, len(jobs))
             _, pending = await asyncio.wait(jobs, timeout=self.shutdown_grace)
             if pending:
-                stopped = self.registry.stop_all()
+                stopped = self.registry.stop_all(signal.SIGTERM)
                 log.warning("stopping %d job(s) still running after the grace period: %s",
                             len(stopped), ", ".join(stopped))
                 _, pending = await asyncio.wait(pending, timeout=1.0)
+                if pending and self.procs is not None:
+                    self.registry.stop_all(signal.SIGKILL)   # a job process that ignored SIGTERM
+                    _, pending = await asyncio.wait(pending, timeout=2.0)
                 for task in pending:
                     task.cancel()   # its thread is stuck in a system call; no return will come
         session = self.session
@@ -232,6 +251,8 @@ class MinionAgent:
             self.session = None
         if self._bus is not None:
             self._bus.stop()
+        if self.procs is not None:
+            self.procs.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
         if self._outbox:
             log.warning("%d return(s)/event(s) could not be sent before shutdown", len(self._outbox))
@@ -508,8 +529,12 @@ class MinionAgent:
         await self.deliver("ret", result.payload())
 
     async def _execute(self, job: Job) -> JobResult:
-        """Run one job in a worker and wait for its result (loop)."""
+        """Run one job in a process or a worker thread and wait for its result (loop)."""
         assert self._loop is not None
+        if self.procs is not None:
+            result = await self.procs.run(job)
+            log.info("job %s done (retcode %s)", job.jid, result.retcode)
+            return result
         try:
             result = await self._loop.run_in_executor(self.pool, functools.partial(self._work, job))
         except BaseException as exc:  # the worker died (a stop signal landed outside the job)
@@ -526,13 +551,20 @@ class MinionAgent:
         return self.executor.run(job, fire_event=self._job_fire(job.jid))
 
     def _job_fire(self, jid: str) -> Callable[[str, dict[str, Any]], None]:
-        """The ``__fire_event`` of one job: worker threads call it; the event goes to the master
-        through the loop, carrying the job's jid and this minion's id."""
+        """The ``fire_event`` of one thread job's context: worker threads call it; the event goes to
+        the master through the loop, carrying the job's jid and this minion's id."""
         def fire(tag: str, data: dict[str, Any]) -> None:
-            body = {**data, "id": self.id, "jid": jid}
-            body.setdefault("_stamp", stamp())
-            self._from_worker(self.deliver("event", {"tag": tag, "data": body}))
+            self._from_worker(self.deliver("event", self._event_body(jid, tag, data)))
         return fire
+
+    def _job_event(self, jid: str, tag: str, data: dict[str, Any]) -> None:
+        """An event from a job process (loop): to the master, as :meth:`_job_fire` sends it."""
+        self._spawn(self.deliver("event", self._event_body(jid, tag, data)))
+
+    def _event_body(self, jid: str, tag: str, data: dict[str, Any]) -> dict[str, Any]:
+        body = {**data, "id": self.id, "jid": jid}
+        body.setdefault("_stamp", stamp())
+        return {"tag": tag, "data": body}
 
     def _from_worker(self, coro: Any) -> None:
         """Worker thread: hand a coroutine to the loop without waiting for it."""
@@ -567,20 +599,10 @@ class MinionAgent:
         loop = self._loop
         if loop is None or loop.is_closed():
             return None
-        body = dict(payload)
-        cmd = str(body.pop("cmd", ""))
+        cmd = str(payload.get("cmd", ""))
         wait = timeout or self.auth_timeout
-
-        async def ask() -> dict[str, Any] | None:
-            if self.session is None:
-                try:
-                    await asyncio.wait_for(self.connected.wait(), wait)
-                except asyncio.TimeoutError:
-                    return None
-            return await self.request(cmd, body, wait)
-
         try:
-            future = asyncio.run_coroutine_threadsafe(ask(), loop)
+            future = asyncio.run_coroutine_threadsafe(self._request_when_up(payload, timeout), loop)
         except RuntimeError:
             return None
         try:
@@ -589,6 +611,19 @@ class MinionAgent:
             future.cancel()
             log.warning("no answer from the master to %r: %s", cmd, exc or type(exc).__name__)
             return None
+
+    async def _request_when_up(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+        """One request (``payload["cmd"]`` names it), waiting up to ``timeout`` s (default
+        ``auth_timeout``) for a session first (loop): what a job's ``master`` channel does."""
+        body = dict(payload)
+        cmd = str(body.pop("cmd", ""))
+        wait = timeout or self.auth_timeout
+        if self.session is None:
+            try:
+                await asyncio.wait_for(self.connected.wait(), wait)
+            except asyncio.TimeoutError:
+                return None
+        return await self.request(cmd, body, wait)
 
     def _refresh_pillar(self) -> bool:
         """Worker thread: forget the kept pillar; with a master, ask it again right away."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from briny import __version__, SALT_COMPAT_VERSION
 from briny.common.config import load_minion_config
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import BrinyError, InvalidArguments
 from briny.common.jid import gen_jid
 from briny.common import logsetup
 
@@ -119,7 +119,10 @@ def run(argv: list[str] | None = None) -> int:
         return 255
     if result.error is not None:
         exc = result.exception
-        if isinstance(exc, BrinyError):
+        if isinstance(exc, InvalidArguments):   # salt-call's words: the error, then the docstring
+            print(f"Passed invalid arguments: {exc}.\n\nUsage:\n", file=sys.stderr)
+            print(str(result.ret).partition("\n")[2])
+        elif isinstance(exc, BrinyError):
             print(f"Error running '{ns.fun}': {exc}", file=sys.stderr)
         else:
             print(f"Error running '{ns.fun}': {result.ret}", file=sys.stderr)

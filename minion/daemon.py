@@ -7,9 +7,14 @@ streams to ``/dev/null``), writes ``pidfile``, detects grains, and runs
 :class:`~briny.minion.agent.MinionAgent` on an asyncio loop with a ZeroMQ
 transport to ``master:master_port`` / ``publish_port``.
 
+With ``multiprocessing: True`` (the default) the job launcher
+(:mod:`briny.minion.launcher`) is forked right before the asyncio loop
+starts, while this process has no other thread.
+
 SIGTERM or SIGINT shut down cleanly (loop): no new jobs are taken, running
 jobs get ``shutdown_grace`` seconds (default 5) to finish and send their
-returns, then the pidfile is removed. Exit status: 0 after a clean stop, 2
+returns, then they are terminated (SIGTERM, then SIGKILL; a job process's
+return says it was killed), then the pidfile is removed. Exit status: 0 after a clean stop, 2
 for a usage or config error (the message says which key or file).
 """
 
@@ -79,14 +84,15 @@ def _transport_factory(opts: dict[str, Any]) -> Any:
     return lambda: ZmqClient(host, port, pub_port, reconnect_ms=recon, reconnect_max_ms=recon_max)
 
 
-async def serve(opts: dict[str, Any], grains: dict[str, Any]) -> None:
-    """Run the agent, and the local IPC ``briny-call`` talks to, until SIGTERM/SIGINT (loop)."""
+async def serve(opts: dict[str, Any], grains: dict[str, Any], launcher: Any = None) -> None:
+    """Run the agent, and the local IPC ``briny-call`` talks to, until SIGTERM/SIGINT (loop);
+    with a launcher, each job runs in a process of its own."""
     import zmq
 
     from briny.minion.agent import MinionAgent
     from briny.minion.localapi import LocalAPIServer
 
-    agent = MinionAgent(opts, _transport_factory(opts), grains=grains)
+    agent = MinionAgent(opts, _transport_factory(opts), grains=grains, launcher=launcher)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _on_signal, agent, sig)
@@ -156,7 +162,12 @@ def run(argv: list[str] | None = None) -> int:
         from briny.minion.grains import load_grains
 
         grains = load_grains(opts)
-        asyncio.run(serve(opts, grains))
+        launcher = None
+        if opts.get("multiprocessing", True):
+            from briny.minion.launcher import Launcher
+
+            launcher = Launcher.start(opts)   # now: this process has no thread yet (fork is safe)
+        asyncio.run(serve(opts, grains, launcher))
     except (BrinyError, OSError) as exc:
         msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
         log.error("cannot run the minion: %s", msg)

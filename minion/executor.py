@@ -1,16 +1,18 @@
 """The one place that runs an execution function for a job.
 
-Used by ``briny-call`` (in its main thread) and by the minion daemon (in its
-job worker threads, see :mod:`briny.minion.agent`). Everything here is
+Used by ``briny-call`` (in its main thread), by the minion daemon's job
+processes (:mod:`briny.minion.jobproc`, ``multiprocessing: True``) and its
+job worker threads (``multiprocessing: False``, see :mod:`briny.minion.agent`). Everything here is
 blocking worker code: it never touches the asyncio loop; what a job needs
 from the loop (forwarding events, asking the master for pillar) reaches it
-as plain callables the agent puts in the job's opts.
+as plain callables in the job's :class:`~briny.common.jobcontext.JobContext`.
 
 For each job :meth:`Executor.run`:
 
-1. copies the opts (per-job keys such as ``__fire_event`` never leak into
-   another job), builds a fresh loader with the host's grains and pillar, so
-   two jobs never share module globals;
+1. copies the opts, builds the job's context (``__job__``: file client,
+   event sink, master channel, job registry, pillar hooks, the master's
+   compile) and a fresh loader with the host's grains and pillar, so two
+   jobs never share module globals;
 2. turns the publish's ``arg``/``kwarg`` into Python arguments the way Salt's
    minion does (``{"__kwarg__": True, ...}`` maps and ``key=value`` strings
    become keyword arguments);
@@ -46,10 +48,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from briny.common import loader
+from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
 from briny.common.args import KWARG_RE, call_function, parse_input
-from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound,
+from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound, InvalidArguments,
                                      SaltInvocationError, WireError)
 from briny.common.ids import valid_jid
+from briny.minion.jobregistry import JobKilled, killed_message
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +65,6 @@ HIGHSTATE_FUNCS = frozenset({
 EX_OK = 0
 EX_GENERIC = 1
 THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
-
-FireEvent = Callable[[str, dict[str, Any]], None]
-
-
-class JobKilled(BaseException):
-    """Raised inside a job's thread by ``saltutil.kill_job`` (BaseException: ``except Exception``
-    in a module must not swallow it)."""
 
 
 # -- records -------------------------------------------------------------------------------
@@ -156,77 +153,6 @@ class JobResult:
         return body
 
 
-@dataclass
-class RunningJob:
-    jid: str
-    fun: str
-    thread_id: int
-    started: float
-    signalled: int | None = None
-
-
-class JobRegistry:
-    """Jobs running in this process's threads (thread-safe; the minion shares one with every job
-    through ``opts["__jobs"]`` so ``saltutil`` can tell them apart and stop them)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: dict[str, RunningJob] = {}
-
-    def add(self, job: RunningJob) -> None:
-        with self._lock:
-            self._jobs[job.jid] = job
-
-    def remove(self, jid: str) -> None:
-        """Forget a finished job; a stop signal that has not fired yet is withdrawn."""
-        with self._lock:
-            job = self._jobs.pop(jid, None)
-            if job is not None and job.signalled:
-                _async_raise(job.thread_id, None)
-
-    def get(self, jid: str) -> RunningJob | None:
-        with self._lock:
-            return self._jobs.get(jid)
-
-    def jids(self) -> list[str]:
-        with self._lock:
-            return sorted(self._jobs)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._jobs)
-
-    def signal(self, jid: str, sig: int) -> str | None:
-        """Deliver ``sig`` to a thread job: SIGKILL/SIGTERM/SIGINT stop it (JobKilled raised in its
-        thread when it next runs Python code); 0 only checks. None when ``jid`` is not here."""
-        with self._lock:
-            job = self._jobs.get(jid)
-            if job is None:
-                return None
-            if sig == 0:
-                return f"Job {jid} is running in a thread of the minion (pid {os.getpid()})"
-            if sig not in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
-                return (f"Signal {sig} cannot be delivered to job {jid}: it runs in a thread of the "
-                        f"minion; use saltutil.kill_job or saltutil.term_job")
-            job.signalled = sig
-            done = _async_raise(job.thread_id, JobKilled)
-        if done != 1:
-            return f"Job {jid} was not running and job data has been cleaned up"
-        return f"Signal {int(sig)} sent to job {jid} at pid {os.getpid()}"
-
-    def stop_all(self) -> list[str]:
-        """Ask every running job to stop (daemon shutdown after the grace period)."""
-        return [jid for jid in self.jids() if self.signal(jid, signal.SIGTERM)]
-
-
-def _async_raise(thread_id: int, exc: type[BaseException] | None) -> int:
-    """Raise ``exc`` in another thread when it next runs Python code (None withdraws it)."""
-    import ctypes  # only when a job is stopped
-
-    obj = ctypes.py_object(exc) if exc is not None else None
-    return int(ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj))
-
-
 # -- pillar sources ------------------------------------------------------------------------
 
 class PillarSource(Protocol):
@@ -273,6 +199,18 @@ class LocalPillar:
     def refresh(self) -> None:
         with self._lock:
             self._pillar = None
+
+    def kept(self) -> dict[str, Any] | None:
+        """The kept pillar (a copy), or None when the next job renders it."""
+        with self._lock:
+            return copy.deepcopy(self._pillar) if self._pillar is not None else None
+
+    def keep(self, pillar: dict[str, Any]) -> None:
+        """Keep a pillar a job process rendered (``multiprocessing: True``) until :meth:`refresh`."""
+        if self.cache:
+            with self._lock:
+                if self._pillar is None:
+                    self._pillar = copy.deepcopy(pillar)
 
 
 class StaticPillar:
@@ -353,50 +291,58 @@ class Executor:
     """Runs jobs for one host; safe to call from several threads at once.
 
     ``grains`` is a callable giving the host's current grains (each job gets a
-    deep copy); ``pillar`` a :class:`PillarSource`; ``registry`` the
-    :class:`JobRegistry` of this process (the daemon's); ``hooks`` extra
-    opts for every job (``__refresh_pillar``, ``__refresh_grains``, ...).
+    deep copy); ``pillar`` a :class:`PillarSource`; ``registry`` the job
+    registry of the daemon (``__job__.jobs``); ``master`` the daemon's channel
+    to the master (a remote file client is made from it for each job);
+    ``refresh_pillar`` and ``refresh_grains`` the daemon's hooks
+    (``saltutil.refresh_*``).
     """
 
     def __init__(self, opts: dict[str, Any], grains: Callable[[], dict[str, Any]],
-                 pillar: PillarSource | None = None, registry: JobRegistry | None = None,
-                 hooks: dict[str, Any] | None = None) -> None:
+                 pillar: PillarSource | None = None, registry: Any = None, *,
+                 master: MasterRequest | None = None,
+                 refresh_pillar: Callable[[], bool] | None = None,
+                 refresh_grains: Callable[[], bool] | None = None) -> None:
         self.opts = opts
         self.grains = grains
         self.pillar = pillar or (LocalPillar() if opts.get("file_client") == "local" else StaticPillar())
         self.registry = registry
-        self.hooks = dict(hooks or {})
+        self.master = master
+        self.refresh_pillar = refresh_pillar
+        self.refresh_grains = refresh_grains
         self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
 
     # -- per-job set-up ---------------------------------------------------------------------
-    def job_opts(self, fire_event: FireEvent | None = None) -> dict[str, Any]:
-        """The opts of one job: a copy, with the per-job hooks. A masterless job gets its own
-        file client, so files added to the roots are seen by the next job (the loader finds
-        custom modules in ``extension_modules`` and, masterless, in the roots by itself)."""
-        opts = dict(self.opts)
-        opts.update(self.hooks)
-        if fire_event is not None:
-            opts["__fire_event"] = fire_event
-        if self.registry is not None:
-            opts["__jobs"] = self.registry
-        if opts.get("file_client") == "local" and opts.get("__fileclient") is None:
+    def job_context(self, job: Job | None = None, fire_event: FireEvent | None = None) -> JobContext:
+        """The runtime of one job (``__job__``). A masterless job gets its own file client, so
+        files added to the roots are seen by the next job; a job with a master gets a remote
+        file client over the daemon's channel (the loader finds custom modules in
+        ``extension_modules`` and, masterless, in the roots by itself)."""
+        ctx = JobContext(jid=job.jid if job is not None else "", fire_event=fire_event,
+                         master=self.master, jobs=self.registry,
+                         refresh_pillar=self.refresh_pillar, refresh_grains=self.refresh_grains)
+        if self.opts.get("file_client") == "local":
             from briny.common.fileclient import LocalFileClient
 
-            opts["__fileclient"] = LocalFileClient(opts.get("file_roots") or {},
-                                                   bool(opts.get("fileserver_followsymlinks", True)))
-        elif opts.get("__fileclient") is None and callable(opts.get("__master_request")):
+            ctx.file_client = LocalFileClient(self.opts.get("file_roots") or {},
+                                              bool(self.opts.get("fileserver_followsymlinks", True)))
+        elif self.master is not None:
             from briny.minion.remotefiles import RemoteFileClient  # salt:// from the master
 
-            opts["__fileclient"] = RemoteFileClient(opts, opts["__master_request"])
-        return opts
+            ctx.file_client = RemoteFileClient(self.opts, self.master)
+        if job is not None:
+            ctx.progress = job.progress
+            if job.compiled is not None and self.opts.get("file_client") != "local":
+                ctx.compiled = job.compiled  # state.apply/highstate/sls run it without compiling
+        return ctx
 
-    def loaders(self, opts: dict[str, Any]) -> Any:
+    def loaders(self, opts: dict[str, Any], ctx: JobContext) -> Any:
         """(grains, pillar, ``__salt__``) for one job; renders pillar when the source does."""
         grains = copy.deepcopy(self.grains())
         opts["grains"] = grains
-        salt = loader.minion_mods(opts, grains, {})
+        salt = loader.minion_mods(opts, grains, {}, job=ctx)
         pillar = self.pillar.get(opts, grains, salt)
-        salt = loader.minion_mods(opts, grains, pillar)
+        salt = loader.minion_mods(opts, grains, pillar, job=ctx)
         opts["pillar"] = pillar
         source = self.pillar
 
@@ -404,7 +350,7 @@ class Executor:
             compiled = source.compile_with(opts, grains, salt, override)
             return compiled if compiled is not None else _merged(pillar, override)
 
-        opts["__compile_pillar"] = compile_pillar
+        ctx.compile_pillar = compile_pillar
         return grains, pillar, salt
 
     # -- proc files ---------------------------------------------------------------------------
@@ -430,7 +376,7 @@ class Executor:
         thread = threading.current_thread()
         old_name = thread.name
         thread.name = THREAD_PREFIX + job.jid
-        running = RunningJob(job.jid, job.fun, threading.get_ident(), time.time())
+        running = RunningJob(job.jid, job.fun, time.time(), os.getpid(), threading.get_ident())
         proc: Path | None = self.proc_dir / job.jid  # removed at the end even if a stop lands early
         try:
             self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -458,7 +404,7 @@ class Executor:
     def _killed(self, job: Job, running: RunningJob) -> JobResult:
         sig = running.signalled or signal.SIGKILL
         log.warning("job %s (%s) was stopped by signal %s", job.jid, job.fun, sig)
-        return self._error(job, "killed", f"ERROR: job {job.jid} was stopped (signal {int(sig)})", None)
+        return self._error(job, "killed", killed_message(job.jid, sig), None)
 
     def _cleanup(self, job: Job, proc: Path | None, thread: threading.Thread, old_name: str) -> None:
         if self.registry is not None:
@@ -476,13 +422,10 @@ class Executor:
                          kind, exc, module)
 
     def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
-        opts = self.job_opts(fire_event)
-        if job.progress:
-            opts["__progress"] = True
-        if job.compiled is not None and opts.get("file_client") != "local":
-            opts["__compiled"] = job.compiled    # state.apply/highstate/sls run it without compiling
+        opts = dict(self.opts)
+        ctx = self.job_context(job, fire_event)
         try:
-            _, _, salt = self.loaders(opts)
+            _, _, salt = self.loaders(opts, ctx)
         except BrinyError as exc:
             log.error("job %s: pillar or modules could not be set up: %s", job.jid, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc)
@@ -507,6 +450,10 @@ class Executor:
         except CommandExecutionError as exc:
             log.error("A command in '%s' had a problem: %s", job.fun, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc, module)
+        except InvalidArguments as exc:   # Salt's words for arguments the function does not take
+            msg = f"Passed invalid arguments to {job.fun}: {exc}\n{func.__doc__ or ''}"
+            log.info("Passed invalid arguments to %s: %s", job.fun, exc)
+            return self._error(job, "invocation", msg, exc, module)
         except SaltInvocationError as exc:
             log.error("Problem executing '%s': %s", job.fun, exc)
             return self._error(job, "invocation", f"ERROR executing '{job.fun}': {exc}", exc, module)

@@ -8,8 +8,9 @@ echoed in the reply.
 
 ``{"cmd": "call", "fun", "arg", "kwarg"}`` runs ``fun`` as a local job
 through the same path as a publish (:meth:`MinionAgent.start_local`: a
-fresh jid, the executor in a job worker, the master's pillar, the remote
-file client, ``fire_event`` events to the master, the one-state-run rule,
+fresh jid, the executor in a job process (a worker thread with
+``multiprocessing: False``), the master's pillar, the remote file client,
+``fire_event`` events to the master, the one-state-run rule,
 the return sent to the master). For ``state.apply``/``state.highstate``/
 ``state.sls`` it first sends the master a ``compile`` request and attaches
 the reply's ``compiled`` (``null``, or no answer: the minion compiles
@@ -18,8 +19,8 @@ itself). The reply is ``{"jid", "return", "retcode", "out", "error",
 ``message``: what ``briny-call`` prints on stderr for it).
 
 - :class:`LocalAPIServer` runs on the agent's asyncio loop (``zmq.asyncio``);
-  each request is handled in its own task; the job itself runs in the
-  agent's worker pool.
+  each request is handled in its own task; the job itself runs as the
+  agent's other jobs do (a process of its own, or its worker pool).
 - :class:`LocalClient` is synchronous (plain ``zmq``), for ``briny-call``;
   it raises :class:`MinionNotRunning` when no daemon listens.
 """

@@ -12,7 +12,7 @@ temporary file that replaces the cached one once its size and hash check out.
 Where it runs: in job worker threads (never on the agent's loop): the
 ``request`` callable it is given blocks until the loop has the master's
 answer (:meth:`briny.minion.agent.MinionAgent.request_sync`). The executor
-makes one client per job (``opts["__fileclient"]``), so a job sees one
+makes one client per job (``__job__.file_client``), so a job sees one
 consistent listing per saltenv and asks for each file's hash once; the
 cache on disk and the memo of local hashes are shared by every job.
 

@@ -50,7 +50,7 @@ def _env() -> str:
 
 def _masterless() -> bool:
     opts = __opts__  # type: ignore[name-defined]  # noqa: F821
-    return opts.get("file_client") == "local" or opts.get("__fileclient") is None
+    return opts.get("file_client") == "local" or __job__.master is None  # type: ignore[name-defined]  # noqa: F821
 
 
 def _expected_hash(source_hash: Any, source: str) -> tuple[str, str]:

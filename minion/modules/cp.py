@@ -1,7 +1,7 @@
 """The ``cp`` execution module: reaching the ``salt://`` file tree from a host.
 
-Runs on the managed host. Everything goes through the file client of these
-opts (:func:`briny.common.fileclient.get_client`): in masterless mode
+Runs on the managed host. Everything goes through the file client of the
+job (:func:`briny.common.fileclient.get_client` with ``__job__``): in masterless mode
 ``salt://x`` resolves through ``file_roots`` on disk, under a minion the
 daemon's remote client fetches from the master. Local paths are passed
 through, as Salt does. Return values are Salt's: a path or ``False``, a
@@ -30,7 +30,7 @@ def _saltenv(saltenv: str | None) -> str:
 
 
 def _client() -> Any:
-    return fileclient.get_client(__opts__)  # type: ignore[name-defined]  # noqa: F821
+    return fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
 
 
 def cache_file(path: str, saltenv: str | None = None, source_hash: str | None = None,

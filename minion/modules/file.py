@@ -321,7 +321,7 @@ def _render(text: str, template: str, context: Any, defaults: Any, saltenv: str,
     ctx.update(extra)
     ctx.update(defaults or {})
     ctx.update(context or {})
-    client = fileclient.get_client(__opts__)  # type: ignore[name-defined]  # noqa: F821
+    client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
     return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath,
                         opts=__opts__)  # type: ignore[name-defined]  # noqa: F821
 

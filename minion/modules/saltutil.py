@@ -1,12 +1,13 @@
 """The ``saltutil`` execution module: jobs on this host, syncing custom modules, refreshes.
 
-Runs in a job's worker thread of the minion daemon, or in ``briny-call``.
+Runs in a job of the minion daemon (a process of its own with
+``multiprocessing: True``, a worker thread without), or in ``briny-call``.
 Jobs are read from ``cachedir/proc/<jid>`` (JSON records the executor keeps
-while a job runs). In the daemon every job runs in a thread of the one
-minion process; the daemon hands this module its job registry as
-``__opts__["__jobs"]``, so ``kill_job`` stops a thread job instead of
-signalling the minion itself (which Salt's process model would do). A job
-in another process (``briny-call``) is signalled by pid, as Salt does.
+while a job runs, with the job's own pid). A job of the daemon is
+signalled by the daemon, through ``__job__.jobs``: a job process and every
+process it started get the signal; a thread job is stopped in its thread
+instead of signalling the minion itself. A job in another process
+(``briny-call``) is signalled by pid, with its descendants, as Salt does.
 
 Syncing (masterless, as ``salt-call --local`` does): ``_modules``,
 ``_states``, ``_grains``, ... from the file roots are copied into
@@ -21,7 +22,6 @@ import json
 import logging
 import os
 import signal
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 log = logging.getLogger(__name__)
 
-THREAD_PREFIX = "job-"  # the executor names a job's thread job-<jid> while it runs
 # sync_all's keys, in Salt's order; value: the folder in the file roots
 SYNC_KINDS: dict[str, str] = {
     "tops": "_tops", "clouds": "_clouds", "beacons": "_beacons", "modules": "_modules",
@@ -76,9 +75,9 @@ def _read_proc(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or "jid" not in data:
         return None
     stale = not _pid_alive(data.get("pid"))
-    registry = __opts__.get("__jobs")
+    registry = __job__.jobs
     if not stale and registry is not None and data.get("pid") == os.getpid():
-        stale = registry.get(str(data["jid"])) is None
+        stale = str(data["jid"]) not in registry.snapshot()
     if stale:
         try:
             path.unlink()
@@ -89,8 +88,7 @@ def _read_proc(path: Path) -> dict[str, Any] | None:
 
 
 def _current_jid() -> str | None:
-    name = threading.current_thread().name
-    return name[len(THREAD_PREFIX):] if name.startswith(THREAD_PREFIX) else None
+    return __job__.jid or None
 
 
 def running() -> list[dict[str, Any]]:
@@ -125,11 +123,16 @@ def is_running(fun: str) -> list[dict[str, Any]]:
 
 
 def signal_job(jid: Any, sig: Any) -> str:
-    """Send signal ``sig`` to job ``jid``; ``""`` when no such job runs.
+    """Send signal ``sig`` to job ``jid`` and to every process it started; ``""`` when no such job
+    runs.
 
-    A job in a thread of this minion stops on SIGKILL, SIGTERM or SIGINT (the
-    minion itself is never signalled); a job in another process gets ``sig``.
+    A job of the minion daemon is signalled by the daemon (``__job__.jobs``): a job process gets
+    ``sig``; a job in a thread of the minion (``multiprocessing: False``) stops on SIGKILL,
+    SIGTERM or SIGINT, and the minion itself is never signalled. A job in another process
+    (``briny-call --local``) gets ``sig`` by its pid, as Salt does.
     """
+    from briny.minion.procs import signal_tree
+
     try:
         signum = int(sig)
     except (TypeError, ValueError):
@@ -138,15 +141,15 @@ def signal_job(jid: Any, sig: Any) -> str:
     for data in running():
         if str(data.get("jid")) != jid:
             continue
+        registry = __job__.jobs
+        msg = registry.signal(jid, signum) if registry is not None else None
+        if msg is not None:
+            return msg
         pid = int(data.get("pid", 0))
         if pid == os.getpid():
-            registry = __opts__.get("__jobs")
-            msg = registry.signal(jid, signum) if registry is not None else None
-            if msg is None:
-                return f"Job {jid} runs in this process and cannot be signalled from here"
-            return msg
+            return f"Job {jid} runs in this process and cannot be signalled from here"
         try:
-            os.kill(pid, signum)
+            signal_tree(pid, signum)
         except ProcessLookupError:
             try:
                 (_proc_dir() / jid).unlink()
@@ -184,7 +187,7 @@ def term_all_jobs() -> list[str]:
 def refresh_pillar(wait: bool = False, timeout: Any = 30, clean_cache: bool = True, **kwargs: Any) -> bool:
     """Render this host's pillar afresh for the next jobs. False without a minion daemon
     (as ``salt-call --local``: nothing keeps pillar between calls)."""
-    hook = __opts__.get("__refresh_pillar")
+    hook = __job__.refresh_pillar
     if not callable(hook):
         return False
     return bool(hook())
@@ -192,7 +195,7 @@ def refresh_pillar(wait: bool = False, timeout: Any = 30, clean_cache: bool = Tr
 
 def refresh_grains(**kwargs: Any) -> bool:
     """Detect grains afresh (and send them to the master)."""
-    hook = __opts__.get("__refresh_grains")
+    hook = __job__.refresh_grains
     if callable(hook):
         return bool(hook())
     return True
@@ -241,7 +244,7 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None,
     if not base:
         raise CommandExecutionError("extension_modules is not set in the minion config")
     dest = Path(str(base)) / kind
-    client = get_client(__opts__)
+    client = get_client(__opts__, __job__)
     source_dir = SYNC_KINDS[kind] + "/"
     white, black = _listed(extmod_whitelist, kind), _listed(extmod_blacklist, kind)
     wanted: dict[str, tuple[str, str]] = {}  # file name -> (saltenv, rel path); first env wins

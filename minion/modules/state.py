@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 from typing import Any
 
 from briny.common import fileclient, loader
@@ -46,6 +45,14 @@ def _split(mods: Any) -> list[str]:
     return [m.strip() for m in str(mods).split(",") if m.strip()]
 
 
+def _sls_names(mods: Any) -> list[str]:
+    """The SLS names of ``state.sls`` as Salt splits them: an empty name stays (``''``, ``'a,'``)
+    and is reported as an SLS not found, never dropped into a successful run of nothing."""
+    if isinstance(mods, (list, tuple)):
+        return [str(m).strip() for m in mods]
+    return [m.strip() for m in str(mods).split(",")]
+
+
 def _run_opts(test: Any = None, saltenv: Any = None, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     opts = dict(__opts__)
     if test is not None:
@@ -64,7 +71,7 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
         return __pillar__
     if not isinstance(override, dict):
         raise SaltInvocationError("Pillar data must be formatted as a dictionary, unless pillar_enc is specified.")
-    compile_pillar = opts.get("__compile_pillar")
+    compile_pillar = __job__.compile_pillar
     if callable(compile_pillar):
         return compile_pillar(override)
     from briny.common.dictupdate import merge
@@ -73,8 +80,8 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
 
 
 def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
-    salt = loader.minion_mods(opts, __grains__, pillar)
-    env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__), salt=salt,
+    salt = loader.minion_mods(opts, __grains__, pillar, job=__job__)
+    env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__, __job__), salt=salt,
                     grains=__grains__, pillar=pillar)
     return StateCompiler(env), salt
 
@@ -98,13 +105,13 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
 
     jid = kwargs.get("__pub_jid") or gen_jid()
     states = loader.states(opts, salt)
-    fire = opts.get("__fire_event")
+    fire = __job__.fire_event
     sink = None
     progress = None
     run_opts = opts
     if fire is None:
         sink = fire = _LazyEventSender(opts)
-    elif opts.get("__progress") and not opts.get("state_events"):
+    elif __job__.progress and not opts.get("state_events"):
         # a job started by `briny` on a terminal: light, rate-limited progress events
         from briny.minion.progress import ProgressEvents
 
@@ -222,20 +229,21 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 
 # -- running -----------------------------------------------------------------
 
-def sls(mods: Any = None, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-    """Apply the named SLS (a comma list) from ``saltenv`` (default base)."""
+def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+    """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
+    for a state run in progress instead of refusing to start."""
     conflict = _conflict(kwargs)
     if conflict:
         return conflict
     opts, pillar = _prepared(test, kwargs)
-    pre = _take_compiled(opts)
+    pre = _take_compiled()
     if pre is not None:
         return _run_compiled(pre, opts, pillar, kwargs, highstate=False)
     errs = _pillar_errors(pillar, kwargs)
     if errs:
         return errs
     compiler, salt = _compiler(opts, pillar)
-    compiled = compiler.for_sls(_split(mods), opts.get("saltenv") or "base", _split(exclude) or None)
+    compiled = compiler.for_sls(_sls_names(mods), opts.get("saltenv") or "base", _split(exclude) or None)
     if compiled.errors:
         return _compile_errors(compiled.errors)
     return _execute(compiled.chunks, opts, salt, kwargs)
@@ -247,7 +255,7 @@ def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     if conflict:
         return conflict
     opts, pillar = _prepared(test, kwargs)
-    pre = _take_compiled(opts)
+    pre = _take_compiled()
     if pre is not None:
         return _run_compiled(pre, opts, pillar, kwargs, highstate=True)
     errs = _pillar_errors(pillar, kwargs)
@@ -264,19 +272,17 @@ def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     return _execute(compiled.chunks, opts, salt, kwargs)
 
 
-def _take_compiled(opts: dict[str, Any]) -> dict[str, Any] | None:
-    """The master's compile of this job (``__opts__["__compiled"]``, set by the executor from the
+def _take_compiled() -> dict[str, Any] | None:
+    """The master's compile of this job (``__job__.compiled``, set by the executor from the
     publish), taken once: a nested state run (``module.run: state.sls``) compiles for itself."""
-    opts.pop("__compiled", None)
-    pre = __opts__.pop("__compiled", None)
-    return pre if isinstance(pre, dict) else None
+    return __job__.take_compiled()
 
 
 def _sync_custom(opts: dict[str, Any]) -> None:
     """Before a highstate with a master: ``saltutil.sync_all`` from the master's file roots (Salt's
     ``autoload_dynamic_modules``), so custom ``_modules``/``_states``/``_grains`` are here."""
     if opts.get("file_client") == "local" or not opts.get("extension_modules") \
-            or not opts.get("autoload_dynamic_modules", True) or opts.get("__fileclient") is None:
+            or not opts.get("autoload_dynamic_modules", True) or __job__.master is None:
         return
     try:
         synced = __salt__["saltutil.sync_all"](saltenv=opts.get("saltenv") or None, refresh=False)
@@ -297,7 +303,7 @@ def _run_compiled(pre: dict[str, Any], opts: dict[str, Any], pillar: dict[str, A
         return no_states_result(str(pre["no_states"]))
     if highstate:
         _sync_custom(opts)
-    salt = loader.minion_mods(opts, __grains__, pillar)
+    salt = loader.minion_mods(opts, __grains__, pillar, job=__job__)
     return _execute(list(pre.get("chunks") or []), opts, salt, kwargs)
 
 
@@ -354,11 +360,33 @@ def _jid_time(jid: Any) -> str:
     return f"{text[:4]}, {name} {text[6:8]} {text[8:10]}:{text[10:12]}:{text[12:14]}.{text[14:20]}"
 
 
-def _own_jid() -> str | None:
-    import threading
+QUEUE_POLL = 0.2   # seconds between looks at the running state jobs while queued (Salt: 1 s)
 
-    name = threading.current_thread().name
-    return name[len("job-"):] if name.startswith("job-") else None
+
+def _active(concurrent: bool = False) -> list[dict[str, Any]]:
+    """The other state jobs in progress on this host (their proc records), as :func:`running`
+    counts them."""
+    if concurrent:
+        return []
+    me = __job__.jid or None
+    registry = __job__.jobs
+    jobs = registry.snapshot() if registry is not None else {}
+    mine = jobs.get(me) if me else None
+    found: list[dict[str, Any]] = [dict(d) for d in __salt__["saltutil.is_running"]("state.*")]
+    seen = {str(d.get("jid")) for d in found}
+    for jid, job in sorted(jobs.items()):
+        if jid not in seen and jid != me and str(job.fun).startswith("state."):
+            found.append({"jid": jid, "fun": job.fun, "pid": job.pid})
+    result = []
+    for data in found:
+        jid = str(data.get("jid"))
+        if jid == me:
+            continue
+        other = jobs.get(jid)
+        if mine is not None and other is not None and (other.started, other.jid) > (mine.started, mine.jid):
+            continue  # it started after this job: it will see this one and stand down
+        result.append(data)
+    return result
 
 
 def running(concurrent: bool = False) -> list[str]:
@@ -366,40 +394,89 @@ def running(concurrent: bool = False) -> list[str]:
 
     Jobs come from ``saltutil.is_running("state.*")`` (the proc folder, checked
     against the minion's job registry) plus the registry's own ``state.*`` jobs
-    whose proc file is not written yet. Of two thread jobs of this minion that
+    whose proc file is not written yet. Of two jobs of this minion daemon that
     started together, the later one defers to the earlier one (so exactly one
-    of them runs); a job in another process (``briny-call``) always counts.
+    of them runs); a job the daemon did not start (``briny-call --local``)
+    always counts.
     """
-    result: list[str] = []
-    if concurrent:
-        return result
-    me = _own_jid()
-    registry = __opts__.get("__jobs")
-    mine = registry.get(me) if registry is not None and me else None
-    found: list[dict[str, Any]] = [dict(d) for d in __salt__["saltutil.is_running"]("state.*")]
-    if registry is not None:
-        seen = {str(d.get("jid")) for d in found}
-        for jid in registry.jids():
-            job = registry.get(jid)
-            if job is not None and jid not in seen and jid != me and str(job.fun).startswith("state."):
-                found.append({"jid": jid, "fun": job.fun, "pid": os.getpid()})
-    for data in found:
-        jid = str(data.get("jid"))
-        if jid == me:
-            continue
-        if mine is not None and data.get("pid") == os.getpid():
-            other = registry.get(jid)
-            if other is not None and (other.started, other.jid) > (mine.started, mine.jid):
-                continue  # it started after this job: it will see this one and stand down
-        result.append(f'The function "{data.get("fun")}" is running as PID {data.get("pid")} and was '
-                      f'started at {_jid_time(jid)} with jid {jid}')
-    return result
+    return [f'The function "{d.get("fun")}" is running as PID {d.get("pid")} and was started at '
+            f'{_jid_time(d.get("jid"))} with jid {d.get("jid")}' for d in _active(concurrent)]
 
 
 def _conflict(kwargs: dict[str, Any]) -> list[str] | None:
-    """Salt's refusal of a second state run: the ``running`` list, retcode 1; None to go on."""
+    """Salt's refusal of a second state run: the ``running`` list, retcode 1; None to go on.
+
+    ``queue=True`` (or the ``state_queue`` option) waits instead until the state runs in
+    progress and those queued before this one have ended, then goes on; ``queue=N`` waits only
+    when fewer than N runs are ahead of this one, and is refused otherwise.
+    """
+    queue = kwargs.get("queue")
+    if queue is None:
+        queue = __opts__.get("state_queue", False)
+    if queue is True or (isinstance(queue, int) and not isinstance(queue, bool)):
+        if _wait(0 if queue is True else int(queue)):
+            return None
     found = running(concurrent=bool(kwargs.get("concurrent", False)))
     if found:
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
         return found
     return None
+
+
+def _queue_dir() -> Any:
+    from pathlib import Path
+
+    return Path(str(__opts__.get("cachedir") or "")) / "state_queue"
+
+
+def _ahead(me: str | None, queue_dir: Any) -> list[dict[str, Any]]:
+    """The state jobs this one waits for: every one in progress, except those queued after it
+    (a queued job has a marker ``state_queue/<jid>`` while it waits). Markers of jobs no longer
+    running are removed."""
+    active = _active()
+    jids = {str(d.get("jid")) for d in active}
+    if queue_dir.is_dir():
+        for marker in queue_dir.iterdir():
+            if not marker.name.startswith(".") and marker.name not in jids and marker.name != me:
+                marker.unlink(missing_ok=True)   # left by a job killed while it waited
+    return [d for d in active
+            if not ((queue_dir / str(d.get("jid"))).exists() and me is not None and str(d.get("jid")) > me)]
+
+
+def _wait(max_queue: int) -> bool:
+    """Wait until no state run is ahead of this job (True), or False at once when ``max_queue`` runs
+    or more are ahead (Salt's ``queue=N``). Salt waits without a time limit; so does this."""
+    import fcntl
+    import time
+
+    me = __job__.jid or None
+    queue_dir = _queue_dir()
+    queue_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    marker = queue_dir / me if me else None
+    with open(queue_dir / ".lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            ahead = _ahead(me, queue_dir)
+            if not ahead:
+                return True
+            if max_queue and len(ahead) >= max_queue:
+                return False
+            if marker is not None:
+                marker.touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        log.info("state run %s queued behind %s", me, ", ".join(str(d.get("jid")) for d in ahead))
+        try:
+            while True:
+                time.sleep(QUEUE_POLL)
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    if not _ahead(me, queue_dir):
+                        if marker is not None:
+                            marker.unlink(missing_ok=True)   # now it runs: later jobs wait for it
+                        return True
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+        finally:
+            if marker is not None:
+                marker.unlink(missing_ok=True)

@@ -3,7 +3,7 @@
 import pytest
 
 from briny.common.args import call_function, parse_input, yamlify_arg
-from briny.common.exceptions import SaltInvocationError
+from briny.common.exceptions import InvalidArguments, SaltInvocationError
 
 
 @pytest.mark.parametrize("raw,value", [
@@ -32,5 +32,5 @@ def test_call_function_passes_pub_only_to_kwargs_functions():
     assert call_function(loose, "m.loose", [1], {}, {"__pub_jid": "1"}) == (1, {"__pub_jid": "1"})
     with pytest.raises(SaltInvocationError, match="not valid: c=3"):
         call_function(strict, "m.strict", [1], {"c": 3})
-    with pytest.raises(SaltInvocationError, match="m.strict"):
-        call_function(strict, "m.strict", [], {})
+    with pytest.raises(InvalidArguments, match=r"strict\(\) missing 1 required positional argument: 'a'$"):
+        call_function(strict, "m.strict", [], {})     # Python's words, as Salt reports them

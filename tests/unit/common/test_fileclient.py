@@ -58,12 +58,17 @@ def test_symlink_out_of_root_follows_setting(tmp_path):
         LocalFileClient({"base": [str(root)]}, followsymlinks=False).get_text("linked/secret", "base")
 
 
-def test_get_client_lives_with_its_opts(tmp_path):
+def test_get_client_lives_with_its_job(tmp_path):
     from briny.common.fileclient import get_client
+    from briny.common.jobcontext import JobContext
+
     opts = {"file_roots": {"base": [str(tmp_path)]}}
-    first = get_client(opts)
-    assert get_client(opts) is first
-    job = dict(opts)               # a job's copy shares the client...
-    assert get_client(job) is first
-    job["file_roots"] = {"base": [str(tmp_path / "other")]}
-    assert get_client(job) is not first  # ...until its roots differ
+    job = JobContext()
+    first = get_client(opts, job)
+    assert get_client(dict(opts), job) is first      # one client per job, whatever opts copy asks
+    assert get_client(opts, JobContext()) is not first    # another job: its own listing
+    assert get_client(opts) is not first                  # no job: nothing kept
+    moved = {"file_roots": {"base": [str(tmp_path / "other")]}}
+    assert get_client(moved, job) is not first            # ...until the roots differ
+    given = LocalFileClient({})
+    assert get_client(opts, JobContext(file_client=given)) is given   # the daemon's client wins

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from briny.common.exceptions import FunctionNotFound, HostAccessError
+from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
 from briny.master.pillar import (ALLOWED, PURE_FUNCTIONS, MinionPillars, check_env, is_pure,
                                  master_side_mods)
@@ -188,7 +189,8 @@ def test_attribute_style_calls_are_refused_too_and_safe_errors_hide_details(opts
 def guarded(opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any],
             minion_id: str = "web1") -> tuple[Any, HostBoundary]:
     boundary = HostBoundary(minion_id, "the pillar", is_pure, ALLOWED)
-    return master_side_mods(OptsView(dict(opts, id=minion_id)), grains, pillar, boundary), boundary
+    files = LocalFileClient(opts.get("file_roots") or {})
+    return master_side_mods(OptsView(dict(opts, id=minion_id)), grains, pillar, boundary, files), boundary
 
 
 def test_the_guarded_salt(opts, tmp_path):

@@ -13,7 +13,8 @@ import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.exceptions import WireError
-from briny.minion.executor import Executor, Job, JobRegistry, LocalPillar
+from briny.minion.executor import Executor, Job, LocalPillar
+from briny.minion.jobregistry import JobRegistry
 
 
 @pytest.fixture
@@ -116,7 +117,8 @@ def test_errors_become_salt_return_strings(opts):
     fail = ex.run(job("probe.fail"))
     assert fail.ret == "ERROR: the disk is full" and fail.success is False
     bad = ex.run(job("test.ping", ["extra"], {}))
-    assert bad.error == "invocation" and bad.ret.startswith("ERROR executing 'test.ping': ")
+    assert bad.error == "invocation" and bad.ret.startswith(   # Salt's minion words
+        "Passed invalid arguments to test.ping: ping() takes 0 positional arguments but 1 was given\n")
     boom = ex.run(job("test.exception", ["kaput"]))
     assert boom.error == "exception" and boom.ret.startswith("The minion function caused an exception: ")
     assert "kaput" in boom.ret
@@ -176,6 +178,6 @@ def test_a_thread_job_can_be_stopped(opts):
     worker.join(5)
     assert not worker.is_alive()
     (res,) = results
-    assert res.error == "killed" and res.success is False and "stopped" in res.ret
+    assert res.error == "killed" and res.success is False and "killed by signal 9 (SIGKILL)" in res.ret
     assert len(registry) == 0 and registry.signal("20240101000000000001", 9) is None
     assert not os.listdir(os.path.join(opts["cachedir"], "proc"))

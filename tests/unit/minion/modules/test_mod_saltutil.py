@@ -12,7 +12,8 @@ import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.loader import minion_mods
-from briny.minion.executor import JobRegistry, RunningJob
+from briny.common.jobcontext import JobContext, RunningJob
+from briny.minion.jobregistry import JobRegistry
 
 JID_A, JID_B, JID_C = "20240101000000000001", "20240101000000000002", "20240101000000000003"
 SALT_SYNC_KEYS = ["tops", "clouds", "beacons", "modules", "states", "sdb", "grains", "renderers",
@@ -27,8 +28,9 @@ def opts(tmp_path):
                          "file_roots": {"base": [str(tmp_path / "srv")]}}, MINION_DEFAULTS, "test")
 
 
-def salt(opts, **extra):
-    return minion_mods({**opts, **extra}, {}, {})
+def salt(opts, **job):
+    """A job's loader; ``job`` fills its context (``__job__``: jid, jobs, refresh hooks)."""
+    return minion_mods(opts, {}, {}, job=JobContext(**job))
 
 
 def write_proc(opts, jid, pid, fun="test.sleep", **extra):
@@ -66,18 +68,13 @@ def test_running_find_job_and_is_running(opts, sleeper):
 
 def test_running_skips_the_asking_job_and_stale_thread_jobs(opts):
     registry = JobRegistry()
-    registry.add(RunningJob(JID_A, "test.sleep", threading.get_ident(), time.time()))
+    registry.add(RunningJob(JID_A, "test.sleep", time.time(), os.getpid(), threading.get_ident()))
     write_proc(opts, JID_A, os.getpid())
     stale = write_proc(opts, JID_B, os.getpid())          # our pid, but no such thread job
     write_proc(opts, JID_C, os.getpid(), fun="saltutil.running")
-    s = salt(opts, __jobs=registry)
-    registry.add(RunningJob(JID_C, "saltutil.running", threading.get_ident(), time.time()))
-    me = threading.current_thread()
-    old, me.name = me.name, f"job-{JID_C}"
-    try:
-        assert [j["jid"] for j in s["saltutil.running"]()] == [JID_A]
-    finally:
-        me.name = old
+    s = salt(opts, jid=JID_C, jobs=registry)
+    registry.add(RunningJob(JID_C, "saltutil.running", time.time(), os.getpid(), threading.get_ident()))
+    assert [j["jid"] for j in s["saltutil.running"]()] == [JID_A]
     assert not os.path.exists(stale)
 
 
@@ -105,10 +102,10 @@ def test_thread_jobs_are_stopped_through_the_registry_never_the_minion(opts):
 
     worker = threading.Thread(target=body)
     worker.start()
-    registry.add(RunningJob(JID_A, "test.sleep", worker.ident, time.time()))
+    registry.add(RunningJob(JID_A, "test.sleep", time.time(), os.getpid(), worker.ident))
     try:
         assert "cannot be signalled" in salt(opts)["saltutil.term_job"](JID_A)   # no registry: refuse
-        msg = salt(opts, __jobs=registry)["saltutil.term_job"](JID_A)
+        msg = salt(opts, jobs=registry)["saltutil.term_job"](JID_A)
         assert msg == f"Signal 15 sent to job {JID_A} at pid {os.getpid()}"
         worker.join(5)
         assert caught == ["JobKilled"]
@@ -160,7 +157,7 @@ def test_refreshes(opts):
     assert salt(opts)["saltutil.refresh_pillar"]() is False          # no daemon keeps pillar
     assert salt(opts)["saltutil.refresh_grains"]() is True
     calls = []
-    s = salt(opts, __refresh_pillar=lambda: calls.append("p") or True,
-             __refresh_grains=lambda: calls.append("g") or True)
+    s = salt(opts, refresh_pillar=lambda: calls.append("p") or True,
+             refresh_grains=lambda: calls.append("g") or True)
     assert s["saltutil.refresh_pillar"]() is True and s["saltutil.refresh_grains"]() is True
     assert calls == ["p", "g"]

@@ -1,0 +1,95 @@
+"""A job's runtime: what a running job reaches besides its configuration (issue 9).
+
+``opts`` (``__opts__``) is configuration only. Everything a job needs at
+run time that is not configuration travels in one :class:`JobContext`,
+built for each job by :class:`briny.minion.executor.Executor` and handed
+to the loader, which injects it into every module it loads as ``__job__``
+(next to Salt's ``__opts__``, ``__salt__``, ...). State modules share the
+``__job__`` of the execution loader they were built from.
+
+A loader built without one (the master's template rendering, tests) gets
+an empty context: no master, no event sink, no job registry; the file
+client is then the one :func:`briny.common.fileclient.get_client` makes
+from ``file_roots`` and keeps in this context.
+
+The context has two implementations of its channels, with the same
+interface (docs/DEVELOPING.md, "Where code runs"):
+
+- **thread jobs** (``multiprocessing: False``, ``briny-call --local``):
+  plain callables into the daemon's objects;
+- **process jobs** (``multiprocessing: True``, the default):
+  :mod:`briny.minion.jobproc` gives callables that send each request over
+  the job's socket to the minion daemon, which relays it (to the master,
+  its pillar, its job registry) and answers.
+
+Nothing here imports the rest of briny but the file client's type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .fileclient import FileClient
+
+FireEvent = Callable[[str, dict[str, Any]], None]
+# one request to the master: (payload with "cmd", timeout in s or None) -> reply payload or None
+MasterRequest = Callable[[dict[str, Any], "float | None"], "dict[str, Any] | None"]
+
+
+@dataclass
+class RunningJob:
+    """A job the minion daemon is running (its job registry's entry)."""
+
+    jid: str
+    fun: str
+    started: float
+    pid: int                       # the job's process (the daemon's own pid for a thread job)
+    thread_id: int | None = None   # a thread job's thread (``multiprocessing: False``)
+    signalled: int | None = None   # the signal ``saltutil`` sent it, once sent
+
+
+class JobControl(Protocol):
+    """The daemon's job registry as a job sees it (``__job__.jobs``)."""
+
+    def snapshot(self) -> dict[str, RunningJob]:
+        """Every job the daemon runs now, by jid."""
+
+    def signal(self, jid: str, sig: int) -> str | None:
+        """Deliver ``sig`` to job ``jid``: Salt's answer string, or None when it is not running."""
+
+
+@dataclass
+class JobContext:
+    """The runtime of one job (``__job__`` in modules).
+
+    ``file_client`` serves ``salt://`` (the master's file server through the
+    minion's cache, or the local roots); ``fire_event`` sends an event to the
+    master (or None: the host's event bus); ``master`` asks the master one
+    request; ``jobs`` is the daemon's job registry; ``refresh_pillar`` and
+    ``refresh_grains`` ask the daemon to renew them; ``compile_pillar``
+    renders this job's pillar with a ``pillar=`` override; ``compiled`` is
+    the master's compile of a state job (taken once, see
+    :meth:`take_compiled`); ``progress`` asks for progress events.
+    """
+
+    jid: str = ""
+    file_client: FileClient | None = None
+    fire_event: FireEvent | None = None
+    master: MasterRequest | None = None
+    jobs: JobControl | None = None
+    refresh_pillar: Callable[[], bool] | None = None
+    refresh_grains: Callable[[], bool] | None = None
+    compile_pillar: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    compiled: dict[str, Any] | None = field(default=None, repr=False)
+    progress: bool = False
+    # the file client get_client made from file_roots when the job was given none (kept per job)
+    local_files: FileClient | None = field(default=None, repr=False, compare=False)
+
+    def take_compiled(self) -> dict[str, Any] | None:
+        """The master's compile of this job, once: a nested state run (``module.run:
+        state.sls``) compiles for itself."""
+        compiled, self.compiled = self.compiled, None
+        return compiled if isinstance(compiled, dict) else None

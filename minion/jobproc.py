@@ -1,0 +1,118 @@
+"""A job process's side (``multiprocessing: True``): run one job, reaching everything through the
+daemon.
+
+Runs in a process the launcher forked for one job (:mod:`briny.minion.launcher`),
+single-threaded unless a module starts threads. :func:`main` reads the job
+(and the daemon's current grains) from its channel
+(:mod:`briny.minion.jobchannel`), runs it with the same
+:class:`~briny.minion.executor.Executor` as a thread job, and sends back its
+return. The job's context (``__job__``) is the channel's implementation of
+the interface a thread job gets as plain callables: ``master`` relays a
+request to the master through the daemon, ``fire_event`` sends an event the
+daemon forwards, ``jobs`` reads and signals the daemon's job registry,
+``refresh_pillar``/``refresh_grains`` ask the daemon; pillar comes from the
+daemon (which keeps it, as for thread jobs). The process never opens a
+connection to the master.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+from briny.common.exceptions import BrinyError
+from briny.common.jobcontext import RunningJob
+from briny.minion.executor import Executor, Job, JobResult, LocalPillar, StaticPillar
+from briny.minion.jobchannel import JobChannel
+
+log = logging.getLogger(__name__)
+
+
+class ChannelMaster:
+    """``__job__.master``: one request to the master, relayed by the daemon."""
+
+    def __init__(self, chan: JobChannel) -> None:
+        self.chan = chan
+
+    def __call__(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+        reply = self.chan.call("request", payload=payload, timeout=timeout)
+        return reply if isinstance(reply, dict) else None
+
+
+class ChannelJobs:
+    """``__job__.jobs``: the daemon's job registry, read and signalled through the channel (the
+    daemon registers the job itself, so ``add``/``remove`` do nothing here)."""
+
+    def __init__(self, chan: JobChannel) -> None:
+        self.chan = chan
+
+    def snapshot(self) -> dict[str, RunningJob]:
+        jobs = self.chan.call("jobs")
+        return {str(j["jid"]): RunningJob(str(j["jid"]), str(j["fun"]), float(j["started"]), int(j["pid"]))
+                for j in (jobs or []) if isinstance(j, dict)}
+
+    def signal(self, jid: str, sig: int) -> str | None:
+        answer = self.chan.call("signal", jid=str(jid), sig=int(sig))
+        return answer if isinstance(answer, str) else None
+
+    def add(self, job: RunningJob) -> None:
+        pass
+
+    def remove(self, jid: str) -> None:
+        pass
+
+
+class ChannelPillar:
+    """The job's pillar source: the daemon's kept pillar; masterless, rendered here when the daemon
+    keeps none yet (and handed to the daemon to keep)."""
+
+    def __init__(self, chan: JobChannel, local: bool) -> None:
+        self.chan = chan
+        self.local = local
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        value = self.chan.call("pillar")
+        if isinstance(value, dict):
+            return value
+        if not self.local:
+            return StaticPillar().get(opts, grains, salt)
+        pillar = LocalPillar().get(opts, grains, salt)
+        self.chan.send("pillar_keep", pillar=pillar)
+        return pillar
+
+    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
+                     override: dict[str, Any]) -> dict[str, Any] | None:
+        return LocalPillar().compile_with(opts, grains, salt, override) if self.local else None
+
+    def refresh(self) -> None:
+        self.chan.call("refresh_pillar")
+
+
+def result_message(result: JobResult) -> dict[str, Any]:
+    """A job's result as the ``return`` message carries it."""
+    exc = result.exception
+    return {"ret": result.ret, "retcode": result.retcode, "success": result.success, "out": result.out,
+            "error": result.error, "exception": str(exc) if isinstance(exc, BrinyError) else None}
+
+
+def main(sock: socket.socket, opts: dict[str, Any], jid: str) -> int:
+    """Run the job the daemon sends on ``sock``; the process's exit status."""
+    chan = JobChannel(sock)
+    try:
+        spec = chan.recv()
+        body = spec.get("job")
+        if spec.get("op") != "job" or not isinstance(body, dict) or body.get("jid") != jid:
+            log.error("job process for %s: the daemon sent no usable job", jid)
+            return 2
+        job = Job(**body)
+        grains = spec.get("grains") if isinstance(spec.get("grains"), dict) else {}
+        ex = Executor(opts, lambda: grains, ChannelPillar(chan, opts.get("file_client") == "local"),
+                      ChannelJobs(chan), master=ChannelMaster(chan),
+                      refresh_pillar=lambda: bool(chan.call("refresh_pillar")),
+                      refresh_grains=lambda: bool(chan.call("refresh_grains")))
+        result = ex.run(job, fire_event=lambda tag, data: chan.send("event", tag=tag, data=data))
+        chan.send("return", result=result_message(result))
+        return 0
+    finally:
+        chan.close()
