@@ -28,8 +28,9 @@ import msgpack
 import zmq
 import zmq.asyncio
 
-from .exceptions import BrinyError
-from .wire import MAX_FRAME
+from .exceptions import BrinyError, WireError
+from .unpacking import MAX_FRAME
+from .unpacking import unpack as _unpack
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +42,11 @@ def pack(data: Any) -> bytes:
 
 
 def unpack(data: bytes) -> Any:
-    """The map a request or reply holds, or None when it does not parse."""
+    """The map a request or reply holds, or None when it does not parse (within the wire's
+    limits for a body: :func:`briny.common.unpacking.unpack`)."""
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError):
+        return _unpack(data)
+    except WireError:
         return None
 
 

@@ -20,9 +20,12 @@ Where things run:
   reply signature), targeting (key store listings + grains matching), key
   store re-reads, grains cache writes, job cache pruning.
 
-A frame that does not parse, does not open with the claimed minion's
-session key, or fails the replay guard is logged with the claimed id and
-dropped; the receive loop survives anything (see :meth:`MasterServer.serve`).
+A frame that does not parse, is over its kind's size limit (a clear
+``auth`` frame: :data:`briny.common.wire.MAX_CLEAR_FRAME`), does not open
+with the claimed minion's session key, or fails the replay guard is logged
+with the claimed id and dropped; ``auth`` frames waiting for a worker hold
+at most :data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). The receive loop
+survives anything (see :meth:`MasterServer.serve`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ JOB_MEMORY = 3600.0        # seconds a job's bookkeeping is kept in memory
 PENDING_MIN = 10.0         # a publish waits at least this long for a minion to (re)authenticate
 KEY_CHECK_INTERVAL = 1.0   # seconds between key store re-reads (a backstop to keys_changed)
 PRUNE_INTERVAL = 3600.0
+AUTH_BACKLOG_BYTES = 32 * 1024 * 1024   # auth frames waiting for a worker, with their bookkeeping
+TASK_OVERHEAD = 4096                    # bytes counted per waiting frame for its task and envelope
 # tags only the master fires: a minion cannot forward them
 MASTER_ONLY_TAGS = ("salt/auth", "salt/key")
 
@@ -104,6 +109,37 @@ class _AuthResult:
     status: str
     key: bytes | None
     event: dict[str, Any]
+
+
+class Backlog:
+    """Bytes of frames waiting for work (loop only): past ``budget`` a new frame is dropped, and
+    the drops are logged at most once a second, so a flood costs bounded memory and log lines."""
+
+    def __init__(self, budget: int, what: str) -> None:
+        self.budget = budget
+        self.what = what
+        self.used = 0
+        self.waiting = 0
+        self.dropped = 0
+        self._logged = 0.0
+
+    def admit(self, size: int) -> bool:
+        cost = size + TASK_OVERHEAD
+        if self.used + cost <= self.budget:
+            self.used += cost
+            self.waiting += 1
+            return True
+        self.dropped += 1
+        now = time.monotonic()
+        if now - self._logged >= 1.0:
+            self._logged = now
+            log.warning("%d %s waiting already (%d bytes); dropped %d more so far (a flood?)",
+                        self.waiting, self.what, self.used, self.dropped)
+        return False
+
+    def release(self, size: int) -> None:
+        self.used = max(0, self.used - size - TASK_OVERHEAD)
+        self.waiting = max(0, self.waiting - 1)
 
 
 def check_event_tag(tag: str, minion_id: str) -> str:
@@ -163,6 +199,7 @@ class MasterServer:
         self._pending: dict[str, list[_PendingPub]] = {}
         self.replay = wire.ReplayGuard()
         self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
+        self._auth_backlog = Backlog(AUTH_BACKLOG_BYTES, "auth frames")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {
@@ -238,9 +275,16 @@ class MasterServer:
         except Exception as exc:  # decode is strict, but garbage must never stop the loop
             log.warning("dropped a frame from peer %s: %s: %s", peer.hex()[:16], type(exc).__name__, exc)
             return
+        if len(frame) > wire.frame_limit(env.kind):
+            # a clear frame (auth) comes from a peer without a session: never more than a few KiB
+            log.warning("dropped a %r frame of %d bytes claiming id %r: over the %d byte limit of %s frames",
+                        env.kind, len(frame), _short(env.id), wire.frame_limit(env.kind), env.kind)
+            return
         try:
             if env.kind == "auth":
-                self._spawn(self._auth(peer, corr, env))
+                if self._auth_backlog.admit(len(frame)):
+                    task = self._spawn(self._auth(peer, corr, env))
+                    task.add_done_callback(lambda _t, size=len(frame): self._auth_backlog.release(size))
             elif env.kind == "req":
                 await self._request(peer, corr, env)
             else:
