@@ -24,8 +24,11 @@ A frame that does not parse, is over its kind's size limit (a clear
 ``auth`` frame: :data:`briny.common.wire.MAX_CLEAR_FRAME`), does not open
 with the claimed minion's session key, or fails the replay guard is logged
 with the claimed id and dropped; ``auth`` frames waiting for a worker hold
-at most :data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). The receive loop
-survives anything (see :meth:`MasterServer.serve`).
+at most :data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). A return, or a
+``salt/job/<jid>/ret/...`` event, is taken only for a job that targets the
+sender (in memory, else the job cache's index); the tag rules of forwarded
+events are :mod:`briny.master.tags`'. The receive loop survives anything
+(see :meth:`MasterServer.serve`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from briny.master.fileserver import FileServer
 from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
+from briny.master.tags import minion_tag
 from briny.master.targeting import GrainsCache, check_minions, check_target
 
 log = logging.getLogger(__name__)
@@ -57,15 +61,12 @@ Fire = Callable[[str, dict[str, Any]], None]
 Handler = Callable[["Session", dict[str, Any]], dict[str, Any]]
 
 SIGN_KEY = "master_sign.pem"
-MAX_TAG = 1024
 JOB_MEMORY = 3600.0        # seconds a job's bookkeeping is kept in memory
 PENDING_MIN = 10.0         # a publish waits at least this long for a minion to (re)authenticate
 KEY_CHECK_INTERVAL = 1.0   # seconds between key store re-reads (a backstop to keys_changed)
 PRUNE_INTERVAL = 3600.0
 AUTH_BACKLOG_BYTES = 32 * 1024 * 1024   # auth frames waiting for a worker, with their bookkeeping
 TASK_OVERHEAD = 4096                    # bytes counted per waiting frame for its task and envelope
-# tags only the master fires: a minion cannot forward them
-MASTER_ONLY_TAGS = ("salt/auth", "salt/key")
 
 
 def _short(value: str) -> str:
@@ -142,28 +143,6 @@ class Backlog:
         self.waiting = max(0, self.waiting - 1)
 
 
-def check_event_tag(tag: str, minion_id: str) -> str:
-    """The tag with its minion-id part forced to ``minion_id`` (PROTOCOL.md, identity binding).
-
-    ``salt/state_result/<jid>/<id>/...``, ``salt/job/<jid>/ret/<id>``,
-    ``salt/job/<jid>/prog/<id>/<n>`` and ``salt/minion/<id>/...`` must name the sender.
-    """
-    parts = tag.split("/")
-    index = None
-    if len(parts) >= 4 and parts[:2] == ["salt", "state_result"]:
-        index = 3
-    elif len(parts) >= 5 and parts[:2] == ["salt", "job"] and parts[3] in ("ret", "prog"):
-        index = 4
-    elif len(parts) >= 3 and parts[:2] == ["salt", "minion"]:
-        index = 2
-    if index is not None and parts[index] != minion_id:
-        log.warning("event tag %r from %s names another minion; rewritten to its own id",
-                    _short(tag), minion_id)
-        parts[index] = minion_id
-        return "/".join(parts)
-    return tag
-
-
 class MasterServer:
     """The master: see the module docstring. Build it, then ``await serve()``.
 
@@ -196,6 +175,7 @@ class MasterServer:
         self.sessions: dict[str, Session] = {}
         self.last_seen: dict[str, float] = {}
         self.jobs: dict[str, Job] = {}
+        self._local_calls: dict[tuple[str, str], tuple[str, float]] = {}   # (id, its jid) -> (jid, made)
         self._pending: dict[str, list[_PendingPub]] = {}
         self.replay = wire.ReplayGuard()
         self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
@@ -450,16 +430,69 @@ class MasterServer:
                             "data": f"Minion {sess.id} started at {time.ctime()}"})
         return {"ok": True}
 
+    def _not_sent(self, jid: str, minion_id: str) -> str | None:
+        """Why ``minion_id`` may not return for ``jid``, or None: the job in memory, else the job
+        cache's targets (one indexed lookup; after a restart or once JOB_MEMORY expired)."""
+        job = self.jobs.get(jid)
+        if job is not None:
+            return None if minion_id in job.minions else f"job {jid} was not sent to {minion_id}"
+        if not valid_jid(jid):
+            return f"{jid[:40]!r} is not a job id"
+        try:
+            targeted = self.jobcache.targeted(jid, minion_id)
+        except Exception as exc:  # a cache that cannot answer: refuse rather than store blindly
+            log.exception("the job cache could not say whether job %s targets %s", jid, minion_id)
+            return f"the master could not check job {jid}: {exc}"
+        if targeted is None:
+            return f"job {jid} is not a job of this master"
+        return None if targeted else f"job {jid} was not sent to {minion_id}"
+
     def _req_ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
         jid = payload.get("jid")
+        if jid == "req":
+            return self._local_return(sess, payload)
         if not valid_jid(jid):
             raise WireError(f"'jid' must be a job id of 20 digits, not {str(jid)[:40]!r}")
         if "return" not in payload:
             raise WireError("a return needs a 'return' field")
+        refused = self._not_sent(jid, sess.id)
+        if refused is not None:
+            log.warning("%s returned for job %s: %s; dropped", sess.id, jid, refused)
+            return {"error": refused}
+        self._store_return(sess, jid, payload)
+        return {"ok": True}
+
+    def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        """The return of a minion's own call (``briny-call`` through its daemon, ``jid: "req"``,
+        as Salt's ``salt-call``): the master makes the job, targeting that minion alone, under a
+        jid of its own; ``local_jid`` (the minion's) makes a return sent twice one job."""
+        if "return" not in payload or not isinstance(payload.get("fun"), str):
+            raise WireError("a return needs a 'return' field and a 'fun' string")
+        local = payload.get("local_jid")
+        if local is not None and not valid_jid(local):
+            raise WireError(f"'local_jid' must be a job id of 20 digits, not {str(local)[:40]!r}")
+        known = self._local_calls.get((sess.id, local)) if local else None
+        if known is not None:
+            return {"ok": True, "jid": known[0]}
+        jid = gen_jid()
+        fun_args = payload.get("fun_args")
+        load = {"jid": jid, "fun": payload["fun"], "arg": fun_args if isinstance(fun_args, list) else [],
+                "tgt": sess.id, "tgt_type": "glob", "user": "root"}
+        if local:
+            load["local_jid"] = local
+        try:
+            self.jobcache.save_load(jid, load, [sess.id])
+        except (RuntimeError, SaltInvocationError) as exc:
+            log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
+            return {"error": f"the master could not store the call: {exc}"}
+        if local:
+            self._local_calls[(sess.id, local)] = (jid, time.monotonic())
+        self._store_return(sess, jid, payload)
+        return {"ok": True, "jid": jid}
+
+    def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> None:
+        """Store a checked return (unless its job is a probe kept out of the cache) and fire it."""
         job = self.jobs.get(jid)
-        if job is not None and sess.id not in job.minions:
-            log.warning("%s returned for job %s, which was not sent to it; dropped", sess.id, jid)
-            return {"error": f"job {jid} was not sent to {sess.id}"}
         record = {k: payload[k] for k in RETURN_KEYS if k in payload}
         if job is None or job.cached:
             try:
@@ -473,21 +506,20 @@ class MasterServer:
         data.setdefault("retcode", 0)
         data.setdefault("success", True)
         self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
-        return {"ok": True}
 
     def _req_event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        tag, data = payload.get("tag"), payload.get("data", {})
-        if not isinstance(tag, str) or not tag or len(tag) > MAX_TAG:
-            raise WireError(f"an event needs a 'tag' string of 1 to {MAX_TAG} characters")
+        data = payload.get("data", {})
         if not isinstance(data, dict):
             raise WireError("event 'data' must be a map")
-        if tag.startswith(MASTER_ONLY_TAGS) or (tag.startswith("salt/job/") and tag.endswith("/new")):
-            log.warning("%s tried to fire the master-only event %r; dropped", sess.id, _short(tag))
-            return {"error": f"minions cannot fire {tag!r}"}
-        checked = check_event_tag(tag, sess.id)
-        if checked != tag or tag.startswith(("salt/state_result/", "salt/job/")):
+        checked = minion_tag(payload.get("tag"), sess.id)   # WireError: refused (logged, answered)
+        if checked.ret_jid is not None:
+            refused = self._not_sent(checked.ret_jid, sess.id) if checked.ret_jid else "not a job id"
+            if refused is not None:
+                log.warning("%s fired %r: %s; dropped", sess.id, _short(checked.tag), refused)
+                return {"error": f"a return event for a job not sent to {sess.id}: {refused}"}
+        if checked.bound:
             data = {**data, "id": sess.id}
-        self.fire(checked, data)
+        self.fire(checked.tag, data)
         return {"ok": True}
 
     # ----- publishing -------------------------------------------------------------------------
@@ -659,6 +691,8 @@ class MasterServer:
                 now = time.monotonic()
                 for jid in [j for j, job in self.jobs.items() if now - job.created > JOB_MEMORY]:
                     del self.jobs[jid]
+                for key in [k for k, (_, made) in self._local_calls.items() if now - made > JOB_MEMORY]:
+                    del self._local_calls[key]
                 for minion_id in list(self._pending):
                     kept = [p for p in self._pending[minion_id] if p.deadline >= now]
                     if kept:

@@ -1,5 +1,6 @@
-"""Attacks on the master from issue 11, each refused while a real minion keeps answering:
-decoding bombs and floods before auth.
+"""Attacks on the master from issue 11 (findings 6 to 9), each refused while a real minion keeps
+answering: decoding bombs and floods before auth, returns for jobs the master did not send,
+hidden minion ids, return events and tags that dodge the master-only filter.
 
 The memory these attacks cost a real master is measured by ``bench/bombs.py``, not here.
 """
@@ -16,6 +17,7 @@ import msgpack
 import pytest
 
 from briny.common import crypto, wire
+from briny.common.ids import valid_jid
 from briny.master import server as server_mod
 
 from .test_server import Ctx, rsa_key, run_master
@@ -132,3 +134,133 @@ def test_backlog_admits_within_its_budget():
     for _ in range(3):
         backlog.release(100)
     assert backlog.used == 0 and backlog.waiting == 0
+
+
+# -- finding 7: returns the master did not ask for --------------------------------------------
+
+def test_returns_are_checked_against_the_job_cache_after_a_restart(master_opts):
+    jids: dict[str, str] = {}
+
+    async def first(c: Ctx) -> None:
+        await c.accepted("m1", 0)
+        await c.accepted("m2", 1)
+        jids["m1"] = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+
+    async def second(c: Ctx) -> None:   # a new master: nothing of the job in memory
+        m1 = await c.accepted("m1", 0)
+        m2 = await c.accepted("m2", 1)
+        jid = jids["m1"]
+        assert jid not in c.server.jobs
+        kind, rep = await m2.req("ret", jid=jid, fun="test.ping", fun_args=[], **{"return": "forged"})
+        assert kind == "rep" and rep == {"error": f"job {jid} was not sent to m2"}
+        never = "20200101000000000001"
+        kind, rep = await m2.req("ret", jid=never, fun="test.ping", fun_args=[], **{"return": "made up"})
+        assert kind == "rep" and "not a job of this master" in rep["error"]
+        kind, rep = await m1.req("ret", jid=jid, fun="test.ping", fun_args=[], **{"return": True})
+        assert (kind, rep) == ("rep", {"ok": True})
+        c.cache.flush()
+        assert c.cache.get_returns(jid) == {"m1": {"return": True}}
+        assert c.cache.get_load(never) == {} and c.cache.get_returns(never) == {}
+        assert [t for t in c.tags() if "/ret/" in t] == [f"salt/job/{jid}/ret/m1"]
+        # the same once a job's memory expired (JOB_MEMORY) on a running master
+        fresh = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        c.cache.flush()
+        c.server.jobs.clear()
+        assert "not sent to m2" in (await m2.req("ret", jid=fresh, fun="x", **{"return": 1}))[1]["error"]
+        assert (await m1.req("ret", jid=fresh, fun="x", **{"return": 1}))[1] == {"ok": True}
+    with_auto_accept(master_opts, first)
+    with_auto_accept(master_opts, second)
+
+
+def test_a_minions_own_call_gets_a_job_of_its_own(master_opts):
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1", 0)
+        local = "20240101000000000007"
+        ret = {"fun": "test.arg", "fun_args": [1, {"k": "v"}], "retcode": 0, "success": True,
+               "return": {"args": [1]}}
+        kind, rep = await m1.req("ret", jid="req", local_jid=local, **ret)
+        assert kind == "rep" and rep["ok"] is True and valid_jid(rep["jid"]) and rep["jid"] != local
+        jid = rep["jid"]
+        # sent again (no reply reached the minion): the same job, not a second one
+        assert (await m1.req("ret", jid="req", local_jid=local, **ret))[1] == {"ok": True, "jid": jid}
+        c.cache.flush()
+        load = c.cache.get_load(jid)
+        assert load["fun"] == "test.arg" and load["tgt"] == "m1" and load["Minions"] == ["m1"]
+        assert load["arg"] == [1, {"k": "v"}] and load["local_jid"] == local
+        assert c.cache.get_returns(jid) == {"m1": {"return": {"args": [1]}, "retcode": 0, "success": True}}
+        assert [j.jid for j in c.cache.list_jobs()] == [jid]
+        assert c.tags().count(f"salt/job/{jid}/ret/m1") == 1
+        # the job is m1's alone
+        m2 = await c.accepted("m2", 1)
+        assert "not sent to m2" in (await m2.req("ret", jid=jid, fun="x", **{"return": 1}))[1]["error"]
+        for bad in ({"local_jid": "../x"}, {"fun": 5}):
+            kind, rep = await m1.req("ret", jid="req", **{**ret, **bad})
+            assert kind == "rep" and "error" in rep
+    with_auto_accept(master_opts, body)
+
+
+# -- finding 8: hidden keys --------------------------------------------------------------------
+
+@pytest.mark.parametrize("hidden", [".hidden", ".", "..", ".m1"])
+def test_an_id_starting_with_a_dot_gets_no_key(master_opts, hidden):
+    async def body(c: Ctx) -> None:
+        m = await c.accepted("m1")
+        before = key_files(c)
+        client = c.hub.client()
+        answer: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        client._waiting[b"hidden01"] = answer        # what a reply to this corr would resolve
+        frame = wire.clear("auth", hidden, {"pub": crypto.public_pem(rsa_key(1)), "token": os.urandom(32)})
+        await c.hub.requests.put((client.peer, b"hidden01", frame.encode()))
+        await settle(c)
+        assert not answer.done()                     # refused: no auth_reply at all
+        assert key_files(c) == before == {"minions": ["m1"], "minions_pre": [], "minions_rejected": [],
+                                          "minions_denied": []}
+        assert not [d for t, d in c.events if t == "salt/auth" and d["id"] == hidden]
+        assert (await m.req("ping"))[0] == "rep"
+    with_auto_accept(master_opts, body)
+
+
+# -- finding 9: return events and tags ---------------------------------------------------------
+
+def test_a_return_event_needs_a_job_sent_to_the_sender(master_opts):
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1", 0)
+        m2 = await c.accepted("m2", 1)
+        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        for tag in (f"salt/job/{jid}/ret/m2", f"salt/job/{jid}/ret", "salt/job/nojid/ret/m2",
+                    "salt/job/20200101000000000001/ret/m2", f"salt//job/{jid}/ret/m2/"):
+            kind, rep = await m2.req("event", tag=tag, data={"return": "forged"})
+            assert kind == "rep" and "a return event for a job not sent to m2" in rep["error"], tag
+        assert (await m1.req("event", tag=f"salt/job/{jid}/ret/m1", data={"return": True}))[1] == {"ok": True}
+        fired = [(t, d) for t, d in c.events if "/ret/" in t]
+        assert fired == [(f"salt/job/{jid}/ret/m1", {"return": True, "id": "m1"})]
+    with_auto_accept(master_opts, body)
+
+
+@pytest.mark.parametrize("tag", [
+    " salt/key", "salt//key", "salt/key/", "SALT/Key", "salt/auth ", "\tsalt/auth", "salt/ key",
+    "salt/job/20240101000000000001/new/", "salt/job/20240101000000000001//new",
+    "salt/job/20240101000000000001/NEW", "salt/run/20240101000000000001/new", "salt/wheel/x",
+    "", " / ", "tag\x00with nul", "x" * 1025, 5,
+])
+def test_master_only_tags_are_refused_however_written(master_opts, tag):
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1")
+        kind, rep = await m1.req("event", tag=tag, data={"act": "accept", "id": "evil"})
+        assert kind == "rep" and "error" in rep
+        assert [t for t, _ in c.events if t not in ("salt/auth", "salt/minion/m1/start")] == []
+        assert (await m1.req("ping"))[0] == "rep"
+    with_auto_accept(master_opts, body)
+
+
+def test_tags_are_fired_in_their_normal_form(master_opts):
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1")
+        sent = {" myapp//deploy/done/ ": "myapp/deploy/done", "salt/minion/m2//ping": "salt/minion/m1/ping",
+                "salt/keyboard": "salt/keyboard", "salt/job/new": "salt/job/new"}
+        for tag in sent:
+            assert (await m1.req("event", tag=tag, data={"x": 1}))[1] == {"ok": True}
+        fired = {t: d for t, d in c.events if t not in ("salt/auth", "salt/minion/m1/start")}
+        assert set(fired) == set(sent.values())
+        assert fired["salt/minion/m1/ping"] == {"x": 1, "id": "m1"} and fired["myapp/deploy/done"] == {"x": 1}
+    with_auto_accept(master_opts, body)
