@@ -228,9 +228,12 @@ def test_a_return_event_needs_a_job_sent_to_the_sender(master_opts):
         m2 = await c.accepted("m2", 1)
         jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
         for tag in (f"salt/job/{jid}/ret/m2", f"salt/job/{jid}/ret", "salt/job/nojid/ret/m2",
-                    "salt/job/20200101000000000001/ret/m2", f"salt//job/{jid}/ret/m2/"):
+                    "salt/job/20200101000000000001/ret/m2"):
             kind, rep = await m2.req("event", tag=tag, data={"return": "forged"})
             assert kind == "rep" and "a return event for a job not sent to m2" in rep["error"], tag
+        for tag in (f"salt//job/{jid}/ret/m2/", f" salt/job/{jid}/ret/m2", f"salt/job/{jid}/RET/m2"):
+            kind, rep = await m2.req("event", tag=tag, data={"return": "forged"})
+            assert kind == "rep" and "must be written" in rep["error"], tag
         assert (await m1.req("event", tag=f"salt/job/{jid}/ret/m1", data={"return": True}))[1] == {"ok": True}
         fired = [(t, d) for t, d in c.events if "/ret/" in t]
         assert fired == [(f"salt/job/{jid}/ret/m1", {"return": True, "id": "m1"})]
@@ -253,14 +256,24 @@ def test_master_only_tags_are_refused_however_written(master_opts, tag):
     with_auto_accept(master_opts, body)
 
 
-def test_tags_are_fired_in_their_normal_form(master_opts):
+def test_salt_tags_keep_their_fixed_part_exact_and_the_rest_as_sent(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1")
-        sent = {" myapp//deploy/done/ ": "myapp/deploy/done", "salt/minion/m2//ping": "salt/minion/m1/ping",
-                "salt/keyboard": "salt/keyboard", "salt/job/new": "salt/job/new"}
-        for tag in sent:
-            assert (await m1.req("event", tag=tag, data={"x": 1}))[1] == {"ok": True}
-        fired = {t: d for t, d in c.events if t not in ("salt/auth", "salt/minion/m1/start")}
-        assert set(fired) == set(sent.values())
-        assert fired["salt/minion/m1/ping"] == {"x": 1, "id": "m1"} and fired["myapp/deploy/done"] == {"x": 1}
+        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        fired_as = {
+            " myapp//deploy/done/ ": " myapp//deploy/done/ ",       # not salt/: as Salt, untouched
+            "salt/minion/m2//ping": "salt/minion/m1//ping",          # bound; the free part kept
+            f"salt/state_result/{jid}/m1//etc/motd": f"salt/state_result/{jid}/m1//etc/motd",  # a file state
+            "salt/keyboard": "salt/keyboard", "salt/job/new": "salt/job/new",
+        }
+        for tag in fired_as:
+            assert (await m1.req("event", tag=tag, data={"x": 1}))[1] == {"ok": True}, tag
+        for tag in ("salt/Minion/m1/x", "salt/minion/ m1/x", f"salt//state_result/{jid}/m1/x",
+                    f"salt/state_result/{jid}//m1/x"):
+            kind, rep = await m1.req("event", tag=tag, data={"x": 1})
+            assert kind == "rep" and "must be written" in rep["error"], tag
+        fired = {t: d for t, d in c.events if t not in ("salt/auth", "salt/minion/m1/start", f"salt/job/{jid}/new")}
+        assert set(fired) == set(fired_as.values())
+        assert fired["salt/minion/m1//ping"] == {"x": 1, "id": "m1"}
+        assert fired[" myapp//deploy/done/ "] == {"x": 1}
     with_auto_accept(master_opts, body)
