@@ -13,7 +13,10 @@ in a test):
 The bus republishes every event it pulls. Frames are ``[tag, msgpack(data)]``
 (UTF-8 tag, so SUB prefix filtering works on the literal part of a glob);
 the data of every event gets ``_stamp`` (ISO time, UTC) as Salt's does. A
-frame that does not parse is dropped with a log line; the bus keeps serving.
+frame that does not parse is dropped with a log line, and so is one past the
+limits of :mod:`briny.common.unpacking` (a frame over ``MAX_FRAME`` is
+refused by the socket, a tag over 4096 bytes is dropped); the bus keeps
+serving.
 
 When no bus is running, :func:`fire_event` drops the event after a short
 linger (as ``salt-call --local`` does without a minion daemon): firing never
@@ -45,9 +48,13 @@ from typing import Any
 import msgpack
 import zmq
 
+from .exceptions import WireError
+from .unpacking import MAX_FRAME, unpack
+
 log = logging.getLogger(__name__)
 
 DEFAULT_NAME = "minion"
+MAX_TAG_BYTES = 4096       # a longer tag is not an event: dropped
 _WILDCARDS = "*?["
 
 
@@ -81,10 +88,12 @@ def decode(frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
     """(tag, data) of a frame pair, or None when it does not parse."""
     if len(frames) != 2:
         return None
+    if len(frames[0]) > MAX_TAG_BYTES:
+        return None
     try:
         tag = frames[0].decode("utf-8")
-        data = msgpack.unpackb(frames[1], raw=False, strict_map_key=False)
-    except (UnicodeDecodeError, ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        data = unpack(frames[1])
+    except (UnicodeDecodeError, WireError):
         return None
     if not isinstance(data, dict):
         return None
@@ -161,6 +170,7 @@ class EventBus:
         pull, pub = ctx.socket(zmq.PULL), ctx.socket(zmq.PUB)
         pub.setsockopt(zmq.SNDHWM, 100000)
         pull.setsockopt(zmq.RCVHWM, 100000)
+        pull.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
         for sock in (pull, pub):
             sock.setsockopt(zmq.LINGER, 0)
         old = os.umask(0o077)

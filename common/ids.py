@@ -7,9 +7,13 @@ a cache; the minion checks its own configured id at start.
 A minion id is used as a file name (``pki_dir/minions/<id>``), so it must be
 a single, harmless path component. Salt refuses ids holding ``/``, ``\\``
 or NUL and ids that would leave the key folder; briny is stricter and also
-refuses control characters, ``.``/``..``, ids starting with ``-`` (they read
-as options on a command line) and ids longer than 255 characters (a file
-name limit).
+refuses control characters, ids starting with ``.`` (``.``, ``..``, and
+hidden files: ``briny-key -L`` skips those, so an accepted hidden key could
+be neither seen nor deleted; Salt accepts them), ids starting with ``-``
+(they read as options on a command line) and ids longer than 255
+characters (a file name limit). This module is the one place ids are
+judged: the master's auth, key store, grains cache, job cache and
+targeting, and the minion at start, all ask it.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ def id_problem(value: object) -> str | None:
         return "a minion id must not contain a NUL character"
     if "/" in value or "\\" in value:
         return "a minion id must not contain '/' or '\\'"
-    if value in (".", ".."):
-        return f"'{value}' is not a valid minion id"
+    if value.startswith("."):
+        return ("a minion id must not start with '.' (its key file would be hidden: briny-key "
+                "could neither list nor delete it)")
     if _CONTROL_RE.search(value):
         return "a minion id must not contain control characters"
     if value.startswith("-"):

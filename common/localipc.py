@@ -7,7 +7,14 @@ are both an :class:`IpcServer` subclass that only says how to answer one
 request (:meth:`IpcServer.handle`).
 
 The socket is a ZeroMQ ROUTER bound inside ``sock_dir`` (folder 0700,
-socket 0600: only the daemon's user reaches it). Requests and replies are
+socket 0600: only the daemon's user reaches it), and every request is also
+checked by the kernel's word on who sent it (``SO_PEERCRED``, which ZeroMQ
+gives as the message's ``Peer-Address``): only the daemon's own uid and root
+are answered, anyone else gets a "permission denied" reply, so loosened
+modes (a shared ``sock_dir``, a umask) do not open the daemon to other
+users. A command run by a user who cannot reach the socket says "permission
+denied", naming the socket and the user (:func:`denied_message`), not
+"not running". Requests and replies are
 msgpack maps; a request may carry ``corr``, echoed in its reply. Each request
 is answered in its own task, so a slow one never holds up the others, and a
 request that raises gets the subclass's error reply instead of taking the
@@ -21,6 +28,7 @@ import contextlib
 import errno
 import logging
 import os
+import pwd
 import socket
 from typing import Any
 
@@ -28,8 +36,9 @@ import msgpack
 import zmq
 import zmq.asyncio
 
-from .exceptions import BrinyError
-from .wire import MAX_FRAME
+from .exceptions import BrinyError, WireError
+from .unpacking import MAX_FRAME
+from .unpacking import unpack as _unpack
 
 log = logging.getLogger(__name__)
 
@@ -41,18 +50,26 @@ def pack(data: Any) -> bytes:
 
 
 def unpack(data: bytes) -> Any:
-    """The map a request or reply holds, or None when it does not parse."""
+    """The map a request or reply holds, or None when it does not parse (within the wire's
+    limits for a body: :func:`briny.common.unpacking.unpack`)."""
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError):
+        return _unpack(data)
+    except WireError:
         return None
 
 
 def probe(path: str) -> tuple[str, str] | None:
     """None when something listens on ``path``; else (``missing``|``refused``|``denied``|
-    ``error``, detail). Needs no ZeroMQ: a plain connect to the socket file."""
-    if not os.path.exists(path):
+    ``error``, detail). Needs no ZeroMQ: a plain connect to the socket file. A socket in a
+    folder this user may not enter is ``denied`` (not ``missing``: the daemon may well run)."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return "denied", path
+    except (FileNotFoundError, NotADirectoryError):
         return "missing", path
+    except OSError as exc:
+        return "error", str(exc)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(2)
@@ -66,6 +83,38 @@ def probe(path: str) -> tuple[str, str] | None:
     finally:
         sock.close()
     return None
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def denied_message(path: str, daemon: str) -> str:
+    """What a command says when this user may not reach ``daemon``'s socket at ``path``."""
+    uid = os.geteuid()
+    owner = None
+    with contextlib.suppress(OSError):
+        owner = os.stat(os.path.dirname(path)).st_uid
+    who = f"as {_user(owner)} (the user {daemon} runs as) or as root" if owner is not None \
+        else f"as the user {daemon} runs as, or as root"
+    return (f"permission denied: user {_user(uid)} (uid {uid}) may not use {daemon}'s socket {path}; "
+            f"run this command {who}")
+
+
+def peer_uid(frame: zmq.Frame) -> int | None:
+    """The uid of the process that sent ``frame`` (``SO_PEERCRED``, as ZeroMQ reports it in
+    the ``Peer-Address`` property of IPC messages: ``<address>:<uid>:<gid>:<pid>``), or None."""
+    try:
+        address = frame.get("Peer-Address")
+    except (zmq.ZMQError, KeyError, AttributeError):
+        return None
+    parts = str(address or "").rsplit(":", 3)
+    if len(parts) != 4 or not parts[1].isdigit():
+        return None
+    return int(parts[1])
 
 
 def dealer(path: str) -> zmq.Socket:
@@ -96,6 +145,10 @@ class IpcServer:
         """The reply to a request whose handling raised."""
         return {"error": f"the daemon failed on this request: {exc}"}
 
+    def denied_reply(self, message: str) -> dict[str, Any]:
+        """The reply to a request from a user who may not use this socket."""
+        return {"error": message}
+
     def bind(self) -> None:
         folder = os.path.dirname(self.path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -121,20 +174,28 @@ class IpcServer:
         if self.sock is None:
             self.bind()
         assert self.sock is not None
+        allowed = {os.geteuid(), 0}
         while True:
-            parts = await self.sock.recv_multipart()
+            parts = await self.sock.recv_multipart(copy=False)
             if len(parts) != 2:
                 log.warning("%s: dropped a request of %d parts (expected 2)", self.label, len(parts))
                 continue
-            task = asyncio.ensure_future(self._answer(parts[0], parts[1]))
+            uid = peer_uid(parts[1])
+            denied = None
+            if uid not in allowed:
+                denied = (f"permission denied: {'an unknown user' if uid is None else f'uid {uid}'} may "
+                          f"not use {self.label} on {self.path} (only uid {os.geteuid()} and root may)")
+                log.warning("%s: refused a request from %s", self.label,
+                            "a peer without credentials" if uid is None else f"uid {uid}")
+            task = asyncio.ensure_future(self._answer(parts[0].bytes, parts[1].bytes, denied))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, peer: bytes, body: bytes) -> None:
+    async def _answer(self, peer: bytes, body: bytes, denied: str | None = None) -> None:
         request = unpack(body)
         corr = request.get("corr") if isinstance(request, dict) else None
         try:
-            reply = await self.handle(request)
+            reply = self.denied_reply(denied) if denied is not None else await self.handle(request)
         except Exception as exc:  # one bad request must not take the IPC down
             log.exception("%s request failed", self.label)
             reply = self.failure_reply(exc)

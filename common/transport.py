@@ -83,7 +83,7 @@ class ZmqServer:
             if ":" in interface:
                 sock.setsockopt(zmq.IPV6, 1)
         self.pub.setsockopt(zmq.SNDHWM, 100000)
-        self.router.setsockopt(zmq.RCVHWM, 100000)
+        self.router.setsockopt(zmq.RCVHWM, 1000)
         self.router.setsockopt(zmq.SNDHWM, 100000)
         self.router.bind(_tcp(interface, ret_port))
         self.pub.bind(_tcp(interface, publish_port))

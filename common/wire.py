@@ -27,6 +27,17 @@ the session key encrypted to the minion's RSA key (the handshake is
 body is ``{"re": <the request's nonce>, "p": payload}``
 (:func:`sealed_reply` / :func:`open_reply`), so a reply moved to another
 request is refused.
+
+Decoding never trusts the bytes (``docs/PROTOCOL.md``, "Frame limits"): the
+envelope and every clear payload are *flat* maps of at most
+:data:`MAX_FIELDS` scalar fields, read field by field so a frame of nested
+containers is refused at its first container instead of being built (an
+8 MiB array of empty maps would cost ~600 MiB); a clear frame (``auth``,
+``auth_reply``, ``err``: what a peer without a session can send) is at most
+:data:`MAX_CLEAR_FRAME` bytes; a sealed body (opened only with a session
+key) at most :data:`MAX_FRAME`, unpacked with :data:`BODY_LIMITS`.
+The decoders are :mod:`briny.common.unpacking`'s, shared with the event bus
+and the local IPC.
 """
 
 from __future__ import annotations
@@ -40,11 +51,14 @@ import msgpack
 
 from . import crypto
 from .exceptions import AuthError, WireError
+from .unpacking import BODY_LIMITS, MAX_FRAME, Limits, unpack, unpack_flat  # noqa: F401 (wire.unpack, ...)
 
 VERSION = 2   # 2: auth with challenge and proof of possession; replies bound to requests
 KINDS = frozenset({"auth", "auth_reply", "req", "rep", "pub", "err"})
 SEALED = frozenset({"req", "rep", "pub"})
-MAX_FRAME = 64 * 1024 * 1024
+MAX_CLEAR_FRAME = 64 * 1024        # a clear frame (auth, auth_reply, err): all a peer without a session sends
+MAX_FIELDS = 16                    # fields of the envelope and of a clear payload
+MAX_ID_BYTES = 1024                # the envelope's strings (an id is at most 255 characters)
 REPLAY_WINDOW = 300.0
 
 
@@ -58,11 +72,10 @@ def pack(payload: Any) -> bytes:
     return msgpack.packb(payload, use_bin_type=True, default=_default)
 
 
-def unpack(data: bytes) -> Any:
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError) as exc:
-        raise WireError(f"body does not parse: {type(exc).__name__}") from None
+def frame_limit(kind: str) -> int:
+    """The most bytes a frame of ``kind`` may have: sealed kinds :data:`MAX_FRAME`, clear ones
+    (everything a peer without a session can send) :data:`MAX_CLEAR_FRAME`."""
+    return MAX_FRAME if kind in SEALED else MAX_CLEAR_FRAME
 
 
 @dataclass(frozen=True)
@@ -92,9 +105,13 @@ def decode(frame: bytes) -> Envelope:
         raise WireError("frame is not bytes")
     if len(frame) > MAX_FRAME:
         raise WireError(f"frame of {len(frame)} bytes is over the {MAX_FRAME} limit")
-    data = unpack(bytes(frame))
-    if not isinstance(data, dict):
-        raise WireError("frame is not a map")
+    try:
+        data = unpack_flat(frame, max(MAX_ID_BYTES, len(frame)), MAX_FIELDS)
+    except WireError as exc:
+        raise WireError(f"frame is not an envelope: {exc}") from None
+    for name in ("v", "k", "id", "t", "n"):
+        if isinstance(data.get(name), (str, bytes)) and len(data[name]) > MAX_ID_BYTES:
+            raise WireError(f"envelope field {name!r} is too long")
     version, kind, id_, ts, nonce, body = (data.get(k) for k in ("v", "k", "id", "t", "n", "b"))
     sig = data.get("s", b"")
     if version != VERSION:
@@ -122,10 +139,9 @@ def clear(kind: str, id_: str, payload: dict[str, Any]) -> Envelope:
 def clear_payload(env: Envelope) -> dict[str, Any]:
     if env.kind in SEALED:
         raise WireError(f"{env.kind} messages are sealed")
-    payload = unpack(env.body)
-    if not isinstance(payload, dict):
-        raise WireError("payload is not a map")
-    return payload
+    if len(env.body) > MAX_CLEAR_FRAME:
+        raise WireError(f"a {env.kind} payload of {len(env.body)} bytes (at most {MAX_CLEAR_FRAME})")
+    return unpack_flat(env.body, MAX_CLEAR_FRAME, MAX_FIELDS)
 
 
 def sealed(kind: str, id_: str, key: bytes, payload: Any) -> Envelope:

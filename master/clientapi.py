@@ -12,7 +12,9 @@ mistakes a late reply for the answer to a newer request.
   master's slow parts (targeting, key store reads) run in its workers.
 - :class:`MasterClient` is synchronous (plain ``zmq``), for ``briny``,
   ``briny-run`` and ``briny-key``; it raises :class:`MasterNotRunning` with
-  a message saying how to start the master when nobody listens.
+  a message saying how to start the master when nobody listens, or, for a
+  user who may not reach the socket, "permission denied" naming the socket
+  and the user.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import zmq
 import zmq.asyncio
 
 from briny.common.exceptions import BrinyError
-from briny.common.localipc import IpcServer, dealer, pack, probe, unpack
+from briny.common.localipc import IpcServer, dealer, denied_message, pack, probe, unpack
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ DEFAULT_TIMEOUT = 30.0
 
 
 class MasterNotRunning(BrinyError):
-    """No master answers on the client socket."""
+    """No master answers on the client socket, or this user may not reach it (the CLIs exit 2)."""
 
 
 class MasterError(BrinyError):
@@ -102,8 +104,7 @@ class MasterClient:
         if kind == "refused":
             raise MasterNotRunning(f"the master is not running (nothing listens on {self.path}); {start}")
         if kind == "denied":
-            raise MasterNotRunning(f"no permission to reach the master at {self.path}; run as the "
-                                   "master's user")
+            raise MasterNotRunning(denied_message(self.path, "the master"))
         raise MasterNotRunning(f"cannot reach the master at {self.path}: {detail}")
 
     def _socket(self) -> zmq.Socket:

@@ -134,6 +134,12 @@ class JobCache(abc.ABC):
         """The targeted minions, sorted (``[]`` when unknown)."""
 
     @abc.abstractmethod
+    def targeted(self, jid: str, minion_id: str) -> bool | None:
+        """Whether the job targets ``minion_id`` (one indexed lookup, nothing decoded); None when
+        the cache has no such job. The master asks before it stores a return it does not
+        remember publishing (after a restart, or once its in-memory job record expired)."""
+
+    @abc.abstractmethod
     def returned_ids(self, jid: str) -> list[str]:
         """Ids of the minions that returned, sorted (no return data decoded)."""
 

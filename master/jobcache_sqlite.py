@@ -6,9 +6,12 @@ Runs on the master host: in the master daemon (the writer) and in
 The database is one file (``cachedir/jobs.sqlite``, mode 0600) in WAL mode,
 so readers read while the writer writes. Tables: ``jobs`` (one row per job:
 jid, fun, tgt, tgt_type, user, started, the load and the targeted minions
-as msgpack blobs) and ``returns`` (one row per jid and minion: received,
-success, retcode and the return record as a msgpack blob). All SQL of the
-job cache is in this module.
+as msgpack blobs), ``returns`` (one row per jid and minion: received,
+success, retcode and the return record as a msgpack blob) and
+``job_minions`` (one row per jid and targeted minion, written with the
+blob: the index :meth:`SqliteJobCache.targeted` reads for every return the
+master no longer remembers; a cache made before it existed is filled from
+the blobs when opened). All SQL of the job cache is in this module.
 
 Writes go through a queue to a single thread that owns the only writing
 connection; it applies what is queued in one transaction per batch.
@@ -57,6 +60,11 @@ CREATE TABLE IF NOT EXISTS returns (
     PRIMARY KEY (jid, minion_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS returns_received ON returns (received);
+CREATE TABLE IF NOT EXISTS job_minions (
+    jid       TEXT NOT NULL,
+    minion_id TEXT NOT NULL,
+    PRIMARY KEY (jid, minion_id)
+) WITHOUT ROWID;
 """
 BATCH_MAX = 500
 _STOP = object()
@@ -132,9 +140,25 @@ class SqliteJobCache(JobCache):
         conn = self._connect()
         try:
             conn.execute("PRAGMA journal_mode = WAL")
+            had_index = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                     "name = 'job_minions'").fetchone() is not None
             conn.executescript(SCHEMA)
+            if not had_index:
+                self._fill_index(conn)
         finally:
             conn.close()
+
+    @staticmethod
+    def _fill_index(conn: sqlite3.Connection) -> None:
+        """``job_minions`` from the ``minions`` blobs (a cache written before the index)."""
+        rows = [(jid, minion_id) for jid, blob in conn.execute(
+                    "SELECT jid, minions FROM jobs WHERE minions IS NOT NULL")
+                for minion_id in (unpack(blob) or []) if isinstance(minion_id, str)]
+        if rows:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR IGNORE INTO job_minions (jid, minion_id) VALUES (?, ?)", rows)
+            conn.execute("COMMIT")
+            log.info("job cache: indexed the targets of existing jobs (%d rows)", len(rows))
 
     # ----- the writer ------------------------------------------------------------------------
     def _writer(self) -> None:
@@ -231,6 +255,8 @@ class SqliteJobCache(JobCache):
         known = set(unpack(row[0]) or [])
         merged = sorted(known | set(minions))
         conn.execute("UPDATE jobs SET minions = ? WHERE jid = ?", (pack(merged), jid))
+        conn.executemany("INSERT OR IGNORE INTO job_minions (jid, minion_id) VALUES (?, ?)",
+                         [(jid, m) for m in minions if m not in known])
 
     def save_minions(self, jid: str, minions: list[str]) -> None:
         self._checked(jid)
@@ -272,6 +298,8 @@ class SqliteJobCache(JobCache):
 
         def op(conn: sqlite3.Connection) -> int:
             conn.execute("DELETE FROM returns WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
+            conn.execute("DELETE FROM job_minions WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)",
+                         (cutoff,))
             removed = conn.execute("DELETE FROM jobs WHERE started < ?", (cutoff,)).rowcount
             conn.execute("DELETE FROM returns WHERE received < ? AND jid NOT IN (SELECT jid FROM jobs)",
                          (cutoff,))
@@ -349,6 +377,14 @@ class SqliteJobCache(JobCache):
         self._checked(jid)
         rows = self._query("SELECT minions FROM jobs WHERE jid = ?", (jid,))
         return sorted(unpack(rows[0][0]) or []) if rows else []
+
+    def targeted(self, jid: str, minion_id: str) -> bool | None:
+        self._checked(jid)
+        rows = self._query("SELECT EXISTS (SELECT 1 FROM job_minions WHERE jid = ? AND minion_id = ?), "
+                           "EXISTS (SELECT 1 FROM jobs WHERE jid = ?)", (jid, minion_id, jid))
+        if not rows or not rows[0][1]:
+            return None
+        return bool(rows[0][0])
 
     def returned_ids(self, jid: str) -> list[str]:
         self._checked(jid)

@@ -12,7 +12,9 @@ Layout under ``opts["pki_dir"]``, Salt's:
   Folders are mode 0700.
 
 Every id is validated with :mod:`briny.common.ids` before it touches the
-file system; key files are written atomically (temporary file + rename);
+file system (so no id starts with ``.``: a file in a key folder whose name
+is not an id is ignored, and a listing logs it as a warning, ``briny-key -L``
+included); key files are written atomically (temporary file + rename);
 folder listings and key reads are cached by folder/file stamp, so
 ``status`` and ``public_key`` are cheap enough to call on every auth.
 Mutations take a lock (a thread lock and ``flock`` on ``pki_dir/.keys.lock``)
@@ -84,6 +86,7 @@ MASTER_PUB = "master.pub"
 KEY_SIZE = 2048
 MIN_KEY_SIZE = 2048
 MAX_PEM_BYTES = 16384
+TMP_PREFIX = ".tmp-"   # a key file being written (then renamed)
 # A listing or read of a folder/file changed less than this ago may miss a
 # change made within the same file-system timestamp tick: such a "racy"
 # listing is scanned again (at most every _RESCAN_NS) until it is old enough.
@@ -244,7 +247,7 @@ class KeyStore:
     @staticmethod
     def _atomic_write(path: str, data: bytes, mode: int) -> None:
         folder = os.path.dirname(path)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -270,12 +273,21 @@ class KeyStore:
                 not cached.racy or time.monotonic_ns() - cached.scanned < _RESCAN_NS):
             return cached.names
         names = set()
+        stray: list[str] = []
         with os.scandir(path) as entries:
             for entry in entries:
-                if entry.name.startswith(".") or not valid_id(entry.name):
+                if not valid_id(entry.name):
+                    if not entry.name.startswith(TMP_PREFIX):
+                        stray.append(entry.name)
                     continue
                 if entry.is_file():
                     names.add(entry.name)
+        if stray:
+            # e.g. a hidden key accepted before ids starting with '.' were refused: no minion can
+            # authenticate with it now, but the operator should see it and remove it
+            log.warning("%s holds %d file(s) whose names are not minion ids, ignored (no minion can "
+                        "use them; remove them by hand): %s", path, len(stray),
+                        ", ".join(repr(n) for n in sorted(stray)[:10]))
         listing = _Listing(stamp, frozenset(names), time.time_ns() - st.st_mtime_ns < _RACY_NS,
                            time.monotonic_ns())
         self._listings[folder] = listing

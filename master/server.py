@@ -23,11 +23,16 @@ Where things run:
   listings + grains matching), key store re-reads, grains cache writes, job
   cache pruning.
 
-A frame that does not parse or fails the replay guard is logged with the
-claimed id and dropped; a request that does not open with the claimed
-minion's session key, and an auth that is refused, get a clear ``err``
-reply (to the sender only); the receive loop survives anything (see
-:meth:`MasterServer.serve`).
+A frame that does not parse, is over its kind's size limit (a clear
+``auth`` frame: :data:`briny.common.wire.MAX_CLEAR_FRAME`), does not open
+with the claimed minion's session key, or fails the replay guard is logged
+with the claimed id and dropped (a request that does not open with the session key, and a
+refused auth, get a clear ``err`` reply, to the sender only); ``auth`` frames waiting for a worker hold
+at most :data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). A return, or a
+``salt/job/<jid>/ret/...`` event, is taken only for a job that targets the
+sender (in memory, else the job cache's index); the tag rules of forwarded
+events are :mod:`briny.master.tags`'. The receive loop survives anything
+(see :meth:`MasterServer.serve`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from briny.master.fileserver import FileServer
 from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
+from briny.master.tags import minion_tag
 from briny.master.targeting import GrainsCache, check_minions, check_target
 
 log = logging.getLogger(__name__)
@@ -60,13 +66,12 @@ Fire = Callable[[str, dict[str, Any]], None]
 Handler = Callable[["Session", dict[str, Any]], dict[str, Any]]
 
 SIGN_KEY = "master_sign.pem"
-MAX_TAG = 1024
 JOB_MEMORY = 3600.0        # seconds a job's bookkeeping is kept in memory
 PENDING_MIN = 10.0         # a publish waits at least this long for a minion to (re)authenticate
 KEY_CHECK_INTERVAL = 1.0   # seconds between key store re-reads (a backstop to keys_changed)
 PRUNE_INTERVAL = 3600.0
-# tags only the master fires: a minion cannot forward them
-MASTER_ONLY_TAGS = ("salt/auth", "salt/key")
+AUTH_BACKLOG_BYTES = 32 * 1024 * 1024   # auth frames waiting for a worker, with their bookkeeping
+TASK_OVERHEAD = 4096                    # bytes counted per waiting frame for its task and envelope
 # the err answer to a request sealed with another key than its id's session key
 NOT_OPENED = "the request does not open with this minion's session key; authenticate again"
 
@@ -106,26 +111,35 @@ class _PendingPub:
     payload: dict[str, Any]
 
 
-def check_event_tag(tag: str, minion_id: str) -> str:
-    """The tag with its minion-id part forced to ``minion_id`` (PROTOCOL.md, identity binding).
+class Backlog:
+    """Bytes of frames waiting for work (loop only): past ``budget`` a new frame is dropped, and
+    the drops are logged at most once a second, so a flood costs bounded memory and log lines."""
 
-    ``salt/state_result/<jid>/<id>/...``, ``salt/job/<jid>/ret/<id>``,
-    ``salt/job/<jid>/prog/<id>/<n>`` and ``salt/minion/<id>/...`` must name the sender.
-    """
-    parts = tag.split("/")
-    index = None
-    if len(parts) >= 4 and parts[:2] == ["salt", "state_result"]:
-        index = 3
-    elif len(parts) >= 5 and parts[:2] == ["salt", "job"] and parts[3] in ("ret", "prog"):
-        index = 4
-    elif len(parts) >= 3 and parts[:2] == ["salt", "minion"]:
-        index = 2
-    if index is not None and parts[index] != minion_id:
-        log.warning("event tag %r from %s names another minion; rewritten to its own id",
-                    _short(tag), minion_id)
-        parts[index] = minion_id
-        return "/".join(parts)
-    return tag
+    def __init__(self, budget: int, what: str) -> None:
+        self.budget = budget
+        self.what = what
+        self.used = 0
+        self.waiting = 0
+        self.dropped = 0
+        self._logged = 0.0
+
+    def admit(self, size: int) -> bool:
+        cost = size + TASK_OVERHEAD
+        if self.used + cost <= self.budget:
+            self.used += cost
+            self.waiting += 1
+            return True
+        self.dropped += 1
+        now = time.monotonic()
+        if now - self._logged >= 1.0:
+            self._logged = now
+            log.warning("%d %s waiting already (%d bytes); dropped %d more so far (a flood?)",
+                        self.waiting, self.what, self.used, self.dropped)
+        return False
+
+    def release(self, size: int) -> None:
+        self.used = max(0, self.used - size - TASK_OVERHEAD)
+        self.waiting = max(0, self.waiting - 1)
 
 
 class MasterServer:
@@ -162,9 +176,11 @@ class MasterServer:
         self.sessions: dict[str, Session] = {}
         self.last_seen: dict[str, float] = {}
         self.jobs: dict[str, Job] = {}
+        self._local_calls: dict[tuple[str, str], tuple[str, float]] = {}   # (id, its jid) -> (jid, made)
         self._pending: dict[str, list[_PendingPub]] = {}
         self.replay = wire.ReplayGuard()
         self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
+        self._auth_backlog = Backlog(AUTH_BACKLOG_BYTES, "auth frames")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {
@@ -240,6 +256,11 @@ class MasterServer:
         except Exception as exc:  # decode is strict, but garbage must never stop the loop
             log.warning("dropped a frame from peer %s: %s: %s", peer.hex()[:16], type(exc).__name__, exc)
             return
+        if len(frame) > wire.frame_limit(env.kind):
+            # a clear frame (auth) comes from a peer without a session: never more than a few KiB
+            log.warning("dropped a %r frame of %d bytes claiming id %r: over the %d byte limit of %s frames",
+                        env.kind, len(frame), _short(env.id), wire.frame_limit(env.kind), env.kind)
+            return
         try:
             if env.kind == "auth":
                 await self._auth_frame(peer, corr, env)
@@ -270,7 +291,9 @@ class MasterServer:
             log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
             await self._refuse(peer, corr, env.id, str(exc))
             return
-        self._spawn(self._auth(peer, corr, msg))
+        if self._auth_backlog.admit(len(env.body)):
+            task = self._spawn(self._auth(peer, corr, msg))
+            task.add_done_callback(lambda _t, size=len(env.body): self._auth_backlog.release(size))
 
     async def _refuse(self, peer: bytes, corr: bytes, minion_id: str, why: str) -> None:
         """A clear ``err`` reply to the peer that sent a request."""
@@ -414,16 +437,69 @@ class MasterServer:
                             "data": f"Minion {sess.id} started at {time.ctime()}"})
         return {"ok": True}
 
+    def _not_sent(self, jid: str, minion_id: str) -> str | None:
+        """Why ``minion_id`` may not return for ``jid``, or None: the job in memory, else the job
+        cache's targets (one indexed lookup; after a restart or once JOB_MEMORY expired)."""
+        job = self.jobs.get(jid)
+        if job is not None:
+            return None if minion_id in job.minions else f"job {jid} was not sent to {minion_id}"
+        if not valid_jid(jid):
+            return f"{jid[:40]!r} is not a job id"
+        try:
+            targeted = self.jobcache.targeted(jid, minion_id)
+        except Exception as exc:  # a cache that cannot answer: refuse rather than store blindly
+            log.exception("the job cache could not say whether job %s targets %s", jid, minion_id)
+            return f"the master could not check job {jid}: {exc}"
+        if targeted is None:
+            return f"job {jid} is not a job of this master"
+        return None if targeted else f"job {jid} was not sent to {minion_id}"
+
     def _req_ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
         jid = payload.get("jid")
+        if jid == "req":
+            return self._local_return(sess, payload)
         if not valid_jid(jid):
             raise WireError(f"'jid' must be a job id of 20 digits, not {str(jid)[:40]!r}")
         if "return" not in payload:
             raise WireError("a return needs a 'return' field")
+        refused = self._not_sent(jid, sess.id)
+        if refused is not None:
+            log.warning("%s returned for job %s: %s; dropped", sess.id, jid, refused)
+            return {"error": refused}
+        self._store_return(sess, jid, payload)
+        return {"ok": True}
+
+    def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        """The return of a minion's own call (``briny-call`` through its daemon, ``jid: "req"``,
+        as Salt's ``salt-call``): the master makes the job, targeting that minion alone, under a
+        jid of its own; ``local_jid`` (the minion's) makes a return sent twice one job."""
+        if "return" not in payload or not isinstance(payload.get("fun"), str):
+            raise WireError("a return needs a 'return' field and a 'fun' string")
+        local = payload.get("local_jid")
+        if local is not None and not valid_jid(local):
+            raise WireError(f"'local_jid' must be a job id of 20 digits, not {str(local)[:40]!r}")
+        known = self._local_calls.get((sess.id, local)) if local else None
+        if known is not None:
+            return {"ok": True, "jid": known[0]}
+        jid = gen_jid()
+        fun_args = payload.get("fun_args")
+        load = {"jid": jid, "fun": payload["fun"], "arg": fun_args if isinstance(fun_args, list) else [],
+                "tgt": sess.id, "tgt_type": "glob", "user": "root"}
+        if local:
+            load["local_jid"] = local
+        try:
+            self.jobcache.save_load(jid, load, [sess.id])
+        except (RuntimeError, SaltInvocationError) as exc:
+            log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
+            return {"error": f"the master could not store the call: {exc}"}
+        if local:
+            self._local_calls[(sess.id, local)] = (jid, time.monotonic())
+        self._store_return(sess, jid, payload)
+        return {"ok": True, "jid": jid}
+
+    def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> None:
+        """Store a checked return (unless its job is a probe kept out of the cache) and fire it."""
         job = self.jobs.get(jid)
-        if job is not None and sess.id not in job.minions:
-            log.warning("%s returned for job %s, which was not sent to it; dropped", sess.id, jid)
-            return {"error": f"job {jid} was not sent to {sess.id}"}
         record = {k: payload[k] for k in RETURN_KEYS if k in payload}
         log.info("Got return from %s for job %s", sess.id, jid)
         if job is None or job.cached:
@@ -438,21 +514,20 @@ class MasterServer:
         data.setdefault("retcode", 0)
         data.setdefault("success", True)
         self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
-        return {"ok": True}
 
     def _req_event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        tag, data = payload.get("tag"), payload.get("data", {})
-        if not isinstance(tag, str) or not tag or len(tag) > MAX_TAG:
-            raise WireError(f"an event needs a 'tag' string of 1 to {MAX_TAG} characters")
+        data = payload.get("data", {})
         if not isinstance(data, dict):
             raise WireError("event 'data' must be a map")
-        if tag.startswith(MASTER_ONLY_TAGS) or (tag.startswith("salt/job/") and tag.endswith("/new")):
-            log.warning("%s tried to fire the master-only event %r; dropped", sess.id, _short(tag))
-            return {"error": f"minions cannot fire {tag!r}"}
-        checked = check_event_tag(tag, sess.id)
-        if checked != tag or tag.startswith(("salt/state_result/", "salt/job/")):
+        checked = minion_tag(payload.get("tag"), sess.id)   # WireError: refused (logged, answered)
+        if checked.ret_jid is not None:
+            refused = self._not_sent(checked.ret_jid, sess.id) if checked.ret_jid else "not a job id"
+            if refused is not None:
+                log.warning("%s fired %r: %s; dropped", sess.id, _short(checked.tag), refused)
+                return {"error": f"a return event for a job not sent to {sess.id}: {refused}"}
+        if checked.bound:
             data = {**data, "id": sess.id}
-        self.fire(checked, data)
+        self.fire(checked.tag, data)
         return {"ok": True}
 
     # ----- publishing -------------------------------------------------------------------------
@@ -627,6 +702,8 @@ class MasterServer:
                 now = time.monotonic()
                 for jid in [j for j, job in self.jobs.items() if now - job.created > JOB_MEMORY]:
                     del self.jobs[jid]
+                for key in [k for k, (_, made) in self._local_calls.items() if now - made > JOB_MEMORY]:
+                    del self._local_calls[key]
                 for minion_id in list(self._pending):
                     kept = [p for p in self._pending[minion_id] if p.deadline >= now]
                     if kept:

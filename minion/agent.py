@@ -516,7 +516,9 @@ class MinionAgent:
 
         async def local() -> JobResult:
             result = await self._execute(job)
-            self._spawn(self.deliver("ret", result.payload()))
+            # the master makes the job record for a minion's own call under a jid of its own
+            # (Salt's "req"); ours goes along so a return sent twice stays one job
+            self._spawn(self.deliver("ret", {**result.payload(), "jid": "req", "local_jid": job.jid}))
             return result
 
         task = asyncio.ensure_future(local())

@@ -150,7 +150,7 @@ def _through_minion(ns: argparse.Namespace, opts: dict[str, Any]) -> int:
     if error == "not_found":
         print(reply.get("message") or reply.get("return"), file=sys.stderr)
         return 255
-    if error == "usage":
+    if error in ("usage", "denied"):
         print(f"briny-call: {reply.get('message')}", file=sys.stderr)
         return 2
     if error is not None:

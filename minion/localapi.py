@@ -37,7 +37,7 @@ import zmq.asyncio
 
 from briny.common.exceptions import BrinyError, WireError
 from briny.common.jid import gen_jid
-from briny.common.localipc import IpcServer, dealer, pack, probe, unpack
+from briny.common.localipc import IpcServer, dealer, denied_message, pack, probe, unpack
 from briny.minion.executor import COMPILED_FUNS, Job
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ PROBE_EVERY = 1.0         # seconds between checks that the daemon is still ther
 
 
 class MinionNotRunning(BrinyError):
-    """No minion daemon answers on the local socket."""
+    """No minion daemon answers on the local socket, or this user may not reach it (exit 2)."""
 
 
 def socket_path(opts: dict[str, Any]) -> str:
@@ -67,6 +67,9 @@ class LocalAPIServer(IpcServer):
 
     def failure_reply(self, exc: Exception) -> dict[str, Any]:
         return {"error": "exception", "message": f"the minion failed on this request: {exc}"}
+
+    def denied_reply(self, message: str) -> dict[str, Any]:
+        return {"error": "denied", "message": message}
 
     async def handle(self, request: Any) -> dict[str, Any]:
         """The reply to one request map (loop)."""
@@ -131,8 +134,7 @@ class LocalClient:
             raise MinionNotRunning(f"no briny-minion is running for this config (sock_dir "
                                    f"{os.path.dirname(self.path)}); start it, or use --local")
         if kind == "denied":
-            raise MinionNotRunning(f"no permission to reach the minion at {self.path}; run as the "
-                                   "minion's user, or use --local")
+            raise MinionNotRunning(f"{denied_message(self.path, 'the minion')}, or use --local")
         raise MinionNotRunning(f"cannot reach the minion at {self.path}: {detail}")
 
     def call(self, fun: str, arg: list[Any], kwarg: dict[str, Any]) -> dict[str, Any]:

@@ -70,6 +70,11 @@ def test_briny_call_goes_through_the_minion_and_the_master(make_fleet, tmp_path)
     ping = call(fleet, "m1", "test.ping", "--out", "json")
     assert ping.returncode == 0, ping.stderr
     assert local(ping) is True
+    # the master keeps the call as a job of its own targeting m1 alone (Salt's "req" jid)
+    jobs = fleet.wait(lambda: fleet.run("jobs.list_jobs", "search_function=test.ping", "--out", "json").json(),
+                      30, "the call's job in the master's job cache")
+    assert [(j["Function"], j["Target"]) for j in jobs.values()] == [("test.ping", "m1")]
+    assert fleet.wait_returns(next(iter(jobs)), ["m1"]) == {"m1": True}
 
     dry = call(fleet, "m1", "state.apply", "test=True", "--out", "json")
     assert dry.returncode == 0, dry.stderr

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 
+import msgpack
 import pytest
 import zmq
 
-from briny.common.event import EventBus, EventListener, EventSender, fire_event
+from briny.common.event import MAX_TAG_BYTES, EventBus, EventListener, EventSender, fire_event
+from briny.common.unpacking import MAX_ITEMS
 
 
 @pytest.fixture
@@ -60,6 +62,29 @@ def test_garbage_frames_are_dropped_and_the_bus_keeps_serving(bus):
             fire_event(opts, "ok/after", {"n": 1})
             got = events.get_event(0.2)
     assert got is not None and got[0] == "ok/after" and got[1]["n"] == 1
+
+
+def test_events_past_the_limits_are_not_republished(bus):
+    opts, running = bus
+    with EventListener(opts, "*") as events:
+        _settle(events, opts)
+        raw = zmq.Context.instance().socket(zmq.PUSH)
+        raw.setsockopt(zmq.LINGER, 500)
+        raw.connect(f"ipc://{running.pull_path}")
+        too_many = MAX_ITEMS + 1
+        raw.send_multipart([b"big/items", b"\x81\xa1x\xdd" + too_many.to_bytes(4, "big") + b"\xc0" * too_many])
+        raw.send_multipart([b"long/" + b"t" * MAX_TAG_BYTES, msgpack.packb({"n": 1})])
+        raw.send_multipart([b"ok/after", msgpack.packb({"n": 2})])   # same pipe: after the two above
+        raw.close()
+        seen = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (not seen or seen[-1][0] != "ok/after"):
+            event = events.get_event(0.2)
+            if event is not None:
+                seen.append(event)
+    tags = [t for t, _ in seen]
+    assert tags and tags[-1] == "ok/after" and seen[-1][1]["n"] == 2
+    assert not [t for t in tags if t.startswith(("big/", "long/"))]
 
 
 def test_firing_without_a_bus_returns_quickly(tmp_path):

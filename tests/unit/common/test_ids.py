@@ -14,7 +14,7 @@ def test_valid_ids(good):
 
 
 @pytest.mark.parametrize("bad", ["", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b", "a\x00b", "\x00",
-                                 "x" * 256, "-rf", "tab\there", "new\nline", "bell\x07", "del\x7f",
+                                 "x" * 256, "-rf", ".hidden", ".m1", "tab\there", "new\nline", "bell\x07", "del\x7f",
                                  None, 5, b"bytes", ["list"]])
 def test_hostile_ids_refused(bad):
     assert not valid_id(bad)
@@ -28,6 +28,8 @@ def test_check_id_message_names_the_problem():
         check_id("a/b")
     with pytest.raises(SaltInvocationError, match="must not be empty"):
         check_id("")
+    with pytest.raises(SaltInvocationError, match="must not start with '.'.*briny-key"):
+        check_id(".hidden")
 
 
 @pytest.mark.parametrize("jid,ok", [

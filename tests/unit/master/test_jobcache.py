@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import multiprocessing
 import os
@@ -146,6 +147,47 @@ def test_prune(cache):
     assert cache.get_load(old_jid) == {} and cache.get_returns(old_jid) == {}
     assert cache.get_returns(new_jid) == {"m1": {"return": True}}
     assert cache.prune(24) == 0
+
+
+def test_targeted_is_an_indexed_lookup_kept_in_step(cache, tmp_path):
+    jid, other = now_jid(), now_jid(1)
+    cache.save_load(jid, load(jid), ["m1", "m2"])
+    cache.save_minions(jid, ["m3"])
+    cache.save_load(other, load(other))            # a job with no known targets
+    cache.flush()
+    assert [cache.targeted(jid, m) for m in ("m1", "m2", "m3", "m4")] == [True, True, True, False]
+    assert cache.targeted(other, "m1") is False
+    assert cache.targeted(now_jid(2), "m1") is None    # no such job
+    with pytest.raises(SaltInvocationError):
+        cache.targeted("../x", "m1")
+    with contextlib.closing(sqlite3.connect(cache.path)) as conn:
+        plan = conn.execute("EXPLAIN QUERY PLAN SELECT 1 FROM job_minions WHERE jid = ? AND minion_id = ?",
+                            (jid, "m1")).fetchall()
+    assert "USING PRIMARY KEY" in str(plan) or "USING COVERING INDEX" in str(plan)
+    old = jid_at(datetime.datetime.now() - datetime.timedelta(hours=30))
+    cache.save_load(old, load(old), ["m1"])
+    cache.flush()
+    assert cache.prune(24) == 1
+    with contextlib.closing(sqlite3.connect(cache.path)) as conn:
+        rows = conn.execute("SELECT jid FROM job_minions WHERE jid = ?", (old,)).fetchall()
+    assert rows == [] and cache.targeted(old, "m1") is None
+
+
+def test_a_cache_from_before_the_target_index_is_indexed_when_opened(tmp_path):
+    path = tmp_path / "jobs.sqlite"
+    c = SqliteJobCache(str(path))
+    jid = now_jid()
+    c.save_load(jid, load(jid), ["m1", "m2"])
+    c.close()
+    conn = sqlite3.connect(str(path))
+    conn.execute("DROP TABLE job_minions")          # as the cache was before the index
+    conn.commit()
+    conn.close()
+    c = SqliteJobCache(str(path))
+    try:
+        assert c.targeted(jid, "m2") is True and c.targeted(jid, "m3") is False
+    finally:
+        c.close()
 
 
 def test_keep_hours():

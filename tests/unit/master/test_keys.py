@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 
@@ -123,6 +124,20 @@ def test_denied_only_minion_goes_pending(store, pubkeys):
     assert store.register("m1", pubkeys[1]) == "pending"
 
 
+def test_a_file_in_a_key_folder_that_is_no_id_is_ignored_and_reported(store, pubkeys, caplog):
+    store.authorize("m1", pubkeys[0], auto_accept=True)
+    acc = os.path.join(store.pki_dir, ACC)
+    for name in (".hidden", ".tmp-abc123"):       # a hidden key from before ids were checked; a write
+        with open(os.path.join(acc, name), "w") as fh:
+            fh.write(pubkeys[1])
+    with caplog.at_level(logging.WARNING, logger="briny.master.keys"):
+        assert KeyStore(store.opts, fire_events=False).list_keys()[ACC] == ["m1"]
+    warned = [r.getMessage() for r in caplog.records if "not minion ids" in r.getMessage()]
+    assert len(warned) == 1 and "'.hidden'" in warned[0] and ".tmp-" not in warned[0]
+    with pytest.raises(SaltInvocationError, match="must not start with '.'"):
+        store.authorize(".hidden", pubkeys[1], auto_accept=True)
+
+
 def test_pem_format_does_not_matter_for_comparison(store, pubkeys):
     from cryptography.hazmat.primitives import serialization
 
@@ -133,7 +148,7 @@ def test_pem_format_does_not_matter_for_comparison(store, pubkeys):
     assert store.register("m1", pubkeys[0].replace("\n", "\r\n")) == "accepted"
 
 
-@pytest.mark.parametrize("bad_id", ["../x", "a/b", "a\x00b", "..", ".", "", "-x", "a\\b", "x" * 300])
+@pytest.mark.parametrize("bad_id", ["../x", "a/b", "a\x00b", "..", ".", "", "-x", "a\\b", "x" * 300, ".hidden"])
 def test_hostile_ids_never_touch_the_disk(store, pubkeys, tmp_path, bad_id):
     store.ensure_dirs()
     before = sorted(str(p) for p in tmp_path.rglob("*"))

@@ -23,7 +23,8 @@ from briny.common.transport import MemoryHub, topic_for
 from briny.master import keys as keys_mod
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
-from briny.master.server import NOT_OPENED, MasterServer, check_event_tag
+from briny.master.server import NOT_OPENED, MasterServer
+from briny.master.tags import check_event_tag
 
 from ..pairsupport import running_master
 
@@ -372,7 +373,7 @@ def test_forwarded_events_are_bound_to_the_sender(master_opts):
 
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
-        jid = "20240101000000000001"
+        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]   # a job sent to m1
         for tag in (f"salt/state_result/{jid}/m2/pkg", f"salt/job/{jid}/ret/m2", "custom/thing"):
             assert (await m1.req("event", tag=tag, data={"id": "m2", "x": 1}))[0] == "rep"
         kind, rep = await m1.req("event", tag="salt/key", data={"act": "accept", "id": "evil"})

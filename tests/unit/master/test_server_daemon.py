@@ -49,6 +49,7 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
                              text=True, timeout=30)
     assert started.returncode == 0, started.stderr
     pid = int((root / "master.pid").read_text())
+    jids: list[str] = []
     try:
         async def scenario() -> None:
             client = ZmqClient("127.0.0.1", ret_port, pub_port)
@@ -68,7 +69,14 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
                 assert cli.returncode == 0, err.decode()
                 assert out.decode().split() == ["{", '"m1":', "true", "}"]
                 # a return in flight when SIGTERM arrives is still stored
-                late = "20240101000000000042"
+                cli = await asyncio.create_subprocess_exec(
+                    str(BIN / "briny"), "-c", str(conf), "--async", "m1", "test.ping",
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                await asyncio.wait_for(cli.communicate(), 20)
+                pub = await m.next_pub(10)
+                assert pub is not None
+                late = pub["jid"]
+                jids.append(late)
                 frame = m.frame("ret", jid=late, fun="test.ping", fun_args=[], **{"return": "late"})
                 await client.dealer.send_multipart([b"\0" * 8, frame])
                 os.kill(pid, signal.SIGTERM)
@@ -84,7 +92,7 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
         assert not (root / "s" / "master_client.ipc").exists()
         cache = SqliteJobCache(str(root / "cache" / "jobs.sqlite"), readonly=True)
         try:
-            assert cache.get_returns("20240101000000000042")["m1"]["return"] == "late"
+            assert cache.get_returns(jids[0])["m1"]["return"] == "late"
         finally:
             cache.close()
         log = (root / "master.log").read_text()
