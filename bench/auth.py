@@ -43,7 +43,7 @@ from briny.common import crypto, handshake, wire  # noqa: E402
 from tests.e2e.support import Fleet, FleetError, pss_kb  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
-FLEET_TARGET = 5000          # issue 13: minions that must authenticate within 60 s on 2 cores
+FLEET_TARGET = 5000  # issue 13: minions that must authenticate within 60 s on 2 cores
 
 
 def cpu_seconds(pid: int) -> float:
@@ -72,17 +72,19 @@ class Client:
     async def auth(self, minion_id: str, key: crypto.RSAPrivate, pub: str) -> str:
         """One full handshake (hello, challenge, signed auth); the status the master answered."""
         token = os.urandom(handshake.TOKEN_BYTES)
-        offer = handshake.read_challenge(wire.decode(await self.ask(handshake.hello(minion_id, token))),
-                                         minion_id, token)
-        frame = handshake.auth_request(minion_id, key, pub, token, offer.challenge,
-                                       crypto.fingerprint(offer.master_pub))
-        reply = handshake.read_auth_reply(wire.decode(await self.ask(frame)), minion_id, token,
-                                          offer.challenge)
+        offer = handshake.read_challenge(
+            wire.decode(await self.ask(handshake.hello(minion_id, token))), minion_id, token
+        )
+        frame = handshake.auth_request(
+            minion_id, key, pub, token, offer.challenge, crypto.fingerprint(offer.master_pub)
+        )
+        reply = handshake.read_auth_reply(wire.decode(await self.ask(frame)), minion_id, token, offer.challenge)
         return reply.status
 
 
-async def run_auths(port: int, ids: list[str], keys: list[crypto.RSAPrivate], total: int,
-                    clients: int) -> tuple[float, int]:
+async def run_auths(
+    port: int, ids: list[str], keys: list[crypto.RSAPrivate], total: int, clients: int
+) -> tuple[float, int]:
     """``total`` handshakes, ``clients`` at a time; (wall seconds, accepted count)."""
     ctx = zmq.asyncio.Context()
     pubs = [crypto.public_pem(k) for k in keys]
@@ -160,7 +162,7 @@ def main(argv: list[str]) -> int:
         idle_start, idle_cpu = time.monotonic(), cpu_seconds(pid)
         time.sleep(3.0)
         idle_rate = (cpu_seconds(pid) - idle_cpu) / (time.monotonic() - idle_start)
-        asyncio.run(run_auths(fleet.ret_port, ids, keys, 50, 4))   # warm-up
+        asyncio.run(run_auths(fleet.ret_port, ids, keys, 50, 4))  # warm-up
         before = cpu_seconds(pid)
         wall, accepted = asyncio.run(run_auths(fleet.ret_port, ids, keys, ns.auths, ns.clients))
         used = cpu_seconds(pid) - before - idle_rate * wall
@@ -169,19 +171,25 @@ def main(argv: list[str]) -> int:
             return 2
         per_auth = used / ns.auths
         cores = len(os.sched_getaffinity(0))
-        print(f"auth cost: {ns.auths} accepted auths ({ns.clients} in flight, {ns.keys} keys) in "
-              f"{wall:.2f} s = {ns.auths / wall:.0f} auths/s wall; master CPU {used:.2f} s = "
-              f"{per_auth * 1000:.2f} ms per auth (idle {idle_rate * 1000:.1f} ms/s subtracted)")
-        print(f"  {FLEET_TARGET} minions at that cost on {cores} cores: "
-              f"{FLEET_TARGET * per_auth / cores:.1f} s of master CPU (target: within 60 s)")
+        print(
+            f"auth cost: {ns.auths} accepted auths ({ns.clients} in flight, {ns.keys} keys) in "
+            f"{wall:.2f} s = {ns.auths / wall:.0f} auths/s wall; master CPU {used:.2f} s = "
+            f"{per_auth * 1000:.2f} ms per auth (idle {idle_rate * 1000:.1f} ms/s subtracted)"
+        )
+        print(
+            f"  {FLEET_TARGET} minions at that cost on {cores} cores: "
+            f"{FLEET_TARGET * per_auth / cores:.1f} s of master CPU (target: within 60 s)"
+        )
         if ns.hellos:
             pss = [pss_kb(pid)]
             for round_ in (1, 2, 3):
                 took = asyncio.run(flood(fleet.ret_port, ns.hellos))
                 pss.append(pss_kb(pid))
-                print(f"hello flood {round_}: {ns.hellos} hellos in {took:.2f} s ({ns.hellos / took:.0f}/s); "
-                      f"master PSS {pss[-2] / 1024:.1f} MB -> {pss[-1] / 1024:.1f} MB "
-                      f"({(pss[-1] - pss[-2]) / 1024:+.1f} MB)")
+                print(
+                    f"hello flood {round_}: {ns.hellos} hellos in {took:.2f} s ({ns.hellos / took:.0f}/s); "
+                    f"master PSS {pss[-2] / 1024:.1f} MB -> {pss[-1] / 1024:.1f} MB "
+                    f"({(pss[-1] - pss[-2]) / 1024:+.1f} MB)"
+                )
             _, accepted2 = asyncio.run(run_auths(fleet.ret_port, ids, keys, 20, 2))
             print(f"  after the floods: {accepted2} of 20 auths accepted")
     except FleetError as exc:

@@ -51,9 +51,9 @@ import zmq  # noqa: E402
 from briny.common import crypto, wire  # noqa: E402
 from tests.e2e.support import Fleet, FleetError  # noqa: E402
 
-PEAK_TARGET = 64.0      # MiB of peak RSS growth per case
-AFTER_TARGET = 32.0     # MiB of RSS growth once a bomb is handled
-AGAIN_TARGET = 8.0      # MiB the RSS high water of later floods may exceed the first two's
+PEAK_TARGET = 64.0  # MiB of peak RSS growth per case
+AFTER_TARGET = 32.0  # MiB of RSS growth once a bomb is handled
+AGAIN_TARGET = 8.0  # MiB the RSS high water of later floods may exceed the first two's
 FLOODS = 4
 BOMB_ITEMS = 8 * 1024 * 1024
 FLOOD = 12000
@@ -153,10 +153,21 @@ def run_case(fleet: Fleet, name: str, frames: Iterable[bytes], ping_during: bool
     after_ok, after_s = pings_ok(fleet)
     settle(pid)
     rss, pss = rollup_kb(pid, "Rss"), rollup_kb(pid, "Pss")
-    return {"name": name, "sent": sent / 2 ** 20, "frames": count, "base": base_rss / 1024,
-            "rss": rss / 1024, "peak": (peak - base_rss) / 1024, "after": (rss - base_rss) / 1024,
-            "pss_after": (pss - base_pss) / 1024, "handled": handled, "probe": waited,
-            "during": during, "ping_after": (after_ok, after_s), "alive": fleet.master.running}
+    return {
+        "name": name,
+        "sent": sent / 2**20,
+        "frames": count,
+        "base": base_rss / 1024,
+        "rss": rss / 1024,
+        "peak": (peak - base_rss) / 1024,
+        "after": (rss - base_rss) / 1024,
+        "pss_after": (pss - base_pss) / 1024,
+        "handled": handled,
+        "probe": waited,
+        "during": during,
+        "ping_after": (after_ok, after_s),
+        "alive": fleet.master.running,
+    }
 
 
 def dealer(fleet: Fleet) -> zmq.Socket:
@@ -175,8 +186,7 @@ def flood_frames(fleet: Fleet) -> list[bytes]:
     try:
         from briny.common import handshake  # type: ignore[attr-defined]
     except ImportError:
-        return [auth_frame(f"flood{i}", wire.pack({"pub": junk_pub, "token": os.urandom(32)}))
-                for i in range(FLOOD)]
+        return [auth_frame(f"flood{i}", wire.pack({"pub": junk_pub, "token": os.urandom(32)})) for i in range(FLOOD)]
     sock = dealer(fleet)
     tokens: dict[bytes, tuple[str, bytes]] = {}
     frames: list[bytes] = []
@@ -190,9 +200,13 @@ def flood_frames(fleet: Fleet) -> list[bytes]:
             corr, raw = sock.recv_multipart()
             minion_id, token = tokens.pop(corr)
             offer = handshake.read_challenge(wire.decode(raw), minion_id, token)
-            frames.append(wire.clear("auth", minion_id, {"pub": junk_pub, "token": token,
-                                                         "challenge": offer.challenge,
-                                                         "sig": b"s" * 256}).encode())
+            frames.append(
+                wire.clear(
+                    "auth",
+                    minion_id,
+                    {"pub": junk_pub, "token": token, "challenge": offer.challenge, "sig": b"s" * 256},
+                ).encode()
+            )
     finally:
         sock.close()
     if tokens:
@@ -211,11 +225,15 @@ def main() -> int:
             print(f"the fleet did not come up: {str(exc)[:2000]}", file=sys.stderr)
             return 2
         payload = bomb()
-        print(f"master pid {fleet.master.pid}; targets: peak RSS growth <= {PEAK_TARGET:.0f} MiB, "
-              f"RSS growth after a bomb <= {AFTER_TARGET:.0f} MiB, later floods' RSS high water <= "
-              f"{AGAIN_TARGET:.0f} MiB over the first two's; every ping answers")
-        bombs = [("envelope bomb (1 x 8 MiB)", [payload]),
-                 ("auth-body bombs (3 x 8 MiB)", [auth_frame(f"bomb-auth{i}", payload) for i in range(3)])]
+        print(
+            f"master pid {fleet.master.pid}; targets: peak RSS growth <= {PEAK_TARGET:.0f} MiB, "
+            f"RSS growth after a bomb <= {AFTER_TARGET:.0f} MiB, later floods' RSS high water <= "
+            f"{AGAIN_TARGET:.0f} MiB over the first two's; every ping answers"
+        )
+        bombs = [
+            ("envelope bomb (1 x 8 MiB)", [payload]),
+            ("auth-body bombs (3 x 8 MiB)", [auth_frame(f"bomb-auth{i}", payload) for i in range(3)]),
+        ]
         for name, frames in bombs:
             r = run_case(fleet, name, frames)
             failed = report(r, r["after"] <= AFTER_TARGET) or failed
@@ -231,8 +249,10 @@ def main() -> int:
         kept = max(f["rss"] for f in floods[2:]) - max(f["rss"] for f in floods[:2])
         ok = kept <= AGAIN_TARGET
         failed = failed or not ok
-        print(f"  floods 3 to {FLOODS} raised the master's RSS high water {kept:+.1f} MiB over floods 1 "
-              f"and 2   [target <= {AGAIN_TARGET:.0f} MiB: {'ok' if ok else 'MISSED'}]")
+        print(
+            f"  floods 3 to {FLOODS} raised the master's RSS high water {kept:+.1f} MiB over floods 1 "
+            f"and 2   [target <= {AGAIN_TARGET:.0f} MiB: {'ok' if ok else 'MISSED'}]"
+        )
     finally:
         fleet.close()
         shutil.rmtree(root, ignore_errors=True)
@@ -246,11 +266,13 @@ def report(r: dict[str, Any], after_ok: bool) -> bool:
     extra = ""
     if r["during"] is not None:
         extra = f", ping during {'ok' if r['during'][0] else 'FAILED'} in {r['during'][1]:.2f} s"
-    print(f"{r['name']}: sent {r['sent']:.1f} MiB in {r['frames']} frames; master RSS "
-          f"{r['base']:.1f} MiB before, peak +{r['peak']:.1f} MiB, after {r['after']:+.1f} MiB "
-          f"(PSS {r['pss_after']:+.1f} MiB); handled in {r['handled']:.2f} s{extra}, ping after "
-          f"{'ok' if r['ping_after'][0] else 'FAILED'} in {r['ping_after'][1]:.2f} s   "
-          f"[{'ok' if ok else 'MISSED'}]")
+    print(
+        f"{r['name']}: sent {r['sent']:.1f} MiB in {r['frames']} frames; master RSS "
+        f"{r['base']:.1f} MiB before, peak +{r['peak']:.1f} MiB, after {r['after']:+.1f} MiB "
+        f"(PSS {r['pss_after']:+.1f} MiB); handled in {r['handled']:.2f} s{extra}, ping after "
+        f"{'ok' if r['ping_after'][0] else 'FAILED'} in {r['ping_after'][1]:.2f} s   "
+        f"[{'ok' if ok else 'MISSED'}]"
+    )
     sys.stdout.flush()
     return not ok
 

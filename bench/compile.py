@@ -35,11 +35,13 @@ def make_tree(root: Path, n: int, jinja: bool) -> None:
     for f in range(files):
         lo, hi = f * PER_FILE, min(n, (f + 1) * PER_FILE)
         if jinja:
-            text = (f"{{% for i in range({lo}, {hi}) %}}\n"
-                    "state{{ i }}:\n  test.succeed_without_changes:\n    - name: item {{ i }}\n"
-                    "{% if i > 0 %}    - require:\n      - test: state{{ i - 1 }}\n{% endif %}"
-                    "{% if i % 10 == 0 %}    - watch_in:\n      - test: state{{ i }}\n{% endif %}"
-                    "{% endfor %}\n")
+            text = (
+                f"{{% for i in range({lo}, {hi}) %}}\n"
+                "state{{ i }}:\n  test.succeed_without_changes:\n    - name: item {{ i }}\n"
+                "{% if i > 0 %}    - require:\n      - test: state{{ i - 1 }}\n{% endif %}"
+                "{% if i % 10 == 0 %}    - watch_in:\n      - test: state{{ i }}\n{% endif %}"
+                "{% endfor %}\n"
+            )
         else:
             parts = ["#!yaml\n"]
             for i in range(lo, hi):

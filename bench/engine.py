@@ -25,7 +25,7 @@ from pathlib import Path
 from briny.common import loader
 from briny.common.engine import run_low_chunks
 
-FAKE_TEST = '''
+FAKE_TEST = """
 def succeed_with_changes(name, **kwargs):
     return {"name": name, "changes": {"testing": {"old": "Unchanged", "new": "changed"}},
             "result": None if __opts__["test"] else True, "comment": "Success!"}
@@ -35,7 +35,7 @@ def succeed_without_changes(name, **kwargs):
 
 def mod_watch(name, **kwargs):
     return {"name": name, "changes": {"watched": True}, "result": True, "comment": "Watch statement fired."}
-'''
+"""
 
 KINDS = ("require", "watch", "onchanges")
 
@@ -43,9 +43,15 @@ KINDS = ("require", "watch", "onchanges")
 def build(n: int) -> list[dict]:
     chunks = []
     for i in range(n):
-        low = {"state": "test", "__id__": f"s{i}", "name": f"s{i}", "__sls__": "bench",
-               "__env__": "base", "order": 10000 + i,
-               "fun": "succeed_with_changes" if i % 3 else "succeed_without_changes"}
+        low = {
+            "state": "test",
+            "__id__": f"s{i}",
+            "name": f"s{i}",
+            "__sls__": "bench",
+            "__env__": "base",
+            "order": 10000 + i,
+            "fun": "succeed_with_changes" if i % 3 else "succeed_without_changes",
+        }
         if i:
             kind = KINDS[i % 3]
             low[kind] = [{"test": f"s{i - 1}"}]
@@ -93,10 +99,20 @@ def e2e(sizes: list[int]) -> int:
             tree, conf = Path(tmp) / "srv", Path(tmp) / "etc"
             conf.mkdir()
             write_tree(tree, n)
-            (conf / "minion").write_text(f"id: bench\nfile_client: local\nroot_dir: {tmp}\n"
-                                         f"file_roots:\n  base: [{tree}]\npillar_roots: {{}}\n")
-            cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf),
-                   "state.sls", "gen", "--out=quiet"]
+            (conf / "minion").write_text(
+                f"id: bench\nfile_client: local\nroot_dir: {tmp}\nfile_roots:\n  base: [{tree}]\npillar_roots: {{}}\n"
+            )
+            cmd = [
+                sys.executable,
+                "-m",
+                "briny.minion.call",
+                "--local",
+                "-c",
+                str(conf),
+                "state.sls",
+                "gen",
+                "--out=quiet",
+            ]
             times = []
             for _ in range(3):
                 start = time.perf_counter()

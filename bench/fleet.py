@@ -46,11 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.e2e.support import Fleet, FleetError, pss_kb  # noqa: E402
 
-PING_TARGET = 0.5           # seconds, 20 minions
-MINION_PSS_TARGET = 40.0    # MB
+PING_TARGET = 0.5  # seconds, 20 minions
+MINION_PSS_TARGET = 40.0  # MB
 PING_RUNS = 5
 JOBS = 10
-APPLY_TARGET = 1.5          # seconds, 20 minions
+APPLY_TARGET = 1.5  # seconds, 20 minions
 APPLY_RUNS = 3
 TREE = {
     "top.sls": "base:\n  '*':\n    - bench\n",
@@ -64,10 +64,11 @@ TREE = {
         "bench-dir:\n  file.directory:\n    - name: {{ opts['cachedir'] }}/bench\n"
         "bench-file:\n  file.managed:\n    - name: {{ opts['cachedir'] }}/bench/motd\n"
         "    - source: salt://motd.j2\n    - template: jinja\n    - fire_event: True\n"
-        "    - require:\n      - file: bench-dir\n"),
+        "    - require:\n      - file: bench-dir\n"
+    ),
     "motd.j2": "Welcome to {{ grains['id'] }}\n",
 }
-STATES, EVENTS = 20, 6       # results per minion; fire_event states per minion (5 tests + 1 file)
+STATES, EVENTS = 20, 6  # results per minion; fire_event states per minion (5 tests + 1 file)
 
 
 def ping_times(fleet: Fleet, n: int) -> tuple[list[float], int]:
@@ -96,7 +97,7 @@ def throughput(fleet: Fleet, n: int) -> tuple[float, int, int]:
     seen: set[tuple[str, str]] = set()
     jids: list[str] = []
     with EventListener(opts, "salt/job/*/ret/*", name="master") as events, MasterClient(opts) as client:
-        time.sleep(0.1)   # the subscription reaches the bus
+        time.sleep(0.1)  # the subscription reaches the bus
         start = time.monotonic()
         for i in range(JOBS):
             pub = client.publish("*", "test.echo", [f"job{i}"], {}, "glob", 10)
@@ -110,7 +111,7 @@ def throughput(fleet: Fleet, n: int) -> tuple[float, int, int]:
             if len(parts) == 5 and parts[2] in jids:
                 seen.add((parts[2], parts[4]))
         elapsed = time.monotonic() - start
-    time.sleep(0.5)   # the job cache writer flushes
+    time.sleep(0.5)  # the job cache writer flushes
     cache = open_job_cache(opts, readonly=True)
     try:
         stored = sum(len(cache.get_returns(jid)) for jid in jids)
@@ -131,7 +132,7 @@ def apply_times(fleet: Fleet, n: int) -> tuple[list[float], int, int]:
         (tree / rel).write_text(text)
     opts = load_master_config(str(fleet.master_conf))
     times: list[float] = []
-    min_results = min_events = 10 ** 9
+    min_results = min_events = 10**9
     for run in range(APPLY_RUNS + 1):
         with EventListener(opts, "salt/state_result/*", name="master") as events:
             time.sleep(0.1)
@@ -154,30 +155,42 @@ def minion_pss_mb(pid: int) -> float:
         try:
             total += pss_kb(child)
         except OSError:
-            continue   # a job process that just ended
+            continue  # a job process that just ended
     return total / 1024
 
 
 def measure(n: int, root: Path, threads: bool = False) -> dict[str, Any]:
     ids = [f"bm{i:02d}" for i in range(n)]
-    fleet = Fleet(root / f"n{n}", ids, log_level="warning",
-                  minion_opts={"multiprocessing": False} if threads else None)
+    fleet = Fleet(root / f"n{n}", ids, log_level="warning", minion_opts={"multiprocessing": False} if threads else None)
     try:
         start = time.monotonic()
         fleet.start(timeout=120)
         up = time.monotonic() - start
         times, lost = ping_times(fleet, n)
         elapsed, seen, stored = throughput(fleet, n)
-        time.sleep(2.0)   # at rest (before the highstate loads Jinja and the compiler)
+        time.sleep(2.0)  # at rest (before the highstate loads Jinja and the compiler)
         minion_pss = {m: minion_pss_mb(d.pid) for m, d in fleet.minions.items()}
         master_pss = pss_kb(fleet.master.pid) / 1024
         apply, results, events = apply_times(fleet, n)
         after_apply = max(minion_pss_mb(d.pid) for d in fleet.minions.values())
-        return {"n": n, "up": up, "ping_best": min(times), "ping_median": sorted(times)[len(times) // 2],
-                "ping_lost": lost, "jobs_s": elapsed, "returns_seen": seen, "returns_stored": stored,
-                "returns_wanted": JOBS * n, "apply_best": min(apply), "apply_results": results,
-                "apply_events": events, "master_pss": master_pss, "minion_pss_after_apply": after_apply,
-                "minion_pss": minion_pss[ids[0]], "minion_pss_max": max(minion_pss.values())}
+        return {
+            "n": n,
+            "up": up,
+            "ping_best": min(times),
+            "ping_median": sorted(times)[len(times) // 2],
+            "ping_lost": lost,
+            "jobs_s": elapsed,
+            "returns_seen": seen,
+            "returns_stored": stored,
+            "returns_wanted": JOBS * n,
+            "apply_best": min(apply),
+            "apply_results": results,
+            "apply_events": events,
+            "master_pss": master_pss,
+            "minion_pss_after_apply": after_apply,
+            "minion_pss": minion_pss[ids[0]],
+            "minion_pss_max": max(minion_pss.values()),
+        }
     finally:
         fleet.close()
 
@@ -198,23 +211,34 @@ def main(argv: list[str]) -> int:
             ping_ok = r["ping_best"] < PING_TARGET and r["ping_lost"] == 0
             jobs_ok = r["returns_seen"] == r["returns_wanted"] == r["returns_stored"]
             mem_ok = r["minion_pss_max"] < MINION_PSS_TARGET
-            apply_ok = (r["apply_results"] == n * STATES and r["apply_events"] == n * EVENTS
-                        and (n < 20 or r["apply_best"] < APPLY_TARGET))
+            apply_ok = (
+                r["apply_results"] == n * STATES
+                and r["apply_events"] == n * EVENTS
+                and (n < 20 or r["apply_best"] < APPLY_TARGET)
+            )
             failed = failed or not (ping_ok and jobs_ok and mem_ok and apply_ok)
             print(f"N={n} minions (fleet up in {r['up']:.1f} s)")
-            print(f"  briny '*' test.ping   best {r['ping_best']:.3f} s, median {r['ping_median']:.3f} s "
-                  f"of {PING_RUNS}, lost returns {r['ping_lost']}   "
-                  f"[target < {PING_TARGET} s, none lost: {'ok' if ping_ok else 'MISSED'}]")
-            print(f"  {JOBS} jobs back to back  {r['returns_seen']}/{r['returns_wanted']} returns in "
-                  f"{r['jobs_s']:.3f} s ({rate:.0f} returns/s), {r['returns_stored']} in the job cache   "
-                  f"[{'ok' if jobs_ok else 'MISSED'}]")
-            print(f"  briny '*' state.apply best {r['apply_best']:.3f} s of {APPLY_RUNS} (20 states), "
-                  f"results {r['apply_results']}/{n * STATES}, state_result events "
-                  f"{r['apply_events']}/{n * EVENTS}   [target at N=20 < {APPLY_TARGET} s, all back: "
-                  f"{'ok' if apply_ok else 'MISSED'}]")
-            print(f"  memory (PSS)          master {r['master_pss']:.1f} MB, idle minion {r['minion_pss']:.1f} MB "
-                  f"(largest {r['minion_pss_max']:.1f} MB; {r['minion_pss_after_apply']:.1f} MB after state.apply)   "
-                  f"[minion target < {MINION_PSS_TARGET:.0f} MB: {'ok' if mem_ok else 'MISSED'}]")
+            print(
+                f"  briny '*' test.ping   best {r['ping_best']:.3f} s, median {r['ping_median']:.3f} s "
+                f"of {PING_RUNS}, lost returns {r['ping_lost']}   "
+                f"[target < {PING_TARGET} s, none lost: {'ok' if ping_ok else 'MISSED'}]"
+            )
+            print(
+                f"  {JOBS} jobs back to back  {r['returns_seen']}/{r['returns_wanted']} returns in "
+                f"{r['jobs_s']:.3f} s ({rate:.0f} returns/s), {r['returns_stored']} in the job cache   "
+                f"[{'ok' if jobs_ok else 'MISSED'}]"
+            )
+            print(
+                f"  briny '*' state.apply best {r['apply_best']:.3f} s of {APPLY_RUNS} (20 states), "
+                f"results {r['apply_results']}/{n * STATES}, state_result events "
+                f"{r['apply_events']}/{n * EVENTS}   [target at N=20 < {APPLY_TARGET} s, all back: "
+                f"{'ok' if apply_ok else 'MISSED'}]"
+            )
+            print(
+                f"  memory (PSS)          master {r['master_pss']:.1f} MB, idle minion {r['minion_pss']:.1f} MB "
+                f"(largest {r['minion_pss_max']:.1f} MB; {r['minion_pss_after_apply']:.1f} MB after state.apply)   "
+                f"[minion target < {MINION_PSS_TARGET:.0f} MB: {'ok' if mem_ok else 'MISSED'}]"
+            )
             sys.stdout.flush()
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -66,8 +66,9 @@ def parse_input(args: list[Any]) -> tuple[list[Any], dict[str, Any]]:
     return out_args, kwargs
 
 
-def call_function(func: Callable[..., Any], name: str, args: list[Any], kwargs: dict[str, Any],
-                  pub: dict[str, Any] | None = None) -> Any:
+def call_function(
+    func: Callable[..., Any], name: str, args: list[Any], kwargs: dict[str, Any], pub: dict[str, Any] | None = None
+) -> Any:
     """Call an execution function as Salt does: ``__pub_*`` only where ``**kwargs`` is taken,
     and a clear error for keyword arguments the function does not know."""
     try:
@@ -83,8 +84,7 @@ def call_function(func: Callable[..., Any], name: str, args: list[Any], kwargs: 
         bad = [k for k in call_kwargs if k not in params]
         if bad:
             shown = ", ".join(f"{k}={call_kwargs[k]}" for k in bad)
-            raise SaltInvocationError(
-                f"The following keyword arguments are not valid: {shown}")
+            raise SaltInvocationError(f"The following keyword arguments are not valid: {shown}")
     try:
         sig.bind(*args, **call_kwargs)
     except TypeError:

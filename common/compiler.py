@@ -224,8 +224,12 @@ class StateCompiler:
         errors = topfile.verify_tops(top)
         matches = topfile.top_matches(top, self.builder)
         if not matches:
-            return Compiled([], [], {}, no_states="No Top file or master_tops data matches found. "
-                                                 "Please see master log for details.")
+            return Compiled(
+                [],
+                [],
+                {},
+                no_states="No Top file or master_tops data matches found. Please see master log for details.",
+            )
         high, render_errors = self.builder.render_highstate(matches)
         errors += render_errors
         if errors:
@@ -236,6 +240,4 @@ class StateCompiler:
 
 
 def no_states_result(comment: str) -> dict[str, Any]:
-    return {NO_STATES_TAG: {"result": False, "comment": comment, "name": "No States",
-                            "changes": {}, "__run_num__": 0}}
-
+    return {NO_STATES_TAG: {"result": False, "comment": comment, "name": "No States", "changes": {}, "__run_num__": 0}}

@@ -137,8 +137,14 @@ LOG_LEVELS = tuple(LEVELS)
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }.get(type(value), type(value).__name__)
 
 
 def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) -> None:
@@ -161,8 +167,7 @@ def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) ->
         else:
             ok = True
         if not ok:
-            raise ConfigError(
-                f"{source}: '{key}' must be {_type_name(default)}, not {_type_name(val)} ({val!r})")
+            raise ConfigError(f"{source}: '{key}' must be {_type_name(default)}, not {_type_name(val)} ({val!r})")
     for key in ("file_roots", "pillar_roots"):
         roots = opts.get(key)
         if isinstance(roots, dict):
@@ -179,8 +184,9 @@ def _check_logging(opts: dict[str, Any], source: str) -> None:
             raise ConfigError(f"{source}: '{key}' must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
     for name, level in (opts.get("log_granular_levels") or {}).items():
         if str(level).lower() not in LOG_LEVELS:
-            raise ConfigError(f"{source}: 'log_granular_levels:{name}' must be one of "
-                              f"{', '.join(LOG_LEVELS)}, not {level!r}")
+            raise ConfigError(
+                f"{source}: 'log_granular_levels:{name}' must be one of {', '.join(LOG_LEVELS)}, not {level!r}"
+            )
     for key in FORMAT_KEYS:
         if key in opts and key.startswith("log_fmt"):
             problem = format_problem(opts[key])
@@ -231,8 +237,9 @@ def apply_config(overrides: dict[str, Any], defaults: dict[str, Any], source: st
     return opts
 
 
-def _load(config_dir: str | os.PathLike[str] | None, name: str, defaults: dict[str, Any],
-          overrides: dict[str, Any] | None) -> dict[str, Any]:
+def _load(
+    config_dir: str | os.PathLike[str] | None, name: str, defaults: dict[str, Any], overrides: dict[str, Any] | None
+) -> dict[str, Any]:
     data: dict[str, Any] = {}
     source = name
     if config_dir is not None:
@@ -259,8 +266,9 @@ def _load(config_dir: str | os.PathLike[str] | None, name: str, defaults: dict[s
     return opts
 
 
-def load_minion_config(config_dir: str | os.PathLike[str] | None = None,
-                       overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def load_minion_config(
+    config_dir: str | os.PathLike[str] | None = None, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The minion's ``__opts__``: ``config_dir/minion`` over Salt's defaults."""
     opts = _load(config_dir, "minion", MINION_DEFAULTS, overrides)
     if not opts.get("id"):
@@ -268,8 +276,9 @@ def load_minion_config(config_dir: str | os.PathLike[str] | None = None,
     return opts
 
 
-def load_master_config(config_dir: str | os.PathLike[str] | None = None,
-                       overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def load_master_config(
+    config_dir: str | os.PathLike[str] | None = None, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The master's opts: ``config_dir/master`` over Salt's defaults."""
     opts = _load(config_dir, "master", MASTER_DEFAULTS, overrides)
     if not opts.get("id"):

@@ -38,19 +38,20 @@ RSAPublic = rsa.RSAPublicKey
 
 # -- RSA identities ----------------------------------------------------------
 
+
 def generate_rsa(bits: int = RSA_BITS) -> RSAPrivate:
     return rsa.generate_private_key(public_exponent=65537, key_size=bits)
 
 
 def private_pem(key: RSAPrivate | ed25519.Ed25519PrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def public_pem(key: RSAPrivate | RSAPublic) -> str:
     pub = key.public_key() if isinstance(key, rsa.RSAPrivateKey) else key
-    return pub.public_bytes(serialization.Encoding.PEM,
-                            serialization.PublicFormat.SubjectPublicKeyInfo).decode("ascii")
+    return pub.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode("ascii")
 
 
 def load_public(pem: str | bytes) -> RSAPublic:
@@ -83,17 +84,18 @@ def fingerprint(pem: str | bytes, hash_type: str = "sha256") -> str:
         raise ConfigError(f"hash_type {hash_type!r} is not one of {', '.join(sorted(FINGER_HASHES))}")
     data = pem.encode("utf-8") if isinstance(pem, str) else bytes(pem)
     lines = [line for line in data.replace(b"\r\n", b"\n").split(b"\n") if line.strip()]
-    if len(lines) >= 2 and lines[0].strip().startswith(b"-----BEGIN") \
-            and lines[-1].strip().startswith(b"-----END"):
+    if len(lines) >= 2 and lines[0].strip().startswith(b"-----BEGIN") and lines[-1].strip().startswith(b"-----END"):
         data = b"".join(line + b"\n" for line in lines[1:-1])
     digest = hashlib.new(name, data).hexdigest()
-    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+    return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
 
 
 def same_fingerprint(wanted: str, finger: str) -> bool:
     """``wanted`` (an operator's ``master_finger``: colons optional, any case) names ``finger``."""
+
     def norm(text: str) -> str:
         return text.replace(":", "").strip().lower()
+
     return bool(norm(wanted)) and norm(wanted) == norm(finger)
 
 
@@ -135,14 +137,14 @@ def load_or_create_ed25519(path: Path) -> ed25519.Ed25519PrivateKey:
 
 
 def rsa_encrypt(pub: RSAPublic, data: bytes) -> bytes:
-    return pub.encrypt(data, padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(),
-                                          label=None))
+    return pub.encrypt(data, padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None))
 
 
 def rsa_decrypt(priv: RSAPrivate, data: bytes) -> bytes:
     try:
-        return priv.decrypt(data, padding.OAEP(mgf=padding.MGF1(hashes.SHA256()),
-                                               algorithm=hashes.SHA256(), label=None))
+        return priv.decrypt(
+            data, padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
+        )
     except ValueError:
         raise AuthError("could not decrypt with this key") from None
 
@@ -164,6 +166,7 @@ def rsa_verify(pub: RSAPublic, signature: bytes, data: bytes) -> bool:
 
 # -- publish signatures --------------------------------------------------------
 
+
 def ed_public_bytes(key: ed25519.Ed25519PrivateKey) -> bytes:
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
@@ -181,6 +184,7 @@ def ed_verify(public_raw: bytes, signature: bytes, data: bytes) -> bool:
 
 
 # -- sealed messages ----------------------------------------------------------
+
 
 def new_session_key() -> bytes:
     return AESGCM.generate_key(bit_length=SESSION_KEY_BYTES * 8)

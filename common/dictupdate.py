@@ -32,8 +32,13 @@ def update(dest: dict[str, Any], upd: dict[str, Any], merge_lists: bool = False)
     return out
 
 
-def merge(dest: dict[str, Any], upd: dict[str, Any], strategy: str = "smart",
-          renderer: str = "yaml", merge_lists: bool = False) -> dict[str, Any]:
+def merge(
+    dest: dict[str, Any],
+    upd: dict[str, Any],
+    strategy: str = "smart",
+    renderer: str = "yaml",
+    merge_lists: bool = False,
+) -> dict[str, Any]:
     if strategy in ("smart", "recurse", "aggregate", "recurse_list"):
         return update(dest, upd, merge_lists or strategy == "recurse_list")
     if strategy == "overwrite":

@@ -21,8 +21,7 @@ from enum import Enum
 from typing import Any
 
 from .gcpause import frozen_heap
-from .requisites import (GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe,
-                         gen_tag)
+from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe, gen_tag
 from .state_call import RunState, call_state, fake_timing, mod_init
 
 log = logging.getLogger(__name__)
@@ -42,8 +41,8 @@ SKIP_COMMENTS = {
 
 
 class Mode(Enum):
-    RUN = "run"   # the real call
-    PRE = "pre"   # the test run of a prereq target
+    RUN = "run"  # the real call
+    PRE = "pre"  # the test run of a prereq target
 
 
 @dataclass(frozen=True)
@@ -52,8 +51,15 @@ class Frame:
     mode: Mode
 
 
-def run_low_chunks(chunks: list[dict], *, salt: Any, states: Any, opts: dict,
-                   jid: str | None = None, fire_event: FireEvent | None = None) -> dict[str, dict]:
+def run_low_chunks(
+    chunks: list[dict],
+    *,
+    salt: Any,
+    states: Any,
+    opts: dict,
+    jid: str | None = None,
+    fire_event: FireEvent | None = None,
+) -> dict[str, dict]:
     """Run low chunks (as ``state.show_low_sls`` prints them) and return Salt's result dict.
 
     The chunks and the graph built from them are moved out of the cyclic
@@ -69,8 +75,16 @@ def run_low_chunks(chunks: list[dict], *, salt: Any, states: Any, opts: dict,
 class Engine:
     """One run of a list of low chunks."""
 
-    def __init__(self, chunks: list[dict], *, salt: Any, states: Any, opts: dict,
-                 jid: str | None = None, fire_event: FireEvent | None = None) -> None:
+    def __init__(
+        self,
+        chunks: list[dict],
+        *,
+        salt: Any,
+        states: Any,
+        opts: dict,
+        jid: str | None = None,
+        fire_event: FireEvent | None = None,
+    ) -> None:
         unique: dict[str, LowChunk] = {}
         for low in chunks:
             unique.setdefault(gen_tag(low), low)
@@ -91,8 +105,10 @@ class Engine:
         log.debug("running %d state(s)%s", len(self.chunks), " in test mode" if self.run_state.test else "")
         cycle = self.graph.find_cycle()
         if cycle:
-            log.warning("Requisite cycle (each requires the next): %s", " -> ".join(
-                describe(self.chunks[i]) for i in reversed(cycle)))
+            log.warning(
+                "Requisite cycle (each requires the next): %s",
+                " -> ".join(describe(self.chunks[i]) for i in reversed(cycle)),
+            )
         # Salt 3007 walks the chunks in compile order (order, then state+name+fun) and
         # pulls each one's requisites first, kind by kind, in the order they are listed
         for idx in sorted(range(len(self.chunks)), key=lambda i: compile_key(self.chunks[i])):
@@ -113,7 +129,7 @@ class Engine:
             need = self._first_needed(frame)
             if need is not None:
                 if need in on_stack:
-                    self._recursive(frame, stack[stack.index(need):])
+                    self._recursive(frame, stack[stack.index(need) :])
                     on_stack.discard(stack.pop())
                     continue
                 stack.append(need)
@@ -279,10 +295,15 @@ class Engine:
         path = [describe(self.chunks[f.idx]) for f in frames]
         path.append(path[0])
         log.error("Recursive requisite found: %s", " -> ".join(path))
-        ret = {"changes": {}, "result": False,
-               "comment": f"Recursive requisite found: {' -> '.join(path)}",
-               "__run_num__": self.run_state.next_run_num(), "__sls__": low.get("__sls__"),
-               "__id__": low["__id__"], "name": low["name"]}
+        ret = {
+            "changes": {},
+            "result": False,
+            "comment": f"Recursive requisite found: {' -> '.join(path)}",
+            "__run_num__": self.run_state.next_run_num(),
+            "__sls__": low.get("__sls__"),
+            "__id__": low["__id__"],
+            "name": low["name"],
+        }
         if frame.mode is Mode.PRE:
             self.pre[frame.idx] = ret
         self._store(frame.idx, ret)
@@ -342,8 +363,7 @@ class Engine:
                 for item in low["listen_in"]:
                     if isinstance(item, dict):
                         for key, val in item.items():
-                            listeners.append(((str(key).split(".", 1)[0], str(val)),
-                                              [{low["state"]: low["__id__"]}]))
+                            listeners.append(((str(key).split(".", 1)[0], str(val)), [{low["state"]: low["__id__"]}]))
         if not listeners:
             return
         watchers: dict[str, LowChunk] = {}
@@ -387,6 +407,7 @@ class Engine:
 # --------------------------------------------------------------------------
 # Salt's requisite rules, as data-driven helpers
 # --------------------------------------------------------------------------
+
 
 def _target_stats(kind: Req, r: dict[str, Any]) -> set[str]:
     """What one target's result says, for a requisite of ``kind``."""
@@ -457,5 +478,9 @@ def _listen_error_tag(state: str, id_: Any) -> str:
 
 
 def _listen_error(state: str, id_: Any) -> dict[str, Any]:
-    return {"comment": f"Referenced state {state}: {id_} does not exist",
-            "name": f"listen_{state}:{id_}", "result": False, "changes": {}}
+    return {
+        "comment": f"Referenced state {state}: {id_} does not exist",
+        "name": f"listen_{state}:{id_}",
+        "result": False,
+        "changes": {},
+    }

@@ -54,7 +54,7 @@ from .unpacking import MAX_FRAME, unpack
 log = logging.getLogger(__name__)
 
 DEFAULT_NAME = "minion"
-MAX_TAG_BYTES = 4096       # a longer tag is not an event: dropped
+MAX_TAG_BYTES = 4096  # a longer tag is not an event: dropped
 _WILDCARDS = "*?["
 
 
@@ -64,8 +64,7 @@ def stamp() -> str:
 
 def _paths(opts: dict[str, Any], name: str) -> tuple[str, str]:
     sock_dir = str(opts.get("sock_dir") or "/var/run/briny")
-    return (os.path.join(sock_dir, f"{name}_event_pull.ipc"),
-            os.path.join(sock_dir, f"{name}_event_pub.ipc"))
+    return (os.path.join(sock_dir, f"{name}_event_pull.ipc"), os.path.join(sock_dir, f"{name}_event_pub.ipc"))
 
 
 IPC_PATH_MAX = 107  # sun_path is 108 bytes on Linux, with the NUL
@@ -73,8 +72,10 @@ IPC_PATH_MAX = 107  # sun_path is 108 bytes on Linux, with the NUL
 
 def _check_path(path: str) -> str:
     if len(path.encode()) > IPC_PATH_MAX:
-        raise ValueError(f"the path {path} is too long for an IPC socket "
-                         f"({len(path.encode())} > {IPC_PATH_MAX} bytes); set a shorter sock_dir")
+        raise ValueError(
+            f"the path {path} is too long for an IPC socket "
+            f"({len(path.encode())} > {IPC_PATH_MAX} bytes); set a shorter sock_dir"
+        )
     return path
 
 
@@ -100,8 +101,9 @@ def decode(frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
     return tag, data
 
 
-def fire_event(opts: dict[str, Any], tag: str, data: dict[str, Any], *,
-               name: str = DEFAULT_NAME, linger_ms: int = 200) -> None:
+def fire_event(
+    opts: dict[str, Any], tag: str, data: dict[str, Any], *, name: str = DEFAULT_NAME, linger_ms: int = 200
+) -> None:
     """Send one event to the bus; returns at once, never raises for a missing bus."""
     pull, _ = _paths(opts, name)
     ctx = zmq.Context.instance()

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def split_url(url: str, saltenv: str = "base") -> tuple[str, str]:
     """``salt://a/b?saltenv=dev`` → (``a/b``, ``dev``); a bare path keeps ``saltenv``."""
     if url.startswith("salt://"):
-        rest = url[len("salt://"):]
+        rest = url[len("salt://") :]
         path, _, query = rest.partition("?")
         if query:
             params = urllib.parse.parse_qs(query)
@@ -170,7 +170,6 @@ class LocalFileClient(FileClientBase):
                         seen.add(rel[2:] if rel.startswith("./") else rel)
             self._listing[saltenv] = sorted(seen)
         return self._listing[saltenv]
-
 
 
 def find_sls(client: FileClient, sls: str, saltenv: str) -> tuple[str, Path] | None:

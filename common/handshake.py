@@ -32,8 +32,8 @@ from .exceptions import AuthError, WireError
 
 TOKEN_BYTES = 32
 CHALLENGE_BYTES = 32
-MAX_PUB = 16384            # bytes of an offered PEM public key
-MAX_SIG = 1024             # bytes of an RSA signature (2048 bits: 256)
+MAX_PUB = 16384  # bytes of an offered PEM public key
+MAX_SIG = 1024  # bytes of an RSA signature (2048 bits: 256)
 AUTH_LABEL = "briny auth v2"
 REPLY_LABEL = "briny auth_reply v2"
 STATUSES = ("accepted", "pending", "rejected", "denied")
@@ -100,6 +100,7 @@ def _refusal(env: wire.Envelope) -> AuthError:
 
 # -- minion → master -------------------------------------------------------------------------
 
+
 def hello(minion_id: str, token: bytes) -> bytes:
     """The frame asking the master for a challenge."""
     return wire.clear("auth", minion_id, {"token": token}).encode()
@@ -110,12 +111,12 @@ def auth_signed_data(minion_id: str, pub: str, token: bytes, challenge: bytes, m
     return wire.pack([AUTH_LABEL, minion_id, pub, token, challenge, master_finger])
 
 
-def auth_request(minion_id: str, priv: crypto.RSAPrivate, pub: str, token: bytes, challenge: bytes,
-                 master_finger: str) -> bytes:
+def auth_request(
+    minion_id: str, priv: crypto.RSAPrivate, pub: str, token: bytes, challenge: bytes, master_finger: str
+) -> bytes:
     """The signed auth frame (one RSA private-key operation, on the minion)."""
     sig = crypto.rsa_sign(priv, auth_signed_data(minion_id, pub, token, challenge, master_finger))
-    return wire.clear("auth", minion_id, {"pub": pub, "token": token, "challenge": challenge,
-                                          "sig": sig}).encode()
+    return wire.clear("auth", minion_id, {"pub": pub, "token": token, "challenge": challenge, "sig": sig}).encode()
 
 
 def read_auth(env: wire.Envelope) -> Hello | AuthRequest:
@@ -140,17 +141,18 @@ def check_auth_signature(req: AuthRequest, master_finger: str) -> crypto.RSAPubl
     AuthError when the key is unusable or did not sign this request for this master."""
     key = crypto.load_public(req.pub)
     if not crypto.rsa_verify(key, req.sig, req.signed(master_finger)):
-        raise AuthError("the auth request is not signed by the key it offers "
-                        "(for this master and this challenge)")
+        raise AuthError("the auth request is not signed by the key it offers (for this master and this challenge)")
     return key
 
 
 # -- master → minion -------------------------------------------------------------------------
 
+
 def challenge(minion_id: str, token: bytes, nonce: bytes, master_pub: str) -> bytes:
     """The answer to a hello (no RSA: anyone may ask for one)."""
-    return wire.clear("auth_reply", minion_id, {"status": "challenge", "challenge": nonce,
-                                                "master_pub": master_pub, "token": token}).encode()
+    return wire.clear(
+        "auth_reply", minion_id, {"status": "challenge", "challenge": nonce, "master_pub": master_pub, "token": token}
+    ).encode()
 
 
 def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
@@ -169,22 +171,35 @@ def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
     return Offer(nonce, _text(data.get("master_pub"), MAX_PUB, "the challenge's 'master_pub'"))
 
 
-def reply_signed_data(minion_id: str, token: bytes, challenge_: bytes, status: str, session_enc: bytes,
-                      sign_pub: bytes) -> bytes:
+def reply_signed_data(
+    minion_id: str, token: bytes, challenge_: bytes, status: str, session_enc: bytes, sign_pub: bytes
+) -> bytes:
     """What the master signs in its answer to a signed auth."""
     return wire.pack([REPLY_LABEL, minion_id, token, challenge_, status, session_enc, sign_pub])
 
 
-def auth_reply(req: AuthRequest, status: str, master_priv: crypto.RSAPrivate, master_pub: str,
-               session_enc: bytes = b"", sign_pub: bytes = b"") -> bytes:
+def auth_reply(
+    req: AuthRequest,
+    status: str,
+    master_priv: crypto.RSAPrivate,
+    master_pub: str,
+    session_enc: bytes = b"",
+    sign_pub: bytes = b"",
+) -> bytes:
     """The master's signed answer (its one RSA private-key operation per auth). ``session_enc``
     and ``sign_pub`` only with ``accepted``."""
     if status not in STATUSES:
         raise ValueError(f"unknown auth status {status!r}")
-    sig = crypto.rsa_sign(master_priv, reply_signed_data(req.id, req.token, req.challenge, status,
-                                                         session_enc, sign_pub))
-    body: dict[str, Any] = {"status": status, "master_pub": master_pub, "token": req.token,
-                            "challenge": req.challenge, "sig": sig}
+    sig = crypto.rsa_sign(
+        master_priv, reply_signed_data(req.id, req.token, req.challenge, status, session_enc, sign_pub)
+    )
+    body: dict[str, Any] = {
+        "status": status,
+        "master_pub": master_pub,
+        "token": req.token,
+        "challenge": req.challenge,
+        "sig": sig,
+    }
     if status == "accepted":
         body["session"] = session_enc
         body["sign_pub"] = sign_pub

@@ -28,13 +28,33 @@ log = logging.getLogger(__name__)
 
 HighData = dict[str, Any]
 
-REQUISITE_KEYWORDS = frozenset({
-    "onchanges", "onchanges_any", "onfail", "onfail_any", "onfail_all", "onfail_stop",
-    "prereq", "prerequired", "watch", "watch_any", "require", "require_any", "listen",
-})
-REQUISITE_IN_KEYWORDS = frozenset({
-    "onchanges_in", "onfail_in", "prereq_in", "watch_in", "require_in", "listen_in",
-})
+REQUISITE_KEYWORDS = frozenset(
+    {
+        "onchanges",
+        "onchanges_any",
+        "onfail",
+        "onfail_any",
+        "onfail_all",
+        "onfail_stop",
+        "prereq",
+        "prerequired",
+        "watch",
+        "watch_any",
+        "require",
+        "require_any",
+        "listen",
+    }
+)
+REQUISITE_IN_KEYWORDS = frozenset(
+    {
+        "onchanges_in",
+        "onfail_in",
+        "prereq_in",
+        "watch_in",
+        "require_in",
+        "listen_in",
+    }
+)
 _REQ_IN = {"require_in", "watch_in", "onfail_in", "onchanges_in", "use", "use_in", "prereq", "prereq_in"}
 _REQ_IN_ALL = _REQ_IN | {"require", "watch", "onfail", "onfail_stop", "onchanges"}
 
@@ -126,8 +146,11 @@ def reconcile_extend(high: HighData, strict: bool = False) -> tuple[HighData, li
         return high, errors
     ext = high.pop("__extend__")
     index: NameIndex | None = None
-    excluded = [e if isinstance(e, str) else e.get("sls") for e in high.get("__exclude__", [])
-                if isinstance(e, str) or (isinstance(e, dict) and e.get("sls"))]
+    excluded = [
+        e if isinstance(e, str) else e.get("sls")
+        for e in high.get("__exclude__", [])
+        if isinstance(e, str) or (isinstance(e, dict) and e.get("sls"))
+    ]
     for chunk in ext:
         for name, body in chunk.items():
             state_type = next((x for x in body if not str(x).startswith("__")), None)
@@ -142,7 +165,8 @@ def reconcile_extend(high: HighData, strict: bool = False) -> tuple[HighData, li
                         f"Cannot extend ID '{name}' in '{env}:{sls}'. It is not part of the high state.\n"
                         "This is likely due to a missing include statement or an incorrectly typed ID.\n"
                         f"Ensure that a state with an ID of '{name}' is available\nin environment "
-                        f"'{env}' and to SLS '{sls}'")
+                        f"'{env}' and to SLS '{sls}'"
+                    )
                     continue
                 name = ids[0][0]
             if body.get("__sls__") in excluded:
@@ -200,8 +224,10 @@ def verify_high(high: Any) -> list[str]:
             continue
         sls = body.get("__sls__") if isinstance(body, dict) else None
         if not isinstance(name, str):
-            errors.append(f"ID '{name}' in SLS '{sls}' is not formed as a string, but is a "
-                          f"{type(name).__name__}. It may need to be quoted.")
+            errors.append(
+                f"ID '{name}' in SLS '{sls}' is not formed as a string, but is a "
+                f"{type(name).__name__}. It may need to be quoted."
+            )
         if not isinstance(body, dict):
             errors.append(f"The type {name} in {salt_repr(body)} is not formatted as a dictionary")
             continue
@@ -209,9 +235,11 @@ def verify_high(high: Any) -> list[str]:
             if isinstance(state, str) and state.startswith("__"):
                 continue
             if run is None:
-                errors.append(f"ID '{name}' in SLS '{sls}' contains a short declaration ({state}) with "
-                              "a trailing colon. When not passing any arguments to a state, the colon "
-                              "must be omitted.")
+                errors.append(
+                    f"ID '{name}' in SLS '{sls}' contains a short declaration ({state}) with "
+                    "a trailing colon. When not passing any arguments to a state, the colon "
+                    "must be omitted."
+                )
                 continue
             if not isinstance(run, list):
                 errors.append(f"State '{name}' in SLS '{sls}' is not formed as a list")
@@ -221,9 +249,11 @@ def verify_high(high: Any) -> list[str]:
                 if isinstance(arg, str):
                     fun += 1
                     if " " in arg.strip():
-                        errors.append(f'The function "{arg}" in state "{name}" in SLS "{sls}" has '
-                                      "whitespace, a function with whitespace is not supported, perhaps "
-                                      'this is an argument that is missing a ":"')
+                        errors.append(
+                            f'The function "{arg}" in state "{name}" in SLS "{sls}" has '
+                            "whitespace, a function with whitespace is not supported, perhaps "
+                            'this is an argument that is missing a ":"'
+                        )
                 elif isinstance(arg, dict) and arg:
                     _verify_arg(name, state, arg, sls, reqs, errors)
             if not fun:
@@ -233,13 +263,16 @@ def verify_high(high: Any) -> list[str]:
             elif fun > 1:
                 funs = [str(state).split(".", 1)[1]] if "." in str(state) else []
                 funs.extend(a for a in run if isinstance(a, str))
-                errors.append(f"Too many functions declared in state '{name}' in SLS '{sls}'. "
-                              "Please choose one of the following: " + ", ".join(funs))
+                errors.append(
+                    f"Too many functions declared in state '{name}' in SLS '{sls}'. "
+                    "Please choose one of the following: " + ", ".join(funs)
+                )
     return errors
 
 
-def _verify_arg(name: Any, state: str, arg: dict[str, Any], sls: Any,
-                reqs: dict[Any, dict[Any, Any]], errors: list[str]) -> None:
+def _verify_arg(
+    name: Any, state: str, arg: dict[str, Any], sls: Any, reqs: dict[Any, dict[Any, Any]], errors: list[str]
+) -> None:
     first = next(iter(arg))
     if first == "names" and not isinstance(arg[first], list):
         errors.append(f"The 'names' argument in state '{name}' in SLS '{sls}' needs to be formed as a list")
@@ -257,9 +290,11 @@ def _verify_arg(name: Any, state: str, arg: dict[str, Any], sls: Any,
                 req_key = next(iter(req))
                 req_val = req[req_key]
                 if "." in str(req_key):
-                    errors.append(f"Invalid requisite type '{req_key}' in state '{name}', in SLS '{sls}'. "
-                                  "Requisite types must not contain dots, did you mean "
-                                  f"'{str(req_key)[: str(req_key).find('.')]}'?")
+                    errors.append(
+                        f"Invalid requisite type '{req_key}' in state '{name}', in SLS '{sls}'. "
+                        "Requisite types must not contain dots, did you mean "
+                        f"'{str(req_key)[: str(req_key).find('.')]}'?"
+                    )
                 if not isinstance(req_val, Hashable):
                     errors.append(f'Illegal requisite "{req_val}", please check your syntax.\n')
                     continue
@@ -293,8 +328,10 @@ def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[Hig
 
     def _dots(rkey: str, st: str, name: Any, body: dict[str, Any]) -> str:
         if "." in st:
-            errors.append(f"Invalid requisite in {rkey}: {st} for {name}, in SLS '{body.get('__sls__')}'. "
-                          f"Requisites must not contain dots, did you mean '{st[: st.find('.')]}'?")
+            errors.append(
+                f"Invalid requisite in {rkey}: {st} for {name}, in SLS '{body.get('__sls__')}'. "
+                f"Requisites must not contain dots, did you mean '{st[: st.find('.')]}'?"
+            )
             return st.split(".")[0]
         return st
 
@@ -328,8 +365,12 @@ def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[Hig
                     pstate = next(iter(ind))
                     pname = ind[pstate]
                     if pstate == "sls":
-                        hinges = [(nid, st) for nid, body2 in _ids(high) if body2.get("__sls__") == pname
-                                  for st, _ in _states(body2)]
+                        hinges = [
+                            (nid, st)
+                            for nid, body2 in _ids(high)
+                            if body2.get("__sls__") == pname
+                            for st, _ in _states(body2)
+                        ]
                     else:
                         hinges.append((pname, str(pstate)))
                     _dots(rkey, str(pstate), pname, body)
@@ -350,8 +391,19 @@ def _bare_ref(ind: Any, high: HighData, index: "LazyNameIndex") -> dict[str, Any
     return None
 
 
-def _apply_hinge(key: str, rkey: str, id_: Any, state: str, name: Any, tstate: str, high: HighData,
-                 body: dict[str, Any], index: "LazyNameIndex", extend: dict[Any, dict[str, Any]], add_req: Any) -> None:
+def _apply_hinge(
+    key: str,
+    rkey: str,
+    id_: Any,
+    state: str,
+    name: Any,
+    tstate: str,
+    high: HighData,
+    body: dict[str, Any],
+    index: "LazyNameIndex",
+    extend: dict[Any, dict[str, Any]],
+    add_req: Any,
+) -> None:
     if key == "prereq_in":
         extend.setdefault(id_, {}).setdefault(state, []).append({"prerequired": [{tstate: name}]})
     if key == "prereq":

@@ -65,19 +65,32 @@ class HighStateBuilder:
         return envs
 
     # -- one file ---------------------------------------------------------
-    def render_state(self, sls: str, saltenv: str, mods: set[str], matches: Matches | None,
-                     ) -> tuple[HighData, list[str]]:
+    def render_state(
+        self,
+        sls: str,
+        saltenv: str,
+        mods: set[str],
+        matches: Matches | None,
+    ) -> tuple[HighData, list[str]]:
         errors: list[str] = []
         found = find_sls(self.env.client, sls, saltenv) if isinstance(sls, str) else None
         if found is None:
-            errors.append(f"Specified SLS {sls} in saltenv {saltenv} is not available on the "
-                          "salt master or through a configured fileserver")
+            errors.append(
+                f"Specified SLS {sls} in saltenv {saltenv} is not available on the "
+                "salt master or through a configured fileserver"
+            )
             return {}, errors
         relpath, _ = found
         state: Any = None
         try:
-            with timed(log, "Rendering SLS '%s:%s' (%s)",
-                       "Time (in seconds) to render SLS '%s:%s' (%s): %.6f", saltenv, sls, relpath):
+            with timed(
+                log,
+                "Rendering SLS '%s:%s' (%s)",
+                "Time (in seconds) to render SLS '%s:%s' (%s): %.6f",
+                saltenv,
+                sls,
+                relpath,
+            ):
                 text = self.env.client.get_text(relpath, saltenv) or ""
                 state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
         except (RenderError, FileServerError) as exc:
@@ -109,16 +122,24 @@ class HighStateBuilder:
         self._handle_iorder(state)
         return state, errors
 
-    def _include(self, state: HighData, inc: Any, sls: str, saltenv: str, relpath: str,
-                 mods: set[str], matches: Matches | None, errors: list[str]) -> None:
+    def _include(
+        self,
+        state: HighData,
+        inc: Any,
+        sls: str,
+        saltenv: str,
+        relpath: str,
+        mods: set[str],
+        matches: Matches | None,
+        errors: list[str],
+    ) -> None:
         if isinstance(inc, dict) and inc:
             env_key, inc_sls = next(iter(inc.items()))
         else:
             env_key, inc_sls = saltenv, inc
         inc_sls = str(inc_sls)
         if env_key != "_xenv" and env_key not in self.env.client.envs():
-            msg = (f"Nonexistent saltenv '{env_key}' found in include of '{inc_sls}' "
-                   f"within SLS '{saltenv}:{sls}'")
+            msg = f"Nonexistent saltenv '{env_key}' found in include of '{inc_sls}' within SLS '{saltenv}:{sls}'"
             log.error(msg)
             errors.append(msg)
             return
@@ -129,8 +150,10 @@ class HighStateBuilder:
             if relpath.endswith("/init.sls") or relpath == "init.sls":
                 comps.append("init")
             if len(levels) > len(comps):
-                msg = (f"Attempted relative include of '{inc_sls}' within SLS "
-                       f"'{saltenv}:{sls}' goes beyond top level package ")
+                msg = (
+                    f"Attempted relative include of '{inc_sls}' within SLS "
+                    f"'{saltenv}:{sls}' goes beyond top level package "
+                )
                 log.error(msg)
                 errors.append(msg)
                 return
@@ -143,11 +166,15 @@ class HighStateBuilder:
         if not (len(resolved) == 1 or saltenv in resolved):
             if not resolved:
                 where = ", ".join(matches) if env_key == "_xenv" else env_key
-                msg = (f"Unknown include: Specified SLS {env_key}: {inc_sls} is not available on "
-                       f"the salt master in saltenv(s): {where} ")
+                msg = (
+                    f"Unknown include: Specified SLS {env_key}: {inc_sls} is not available on "
+                    f"the salt master in saltenv(s): {where} "
+                )
             else:
-                msg = (f"Ambiguous include: Specified SLS {env_key}: {inc_sls} is available on the "
-                       f"salt master in multiple available saltenvs: {', '.join(resolved)}")
+                msg = (
+                    f"Ambiguous include: Specified SLS {env_key}: {inc_sls} is available on the "
+                    f"salt master in multiple available saltenvs: {', '.join(resolved)}"
+                )
             log.critical(msg)
             errors.append(msg)
             return
@@ -219,8 +246,9 @@ class HighStateBuilder:
                 if "." in key:
                     mod, fun = key.split(".")[0], key.split(".")[1]
                     if mod in seen:
-                        errors.append(f"ID '{name}' in SLS '{sls}' contains multiple state "
-                                      "declarations of the same type")
+                        errors.append(
+                            f"ID '{name}' in SLS '{sls}' contains multiple state declarations of the same type"
+                        )
                         continue
                     body[mod] = body.pop(key)
                     body[mod].append(fun)
@@ -264,8 +292,12 @@ class HighStateBuilder:
                     if state:
                         merge_included(high, state, errors)
                     wanted = f"SLS {sls_match} in saltenv"
-                    errors = [f"No matching sls found for '{sls_match}' in env '{saltenv}'"
-                              if "is not available" in e and wanted in e else e for e in errors]
+                    errors = [
+                        f"No matching sls found for '{sls_match}' in env '{saltenv}'"
+                        if "is not available" in e and wanted in e
+                        else e
+                        for e in errors
+                    ]
                     all_errors.extend(errors)
         _dedupe_extends(high)
         return high, all_errors
@@ -284,7 +316,8 @@ def merge_included(high: HighData, state: HighData, errors: list[str]) -> None:
             errors.append(
                 "Detected conflicting IDs, SLS IDs need to be globally unique.\n    The "
                 f"conflicting ID is '{id_}' and is found in SLS '{old.get('__env__')}:"
-                f"{old.get('__sls__')}' and SLS '{new.get('__env__')}:{new.get('__sls__')}'")
+                f"{old.get('__sls__')}' and SLS '{new.get('__env__')}:{new.get('__sls__')}'"
+            )
     high.update(state)
 
 

@@ -46,10 +46,10 @@ class HostBoundary:
 
     minion_id: str
     rendering: str
-    pure: Callable[[str], bool]           # may ``mod.fun`` run here?
-    allowed: str = ""                     # what templates may call here, for messages
-    code_allowed: bool = False            # may a code renderer (#!py) run here?
-    code_hint: str = ""                   # what to do about a refused code renderer
+    pure: Callable[[str], bool]  # may ``mod.fun`` run here?
+    allowed: str = ""  # what templates may call here, for messages
+    code_allowed: bool = False  # may a code renderer (#!py) run here?
+    code_hint: str = ""  # what to do about a refused code renderer
     _needs: dict[str, None] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -66,8 +66,10 @@ class HostBoundary:
     def refusal(self, what: str, need: str | None = None) -> HostAccessError:
         """Record ``need`` (by default ``what``) and return the error that refuses ``what``."""
         self.need(need or what)
-        return HostAccessError(f"{what} needs the minion's host and is not run {self.where()}; "
-                               f"templates rendered on the master may call only {self.allowed}")
+        return HostAccessError(
+            f"{what} needs the minion's host and is not run {self.where()}; "
+            f"templates rendered on the master may call only {self.allowed}"
+        )
 
     def function(self, key: str, lookup: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
         """``lookup[key]`` when pure; else a stand-in that raises :meth:`refusal` when called.
@@ -78,7 +80,7 @@ class HostBoundary:
         pure = self.pure(key)
         if not pure:
             self.need(key)
-        func = lookup[key]                     # FunctionNotFound: not even the minion's loader has it
+        func = lookup[key]  # FunctionNotFound: not even the minion's loader has it
         if pure:
             return func
         boundary = self
@@ -95,8 +97,10 @@ class HostBoundary:
         if self.code_allowed:
             return
         self.need(f"#!{renderer}")
-        raise RenderError(f"The '{renderer}' renderer runs Python and is not run {self.where()}"
-                          + (f"; {self.code_hint}" if self.code_hint else ""))
+        raise RenderError(
+            f"The '{renderer}' renderer runs Python and is not run {self.where()}"
+            + (f"; {self.code_hint}" if self.code_hint else "")
+        )
 
 
 class SaltFunctions:
@@ -163,13 +167,19 @@ class OptsView(dict):  # type: ignore[type-arg]
     ``opts['*']``. Copies are plain dicts.
     """
 
-    def __init__(self, data: Mapping[str, Any], *, boundary: HostBoundary | None = None,
-                 unknown: Callable[[str], bool] | None = None,
-                 listing: bool = True,
-                 shared: Mapping[str, Any] | None = None) -> None:
-        super().__init__(copy.deepcopy({k: v for k, v in data.items()
-                                        if not (isinstance(k, str) and k.startswith("__"))}))
-        super().update(shared or {})    # not copied: the render's own grains and pillar
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        *,
+        boundary: HostBoundary | None = None,
+        unknown: Callable[[str], bool] | None = None,
+        listing: bool = True,
+        shared: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            copy.deepcopy({k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("__"))})
+        )
+        super().update(shared or {})  # not copied: the render's own grains and pillar
         self._boundary = boundary
         self._unknown = unknown
         self._listing = listing

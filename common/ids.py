@@ -40,8 +40,10 @@ def id_problem(value: object) -> str | None:
     if "/" in value or "\\" in value:
         return "a minion id must not contain '/' or '\\'"
     if value.startswith("."):
-        return ("a minion id must not start with '.' (its key file would be hidden: briny-key "
-                "could neither list nor delete it)")
+        return (
+            "a minion id must not start with '.' (its key file would be hidden: briny-key "
+            "could neither list nor delete it)"
+        )
     if _CONTROL_RE.search(value):
         return "a minion id must not contain control characters"
     if value.startswith("-"):

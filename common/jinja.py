@@ -38,13 +38,11 @@ import jinja2
 import jinja2.defaults
 from jinja2 import nodes
 from jinja2.bccache import Bucket, BytecodeCache
-from jinja2.exceptions import (SecurityError, TemplateNotFound, TemplateRuntimeError,
-                               TemplateSyntaxError, UndefinedError)
+from jinja2.exceptions import SecurityError, TemplateNotFound, TemplateRuntimeError, TemplateSyntaxError, UndefinedError
 from jinja2.ext import Extension
 from jinja2.sandbox import SandboxedEnvironment
 
-from .exceptions import (CommandExecutionError, FileServerError, SaltInvocationError,
-                         TemplateError)
+from .exceptions import CommandExecutionError, FileServerError, SaltInvocationError, TemplateError
 from .hostview import template_salt
 from .jinja_filters import FILTERS, TESTS
 from .render import error_context
@@ -57,8 +55,8 @@ TOP = "<template>"  # the filename of the template given as text
 
 # --- path-derived context --------------------------------------------------
 
-def template_vars(sls: str | None, relpath: str | None, saltenv: str, *,
-                  fullpath: str | None = None) -> dict[str, Any]:
+
+def template_vars(sls: str | None, relpath: str | None, saltenv: str, *, fullpath: str | None = None) -> dict[str, Any]:
     """The path-derived context Salt 3007 gives an SLS.
 
     ``sls`` is the SLS name (``a.b``), ``relpath`` its file relative to the
@@ -91,6 +89,7 @@ def template_vars(sls: str | None, relpath: str | None, saltenv: str, *,
 
 
 # --- compiled-template cache ----------------------------------------------
+
 
 class _MemoryBytecodeCache(BytecodeCache):
     """Compiled code of loaded templates (keyed by name and source checksum)
@@ -142,6 +141,7 @@ _BYTECODE_LOCK = threading.Lock()
 
 # --- loader and environment -----------------------------------------------
 
+
 class SaltLoader(jinja2.BaseLoader):
     """Loads templates through the file client of one render, in one saltenv."""
 
@@ -150,8 +150,7 @@ class SaltLoader(jinja2.BaseLoader):
         self.saltenv = saltenv
         self.sources: dict[str, str] = {}  # filename -> text, for error context
 
-    def get_source(self, environment: jinja2.Environment,
-                   template: str) -> tuple[str, str, Callable[[], bool]]:
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         try:
             text = self.client.get_text(template, self.saltenv)
         except FileServerError as exc:
@@ -165,8 +164,7 @@ class SaltLoader(jinja2.BaseLoader):
         else:
             tpldir = posixpath.dirname(template)
             tplfile = template
-        environment.globals.update(tplfile=tplfile, tpldir=tpldir or ".",
-                                   tpldot=tpldir.replace("/", "."))
+        environment.globals.update(tplfile=tplfile, tpldir=tpldir or ".", tpldot=tpldir.replace("/", "."))
         filename = self._filename(template)
         self.sources[filename] = text
         return text, filename, lambda: True
@@ -209,12 +207,14 @@ class SaltEnvironment(SandboxedEnvironment):
     def join_path(self, template: str, parent: str) -> str:
         return self.resolve(template, parent)
 
-    def get_template(self, name: Any, parent: str | None = None,
-                     globals: Mapping[str, Any] | None = None) -> jinja2.Template:
+    def get_template(
+        self, name: Any, parent: str | None = None, globals: Mapping[str, Any] | None = None
+    ) -> jinja2.Template:
         return super().get_template(self.resolve(name, parent), None, globals)
 
-    def select_template(self, names: Any, parent: str | None = None,
-                        globals: Mapping[str, Any] | None = None) -> jinja2.Template:
+    def select_template(
+        self, names: Any, parent: str | None = None, globals: Mapping[str, Any] | None = None
+    ) -> jinja2.Template:
         if not isinstance(names, jinja2.Undefined):
             names = [self.resolve(n, parent) for n in names]
         return super().select_template(names, None, globals)
@@ -237,10 +237,10 @@ class SaltTagsExtension(Extension):
         if tag.startswith("import_"):
             imp = parser.parse_import()  # consumes the tag name like "import"
             lineno = imp.lineno
-            parsed = nodes.Filter(nodes.Name(imp.target, "load", lineno=lineno),
-                                  f"load_{kind}", [], [], None, None, lineno=lineno)
-            return [imp, nodes.Assign(nodes.Name(imp.target, "store", lineno=lineno), parsed,
-                                      lineno=lineno)]
+            parsed = nodes.Filter(
+                nodes.Name(imp.target, "load", lineno=lineno), f"load_{kind}", [], [], None, None, lineno=lineno
+            )
+            return [imp, nodes.Assign(nodes.Name(imp.target, "store", lineno=lineno), parsed, lineno=lineno)]
         lineno = next(parser.stream).lineno
         parser.stream.expect("name:as")
         target = parser.parse_assign_target()
@@ -251,12 +251,14 @@ class SaltTagsExtension(Extension):
 
 # --- globals and output -----------------------------------------------------
 
+
 class _PrintableDict(dict):  # type: ignore[type-arg]
     """A mapping printed as a plain Python dict, whatever its real type."""
 
     def __str__(self) -> str:
-        return "{" + ", ".join(f"{k!r}: {v!r}" if isinstance(v, str) else f"{k!r}: {v!s}"
-                               for k, v in self.items()) + "}"
+        return (
+            "{" + ", ".join(f"{k!r}: {v!r}" if isinstance(v, str) else f"{k!r}: {v!s}" for k, v in self.items()) + "}"
+        )
 
     def __repr__(self) -> str:
         return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items()) + "}"
@@ -299,8 +301,7 @@ def show_full_context(ctx: Any) -> dict[str, Any]:
 
 
 @jinja2.pass_context
-def ifelse(ctx: Any, *args: Any, tgt_type: str = "compound", minion_id: str | None = None,
-           **_: Any) -> Any:
+def ifelse(ctx: Any, *args: Any, tgt_type: str = "compound", minion_id: str | None = None, **_: Any) -> Any:
     """``ifelse(match1, value1, match2, value2, ..., default)``: the first matching value."""
     if len(args) % 2 == 0:
         raise TemplateError("The ifelse function must have an odd number of arguments!")
@@ -311,8 +312,7 @@ def ifelse(ctx: Any, *args: Any, tgt_type: str = "compound", minion_id: str | No
                 return value
             continue
         try:
-            matched = salt[f"match.{tgt_type}"](key, minion_id) if minion_id \
-                else salt[f"match.{tgt_type}"](key)
+            matched = salt[f"match.{tgt_type}"](key, minion_id) if minion_id else salt[f"match.{tgt_type}"](key)
         except (KeyError, TypeError):
             matched = False
         if matched:
@@ -321,6 +321,7 @@ def ifelse(ctx: Any, *args: Any, tgt_type: str = "compound", minion_id: str | No
 
 
 # --- environment construction ------------------------------------------------
+
 
 def _env_options(opts: Mapping[str, Any], sls_render: bool) -> dict[str, Any]:
     chosen = opts.get("jinja_sls_env" if sls_render else "jinja_env") or {}
@@ -337,8 +338,9 @@ def _env_options(opts: Mapping[str, Any], sls_render: bool) -> dict[str, Any]:
     return options
 
 
-def build_environment(client: "FileClient", saltenv: str, opts: Mapping[str, Any],
-                      sls_render: bool, boundary: Any = None) -> SaltEnvironment:
+def build_environment(
+    client: "FileClient", saltenv: str, opts: Mapping[str, Any], sls_render: bool, boundary: Any = None
+) -> SaltEnvironment:
     """A fresh environment for one render: loader, tags, filters, tests, globals."""
     options = _env_options(opts, sls_render)
     undefined = jinja2.Undefined if opts.get("allow_undefined") else jinja2.StrictUndefined
@@ -348,8 +350,13 @@ def build_environment(client: "FileClient", saltenv: str, opts: Mapping[str, Any
     env = SaltEnvironment(
         loader=SaltLoader(client, saltenv),
         extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols", SaltTagsExtension],
-        undefined=undefined, autoescape=False, bytecode_cache=bcc, auto_reload=False,
-        finalize=_finalize, **options)
+        undefined=undefined,
+        autoescape=False,
+        bytecode_cache=bcc,
+        auto_reload=False,
+        finalize=_finalize,
+        **options,
+    )
     env.written_as = {}
     env.boundary = boundary
     indent = env.filters.get("indent")
@@ -357,12 +364,14 @@ def build_environment(client: "FileClient", saltenv: str, opts: Mapping[str, Any
     if indent is not None:
         env.filters["indent"] = indent
     env.tests.update(TESTS)
-    env.globals.update({"raise": jinja_raise, "ifelse": ifelse, "odict": OrderedDict,
-                        "show_full_context": show_full_context})
+    env.globals.update(
+        {"raise": jinja_raise, "ifelse": ifelse, "odict": OrderedDict, "show_full_context": show_full_context}
+    )
     return env
 
 
 # --- errors -----------------------------------------------------------------
+
 
 def _locate(exc: BaseException, known: Mapping[str, str]) -> tuple[str, int] | None:
     """(filename, line) of the innermost template frame of ``exc``."""
@@ -385,10 +394,8 @@ def _error(prefix: str, message: str, exc: BaseException, known: Mapping[str, st
         return TemplateError(f"{prefix}{message}")
     filename, line = where
     if filename == TOP:
-        return TemplateError(f"{prefix}{message}; line {line}\n\n"
-                             f"{error_context(known[TOP], line)}")
-    return TemplateError(f"{prefix}{message}\n{filename}({line}):\n"
-                         f"{error_context(known[filename], line)}")
+        return TemplateError(f"{prefix}{message}; line {line}\n\n{error_context(known[TOP], line)}")
+    return TemplateError(f"{prefix}{message}\n{filename}({line}):\n{error_context(known[filename], line)}")
 
 
 def _translate(exc: Exception, known: Mapping[str, str]) -> TemplateError:
@@ -405,10 +412,16 @@ def _translate(exc: Exception, known: Mapping[str, str]) -> TemplateError:
 
 # --- entry point --------------------------------------------------------------
 
+
 def _has_markup(env: jinja2.Environment, text: str) -> bool:
     """Could Jinja change ``text``? False only when no delimiter of this environment appears."""
-    marks = [env.block_start_string, env.variable_start_string, env.comment_start_string,
-             env.line_statement_prefix, env.line_comment_prefix]
+    marks = [
+        env.block_start_string,
+        env.variable_start_string,
+        env.comment_start_string,
+        env.line_statement_prefix,
+        env.line_comment_prefix,
+    ]
     return any(m and m in text for m in marks)
 
 
@@ -423,8 +436,16 @@ def _plain_text_output(env: jinja2.Environment, text: str) -> str:
     return out
 
 
-def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str,
-                 tmplpath: str | None = None, opts: dict | None = None, boundary: Any = None) -> str:
+def render_jinja(
+    text: str,
+    context: dict,
+    *,
+    client: "FileClient",
+    saltenv: str,
+    tmplpath: str | None = None,
+    opts: dict | None = None,
+    boundary: Any = None,
+) -> str:
     """Render ``text`` with Salt's Jinja environment.
 
     ``context`` holds ``salt``, ``grains``, ``pillar``, ``opts``, ``saltenv``,
@@ -439,7 +460,7 @@ def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str
     """
     if opts is None:
         opts = context.get("opts") or {}
-    if "salt" in context:           # templates never get a loader itself (common/hostview.py)
+    if "salt" in context:  # templates never get a loader itself (common/hostview.py)
         context = {**context, "salt": template_salt(context["salt"])}
     if isinstance(text, bytes):
         text = text.decode("utf-8")
@@ -454,7 +475,8 @@ def render_jinja(text: str, context: dict, *, client: "FileClient", saltenv: str
         try:
             key = hashlib.sha256(f"{tmplpath}\0{text}".encode()).hexdigest()
             code = env.bytecode_cache.code(  # type: ignore[union-attr]
-                key, lambda: env.compile(text, name=tmplpath, filename=TOP))
+                key, lambda: env.compile(text, name=tmplpath, filename=TOP)
+            )
             template = env.template_class.from_code(env, code, env.make_globals(None), None)
             output = template.render(context)
         except Exception as exc:  # noqa: BLE001 - every template failure becomes a TemplateError

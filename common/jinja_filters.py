@@ -48,9 +48,9 @@ def _text(value: Any) -> str:
 
 # --- serializers ---------------------------------------------------------
 
+
 def to_json(value: Any, sort_keys: bool = True, indent: int | None = None) -> str:
-    return json.dumps(value, sort_keys=sort_keys, indent=indent, ensure_ascii=False,
-                      default=_json_default).strip()
+    return json.dumps(value, sort_keys=sort_keys, indent=indent, ensure_ascii=False, default=_json_default).strip()
 
 
 def _json_default(obj: Any) -> Any:
@@ -91,10 +91,11 @@ def load_yaml(value: Any) -> Any:
         problem = getattr(exc, "problem", None)
         if mark is not None and problem:
             from .jinja import error_context  # late: jinja imports this module
+
             buf = mark.buffer or _text(value)
             raise TemplateRuntimeError(
-                f"Encountered error loading yaml: {problem}\n"
-                + error_context(buf.rstrip("\x00"), mark.line + 1)) from None
+                f"Encountered error loading yaml: {problem}\n" + error_context(buf.rstrip("\x00"), mark.line + 1)
+            ) from None
         raise TemplateRuntimeError(f"Encountered error loading yaml: {exc}") from None
 
 
@@ -110,11 +111,11 @@ def load_text(value: Any) -> str:
 
 
 def dict_to_sls_yaml_params(value: Mapping[Any, Any], flow_style: bool = False) -> str:
-    return yamlout.safe_dump([{k: v} for k, v in value.items()],
-                             default_flow_style=flow_style).strip()
+    return yamlout.safe_dump([{k: v} for k, v in value.items()], default_flow_style=flow_style).strip()
 
 
 # --- YAML quoting --------------------------------------------------------
+
 
 def yaml_encode(value: Any) -> str:
     return yamlout.encode_scalar(value)
@@ -129,6 +130,7 @@ def yaml_squote(value: Any) -> str:
 
 
 # --- strings and regexes -------------------------------------------------
+
 
 def _flags(ignorecase: bool, multiline: bool) -> int:
     return (re.I if ignorecase else 0) | (re.M if multiline else 0)
@@ -149,8 +151,7 @@ def regex_search(txt: str, rgx: str, ignorecase: bool = False, multiline: bool =
     return _groups(re.search(rgx, txt, _flags(ignorecase, multiline)))
 
 
-def regex_replace(txt: str, rgx: str, val: str, ignorecase: bool = False,
-                  multiline: bool = False) -> str:
+def regex_replace(txt: str, rgx: str, val: str, ignorecase: bool = False, multiline: bool = False) -> str:
     return re.compile(rgx, _flags(ignorecase, multiline)).sub(val, txt)
 
 
@@ -199,8 +200,7 @@ def to_bytes(value: Any, encoding: str = "utf-8") -> bytes:
 
 
 def to_snake_case(value: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z][a-z])",
-                  lambda m: "_" + m.group(0), value).lower()
+    return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z][a-z])", lambda m: "_" + m.group(0), value).lower()
 
 
 def to_camelcase(value: str, uppercamel: bool = False) -> str:
@@ -255,14 +255,16 @@ def human_to_bytes(size: Any) -> int:
         return 0
     number, unit = float(found.group(1)), found.group(2).lower()
     power = " kmgtpezy".index(unit) if unit else 0
-    return int(number * 1024 ** power)
+    return int(number * 1024**power)
 
 
 # --- hashing and encoding ------------------------------------------------
 
+
 def _hash(name: str) -> Callable[[Any], str]:
     def digest(value: Any) -> str:
         return hashlib.new(name, to_bytes(value)).hexdigest()
+
     digest.__name__ = name
     return digest
 
@@ -280,8 +282,7 @@ def base64_decode(value: Any) -> Any:
 
 
 def hmac_filter(value: Any, shared_secret: str, challenge_hmac: str) -> bool:
-    computed = base64.b64encode(_hmac.new(to_bytes(shared_secret), to_bytes(value),
-                                          hashlib.sha256).digest()).decode()
+    computed = base64.b64encode(_hmac.new(to_bytes(shared_secret), to_bytes(value), hashlib.sha256).digest()).decode()
     return _hmac.compare_digest(computed, str(challenge_hmac))
 
 
@@ -299,8 +300,9 @@ def random_str(size: int = 10) -> str:
 
 
 def random_sample(value: Any, k: int, seed: Any = None) -> list[Any]:
-    return random.Random(seed).sample(list(value), k) if seed is not None \
-        else random.SystemRandom().sample(list(value), k)
+    return (
+        random.Random(seed).sample(list(value), k) if seed is not None else random.SystemRandom().sample(list(value), k)
+    )
 
 
 def random_shuffle(value: Any, seed: Any = None) -> list[Any]:
@@ -310,6 +312,7 @@ def random_shuffle(value: Any, seed: Any = None) -> list[Any]:
 
 
 # --- dates ---------------------------------------------------------------
+
 
 def strftime(value: Any, date_format: str = "%Y-%m-%d") -> str:
     if isinstance(value, datetime.datetime):
@@ -328,6 +331,7 @@ def strftime(value: Any, date_format: str = "%Y-%m-%d") -> str:
 
 
 # --- lists and sets ------------------------------------------------------
+
 
 def unique(values: Any) -> Any:
     if isinstance(values, Hashable):
@@ -498,10 +502,12 @@ def _dict_parent(data: dict[Any, Any], keys: str, delimiter: str) -> tuple[dict[
 
 def _dict_key_op(apply: Callable[[dict[Any, Any], Any, Any], None]) -> Callable[..., Any]:
     """``data|set_dict_key_value('a:b', value)`` and friends: change data in place, return it."""
+
     def change(data: dict[Any, Any], keys: str, value: Any, delimiter: str = ":") -> Any:
         parent, last = _dict_parent(data, keys, delimiter)
         apply(parent, last, value)
         return data
+
     return change
 
 
@@ -515,6 +521,7 @@ def check_whitelist_blacklist(value: str, whitelist: Any = None, blacklist: Any 
     def matches(pats: Any) -> bool:
         pats = [pats] if isinstance(pats, str) else list(pats)
         return any(value == p or re.fullmatch(p, value) is not None for p in pats)
+
     if blacklist is not None and matches(blacklist):
         return False
     if whitelist is not None:
@@ -523,6 +530,7 @@ def check_whitelist_blacklist(value: str, whitelist: Any = None, blacklist: Any 
 
 
 # --- paths and files -----------------------------------------------------
+
 
 def path_join(*parts: str) -> str:
     first, rest = str(parts[0]), [str(p).lstrip("/") for p in parts[1:]]
@@ -540,6 +548,7 @@ def which(environment: Any, exe: str) -> str | None:
 
 # --- networks ------------------------------------------------------------
 
+
 def _ip(value: Any) -> Any:
     text = str(value)
     try:
@@ -555,6 +564,7 @@ def _ip_filter(value: Any, version: int | None) -> Any:
         except ValueError:
             return False
         return version is None or addr.version == version
+
     if isinstance(value, (list, tuple, set)):
         if version is None:  # Salt lists the IPv4 ones first
             return _ip_filter(value, 4) + _ip_filter(value, 6)
@@ -597,38 +607,89 @@ def ip_host(value: str, options: Any = None, version: Any = None) -> str:
 
 
 FILTERS: dict[str, Callable[..., Any]] = {
-    "json": to_json, "tojson": tojson, "yaml": to_yaml, "python": to_python,
-    "load_yaml": load_yaml, "load_json": load_json, "load_text": load_text,
+    "json": to_json,
+    "tojson": tojson,
+    "yaml": to_yaml,
+    "python": to_python,
+    "load_yaml": load_yaml,
+    "load_json": load_json,
+    "load_text": load_text,
     "dict_to_sls_yaml_params": dict_to_sls_yaml_params,
-    "yaml_encode": yaml_encode, "yaml_dquote": yaml_dquote, "yaml_squote": yaml_squote,
-    "regex_match": regex_match, "regex_search": regex_search, "regex_replace": regex_replace,
-    "regex_escape": regex_escape, "quote": quote, "to_bool": to_bool, "to_num": to_num,
-    "str_to_num": to_num, "to_bytes": to_bytes, "to_snake_case": to_snake_case,
-    "to_camelcase": to_camelcase, "contains_whitespace": contains_whitespace,
-    "substring_in_list": substring_in_list, "is_hex": is_hex, "uuid": uuid_filter,
-    "skip": skip, "method_call": method_call, "human_to_bytes": human_to_bytes,
-    "md5": _hash("md5"), "sha1": _hash("sha1"), "sha256": _hash("sha256"),
-    "sha512": _hash("sha512"), "base64_encode": base64_encode, "base64_decode": base64_decode,
-    "hmac": hmac_filter, "hmac_compute": hmac_compute, "random_hash": random_hash,
-    "random_str": random_str, "rand_str": random_str, "random_sample": random_sample,
-    "random_shuffle": random_shuffle, "strftime": strftime, "date_format": strftime,
-    "unique": unique, "sequence": sequence, "min": lst_min, "max": lst_max, "avg": avg,
-    "union": union, "intersect": intersect, "difference": difference,
-    "symmetric_difference": symmetric_difference, "is_list": is_list, "is_iter": is_iter,
-    "exactly_n_true": exactly_n_true, "exactly_one_true": exactly_one_true,
-    "flatten": flatten, "sorted_ignorecase": sorted_ignorecase, "combinations": combinations,
+    "yaml_encode": yaml_encode,
+    "yaml_dquote": yaml_dquote,
+    "yaml_squote": yaml_squote,
+    "regex_match": regex_match,
+    "regex_search": regex_search,
+    "regex_replace": regex_replace,
+    "regex_escape": regex_escape,
+    "quote": quote,
+    "to_bool": to_bool,
+    "to_num": to_num,
+    "str_to_num": to_num,
+    "to_bytes": to_bytes,
+    "to_snake_case": to_snake_case,
+    "to_camelcase": to_camelcase,
+    "contains_whitespace": contains_whitespace,
+    "substring_in_list": substring_in_list,
+    "is_hex": is_hex,
+    "uuid": uuid_filter,
+    "skip": skip,
+    "method_call": method_call,
+    "human_to_bytes": human_to_bytes,
+    "md5": _hash("md5"),
+    "sha1": _hash("sha1"),
+    "sha256": _hash("sha256"),
+    "sha512": _hash("sha512"),
+    "base64_encode": base64_encode,
+    "base64_decode": base64_decode,
+    "hmac": hmac_filter,
+    "hmac_compute": hmac_compute,
+    "random_hash": random_hash,
+    "random_str": random_str,
+    "rand_str": random_str,
+    "random_sample": random_sample,
+    "random_shuffle": random_shuffle,
+    "strftime": strftime,
+    "date_format": strftime,
+    "unique": unique,
+    "sequence": sequence,
+    "min": lst_min,
+    "max": lst_max,
+    "avg": avg,
+    "union": union,
+    "intersect": intersect,
+    "difference": difference,
+    "symmetric_difference": symmetric_difference,
+    "is_list": is_list,
+    "is_iter": is_iter,
+    "exactly_n_true": exactly_n_true,
+    "exactly_one_true": exactly_one_true,
+    "flatten": flatten,
+    "sorted_ignorecase": sorted_ignorecase,
+    "combinations": combinations,
     "combinations_with_replacement": combinations_with_replacement,
-    "compare_lists": compare_lists, "compare_dicts": compare_dicts,
-    "to_entries": to_entries, "from_entries": from_entries, "traverse": traverse,
-    "set_dict_key_value": set_dict_key_value, "update_dict_key_value": update_dict_key_value,
+    "compare_lists": compare_lists,
+    "compare_dicts": compare_dicts,
+    "to_entries": to_entries,
+    "from_entries": from_entries,
+    "traverse": traverse,
+    "set_dict_key_value": set_dict_key_value,
+    "update_dict_key_value": update_dict_key_value,
     "append_dict_key_value": append_dict_key_value,
     "extend_dict_key_value": extend_dict_key_value,
     "check_whitelist_blacklist": check_whitelist_blacklist,
-    "path_join": path_join, "which": which,
-    "ipaddr": ipaddr, "ipv4": _versioned(_ip_filter, 4), "ipv6": _versioned(_ip_filter, 6),
-    "is_ip": _versioned(_is_ip, None), "is_ipv4": _versioned(_is_ip, 4),
-    "is_ipv6": _versioned(_is_ip, 6), "ipwrap": ipwrap, "network_hosts": network_hosts,
-    "network_size": network_size, "ip_host": ip_host,
+    "path_join": path_join,
+    "which": which,
+    "ipaddr": ipaddr,
+    "ipv4": _versioned(_ip_filter, 4),
+    "ipv6": _versioned(_ip_filter, 6),
+    "is_ip": _versioned(_is_ip, None),
+    "is_ipv4": _versioned(_is_ip, 4),
+    "is_ipv6": _versioned(_is_ip, 6),
+    "ipwrap": ipwrap,
+    "network_hosts": network_hosts,
+    "network_size": network_size,
+    "ip_host": ip_host,
 }
 
 TESTS: dict[str, Callable[..., Any]] = {

@@ -46,9 +46,9 @@ class RunningJob:
     jid: str
     fun: str
     started: float
-    pid: int                       # the job's process (the daemon's own pid for a thread job)
-    thread_id: int | None = None   # a thread job's thread (``multiprocessing: False``)
-    signalled: int | None = None   # the signal ``saltutil`` sent it, once sent
+    pid: int  # the job's process (the daemon's own pid for a thread job)
+    thread_id: int | None = None  # a thread job's thread (``multiprocessing: False``)
+    signalled: int | None = None  # the signal ``saltutil`` sent it, once sent
 
 
 class JobControl(Protocol):

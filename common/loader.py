@@ -266,8 +266,10 @@ class ModuleNamespace:
         self._mod = mod
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"salt.{self._mod} is a module, not a function: call salt.{self._mod}.<function>(...) "
-                        f"or salt['{self._mod}.<function>'](...)")
+        raise TypeError(
+            f"salt.{self._mod} is a module, not a function: call salt.{self._mod}.<function>(...) "
+            f"or salt['{self._mod}.<function>'](...)"
+        )
 
     def __repr__(self) -> str:
         return f"<module namespace salt.{self._mod}>"
@@ -305,9 +307,14 @@ def custom_dirs(opts: dict[str, Any], kind: str) -> list[Path]:
     return [d for d in dirs if d.is_dir()]
 
 
-def minion_mods(opts: dict[str, Any], grains: dict[str, Any] | None = None,
-                pillar: dict[str, Any] | None = None, extra_dirs: list[Path] | None = None,
-                context: dict[str, Any] | None = None, job: JobContext | None = None) -> LazyLoader:
+def minion_mods(
+    opts: dict[str, Any],
+    grains: dict[str, Any] | None = None,
+    pillar: dict[str, Any] | None = None,
+    extra_dirs: list[Path] | None = None,
+    context: dict[str, Any] | None = None,
+    job: JobContext | None = None,
+) -> LazyLoader:
     """The ``__salt__`` loader of one host (or of one minion, on the master); ``job`` is the
     runtime its modules see as ``__job__`` (an empty one when not given)."""
     pack: dict[str, Any] = {

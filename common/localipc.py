@@ -98,10 +98,14 @@ def denied_message(path: str, daemon: str) -> str:
     owner = None
     with contextlib.suppress(OSError):
         owner = os.stat(os.path.dirname(path)).st_uid
-    who = f"as {_user(owner)} (the user {daemon} runs as) or as root" if owner is not None \
+    who = (
+        f"as {_user(owner)} (the user {daemon} runs as) or as root"
+        if owner is not None
         else f"as the user {daemon} runs as, or as root"
-    return (f"permission denied: user {_user(uid)} (uid {uid}) may not use {daemon}'s socket {path}; "
-            f"run this command {who}")
+    )
+    return (
+        f"permission denied: user {_user(uid)} (uid {uid}) may not use {daemon}'s socket {path}; run this command {who}"
+    )
 
 
 def peer_uid(frame: zmq.Frame) -> int | None:
@@ -183,10 +187,15 @@ class IpcServer:
             uid = peer_uid(parts[1])
             denied = None
             if uid not in allowed:
-                denied = (f"permission denied: {'an unknown user' if uid is None else f'uid {uid}'} may "
-                          f"not use {self.label} on {self.path} (only uid {os.geteuid()} and root may)")
-                log.warning("%s: refused a request from %s", self.label,
-                            "a peer without credentials" if uid is None else f"uid {uid}")
+                denied = (
+                    f"permission denied: {'an unknown user' if uid is None else f'uid {uid}'} may "
+                    f"not use {self.label} on {self.path} (only uid {os.geteuid()} and root may)"
+                )
+                log.warning(
+                    "%s: refused a request from %s",
+                    self.label,
+                    "a peer without credentials" if uid is None else f"uid {uid}",
+                )
             task = asyncio.ensure_future(self._answer(parts[0].bytes, parts[1].bytes, denied))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

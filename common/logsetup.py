@@ -46,9 +46,16 @@ log = logging.getLogger(__name__)
 TRACE, GARBAGE, PROFILE = 5, 1, 15
 QUIET = 1000
 LEVELS: dict[str, int] = {
-    "all": GARBAGE, "garbage": GARBAGE, "trace": TRACE, "debug": logging.DEBUG, "profile": PROFILE,
-    "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR,
-    "critical": logging.CRITICAL, "quiet": QUIET,
+    "all": GARBAGE,
+    "garbage": GARBAGE,
+    "trace": TRACE,
+    "debug": logging.DEBUG,
+    "profile": PROFILE,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "quiet": QUIET,
 }
 for _num, _name in ((TRACE, "TRACE"), (GARBAGE, "GARBAGE"), (PROFILE, "PROFILE"), (QUIET, "QUIET")):
     logging.addLevelName(_num, _name)
@@ -61,15 +68,26 @@ FILE_DATEFMT = "%Y-%m-%d %H:%M:%S"
 FORMAT_KEYS = ("log_fmt_console", "log_fmt_logfile", "log_datefmt", "log_datefmt_logfile")
 
 # Salt's logger names in log_granular_levels, and briny's for the same code
-SALT_LOGGERS = {"salt": "briny", "salt.modules": "briny.loaded.modules",
-                "salt.loaded.int.module": "briny.loaded.modules", "salt.states": "briny.loaded.states",
-                "salt.loaded.int.states": "briny.loaded.states"}
+SALT_LOGGERS = {
+    "salt": "briny",
+    "salt.modules": "briny.loaded.modules",
+    "salt.loaded.int.module": "briny.loaded.modules",
+    "salt.states": "briny.loaded.states",
+    "salt.loaded.int.states": "briny.loaded.states",
+}
 SYSLOG_SCHEMES = ("udp", "tcp", "file")
-_COLOURS = {"TRACE": "\033[0;35m", "GARBAGE": "\033[0;35m", "DEBUG": "\033[0;36m",
-            "PROFILE": "\033[0;36m", "INFO": "\033[0;32m", "WARNING": "\033[1;33m",
-            "ERROR": "\033[1;31m", "CRITICAL": "\033[1;31m"}
+_COLOURS = {
+    "TRACE": "\033[0;35m",
+    "GARBAGE": "\033[0;35m",
+    "DEBUG": "\033[0;36m",
+    "PROFILE": "\033[0;36m",
+    "INFO": "\033[0;32m",
+    "WARNING": "\033[1;33m",
+    "ERROR": "\033[1;31m",
+    "CRITICAL": "\033[1;31m",
+}
 _RESET = "\033[0m"
-_granular: set[str] = set()   # loggers whose level log_granular_levels set (reset on the next set-up)
+_granular: set[str] = set()  # loggers whose level log_granular_levels set (reset on the next set-up)
 
 
 def level_of(name: Any, default: int = logging.WARNING) -> int:
@@ -98,6 +116,7 @@ def timed(logger: logging.Logger, before: str, after: str, *args: Any) -> Iterat
 
 
 # -- formatting --------------------------------------------------------------------------------------
+
 
 class SaltFormatter(logging.Formatter):
     """A formatter that also fills Salt's ``bracket*`` and ``color*`` record fields when the
@@ -136,6 +155,7 @@ def format_problem(fmt: Any) -> str | None:
 
 
 # -- handlers ----------------------------------------------------------------------------------------
+
 
 class _Console(logging.StreamHandler):  # type: ignore[type-arg]
     """stderr as it is at each write (CLIs and tests swap ``sys.stderr``), or a given stream."""
@@ -202,12 +222,14 @@ def _file_handler(path: str, opts: dict[str, Any]) -> logging.Handler:
         os.makedirs(folder, mode=0o750, exist_ok=True)
     max_bytes = int(opts.get("log_rotate_max_bytes") or 0)
     if max_bytes > 0:
-        return _RotatingFile(path, maxBytes=max_bytes, backupCount=int(opts.get("log_rotate_backup_count") or 0),
-                             encoding="utf-8")
+        return _RotatingFile(
+            path, maxBytes=max_bytes, backupCount=int(opts.get("log_rotate_backup_count") or 0), encoding="utf-8"
+        )
     return _WatchedFile(path, encoding="utf-8")
 
 
 # -- set-up ------------------------------------------------------------------------------------------
+
 
 def _own_handlers() -> list[logging.Handler]:
     return [h for h in logging.getLogger().handlers if getattr(h, "_briny", False)]
@@ -241,8 +263,9 @@ def _console_colour(stream: TextIO | None) -> bool:
         return False
 
 
-def setup_console(level: Any = None, stream: TextIO | None = None, fmt: str = CONSOLE_FORMAT,
-                  datefmt: str = CONSOLE_DATEFMT) -> None:
+def setup_console(
+    level: Any = None, stream: TextIO | None = None, fmt: str = CONSOLE_FORMAT, datefmt: str = CONSOLE_DATEFMT
+) -> None:
     """The console alone, before the config is read (``level`` None: warning)."""
     _remove("console")
     _install(_Console(stream), "console", level_of(level), SaltFormatter(fmt, datefmt, _console_colour(stream)))
@@ -259,15 +282,24 @@ def _apply_granular(levels: Any) -> None:
         name = str(name)
         target = SALT_LOGGERS.get(name, name)
         if target.startswith("salt."):
-            log.warning("log_granular_levels: %r is a Salt logger name briny does not have; briny's "
-                        "loggers are named briny.* (the log file's second column); ignored", name)
+            log.warning(
+                "log_granular_levels: %r is a Salt logger name briny does not have; briny's "
+                "loggers are named briny.* (the log file's second column); ignored",
+                name,
+            )
             continue
         logging.getLogger(target).setLevel(level_of(level))
         _granular.add(target)
 
 
-def setup_logging(opts: dict[str, Any], *, console_level: Any = None, console: bool = True,
-                  file_key: str = "log_file", stream: TextIO | None = None) -> None:
+def setup_logging(
+    opts: dict[str, Any],
+    *,
+    console_level: Any = None,
+    console: bool = True,
+    file_key: str = "log_file",
+    stream: TextIO | None = None,
+) -> None:
     """Console and log file from ``opts`` (see the module docstring).
 
     ``console_level`` is ``-l`` (None: the config's ``log_level``); ``file_key``
@@ -278,8 +310,12 @@ def setup_logging(opts: dict[str, Any], *, console_level: Any = None, console: b
     if console:
         fmt = str(opts.get("log_fmt_console") or CONSOLE_FORMAT)
         datefmt = str(opts.get("log_datefmt") or CONSOLE_DATEFMT)
-        _install(_Console(stream), "console", level_of(console_level or opts.get("log_level")),
-                 SaltFormatter(fmt, datefmt, _console_colour(stream)))
+        _install(
+            _Console(stream),
+            "console",
+            level_of(console_level or opts.get("log_level")),
+            SaltFormatter(fmt, datefmt, _console_colour(stream)),
+        )
     path = opts.get(file_key)
     if path:
         path = str(path)
@@ -287,17 +323,25 @@ def setup_logging(opts: dict[str, Any], *, console_level: Any = None, console: b
             handler = _file_handler(path, opts)
         except OSError as exc:
             _set_root_level()
-            raise ConfigError(f"cannot open the log file {path}: {exc.strerror or exc}; set '{file_key}' "
-                              "in the config, or --log-file") from None
+            raise ConfigError(
+                f"cannot open the log file {path}: {exc.strerror or exc}; set '{file_key}' in the config, or --log-file"
+            ) from None
         fmt = str(opts.get("log_fmt_logfile") or FILE_FORMAT)
         datefmt = str(opts.get("log_datefmt_logfile") or FILE_DATEFMT)
-        _install(handler, "file", level_of(opts.get("log_level_logfile") or opts.get("log_level")),
-                 SaltFormatter(fmt, datefmt))
+        _install(
+            handler,
+            "file",
+            level_of(opts.get("log_level_logfile") or opts.get("log_level")),
+            SaltFormatter(fmt, datefmt),
+        )
     _set_root_level()
     _apply_granular(opts.get("log_granular_levels"))
-    log.debug("logging to the console at %s and to %s at %s",
-              (console_level or opts.get("log_level")) if console else "no level", path or "no file",
-              opts.get("log_level_logfile") or opts.get("log_level"))
+    log.debug(
+        "logging to the console at %s and to %s at %s",
+        (console_level or opts.get("log_level")) if console else "no level",
+        path or "no file",
+        opts.get("log_level_logfile") or opts.get("log_level"),
+    )
 
 
 def reopen_logfiles() -> list[str]:
@@ -334,17 +378,27 @@ def close() -> None:
 
 # -- the command line --------------------------------------------------------------------------------
 
+
 def add_arguments(parser: argparse.ArgumentParser, *, short: bool = True, default_file: str = "log_file") -> None:
     """Salt's logging options: ``-l/--log-level`` (``--log-level`` only when ``short`` is False,
     as briny-key uses ``-l`` for listing), ``--log-file``, ``--log-file-level``."""
     names = ("-l", "--log-level") if short else ("--log-level",)
     choices = list(LEVELS)
-    parser.add_argument(*names, dest="log_level", choices=choices, metavar="LOG_LEVEL",
-                        help=f"console log level: {', '.join(choices)} (default: the config's log_level, warning)")
-    parser.add_argument("--log-file", dest="log_file",
-                        help=f"log file (default: the config's {default_file})")
-    parser.add_argument("--log-file-level", dest="log_file_level", choices=choices, metavar="LOG_LEVEL_LOGFILE",
-                        help="log file level (default: the config's log_level_logfile, else its log_level)")
+    parser.add_argument(
+        *names,
+        dest="log_level",
+        choices=choices,
+        metavar="LOG_LEVEL",
+        help=f"console log level: {', '.join(choices)} (default: the config's log_level, warning)",
+    )
+    parser.add_argument("--log-file", dest="log_file", help=f"log file (default: the config's {default_file})")
+    parser.add_argument(
+        "--log-file-level",
+        dest="log_file_level",
+        choices=choices,
+        metavar="LOG_LEVEL_LOGFILE",
+        help="log file level (default: the config's log_level_logfile, else its log_level)",
+    )
 
 
 def cli_overrides(ns: argparse.Namespace, file_key: str = "log_file") -> dict[str, Any]:

@@ -64,6 +64,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 # -- simple matchers ---------------------------------------------------------
 
+
 def glob_match(tgt: Any, minion_id: str) -> bool:
     """Shell-style glob on the minion id (case-sensitive, like Salt on POSIX)."""
     if not isinstance(tgt, str):
@@ -87,6 +88,7 @@ def list_match(tgt: str | Iterable[str], minion_id: str) -> bool:
 
 
 # -- nested data (grains, pillar) ------------------------------------------
+
 
 def traverse(data: Any, key: str | list[str], default: Any = None, delimiter: str = DEFAULT_DELIM) -> Any:
     """The value at ``a:b:c`` in nested dicts and lists, or ``default``.
@@ -159,8 +161,9 @@ def _dict_match(target: Mapping[str, Any], pattern: str, regex: bool, exact: boo
     return False
 
 
-def subdict_match(data: Mapping[str, Any], expr: str, delimiter: str = DEFAULT_DELIM,
-                  regex: bool = False, exact: bool = False) -> bool:
+def subdict_match(
+    data: Mapping[str, Any], expr: str, delimiter: str = DEFAULT_DELIM, regex: bool = False, exact: bool = False
+) -> bool:
     """Salt's ``key:path:pattern`` match on nested data, longest key first."""
     splits = expr.split(delimiter)
     if len(splits) == 1:
@@ -190,8 +193,9 @@ def subdict_match(data: Mapping[str, Any], expr: str, delimiter: str = DEFAULT_D
     return False
 
 
-def _data_match(kind: str, tgt: str, data: Mapping[str, Any] | None, delimiter: str,
-                regex: bool = False, exact: bool = False) -> bool:
+def _data_match(
+    kind: str, tgt: str, data: Mapping[str, Any] | None, delimiter: str, regex: bool = False, exact: bool = False
+) -> bool:
     if not isinstance(tgt, str) or delimiter not in tgt:
         log.error("Got insufficient arguments for %s match statement: %r", kind, tgt)
         return False
@@ -247,6 +251,7 @@ def ipcidr_match(tgt: str, grains: Mapping[str, Any] | None) -> bool:
 
 # -- compound --------------------------------------------------------------
 
+
 def parse_target(word: str) -> tuple[str | None, str | None, str]:
     """``G;@os;Debian`` -> (``G``, ``;``, ``os;Debian``); a plain word -> (None, None, word)."""
     m = _TARGET_RE.match(word)
@@ -277,8 +282,15 @@ def _expand_nodegroup(name: str, nodegroups: Mapping[str, Any] | None, seen: tup
     return ["("] + out + [")"]
 
 
-def _evaluate_word(engine: str | None, delim: str | None, pattern: str, word: str, minion_id: str,
-                   grains: Mapping[str, Any] | None, pillar: Mapping[str, Any] | None) -> bool:
+def _evaluate_word(
+    engine: str | None,
+    delim: str | None,
+    pattern: str,
+    word: str,
+    minion_id: str,
+    grains: Mapping[str, Any] | None,
+    pillar: Mapping[str, Any] | None,
+) -> bool:
     d = delim or DEFAULT_DELIM
     if engine is None:
         return glob_match(word, minion_id)
@@ -370,9 +382,13 @@ class _Parser:
         return "<target>" if isinstance(tok, bool) else str(tok)
 
 
-def compound_match(tgt: str, minion_id: str, grains: Mapping[str, Any] | None = None,
-                   pillar: Mapping[str, Any] | None = None,
-                   nodegroups: Mapping[str, Any] | None = None) -> bool:
+def compound_match(
+    tgt: str,
+    minion_id: str,
+    grains: Mapping[str, Any] | None = None,
+    pillar: Mapping[str, Any] | None = None,
+    nodegroups: Mapping[str, Any] | None = None,
+) -> bool:
     """Evaluate a compound target for one minion.
 
     Raises :class:`SaltInvocationError` for a malformed expression.
@@ -388,12 +404,10 @@ def compound_match(tgt: str, minion_id: str, grains: Mapping[str, Any] | None = 
         if word in _OPERATORS:
             if tokens:
                 if tokens[-1] == "(" and word in ("and", "or"):
-                    raise SaltInvocationError(
-                        f"Invalid compound target {tgt!r}: operator {word!r} right after '('")
+                    raise SaltInvocationError(f"Invalid compound target {tgt!r}: operator {word!r} right after '('")
                 if word == "not" and tokens[-1] not in ("and", "or", "("):
                     if tokens[-1] == "not":
-                        raise SaltInvocationError(
-                            f"Invalid compound target {tgt!r}: 'not not' is not allowed")
+                        raise SaltInvocationError(f"Invalid compound target {tgt!r}: 'not not' is not allowed")
                     tokens.append("and")  # "A not B" means "A and not B"
             elif word not in ("(", "not"):
                 raise SaltInvocationError(f"Invalid compound target {tgt!r}: it begins with {word!r}")
@@ -409,9 +423,16 @@ def compound_match(tgt: str, minion_id: str, grains: Mapping[str, Any] | None = 
 
 # -- dispatch --------------------------------------------------------------
 
-def match(tgt: Any, tgt_type: str, minion_id: str, grains: Mapping[str, Any] | None = None,
-          pillar: Mapping[str, Any] | None = None, delimiter: str = DEFAULT_DELIM,
-          nodegroups: Mapping[str, Any] | None = None) -> bool:
+
+def match(
+    tgt: Any,
+    tgt_type: str,
+    minion_id: str,
+    grains: Mapping[str, Any] | None = None,
+    pillar: Mapping[str, Any] | None = None,
+    delimiter: str = DEFAULT_DELIM,
+    nodegroups: Mapping[str, Any] | None = None,
+) -> bool:
     """Does ``minion_id`` (with ``grains`` and ``pillar``) match ``tgt`` of ``tgt_type``?"""
     if tgt_type == "glob":
         return glob_match(tgt, minion_id)
@@ -437,8 +458,16 @@ def match(tgt: Any, tgt_type: str, minion_id: str, grains: Mapping[str, Any] | N
         return compound_match(f"N@{tgt}", minion_id, grains, pillar, nodegroups)
     raise SaltInvocationError(f"Unknown target type {tgt_type!r}")
 
-def filter_by(lookup_dict: Mapping[Any, Any], lookup: str, data: Mapping[str, Any], merge: Any,
-               default: str = "default", base: str | None = None, delimiter: str = DEFAULT_DELIM) -> Any:
+
+def filter_by(
+    lookup_dict: Mapping[Any, Any],
+    lookup: str,
+    data: Mapping[str, Any],
+    merge: Any,
+    default: str = "default",
+    base: str | None = None,
+    delimiter: str = DEFAULT_DELIM,
+) -> Any:
     """Salt's ``filter_by``: the entry of ``lookup_dict`` whose key (a glob) matches the
     value at ``lookup`` in ``data`` (a list value matches when any member does), else the
     ``default`` entry; merged over the ``base`` entry, with ``merge`` on top."""
@@ -474,6 +503,8 @@ def filter_by(lookup_dict: Mapping[Any, Any], lookup: str, data: Mapping[str, An
         elif isinstance(ret, Mapping):
             ret = update(dict(ret), merge)
         else:
-            raise SaltInvocationError("filter_by merge argument needs a dictionary to merge into, "
-                                      f"but the looked-up value is {type(ret).__name__}.")
+            raise SaltInvocationError(
+                "filter_by merge argument needs a dictionary to merge into, "
+                f"but the looked-up value is {type(ret).__name__}."
+            )
     return ret

@@ -36,8 +36,7 @@ class PillarCompiler:
     def _merge(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         return merge(a, b, self.strategy, "yaml", self.merge_lists)
 
-    def render_pstate(self, sls: str, saltenv: str, mods: dict[str, Any],
-                      errors: list[str]) -> Any:
+    def render_pstate(self, sls: str, saltenv: str, mods: dict[str, Any], errors: list[str]) -> Any:
         found = find_sls(self.env.client, sls, saltenv)
         if found is None:
             if self.opts.get("pillar_roots", {}).get(saltenv):
@@ -48,8 +47,14 @@ class PillarCompiler:
         relpath, _ = found
         state: Any = None
         try:
-            with timed(log, "Rendering pillar SLS '%s:%s' (%s)",
-                       "Time (in seconds) to render pillar SLS '%s:%s' (%s): %.6f", saltenv, sls, relpath):
+            with timed(
+                log,
+                "Rendering pillar SLS '%s:%s' (%s)",
+                "Time (in seconds) to render pillar SLS '%s:%s' (%s): %.6f",
+                saltenv,
+                sls,
+                relpath,
+            ):
                 text = self.env.client.get_text(relpath, saltenv) or ""
                 state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
         except BrinyError as exc:
@@ -117,8 +122,9 @@ class PillarCompiler:
         return pillar
 
 
-def compile_local_pillar(opts: dict[str, Any], grains: dict[str, Any], salt: Any,
-                         override: dict[str, Any] | None = None) -> dict[str, Any]:
+def compile_local_pillar(
+    opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Pillar for this host from its own ``pillar_roots`` (masterless)."""
     roots = opts.get("pillar_roots") or {}
     client = LocalFileClient(roots, bool(opts.get("fileserver_followsymlinks", True)))

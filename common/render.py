@@ -94,6 +94,7 @@ def parse_shebang(text: str, default: str) -> tuple[list[str], str]:
 
 # -- the renderers ---------------------------------------------------------
 
+
 def _render_yaml(data: Any, **_: Any) -> Any:
     if not isinstance(data, str):
         return data
@@ -137,8 +138,16 @@ def _render_json(data: Any, **_: Any) -> Any:
         raise RenderError(f"Could not parse JSON: {exc}") from None
 
 
-def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
-                  relpath: str | None, extra: dict[str, Any] | None = None, **_: Any) -> Any:
+def _render_jinja(
+    data: Any,
+    *,
+    env: RenderEnv,
+    saltenv: str,
+    sls: str | None,
+    relpath: str | None,
+    extra: dict[str, Any] | None = None,
+    **_: Any,
+) -> Any:
     from .jinja import render_jinja, template_vars  # the Jinja layer is loaded only when used
 
     context: dict[str, Any] = {
@@ -152,18 +161,27 @@ def _render_jinja(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
     context.update(template_vars(sls, relpath, saltenv))
     if extra:
         context.update(extra)
-    return render_jinja(data, context, client=env.client, saltenv=saltenv, tmplpath=relpath,
-                        opts=env.opts, boundary=env.boundary)
+    return render_jinja(
+        data, context, client=env.client, saltenv=saltenv, tmplpath=relpath, opts=env.opts, boundary=env.boundary
+    )
 
 
-def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None,
-               relpath: str | None, **_: Any) -> Any:
+def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None, relpath: str | None, **_: Any) -> Any:
     module = types.ModuleType(f"briny.sls.{sls or 'template'}")
-    module.__dict__.update({
-        "__salt__": env.salt, "salt": env.salt, "__grains__": env.grains, "__pillar__": env.pillar,
-        "__opts__": env.opts_for_templates(), "__env__": saltenv, "saltenv": saltenv, "__sls__": sls, "sls": sls,
-        "__file__": relpath or "<py>",
-    })
+    module.__dict__.update(
+        {
+            "__salt__": env.salt,
+            "salt": env.salt,
+            "__grains__": env.grains,
+            "__pillar__": env.pillar,
+            "__opts__": env.opts_for_templates(),
+            "__env__": saltenv,
+            "saltenv": saltenv,
+            "__sls__": sls,
+            "sls": sls,
+            "__file__": relpath or "<py>",
+        }
+    )
     try:
         exec(compile(data, relpath or "<py renderer>", "exec"), module.__dict__)  # noqa: S102
         run = module.__dict__.get("run")
@@ -185,9 +203,16 @@ RENDERERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def render_text(text: str, *, env: RenderEnv, saltenv: str, sls: str | None = None,
-                relpath: str | None = None, default: str | None = None,
-                extra: dict[str, Any] | None = None) -> Any:
+def render_text(
+    text: str,
+    *,
+    env: RenderEnv,
+    saltenv: str,
+    sls: str | None = None,
+    relpath: str | None = None,
+    default: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Any:
     """Run ``text`` through its renderer pipeline and return the data.
 
     An empty or whitespace-only file renders to ``{}``.
@@ -201,9 +226,9 @@ def render_text(text: str, *, env: RenderEnv, saltenv: str, sls: str | None = No
     for name in names:
         renderer = RENDERERS.get(name)
         if renderer is None:
-            raise RenderError(f"The renderer \"{name}\" is not available")
+            raise RenderError(f'The renderer "{name}" is not available')
         if name in CODE_RENDERERS and env.boundary is not None:
-            env.boundary.code(name)      # Python on the master: refused unless allowed
+            env.boundary.code(name)  # Python on the master: refused unless allowed
         data = renderer(data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra)
     if isinstance(data, str):
         # a pipeline that ends in text (e.g. plain #!jinja) yields no state data

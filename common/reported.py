@@ -49,39 +49,82 @@ import msgpack
 
 log = logging.getLogger(__name__)
 
-REPORT_MAX = 64 * 1024       # bytes, the whole report packed
-VALUE_MAX = 16 * 1024        # bytes, one value packed
-KEY_MAX = 128                # characters of one key
-MAX_DEPTH = 16               # nesting of one value
-MAX_KEYS = 1024              # keys of the whole report
+REPORT_MAX = 64 * 1024  # bytes, the whole report packed
+VALUE_MAX = 16 * 1024  # bytes, one value packed
+KEY_MAX = 128  # characters of one key
+MAX_DEPTH = 16  # nesting of one value
+MAX_KEYS = 1024  # keys of the whole report
 
 # what the compiler and the Jinja environment read from opts (common/render.py, jinja.py,
 # highstate.py, top.py, compiler.py): compared with the master's own, never used
-COMPILE_KEYS = frozenset({
-    "renderer", "jinja_env", "jinja_sls_env", "jinja_trim_blocks", "jinja_lstrip_blocks",
-    "allow_undefined", "state_auto_order", "env_order", "state_top", "state_top_saltenv",
-    "top_file_merging_strategy", "default_top", "disabled_requisites", "nodegroups",
-})
+COMPILE_KEYS = frozenset(
+    {
+        "renderer",
+        "jinja_env",
+        "jinja_sls_env",
+        "jinja_trim_blocks",
+        "jinja_lstrip_blocks",
+        "allow_undefined",
+        "state_auto_order",
+        "env_order",
+        "state_top",
+        "state_top_saltenv",
+        "top_file_merging_strategy",
+        "default_top",
+        "disabled_requisites",
+        "nodegroups",
+    }
+)
 # the minion's defaults for its jobs (typed below)
 JOB_KEYS = frozenset({"saltenv", "pillarenv", "test"})
 
-PRIVATE_KEYS = frozenset({
-    "grains", "pillar", "id_function",
-    "root_dir", "conf_dir", "conf_file", "config_dir", "cachedir", "pidfile", "extension_modules",
-    "file_client", "file_roots", "pillar_roots", "module_dirs", "autoload_dynamic_modules",
-    "clean_dynamic_modules", "extmod_whitelist", "extmod_blacklist", "fileserver_backend",
-    "master", "master_uri", "master_ip", "master_port", "publish_port", "ret_port", "interface",
-    "ipc_mode", "tcp_pub_port", "tcp_pull_port", "master_finger", "master_sign_key_name",
-    "ext_pillar", "gpg_keydir", "sign_pub_messages",
-})
+PRIVATE_KEYS = frozenset(
+    {
+        "grains",
+        "pillar",
+        "id_function",
+        "root_dir",
+        "conf_dir",
+        "conf_file",
+        "config_dir",
+        "cachedir",
+        "pidfile",
+        "extension_modules",
+        "file_client",
+        "file_roots",
+        "pillar_roots",
+        "module_dirs",
+        "autoload_dynamic_modules",
+        "clean_dynamic_modules",
+        "extmod_whitelist",
+        "extmod_blacklist",
+        "fileserver_backend",
+        "master",
+        "master_uri",
+        "master_ip",
+        "master_port",
+        "publish_port",
+        "ret_port",
+        "interface",
+        "ipc_mode",
+        "tcp_pub_port",
+        "tcp_pull_port",
+        "master_finger",
+        "master_sign_key_name",
+        "ext_pillar",
+        "gpg_keydir",
+        "sign_pub_messages",
+    }
+)
 # a key whose last word names a place, a way in or a secret (words split on . _ : -)
 _PRIVATE_WORD = re.compile(
     r"(?:^|[._:-])(?:dir|dirs|file|files|path|paths|root|roots|socket|sockets|sock|logfile|pidfile|"
     r"modules|port|ports|uri|url|host|key|keys|pem|pub|cert|certs|crt|pass|passwd|password|"
-    r"passphrase|secret|secrets|token|tokens|finger|fingerprint|hash)$", re.IGNORECASE)
+    r"passphrase|secret|secrets|token|tokens|finger|fingerprint|hash)$",
+    re.IGNORECASE,
+)
 # ... or holds one of these anywhere
-_PRIVATE_PART = re.compile(r"password|passwd|passphrase|secret|token|private|credential|apikey|api_key",
-                           re.IGNORECASE)
+_PRIVATE_PART = re.compile(r"password|passwd|passphrase|secret|token|private|credential|apikey|api_key", re.IGNORECASE)
 _ENV_RE = re.compile(r"\A[A-Za-z0-9_.@+-]{1,255}\Z")
 
 
@@ -92,8 +135,13 @@ def is_env_name(value: Any) -> bool:
 
 def is_private(key: str) -> bool:
     """Whether the master must never take ``key`` from a minion's config (see the module docstring)."""
-    return (not key or key.startswith("_") or key in PRIVATE_KEYS
-            or _PRIVATE_WORD.search(key) is not None or _PRIVATE_PART.search(key) is not None)
+    return (
+        not key
+        or key.startswith("_")
+        or key in PRIVATE_KEYS
+        or _PRIVATE_WORD.search(key) is not None
+        or _PRIVATE_PART.search(key) is not None
+    )
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
@@ -141,9 +189,9 @@ def public_opts(opts: Mapping[str, Any]) -> dict[str, Any]:
 class ReportedConfig:
     """What the master took of one minion's reported config (see the module docstring)."""
 
-    data: dict[str, Any]          # the keys templates may read, with the minion's values
-    refused: frozenset[str]       # keys it reported that the master did not take
-    digest: str                   # of ``data`` (a compile cache key part)
+    data: dict[str, Any]  # the keys templates may read, with the minion's values
+    refused: frozenset[str]  # keys it reported that the master did not take
+    digest: str  # of ``data`` (a compile cache key part)
 
     def knows(self, key: str) -> bool:
         """Whether the master knows the minion's value of ``key`` (or that it has none)."""
@@ -158,8 +206,12 @@ def accept_reported(reported: Any, minion_id: str) -> ReportedConfig | None:
             log.warning("%s reported a config that is not a map; the master ignores it", minion_id)
         return None
     if len(reported) > MAX_KEYS:
-        log.warning("%s reported a config of over %d keys; the master ignores it (its templates that "
-                    "read opts are compiled on the minion)", minion_id, MAX_KEYS)
+        log.warning(
+            "%s reported a config of over %d keys; the master ignores it (its templates that "
+            "read opts are compiled on the minion)",
+            minion_id,
+            MAX_KEYS,
+        )
         return None
     data: dict[str, Any] = {}
     refused: dict[str, str] = {}
@@ -170,17 +222,23 @@ def accept_reported(reported: Any, minion_id: str) -> ReportedConfig | None:
         else:
             refused[str(key)[:KEY_MAX]] = why
     if _size(data) > REPORT_MAX:
-        log.warning("%s reported a config over %d bytes; the master ignores it (its templates that "
-                    "read opts are compiled on the minion)", minion_id, REPORT_MAX)
+        log.warning(
+            "%s reported a config over %d bytes; the master ignores it (its templates that "
+            "read opts are compiled on the minion)",
+            minion_id,
+            REPORT_MAX,
+        )
         return None
     private = sorted(k for k, why in refused.items() if why == "private")
     if private:
         # a briny minion never sends these: an old or a hostile one does
-        log.warning("%s reported config keys the master never takes (paths, module locations, "
-                    "sockets, keys, secrets): %s", minion_id, ", ".join(private[:20]))
+        log.warning(
+            "%s reported config keys the master never takes (paths, module locations, sockets, keys, secrets): %s",
+            minion_id,
+            ", ".join(private[:20]),
+        )
     other = sorted(f"{k} ({why})" for k, why in refused.items() if why != "private")
     if other:
-        log.warning("%s reported config values the master does not take: %s", minion_id,
-                    ", ".join(other[:20]))
+        log.warning("%s reported config values the master does not take: %s", minion_id, ", ".join(other[:20]))
     raw = msgpack.packb(data, use_bin_type=True)
     return ReportedConfig(data, frozenset(refused), hashlib.blake2b(raw, digest_size=16).hexdigest())

@@ -84,8 +84,13 @@ class Req(Enum):
 
 _BY_KEY = {r.key: r for r in Req}
 IN_FORMS: dict[Req, str] = {
-    Req.REQUIRE: "require_in", Req.WATCH: "watch_in", Req.ONCHANGES: "onchanges_in",
-    Req.ONFAIL: "onfail_in", Req.PREREQ: "prereq_in", Req.LISTEN: "listen_in", Req.USE: "use_in",
+    Req.REQUIRE: "require_in",
+    Req.WATCH: "watch_in",
+    Req.ONCHANGES: "onchanges_in",
+    Req.ONFAIL: "onfail_in",
+    Req.PREREQ: "prereq_in",
+    Req.LISTEN: "listen_in",
+    Req.USE: "use_in",
 }
 # `_in` forms that become requisites on their targets (listen_in is read by the
 # listen pass at the end of the run, use_in copies arguments).
@@ -93,28 +98,65 @@ IN_TO_REQ: dict[str, Req] = {v: k for k, v in IN_FORMS.items() if k not in (Req.
 
 # The kinds that order chunks and gate them, in the order Salt walks them.
 GATING: tuple[Req, ...] = (
-    Req.REQUIRE, Req.REQUIRE_ANY, Req.WATCH, Req.WATCH_ANY, Req.PREREQ,
-    Req.ONFAIL, Req.ONFAIL_ANY, Req.ONFAIL_ALL, Req.ONCHANGES, Req.ONCHANGES_ANY,
+    Req.REQUIRE,
+    Req.REQUIRE_ANY,
+    Req.WATCH,
+    Req.WATCH_ANY,
+    Req.PREREQ,
+    Req.ONFAIL,
+    Req.ONFAIL_ANY,
+    Req.ONFAIL_ALL,
+    Req.ONCHANGES,
+    Req.ONCHANGES_ANY,
 )
 
 _WALK_ORDER: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
 
 # Keys never copied by `use`/`use_in` and never passed to a state function.
-REQUISITE_KEYS = frozenset(
-    [r.key for r in Req] + list(IN_FORMS.values()) + ["onfail_stop"]
+REQUISITE_KEYS = frozenset([r.key for r in Req] + list(IN_FORMS.values()) + ["onfail_stop"])
+RUNTIME_KEYS = frozenset(
+    [
+        "fun",
+        "state",
+        "check_cmd",
+        "cmd_opts_exclude",
+        "failhard",
+        "onlyif",
+        "unless",
+        "creates",
+        "retry",
+        "order",
+        "parallel",
+        "reload_modules",
+        "reload_grains",
+        "reload_pillar",
+        "runas",
+        "runas_password",
+        "fire_event",
+        "saltenv",
+        "umask",
+        "__env__",
+        "__sls__",
+        "__id__",
+        "__sls_included_from__",
+        "__orchestration_jid__",
+        "__pub_user",
+        "__pub_arg",
+        "__pub_jid",
+        "__pub_fun",
+        "__pub_tgt",
+        "__pub_ret",
+        "__pub_pid",
+        "__pub_tgt_type",
+        "__prereq__",
+        "__prerequiring__",
+        "__umask__",
+    ]
 )
-RUNTIME_KEYS = frozenset([
-    "fun", "state", "check_cmd", "cmd_opts_exclude", "failhard", "onlyif", "unless", "creates",
-    "retry", "order", "parallel", "reload_modules", "reload_grains", "reload_pillar", "runas",
-    "runas_password", "fire_event", "saltenv", "umask", "__env__", "__sls__", "__id__",
-    "__sls_included_from__", "__orchestration_jid__", "__pub_user", "__pub_arg", "__pub_jid",
-    "__pub_fun", "__pub_tgt", "__pub_ret", "__pub_pid", "__pub_tgt_type", "__prereq__",
-    "__prerequiring__", "__umask__",
-])
 INTERNAL_KEYS = REQUISITE_KEYS | RUNTIME_KEYS
 _USE_SKIP = REQUISITE_KEYS | frozenset(
-    ["name", "names", "state", "fun", "order", "__id__", "__sls__", "__env__",
-     "__sls_included_from__", "name_order"])
+    ["name", "names", "state", "fun", "order", "__id__", "__sls__", "__env__", "__sls_included_from__", "name_order"]
+)
 
 _GLOB_CHARS = frozenset("*?[]")
 
@@ -187,6 +229,7 @@ class TargetIndex:
 # --------------------------------------------------------------------------
 # The dependency graph
 # --------------------------------------------------------------------------
+
 
 def compile_key(low: LowChunk) -> tuple[float, str]:
     """Salt's compile order: ``order`` (numbers; anything else last), then state+name+fun."""
@@ -310,7 +353,7 @@ class DependencyGraph:
                     path.pop()
                     continue
                 if color[child] == 1:
-                    cyc = path[path.index(child):] + [child]
+                    cyc = path[path.index(child) :] + [child]
                     return [self.node_chunk[n] for n in cyc]
                 if color[child] == 0:
                     color[child] = 1

@@ -119,8 +119,7 @@ class RunState:
             except CommandExecutionError:
                 raise
         log.debug("cmd.retcode not available; running %r with /bin/sh", cmd)
-        return subprocess.run(cmd, shell=True, cwd=opts.get("cwd"), capture_output=True,
-                              check=False).returncode
+        return subprocess.run(cmd, shell=True, cwd=opts.get("cwd"), capture_output=True, check=False).returncode
 
     def module(self, state: str) -> Any:
         """The loaded state module object (to set ``__low__`` on), cached per run."""
@@ -152,8 +151,11 @@ class _TestMode:
         if not on:
             return
         seen: set[int] = set()
-        for d in (run.opts, getattr(run.states, "pack", {}).get("__opts__"),
-                  getattr(run.salt, "pack", {}).get("__opts__")):
+        for d in (
+            run.opts,
+            getattr(run.states, "pack", {}).get("__opts__"),
+            getattr(run.salt, "pack", {}).get("__opts__"),
+        ):
             if isinstance(d, dict) and id(d) not in seen:
                 seen.add(id(d))
                 self.dicts.append(d)
@@ -173,6 +175,7 @@ class _TestMode:
 # --------------------------------------------------------------------------
 # unless / onlyif / creates / check_cmd
 # --------------------------------------------------------------------------
+
 
 def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
@@ -297,6 +300,7 @@ def run_check_cmd(run: RunState, low: LowChunk) -> dict[str, Any]:
 # calling
 # --------------------------------------------------------------------------
 
+
 def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[list[Any], dict[str, Any]]:
     """Salt's ``format_call``: positional from the chunk, defaults kept, the rest to ``**kwargs``."""
     sig = run.signature(func)
@@ -326,7 +330,8 @@ def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[l
         total = given + len(missing)
         raise SaltInvocationError(
             f"{getattr(func, '__name__', 'state')} takes at least {total} argument"
-            f"{'s' if total > 1 else ''} ({given} given)")
+            f"{'s' if total > 1 else ''} ({given} given)"
+        )
     if has_var_kw:
         for k, v in low.items():
             if k not in used and k not in INTERNAL_KEYS:
@@ -347,8 +352,12 @@ def _inject(run: RunState, low: LowChunk) -> None:
 
 def _exception_ret(low: LowChunk) -> dict[str, Any]:
     trb = traceback.format_exc()
-    return {"result": False, "name": low.get("name", low.get("__id__")), "changes": {},
-            "comment": f"An exception occurred in this state: {trb}"}
+    return {
+        "result": False,
+        "name": low.get("name", low.get("__id__")),
+        "changes": {},
+        "comment": f"An exception occurred in this state: {trb}",
+    }
 
 
 def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
@@ -357,8 +366,10 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
     ret: dict[str, Any] = {"result": False, "name": low["name"], "changes": {}}
     with _TestMode(run, prereq):
         try:
-            if any(k in low for k in ("unless", "onlyif", "creates")) \
-                    and f"{low['state']}.mod_run_check" not in run.states:
+            if (
+                any(k in low for k in ("unless", "onlyif", "creates"))
+                and f"{low['state']}.mod_run_check" not in run.states
+            ):
                 ret.update(run_checks(run, low))
             if ret.get("result") is False:
                 func = run.states[full]
@@ -366,14 +377,21 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
                 _inject(run, low)
                 out = func(*args, **kwargs)
                 if not isinstance(out, dict):
-                    out = {"result": False, "name": low["name"], "changes": {},
-                           "comment": f"State function {full} did not return a dict: {out!r}"}
+                    out = {
+                        "result": False,
+                        "name": low["name"],
+                        "changes": {},
+                        "comment": f"State function {full} did not return a dict: {out!r}",
+                    }
                 ret = out
             if "check_cmd" in low:
                 func = run.states[full]
                 sig = run.signature(func)
-                if f"{low['state']}.mod_run_check_cmd" not in run.states or \
-                        sig is None or "check_cmd" not in sig.parameters:
+                if (
+                    f"{low['state']}.mod_run_check_cmd" not in run.states
+                    or sig is None
+                    or "check_cmd" not in sig.parameters
+                ):
                     ret.update(run_check_cmd(run, low))
         except Exception:  # a state's own failure becomes its result, as in Salt
             log.debug("An exception occurred in state %s", full, exc_info=True)
@@ -390,12 +408,16 @@ def _refresh(run: RunState, low: LowChunk, ret: dict[str, Any]) -> None:
     changed = bool(ret.get("changes"))
     auto = changed and (
         low["state"] in ("pkg", "ports", "pip")
-        or (low["state"] == "file" and (
-            (low["fun"] == "managed" and str(low["name"]).endswith((".py", ".pyx", ".pyo", ".pyc", ".so")))
-            or low["fun"] == "recurse"
-            or (low["fun"] == "symlink" and "bin" in str(low["name"])))))
-    if (changed and (low.get("reload_modules") or forced)) or auto or \
-            (not changed and low.get("force_reload_modules")):
+        or (
+            low["state"] == "file"
+            and (
+                (low["fun"] == "managed" and str(low["name"]).endswith((".py", ".pyx", ".pyo", ".pyc", ".so")))
+                or low["fun"] == "recurse"
+                or (low["fun"] == "symlink" and "bin" in str(low["name"]))
+            )
+        )
+    )
+    if (changed and (low.get("reload_modules") or forced)) or auto or (not changed and low.get("force_reload_modules")):
         log.debug("Refreshing modules after %s", low["__id__"])
         for loader in (run.salt, run.states):
             reload = getattr(loader, "reload", None)
@@ -423,8 +445,7 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
     """
     errors = _verify(run, low)
     if errors:
-        ret = {"result": False, "name": low["name"], "changes": {},
-               "comment": "".join(f"{e}\n" for e in errors)}
+        ret = {"result": False, "name": low["name"], "changes": {}, "comment": "".join(f"{e}\n" for e in errors)}
         if not prereq:  # Salt returns this one without __sls__, __id__ or timing
             ret["__run_num__"] = run.next_run_num()
         return ret
@@ -448,29 +469,40 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
         ret["__id__"] = low["__id__"]
         if logging_on:
             log_outcome(ret)
-            log.info("Completed state [%s] at time %s (duration_in_ms=%s)", low["name"],
-                     end.time().isoformat(), round(ret["duration"], 3))
+            log.info(
+                "Completed state [%s] at time %s (duration_in_ms=%s)",
+                low["name"],
+                end.time().isoformat(),
+                round(ret["duration"], 3),
+            )
         interval = 0
         if retry and not run.test and retry["until"] != ret["result"] and retry["attempts"] > len(attempts) + 1:
             interval = retry["interval"] + (random.randint(0, retry["splay"]) if retry["splay"] else 0)
             attempts.append((ret, interval))
-            log.info("State result does not match retry until value, state will be re-run in %s seconds",
-                     interval)
+            log.info("State result does not match retry until value, state will be re-run in %s seconds", interval)
             time.sleep(interval)
             continue
         break
     if retry and run.test:
-        ret["comment"] = "  ".join([
-            str(ret["comment"]) if ret["comment"] else "",
-            "The state would be retried every {interval} seconds (with a splay of up to {splay} seconds) "
-            "a maximum of {attempts} times or until a result of {until} is returned".format(**retry)])
+        ret["comment"] = "  ".join(
+            [
+                str(ret["comment"]) if ret["comment"] else "",
+                "The state would be retried every {interval} seconds (with a splay of up to {splay} seconds) "
+                "a maximum of {attempts} times or until a result of {until} is returned".format(**retry),
+            ]
+        )
     elif attempts:
         comment = ret["comment"] if ret["comment"] else ""
         total = ret["duration"]
         for num in range(len(attempts), 0, -1):
             prev, interval = attempts[num - 1]
-            comment = "\n".join([f'Attempt {num}: Returned a result of "{prev["result"]}", '
-                                 f'with the following comment: "{prev["comment"]}"', comment])
+            comment = "\n".join(
+                [
+                    f'Attempt {num}: Returned a result of "{prev["result"]}", '
+                    f'with the following comment: "{prev["comment"]}"',
+                    comment,
+                ]
+            )
             total += prev["duration"] + interval * 1000
         ret["comment"] = comment
         ret["duration"] = total
@@ -486,8 +518,11 @@ def log_outcome(ret: dict[str, Any]) -> None:
         if "diff" in changes:
             msg = f"File changed:\n{changes['diff']}"
         else:
-            lines = [f"'{key}' changed from '{val['old']}' to '{val['new']}'" for key, val in changes.items()
-                     if isinstance(val, dict) and "old" in val and "new" in val]
+            lines = [
+                f"'{key}' changed from '{val['old']}' to '{val['new']}'"
+                for key, val in changes.items()
+                if isinstance(val, dict) and "old" in val and "new" in val
+            ]
             msg = "Made the following changes:\n" + "\n".join(lines) + "\n" if lines else str(changes)
     else:
         msg = str(ret.get("comment", ""))

@@ -34,7 +34,7 @@ def get_tops(builder: HighStateBuilder) -> Tops:
     client = builder.env.client
     top_name = opts.get("state_top") or "top.sls"
     if top_name.startswith("salt://"):
-        top_name = top_name[len("salt://"):]
+        top_name = top_name[len("salt://") :]
     tops: Tops = {}
 
     def _render(path: str, env: str) -> dict[str, Any]:
@@ -143,8 +143,9 @@ def _merge_all(tops: Tops) -> dict[str, dict[str, Any]]:
                         section[tgt] = val
                         continue
                     old, new = _as_list(section[tgt]), _as_list(val)
-                    mtype = next((x for x in new if isinstance(x, dict)), None) or \
-                        next((x for x in old if isinstance(x, dict)), None)
+                    mtype = next((x for x in new if isinstance(x, dict)), None) or next(
+                        (x for x in old if isinstance(x, dict)), None
+                    )
                     states = [x for x in old if isinstance(x, str)]
                     states += [x for x in new if isinstance(x, str) and x not in states]
                     section[tgt] = ([mtype] if mtype else []) + states
@@ -171,8 +172,10 @@ def verify_tops(top: Any) -> list[str]:
             continue
         for match, mods in matches.items():
             if not isinstance(mods, list):
-                errors.append(f"Malformed topfile: state declarations for matcher {match!r} in "
-                              f"saltenv {env!r} are not formed as a list (got {type(mods).__name__})")
+                errors.append(
+                    f"Malformed topfile: state declarations for matcher {match!r} in "
+                    f"saltenv {env!r} are not formed as a list (got {type(mods).__name__})"
+                )
                 continue
             for mod in mods:
                 if isinstance(mod, dict):
@@ -184,8 +187,9 @@ def verify_tops(top: Any) -> list[str]:
     return errors
 
 
-def confirm_top(match: str, data: list[Any], opts: dict[str, Any], grains: dict[str, Any],
-                pillar: dict[str, Any]) -> bool:
+def confirm_top(
+    match: str, data: list[Any], opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any]
+) -> bool:
     """Does the top target ``match`` (with its ``- match: type`` option) name this host?"""
     from .matchers import match as run_match
 
@@ -197,8 +201,16 @@ def confirm_top(match: str, data: list[Any], opts: dict[str, Any], grains: dict[
     # counts each opts read: a minion whose nodegroups differ compiles such a top itself)
     groups = tgt_type == "nodegroup" or (tgt_type == "compound" and "N@" in str(match))
     try:
-        return bool(run_match(str(match), tgt_type, str(opts.get("id")), grains, pillar,
-                              nodegroups=(opts.get("nodegroups") or {}) if groups else {}))
+        return bool(
+            run_match(
+                str(match),
+                tgt_type,
+                str(opts.get("id")),
+                grains,
+                pillar,
+                nodegroups=(opts.get("nodegroups") or {}) if groups else {},
+            )
+        )
     except BrinyError as exc:
         log.error("Top file target %r (%s) did not parse: %s", match, tgt_type, exc)
         return False

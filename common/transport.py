@@ -63,6 +63,7 @@ class ClientTransport(Protocol):
 
 # -- ZeroMQ --------------------------------------------------------------------
 
+
 def _tcp(host: str, port: int) -> str:
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
@@ -72,8 +73,9 @@ def _tcp(host: str, port: int) -> str:
 class ZmqServer:
     """The master's ROUTER (requests) and PUB (publishes)."""
 
-    def __init__(self, interface: str, ret_port: int, publish_port: int,
-                 ctx: zmq.asyncio.Context | None = None) -> None:
+    def __init__(
+        self, interface: str, ret_port: int, publish_port: int, ctx: zmq.asyncio.Context | None = None
+    ) -> None:
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.router = self.ctx.socket(zmq.ROUTER)
         self.pub = self.ctx.socket(zmq.PUB)
@@ -109,9 +111,15 @@ class ZmqServer:
 class ZmqClient:
     """A minion's DEALER (requests) and SUB (publishes), reconnecting on its own."""
 
-    def __init__(self, master: str, ret_port: int, publish_port: int,
-                 ctx: zmq.asyncio.Context | None = None, reconnect_ms: int = 1000,
-                 reconnect_max_ms: int = 10000) -> None:
+    def __init__(
+        self,
+        master: str,
+        ret_port: int,
+        publish_port: int,
+        ctx: zmq.asyncio.Context | None = None,
+        reconnect_ms: int = 1000,
+        reconnect_max_ms: int = 10000,
+    ) -> None:
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.dealer = self.ctx.socket(zmq.DEALER)
         self.sub = self.ctx.socket(zmq.SUB)
@@ -173,6 +181,7 @@ class ZmqClient:
 
 
 # -- the in-memory fake -------------------------------------------------------
+
 
 class MemoryHub:
     """One fake master endpoint and any number of fake minion endpoints."""

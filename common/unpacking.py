@@ -31,8 +31,8 @@ import msgpack
 
 from .exceptions import WireError
 
-MAX_FRAME = 64 * 1024 * 1024       # the largest frame any socket takes (a sealed req, rep or pub)
-MAX_ITEMS = 1 << 22                # entries of one array or map in a body or a local message
+MAX_FRAME = 64 * 1024 * 1024  # the largest frame any socket takes (a sealed req, rep or pub)
+MAX_ITEMS = 1 << 22  # entries of one array or map in a body or a local message
 _DECODE_ERRORS = (ValueError, TypeError, msgpack.UnpackException)
 
 
@@ -46,8 +46,13 @@ class Limits:
     max_map_len: int
 
     def kwargs(self) -> dict[str, int]:
-        return {"max_str_len": self.max_str_len, "max_bin_len": self.max_bin_len,
-                "max_array_len": self.max_array_len, "max_map_len": self.max_map_len, "max_ext_len": 0}
+        return {
+            "max_str_len": self.max_str_len,
+            "max_bin_len": self.max_bin_len,
+            "max_array_len": self.max_array_len,
+            "max_map_len": self.max_map_len,
+            "max_ext_len": 0,
+        }
 
 
 BODY_LIMITS = Limits(MAX_FRAME, MAX_FRAME, MAX_ITEMS, MAX_ITEMS)
@@ -66,8 +71,15 @@ def unpack_flat(data: bytes, max_len: int, max_fields: int) -> dict[str, Any]:
     bool, nil; strings and binaries up to ``max_len`` bytes). WireError otherwise."""
     if len(data) > MAX_FRAME + 1024:
         raise WireError(f"{len(data)} bytes is over the {MAX_FRAME} byte limit")
-    unpacker = msgpack.Unpacker(raw=False, max_buffer_size=max(1, len(data)), max_str_len=max_len,
-                                max_bin_len=max_len, max_array_len=0, max_map_len=0, max_ext_len=0)
+    unpacker = msgpack.Unpacker(
+        raw=False,
+        max_buffer_size=max(1, len(data)),
+        max_str_len=max_len,
+        max_bin_len=max_len,
+        max_array_len=0,
+        max_map_len=0,
+        max_ext_len=0,
+    )
     try:
         unpacker.feed(data)
         count = unpacker.read_map_header()

@@ -53,12 +53,12 @@ from . import crypto
 from .exceptions import AuthError, WireError
 from .unpacking import BODY_LIMITS, MAX_FRAME, Limits, unpack, unpack_flat  # noqa: F401 (wire.unpack, ...)
 
-VERSION = 2   # 2: auth with challenge and proof of possession; replies bound to requests
+VERSION = 2  # 2: auth with challenge and proof of possession; replies bound to requests
 KINDS = frozenset({"auth", "auth_reply", "req", "rep", "pub", "err"})
 SEALED = frozenset({"req", "rep", "pub"})
-MAX_CLEAR_FRAME = 64 * 1024        # a clear frame (auth, auth_reply, err): all a peer without a session sends
-MAX_FIELDS = 16                    # fields of the envelope and of a clear payload
-MAX_ID_BYTES = 1024                # the envelope's strings (an id is at most 255 characters)
+MAX_CLEAR_FRAME = 64 * 1024  # a clear frame (auth, auth_reply, err): all a peer without a session sends
+MAX_FIELDS = 16  # fields of the envelope and of a clear payload
+MAX_ID_BYTES = 1024  # the envelope's strings (an id is at most 255 characters)
 REPLAY_WINDOW = 300.0
 
 
@@ -92,8 +92,7 @@ class Envelope:
         return pack([self.version, self.kind, self.id, self.ts, self.nonce])
 
     def encode(self) -> bytes:
-        frame = {"v": self.version, "k": self.kind, "id": self.id, "t": self.ts, "n": self.nonce,
-                 "b": self.body}
+        frame = {"v": self.version, "k": self.kind, "id": self.id, "t": self.ts, "n": self.nonce, "b": self.body}
         if self.sig:
             frame["s"] = self.sig
         return pack(frame)
@@ -180,8 +179,7 @@ def open_reply(env: Envelope, key: bytes, request_nonce: bytes) -> Any:
 
 def sign(env: Envelope, signing_key: Any) -> Envelope:
     sig = crypto.ed_sign(signing_key, env.header() + env.body)
-    return Envelope(kind=env.kind, id=env.id, ts=env.ts, nonce=env.nonce, body=env.body, sig=sig,
-                    version=env.version)
+    return Envelope(kind=env.kind, id=env.id, ts=env.ts, nonce=env.nonce, body=env.body, sig=sig, version=env.version)
 
 
 def verify(env: Envelope, public_raw: bytes) -> None:

@@ -81,12 +81,19 @@ class SlsLoader(_Base):  # type: ignore[misc, valid-type]
                     try:
                         hash(k)
                     except TypeError:
-                        raise ConstructorError("while constructing a mapping", n.start_mark,
-                                               f"found unacceptable key {key_node.value}",
-                                               key_node.start_mark) from None
+                        raise ConstructorError(
+                            "while constructing a mapping",
+                            n.start_mark,
+                            f"found unacceptable key {key_node.value}",
+                            key_node.start_mark,
+                        ) from None
                     if k in mapping:
-                        raise ConstructorError("while constructing a mapping", n.start_mark,
-                                               f"found conflicting ID '{k}'", key_node.start_mark)
+                        raise ConstructorError(
+                            "while constructing a mapping",
+                            n.start_mark,
+                            f"found conflicting ID '{k}'",
+                            key_node.start_mark,
+                        )
                     mapping[k] = walk(value_node)
                 return mapping
             return self.construct_object(n, deep=True)
@@ -95,8 +102,7 @@ class SlsLoader(_Base):  # type: ignore[misc, valid-type]
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, MappingNode):
-            raise ConstructorError(None, None, f"expected a mapping node, but found {node.id}",
-                                   node.start_mark)
+            raise ConstructorError(None, None, f"expected a mapping node, but found {node.id}", node.start_mark)
         self.flatten_mapping(node)
         mapping: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -104,12 +110,19 @@ class SlsLoader(_Base):  # type: ignore[misc, valid-type]
             try:
                 hash(key)
             except TypeError:
-                raise ConstructorError("while constructing a mapping", node.start_mark,
-                                       f"found unacceptable key {key_node.value}",
-                                       key_node.start_mark) from None
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found unacceptable key {key_node.value}",
+                    key_node.start_mark,
+                ) from None
             if key in mapping:
-                raise ConstructorError("while constructing a mapping", node.start_mark,
-                                       f"found conflicting ID '{key}'", key_node.start_mark)
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found conflicting ID '{key}'",
+                    key_node.start_mark,
+                )
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
@@ -133,15 +146,20 @@ class SlsLoader(_Base):  # type: ignore[misc, valid-type]
                 sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
                 if not isinstance(value_node, (MappingNode, SequenceNode)):
                     raise ConstructorError(
-                        "while constructing a mapping", node.start_mark,
+                        "while constructing a mapping",
+                        node.start_mark,
                         f"expected a mapping or list of mappings for merging, but found {value_node.id}",
-                        value_node.start_mark)
+                        value_node.start_mark,
+                    )
                 # later mappings in a merge list lose to earlier ones
                 for sub in reversed(sources):
                     if not isinstance(sub, MappingNode):
                         raise ConstructorError(
-                            "while constructing a mapping", node.start_mark,
-                            f"expected a mapping for merging, but found {sub.id}", sub.start_mark)
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"expected a mapping for merging, but found {sub.id}",
+                            sub.start_mark,
+                        )
                     self.flatten_mapping(sub)
                     merged.extend(sub.value)
             else:

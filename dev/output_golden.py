@@ -98,7 +98,10 @@ def rand_value(rng: random.Random, depth: int = 0):
         return tuple(items) if rng.random() < 0.1 else items
     keys = WORDS + [1, 2, 7, True]
     try:
-        return {rng.choice(keys) if rng.random() < 0.2 else (rng.choice(WORDS) or "k"): rand_value(rng, depth + 1) for _ in range(rng.randrange(4))}
+        return {
+            rng.choice(keys) if rng.random() < 0.2 else (rng.choice(WORDS) or "k"): rand_value(rng, depth + 1)
+            for _ in range(rng.randrange(4))
+        }
     except TypeError:
         return {}
 
@@ -109,10 +112,12 @@ def rand_state(rng: random.Random, num: int):
     ret = {
         "name": name,
         "result": rng.choice([True, True, False, None]),
-        "changes": {} if rng.random() < 0.4 else (
-            {"diff": "--- \n+++ \n@@ -1 +1 @@\n-a\n+b\n"} if rng.random() < 0.3 else rand_value(rng, 1)
+        "changes": {}
+        if rng.random() < 0.4
+        else ({"diff": "--- \n+++ \n@@ -1 +1 @@\n-a\n+b\n"} if rng.random() < 0.3 else rand_value(rng, 1)),
+        "comment": rng.choice(
+            ["Success!", "", "line one\nline two", "  padded  ", "x\r\ny", "Failure!", 5, None, ["l1", "l2"], "\nlead"]
         ),
-        "comment": rng.choice(["Success!", "", "line one\nline two", "  padded  ", "x\r\ny", "Failure!", 5, None, ["l1", "l2"], "\nlead"]),
         "__sls__": "sls",
         "__run_num__": num,
         "__id__": sid,
@@ -120,7 +125,12 @@ def rand_state(rng: random.Random, num: int):
     if not isinstance(ret["changes"], dict):
         ret["changes"] = {"v": ret["changes"]}
     if rng.random() < 0.9:
-        ret["start_time"] = "%02d:%02d:%02d.%06d" % (rng.randrange(24), rng.randrange(60), rng.randrange(60), rng.randrange(10**6))
+        ret["start_time"] = "%02d:%02d:%02d.%06d" % (
+            rng.randrange(24),
+            rng.randrange(60),
+            rng.randrange(60),
+            rng.randrange(10**6),
+        )
         ret["duration"] = rng.choice([0.001, 1.5, 12.345, 999.9, 1234.5678, 0.25, 3, "2.5", 250000.0])
         if rng.random() < 0.1:
             del ret["start_time"]
@@ -199,7 +209,9 @@ def fuzz(count: int) -> int:
                 print(json.dumps(data)[:2000])
                 import difflib
 
-                for line in difflib.unified_diff(want.splitlines(), got.splitlines(), "salt", "briny", lineterm="", n=2):
+                for line in difflib.unified_diff(
+                    want.splitlines(), got.splitlines(), "salt", "briny", lineterm="", n=2
+                ):
                     print(repr(line))
     print(f"{bad}/{count} differing ({fallback} where both fell back to nested)")
     return 1 if bad else 0

@@ -16,6 +16,7 @@ the test suite never runs it. The requisite corpus is recorded with
     python3 /work/shared/tools/salt-golden.py tests/golden/requisites/cases \
         tests/golden/requisites/expected
 """
+
 import argparse
 import concurrent.futures
 import json
@@ -35,8 +36,13 @@ def run_call(salt_call, case, args):
     work = pathlib.Path(tempfile.mkdtemp(prefix="golden-"))
     try:
         conf, repl = goldenlib.build_compiler_case(case, work)
-        p = subprocess.run([salt_call, "--local", "-c", str(conf), *args, "--out=json"],
-                           capture_output=True, text=True, timeout=300, cwd=work)
+        p = subprocess.run(
+            [salt_call, "--local", "-c", str(conf), *args, "--out=json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=work,
+        )
         data = goldenlib.parse_output(p.stdout, p.stderr)
         return {"args": args, "rc": p.returncode, "data": goldenlib.mask(data, repl)}
     finally:
@@ -46,14 +52,15 @@ def run_call(salt_call, case, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*")
-    ap.add_argument("--salt-call",
-                    default=os.path.join(tempfile.gettempdir(), "saltref", "bin", "salt-call"))
+    ap.add_argument("--salt-call", default=os.path.join(tempfile.gettempdir(), "saltref", "bin", "salt-call"))
     ap.add_argument("-j", "--jobs", type=int, default=8)
     a = ap.parse_args()
     cases = a.cases or goldenlib.compiler_cases()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = {case: [pool.submit(run_call, a.salt_call, case, call)
-                          for call in goldenlib.compiler_calls(case)] for case in cases}
+        futures = {
+            case: [pool.submit(run_call, a.salt_call, case, call) for call in goldenlib.compiler_calls(case)]
+            for case in cases
+        }
         for case, futs in futures.items():
             rec = {"calls": [f.result() for f in futs]}
             out = goldenlib.COMPILER / case / "expected.json"

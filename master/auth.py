@@ -38,8 +38,8 @@ from briny.master.keys import KeyStore
 
 log = logging.getLogger(__name__)
 
-CHALLENGE_TTL = 30.0       # seconds a minion has to answer its challenge
-CHALLENGE_LIMIT = 131072   # challenges outstanding at most (a ring of 1 MiB)
+CHALLENGE_TTL = 30.0  # seconds a minion has to answer its challenge
+CHALLENGE_LIMIT = 131072  # challenges outstanding at most (a ring of 1 MiB)
 ACTS = {"accepted": "accept", "pending": "pend", "rejected": "reject", "denied": "denied"}
 
 
@@ -54,19 +54,20 @@ class Challenges:
     has lost its slot.
     """
 
-    def __init__(self, ttl: float = CHALLENGE_TTL, limit: int = CHALLENGE_LIMIT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ttl: float = CHALLENGE_TTL, limit: int = CHALLENGE_LIMIT, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.ttl = ttl
         self.limit = max(1, limit)
         self.clock = clock
-        self.evicted = 0            # challenges whose slot was reused before they were answered
+        self.evicted = 0  # challenges whose slot was reused before they were answered
         self._secret = os.urandom(32)
-        self._issued = array("d", bytes(8 * self.limit))   # issue time per slot; 0.0 = free
+        self._issued = array("d", bytes(8 * self.limit))  # issue time per slot; 0.0 = free
         self._next = 0
 
     def _tag(self, serial: int, minion_id: str) -> bytes:
         msg = serial.to_bytes(8, "big") + minion_id.encode("utf-8", "surrogatepass")
-        return hmac.new(self._secret, msg, hashlib.sha256).digest()[:handshake.CHALLENGE_BYTES - 8]
+        return hmac.new(self._secret, msg, hashlib.sha256).digest()[: handshake.CHALLENGE_BYTES - 8]
 
     def __len__(self) -> int:
         """Outstanding challenges (unused and fresh); a scan of the ring, for tests and stats."""
@@ -117,12 +118,19 @@ class AuthResult:
 class MasterAuth:
     """The master's auth decisions over its key store (see the module docstring)."""
 
-    def __init__(self, keys: KeyStore, master_priv: crypto.RSAPrivate, master_pub: str, sign_pub: bytes,
-                 auto_accept: Callable[[], bool], challenges: Challenges | None = None) -> None:
+    def __init__(
+        self,
+        keys: KeyStore,
+        master_priv: crypto.RSAPrivate,
+        master_pub: str,
+        sign_pub: bytes,
+        auto_accept: Callable[[], bool],
+        challenges: Challenges | None = None,
+    ) -> None:
         self.keys = keys
         self._priv = master_priv
         self.master_pub = master_pub
-        self.finger = crypto.fingerprint(master_pub)   # what a minion's signature names
+        self.finger = crypto.fingerprint(master_pub)  # what a minion's signature names
         self.sign_pub = sign_pub
         self.auto_accept = auto_accept
         self.challenges = challenges or Challenges()

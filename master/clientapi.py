@@ -68,18 +68,22 @@ class ClientAPIServer(IpcServer):
         cmd = request["cmd"]
         if cmd == "publish":
             return await self.master.publish(
-                request.get("tgt", ""), request.get("tgt_type", "glob"), request.get("fun", ""),
-                request.get("arg"), request.get("kwarg"), request.get("timeout"), request.get("user"),
-                progress=request.get("progress") is True)
+                request.get("tgt", ""),
+                request.get("tgt_type", "glob"),
+                request.get("fun", ""),
+                request.get("arg"),
+                request.get("kwarg"),
+                request.get("timeout"),
+                request.get("user"),
+                progress=request.get("progress") is True,
+            )
         if cmd == "find_job":
             return await self.master.find_job(request.get("jid"), request.get("minions"))
         if cmd == "minions":
             return await self.master.minions()
         if cmd == "keys_changed":
             return await self.master.keys_changed()
-        return {"error": f"unknown command {cmd[:40]!r}; the master knows publish, find_job, "
-                         "minions, keys_changed"}
-
+        return {"error": f"unknown command {cmd[:40]!r}; the master knows publish, find_job, minions, keys_changed"}
 
 
 class MasterClient:
@@ -124,8 +128,9 @@ class MasterClient:
         deadline_ms = int(wait * 1000)
         while True:
             if not sock.poll(deadline_ms):
-                raise MasterNotRunning(f"the master did not answer within {wait:g} s "
-                                       f"(socket {self.path}); is briny-master running?")
+                raise MasterNotRunning(
+                    f"the master did not answer within {wait:g} s (socket {self.path}); is briny-master running?"
+                )
             reply = unpack(sock.recv())
             if isinstance(reply, dict) and reply.get("corr") == corr:
                 break
@@ -134,14 +139,29 @@ class MasterClient:
             raise MasterError(str(reply["error"]))
         return reply
 
-    def publish(self, tgt: Any, fun: str, arg: list[Any] | None = None, kwarg: dict[str, Any] | None = None,
-                tgt_type: str = "glob", timeout: float | None = None, user: str | None = None,
-                progress: bool = False) -> dict[str, Any]:
+    def publish(
+        self,
+        tgt: Any,
+        fun: str,
+        arg: list[Any] | None = None,
+        kwarg: dict[str, Any] | None = None,
+        tgt_type: str = "glob",
+        timeout: float | None = None,
+        user: str | None = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
         """Start a job: ``{"jid", "minions"}`` (``jid`` is empty when nothing matched); with
         ``progress`` the minions send progress events of state runs."""
-        request = {"cmd": "publish", "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
-                   "arg": list(arg or []), "kwarg": dict(kwarg or {}), "timeout": timeout,
-                   "user": user or os.environ.get("SUDO_USER") or _user()}
+        request = {
+            "cmd": "publish",
+            "tgt": tgt,
+            "tgt_type": tgt_type,
+            "fun": fun,
+            "arg": list(arg or []),
+            "kwarg": dict(kwarg or {}),
+            "timeout": timeout,
+            "user": user or os.environ.get("SUDO_USER") or _user(),
+        }
         if progress:
             request["progress"] = True
         return self.request(request)

@@ -117,7 +117,7 @@ def _split(mods: Any) -> list[str]:
 class StateRequest:
     """What a state job asks for, read from the publish as the minion's ``state`` module reads it."""
 
-    kind: str                     # "highstate" or "sls"
+    kind: str  # "highstate" or "sls"
     mods: tuple[str, ...]
     saltenv: str | None
     pillarenv: str | None
@@ -127,8 +127,18 @@ class StateRequest:
     force: bool
 
     def cache_key(self, minion_id: str, fun: str) -> tuple[Any, ...]:
-        return (minion_id, fun, self.kind, self.mods, self.saltenv, self.pillarenv, self.test,
-                self.exclude, None if self.pillar is None else digest(self.pillar), self.force)
+        return (
+            minion_id,
+            fun,
+            self.kind,
+            self.mods,
+            self.saltenv,
+            self.pillarenv,
+            self.test,
+            self.exclude,
+            None if self.pillar is None else digest(self.pillar),
+            self.force,
+        )
 
 
 def call_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
@@ -147,8 +157,11 @@ def call_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict[st
 
 
 # positional parameters of the minion's state functions, in order
-_POSITIONAL = {"state.apply": ("mods",), "state.sls": ("mods", "test", "exclude"),
-               "state.highstate": ("test", "exclude")}
+_POSITIONAL = {
+    "state.apply": ("mods",),
+    "state.sls": ("mods", "test", "exclude"),
+    "state.highstate": ("test", "exclude"),
+}
 
 
 def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
@@ -162,7 +175,7 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
         return None
     bound = dict(zip(names, args))
     if set(bound) & set(kwargs):
-        return None          # the same argument twice: the minion's TypeError is the answer
+        return None  # the same argument twice: the minion's TypeError is the answer
     bound.update(kwargs)
     mods = _split(bound.get("mods"))
     kind = "sls" if fun == "state.sls" or (fun == "state.apply" and mods) else "highstate"
@@ -170,15 +183,23 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
         return None
     override = bound.get("pillar")
     if override is not None and not isinstance(override, dict):
-        return None          # the minion returns Salt's error for a pillar that is not a map
+        return None  # the minion returns Salt's error for a pillar that is not a map
     saltenv, pillarenv = bound.get("saltenv"), bound.get("pillarenv")
-    if (saltenv is not None and not isinstance(saltenv, str)) or \
-            (pillarenv is not None and not isinstance(pillarenv, str)):
+    if (saltenv is not None and not isinstance(saltenv, str)) or (
+        pillarenv is not None and not isinstance(pillarenv, str)
+    ):
         return None
     test = bound.get("test")
-    return StateRequest(kind, tuple(mods), saltenv or None, pillarenv or None,
-                        None if test is None else bool(test), tuple(_split(bound.get("exclude"))),
-                        override, bool(bound.get("force")))
+    return StateRequest(
+        kind,
+        tuple(mods),
+        saltenv or None,
+        pillarenv or None,
+        None if test is None else bool(test),
+        tuple(_split(bound.get("exclude"))),
+        override,
+        bool(bound.get("force")),
+    )
 
 
 class MasterFileClient(LocalFileClient):
@@ -207,17 +228,22 @@ class _Entry:
 class MasterCompiler:
     """Compiles state jobs per minion and caches them; thread-safe (worker threads)."""
 
-    def __init__(self, opts: dict[str, Any], fileserver: FileServer, pillars: MinionPillars,
-                 grains_of: GrainsLookup,
-                 opts_of: Callable[[str], Mapping[str, Any] | None] | None = None) -> None:
+    def __init__(
+        self,
+        opts: dict[str, Any],
+        fileserver: FileServer,
+        pillars: MinionPillars,
+        grains_of: GrainsLookup,
+        opts_of: Callable[[str], Mapping[str, Any] | None] | None = None,
+    ) -> None:
         self.opts = opts
         self.fileserver = fileserver
         self.pillars = pillars
         self.grains_of = grains_of
         # the config each minion reported at auth: templates see the minion's opts, as in Salt
         self.opts_of = opts_of or (lambda _minion: None)
-        self._custom: tuple[str, frozenset[str]] = ("", frozenset())   # (roots signature, names)
-        self.renders = 0          # compiles actually run (tests count them)
+        self._custom: tuple[str, frozenset[str]] = ("", frozenset())  # (roots signature, names)
+        self.renders = 0  # compiles actually run (tests count them)
         self.hits = 0
         self.fallbacks = 0
         self._lock = threading.Lock()
@@ -243,8 +269,10 @@ class MasterCompiler:
             named = payload.get(name)
             if named is not None and named != minion_id:
                 log.warning("%s asked for the compiled states of %r; refused", minion_id, str(named)[:64])
-                return {"error": f"a minion can get only its own compiled states; {minion_id} cannot "
-                                 f"get those of {str(named)[:64]!r}"}
+                return {
+                    "error": f"a minion can get only its own compiled states; {minion_id} cannot "
+                    f"get those of {str(named)[:64]!r}"
+                }
         fun, arg, kwarg = payload.get("fun"), payload.get("arg"), payload.get("kwarg")
         arg = [] if arg is None else arg
         kwarg = {} if kwarg is None else kwarg
@@ -254,10 +282,15 @@ class MasterCompiler:
             return {"error": "'arg' must be a list and 'kwarg' a map"}
         load = {"jid": gen_jid(), "fun": fun, "arg": arg, "kwarg": kwarg}
         compiled = self.compile_for(minion_id, load)
-        shown = ("the minion compiles" if compiled is None
-                 else f"{len(compiled['chunks'])} chunk(s)" if "chunks" in compiled
-                 else f"{len(compiled.get('errors') or [])} error(s)" if "errors" in compiled
-                 else "no states")
+        shown = (
+            "the minion compiles"
+            if compiled is None
+            else f"{len(compiled['chunks'])} chunk(s)"
+            if "chunks" in compiled
+            else f"{len(compiled.get('errors') or [])} error(s)"
+            if "errors" in compiled
+            else "no states"
+        )
         log.info("compile request from %s for %s: %s", minion_id, fun, shown)
         return {"compiled": compiled}
 
@@ -306,8 +339,10 @@ class MasterCompiler:
         except Exception as exc:  # a compiler bug must not lose the job: say so, or let the minion try
             log.exception("compiling %s for %s on the master failed", fun, minion_id)
             if self.mode == "master":
-                return {"errors": [f"The master could not compile the states of {minion_id}: {exc}"],
-                        "retcode": EX_STATE_COMPILER_ERROR}
+                return {
+                    "errors": [f"The master could not compile the states of {minion_id}: {exc}"],
+                    "retcode": EX_STATE_COMPILER_ERROR,
+                }
             return None
 
     def _cached(self, minion_id: str, fun: str, request: StateRequest, roots: str | None) -> Compiled | None:
@@ -319,8 +354,7 @@ class MasterCompiler:
         grains_digest, pillar_digest = digest([grains, report and report.digest]), digest(pillar)
         with self._lock:
             entry = self._cache.get(key)
-            if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest,
-                                                                                  pillar_digest):
+            if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest, pillar_digest):
                 self._cache.move_to_end(key)
                 self.hits += 1
                 return copy.deepcopy(entry.result)
@@ -337,7 +371,7 @@ class MasterCompiler:
         got = self.opts_of(minion_id)
         if got is None or isinstance(got, ReportedConfig):
             return got
-        return accept_reported(got, minion_id)    # a raw map: the same rule as the server's
+        return accept_reported(got, minion_id)  # a raw map: the same rule as the server's
 
     def custom_modules(self, roots: str) -> frozenset[str]:
         """Names of the execution modules the file roots' ``_modules`` give minions (their file
@@ -363,9 +397,16 @@ class MasterCompiler:
         self._custom = (roots, frozenset(names))
         return self._custom[1]
 
-    def views(self, minion_id: str, request: StateRequest, grains: dict[str, Any], pillar: dict[str, Any],
-              report: ReportedConfig | None, client: Any,
-              boundary: HostBoundary) -> tuple[OptsView, OptsView, OptsView]:
+    def views(
+        self,
+        minion_id: str,
+        request: StateRequest,
+        grains: dict[str, Any],
+        pillar: dict[str, Any],
+        report: ReportedConfig | None,
+        client: Any,
+        boundary: HostBoundary,
+    ) -> tuple[OptsView, OptsView, OptsView]:
         """The opts of one compile for ``minion_id``: (what the compiler uses, what templates see,
         what the modules they call see as ``__opts__``).
 
@@ -379,8 +420,7 @@ class MasterCompiler:
         """
         master = {k: v for k, v in self.opts.items() if isinstance(k, str) and not k.startswith("__")}
         data = report.data if report is not None else {}
-        differing = {k for k in COMPILE_KEYS
-                     if report is None or data.get(k, _MISSING) != master.get(k, _MISSING)}
+        differing = {k for k in COMPILE_KEYS if report is None or data.get(k, _MISSING) != master.get(k, _MISSING)}
         job: dict[str, Any] = {k: data[k] for k in JOB_KEYS if k in data}
         if request.test is not None:
             job["test"] = request.test
@@ -388,11 +428,19 @@ class MasterCompiler:
             job["saltenv"] = request.saltenv
         if request.pillarenv:
             job["pillarenv"] = request.pillarenv
-        compiler = OptsView({**master, **job, "id": minion_id, "file_client": "remote",
-                             "state_top": master.get("state_top") or "top.sls"},
-                            boundary=boundary, unknown=differing.__contains__,
-                            listing=False,
-                            shared={"grains": grains, "pillar": pillar})
+        compiler = OptsView(
+            {
+                **master,
+                **job,
+                "id": minion_id,
+                "file_client": "remote",
+                "state_top": master.get("state_top") or "top.sls",
+            },
+            boundary=boundary,
+            unknown=differing.__contains__,
+            listing=False,
+            shared={"grains": grains, "pillar": pillar},
+        )
         seen = {k: v for k, v in data.items() if k not in COMPILE_KEYS}
         seen.update({k: master[k] for k in COMPILE_KEYS if k in master})
         seen.update(job, id=minion_id)
@@ -411,50 +459,67 @@ class MasterCompiler:
         modules = OptsView(seen, boundary=boundary, unknown=unknown, shared=shared)
         return compiler, templates, modules
 
-    def compile_now(self, minion_id: str, request: StateRequest, grains: dict[str, Any],
-                    pillar: dict[str, Any], roots: str | None = None) -> Compiled | None:
+    def compile_now(
+        self,
+        minion_id: str,
+        request: StateRequest,
+        grains: dict[str, Any],
+        pillar: dict[str, Any],
+        roots: str | None = None,
+    ) -> Compiled | None:
         """Render and compile now (no cache); see the module docstring for the result."""
-        from briny.common.compiler import StateCompiler   # Jinja and the compiler: only now
+        from briny.common.compiler import StateCompiler  # Jinja and the compiler: only now
         from briny.common.dictupdate import merge
         from briny.common.render import RenderEnv
         from briny.common import wire
 
         errors = pillar.get("_errors") if isinstance(pillar, dict) else None
         if errors and not request.force:
-            return {"errors": ["Pillar failed to render with the following messages:", *map(str, errors)],
-                    "retcode": EX_PILLAR_FAILURE}
+            return {
+                "errors": ["Pillar failed to render with the following messages:", *map(str, errors)],
+                "retcode": EX_PILLAR_FAILURE,
+            }
         if request.pillar is not None:
             pillar = merge(copy.deepcopy(pillar), request.pillar)
         custom = self.custom_modules(roots if roots is not None else self.roots_signature())
-        boundary = HostBoundary(minion_id, "the states",
-                                lambda key: is_pure(key) and key.partition(".")[0] not in custom,
-                                ALLOWED, code_hint=PY_HINT)
+        boundary = HostBoundary(
+            minion_id,
+            "the states",
+            lambda key: is_pure(key) and key.partition(".")[0] not in custom,
+            ALLOWED,
+            code_hint=PY_HINT,
+        )
         client = MasterFileClient(self.fileserver)
-        opts, template_opts, module_opts = self.views(minion_id, request, grains, pillar,
-                                                      self.reported(minion_id), client, boundary)
+        opts, template_opts, module_opts = self.views(
+            minion_id, request, grains, pillar, self.reported(minion_id), client, boundary
+        )
         salt = master_side_mods(module_opts, grains, pillar, boundary, client)
-        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar=pillar,
-                        template_opts=template_opts, boundary=boundary)
+        env = RenderEnv(
+            opts=opts,
+            client=client,
+            salt=salt,
+            grains=grains,
+            pillar=pillar,
+            template_opts=template_opts,
+            boundary=boundary,
+        )
         self.renders += 1
         compiler = StateCompiler(env)
         exclude = list(request.exclude) or None
         if request.kind == "sls":
-            compiled = compiler.for_sls(list(request.mods), request.saltenv or opts.get("saltenv") or "base",
-                                        exclude)
+            compiled = compiler.for_sls(list(request.mods), request.saltenv or opts.get("saltenv") or "base", exclude)
         else:
             compiled = compiler.for_highstate(exclude)
         needs_host = boundary.needs
         if needs_host and self.mode == "auto":
             self.fallbacks += 1
-            log.info("%s compiles its own states: a template needs its host (%s)", minion_id,
-                     ", ".join(needs_host[:5]))
+            log.info("%s compiles its own states: a template needs its host (%s)", minion_id, ", ".join(needs_host[:5]))
             return None
         if compiled.no_states:
             log.info("compiled %s for %s on the master: %s", request.kind, minion_id, compiled.no_states)
             return {"no_states": compiled.no_states}
         if compiled.errors:
-            log.info("compiled %s for %s on the master: %d error(s)", request.kind, minion_id,
-                     len(compiled.errors))
+            log.info("compiled %s for %s on the master: %d error(s)", request.kind, minion_id, len(compiled.errors))
             return {"errors": [str(e) for e in compiled.errors], "retcode": EX_STATE_COMPILER_ERROR}
         chunks = compiled.chunks
         try:
@@ -462,11 +527,12 @@ class MasterCompiler:
                 raise ValueError("the chunks change on the wire")
         except (TypeError, ValueError, OverflowError, BrinyError) as exc:
             if self.mode == "auto":
-                log.info("%s compiles its own states: its chunks do not travel as they are (%s)",
-                         minion_id, exc)
+                log.info("%s compiles its own states: its chunks do not travel as they are (%s)", minion_id, exc)
                 self.fallbacks += 1
                 return None
-            return {"errors": [f"The compiled states of {minion_id} cannot be sent: {exc}"],
-                    "retcode": EX_STATE_COMPILER_ERROR}
+            return {
+                "errors": [f"The compiled states of {minion_id} cannot be sent: {exc}"],
+                "retcode": EX_STATE_COMPILER_ERROR,
+            }
         log.info("compiled %s for %s on the master: %d chunk(s)", request.kind, minion_id, len(chunks))
         return {"chunks": chunks}

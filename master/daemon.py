@@ -39,7 +39,13 @@ import zmq
 import zmq.asyncio
 
 from briny.common.config import load_master_config
-from briny.common.daemonize import daemonize, remove_pidfile, report as _report, running_pid as _running_pid, write_pidfile
+from briny.common.daemonize import (
+    daemonize,
+    remove_pidfile,
+    report as _report,
+    running_pid as _running_pid,
+    write_pidfile,
+)
 from briny.common.event import EventBus, EventSender
 from briny.common.event import decode as decode_event
 from briny.common.exceptions import BrinyError
@@ -59,8 +65,12 @@ DRAIN_SECONDS = 1.0
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-master", description="Run the briny master.")
-    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-                   help="folder holding the 'master' config file (default %(default)s)")
+    p.add_argument(
+        "-c",
+        "--config-dir",
+        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+        help="folder holding the 'master' config file (default %(default)s)",
+    )
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     p.add_argument("--pid-file", dest="pidfile", help="pidfile (default: the 'pidfile' option)")
     logsetup.add_arguments(p)
@@ -78,13 +88,16 @@ def check_ports(opts: dict[str, Any]) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host.strip("[]"), port))
         except OSError as exc:
-            raise BrinyError(f"cannot bind {key} {host}:{port}: {exc.strerror}; is another master "
-                             "running, or set another port in the master config") from None
+            raise BrinyError(
+                f"cannot bind {key} {host}:{port}: {exc.strerror}; is another master "
+                "running, or set another port in the master config"
+            ) from None
         finally:
             probe.close()
 
 
 # -- the loop ---------------------------------------------------------------------------
+
 
 async def watch_key_events(opts: dict[str, Any], server: MasterServer, ctx: zmq.asyncio.Context) -> None:
     """Drop sessions as soon as ``briny-key`` fires ``salt/key`` on the master bus (loop)."""
@@ -125,10 +138,19 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             loop.add_signal_handler(sig, stop.set)
         loop.add_signal_handler(signal.SIGHUP, logsetup.reopen_logfiles)
         serving = asyncio.ensure_future(server.serve())
-        tasks = [serving, asyncio.ensure_future(capi.serve()), asyncio.ensure_future(server.housekeeping()),
-                 asyncio.ensure_future(watch_key_events(opts, server, ctx))]
-        log.warning("briny-master %s serving on %s (ret %s, publish %s)", os.getpid(), opts["interface"],
-                    opts["ret_port"], opts["publish_port"])
+        tasks = [
+            serving,
+            asyncio.ensure_future(capi.serve()),
+            asyncio.ensure_future(server.housekeeping()),
+            asyncio.ensure_future(watch_key_events(opts, server, ctx)),
+        ]
+        log.warning(
+            "briny-master %s serving on %s (ret %s, publish %s)",
+            os.getpid(),
+            opts["interface"],
+            opts["ret_port"],
+            opts["publish_port"],
+        )
         _report(ready_fd, "ok")
         ready_fd = None
         stopper = asyncio.ensure_future(stop.wait())
@@ -140,12 +162,12 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
                 status = 1
         stopper.cancel()
         log.warning("briny-master shutting down")
-        capi.close()                               # no new jobs
+        capi.close()  # no new jobs
         server.stop()
         serving.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await serving
-        handled = await server.drain(DRAIN_SECONDS)   # frames already queued: in-flight returns
+        handled = await server.drain(DRAIN_SECONDS)  # frames already queued: in-flight returns
         if handled:
             log.info("handled %d queued requests before exit", handled)
         return status
@@ -163,7 +185,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             capi.close()
         if transport is not None:
             transport.close()
-        await loop.run_in_executor(None, cache.close)   # flushes every queued write
+        await loop.run_in_executor(None, cache.close)  # flushes every queued write
         if server is not None:
             server.close()
         sender.close()

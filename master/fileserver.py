@@ -48,13 +48,13 @@ from briny.common.fileclient import clean_path
 log = logging.getLogger(__name__)
 
 HASH_TYPE = "sha256"
-CHUNK_SIZE = 1024 * 1024          # what a chunk request gets when it names no size
-CHUNK_MAX = 8 * 1024 * 1024       # the largest chunk served
+CHUNK_SIZE = 1024 * 1024  # what a chunk request gets when it names no size
+CHUNK_MAX = 8 * 1024 * 1024  # the largest chunk served
 MAX_PATH = 4096
 MAX_SALTENV = 255
-DEFAULT_LIST_TTL = 1.0            # seconds a listing is trusted before its folders are stat'ed
+DEFAULT_LIST_TTL = 1.0  # seconds a listing is trusted before its folders are stat'ed
 HASH_CACHE_MAX = 100_000
-RACY_NS = 2_000_000_000           # a stamp this close to "now" may hide a change made in the same tick
+RACY_NS = 2_000_000_000  # a stamp this close to "now" may hide a change made in the same tick
 
 
 def _short(value: Any) -> str:
@@ -81,7 +81,7 @@ def check_path(path: Any) -> str:
             raise FileServerError(f"path {_short(path)} contains a control character")
         if "\\" in candidate:
             raise FileServerError(f"path {_short(path)} contains a backslash")
-    rel = clean_path(path)   # absolute paths, drive letters, '..' (raw and decoded)
+    rel = clean_path(path)  # absolute paths, drive letters, '..' (raw and decoded)
     if not rel:
         raise FileServerError(f"path {_short(path)} names no file")
     return rel
@@ -97,15 +97,15 @@ class _Listing:
 
     files: list[str]
     dirs: list[str]
-    stamps: dict[str, tuple[int, int]]     # folder (as walked) -> (inode, mtime_ns); roots too
-    checked: float                         # monotonic time of the last walk or stamp check
-    racy: bool = False                     # a folder changed just before the walk: walk again next time
+    stamps: dict[str, tuple[int, int]]  # folder (as walked) -> (inode, mtime_ns); roots too
+    checked: float  # monotonic time of the last walk or stamp check
+    racy: bool = False  # a folder changed just before the walk: walk again next time
     walks: int = 1
 
 
 @dataclass
 class _Hashed:
-    key: tuple[int, int, int, int]         # (inode, size, mtime_ns, ctime_ns)
+    key: tuple[int, int, int, int]  # (inode, size, mtime_ns, ctime_ns)
     hsum: str
 
 
@@ -115,12 +115,14 @@ class FileServer:
     def __init__(self, opts: dict[str, Any]) -> None:
         self.opts = opts
         raw = self.opts.get("file_roots") or {}
-        self.roots: dict[str, list[str]] = {str(env): [os.path.abspath(str(d)) for d in dirs]
-                      for env, dirs in raw.items() if isinstance(dirs, list)}
+        self.roots: dict[str, list[str]] = {
+            str(env): [os.path.abspath(str(d)) for d in dirs] for env, dirs in raw.items() if isinstance(dirs, list)
+        }
         self.followsymlinks = bool(self.opts.get("fileserver_followsymlinks", True))
         ttl = self.opts.get("fileserver_list_cache_time", DEFAULT_LIST_TTL)
-        self.ttl = float(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl >= 0 \
-            else DEFAULT_LIST_TTL
+        self.ttl = (
+            float(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl >= 0 else DEFAULT_LIST_TTL
+        )
         self._lock = threading.Lock()
         self._listings: dict[str, _Listing] = {}
         self._hashes: dict[str, _Hashed] = {}
@@ -152,8 +154,10 @@ class FileServer:
             if not self.followsymlinks:
                 real_root = os.path.realpath(root)
                 if not _inside(os.path.realpath(full), real_root):
-                    raise FileServerError(f"path {_short(path)} leaves its file root through a symlink "
-                                          "(fileserver_followsymlinks is False)")
+                    raise FileServerError(
+                        f"path {_short(path)} leaves its file root through a symlink "
+                        "(fileserver_followsymlinks is False)"
+                    )
             return rel, full, st
         return None
 
@@ -177,14 +181,14 @@ class FileServer:
             try:
                 st = os.stat(root)
             except OSError:
-                stamps[root] = (-1, -1)       # a root that appears later changes the stamp
+                stamps[root] = (-1, -1)  # a root that appears later changes the stamp
                 continue
             if not stat.S_ISDIR(st.st_mode):
                 continue
             seen_dirs: set[str] = set()
             for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
                 real_dir = os.path.realpath(dirpath)
-                if real_dir in seen_dirs:      # a symlink loop: walk each real folder once
+                if real_dir in seen_dirs:  # a symlink loop: walk each real folder once
                     dirnames[:] = []
                     continue
                 seen_dirs.add(real_dir)
@@ -212,7 +216,7 @@ class FileServer:
                     try:
                         if not stat.S_ISREG(os.stat(full).st_mode):
                             continue
-                    except OSError:           # a dangling symlink
+                    except OSError:  # a dangling symlink
                         continue
                     files.add(f"{base}/{name}" if base else name)
         # file times come from a coarse clock: a folder changed in the tick of the walk may change
@@ -271,8 +275,10 @@ class FileServer:
         listing = self.listing(saltenv)
         if not prefix:
             return {"files": list(listing.files), "dirs": list(listing.dirs)}
-        return {"files": [f for f in listing.files if f.startswith(prefix)],
-                "dirs": [d for d in listing.dirs if d.startswith(prefix)]}
+        return {
+            "files": [f for f in listing.files if f.startswith(prefix)],
+            "dirs": [d for d in listing.dirs if d.startswith(prefix)],
+        }
 
     # -- hashes and contents ------------------------------------------------------------------
     def file_hash(self, path: Any, saltenv: Any) -> dict[str, Any]:
@@ -297,7 +303,7 @@ class FileServer:
         key = (fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns)
         hsum = digest.hexdigest()
         if fst.st_mtime_ns >= time.time_ns() - RACY_NS:
-            return {"hash_type": HASH_TYPE, "hsum": hsum, "size": fst.st_size}   # too fresh to keep
+            return {"hash_type": HASH_TYPE, "hsum": hsum, "size": fst.st_size}  # too fresh to keep
         with self._lock:
             if len(self._hashes) >= HASH_CACHE_MAX:
                 self._hashes.clear()
@@ -333,8 +339,14 @@ class FileServer:
         server.register_handler("file_chunk", self.handle_chunk, blocking=True)
 
     def _refuse(self, sess: Any, cmd: str, payload: dict[str, Any], exc: Exception) -> dict[str, Any]:
-        log.warning("refused %s from minion %s (path %s, saltenv %s): %s", cmd, getattr(sess, "id", "?"),
-                    _short(payload.get("path", payload.get("prefix", ""))), _short(payload.get("saltenv")), exc)
+        log.warning(
+            "refused %s from minion %s (path %s, saltenv %s): %s",
+            cmd,
+            getattr(sess, "id", "?"),
+            _short(payload.get("path", payload.get("prefix", ""))),
+            _short(payload.get("saltenv")),
+            exc,
+        )
         return {"error": str(exc)}
 
     def handle_envs(self, sess: Any, payload: dict[str, Any]) -> dict[str, Any]:
@@ -351,14 +363,15 @@ class FileServer:
             return self.file_hash(payload.get("path"), payload.get("saltenv"))
         except FileServerError as exc:
             return self._refuse(sess, "file_hash", payload, exc)
-        except OSError as exc:     # not there (or unreadable): an answer, not an attack
+        except OSError as exc:  # not there (or unreadable): an answer, not an attack
             log.debug("file_hash from %s: %s", getattr(sess, "id", "?"), exc)
             return _missing(exc)
 
     def handle_chunk(self, sess: Any, payload: dict[str, Any]) -> dict[str, Any]:
         try:
-            return self.read_chunk(payload.get("path"), payload.get("saltenv"), payload.get("offset", 0),
-                                   payload.get("size"))
+            return self.read_chunk(
+                payload.get("path"), payload.get("saltenv"), payload.get("offset", 0), payload.get("size")
+            )
         except FileServerError as exc:
             return self._refuse(sess, "file_chunk", payload, exc)
         except OSError as exc:

@@ -76,8 +76,12 @@ def load_columns(load: dict[str, Any]) -> tuple[str, str, str, str]:
     tgt = load.get("tgt", "")
     if isinstance(tgt, (list, tuple)):
         tgt = ",".join(str(t) for t in tgt)
-    return (str(load.get("fun", "") or ""), str(tgt or ""), str(load.get("tgt_type", "glob") or "glob"),
-            str(load.get("user", "root") or "root"))
+    return (
+        str(load.get("fun", "") or ""),
+        str(tgt or ""),
+        str(load.get("tgt_type", "glob") or "glob"),
+        str(load.get("user", "root") or "root"),
+    )
 
 
 def jid_time(jid: str) -> float | None:
@@ -144,9 +148,15 @@ class JobCache(abc.ABC):
         """Ids of the minions that returned, sorted (no return data decoded)."""
 
     @abc.abstractmethod
-    def list_jobs(self, *, start_time: float | None = None, end_time: float | None = None,
-                  functions: list[str] | None = None, limit: int | None = None,
-                  newest_first: bool = False) -> list[JobRecord]:
+    def list_jobs(
+        self,
+        *,
+        start_time: float | None = None,
+        end_time: float | None = None,
+        functions: list[str] | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[JobRecord]:
         """Jobs in jid order; ``functions`` are globs; ``limit`` keeps the newest ones."""
 
     # ----- helpers shared by the backends ----------------------------------------------------

@@ -75,11 +75,13 @@ Op = Callable[[sqlite3.Connection], Any]
 def _plain(value: Any) -> Any:
     """``value`` with what msgpack cannot carry turned into strings."""
     if isinstance(value, dict):
-        return {(k if isinstance(k, (str, int, float, bool, bytes)) or k is None else str(k)): _plain(v)
-                for k, v in value.items()}
+        return {
+            (k if isinstance(k, (str, int, float, bool, bytes)) or k is None else str(k)): _plain(v)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_plain(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2 ** 63) <= value < 2 ** 64:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
         return str(value)
     if value is None or isinstance(value, (str, int, float, bool, bytes)):
         return value
@@ -102,7 +104,7 @@ def unpack(blob: bytes | None) -> Any:
 def _int_or_none(value: Any) -> int | None:
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, int) and -(2 ** 63) <= value < 2 ** 63:
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
         return value
     return None
 
@@ -127,8 +129,7 @@ class SqliteJobCache(JobCache):
 
     # ----- setup -----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         return conn
 
@@ -140,8 +141,10 @@ class SqliteJobCache(JobCache):
         conn = self._connect()
         try:
             conn.execute("PRAGMA journal_mode = WAL")
-            had_index = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                     "name = 'job_minions'").fetchone() is not None
+            had_index = (
+                conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_minions'").fetchone()
+                is not None
+            )
             conn.executescript(SCHEMA)
             if not had_index:
                 self._fill_index(conn)
@@ -151,9 +154,12 @@ class SqliteJobCache(JobCache):
     @staticmethod
     def _fill_index(conn: sqlite3.Connection) -> None:
         """``job_minions`` from the ``minions`` blobs (a cache written before the index)."""
-        rows = [(jid, minion_id) for jid, blob in conn.execute(
-                    "SELECT jid, minions FROM jobs WHERE minions IS NOT NULL")
-                for minion_id in (unpack(blob) or []) if isinstance(minion_id, str)]
+        rows = [
+            (jid, minion_id)
+            for jid, blob in conn.execute("SELECT jid, minions FROM jobs WHERE minions IS NOT NULL")
+            for minion_id in (unpack(blob) or [])
+            if isinstance(minion_id, str)
+        ]
         if rows:
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR IGNORE INTO job_minions (jid, minion_id) VALUES (?, ?)", rows)
@@ -240,7 +246,8 @@ class SqliteJobCache(JobCache):
                 "VALUES (?, ?, ?, ?, ?, ?, ?, NULL) ON CONFLICT (jid) DO UPDATE SET "
                 "fun = excluded.fun, tgt = excluded.tgt, tgt_type = excluded.tgt_type, "
                 "user = excluded.user, load = excluded.load",
-                (jid, fun, tgt, tgt_type, user, started, blob))
+                (jid, fun, tgt, tgt_type, user, started, blob),
+            )
             if wanted is not None:
                 self._merge_minions(conn, jid, wanted)
 
@@ -255,8 +262,10 @@ class SqliteJobCache(JobCache):
         known = set(unpack(row[0]) or [])
         merged = sorted(known | set(minions))
         conn.execute("UPDATE jobs SET minions = ? WHERE jid = ?", (pack(merged), jid))
-        conn.executemany("INSERT OR IGNORE INTO job_minions (jid, minion_id) VALUES (?, ?)",
-                         [(jid, m) for m in minions if m not in known])
+        conn.executemany(
+            "INSERT OR IGNORE INTO job_minions (jid, minion_id) VALUES (?, ?)",
+            [(jid, m) for m in minions if m not in known],
+        )
 
     def save_minions(self, jid: str, minions: list[str]) -> None:
         self._checked(jid)
@@ -275,10 +284,13 @@ class SqliteJobCache(JobCache):
         def op(conn: sqlite3.Connection) -> None:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO returns (jid, minion_id, received, success, retcode, ret) "
-                "VALUES (?, ?, ?, ?, ?, ?)", (jid, minion_id, received, success_col, retcode, blob))
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (jid, minion_id, received, success_col, retcode, blob),
+            )
             if cur.rowcount == 0:
-                log.warning("job cache: a second return of %s for job %s was dropped "
-                            "(the first one is kept)", minion_id, jid)
+                log.warning(
+                    "job cache: a second return of %s for job %s was dropped (the first one is kept)", minion_id, jid
+                )
 
         self._submit(op)
 
@@ -298,11 +310,9 @@ class SqliteJobCache(JobCache):
 
         def op(conn: sqlite3.Connection) -> int:
             conn.execute("DELETE FROM returns WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
-            conn.execute("DELETE FROM job_minions WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)",
-                         (cutoff,))
+            conn.execute("DELETE FROM job_minions WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
             removed = conn.execute("DELETE FROM jobs WHERE started < ?", (cutoff,)).rowcount
-            conn.execute("DELETE FROM returns WHERE received < ? AND jid NOT IN (SELECT jid FROM jobs)",
-                         (cutoff,))
+            conn.execute("DELETE FROM returns WHERE received < ? AND jid NOT IN (SELECT jid FROM jobs)", (cutoff,))
             return removed
 
         removed = int(self._submit(op).result())
@@ -336,8 +346,13 @@ class SqliteJobCache(JobCache):
         if self.readonly and not os.path.exists(self.path):
             return None
         if self.readonly:
-            conn = sqlite3.connect(f"file:{urllib.parse.quote(self.path)}?mode=ro", uri=True, timeout=self.busy_timeout,
-                                   isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                f"file:{urllib.parse.quote(self.path)}?mode=ro",
+                uri=True,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
         else:
             conn = self._connect()
         conn.execute("PRAGMA query_only = ON")
@@ -380,20 +395,28 @@ class SqliteJobCache(JobCache):
 
     def targeted(self, jid: str, minion_id: str) -> bool | None:
         self._checked(jid)
-        rows = self._query("SELECT EXISTS (SELECT 1 FROM job_minions WHERE jid = ? AND minion_id = ?), "
-                           "EXISTS (SELECT 1 FROM jobs WHERE jid = ?)", (jid, minion_id, jid))
+        rows = self._query(
+            "SELECT EXISTS (SELECT 1 FROM job_minions WHERE jid = ? AND minion_id = ?), "
+            "EXISTS (SELECT 1 FROM jobs WHERE jid = ?)",
+            (jid, minion_id, jid),
+        )
         if not rows or not rows[0][1]:
             return None
         return bool(rows[0][0])
 
     def returned_ids(self, jid: str) -> list[str]:
         self._checked(jid)
-        return [r[0] for r in self._query(
-            "SELECT minion_id FROM returns WHERE jid = ? ORDER BY minion_id", (jid,))]
+        return [r[0] for r in self._query("SELECT minion_id FROM returns WHERE jid = ? ORDER BY minion_id", (jid,))]
 
-    def list_jobs(self, *, start_time: float | None = None, end_time: float | None = None,
-                  functions: list[str] | None = None, limit: int | None = None,
-                  newest_first: bool = False) -> list[JobRecord]:
+    def list_jobs(
+        self,
+        *,
+        start_time: float | None = None,
+        end_time: float | None = None,
+        functions: list[str] | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[JobRecord]:
         where: list[str] = []
         params: list[Any] = []
         if start_time is not None:
@@ -415,9 +438,18 @@ class SqliteJobCache(JobCache):
         records = []
         for jid, fun, tgt, tgt_type, user, started, load, minions in self._query(sql, tuple(params)):
             data = unpack(load) or {}
-            records.append(JobRecord(jid=jid, fun=fun, tgt=data.get("tgt", tgt), tgt_type=tgt_type,
-                                     user=user, started=started, load=data,
-                                     minions=unpack(minions)))
+            records.append(
+                JobRecord(
+                    jid=jid,
+                    fun=fun,
+                    tgt=data.get("tgt", tgt),
+                    tgt_type=tgt_type,
+                    user=user,
+                    started=started,
+                    load=data,
+                    minions=unpack(minions),
+                )
+            )
         if not newest_first:
             records.reverse()
         return records

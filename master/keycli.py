@@ -50,11 +50,28 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG_DIR = "/etc/briny"
 EX_USAGE = 64
-HEADINGS = {PEND: "Unaccepted Keys:", ACC: "Accepted Keys:", DEN: "Denied Keys:",
-            REJ: "Rejected Keys:", LOCAL: "Local Keys:"}
+HEADINGS = {
+    PEND: "Unaccepted Keys:",
+    ACC: "Accepted Keys:",
+    DEN: "Denied Keys:",
+    REJ: "Rejected Keys:",
+    LOCAL: "Local Keys:",
+}
 # salt-key's order of precedence when several commands are given
-COMMANDS = ("list", "list_all", "print", "print_all", "accept", "accept_all", "reject",
-            "reject_all", "delete", "delete_all", "finger", "finger_all")
+COMMANDS = (
+    "list",
+    "list_all",
+    "print",
+    "print_all",
+    "accept",
+    "accept_all",
+    "reject",
+    "reject_all",
+    "delete",
+    "delete_all",
+    "finger",
+    "finger_all",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,10 +82,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="briny-key", description="Manage the master's minion keys (salt-key).")
-    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-                   help="folder holding the 'master' config file (default %(default)s)")
-    p.add_argument("-l", "--list", dest="list", metavar="ARG",
-                   help="list keys of one status: acc, pre/un, rej, den, all")
+    p.add_argument(
+        "-c",
+        "--config-dir",
+        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+        help="folder holding the 'master' config file (default %(default)s)",
+    )
+    p.add_argument(
+        "-l", "--list", dest="list", metavar="ARG", help="list keys of one status: acc, pre/un, rej, den, all"
+    )
     p.add_argument("-L", "--list-all", dest="list_all", action="store_true", help="list all keys")
     p.add_argument("-p", "--print", dest="print", metavar="GLOB", help="print the matching public keys")
     p.add_argument("-P", "--print-all", dest="print_all", action="store_true", help="print all public keys")
@@ -81,14 +103,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--finger", dest="finger", metavar="GLOB", help="print the matching keys' fingerprints")
     p.add_argument("-F", "--finger-all", dest="finger_all", action="store_true", help="print all fingerprints")
     p.add_argument("-y", "--yes", dest="yes", action="store_true", help="answer yes to every question")
-    p.add_argument("--include-rejected", "--include_rejected", dest="include_rejected", action="store_true",
-                   help="accept also matching rejected keys")
-    p.add_argument("--include-accepted", "--include_accepted", dest="include_accepted", action="store_true",
-                   help="reject also matching accepted keys")
-    p.add_argument("--include-denied", "--include_denied", dest="include_denied", action="store_true",
-                   help="accept/reject also matching denied keys")
-    p.add_argument("--include-all", "--include_all", dest="include_all", action="store_true",
-                   help="accept rejected keys, or reject accepted keys, too")
+    p.add_argument(
+        "--include-rejected",
+        "--include_rejected",
+        dest="include_rejected",
+        action="store_true",
+        help="accept also matching rejected keys",
+    )
+    p.add_argument(
+        "--include-accepted",
+        "--include_accepted",
+        dest="include_accepted",
+        action="store_true",
+        help="reject also matching accepted keys",
+    )
+    p.add_argument(
+        "--include-denied",
+        "--include_denied",
+        dest="include_denied",
+        action="store_true",
+        help="accept/reject also matching denied keys",
+    )
+    p.add_argument(
+        "--include-all",
+        "--include_all",
+        dest="include_all",
+        action="store_true",
+        help="accept rejected keys, or reject accepted keys, too",
+    )
     p.add_argument("--out", "--output", dest="out", help="outputter: json, yaml, txt, nested, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
     logsetup.add_arguments(p, short=False, default_file="key_logfile")
@@ -154,14 +196,21 @@ def _no_match(pattern: str, flags: dict[str, bool]) -> str:
     return f"The key glob '{pattern}' does not match any {text} keys."
 
 
-def _change(store: KeyStore, cmd: str, pattern: str, ns: argparse.Namespace, opts: dict[str, Any],
-            out: TextIO, err: TextIO, stdin: TextIO) -> int:
+def _change(
+    store: KeyStore,
+    cmd: str,
+    pattern: str,
+    ns: argparse.Namespace,
+    opts: dict[str, Any],
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO,
+) -> int:
     flags = {"accepted": False, "rejected": ns.include_rejected, "denied": ns.include_denied}
     if cmd == "accept":
         flags["rejected"] = ns.include_all or ns.include_rejected
     elif cmd == "reject":
-        flags = {"accepted": ns.include_all or ns.include_accepted, "rejected": False,
-                 "denied": ns.include_denied}
+        flags = {"accepted": ns.include_all or ns.include_accepted, "rejected": False, "denied": ns.include_denied}
     found = store.name_match(pattern)
     if cmd == "delete":
         chosen: Matches = found
@@ -176,14 +225,12 @@ def _change(store: KeyStore, cmd: str, pattern: str, ns: argparse.Namespace, opt
     _show(chosen, ns, opts, out)
     if not ns.yes:
         try:
-            answer = _ask("Proceed? [N/y] " if cmd == "delete" else "Proceed? [n/Y] ",
-                          cmd != "delete", out, stdin)
+            answer = _ask("Proceed? [N/y] " if cmd == "delete" else "Proceed? [n/Y] ", cmd != "delete", out, stdin)
         except KeyboardInterrupt:
             print("\nExiting on CTRL-c", file=err)
             return 1
         if answer is None:
-            print("briny-key: no answer on stdin (end of input); nothing was changed. "
-                  "Use -y to answer yes.", file=err)
+            print("briny-key: no answer on stdin (end of input); nothing was changed. Use -y to answer yes.", file=err)
             return 1
         if not answer:
             return 0
@@ -220,8 +267,13 @@ def _change(store: KeyStore, cmd: str, pattern: str, ns: argparse.Namespace, opt
     return 0
 
 
-def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None,
-        stdin: TextIO | None = None) -> int:
+def run(
+    argv: Sequence[str] | None = None,
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
     """briny-key with ``argv``; returns the exit status (testable: pass the streams)."""
     out = out or sys.stdout
     err = err or sys.stderr

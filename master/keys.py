@@ -86,7 +86,7 @@ MASTER_PUB = "master.pub"
 KEY_SIZE = 2048
 MIN_KEY_SIZE = 2048
 MAX_PEM_BYTES = 16384
-TMP_PREFIX = ".tmp-"   # a key file being written (then renamed)
+TMP_PREFIX = ".tmp-"  # a key file being written (then renamed)
 # A listing or read of a folder/file changed less than this ago may miss a
 # change made within the same file-system timestamp tick: such a "racy"
 # listing is scanned again (at most every _RESCAN_NS) until it is old enough.
@@ -209,7 +209,7 @@ class KeyStore:
         self.opts = opts
         self.pki_dir = os.path.abspath(str(opts.get("pki_dir") or "/etc/briny/pki/master"))
         self.fire_events = fire_events
-        self.hash_type = str(opts.get("hash_type") or "sha256")   # of the fingerprints, as salt-key
+        self.hash_type = str(opts.get("hash_type") or "sha256")  # of the fingerprints, as salt-key
         self._tlock = threading.RLock()
         self._listings: dict[str, _Listing] = {}
         self._reads: dict[str, _KeyRead] = {}
@@ -269,8 +269,11 @@ class KeyStore:
             return frozenset()
         stamp = (st.st_mtime_ns, st.st_ino)
         cached = self._listings.get(folder)
-        if cached is not None and cached.stamp == stamp and (
-                not cached.racy or time.monotonic_ns() - cached.scanned < _RESCAN_NS):
+        if (
+            cached is not None
+            and cached.stamp == stamp
+            and (not cached.racy or time.monotonic_ns() - cached.scanned < _RESCAN_NS)
+        ):
             return cached.names
         names = set()
         stray: list[str] = []
@@ -285,11 +288,14 @@ class KeyStore:
         if stray:
             # e.g. a hidden key accepted before ids starting with '.' were refused: no minion can
             # authenticate with it now, but the operator should see it and remove it
-            log.warning("%s holds %d file(s) whose names are not minion ids, ignored (no minion can "
-                        "use them; remove them by hand): %s", path, len(stray),
-                        ", ".join(repr(n) for n in sorted(stray)[:10]))
-        listing = _Listing(stamp, frozenset(names), time.time_ns() - st.st_mtime_ns < _RACY_NS,
-                           time.monotonic_ns())
+            log.warning(
+                "%s holds %d file(s) whose names are not minion ids, ignored (no minion can "
+                "use them; remove them by hand): %s",
+                path,
+                len(stray),
+                ", ".join(repr(n) for n in sorted(stray)[:10]),
+            )
+        listing = _Listing(stamp, frozenset(names), time.time_ns() - st.st_mtime_ns < _RACY_NS, time.monotonic_ns())
         self._listings[folder] = listing
         return listing.names
 
@@ -323,17 +329,28 @@ class KeyStore:
             wrote = False
             if not os.path.isfile(pem_path):
                 key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_SIZE)
-                self._atomic_write(pem_path, key.private_bytes(
-                    serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                    serialization.NoEncryption()), 0o600)
+                self._atomic_write(
+                    pem_path,
+                    key.private_bytes(
+                        serialization.Encoding.PEM,
+                        serialization.PrivateFormat.TraditionalOpenSSL,
+                        serialization.NoEncryption(),
+                    ),
+                    0o600,
+                )
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(pub_path)  # a stale public half of another key
                 log.info("generated the master key pair in %s", self.pki_dir)
                 wrote = True
             if not os.path.isfile(pub_path):
                 key = self.master_key(reload=True)
-                self._atomic_write(pub_path, key.public_key().public_bytes(
-                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo), 0o644)
+                self._atomic_write(
+                    pub_path,
+                    key.public_key().public_bytes(
+                        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+                    ),
+                    0o644,
+                )
                 wrote = True
             if wrote:
                 self._master_key = None
@@ -365,8 +382,9 @@ class KeyStore:
             names = os.listdir(self.pki_dir)
         except FileNotFoundError:
             return []
-        return sorted(n for n in names if n.endswith((".pem", ".pub"))
-                      and os.path.isfile(os.path.join(self.pki_dir, n)))
+        return sorted(
+            n for n in names if n.endswith((".pem", ".pub")) and os.path.isfile(os.path.join(self.pki_dir, n))
+        )
 
     # ----- queries -------------------------------------------------------------------------
     def status(self, minion_id: str) -> str | None:
@@ -484,6 +502,7 @@ class KeyStore:
             auto_accept = bool(self.opts.get("auto_accept", False))
         event: dict[str, Any] = {"id": minion_id, "pub": text}
         with self._locked():
+
             def has(folder: str) -> bool:
                 return self._is_key_file(self._path(folder, minion_id))
 
@@ -500,28 +519,38 @@ class KeyStore:
                 self._atomic_write(self._path(dst, minion_id), text.encode("utf-8"), 0o644)
                 if auto_accept:
                     log.info("new public key for %s accepted (auto_accept)", minion_id)
-                    return AuthDecision("accepted", [KeyChange(minion_id, "accept", None, ACC)],
-                                        {"result": True, "act": "accept", **event})
+                    return AuthDecision(
+                        "accepted",
+                        [KeyChange(minion_id, "accept", None, ACC)],
+                        {"result": True, "act": "accept", **event},
+                    )
                 log.info("new public key for %s placed in pending", minion_id)
-                return AuthDecision("pending", [KeyChange(minion_id, "pend", None, PEND)],
-                                    {"result": True, "act": "pend", **event})
+                return AuthDecision(
+                    "pending", [KeyChange(minion_id, "pend", None, PEND)], {"result": True, "act": "pend", **event}
+                )
             stored = self.public_key_obj(minion_id, PEND)
             if stored is None or not _same_key(stored, offered):
                 return self._deny(minion_id, text, PEND, event)
             if auto_accept:
                 os.replace(self._path(PEND, minion_id), self._path(ACC, minion_id))
-                return AuthDecision("accepted", [KeyChange(minion_id, "accept", PEND, ACC)],
-                                    {"result": True, "act": "accept", **event})
+                return AuthDecision(
+                    "accepted", [KeyChange(minion_id, "accept", PEND, ACC)], {"result": True, "act": "accept", **event}
+                )
             log.info("the key of %s is pending; accept it with briny-key -a %s", minion_id, minion_id)
             return AuthDecision("pending", [], {"result": True, "act": "pend", **event})
 
     def _deny(self, minion_id: str, text: str, where: str, event: dict[str, Any]) -> AuthDecision:
-        log.error("authentication attempt from %s failed: the offered key does not match the key "
-                  "in %s; it is kept in %s. This may be an attempt to compromise the master.",
-                  minion_id, where, DEN)
+        log.error(
+            "authentication attempt from %s failed: the offered key does not match the key "
+            "in %s; it is kept in %s. This may be an attempt to compromise the master.",
+            minion_id,
+            where,
+            DEN,
+        )
         self._atomic_write(self._path(DEN, minion_id), text.encode("utf-8"), 0o644)
-        return AuthDecision("denied", [KeyChange(minion_id, "denied", None, DEN)],
-                            {"result": False, "act": "denied", **event})
+        return AuthDecision(
+            "denied", [KeyChange(minion_id, "denied", None, DEN)], {"result": False, "act": "denied", **event}
+        )
 
     def register(self, minion_id: str, pub_pem: str | bytes, auto_accept: bool = False) -> str:
         """The status an auth request gets (``authorize(...).status``)."""
@@ -533,8 +562,9 @@ class KeyStore:
             return {folder: [check_id(i) for i in ids] for folder, ids in target.items() if folder in KEY_DIRS}
         return self.name_match(target)
 
-    def _move(self, target: str | Matches, sources: Iterable[str], dst: str, act: str,
-              validate: bool = False) -> list[KeyChange]:
+    def _move(
+        self, target: str | Matches, sources: Iterable[str], dst: str, act: str, validate: bool = False
+    ) -> list[KeyChange]:
         changes: list[KeyChange] = []
         with self._locked():
             matches = self._resolve(target)
@@ -552,8 +582,9 @@ class KeyStore:
         self._announce(changes)
         return changes
 
-    def accept(self, pattern: str | Matches, include_rejected: bool = False,
-               include_denied: bool = False) -> list[KeyChange]:
+    def accept(
+        self, pattern: str | Matches, include_rejected: bool = False, include_denied: bool = False
+    ) -> list[KeyChange]:
         """Move matching pending keys (and rejected/denied ones when asked) to ``minions``."""
         sources = [PEND] + ([REJ] if include_rejected else []) + ([DEN] if include_denied else [])
         return self._move(pattern, sources, ACC, "accept", validate=True)
@@ -561,8 +592,9 @@ class KeyStore:
     def accept_all(self) -> list[KeyChange]:
         return self.accept("*")
 
-    def reject(self, pattern: str | Matches, include_accepted: bool = False,
-               include_denied: bool = False) -> list[KeyChange]:
+    def reject(
+        self, pattern: str | Matches, include_accepted: bool = False, include_denied: bool = False
+    ) -> list[KeyChange]:
         """Move matching pending keys (and accepted/denied ones when asked) to ``minions_rejected``."""
         sources = [PEND] + ([ACC] if include_accepted else []) + ([DEN] if include_denied else [])
         return self._move(pattern, sources, REJ, "reject")

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-REDRAW_EVERY = 0.1   # seconds between two redraws for progress alone
+REDRAW_EVERY = 0.1  # seconds between two redraws for progress alone
 
 
 @dataclass
@@ -42,13 +42,14 @@ def _int(value: Any, default: int) -> int:
 class LiveView:
     """Live lines of the minions still running a job; see the module docstring."""
 
-    def __init__(self, stream: TextIO, interval: float = REDRAW_EVERY,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, stream: TextIO, interval: float = REDRAW_EVERY, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.stream = stream
         self.interval = interval
         self.clock = clock
         self.minions: dict[str, MinionProgress] = {}
-        self.drawn = 0          # lines on the screen now
+        self.drawn = 0  # lines on the screen now
         self.dirty = False
         self.last_draw = float("-inf")
 

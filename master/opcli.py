@@ -51,16 +51,38 @@ from briny.master.clientapi import MasterClient, MasterError, MasterNotRunning
 log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG_DIR = "/etc/briny"
-NO_RESPONSE = ("Minion did not return. [No response]\nThe minions may not have all finished running and "
-               "any remaining minions will return upon completion. To look up the return data for this "
-               "job later, run the following command:\n\nbriny-run jobs.lookup_jid {jid}")
+NO_RESPONSE = (
+    "Minion did not return. [No response]\nThe minions may not have all finished running and "
+    "any remaining minions will return upon completion. To look up the return data for this "
+    "job later, run the following command:\n\nbriny-run jobs.lookup_jid {jid}"
+)
 # functions whose returns Salt prints with the highstate outputter
-STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls", "state.single", "state.low",
-                        "state.sls_id", "state.top", "state.template", "state.template_str", "state.pkg",
-                        "state.request", "state.run_request", "state.orchestrate"})
-TARGET_FLAGS = (("-L", "--list", "list"), ("-G", "--grain", "grain"), ("-E", "--pcre", "pcre"),
-                ("-C", "--compound", "compound"), ("-P", "--grain-pcre", "grain_pcre"),
-                ("-N", "--nodegroup", "nodegroup"), ("-S", "--ipcidr", "ipcidr"))
+STATE_FUNS = frozenset(
+    {
+        "state.apply",
+        "state.highstate",
+        "state.sls",
+        "state.single",
+        "state.low",
+        "state.sls_id",
+        "state.top",
+        "state.template",
+        "state.template_str",
+        "state.pkg",
+        "state.request",
+        "state.run_request",
+        "state.orchestrate",
+    }
+)
+TARGET_FLAGS = (
+    ("-L", "--list", "list"),
+    ("-G", "--grain", "grain"),
+    ("-E", "--pcre", "pcre"),
+    ("-C", "--compound", "compound"),
+    ("-P", "--grain-pcre", "grain_pcre"),
+    ("-N", "--nodegroup", "nodegroup"),
+    ("-S", "--ipcidr", "ipcidr"),
+)
 
 
 class UsageError(BrinyError):
@@ -74,27 +96,47 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="briny", description="Run a function on targeted minions through the master.")
-    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-                   help="folder holding the 'master' config file (default %(default)s)")
+    p.add_argument(
+        "-c",
+        "--config-dir",
+        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+        help="folder holding the 'master' config file (default %(default)s)",
+    )
     group = p.add_mutually_exclusive_group()
     for short, long, kind in TARGET_FLAGS:
-        group.add_argument(short, long, dest="tgt_type", action="store_const", const=kind,
-                           help=f"the target is a {kind} expression")
-    p.add_argument("-t", "--timeout", type=float, help="seconds to wait for returns before asking "
-                   "the slow minions whether they still run the job (default: the 'timeout' option, 5)")
+        group.add_argument(
+            short, long, dest="tgt_type", action="store_const", const=kind, help=f"the target is a {kind} expression"
+        )
+    p.add_argument(
+        "-t",
+        "--timeout",
+        type=float,
+        help="seconds to wait for returns before asking "
+        "the slow minions whether they still run the job (default: the 'timeout' option, 5)",
+    )
     p.add_argument("--async", dest="run_async", action="store_true", help="print the job id and return")
     p.add_argument("-b", "--batch", "--batch-size", dest="batch", help="run on N minions (or N%%) at a time")
     p.add_argument("--static", action="store_true", help="print all returns together at the end")
     p.add_argument("-v", "--verbose", action="store_true", help="print the job id first")
-    p.add_argument("--progress", action="store_true", help="ask the minions for progress events of "
-                   "state runs (implied when stdout is a terminal, which then shows a live line per minion)")
-    p.add_argument("--out", "--output", dest="out",
-                   help="outputter: highstate, json, yaml, nested, txt, raw, pprint, quiet")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="ask the minions for progress events of "
+        "state runs (implied when stdout is a terminal, which then shows a live line per minion)",
+    )
+    p.add_argument(
+        "--out", "--output", dest="out", help="outputter: highstate, json, yaml, nested, txt, raw, pprint, quiet"
+    )
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
-    p.add_argument("--state-output", "--state_output", dest="state_output",
-                   help="full, terse, mixed, changes (and the _id forms)")
-    p.add_argument("--state-verbose", "--state_verbose", dest="state_verbose",
-                   type=lambda s: str(s).lower() in ("1", "true", "yes", "on"))
+    p.add_argument(
+        "--state-output", "--state_output", dest="state_output", help="full, terse, mixed, changes (and the _id forms)"
+    )
+    p.add_argument(
+        "--state-verbose",
+        "--state_verbose",
+        dest="state_verbose",
+        type=lambda s: str(s).lower() in ("1", "true", "yes", "on"),
+    )
     p.add_argument("--no-color", "--no-colour", dest="no_color", action="store_true")
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     logsetup.add_arguments(p)
@@ -105,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- results --------------------------------------------------------------------------
+
 
 @dataclass
 class MinionResult:
@@ -142,8 +185,14 @@ def result_from_event(fun: str, data: dict[str, Any]) -> MinionResult:
     if isinstance(ret, bool) and not ret and fun == "test.ping":
         success = False
     out = data.get("out") if isinstance(data.get("out"), str) else None
-    return MinionResult(str(data.get("id", "")), str(data.get("jid", "")), ret,
-                        retcode if retcode else (0 if success else 1), out, success)
+    return MinionResult(
+        str(data.get("id", "")),
+        str(data.get("jid", "")),
+        ret,
+        retcode if retcode else (0 if success else 1),
+        out,
+        success,
+    )
 
 
 def no_return(minion_id: str, jid: str) -> MinionResult:
@@ -151,6 +200,7 @@ def no_return(minion_id: str, jid: str) -> MinionResult:
 
 
 # -- waiting for returns --------------------------------------------------------------
+
 
 @dataclass
 class _Wait:
@@ -166,14 +216,14 @@ class Waiter:
     """Tracks expected returns of one or more jobs and turns events into results."""
 
     client: MasterClient
-    listener: Any                   # EventListener on salt/job/*/ret/*
+    listener: Any  # EventListener on salt/job/*/ret/*
     opts: dict[str, Any]
     timeout: float
     gather_timeout: float
-    funs: dict[str, str] = field(default_factory=dict)        # jid -> fun
+    funs: dict[str, str] = field(default_factory=dict)  # jid -> fun
     waits: dict[tuple[str, str], _Wait] = field(default_factory=dict)
     probes: dict[str, set[str]] = field(default_factory=dict)  # find_job jid -> minions asked
-    on_progress: Any = None         # called (jid, minion, data) for a waited job's progress event
+    on_progress: Any = None  # called (jid, minion, data) for a waited job's progress event
 
     def add_job(self, jid: str, fun: str, minions: Sequence[str]) -> None:
         self.funs[jid] = fun
@@ -250,8 +300,9 @@ class Waiter:
                 cached = self._from_cache(w.jid, [w.minion])
                 del self.waits[key]
                 if w.minion in cached:
-                    done.append(result_from_event(self.funs.get(w.jid, ""),
-                                                  {**cached[w.minion], "id": w.minion, "jid": w.jid}))
+                    done.append(
+                        result_from_event(self.funs.get(w.jid, ""), {**cached[w.minion], "id": w.minion, "jid": w.jid})
+                    )
                 else:
                     done.append(no_return(w.minion, w.jid))
             elif not w.probe_jid and now >= w.deadline:
@@ -283,6 +334,7 @@ class Waiter:
 
 # -- printing -------------------------------------------------------------------------
 
+
 @dataclass
 class Printer:
     ns: argparse.Namespace
@@ -290,7 +342,7 @@ class Printer:
     fun: str
     stdout: TextIO
     collected: dict[str, Any] = field(default_factory=dict)
-    live: Any = None                # a LiveView on a terminal, else None
+    live: Any = None  # a LiveView on a terminal, else None
 
     def progress(self, jid: str, minion_id: str, data: dict[str, Any]) -> None:
         if self.live is not None:
@@ -339,6 +391,7 @@ class Printer:
 
 # -- the command ----------------------------------------------------------------------
 
+
 def _opts(ns: argparse.Namespace) -> dict[str, Any]:
     cdir = ns.config_dir
     if not os.path.isdir(cdir):
@@ -372,8 +425,9 @@ def _batch_size(spec: str, count: int) -> int:
             return max(1, int(size) if size >= 1 else (1 if size > 0 else 0))
         size = int(text)
     except ValueError:
-        raise UsageError(f"invalid batch size {spec!r}: give a number of minions or a percentage "
-                         "(-b 2, -b 10%)") from None
+        raise UsageError(
+            f"invalid batch size {spec!r}: give a number of minions or a percentage (-b 2, -b 10%)"
+        ) from None
     if size < 1:
         raise UsageError(f"invalid batch size {spec!r}: it must be at least 1")
     return size
@@ -468,9 +522,19 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     return 0
 
 
-def _run_batch(ns: argparse.Namespace, client: MasterClient, waiter: Waiter, printer: Printer, tgt: Any,
-               tgt_type: str, arg: list[Any], kwarg: dict[str, Any], timeout: float,
-               stdout: TextIO, stderr: TextIO) -> bool:
+def _run_batch(
+    ns: argparse.Namespace,
+    client: MasterClient,
+    waiter: Waiter,
+    printer: Printer,
+    tgt: Any,
+    tgt_type: str,
+    arg: list[Any],
+    kwarg: dict[str, Any],
+    timeout: float,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> bool:
     """Salt's batch mode: ping the target, then keep N minions busy at a time. True when something failed."""
     ping = client.publish(tgt, "test.ping", [], {}, tgt_type, timeout)
     if not ping.get("minions"):
@@ -491,11 +555,12 @@ def _run_batch(ns: argparse.Namespace, client: MasterClient, waiter: Waiter, pri
     active = 0
     while queue or waiter.active:
         if queue and active < size:
-            group, queue = queue[: size - active], queue[size - active:]
+            group, queue = queue[: size - active], queue[size - active :]
             stdout.write(f"\nExecuting run on {group}\n\n")
             stdout.flush()
-            pub = client.publish(group, ns.fun, arg, kwarg, "list", timeout,
-                                 progress=waiter.on_progress is not None or bool(ns.progress))
+            pub = client.publish(
+                group, ns.fun, arg, kwarg, "list", timeout, progress=waiter.on_progress is not None or bool(ns.progress)
+            )
             started = pub.get("minions") or []
             for m in group:
                 if m not in started:

@@ -61,27 +61,71 @@ log = logging.getLogger(__name__)
 # Execution functions a template may call on the master: they read the minion's grains, pillar
 # and config, match, merge data or list the master's file server, and change nothing on any host.
 # Exact names: a function added to one of these modules is not pure until it is listed here.
-PURE_FUNCTIONS: frozenset[str] = frozenset({
-    "grains.get", "grains.item", "grains.items", "grains.ls", "grains.has_value", "grains.equals",
-    "grains.filter_by",
-    "pillar.get", "pillar.fetch", "pillar.item", "pillar.items", "pillar.data", "pillar.raw",
-    "pillar.keys", "pillar.ls", "pillar.obfuscate", "pillar.filter_by",
-    "pillar.file_exists",       # in pillar_roots: the master's for pillar; a state compile reads the minion's
-    "config.get", "config.option", "config.items", "config.valid_fileproto", "config.dot_vals",
-    "match.compound", "match.glob", "match.pcre", "match.list", "match.grain", "match.grain_pcre",
-    "match.pillar", "match.pillar_pcre", "match.pillar_exact", "match.ipcidr", "match.nodegroup",
-    "match.data", "match.ifelse", "match.search_by", "match.filter_by",
-    "slsutil.update", "slsutil.merge", "slsutil.merge_all", "slsutil.boolstr", "slsutil.file_exists",
-    "slsutil.dir_exists", "slsutil.path_exists", "slsutil.findup",
-    "cp.list_master", "cp.list_master_dirs", "cp.list_states",
-    "file.dirname", "file.basename", "file.join",
-})
+PURE_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        "grains.get",
+        "grains.item",
+        "grains.items",
+        "grains.ls",
+        "grains.has_value",
+        "grains.equals",
+        "grains.filter_by",
+        "pillar.get",
+        "pillar.fetch",
+        "pillar.item",
+        "pillar.items",
+        "pillar.data",
+        "pillar.raw",
+        "pillar.keys",
+        "pillar.ls",
+        "pillar.obfuscate",
+        "pillar.filter_by",
+        "pillar.file_exists",  # in pillar_roots: the master's for pillar; a state compile reads the minion's
+        "config.get",
+        "config.option",
+        "config.items",
+        "config.valid_fileproto",
+        "config.dot_vals",
+        "match.compound",
+        "match.glob",
+        "match.pcre",
+        "match.list",
+        "match.grain",
+        "match.grain_pcre",
+        "match.pillar",
+        "match.pillar_pcre",
+        "match.pillar_exact",
+        "match.ipcidr",
+        "match.nodegroup",
+        "match.data",
+        "match.ifelse",
+        "match.search_by",
+        "match.filter_by",
+        "slsutil.update",
+        "slsutil.merge",
+        "slsutil.merge_all",
+        "slsutil.boolstr",
+        "slsutil.file_exists",
+        "slsutil.dir_exists",
+        "slsutil.path_exists",
+        "slsutil.findup",
+        "cp.list_master",
+        "cp.list_master_dirs",
+        "cp.list_states",
+        "file.dirname",
+        "file.basename",
+        "file.join",
+    }
+)
 # for messages: what templates rendered on the master may call
-ALLOWED = ("the pure functions (grains.get/item/items/ls/has_value/equals/filter_by, pillar.get and "
-           "its readers, config.get/option/items/dot_vals, match.*, slsutil merges and file server "
-           "checks, cp.list_master/list_master_dirs/list_states, file.dirname/basename/join)")
-PY_HINT = ("pillar_allow_py: True in the master config allows #!py pillar files "
-           "(for the operator's own trusted pillar code)")
+ALLOWED = (
+    "the pure functions (grains.get/item/items/ls/has_value/equals/filter_by, pillar.get and "
+    "its readers, config.get/option/items/dot_vals, match.*, slsutil merges and file server "
+    "checks, cp.list_master/list_master_dirs/list_states, file.dirname/basename/join)"
+)
+PY_HINT = (
+    "pillar_allow_py: True in the master config allows #!py pillar files (for the operator's own trusted pillar code)"
+)
 GrainsLookup = Callable[[str], Mapping[str, Any] | None]
 
 
@@ -90,15 +134,19 @@ def is_pure(key: str) -> bool:
     return key in PURE_FUNCTIONS
 
 
-def master_side_mods(module_opts: OptsView, grains: dict[str, Any], pillar: dict[str, Any],
-                     boundary: HostBoundary, file_client: FileClient) -> SaltFunctions:
+def master_side_mods(
+    module_opts: OptsView,
+    grains: dict[str, Any],
+    pillar: dict[str, Any],
+    boundary: HostBoundary,
+    file_client: FileClient,
+) -> SaltFunctions:
     """A minion's ``salt`` on the master: the built-in execution modules (never a custom module
     folder) with ``module_opts``, ``grains`` and ``pillar`` as their dunders, behind
     ``boundary``; the modules' own ``__salt__`` is the same guarded object, so a pure function
     cannot reach another one either. ``file_client`` is what their ``__job__`` lists and reads
     (``cp.list_master``: the master's file roots)."""
-    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[],
-                              job=JobContext(file_client=file_client))
+    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[], job=JobContext(file_client=file_client))
     salt = SaltFunctions(mods, boundary)
     mods.pack["__salt__"] = salt
     return salt
@@ -117,8 +165,7 @@ def check_env(value: Any, what: str) -> str | None:
     if value is None or value == "":
         return None
     if not is_env_name(value):
-        raise WireError(f"'{what}' must be an environment name (letters, digits, . _ - @ +), "
-                        f"not {str(value)[:40]!r}")
+        raise WireError(f"'{what}' must be an environment name (letters, digits, . _ - @ +), not {str(value)[:40]!r}")
     return value
 
 
@@ -187,7 +234,7 @@ class MinionPillars:
 
     def compile_now(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None = None) -> dict[str, Any]:
         """Render ``minion_id``'s pillar now (no cache); errors under ``_errors``."""
-        from briny.common.fileclient import LocalFileClient   # Jinja and the compiler: only now
+        from briny.common.fileclient import LocalFileClient  # Jinja and the compiler: only now
         from briny.common.pillar import PillarCompiler
         from briny.common.render import RenderEnv
 
@@ -198,17 +245,33 @@ class MinionPillars:
             return {}
         follow = bool(opts.get("fileserver_followsymlinks", True))
         client = LocalFileClient(roots, follow)
-        boundary = HostBoundary(minion_id, "the pillar", is_pure, ALLOWED,
-                                code_allowed=bool(self.opts.get("pillar_allow_py")), code_hint=PY_HINT)
+        boundary = HostBoundary(
+            minion_id,
+            "the pillar",
+            is_pure,
+            ALLOWED,
+            code_allowed=bool(self.opts.get("pillar_allow_py")),
+            code_hint=PY_HINT,
+        )
         # the modules' own file client (cp.list_master: the master's file_roots), kept out of sight
         files = LocalFileClient(self.opts.get("file_roots") or {}, follow)
         salt = master_side_mods(OptsView(opts), grains, {}, boundary, files)
-        env = RenderEnv(opts=opts, client=client, salt=salt, grains=grains, pillar={},
-                        template_opts=OptsView(opts), boundary=boundary)
+        env = RenderEnv(
+            opts=opts,
+            client=client,
+            salt=salt,
+            grains=grains,
+            pillar={},
+            template_opts=OptsView(opts),
+            boundary=boundary,
+        )
         pillar = PillarCompiler(env).compile()
         if pillar.get("_errors"):
-            log.warning("the pillar of %s has %d error(s); its state runs will refuse to start",
-                        minion_id, len(pillar["_errors"]))
+            log.warning(
+                "the pillar of %s has %d error(s); its state runs will refuse to start",
+                minion_id,
+                len(pillar["_errors"]),
+            )
         return pillar
 
     def _effective_env(self, saltenv: str | None, pillarenv: str | None) -> str | None:
@@ -264,8 +327,10 @@ class MinionPillars:
             named = payload.get(field)
             if named is not None and named != minion_id:
                 log.warning("%s asked for the pillar of %r; refused", minion_id, str(named)[:64])
-                return {"error": f"a minion can read only its own pillar; {minion_id} cannot read "
-                                 f"the pillar of {str(named)[:64]!r}"}
+                return {
+                    "error": f"a minion can read only its own pillar; {minion_id} cannot read "
+                    f"the pillar of {str(named)[:64]!r}"
+                }
         try:
             saltenv = check_env(payload.get("saltenv"), "saltenv")
             pillarenv = check_env(payload.get("pillarenv"), "pillarenv")

@@ -39,8 +39,12 @@ NEEDS_DAEMON = {"state.orchestrate", "state.orch"}  # runners not written yet
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-run", description="Run a master-side runner (salt-run).")
-    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-                   help="folder holding the 'master' config file (default %(default)s)")
+    p.add_argument(
+        "-c",
+        "--config-dir",
+        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+        help="folder holding the 'master' config file (default %(default)s)",
+    )
     p.add_argument("--out", "--output", dest="out", help="outputter: nested, json, yaml, highstate, txt, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
     p.add_argument("--out-file", "--output-file", dest="out_file")

@@ -66,12 +66,12 @@ Fire = Callable[[str, dict[str, Any]], None]
 Handler = Callable[["Session", dict[str, Any]], dict[str, Any]]
 
 SIGN_KEY = "master_sign.pem"
-JOB_MEMORY = 3600.0        # seconds a job's bookkeeping is kept in memory
-PENDING_MIN = 10.0         # a publish waits at least this long for a minion to (re)authenticate
-KEY_CHECK_INTERVAL = 1.0   # seconds between key store re-reads (a backstop to keys_changed)
+JOB_MEMORY = 3600.0  # seconds a job's bookkeeping is kept in memory
+PENDING_MIN = 10.0  # a publish waits at least this long for a minion to (re)authenticate
+KEY_CHECK_INTERVAL = 1.0  # seconds between key store re-reads (a backstop to keys_changed)
 PRUNE_INTERVAL = 3600.0
-AUTH_BACKLOG_BYTES = 32 * 1024 * 1024   # auth frames waiting for a worker, with their bookkeeping
-TASK_OVERHEAD = 4096                    # bytes counted per waiting frame for its task and envelope
+AUTH_BACKLOG_BYTES = 32 * 1024 * 1024  # auth frames waiting for a worker, with their bookkeeping
+TASK_OVERHEAD = 4096  # bytes counted per waiting frame for its task and envelope
 # the err answer to a request sealed with another key than its id's session key
 NOT_OPENED = "the request does not open with this minion's session key; authenticate again"
 
@@ -87,8 +87,8 @@ class Session:
     id: str
     key: bytes
     peer: bytes
-    since: float                  # monotonic time of the auth that made the key
-    started: bool = False         # salt/minion/<id>/start fired for this session
+    since: float  # monotonic time of the auth that made the key
+    started: bool = False  # salt/minion/<id>/start fired for this session
 
 
 @dataclass
@@ -99,10 +99,10 @@ class Job:
     fun: str
     minions: set[str]
     created: float
-    cached: bool                  # False for saltutil.find_job probes: events only
+    cached: bool  # False for saltutil.find_job probes: events only
     returned: set[str] = field(default_factory=set)
-    load: dict[str, Any] | None = None   # the publish, to hand again to a minion that re-authenticates
-    loads: dict[str, dict[str, Any]] = field(default_factory=dict)   # per minion, with "compiled"
+    load: dict[str, Any] | None = None  # the publish, to hand again to a minion that re-authenticates
+    loads: dict[str, dict[str, Any]] = field(default_factory=dict)  # per minion, with "compiled"
 
 
 @dataclass
@@ -133,8 +133,13 @@ class Backlog:
         now = time.monotonic()
         if now - self._logged >= 1.0:
             self._logged = now
-            log.warning("%d %s waiting already (%d bytes); dropped %d more so far (a flood?)",
-                        self.waiting, self.what, self.used, self.dropped)
+            log.warning(
+                "%d %s waiting already (%d bytes); dropped %d more so far (a flood?)",
+                self.waiting,
+                self.what,
+                self.used,
+                self.dropped,
+            )
         return False
 
     def release(self, size: int) -> None:
@@ -149,9 +154,15 @@ class MasterServer:
     pass a list's ``append``-like function.
     """
 
-    def __init__(self, opts: dict[str, Any], transport: ServerTransport, keys: KeyStore,
-                 jobcache: JobCache, fire: Fire | None = None,
-                 executor: concurrent.futures.Executor | None = None) -> None:
+    def __init__(
+        self,
+        opts: dict[str, Any],
+        transport: ServerTransport,
+        keys: KeyStore,
+        jobcache: JobCache,
+        fire: Fire | None = None,
+        executor: concurrent.futures.Executor | None = None,
+    ) -> None:
         self.opts = opts
         self.transport = transport
         self.keys = keys
@@ -159,7 +170,8 @@ class MasterServer:
         self._fire = fire or (lambda tag, data: None)
         self._own_executor = executor is None
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(
-            max_workers=max(2, int(opts.get("worker_threads") or 5)), thread_name_prefix="briny-master")
+            max_workers=max(2, int(opts.get("worker_threads") or 5)), thread_name_prefix="briny-master"
+        )
         # one thread for grains writes, so the writes of one minion land in order
         self._disk = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
         self.keys.ensure_master_keys()
@@ -167,8 +179,13 @@ class MasterServer:
         self.master_pub = self.keys.master_public_pem()
         self._sign_key = crypto.load_or_create_ed25519(Path(self.keys.pki_dir) / SIGN_KEY)
         self.sign_pub = crypto.ed_public_bytes(self._sign_key)
-        self.auth = MasterAuth(self.keys, self._master_priv, self.master_pub, self.sign_pub,
-                               lambda: bool(self.opts.get("auto_accept", False)))
+        self.auth = MasterAuth(
+            self.keys,
+            self._master_priv,
+            self.master_pub,
+            self.sign_pub,
+            lambda: bool(self.opts.get("auto_accept", False)),
+        )
         self.grains = GrainsCache(str(opts.get("cachedir") or "/var/cache/briny/master"))
         loaded = self.grains.load_all()
         if loaded:
@@ -176,7 +193,7 @@ class MasterServer:
         self.sessions: dict[str, Session] = {}
         self.last_seen: dict[str, float] = {}
         self.jobs: dict[str, Job] = {}
-        self._local_calls: dict[tuple[str, str], tuple[str, float]] = {}   # (id, its jid) -> (jid, made)
+        self._local_calls: dict[tuple[str, str], tuple[str, float]] = {}  # (id, its jid) -> (jid, made)
         self._pending: dict[str, list[_PendingPub]] = {}
         self.replay = wire.ReplayGuard()
         self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
@@ -196,10 +213,9 @@ class MasterServer:
         self.fileserver = FileServer(opts)
         self.fileserver.register(self)
         # state jobs compiled per minion (master/compile.py; in the workers)
-        self.minion_config: dict[str, Any] = {}   # what the master took of each minion's reported config
-        self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get,
-                                       self.minion_config.get)
-        self.compiler.register(self)   # the ``compile`` request (briny-call on a minion)
+        self.minion_config: dict[str, Any] = {}  # what the master took of each minion's reported config
+        self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get, self.minion_config.get)
+        self.compiler.register(self)  # the ``compile`` request (briny-call on a minion)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def fire(self, tag: str, data: dict[str, Any]) -> None:
@@ -258,8 +274,14 @@ class MasterServer:
             return
         if len(frame) > wire.frame_limit(env.kind):
             # a clear frame (auth) comes from a peer without a session: never more than a few KiB
-            log.warning("dropped a %r frame of %d bytes claiming id %r: over the %d byte limit of %s frames",
-                        env.kind, len(frame), _short(env.id), wire.frame_limit(env.kind), env.kind)
+            log.warning(
+                "dropped a %r frame of %d bytes claiming id %r: over the %d byte limit of %s frames",
+                env.kind,
+                len(frame),
+                _short(env.id),
+                wire.frame_limit(env.kind),
+                env.kind,
+            )
             return
         try:
             if env.kind == "auth":
@@ -267,8 +289,9 @@ class MasterServer:
             elif env.kind == "req":
                 await self._request(peer, corr, env)
             else:
-                log.warning("dropped a %r frame claiming id %r: minions send only auth and req",
-                            env.kind, _short(env.id))
+                log.warning(
+                    "dropped a %r frame claiming id %r: minions send only auth and req", env.kind, _short(env.id)
+                )
         except Exception:
             log.exception("handling a %s frame claiming id %r failed", env.kind, _short(env.id))
 
@@ -338,8 +361,7 @@ class MasterServer:
         waiting = self._pending.setdefault(minion_id, [])
         queued = {p.payload.get("jid") for p in waiting}
         for job in self.jobs.values():
-            if (job.load is None or minion_id not in job.minions or minion_id in job.returned
-                    or job.created < heard):
+            if job.load is None or minion_id not in job.minions or minion_id in job.returned or job.created < heard:
                 continue
             deadline = job.created + max(PENDING_MIN, float(job.load.get("timeout") or 0))
             if deadline >= now and job.jid not in queued:
@@ -398,8 +420,9 @@ class MasterServer:
         await self._reply(sess, peer, corr, env.nonce, reply)
         self._deliver_pending(sess)
 
-    async def _blocking_request(self, sess: Session, peer: bytes, corr: bytes, nonce: bytes,
-                                handler: Handler, payload: dict[str, Any]) -> None:
+    async def _blocking_request(
+        self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, handler: Handler, payload: dict[str, Any]
+    ) -> None:
         try:
             reply = await self._in_worker(handler, sess, payload)
         except Exception as exc:  # a plugged-in handler failing must not stop the master
@@ -407,8 +430,7 @@ class MasterServer:
             reply = {"error": f"the master could not serve {payload.get('cmd')!r}: {exc}"}
         await self._reply(sess, peer, corr, nonce, reply)
 
-    async def _reply(self, sess: Session, peer: bytes, corr: bytes, nonce: bytes,
-                     payload: dict[str, Any]) -> None:
+    async def _reply(self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, payload: dict[str, Any]) -> None:
         """The sealed answer to the request whose nonce is ``nonce`` (bound to it: PROTOCOL.md)."""
         env = wire.sealed_reply(sess.id, sess.key, nonce, payload)
         await self.transport.reply(peer, corr, env.encode())
@@ -422,7 +444,7 @@ class MasterServer:
             raise WireError("'grains' must be a map")
         self.grains.put(sess.id, grains)
         self._disk.submit(self.grains.write, sess.id, grains)
-        if "opts" in payload:   # only what templates may read (common/reported.py), size-capped
+        if "opts" in payload:  # only what templates may read (common/reported.py), size-capped
             from briny.common.reported import accept_reported
 
             taken = accept_reported(payload.get("opts"), sess.id)
@@ -433,8 +455,16 @@ class MasterServer:
         if not sess.started:
             sess.started = True
             tag = f"salt/minion/{sess.id}/start"
-            self.fire(tag, {"id": sess.id, "cmd": "_minion_event", "pretag": None, "tag": tag,
-                            "data": f"Minion {sess.id} started at {time.ctime()}"})
+            self.fire(
+                tag,
+                {
+                    "id": sess.id,
+                    "cmd": "_minion_event",
+                    "pretag": None,
+                    "tag": tag,
+                    "data": f"Minion {sess.id} started at {time.ctime()}",
+                },
+            )
         return {"ok": True}
 
     def _not_sent(self, jid: str, minion_id: str) -> str | None:
@@ -483,8 +513,14 @@ class MasterServer:
             return {"ok": True, "jid": known[0]}
         jid = gen_jid()
         fun_args = payload.get("fun_args")
-        load = {"jid": jid, "fun": payload["fun"], "arg": fun_args if isinstance(fun_args, list) else [],
-                "tgt": sess.id, "tgt_type": "glob", "user": "root"}
+        load = {
+            "jid": jid,
+            "fun": payload["fun"],
+            "arg": fun_args if isinstance(fun_args, list) else [],
+            "tgt": sess.id,
+            "tgt_type": "glob",
+            "user": "root",
+        }
         if local:
             load["local_jid"] = local
         try:
@@ -509,8 +545,14 @@ class MasterServer:
                 log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
         if job is not None:
             job.returned.add(sess.id)
-        data = {"jid": jid, "id": sess.id, "cmd": "_return", "fun": payload.get("fun", ""),
-                "fun_args": payload.get("fun_args", []), **record}
+        data = {
+            "jid": jid,
+            "id": sess.id,
+            "cmd": "_return",
+            "fun": payload.get("fun", ""),
+            "fun_args": payload.get("fun_args", []),
+            **record,
+        }
         data.setdefault("retcode", 0)
         data.setdefault("success", True)
         self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
@@ -519,7 +561,7 @@ class MasterServer:
         data = payload.get("data", {})
         if not isinstance(data, dict):
             raise WireError("event 'data' must be a map")
-        checked = minion_tag(payload.get("tag"), sess.id)   # WireError: refused (logged, answered)
+        checked = minion_tag(payload.get("tag"), sess.id)  # WireError: refused (logged, answered)
         if checked.ret_jid is not None:
             refused = self._not_sent(checked.ret_jid, sess.id) if checked.ret_jid else "not a job id"
             if refused is not None:
@@ -550,10 +592,19 @@ class MasterServer:
             if minion_id not in accepted and sess.since < snapshot:
                 self.drop_session(minion_id, "its key is no longer accepted")
 
-    async def publish(self, tgt: Any, tgt_type: str, fun: str, arg: list[Any] | None = None,
-                      kwarg: dict[str, Any] | None = None, timeout: float | None = None,
-                      user: str | None = None, *, cache: bool = True,
-                      progress: bool = False) -> dict[str, Any]:
+    async def publish(
+        self,
+        tgt: Any,
+        tgt_type: str,
+        fun: str,
+        arg: list[Any] | None = None,
+        kwarg: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        user: str | None = None,
+        *,
+        cache: bool = True,
+        progress: bool = False,
+    ) -> dict[str, Any]:
         """Start a job (loop; targeting runs in a worker).
 
         Returns ``{"jid", "minions"}`` once the job is in the job cache and
@@ -579,8 +630,16 @@ class MasterServer:
         if not minions:
             return {"jid": "", "minions": []}
         jid = gen_jid()
-        load = {"jid": jid, "fun": fun, "arg": arg, "kwarg": kwarg, "tgt": tgt, "tgt_type": tgt_type,
-                "user": str(user or "root"), "timeout": timeout}
+        load = {
+            "jid": jid,
+            "fun": fun,
+            "arg": arg,
+            "kwarg": kwarg,
+            "tgt": tgt,
+            "tgt_type": tgt_type,
+            "user": str(user or "root"),
+            "timeout": timeout,
+        }
         if progress:  # `briny` on a terminal: the minions send progress events of state runs
             load["progress"] = True
         if cache:
@@ -592,8 +651,18 @@ class MasterServer:
         log.info("User %s Published command %s with jid %s", load["user"], fun, jid)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("job %s targets %s", jid, ", ".join(minions))
-        self.fire(f"salt/job/{jid}/new", {"jid": jid, "tgt": tgt, "tgt_type": tgt_type, "fun": fun,
-                                          "arg": arg, "minions": minions, "user": load["user"]})
+        self.fire(
+            f"salt/job/{jid}/new",
+            {
+                "jid": jid,
+                "tgt": tgt,
+                "tgt_type": tgt_type,
+                "fun": fun,
+                "arg": arg,
+                "minions": minions,
+                "user": load["user"],
+            },
+        )
         self._spawn(self._send_publishes(load, minions))
         return {"jid": jid, "minions": minions}
 
@@ -664,8 +733,7 @@ class MasterServer:
         interval = self.opts.get("ping_interval") or 10
         window = 2 * float(interval if isinstance(interval, (int, float)) and interval > 0 else 10)
         now = time.monotonic()
-        connected = sorted(i for i, seen in self.last_seen.items()
-                           if i in self.sessions and now - seen <= window)
+        connected = sorted(i for i, seen in self.last_seen.items() if i in self.sessions and now - seen <= window)
         return {"accepted": sorted(accepted), "connected": connected}
 
     async def keys_changed(self) -> dict[str, Any]:
@@ -687,8 +755,10 @@ class MasterServer:
 
     def key_hook(self, loop: asyncio.AbstractEventLoop) -> Callable[..., None]:
         """A ``keys.set_notify_hook`` function: safe to call from any thread."""
+
         def hook(_opts: dict[str, Any], _change: Any) -> None:
             loop.call_soon_threadsafe(lambda: self._spawn(self.keys_changed()))
+
         return hook
 
     # ----- housekeeping -----------------------------------------------------------------------

@@ -44,7 +44,7 @@ from briny.common.ids import valid_jid
 log = logging.getLogger(__name__)
 
 MAX_TAG = 1024
-MASTER_NAMESPACES = frozenset({"auth", "key", "run", "wheel"})   # salt/<these>/...: the master's own
+MASTER_NAMESPACES = frozenset({"auth", "key", "run", "wheel"})  # salt/<these>/...: the master's own
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -53,8 +53,8 @@ class MinionTag:
     """A forwarded tag once checked: what to fire, and what the caller must still check."""
 
     tag: str
-    bound: bool              # set data["id"] to the sender
-    ret_jid: str | None      # a job return tag: the jid it names ("" when that is not a jid)
+    bound: bool  # set data["id"] to the sender
+    ret_jid: str | None  # a job return tag: the jid it names ("" when that is not a jid)
 
 
 def _short(value: str) -> str:
@@ -101,8 +101,7 @@ def check_event_tag(tag: str, minion_id: str) -> str:
     elif len(parts) >= 3 and parts[:2] == ["salt", "minion"]:
         index = 2
     if index is not None and parts[index] != minion_id:
-        log.warning("event tag %r from %s names another minion; rewritten to its own id",
-                    _short(tag), minion_id)
+        log.warning("event tag %r from %s names another minion; rewritten to its own id", _short(tag), minion_id)
         parts[index] = minion_id
         return "/".join(parts)
     return tag
@@ -124,8 +123,10 @@ def minion_tag(tag: object, minion_id: str) -> MinionTag:
     words = (0, 1, 3) if low[1] == "job" else (0, 1)
     normal = [low[i] if i in words else parts[i] for i in range(fixed)]
     if tag.split("/")[:fixed] != normal:
-        raise WireError(f"the tag {_short(tag)!r} must be written {'/'.join(normal)!r}... (no spaces, "
-                        "empty segments or capitals in the fixed part of a salt/ tag)")
+        raise WireError(
+            f"the tag {_short(tag)!r} must be written {'/'.join(normal)!r}... (no spaces, "
+            "empty segments or capitals in the fixed part of a salt/ tag)"
+        )
     bound = check_event_tag(tag, minion_id)
     ret_jid = None
     if len(low) >= 4 and low[:2] == ["salt", "job"] and low[3] == "ret":

@@ -44,8 +44,21 @@ from briny.common.ids import check_id, valid_id
 
 log = logging.getLogger(__name__)
 
-TGT_TYPES = frozenset({"glob", "pcre", "list", "grain", "grain_pcre", "pillar", "pillar_pcre",
-                       "pillar_exact", "ipcidr", "compound", "nodegroup"})
+TGT_TYPES = frozenset(
+    {
+        "glob",
+        "pcre",
+        "list",
+        "grain",
+        "grain_pcre",
+        "pillar",
+        "pillar_pcre",
+        "pillar_exact",
+        "ipcidr",
+        "compound",
+        "nodegroup",
+    }
+)
 # target types that only look at the id: no grains needed
 _ID_ONLY = frozenset({"glob", "pcre", "list"})
 
@@ -61,15 +74,13 @@ def _as_list(tgt: Any) -> list[str]:
         return [t for t in (p.strip() for p in tgt.split(",")) if t]
     if isinstance(tgt, (list, tuple, set, frozenset)):
         return [str(t) for t in tgt]
-    raise SaltInvocationError(f"a list target must be a comma-separated string or a list, "
-                              f"not {type(tgt).__name__}")
+    raise SaltInvocationError(f"a list target must be a comma-separated string or a list, not {type(tgt).__name__}")
 
 
 def check_target(tgt: Any, tgt_type: str) -> None:
     """Raise SaltInvocationError when the target cannot be evaluated at all."""
     if tgt_type not in TGT_TYPES:
-        raise SaltInvocationError(f"Unknown target type {tgt_type!r}; use one of "
-                                  f"{', '.join(sorted(TGT_TYPES))}")
+        raise SaltInvocationError(f"Unknown target type {tgt_type!r}; use one of {', '.join(sorted(TGT_TYPES))}")
     if tgt_type == "list":
         _as_list(tgt)
         return
@@ -79,9 +90,13 @@ def check_target(tgt: Any, tgt_type: str) -> None:
         raise SaltInvocationError(f"a {tgt_type} target is KEY:VALUE (e.g. os:Debian), not {tgt!r}")
 
 
-def check_minions(tgt: Any, tgt_type: str, accepted: Iterable[str],
-                  grains_of: GrainsLookup = _no_grains,
-                  opts: Mapping[str, Any] | None = None) -> list[str]:
+def check_minions(
+    tgt: Any,
+    tgt_type: str,
+    accepted: Iterable[str],
+    grains_of: GrainsLookup = _no_grains,
+    opts: Mapping[str, Any] | None = None,
+) -> list[str]:
     """The sorted ids among ``accepted`` that ``tgt`` of ``tgt_type`` names."""
     tgt_type = (tgt_type or "glob").lower()
     check_target(tgt, tgt_type)
@@ -99,8 +114,9 @@ def check_minions(tgt: Any, tgt_type: str, accepted: Iterable[str],
         grains = None if tgt_type in _ID_ONLY else grains_of(minion_id)
         if tgt_type in ("grain", "grain_pcre", "ipcidr") and grains is None:
             continue
-        if matchers.match(tgt, tgt_type, minion_id, grains=grains, pillar=None,
-                          delimiter=delimiter, nodegroups=nodegroups):
+        if matchers.match(
+            tgt, tgt_type, minion_id, grains=grains, pillar=None, delimiter=delimiter, nodegroups=nodegroups
+        ):
             out.append(minion_id)
     return out
 

@@ -68,13 +68,14 @@ log = logging.getLogger(__name__)
 DEFAULT_PING_INTERVAL = 10.0
 DEFAULT_AUTH_TIMEOUT = 10.0
 DEFAULT_WORKERS = 16
-OUTBOX_MAX = 1000      # returns and events kept while there is no session
-RECENT_JIDS = 1000     # publishes already taken (a master may hand a job again after a reconnect)
+OUTBOX_MAX = 1000  # returns and events kept while there is no session
+RECENT_JIDS = 1000  # publishes already taken (a master may hand a job again after a reconnect)
 
 TransportFactory = Callable[[], ClientTransport]
 
 
 # -- records ---------------------------------------------------------------------------------
+
 
 @dataclass
 class Session:
@@ -92,7 +93,7 @@ class Session:
 class AuthOutcome:
     """What one auth attempt gave: ``accepted`` (with a session) or a reason and when to retry."""
 
-    status: str             # accepted, pending, rejected, denied, no_reply, refused
+    status: str  # accepted, pending, rejected, denied, no_reply, refused
     retry_after: float = 0.0
     session: Session | None = None
 
@@ -122,6 +123,7 @@ class Backoff:
 
 # -- the agent --------------------------------------------------------------------------------
 
+
 class MinionAgent:
     """One minion: connect, authenticate, serve jobs, reconnect; until :meth:`stop`.
 
@@ -131,13 +133,21 @@ class MinionAgent:
     host's grains (detected by the daemon at start; ``{}`` is fine in tests).
     """
 
-    def __init__(self, opts: dict[str, Any], transport_factory: TransportFactory, *,
-                 grains: dict[str, Any] | None = None, event_bus: bool = True,
-                 workers: int | None = None, launcher: Any = None) -> None:
+    def __init__(
+        self,
+        opts: dict[str, Any],
+        transport_factory: TransportFactory,
+        *,
+        grains: dict[str, Any] | None = None,
+        event_bus: bool = True,
+        workers: int | None = None,
+        launcher: Any = None,
+    ) -> None:
         problem = id_problem(opts.get("id"))
         if problem is not None:
-            raise ConfigError(f"the minion id {opts.get('id')!r} cannot be used: {problem}; "
-                              f"set 'id' in the minion config")
+            raise ConfigError(
+                f"the minion id {opts.get('id')!r} cannot be used: {problem}; set 'id' in the minion config"
+            )
         self.opts = opts
         self.id: str = opts["id"]
         self.topic = topic_for(self.id)
@@ -152,30 +162,45 @@ class MinionAgent:
         pki = Path(str(opts.get("pki_dir") or "."))
         self.pki_dir = pki
         self.master_pub_path = pki / "minion_master.pub"
-        self.hash_type = str(opts.get("hash_type") or "sha256")   # of master_finger, as Salt's
+        self.hash_type = str(opts.get("hash_type") or "sha256")  # of master_finger, as Salt's
         if opts.get("master_finger"):
-            crypto.fingerprint("", self.hash_type)   # ConfigError now for a hash_type briny lacks
+            crypto.fingerprint("", self.hash_type)  # ConfigError now for a hash_type briny lacks
         self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub")
         self.pub_pem = crypto.public_pem(self._priv)
         count = int(opts.get("process_count_max") or -1)
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers or (count if count > 0 else DEFAULT_WORKERS),
-                                       thread_name_prefix="briny-job")
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers or (count if count > 0 else DEFAULT_WORKERS), thread_name_prefix="briny-job"
+        )
         self.registry = JobRegistry()
         local = opts.get("file_client") == "local"
         pillar: Any = LocalPillar(cache=True) if local else MasterPillar(self._fetch_pillar)
-        self.executor = Executor(opts, lambda: self.grains, pillar, self.registry,
-                                 master=self.request_sync, refresh_pillar=self._refresh_pillar,
-                                 refresh_grains=self._refresh_grains)
+        self.executor = Executor(
+            opts,
+            lambda: self.grains,
+            pillar,
+            self.registry,
+            master=self.request_sync,
+            refresh_pillar=self._refresh_pillar,
+            refresh_grains=self._refresh_grains,
+        )
         self.procs: Any = None
-        if launcher is not None:   # multiprocessing: a process per job
+        if launcher is not None:  # multiprocessing: a process per job
             from briny.minion.procjobs import DaemonLinks, ProcessJobs
 
-            links = DaemonLinks(opts, lambda: self.grains, pillar, self._request_when_up, self._job_event,
-                                self._refresh_pillar, self._refresh_grains, self.pool)
+            links = DaemonLinks(
+                opts,
+                lambda: self.grains,
+                pillar,
+                self._request_when_up,
+                self._job_event,
+                self._refresh_pillar,
+                self._refresh_grains,
+                self.pool,
+            )
             self.procs = ProcessJobs(links, self.registry, launcher)
         self.session: Session | None = None
-        self.status = "starting"          # last auth status, for logs and tests
-        self.connected = asyncio.Event()   # set while a session is up (tests wait on it)
+        self.status = "starting"  # last auth status, for logs and tests
+        self.connected = asyncio.Event()  # set while a session is up (tests wait on it)
         self._outbox: deque[tuple[str, dict[str, Any]]] = deque()
         self._jobs: dict[str, asyncio.Task[Any]] = {}
         self._recent: deque[str] = deque(maxlen=RECENT_JIDS)
@@ -231,14 +256,15 @@ class MinionAgent:
             _, pending = await asyncio.wait(jobs, timeout=self.shutdown_grace)
             if pending:
                 stopped = self.registry.stop_all(signal.SIGTERM)
-                log.warning("stopping %d job(s) still running after the grace period: %s",
-                            len(stopped), ", ".join(stopped))
+                log.warning(
+                    "stopping %d job(s) still running after the grace period: %s", len(stopped), ", ".join(stopped)
+                )
                 _, pending = await asyncio.wait(pending, timeout=1.0)
                 if pending and self.procs is not None:
-                    self.registry.stop_all(signal.SIGKILL)   # a job process that ignored SIGTERM
+                    self.registry.stop_all(signal.SIGKILL)  # a job process that ignored SIGTERM
                     _, pending = await asyncio.wait(pending, timeout=2.0)
                 for task in pending:
-                    task.cancel()   # its thread is stuck in a system call; no return will come
+                    task.cancel()  # its thread is stuck in a system call; no return will come
         session = self.session
         if session is not None and not session.dead.is_set():
             await self._flush_outbox()
@@ -296,9 +322,11 @@ class MinionAgent:
 
     async def _serve(self, session: Session) -> None:
         assert self._stop is not None
-        tasks = [asyncio.ensure_future(self._read_publishes(session)),
-                 asyncio.ensure_future(self._heartbeat(session)),
-                 asyncio.ensure_future(self._after_auth(session))]
+        tasks = [
+            asyncio.ensure_future(self._read_publishes(session)),
+            asyncio.ensure_future(self._heartbeat(session)),
+            asyncio.ensure_future(self._after_auth(session)),
+        ]
         stop = asyncio.ensure_future(self._stop.wait())
         dead = asyncio.ensure_future(session.dead.wait())
         try:
@@ -328,8 +356,9 @@ class MinionAgent:
                 return self._no_reply()
             offer = handshake.read_challenge(wire.decode(raw), self.id, token)
             pinned = self._check_master(offer.master_pub)
-            frame = handshake.auth_request(self.id, self._priv, self.pub_pem, token, offer.challenge,
-                                           crypto.fingerprint(offer.master_pub))
+            frame = handshake.auth_request(
+                self.id, self._priv, self.pub_pem, token, offer.challenge, crypto.fingerprint(offer.master_pub)
+            )
             raw = await transport.request(frame, self.auth_timeout)
             if raw is None:
                 return self._no_reply()
@@ -344,13 +373,21 @@ class MinionAgent:
             assert session is not None
             return AuthOutcome("accepted", 0.0, Session(transport, session[0], session[1]))
         if reply.status == "pending":
-            log.info("this minion's key is pending on the master; accept it there with "
-                     "`briny-key -a %s`; asking again in %.1f s", self.id, self.acceptance_wait)
+            log.info(
+                "this minion's key is pending on the master; accept it there with "
+                "`briny-key -a %s`; asking again in %.1f s",
+                self.id,
+                self.acceptance_wait,
+            )
             return AuthOutcome("pending", self.acceptance_wait)
         wait = max(self.acceptance_wait, self.backoff.max_ms / 1000.0) * 3
-        log.error("the master has %s this minion's key; it runs nothing. Asking again in %.0f s "
-                  "(delete the key on the master with `briny-key -d %s` to start over)",
-                  reply.status, wait, self.id)
+        log.error(
+            "the master has %s this minion's key; it runs nothing. Asking again in %.0f s "
+            "(delete the key on the master with `briny-key -d %s` to start over)",
+            reply.status,
+            wait,
+            self.id,
+        )
         return AuthOutcome(reply.status, wait)
 
     def _no_reply(self) -> AuthOutcome:
@@ -363,15 +400,18 @@ class MinionAgent:
         whether a key is pinned."""
         pinned = self._pinned_master()
         if pinned is not None and crypto.fingerprint(pinned) != crypto.fingerprint(master_pub):
-            raise AuthError(f"the master's key (fingerprint {crypto.fingerprint(master_pub)}) is not the "
-                            f"pinned one in {self.master_pub_path}; if the master's key really changed, "
-                            f"remove that file")
+            raise AuthError(
+                f"the master's key (fingerprint {crypto.fingerprint(master_pub)}) is not the "
+                f"pinned one in {self.master_pub_path}; if the master's key really changed, "
+                f"remove that file"
+            )
         wanted = str(self.opts.get("master_finger") or "")
         if wanted:
             finger = crypto.fingerprint(master_pub, self.hash_type)
             if not crypto.same_fingerprint(wanted, finger):
-                raise AuthError(f"the master's key fingerprint {finger} ({self.hash_type}) does not match "
-                                f"master_finger {wanted}")
+                raise AuthError(
+                    f"the master's key fingerprint {finger} ({self.hash_type}) does not match master_finger {wanted}"
+                )
         return pinned is not None
 
     def _open_session(self, reply: handshake.AuthReply, pinned: bool) -> tuple[bytes, bytes] | None:
@@ -417,13 +457,16 @@ class MinionAgent:
         try:
             reply = wire.decode(frame)
             if reply.kind == "err":
-                log.warning("the master answered %r with an error: %s; authenticating again", cmd,
-                            wire.clear_payload(reply).get("error"))
+                log.warning(
+                    "the master answered %r with an error: %s; authenticating again",
+                    cmd,
+                    wire.clear_payload(reply).get("error"),
+                )
                 session.dead.set()
                 return None
             if reply.kind != "rep" or reply.id != self.id:
                 raise WireError(f"expected a rep for {self.id}, got {reply.kind} for {reply.id!r}")
-            data = wire.open_reply(reply, session.key, env.nonce)   # the answer to THIS request
+            data = wire.open_reply(reply, session.key, env.nonce)  # the answer to THIS request
             session.guard.check(reply)
         except WireError as exc:
             log.warning("dropped the reply to %r: %s", cmd, exc)
@@ -543,8 +586,16 @@ class MinionAgent:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             log.error("job %s ended without a result: %s", job.jid, exc)
-            result = JobResult(job.jid, job.fun, job.fun_args(), f"ERROR: job ended without a result: {exc}",
-                               1, False, "nested", "exception")
+            result = JobResult(
+                job.jid,
+                job.fun,
+                job.fun_args(),
+                f"ERROR: job ended without a result: {exc}",
+                1,
+                False,
+                "nested",
+                "exception",
+            )
         log.info("job %s done (retcode %s)", job.jid, result.retcode)
         return result
 
@@ -555,8 +606,10 @@ class MinionAgent:
     def _job_fire(self, jid: str) -> Callable[[str, dict[str, Any]], None]:
         """The ``fire_event`` of one thread job's context: worker threads call it; the event goes to
         the master through the loop, carrying the job's jid and this minion's id."""
+
         def fire(tag: str, data: dict[str, Any]) -> None:
             self._from_worker(self.deliver("event", self._event_body(jid, tag, data)))
+
         return fire
 
     def _job_event(self, jid: str, tag: str, data: dict[str, Any]) -> None:
@@ -640,7 +693,7 @@ class MinionAgent:
 
         self.grains = load_grains(self.opts)
         self._from_worker(self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}))
-        self.executor.pillar.refresh()   # pillar depends on grains: the next job asks again
+        self.executor.pillar.refresh()  # pillar depends on grains: the next job asks again
         return True
 
     # -- the local event bus (loop) ---------------------------------------------------------------
@@ -678,6 +731,7 @@ class MinionAgent:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
 
 def _seconds(value: Any, default: float) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:

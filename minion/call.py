@@ -32,8 +32,12 @@ DEFAULT_CONFIG_DIR = "/etc/briny"
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-call", description="Run an execution function on this host.")
-    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-                   help="folder holding the 'minion' config file (default %(default)s)")
+    p.add_argument(
+        "-c",
+        "--config-dir",
+        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+        help="folder holding the 'minion' config file (default %(default)s)",
+    )
     p.add_argument("--local", action="store_true", help="run without a master: file_client local")
     p.add_argument("--id", dest="minion_id", help="use this minion id")
     p.add_argument("--file-root", action="append", help="a file root for the base saltenv (repeatable)")
@@ -41,14 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", "--output", dest="out", help="outputter: highstate, json, yaml, nested, txt, raw, quiet")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
     p.add_argument("--out-file", "--output-file", dest="out_file")
-    p.add_argument("--state-output", "--state_output", dest="state_output",
-                   help="full, terse, mixed, changes, full_id, terse_id, mixed_id, changes_id")
+    p.add_argument(
+        "--state-output",
+        "--state_output",
+        dest="state_output",
+        help="full, terse, mixed, changes, full_id, terse_id, mixed_id, changes_id",
+    )
     p.add_argument("--state-verbose", "--state_verbose", dest="state_verbose", type=_bool)
     p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     logsetup.add_arguments(p)
-    p.add_argument("--retcode-passthrough", action="store_true",
-                   help="exit with the function's own retcode")
+    p.add_argument("--retcode-passthrough", action="store_true", help="exit with the function's own retcode")
     p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
     p.add_argument("--version", action="version", version=f"briny-call {__version__} (Salt {SALT_COMPAT_VERSION})")
     p.add_argument("fun", nargs="?", help="module.function")
@@ -119,7 +126,7 @@ def run(argv: list[str] | None = None) -> int:
         return 255
     if result.error is not None:
         exc = result.exception
-        if isinstance(exc, InvalidArguments):   # salt-call's words: the error, then the docstring
+        if isinstance(exc, InvalidArguments):  # salt-call's words: the error, then the docstring
             print(f"Passed invalid arguments: {exc}.\n\nUsage:\n", file=sys.stderr)
             print(str(result.ret).partition("\n")[2])
         elif isinstance(exc, BrinyError):
@@ -134,8 +141,11 @@ def _through_minion(ns: argparse.Namespace, opts: dict[str, Any]) -> int:
     """Not ``--local``: the running minion daemon runs the call (and asks its master for the
     compiled states of a state run) over ``sock_dir/minion_client.ipc``."""
     if ns.minion_id or ns.file_root or ns.pillar_root:
-        print("briny-call: --id, --file-root and --pillar-root apply only with --local (the running "
-              "minion uses its own config)", file=sys.stderr)
+        print(
+            "briny-call: --id, --file-root and --pillar-root apply only with --local (the running "
+            "minion uses its own config)",
+            file=sys.stderr,
+        )
         return 2
     from briny.common.args import parse_input
     from briny.minion.localapi import LocalClient, MinionNotRunning

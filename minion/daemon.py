@@ -42,13 +42,16 @@ DEFAULT_CONFIG_DIR = "/etc/briny"
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-minion", description="Run a briny minion.")
-    p.add_argument("-c", "--config-dir", default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-                   help="folder holding the 'minion' config file (default %(default)s)")
+    p.add_argument(
+        "-c",
+        "--config-dir",
+        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
+        help="folder holding the 'minion' config file (default %(default)s)",
+    )
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     logsetup.add_arguments(p)
     p.add_argument("--pid-file", dest="pidfile", help="pid file (default: the config's pidfile)")
-    p.add_argument("--version", action="version",
-                   version=f"briny-minion {__version__} (Salt {SALT_COMPAT_VERSION})")
+    p.add_argument("--version", action="version", version=f"briny-minion {__version__} (Salt {SALT_COMPAT_VERSION})")
     return p
 
 
@@ -64,9 +67,8 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-
-
 # -- running ---------------------------------------------------------------------------------------
+
 
 def _transport_factory(opts: dict[str, Any]) -> Any:
     from briny.common.transport import ZmqClient
@@ -133,14 +135,20 @@ def run(argv: list[str] | None = None) -> int:
 
     problem = id_problem(opts.get("id"))
     if problem is not None:
-        print(f"briny-minion: the minion id {opts.get('id')!r} cannot be used: {problem}; "
-              f"set 'id' in {opts.get('conf_file') or 'the minion config'}", file=sys.stderr)
+        print(
+            f"briny-minion: the minion id {opts.get('id')!r} cannot be used: {problem}; "
+            f"set 'id' in {opts.get('conf_file') or 'the minion config'}",
+            file=sys.stderr,
+        )
         return 2
     pidfile = str(opts.get("pidfile") or "")
     other = running_pid(pidfile) if pidfile else None
     if other is not None:
-        print(f"briny-minion: a minion already runs as pid {other} (pidfile {pidfile}); stop it first, "
-              "or remove the pidfile if that process is not a minion", file=sys.stderr)
+        print(
+            f"briny-minion: a minion already runs as pid {other} (pidfile {pidfile}); stop it first, "
+            "or remove the pidfile if that process is not a minion",
+            file=sys.stderr,
+        )
         return 2
     try:  # before forking: a log file that cannot be opened is reported on the terminal
         logsetup.setup_logging(opts, console_level=ns.log_level, console=not ns.daemon)
@@ -166,7 +174,7 @@ def run(argv: list[str] | None = None) -> int:
         if opts.get("multiprocessing", True):
             from briny.minion.launcher import Launcher
 
-            launcher = Launcher.start(opts)   # now: this process has no thread yet (fork is safe)
+            launcher = Launcher.start(opts)  # now: this process has no thread yet (fork is safe)
         asyncio.run(serve(opts, grains, launcher))
     except (BrinyError, OSError) as exc:
         msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")

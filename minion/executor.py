@@ -50,24 +50,45 @@ from typing import Any, Protocol
 from briny.common import loader
 from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
 from briny.common.args import KWARG_RE, call_function, parse_input
-from briny.common.exceptions import (BrinyError, CommandExecutionError, FunctionNotFound, InvalidArguments,
-                                     SaltInvocationError, WireError)
+from briny.common.exceptions import (
+    BrinyError,
+    CommandExecutionError,
+    FunctionNotFound,
+    InvalidArguments,
+    SaltInvocationError,
+    WireError,
+)
 from briny.common.ids import valid_jid
 from briny.minion.jobregistry import JobKilled, killed_message
 
 log = logging.getLogger(__name__)
 
 # The outputter Salt picks for these functions when the module does not say.
-HIGHSTATE_FUNCS = frozenset({
-    "state.sls", "state.apply", "state.highstate", "state.single", "state.low", "state.sls_id",
-    "state.top", "state.template", "state.template_str", "state.test", "state.pkg", "state.request",
-    "state.run_request", "state.check_request"})
+HIGHSTATE_FUNCS = frozenset(
+    {
+        "state.sls",
+        "state.apply",
+        "state.highstate",
+        "state.single",
+        "state.low",
+        "state.sls_id",
+        "state.top",
+        "state.template",
+        "state.template_str",
+        "state.test",
+        "state.pkg",
+        "state.request",
+        "state.run_request",
+        "state.check_request",
+    }
+)
 EX_OK = 0
 EX_GENERIC = 1
 THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
 
 
 # -- records -------------------------------------------------------------------------------
+
 
 @dataclass
 class Job:
@@ -80,8 +101,8 @@ class Job:
     tgt: str = ""
     tgt_type: str = "glob"
     user: str = ""
-    progress: bool = False   # the publish asks for progress events (``briny`` on a terminal)
-    compiled: dict[str, Any] | None = None   # the master's compile of a state job (PROTOCOL.md)
+    progress: bool = False  # the publish asks for progress events (``briny`` on a terminal)
+    compiled: dict[str, Any] | None = None  # the master's compile of a state job (PROTOCOL.md)
 
     @classmethod
     def from_publish(cls, load: Any) -> "Job":
@@ -97,10 +118,17 @@ class Job:
         kwarg = load.get("kwarg") if load.get("kwarg") is not None else {}
         if not isinstance(arg, list) or not isinstance(kwarg, dict):
             raise WireError("publish 'arg' must be a list and 'kwarg' a map")
-        return cls(jid=jid, fun=fun, arg=arg, kwarg={str(k): v for k, v in kwarg.items()},
-                   tgt=str(load.get("tgt") or ""), tgt_type=str(load.get("tgt_type") or "glob"),
-                   user=str(load.get("user") or ""), progress=load.get("progress") is True,
-                   compiled=_compiled(fun, load.get("compiled")))
+        return cls(
+            jid=jid,
+            fun=fun,
+            arg=arg,
+            kwarg={str(k): v for k, v in kwarg.items()},
+            tgt=str(load.get("tgt") or ""),
+            tgt_type=str(load.get("tgt_type") or "glob"),
+            user=str(load.get("user") or ""),
+            progress=load.get("progress") is True,
+            compiled=_compiled(fun, load.get("compiled")),
+        )
 
     @classmethod
     def from_cli(cls, jid: str, fun: str, argv: list[str], tgt: str = "salt-call") -> "Job":
@@ -146,8 +174,14 @@ class JobResult:
     module: Any = field(default=None, repr=False, compare=False)  # the function's module object
 
     def payload(self) -> dict[str, Any]:
-        body = {"jid": self.jid, "fun": self.fun, "fun_args": self.fun_args, "return": self.ret,
-                "retcode": self.retcode, "success": self.success}
+        body = {
+            "jid": self.jid,
+            "fun": self.fun,
+            "fun_args": self.fun_args,
+            "return": self.ret,
+            "retcode": self.retcode,
+            "success": self.success,
+        }
         if self.out:
             body["out"] = self.out
         return body
@@ -155,13 +189,15 @@ class JobResult:
 
 # -- pillar sources ------------------------------------------------------------------------
 
+
 class PillarSource(Protocol):
     """Where a job's pillar comes from (worker code)."""
 
     def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]: ...
 
-    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
-                     override: dict[str, Any]) -> dict[str, Any] | None:
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
         """Pillar with a ``pillar=`` override, or None to merge the override in the module."""
 
     def refresh(self) -> None:
@@ -190,8 +226,9 @@ class LocalPillar:
                 self._pillar = compile_local_pillar(opts, grains, salt)
             return copy.deepcopy(self._pillar)
 
-    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
-                     override: dict[str, Any]) -> dict[str, Any] | None:
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
         from briny.common.pillar import compile_local_pillar
 
         return compile_local_pillar(opts, grains, salt, override)
@@ -220,8 +257,9 @@ class StaticPillar:
         value = opts.get("pillar")
         return copy.deepcopy(value) if isinstance(value, dict) else {}
 
-    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
-                     override: dict[str, Any]) -> dict[str, Any] | None:
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
         return None
 
     def refresh(self) -> None:
@@ -267,8 +305,9 @@ class MasterPillar:
             self._pillar = self._ask(opts)
             return self._pillar is not None
 
-    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
-                     override: dict[str, Any]) -> dict[str, Any] | None:
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
         return None
 
     def refresh(self) -> None:
@@ -277,6 +316,7 @@ class MasterPillar:
 
 
 # -- the executor --------------------------------------------------------------------------
+
 
 def jid_started(jid: str) -> str:
     """Salt's human form of a jid's time (``2026, Nov 21 06:00:48.730098``)."""
@@ -298,11 +338,17 @@ class Executor:
     (``saltutil.refresh_*``).
     """
 
-    def __init__(self, opts: dict[str, Any], grains: Callable[[], dict[str, Any]],
-                 pillar: PillarSource | None = None, registry: Any = None, *,
-                 master: MasterRequest | None = None,
-                 refresh_pillar: Callable[[], bool] | None = None,
-                 refresh_grains: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        opts: dict[str, Any],
+        grains: Callable[[], dict[str, Any]],
+        pillar: PillarSource | None = None,
+        registry: Any = None,
+        *,
+        master: MasterRequest | None = None,
+        refresh_pillar: Callable[[], bool] | None = None,
+        refresh_grains: Callable[[], bool] | None = None,
+    ) -> None:
         self.opts = opts
         self.grains = grains
         self.pillar = pillar or (LocalPillar() if opts.get("file_client") == "local" else StaticPillar())
@@ -318,14 +364,20 @@ class Executor:
         files added to the roots are seen by the next job; a job with a master gets a remote
         file client over the daemon's channel (the loader finds custom modules in
         ``extension_modules`` and, masterless, in the roots by itself)."""
-        ctx = JobContext(jid=job.jid if job is not None else "", fire_event=fire_event,
-                         master=self.master, jobs=self.registry,
-                         refresh_pillar=self.refresh_pillar, refresh_grains=self.refresh_grains)
+        ctx = JobContext(
+            jid=job.jid if job is not None else "",
+            fire_event=fire_event,
+            master=self.master,
+            jobs=self.registry,
+            refresh_pillar=self.refresh_pillar,
+            refresh_grains=self.refresh_grains,
+        )
         if self.opts.get("file_client") == "local":
             from briny.common.fileclient import LocalFileClient
 
-            ctx.file_client = LocalFileClient(self.opts.get("file_roots") or {},
-                                              bool(self.opts.get("fileserver_followsymlinks", True)))
+            ctx.file_client = LocalFileClient(
+                self.opts.get("file_roots") or {}, bool(self.opts.get("fileserver_followsymlinks", True))
+            )
         elif self.master is not None:
             from briny.minion.remotefiles import RemoteFileClient  # salt:// from the master
 
@@ -355,9 +407,18 @@ class Executor:
 
     # -- proc files ---------------------------------------------------------------------------
     def _write_proc(self, job: Job) -> Path | None:
-        record = {"jid": job.jid, "fun": job.fun, "arg": job.fun_args(), "pid": os.getpid(),
-                  "tid": threading.get_ident(), "started": jid_started(job.jid), "tgt": job.tgt,
-                  "tgt_type": job.tgt_type, "user": job.user, "ret": ""}
+        record = {
+            "jid": job.jid,
+            "fun": job.fun,
+            "arg": job.fun_args(),
+            "pid": os.getpid(),
+            "tid": threading.get_ident(),
+            "started": jid_started(job.jid),
+            "tgt": job.tgt,
+            "tgt_type": job.tgt_type,
+            "user": job.user,
+            "ret": "",
+        }
         path = self.proc_dir / job.jid
         try:
             self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -416,10 +477,8 @@ class Executor:
                 pass
         thread.name = old_name
 
-    def _error(self, job: Job, kind: str, message: str, exc: BaseException | None,
-               module: Any = None) -> JobResult:
-        return JobResult(job.jid, job.fun, job.fun_args(), message, EX_GENERIC, False, "nested",
-                         kind, exc, module)
+    def _error(self, job: Job, kind: str, message: str, exc: BaseException | None, module: Any = None) -> JobResult:
+        return JobResult(job.jid, job.fun, job.fun_args(), message, EX_GENERIC, False, "nested", kind, exc, module)
 
     def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
         opts = dict(self.opts)
@@ -438,8 +497,7 @@ class Executor:
             return self._error(job, "not_found", str(exc), exc)
         module = salt.module(job.fun.split(".", 1)[0])
         args, kwargs = job.call_args()
-        pub = {"__pub_fun": job.fun, "__pub_jid": job.jid, "__pub_pid": os.getpid(),
-               "__pub_tgt": job.tgt}
+        pub = {"__pub_fun": job.fun, "__pub_jid": job.jid, "__pub_pid": os.getpid(), "__pub_tgt": job.tgt}
         if job.user:
             pub["__pub_user"] = job.user
         if job.tgt_type and job.tgt != "salt-call":
@@ -450,7 +508,7 @@ class Executor:
         except CommandExecutionError as exc:
             log.error("A command in '%s' had a problem: %s", job.fun, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc, module)
-        except InvalidArguments as exc:   # Salt's words for arguments the function does not take
+        except InvalidArguments as exc:  # Salt's words for arguments the function does not take
             msg = f"Passed invalid arguments to {job.fun}: {exc}\n{func.__doc__ or ''}"
             log.info("Passed invalid arguments to %s: %s", job.fun, exc)
             return self._error(job, "invocation", msg, exc, module)
@@ -466,9 +524,9 @@ class Executor:
             return self._error(job, "invocation", msg, exc, module)
         except Exception as exc:  # a module's bug must become a return, never kill the minion
             log.warning("The minion function caused an exception", exc_info=True)
-            return self._error(job, "exception",
-                               f"The minion function caused an exception: {traceback.format_exc()}",
-                               exc, module)
+            return self._error(
+                job, "exception", f"The minion function caused an exception: {traceback.format_exc()}", exc, module
+            )
         retcode = salt.pack["__context__"].get("retcode", EX_OK)
         try:
             retcode = int(retcode or 0)
@@ -477,8 +535,18 @@ class Executor:
         if retcode == EX_OK and isinstance(ret, dict):
             if ret.get("result", True) is False or ret.get("success", True) is False:
                 retcode = EX_GENERIC
-        return JobResult(job.jid, job.fun, job.fun_args(), ret, retcode, retcode == EX_OK,
-                         default_outputter(job.fun, module), None, None, module)
+        return JobResult(
+            job.jid,
+            job.fun,
+            job.fun_args(),
+            ret,
+            retcode,
+            retcode == EX_OK,
+            default_outputter(job.fun, module),
+            None,
+            None,
+            module,
+        )
 
 
 COMPILED_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
@@ -489,10 +557,15 @@ def _compiled(fun: str, value: Any) -> dict[str, Any] | None:
     itself) otherwise."""
     if value is None:
         return None
-    ok = isinstance(value, dict) and fun in COMPILED_FUNS and (
-        (isinstance(value.get("chunks"), list) and all(isinstance(c, dict) for c in value["chunks"]))
-        or (isinstance(value.get("errors"), list) and all(isinstance(e, str) for e in value["errors"]))
-        or isinstance(value.get("no_states"), str))
+    ok = (
+        isinstance(value, dict)
+        and fun in COMPILED_FUNS
+        and (
+            (isinstance(value.get("chunks"), list) and all(isinstance(c, dict) for c in value["chunks"]))
+            or (isinstance(value.get("errors"), list) and all(isinstance(e, str) for e in value["errors"]))
+            or isinstance(value.get("no_states"), str)
+        )
+    )
     if not ok:
         log.warning("a %s publish carried an unusable 'compiled' field; compiling here", fun)
         return None

@@ -37,42 +37,131 @@ log = logging.getLogger(__name__)
 
 # os-release ID -> Salt's ``os`` grain.
 _OS_NAME = {
-    "debian": "Debian", "ubuntu": "Ubuntu", "raspbian": "Raspbian", "linuxmint": "Mint",
-    "pop": "Pop", "kali": "Kali", "devuan": "Devuan", "deepin": "Deepin",
-    "elementary": "elementary OS", "neon": "neon", "trisquel": "Trisquel",
-    "centos": "CentOS", "rhel": "RedHat", "fedora": "Fedora", "rocky": "Rocky",
-    "almalinux": "AlmaLinux", "ol": "OEL", "amzn": "Amazon", "cloudlinux": "CloudLinux",
-    "scientific": "Scientific", "virtuozzo": "Virtuozzo", "eurolinux": "EuroLinux",
-    "photon": "VMware Photon OS", "mariner": "CBL-Mariner", "azurelinux": "Microsoft Azure Linux",
-    "opensuse-leap": "Leap", "opensuse-tumbleweed": "openSUSE Tumbleweed",
-    "opensuse": "openSUSE", "sles": "SUSE", "sles_sap": "SUSE", "sled": "SUSE",
-    "arch": "Arch", "archarm": "Arch ARM", "manjaro": "Manjaro", "endeavouros": "EndeavourOS",
-    "alpine": "Alpine", "gentoo": "Gentoo", "void": "Void", "nixos": "NixOS",
-    "slackware": "Slackware", "clear-linux-os": "Clear", "mageia": "Mageia",
-    "openeuler": "openEuler", "miraclelinux": "MiracleLinux", "astra": "AstraLinuxCE",
+    "debian": "Debian",
+    "ubuntu": "Ubuntu",
+    "raspbian": "Raspbian",
+    "linuxmint": "Mint",
+    "pop": "Pop",
+    "kali": "Kali",
+    "devuan": "Devuan",
+    "deepin": "Deepin",
+    "elementary": "elementary OS",
+    "neon": "neon",
+    "trisquel": "Trisquel",
+    "centos": "CentOS",
+    "rhel": "RedHat",
+    "fedora": "Fedora",
+    "rocky": "Rocky",
+    "almalinux": "AlmaLinux",
+    "ol": "OEL",
+    "amzn": "Amazon",
+    "cloudlinux": "CloudLinux",
+    "scientific": "Scientific",
+    "virtuozzo": "Virtuozzo",
+    "eurolinux": "EuroLinux",
+    "photon": "VMware Photon OS",
+    "mariner": "CBL-Mariner",
+    "azurelinux": "Microsoft Azure Linux",
+    "opensuse-leap": "Leap",
+    "opensuse-tumbleweed": "openSUSE Tumbleweed",
+    "opensuse": "openSUSE",
+    "sles": "SUSE",
+    "sles_sap": "SUSE",
+    "sled": "SUSE",
+    "arch": "Arch",
+    "archarm": "Arch ARM",
+    "manjaro": "Manjaro",
+    "endeavouros": "EndeavourOS",
+    "alpine": "Alpine",
+    "gentoo": "Gentoo",
+    "void": "Void",
+    "nixos": "NixOS",
+    "slackware": "Slackware",
+    "clear-linux-os": "Clear",
+    "mageia": "Mageia",
+    "openeuler": "openEuler",
+    "miraclelinux": "MiracleLinux",
+    "astra": "AstraLinuxCE",
 }
 
 # ``os`` grain -> ``os_family``.
 _OS_FAMILY = {
-    **{name: "Debian" for name in ("Debian", "Ubuntu", "Raspbian", "Mint", "Pop", "Kali", "Devuan",
-                                   "Deepin", "elementary OS", "neon", "Trisquel", "AstraLinuxCE")},
-    **{name: "RedHat" for name in ("RedHat", "CentOS", "CentOS Stream", "Fedora", "Rocky", "AlmaLinux",
-                                   "OEL", "Amazon", "CloudLinux", "Scientific", "Virtuozzo", "EuroLinux",
-                                   "VMware Photon OS", "CBL-Mariner", "Microsoft Azure Linux",
-                                   "openEuler", "MiracleLinux")},
+    **{
+        name: "Debian"
+        for name in (
+            "Debian",
+            "Ubuntu",
+            "Raspbian",
+            "Mint",
+            "Pop",
+            "Kali",
+            "Devuan",
+            "Deepin",
+            "elementary OS",
+            "neon",
+            "Trisquel",
+            "AstraLinuxCE",
+        )
+    },
+    **{
+        name: "RedHat"
+        for name in (
+            "RedHat",
+            "CentOS",
+            "CentOS Stream",
+            "Fedora",
+            "Rocky",
+            "AlmaLinux",
+            "OEL",
+            "Amazon",
+            "CloudLinux",
+            "Scientific",
+            "Virtuozzo",
+            "EuroLinux",
+            "VMware Photon OS",
+            "CBL-Mariner",
+            "Microsoft Azure Linux",
+            "openEuler",
+            "MiracleLinux",
+        )
+    },
     **{name: "Suse" for name in ("SUSE", "openSUSE", "Leap", "openSUSE Tumbleweed")},
     **{name: "Arch" for name in ("Arch", "Arch ARM", "Manjaro", "EndeavourOS")},
-    "Alpine": "Alpine", "Gentoo": "Gentoo", "Void": "Void", "NixOS": "NixOS",
-    "Slackware": "Slackware", "Clear": "Clear", "Mageia": "Mageia",
+    "Alpine": "Alpine",
+    "Gentoo": "Gentoo",
+    "Void": "Void",
+    "NixOS": "NixOS",
+    "Slackware": "Slackware",
+    "Clear": "Clear",
+    "Mageia": "Mageia",
 }
 
-_ID_LIKE_FAMILY = {"debian": "Debian", "ubuntu": "Debian", "rhel": "RedHat", "fedora": "RedHat",
-                   "centos": "RedHat", "suse": "Suse", "opensuse": "Suse", "arch": "Arch"}
+_ID_LIKE_FAMILY = {
+    "debian": "Debian",
+    "ubuntu": "Debian",
+    "rhel": "RedHat",
+    "fedora": "RedHat",
+    "centos": "RedHat",
+    "suse": "Suse",
+    "opensuse": "Suse",
+    "arch": "Arch",
+}
 
 # ``uname -m`` -> dpkg architecture (``osarch`` on the Debian family).
-_DPKG_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "i686": "i386", "i586": "i386", "i386": "i386",
-              "armv7l": "armhf", "armv6l": "armel", "ppc64le": "ppc64el", "s390x": "s390x",
-              "riscv64": "riscv64", "mips64": "mips64el", "loongarch64": "loong64"}
+_DPKG_ARCH = {
+    "x86_64": "amd64",
+    "aarch64": "arm64",
+    "i686": "i386",
+    "i586": "i386",
+    "i386": "i386",
+    "armv7l": "armhf",
+    "armv6l": "armel",
+    "ppc64le": "ppc64el",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+    "mips64": "mips64el",
+    "loongarch64": "loong64",
+}
 
 
 def _read(path: str) -> str:
@@ -109,10 +198,17 @@ def _os_grains(kernel: str, machine: str) -> dict[str, Any]:
     if kernel != "Linux":
         release = platform.release()
         info = _release_info(release)
-        return {"os": kernel, "os_family": kernel, "osfullname": kernel, "osrelease": release,
-                "osrelease_info": info, "oscodename": "", "osarch": machine,
-                "osmajorrelease": info[0] if info else "",
-                "osfinger": f"{kernel}-{info[0] if info else ''}"}
+        return {
+            "os": kernel,
+            "os_family": kernel,
+            "osfullname": kernel,
+            "osrelease": release,
+            "osrelease_info": info,
+            "oscodename": "",
+            "osarch": machine,
+            "osmajorrelease": info[0] if info else "",
+            "osfinger": f"{kernel}-{info[0] if info else ''}",
+        }
     rel = _os_release()
     os_id = rel.get("ID", "").lower()
     full = rel.get("NAME", "") or "Linux"
@@ -135,8 +231,13 @@ def _os_grains(kernel: str, machine: str) -> dict[str, Any]:
         m = re.search(r"\(([^)]+)\)", rel.get("VERSION", ""))
         codename = m.group(1) if m else ""
     grains: dict[str, Any] = {
-        "os": name, "os_family": family, "oscodename": codename, "osfullname": full,
-        "lsb_distrib_id": full, "lsb_distrib_release": release, "lsb_distrib_codename": codename,
+        "os": name,
+        "os_family": family,
+        "oscodename": codename,
+        "osfullname": full,
+        "lsb_distrib_id": full,
+        "lsb_distrib_release": release,
+        "lsb_distrib_codename": codename,
         "osrelease": release,
     }
     if family == "Debian":
@@ -207,15 +308,22 @@ def _fqdn_grains(hosts: list[tuple[str, list[str]]]) -> dict[str, Any]:
             except ValueError:
                 continue
             (ip4 if ip.version == 4 else ip6).add(str(ip))
-    return {"localhost": hostname, "fqdn": fqdn, "host": host, "domain": domain,
-            "fqdn_ip4": sorted(ip4, key=ipaddress.ip_address), "fqdn_ip6": sorted(ip6, key=ipaddress.ip_address),
-            "fqdns": []}
+    return {
+        "localhost": hostname,
+        "fqdn": fqdn,
+        "host": host,
+        "domain": domain,
+        "fqdn_ip4": sorted(ip4, key=ipaddress.ip_address),
+        "fqdn_ip6": sorted(ip6, key=ipaddress.ip_address),
+        "fqdns": [],
+    }
 
 
 def _ipv4_by_iface() -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     try:
         import fcntl
+
         size = 40 if struct.calcsize("P") == 8 else 32
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
             buf = array.array("B", b"\0" * 16384)
@@ -224,8 +332,8 @@ def _ipv4_by_iface() -> dict[str, list[str]]:
             length = struct.unpack("iL", out)[0]
         data = buf.tobytes()[:length]
         for off in range(0, length, size):
-            name = data[off:off + 16].split(b"\0", 1)[0].decode(errors="replace").split(":", 1)[0]
-            addr = socket.inet_ntoa(data[off + 20:off + 24])
+            name = data[off : off + 16].split(b"\0", 1)[0].decode(errors="replace").split(":", 1)[0]
+            addr = socket.inet_ntoa(data[off + 20 : off + 24])
             result.setdefault(name, []).append(addr)
     except (OSError, ImportError) as exc:
         log.debug("cannot list IPv4 addresses: %s", exc)
@@ -280,16 +388,28 @@ def _net_grains() -> dict[str, Any]:
             gw6 = str(ipaddress.IPv6Address(bytes.fromhex(parts[4])))
             break
     return {
-        "hwaddr_interfaces": hwaddr, "ip4_interfaces": ip4_if, "ip6_interfaces": ip6_if,
+        "hwaddr_interfaces": hwaddr,
+        "ip4_interfaces": ip4_if,
+        "ip6_interfaces": ip6_if,
         "ip_interfaces": {name: ip4_if[name] + ip6_if[name] for name in ifaces},
-        "ipv4": all4, "ipv6": all6,
-        "ip_gw": bool(gw4 or gw6), "ip4_gw": gw4, "ip6_gw": gw6,
+        "ipv4": all4,
+        "ipv6": all6,
+        "ip_gw": bool(gw4 or gw6),
+        "ip4_gw": gw4,
+        "ip6_gw": gw6,
     }
 
 
 def _dns_grains() -> dict[str, Any]:
-    dns: dict[str, Any] = {"nameservers": [], "ip4_nameservers": [], "ip6_nameservers": [],
-                           "sortlist": [], "domain": "", "search": [], "options": []}
+    dns: dict[str, Any] = {
+        "nameservers": [],
+        "ip4_nameservers": [],
+        "ip6_nameservers": [],
+        "sortlist": [],
+        "domain": "",
+        "search": [],
+        "options": [],
+    }
     for line in _read("/etc/resolv.conf").splitlines():
         parts = line.split("#", 1)[0].split(";", 1)[0].split()
         if not parts:
@@ -324,8 +444,17 @@ def _init_grain() -> str:
     if not cmdline:
         return "unknown"
     first = os.path.basename(cmdline[0])
-    if first in ("systemd", "upstart", "openrc-init", "runit", "runit-init", "s6-svscan",
-                 "supervisord", "dumb-init", "tini"):
+    if first in (
+        "systemd",
+        "upstart",
+        "openrc-init",
+        "runit",
+        "runit-init",
+        "s6-svscan",
+        "supervisord",
+        "dumb-init",
+        "tini",
+    ):
         return {"runit-init": "runit", "openrc-init": "openrc", "s6-svscan": "s6"}.get(first, first)
     if "/sbin/my_init" in cmdline:
         return "runit"
@@ -357,10 +486,18 @@ def _virtual_grains() -> dict[str, Any]:
     if os.path.isdir("/proc/vz") and not os.path.isdir("/proc/bc"):
         return {"virtual": "openvzve"}
     vendor = (_read("/sys/class/dmi/id/sys_vendor") + " " + _read("/sys/class/dmi/id/product_name")).lower()
-    for needle, value in (("vmware", "VMware"), ("virtualbox", "VirtualBox"), ("kvm", "kvm"),
-                          ("qemu", "kvm"), ("microsoft corporation virtual", "VirtualPC"),
-                          ("xen", "xen"), ("amazon ec2", "kvm"), ("google compute engine", "kvm"),
-                          ("bochs", "kvm"), ("parallels", "Parallels")):
+    for needle, value in (
+        ("vmware", "VMware"),
+        ("virtualbox", "VirtualBox"),
+        ("kvm", "kvm"),
+        ("qemu", "kvm"),
+        ("microsoft corporation virtual", "VirtualPC"),
+        ("xen", "xen"),
+        ("amazon ec2", "kvm"),
+        ("google compute engine", "kvm"),
+        ("bochs", "kvm"),
+        ("parallels", "Parallels"),
+    ):
         if needle in vendor:
             return {"virtual": value}
     if os.path.isdir("/proc/xen"):
@@ -371,6 +508,7 @@ def _virtual_grains() -> dict[str, Any]:
 def _user_grains() -> dict[str, Any]:
     import grp
     import pwd
+
     uid = os.geteuid()
     gid = os.getegid()
     try:
@@ -396,14 +534,21 @@ def _kernelparams() -> list[list[str | None]]:
 
 def _locale_grains() -> dict[str, Any]:
     import locale
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
             lang, enc = locale.getdefaultlocale()
         except ValueError:
             lang, enc = None, None
-    return {"locale_info": {"defaultlanguage": lang or "unknown", "defaultencoding": enc or "unknown",
-                            "detectedencoding": sys.getdefaultencoding(), "timezone": time.tzname[0]}}
+    return {
+        "locale_info": {
+            "defaultlanguage": lang or "unknown",
+            "defaultencoding": enc or "unknown",
+            "detectedencoding": sys.getdefaultencoding(),
+            "timezone": time.tzname[0],
+        }
+    }
 
 
 def _disk_grains() -> dict[str, Any]:
@@ -433,7 +578,7 @@ def core_grains(opts: dict[str, Any]) -> dict[str, Any]:
         "cwd": os.getcwd(),
         "master": opts.get("master", "salt"),
         "id": minion_id,
-        "server_id": abs(int(hashlib.sha256(str(minion_id).encode()).hexdigest(), 16) % (2 ** 31)),
+        "server_id": abs(int(hashlib.sha256(str(minion_id).encode()).hexdigest(), 16) % (2**31)),
         "machine_id": (_read("/etc/machine-id") or _read("/var/lib/dbus/machine-id")).strip(),
     }
     grains.update(_fqdn_grains(hosts))
@@ -442,10 +587,15 @@ def core_grains(opts: dict[str, Any]) -> dict[str, Any]:
     if kernel == "Linux":
         grains["kernelparams"] = _kernelparams()
     grains.update(_locale_grains())
-    grains.update({
-        "kernel": kernel, "nodename": uname.nodename, "kernelrelease": uname.release,
-        "kernelversion": uname.version, "cpuarch": machine,
-    })
+    grains.update(
+        {
+            "kernel": kernel,
+            "nodename": uname.nodename,
+            "kernelrelease": uname.release,
+            "kernelversion": uname.version,
+            "cpuarch": machine,
+        }
+    )
     grains["init"] = _init_grain() if kernel == "Linux" else "unknown"
     grains.update(_os_grains(kernel, machine))
     grains.update(_cpu_grains())
@@ -453,16 +603,18 @@ def core_grains(opts: dict[str, Any]) -> dict[str, Any]:
     grains.update(_virtual_grains())
     grains["ps"] = "ps auxwww" if grains["os"] in ("FreeBSD", "NetBSD", "OpenBSD", "MacOS") else "ps -efHww"
     path = os.environ.get("PATH", "")
-    grains.update({
-        "path": path,
-        "systempath": path.split(os.pathsep) if path else [],
-        "pythonexecutable": sys.executable,
-        "pythonpath": list(sys.path),
-        "pythonversion": list(sys.version_info),
-        "saltpath": os.path.dirname(os.path.abspath(briny.__file__)),
-        "saltversion": briny.SALT_COMPAT_VERSION,
-        "saltversioninfo": list(briny.SALT_COMPAT_VERSIONINFO),
-    })
+    grains.update(
+        {
+            "path": path,
+            "systempath": path.split(os.pathsep) if path else [],
+            "pythonexecutable": sys.executable,
+            "pythonpath": list(sys.path),
+            "pythonversion": list(sys.version_info),
+            "saltpath": os.path.dirname(os.path.abspath(briny.__file__)),
+            "saltversion": briny.SALT_COMPAT_VERSION,
+            "saltversioninfo": list(briny.SALT_COMPAT_VERSIONINFO),
+        }
+    )
     grains.update(_disk_grains())
     grains["shell"] = os.environ.get("SHELL", "/bin/sh")
     grains["transactional"] = False
@@ -520,14 +672,19 @@ def custom_grains(opts: dict[str, Any], grains: dict[str, Any]) -> dict[str, Any
                     if verdict is False or (isinstance(verdict, tuple) and verdict and verdict[0] is False):
                         continue
                 for name, func in sorted(vars(mod).items()):
-                    if name.startswith("_") or not isinstance(func, types.FunctionType) \
-                            or func.__module__ != mod.__name__:
+                    if (
+                        name.startswith("_")
+                        or not isinstance(func, types.FunctionType)
+                        or func.__module__ != mod.__name__
+                    ):
                         continue
                     params = inspect.signature(func).parameters
                     if "grains" in params:
                         value = func(grains={**grains, **found})
-                    elif any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                             for p in params.values()):
+                    elif any(
+                        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                        for p in params.values()
+                    ):
                         continue  # needs arguments: not a grain function
                     else:
                         value = func()
@@ -546,6 +703,7 @@ def load_grains(opts: dict[str, Any]) -> dict[str, Any]:
     path = _grains_file(opts)
     if path is not None and os.path.isfile(path):
         import yaml  # only when there is a grains file: keeps start-up lean
+
         try:
             with open(path, encoding="utf-8") as fh:
                 data = yaml.safe_load(fh)

@@ -27,7 +27,7 @@ from briny.common import wire
 from briny.common.exceptions import WireError
 
 HEADER = struct.Struct(">I")
-MAX_FRAME = 512 * 1024 * 1024   # a job's return can be large; the peer is this host's own daemon
+MAX_FRAME = 512 * 1024 * 1024  # a job's return can be large; the peer is this host's own daemon
 
 
 class ChannelClosed(WireError):
@@ -107,7 +107,7 @@ class JobChannel:
                 if message.get("op") == "reply" and isinstance(message.get("id"), int):
                     if message["id"] == ident:
                         return message.get("value")
-                    self._replies[message["id"]] = message.get("value")   # another thread's
+                    self._replies[message["id"]] = message.get("value")  # another thread's
 
     def close(self) -> None:
         try:

@@ -49,8 +49,11 @@ class ChannelJobs:
 
     def snapshot(self) -> dict[str, RunningJob]:
         jobs = self.chan.call("jobs")
-        return {str(j["jid"]): RunningJob(str(j["jid"]), str(j["fun"]), float(j["started"]), int(j["pid"]))
-                for j in (jobs or []) if isinstance(j, dict)}
+        return {
+            str(j["jid"]): RunningJob(str(j["jid"]), str(j["fun"]), float(j["started"]), int(j["pid"]))
+            for j in (jobs or [])
+            if isinstance(j, dict)
+        }
 
     def signal(self, jid: str, sig: int) -> str | None:
         answer = self.chan.call("signal", jid=str(jid), sig=int(sig))
@@ -81,8 +84,9 @@ class ChannelPillar:
         self.chan.send("pillar_keep", pillar=pillar)
         return pillar
 
-    def compile_with(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any,
-                     override: dict[str, Any]) -> dict[str, Any] | None:
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
         return LocalPillar().compile_with(opts, grains, salt, override) if self.local else None
 
     def refresh(self) -> None:
@@ -92,8 +96,14 @@ class ChannelPillar:
 def result_message(result: JobResult) -> dict[str, Any]:
     """A job's result as the ``return`` message carries it."""
     exc = result.exception
-    return {"ret": result.ret, "retcode": result.retcode, "success": result.success, "out": result.out,
-            "error": result.error, "exception": str(exc) if isinstance(exc, BrinyError) else None}
+    return {
+        "ret": result.ret,
+        "retcode": result.retcode,
+        "success": result.success,
+        "out": result.out,
+        "error": result.error,
+        "exception": str(exc) if isinstance(exc, BrinyError) else None,
+    }
 
 
 def main(sock: socket.socket, opts: dict[str, Any], jid: str) -> int:
@@ -107,10 +117,15 @@ def main(sock: socket.socket, opts: dict[str, Any], jid: str) -> int:
             return 2
         job = Job(**body)
         grains = spec.get("grains") if isinstance(spec.get("grains"), dict) else {}
-        ex = Executor(opts, lambda: grains, ChannelPillar(chan, opts.get("file_client") == "local"),
-                      ChannelJobs(chan), master=ChannelMaster(chan),
-                      refresh_pillar=lambda: bool(chan.call("refresh_pillar")),
-                      refresh_grains=lambda: bool(chan.call("refresh_grains")))
+        ex = Executor(
+            opts,
+            lambda: grains,
+            ChannelPillar(chan, opts.get("file_client") == "local"),
+            ChannelJobs(chan),
+            master=ChannelMaster(chan),
+            refresh_pillar=lambda: bool(chan.call("refresh_pillar")),
+            refresh_grains=lambda: bool(chan.call("refresh_grains")),
+        )
         result = ex.run(job, fire_event=lambda tag, data: chan.send("event", tag=tag, data=data))
         chan.send("return", result=result_message(result))
         return 0

@@ -80,8 +80,10 @@ class JobRegistry:
             if sig == 0:
                 return f"Job {jid} is running in a thread of the minion (pid {os.getpid()})"
             if sig not in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
-                return (f"Signal {sig} cannot be delivered to job {jid}: it runs in a thread of the "
-                        f"minion; use saltutil.kill_job or saltutil.term_job")
+                return (
+                    f"Signal {sig} cannot be delivered to job {jid}: it runs in a thread of the "
+                    f"minion; use saltutil.kill_job or saltutil.term_job"
+                )
             if job.thread_id is None:
                 return None
             job.signalled = sig

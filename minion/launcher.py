@@ -53,9 +53,20 @@ from briny.common.exceptions import BrinyError
 log = logging.getLogger(__name__)
 
 # what a job needs, imported once in the launcher so each job starts with it
-PRELOAD = ("yaml", "jinja2", "briny.common.loader", "briny.common.compiler", "briny.common.engine",
-           "briny.common.render", "briny.common.jinja", "briny.common.state_call", "briny.common.pillar",
-           "briny.minion.executor", "briny.minion.jobproc", "briny.minion.remotefiles")
+PRELOAD = (
+    "yaml",
+    "jinja2",
+    "briny.common.loader",
+    "briny.common.compiler",
+    "briny.common.engine",
+    "briny.common.render",
+    "briny.common.jinja",
+    "briny.common.state_call",
+    "briny.common.pillar",
+    "briny.minion.executor",
+    "briny.minion.jobproc",
+    "briny.minion.remotefiles",
+)
 MAX_MESSAGE = 1 << 20
 EX_SOFTWARE = 70
 
@@ -66,19 +77,20 @@ class LauncherGone(BrinyError):
 
 # -- the launcher process ---------------------------------------------------------------------
 
+
 def _preload() -> None:
     import importlib
 
     for name in PRELOAD:
         try:
             importlib.import_module(name)
-        except ImportError as exc:   # a job imports it itself, or fails with its own message
+        except ImportError as exc:  # a job imports it itself, or fails with its own message
             log.debug("launcher: %s not preloaded: %s", name, exc)
     import datetime
 
-    datetime.datetime.strptime("20240101000000000000", "%Y%m%d%H%M%S%f")   # strptime's own imports
+    datetime.datetime.strptime("20240101000000000000", "%Y%m%d%H%M%S%f")  # strptime's own imports
     gc.collect()
-    gc.freeze()   # the imported heap stays shared with every job (no GC writes to its pages)
+    gc.freeze()  # the imported heap stays shared with every job (no GC writes to its pages)
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -88,8 +100,7 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
         log.debug("launcher: the daemon did not take %s: %s", message.get("op"), exc)
 
 
-def _start_job(ctl: socket.socket, opts: dict[str, Any], jid: str, chan_fd: int,
-               closing: list[int]) -> int:
+def _start_job(ctl: socket.socket, opts: dict[str, Any], jid: str, chan_fd: int, closing: list[int]) -> int:
     pid = os.fork()
     if pid:
         os.close(chan_fd)
@@ -97,7 +108,7 @@ def _start_job(ctl: socket.socket, opts: dict[str, Any], jid: str, chan_fd: int,
     code = EX_SOFTWARE
     try:
         os.setsid()
-        os.set_inheritable(chan_fd, False)   # commands the job starts do not hold its channel
+        os.set_inheritable(chan_fd, False)  # commands the job starts do not hold its channel
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
@@ -107,18 +118,18 @@ def _start_job(ctl: socket.socket, opts: dict[str, Any], jid: str, chan_fd: int,
         from briny.minion.jobproc import main
 
         code = main(socket.socket(fileno=chan_fd), opts, jid)
-    except BaseException:   # noqa: BLE001 - a job process never returns into the launcher's loop
+    except BaseException:  # noqa: BLE001 - a job process never returns into the launcher's loop
         log.exception("job %s: its process failed", jid)
     finally:
         logging.shutdown()
         os._exit(code)
-    return 0   # not reached
+    return 0  # not reached
 
 
 def serve(ctl: socket.socket, opts: dict[str, Any] | None) -> None:
     """The launcher's loop: start a job per ``launch``, report each job process's exit; until the
     daemon closes the control socket. ``opts`` None: the first message brings them."""
-    for sig in (signal.SIGINT, signal.SIGHUP):     # the daemon decides when jobs stop
+    for sig in (signal.SIGINT, signal.SIGHUP):  # the daemon decides when jobs stop
         signal.signal(sig, signal.SIG_IGN)
     rfd, wfd = os.pipe()
     os.set_blocking(rfd, False)
@@ -148,7 +159,7 @@ def serve(ctl: socket.socket, opts: dict[str, Any] | None) -> None:
                 if not msg:
                     for fd in fds:
                         os.close(fd)
-                    return    # the daemon is gone
+                    return  # the daemon is gone
                 try:
                     request = wire.unpack(msg)
                 except BrinyError:
@@ -193,6 +204,7 @@ def main() -> None:
 
 # -- the daemon's client ----------------------------------------------------------------------
 
+
 class Launcher:
     """The daemon's handle on its launcher (methods but :meth:`start` and :meth:`stop` run on the
     asyncio loop)."""
@@ -218,7 +230,7 @@ class Launcher:
                 try:
                     ours.close()
                     serve(theirs, opts)
-                except BaseException:   # noqa: BLE001 - the launcher must exit, never return
+                except BaseException:  # noqa: BLE001 - the launcher must exit, never return
                     log.exception("the job launcher failed")
                     code = EX_SOFTWARE
                 finally:
@@ -227,8 +239,11 @@ class Launcher:
             theirs.close()
             log.debug("job launcher forked as pid %d", pid)
             return cls(ours, pid)
-        popen = subprocess.Popen([sys.executable, "-m", "briny.minion.launcher", str(theirs.fileno())],
-                                 pass_fds=[theirs.fileno()], close_fds=True)
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "briny.minion.launcher", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            close_fds=True,
+        )
         theirs.close()
         ours.send(wire.pack({"op": "opts", "opts": opts}))
         log.debug("job launcher started as pid %d (a fresh interpreter)", popen.pid)

@@ -43,8 +43,8 @@ from briny.minion.executor import COMPILED_FUNS, Job
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "minion_client.ipc"
-COMPILE_TIMEOUT = 30.0    # seconds the minion waits for the master's compile (a big tree)
-PROBE_EVERY = 1.0         # seconds between checks that the daemon is still there
+COMPILE_TIMEOUT = 30.0  # seconds the minion waits for the master's compile (a big tree)
+PROBE_EVERY = 1.0  # seconds between checks that the daemon is still there
 
 
 class MinionNotRunning(BrinyError):
@@ -75,10 +75,15 @@ class LocalAPIServer(IpcServer):
         """The reply to one request map (loop)."""
         if not isinstance(request, dict) or request.get("cmd") != "call":
             return {"error": "usage", "message": "a request is a msgpack map with 'cmd': 'call'"}
-        load = {"jid": gen_jid(), "fun": request.get("fun"), "arg": request.get("arg"),
-                "kwarg": request.get("kwarg"), "tgt": "salt-call"}
+        load = {
+            "jid": gen_jid(),
+            "fun": request.get("fun"),
+            "arg": request.get("arg"),
+            "kwarg": request.get("kwarg"),
+            "tgt": "salt-call",
+        }
         try:
-            Job.from_publish(load)   # checks fun, arg and kwarg before asking the master anything
+            Job.from_publish(load)  # checks fun, arg and kwarg before asking the master anything
         except WireError as exc:
             return {"error": "usage", "message": str(exc)}
         if load["fun"] in COMPILED_FUNS and self.opts.get("file_client") != "local":
@@ -86,16 +91,24 @@ class LocalAPIServer(IpcServer):
         job = Job.from_publish(load)
         task = self.agent.start_local(job)
         if task is None:
-            return {"error": "usage", "jid": job.jid,
-                    "message": "the minion is shutting down; it takes no new calls"}
+            return {"error": "usage", "jid": job.jid, "message": "the minion is shutting down; it takes no new calls"}
         result = await task
         message = None
         if result.error is not None:
             exc = result.exception
-            message = (str(result.ret) if result.error == "not_found"
-                       else f"Error running '{job.fun}': {exc if isinstance(exc, BrinyError) else result.ret}")
-        return {"jid": job.jid, "return": result.ret, "retcode": result.retcode, "out": result.out,
-                "error": result.error, "message": message}
+            message = (
+                str(result.ret)
+                if result.error == "not_found"
+                else f"Error running '{job.fun}': {exc if isinstance(exc, BrinyError) else result.ret}"
+            )
+        return {
+            "jid": job.jid,
+            "return": result.ret,
+            "retcode": result.retcode,
+            "out": result.out,
+            "error": result.error,
+            "message": message,
+        }
 
     async def _compiled(self, load: dict[str, Any]) -> Any:
         """The master's ``compiled`` for this minion's state call, or None (the minion compiles
@@ -107,13 +120,13 @@ class LocalAPIServer(IpcServer):
             except asyncio.TimeoutError:
                 log.warning("no master session for call %s; compiling here", load["jid"])
                 return None
-        reply = await agent.request("compile", {k: load[k] for k in ("fun", "arg", "kwarg")},
-                                    max(COMPILE_TIMEOUT, agent.auth_timeout))
+        reply = await agent.request(
+            "compile", {k: load[k] for k in ("fun", "arg", "kwarg")}, max(COMPILE_TIMEOUT, agent.auth_timeout)
+        )
         if not isinstance(reply, dict) or "compiled" not in reply:
             log.info("no compiled states from the master for call %s; compiling here", load["jid"])
             return None
         return reply["compiled"]
-
 
 
 class LocalClient:
@@ -131,8 +144,10 @@ class LocalClient:
             return
         kind, detail = problem
         if kind in ("missing", "refused"):
-            raise MinionNotRunning(f"no briny-minion is running for this config (sock_dir "
-                                   f"{os.path.dirname(self.path)}); start it, or use --local")
+            raise MinionNotRunning(
+                f"no briny-minion is running for this config (sock_dir "
+                f"{os.path.dirname(self.path)}); start it, or use --local"
+            )
         if kind == "denied":
             raise MinionNotRunning(f"{denied_message(self.path, 'the minion')}, or use --local")
         raise MinionNotRunning(f"cannot reach the minion at {self.path}: {detail}")
@@ -150,8 +165,9 @@ class LocalClient:
                     try:
                         self.check_running()
                     except MinionNotRunning:
-                        raise MinionNotRunning(f"the minion stopped before '{fun}' finished "
-                                               f"(socket {self.path})") from None
+                        raise MinionNotRunning(
+                            f"the minion stopped before '{fun}' finished (socket {self.path})"
+                        ) from None
                     continue
                 reply = unpack(sock.recv())
                 if isinstance(reply, dict) and reply.get("corr") == corr:

@@ -40,8 +40,8 @@ from briny.minion.launcher import Launcher, LauncherGone
 
 log = logging.getLogger(__name__)
 
-RETURN_GRACE = 5.0     # seconds a job process has to close its channel after its return
-EXIT_WAIT = 5.0        # seconds to wait for the launcher's report of a process that sent no return
+RETURN_GRACE = 5.0  # seconds a job process has to close its channel after its return
+EXIT_WAIT = 5.0  # seconds to wait for the launcher's report of a process that sent no return
 
 
 @dataclasses.dataclass
@@ -51,9 +51,9 @@ class DaemonLinks:
 
     opts: dict[str, Any]
     grains: Callable[[], dict[str, Any]]
-    pillar: Any                                   # the daemon's PillarSource
+    pillar: Any  # the daemon's PillarSource
     request: Callable[[dict[str, Any], float | None], Awaitable[dict[str, Any] | None]]
-    event: Callable[[str, str, dict[str, Any]], None]   # (jid, tag, data), on the loop
+    event: Callable[[str, str, dict[str, Any]], None]  # (jid, tag, data), on the loop
     refresh_pillar: Callable[[], bool]
     refresh_grains: Callable[[], bool]
     pool: concurrent.futures.Executor
@@ -166,7 +166,7 @@ class ProcessJobs:
             value = await self._value(op, message)
         except asyncio.CancelledError:
             raise
-        except Exception:   # a failed relay answers None; the job goes on with its own error
+        except Exception:  # a failed relay answers None; the job goes on with its own error
             log.warning("job %s: its %r request failed", job.jid, op, exc_info=True)
             value = None
         try:
@@ -191,8 +191,10 @@ class ProcessJobs:
         if op == "refresh_grains":
             return await loop.run_in_executor(links.pool, links.refresh_grains)
         if op == "jobs":
-            return [{"jid": j.jid, "fun": j.fun, "started": j.started, "pid": j.pid}
-                    for j in self.registry.snapshot().values()]
+            return [
+                {"jid": j.jid, "fun": j.fun, "started": j.started, "pid": j.pid}
+                for j in self.registry.snapshot().values()
+            ]
         if op == "signal":
             sig = message.get("sig")
             if not isinstance(sig, int) or isinstance(sig, bool):
@@ -212,8 +214,14 @@ def _error(job: Job, kind: str, message: str) -> JobResult:
 def _from_payload(job: Job, payload: dict[str, Any]) -> JobResult:
     retcode = payload.get("retcode")
     text = payload.get("exception")
-    return JobResult(job.jid, job.fun, job.fun_args(), payload.get("ret"),
-                     retcode if isinstance(retcode, int) else EX_GENERIC, payload.get("success") is True,
-                     payload.get("out") if isinstance(payload.get("out"), str) else None,
-                     payload.get("error") if isinstance(payload.get("error"), str) else None,
-                     BrinyError(text) if isinstance(text, str) else None)
+    return JobResult(
+        job.jid,
+        job.fun,
+        job.fun_args(),
+        payload.get("ret"),
+        retcode if isinstance(retcode, int) else EX_GENERIC,
+        payload.get("success") is True,
+        payload.get("out") if isinstance(payload.get("out"), str) else None,
+        payload.get("error") if isinstance(payload.get("error"), str) else None,
+        BrinyError(text) if isinstance(text, str) else None,
+    )

@@ -44,7 +44,7 @@ def _parents() -> dict[int, int]:
         except OSError:
             continue
         # the command name (2nd field) is in parentheses and may hold spaces: read after the last ')'
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1:
             parents[int(name)] = int(fields[1])
     return parents

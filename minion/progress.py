@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-BURST = 200          # events sent at once before the rate applies
-RATE = 50.0          # events per second after the burst
+BURST = 200  # events sent at once before the rate applies
+RATE = 50.0  # events per second after the burst
 MINIMAL_KEYS = ("result", "name", "__id__", "__sls__", "__run_num__", "duration")
 
 FireEvent = Callable[[str, dict[str, Any]], None]
@@ -48,8 +48,9 @@ def minimal(ret: Any) -> dict[str, Any]:
 class ProgressEvents:
     """A ``fire_event`` callable for the engine; see the module docstring."""
 
-    def __init__(self, fire: FireEvent, burst: int = BURST, rate: float = RATE,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, fire: FireEvent, burst: int = BURST, rate: float = RATE, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.fire = fire
         self.burst = burst
         self.rate = rate
@@ -81,8 +82,7 @@ class ProgressEvents:
         if not is_progress_tag(tag):
             self.fire(tag, data)
             return
-        body = {"ret": minimal(data.get("ret")), "len": data.get("len"), "done": self.done,
-                "failed": self.failed}
+        body = {"ret": minimal(data.get("ret")), "len": data.get("len"), "done": self.done, "failed": self.failed}
         if self._take():
             self.held = None
             self.sent += 1

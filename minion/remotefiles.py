@@ -107,7 +107,6 @@ def _remember(name: str, key: tuple[int, int, int], hsum: str) -> None:
         _LOCAL_HASHES[name] = (key, hsum)
 
 
-
 class RemoteFileClient(FileClientBase):
     """``salt://`` from the master, cached under ``cachedir/files``. See the module docstring.
 
@@ -115,8 +114,9 @@ class RemoteFileClient(FileClientBase):
     it) and returns the reply map, or None when the master did not answer.
     """
 
-    def __init__(self, opts: dict[str, Any], request: Request, *, chunk_size: int = CHUNK_SIZE,
-                 timeout: float | None = None) -> None:
+    def __init__(
+        self, opts: dict[str, Any], request: Request, *, chunk_size: int = CHUNK_SIZE, timeout: float | None = None
+    ) -> None:
         self.opts = opts
         self.request = request
         self.chunk_size = chunk_size
@@ -125,7 +125,7 @@ class RemoteFileClient(FileClientBase):
         self._envs: list[str] | None = None
         self._listings: dict[str, tuple[frozenset[str], list[str], list[str]]] = {}
         self._known: dict[tuple[str, str], Path] = {}
-        self.downloads = 0        # files fetched by this client (tests and logs)
+        self.downloads = 0  # files fetched by this client (tests and logs)
 
     # -- the channel ----------------------------------------------------------------------------
     def _ask(self, payload: dict[str, Any], what: str) -> dict[str, Any]:
@@ -221,8 +221,13 @@ class RemoteFileClient(FileClientBase):
             if info.get("error"):
                 raise FileServerError(f"the master refused salt://{rel}: {info['error']}")
             hsum, size = info.get("hsum"), info.get("size")
-            if info.get("hash_type") != "sha256" or not isinstance(hsum, str) or \
-                    not re.fullmatch(r"[0-9a-f]{64}", hsum) or not isinstance(size, int) or size < 0:
+            if (
+                info.get("hash_type") != "sha256"
+                or not isinstance(hsum, str)
+                or not re.fullmatch(r"[0-9a-f]{64}", hsum)
+                or not isinstance(size, int)
+                or size < 0
+            ):
                 raise FileServerError(f"the master's hash of salt://{rel} is not usable")
             if target.is_file() and local_hash(target) == hsum:
                 return target
@@ -235,7 +240,7 @@ class RemoteFileClient(FileClientBase):
         """Fetch ``rel`` in chunks into ``target``; False when what came does not match the hash
         (the file changed meanwhile); FileServerError for a broken answer."""
         _makedirs(target.parent)
-        self.local_path(rel, env)        # again, now that the folders exist
+        self.local_path(rel, env)  # again, now that the folders exist
         tmp = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}.part"
         digest = hashlib.sha256()
         offset = 0
@@ -243,8 +248,10 @@ class RemoteFileClient(FileClientBase):
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
             with os.fdopen(fd, "wb") as fh:
                 while True:
-                    rep = self._ask({"cmd": "file_chunk", "path": rel, "saltenv": env, "offset": offset,
-                                     "size": self.chunk_size}, f"salt://{rel}")
+                    rep = self._ask(
+                        {"cmd": "file_chunk", "path": rel, "saltenv": env, "offset": offset, "size": self.chunk_size},
+                        f"salt://{rel}",
+                    )
                     if rep.get("error"):
                         if rep.get("missing"):
                             return False
@@ -253,7 +260,7 @@ class RemoteFileClient(FileClientBase):
                     if not isinstance(data, bytes) or len(data) > self.chunk_size:
                         raise FileServerError(f"the master sent a broken chunk of salt://{rel}")
                     if offset + len(data) > size:
-                        return False             # longer than announced: changed meanwhile
+                        return False  # longer than announced: changed meanwhile
                     fh.write(data)
                     digest.update(data)
                     offset += len(data)

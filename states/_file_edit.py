@@ -6,12 +6,15 @@ Runs on the host applying states. A part of ``states/file.py`` (listed in its
 helpers there (``_ret``, ``_fail``, ``_start``, ...) and the dunders are
 shared; read ``states/file.py`` first.
 """
+
 # ruff: noqa: F821 - names come from states/file.py, whose namespace this runs in
 from __future__ import annotations
 
+
 # -- append / prepend -----------------------------------------------------------------------------
-def _add_lines(name: str, text: Any, source: Any, makedirs: bool, ignore_whitespace: bool,
-               saltenv: str, at_start: bool) -> dict[str, Any]:
+def _add_lines(
+    name: str, text: Any, source: Any, makedirs: bool, ignore_whitespace: bool, saltenv: str, at_start: bool
+) -> dict[str, Any]:
     name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
@@ -48,7 +51,7 @@ def _add_lines(name: str, text: Any, source: Any, makedirs: bool, ignore_whitesp
 
     have_lines = old.splitlines()
     if at_start:
-        head = [norm(x) for x in have_lines[:len(wanted)]]
+        head = [norm(x) for x in have_lines[: len(wanted)]]
         todo = [] if head == [norm(x) for x in wanted] else wanted
         new = "".join(f"{x}\n" for x in todo) + old
     else:
@@ -66,6 +69,7 @@ def _add_lines(name: str, text: Any, source: Any, makedirs: bool, ignore_whitesp
         diff = _salt("get_diff_text")(old, new)
     else:
         import difflib
+
         diff = "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines()))
     if _testing():
         ret.update(result=None, changes={"diff": diff}, comment=f"File {name} is set to be updated")
@@ -79,18 +83,34 @@ def _add_lines(name: str, text: Any, source: Any, makedirs: bool, ignore_whitesp
     return ret
 
 
-def append(name: str, text: Any = None, makedirs: bool = False, source: Any = None,
-           ignore_whitespace: bool = True, saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def append(
+    name: str,
+    text: Any = None,
+    makedirs: bool = False,
+    source: Any = None,
+    ignore_whitespace: bool = True,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Append each line of ``text`` (or of ``source``) that the file does not already contain."""
-    return _add_lines(name, text, source or kwargs.get("sources"), makedirs, ignore_whitespace,
-                      _env(saltenv, kwargs), at_start=False)
+    return _add_lines(
+        name, text, source or kwargs.get("sources"), makedirs, ignore_whitespace, _env(saltenv, kwargs), at_start=False
+    )
 
 
-def prepend(name: str, text: Any = None, makedirs: bool = False, source: Any = None,
-            ignore_whitespace: bool = True, saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def prepend(
+    name: str,
+    text: Any = None,
+    makedirs: bool = False,
+    source: Any = None,
+    ignore_whitespace: bool = True,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Put ``text`` (or ``source``) at the start of the file unless it is already there."""
-    return _add_lines(name, text, source or kwargs.get("sources"), makedirs, ignore_whitespace,
-                      _env(saltenv, kwargs), at_start=True)
+    return _add_lines(
+        name, text, source or kwargs.get("sources"), makedirs, ignore_whitespace, _env(saltenv, kwargs), at_start=True
+    )
 
 
 # -- text edits -----------------------------------------------------------------------------------
@@ -110,17 +130,30 @@ def _edit(ret: dict[str, Any], call: Any, would: str, made: str, show_changes: b
     return ret
 
 
-def line(name: str, content: Any = None, match: str | None = None, mode: str | None = None,
-         location: str | None = None, before: str | None = None, after: str | None = None,
-         show_changes: bool = True, backup: Any = False, quiet: bool = False, indent: bool = True,
-         create: bool = False, user: Any = None, group: Any = None, file_mode: Any = None,
-         **kwargs: Any) -> dict[str, Any]:
+def line(
+    name: str,
+    content: Any = None,
+    match: str | None = None,
+    mode: str | None = None,
+    location: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    show_changes: bool = True,
+    backup: Any = False,
+    quiet: bool = False,
+    indent: bool = True,
+    create: bool = False,
+    user: Any = None,
+    group: Any = None,
+    file_mode: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure, replace, delete or insert one line of a file."""
     name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
     if not mode:
-        return _fail(ret, 'Mode was not defined. How to process the file?')
+        return _fail(ret, "Mode was not defined. How to process the file?")
     if str(mode).lower() not in ("ensure", "replace", "delete", "insert"):
         return _fail(ret, f'Unknown mode: "{mode}"')
     if content is None and str(mode).lower() != "delete":
@@ -129,9 +162,21 @@ def line(name: str, content: Any = None, match: str | None = None, mode: str | N
         return _fail(ret, f"{name}: file not found")
 
     def call(dry: bool) -> Any:
-        return _salt("line")(name, content=content, match=match, mode=mode, location=location, before=before,
-                             after=after, show_changes=True, backup=backup, indent=indent, create=create,
-                             dry_run=dry)
+        return _salt("line")(
+            name,
+            content=content,
+            match=match,
+            mode=mode,
+            location=location,
+            before=before,
+            after=after,
+            show_changes=True,
+            backup=backup,
+            indent=indent,
+            create=create,
+            dry_run=dry,
+        )
+
     ret = _edit(ret, call, "Changes would be made", "Changes were made", show_changes)
     if ret["result"] and not _testing() and (user or group or file_mode):
         try:
@@ -142,10 +187,22 @@ def line(name: str, content: Any = None, match: str | None = None, mode: str | N
     return ret
 
 
-def replace(name: str, pattern: str, repl: Any, count: int = 0, flags: Any = 8, bufsize: Any = 1,
-            append_if_not_found: bool = False, prepend_if_not_found: bool = False,
-            not_found_content: str | None = None, backup: Any = ".bak", show_changes: bool = True,
-            ignore_if_missing: bool = False, backslash_literal: bool = False, **kwargs: Any) -> dict[str, Any]:
+def replace(
+    name: str,
+    pattern: str,
+    repl: Any,
+    count: int = 0,
+    flags: Any = 8,
+    bufsize: Any = 1,
+    append_if_not_found: bool = False,
+    prepend_if_not_found: bool = False,
+    not_found_content: str | None = None,
+    backup: Any = ".bak",
+    show_changes: bool = True,
+    ignore_if_missing: bool = False,
+    backslash_literal: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Regex search and replace in a file."""
     name, ret, bad = _start(name)
     if bad:
@@ -157,21 +214,47 @@ def replace(name: str, pattern: str, repl: Any, count: int = 0, flags: Any = 8, 
         return _fail(ret, f"{name}: file not found")
 
     def call(dry: bool) -> Any:
-        return _salt("replace")(name, pattern, repl, count=count, flags=flags, bufsize=bufsize,
-                                append_if_not_found=append_if_not_found,
-                                prepend_if_not_found=prepend_if_not_found, not_found_content=not_found_content,
-                                backup=backup, dry_run=dry, show_changes=True,
-                                backslash_literal=backslash_literal)
+        return _salt("replace")(
+            name,
+            pattern,
+            repl,
+            count=count,
+            flags=flags,
+            bufsize=bufsize,
+            append_if_not_found=append_if_not_found,
+            prepend_if_not_found=prepend_if_not_found,
+            not_found_content=not_found_content,
+            backup=backup,
+            dry_run=dry,
+            show_changes=True,
+            backslash_literal=backslash_literal,
+        )
+
     return _edit(ret, call, "Changes would have been made", "Changes were made", show_changes)
 
 
-def blockreplace(name: str, marker_start: str = "#-- start managed zone --",
-                 marker_end: str = "#-- end managed zone --", source: Any = None, source_hash: Any = None,
-                 template: str = "jinja", sources: Any = None, source_hashes: Any = None, defaults: Any = None,
-                 context: Any = None, content: Any = "", append_if_not_found: bool = False,
-                 prepend_if_not_found: bool = False, backup: Any = ".bak", show_changes: bool = True,
-                 append_newline: Any = None, insert_before_match: str | None = None,
-                 insert_after_match: str | None = None, saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def blockreplace(
+    name: str,
+    marker_start: str = "#-- start managed zone --",
+    marker_end: str = "#-- end managed zone --",
+    source: Any = None,
+    source_hash: Any = None,
+    template: str = "jinja",
+    sources: Any = None,
+    source_hashes: Any = None,
+    defaults: Any = None,
+    context: Any = None,
+    content: Any = "",
+    append_if_not_found: bool = False,
+    prepend_if_not_found: bool = False,
+    backup: Any = ".bak",
+    show_changes: bool = True,
+    append_newline: Any = None,
+    insert_before_match: str | None = None,
+    insert_after_match: str | None = None,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Keep the text between two marker lines of a file equal to ``content`` (or ``source``)."""
     name, ret, bad = _start(name)
     if bad:
@@ -179,27 +262,43 @@ def blockreplace(name: str, marker_start: str = "#-- start managed zone --",
     if not os.path.isfile(name):
         return _fail(ret, f"{name}: file not found")
     if source or sources:
-        plan = _salt("managed_data")(name, source=source or sources, template=template if source else None,
-                                     context=context, defaults=defaults, saltenv=_env(saltenv, kwargs))
+        plan = _salt("managed_data")(
+            name,
+            source=source or sources,
+            template=template if source else None,
+            context=context,
+            defaults=defaults,
+            saltenv=_env(saltenv, kwargs),
+        )
         if plan["data"] is None:
             return _fail(ret, plan["comment"] or "Source file not found")
         content = plan["data"].decode("utf-8", errors="replace")
 
     def call(dry: bool) -> Any:
-        return _salt("blockreplace")(name, marker_start, marker_end, content=content,
-                                     append_if_not_found=append_if_not_found,
-                                     prepend_if_not_found=prepend_if_not_found, backup=backup, dry_run=dry,
-                                     show_changes=True, append_newline=append_newline,
-                                     insert_before_match=insert_before_match,
-                                     insert_after_match=insert_after_match)
+        return _salt("blockreplace")(
+            name,
+            marker_start,
+            marker_end,
+            content=content,
+            append_if_not_found=append_if_not_found,
+            prepend_if_not_found=prepend_if_not_found,
+            backup=backup,
+            dry_run=dry,
+            show_changes=True,
+            append_newline=append_newline,
+            insert_before_match=insert_before_match,
+            insert_after_match=insert_after_match,
+        )
+
     ret = _edit(ret, call, "Changes would be made", "Changes were made", show_changes)
     if ret["result"] is False and "Markers were not found" in ret["comment"]:
         ret["comment"] = f"Encountered error managing block: {ret['comment']}. See the log for details."
     return ret
 
 
-def comment(name: str, regex: str, char: str = "#", backup: Any = ".bak", ignore_missing: bool = False,
-            **kwargs: Any) -> dict[str, Any]:
+def comment(
+    name: str, regex: str, char: str = "#", backup: Any = ".bak", ignore_missing: bool = False, **kwargs: Any
+) -> dict[str, Any]:
     """Comment out the lines matching ``regex``."""
     name, ret, bad = _start(name)
     if bad:
@@ -213,8 +312,12 @@ def comment(name: str, regex: str, char: str = "#", backup: Any = ".bak", ignore
         return _fail(ret, str(exc))
     if not seen["uncommented"]:
         if seen["commented"] or ignore_missing:
-            ret.update(result=True, comment="Pattern already commented" if seen["commented"] else
-                       f"{unanchored}: Pattern not found and ignore_missing set to True")
+            ret.update(
+                result=True,
+                comment="Pattern already commented"
+                if seen["commented"]
+                else f"{unanchored}: Pattern not found and ignore_missing set to True",
+            )
             return ret
         return _fail(ret, f"{unanchored}: Pattern not found")
     if _testing():
@@ -255,10 +358,20 @@ def uncomment(name: str, regex: str, char: str = "#", backup: Any = ".bak", **kw
     return ret
 
 
-def keyvalue(name: str, key: str | None = None, value: Any = None, key_values: dict[str, Any] | None = None,
-             separator: str = "=", append_if_not_found: bool = False, uncomment: str | None = None,
-             key_ignore_case: bool = False, value_ignore_case: bool = False, count: int = 1,
-             show_changes: bool = True, **kwargs: Any) -> dict[str, Any]:
+def keyvalue(
+    name: str,
+    key: str | None = None,
+    value: Any = None,
+    key_values: dict[str, Any] | None = None,
+    separator: str = "=",
+    append_if_not_found: bool = False,
+    uncomment: str | None = None,
+    key_ignore_case: bool = False,
+    value_ignore_case: bool = False,
+    count: int = 1,
+    show_changes: bool = True,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Set ``key SEPARATOR value`` lines of a file."""
     name, ret, bad = _start(name)
     if bad:
@@ -272,8 +385,17 @@ def keyvalue(name: str, key: str | None = None, value: Any = None, key_values: d
     if not isinstance(key_values, dict):
         return _fail(ret, "file.keyvalue key and value not supplied")
     try:
-        out = _salt("keyvalue_edit")(name, key_values, separator, append_if_not_found, uncomment,
-                                     key_ignore_case, value_ignore_case, count, dry_run=_testing())
+        out = _salt("keyvalue_edit")(
+            name,
+            key_values,
+            separator,
+            append_if_not_found,
+            uncomment,
+            key_ignore_case,
+            value_ignore_case,
+            count,
+            dry_run=_testing(),
+        )
     except (BrinyError, OSError) as exc:
         return _fail(ret, _err(exc))
     ret["result"] = True
@@ -284,8 +406,9 @@ def keyvalue(name: str, key: str | None = None, value: Any = None, key_values: d
         ret["changes"] = {"diff": diff}
     if _testing():
         ret["result"] = None
-        ret["comment"] = (f"File {name} is set to be changed ({out['changed']} lines)\nPredicted diff:\n"
-                          + "".join(f"\r\t\t{x}\n" for x in out["diff"]))
+        ret["comment"] = f"File {name} is set to be changed ({out['changed']} lines)\nPredicted diff:\n" + "".join(
+            f"\r\t\t{x}\n" for x in out["diff"]
+        )
     else:
         ret["comment"] = f"Changed {out['changed']} lines"
     return ret

@@ -4,12 +4,23 @@ Runs on the host applying states. A part of ``states/file.py`` (listed in its
 ``__parts__``): the loader runs this file in that module's namespace, so the
 helpers there and the dunders are shared; read ``states/file.py`` first.
 """
+
 # ruff: noqa: F821 - names come from states/file.py, whose namespace this runs in
 from __future__ import annotations
 
+
 # -- links, copies, renames -------------------------------------------------------------------------
-def symlink(name: str, target: str, force: bool = False, backupname: str | None = None, makedirs: bool = False,
-            user: Any = None, group: Any = None, mode: Any = None, **kwargs: Any) -> dict[str, Any]:
+def symlink(
+    name: str,
+    target: str,
+    force: bool = False,
+    backupname: str | None = None,
+    makedirs: bool = False,
+    user: Any = None,
+    group: Any = None,
+    mode: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Make ``name`` a symlink to ``target``."""
     name, ret, bad = _start(name)
     if bad:
@@ -27,22 +38,31 @@ def symlink(name: str, target: str, force: bool = False, backupname: str | None 
         if is_link and current == target:
             ret.update(result=True, comment=f"The symlink {name} is present")
         elif is_link:
-            ret.update(result=None, changes={"change": name},
-                       comment=f"Link {name} target is set to be changed to {target}")
+            ret.update(
+                result=None, changes={"change": name}, comment=f"Link {name} target is set to be changed to {target}"
+            )
         elif in_way and force:
-            ret.update(result=None, comment=f"The file or directory {name} is set for removal to make way "
-                                            f"for a new symlink targeting {target}")
+            ret.update(
+                result=None,
+                comment=f"The file or directory {name} is set for removal to make way "
+                f"for a new symlink targeting {target}",
+            )
         elif in_way and backupname:
-            ret.update(result=None, comment=f"The file or directory {name} is set to be backed up to "
-                                            f"{backupname} to make way for a new symlink targeting {target}")
+            ret.update(
+                result=None,
+                comment=f"The file or directory {name} is set to be backed up to "
+                f"{backupname} to make way for a new symlink targeting {target}",
+            )
         elif in_way:
-            return _fail(ret, f"File or directory exists where the symlink {name} should be. "
-                              "Did you mean to use force?")
+            return _fail(
+                ret, f"File or directory exists where the symlink {name} should be. Did you mean to use force?"
+            )
         else:
             comment = f"Symlink {name} to {target} is set for creation"
             if not os.path.isdir(parent):
-                comment += (f"\n{parent} will be created" if makedirs
-                            else f"\nDirectory {parent} for symlink is not present")
+                comment += (
+                    f"\n{parent} will be created" if makedirs else f"\nDirectory {parent} for symlink is not present"
+                )
             ret.update(result=None, changes={"new": name}, comment=comment)
         return ret
     if not os.path.isdir(parent):
@@ -65,8 +85,9 @@ def symlink(name: str, target: str, force: bool = False, backupname: str | None 
             if backupname:
                 dest = backupname if os.path.isabs(backupname) else os.path.join(parent, backupname)
                 if os.path.lexists(dest) and not force:
-                    return _fail(ret, f"Symlink & backup dest exists and Force not set. {name} -> {target} - "
-                                      f"backup: {dest}")
+                    return _fail(
+                        ret, f"Symlink & backup dest exists and Force not set. {name} -> {target} - backup: {dest}"
+                    )
                 _salt("rename")(name, dest)
             elif not force:
                 kind = "Directory" if os.path.isdir(name) else "File"
@@ -79,8 +100,18 @@ def symlink(name: str, target: str, force: bool = False, backupname: str | None 
     return ret
 
 
-def copy(name: str, source: str, force: bool = False, makedirs: bool = False, preserve: bool = False,
-         user: Any = None, group: Any = None, mode: Any = None, subdir: bool = False, **kwargs: Any) -> dict[str, Any]:
+def copy(
+    name: str,
+    source: str,
+    force: bool = False,
+    makedirs: bool = False,
+    preserve: bool = False,
+    user: Any = None,
+    group: Any = None,
+    mode: Any = None,
+    subdir: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Copy the local file or folder ``source`` to ``name`` (only if missing, unless ``force``)."""
     name, ret, bad = _start(name)
     if bad:
@@ -102,8 +133,7 @@ def copy(name: str, source: str, force: bool = False, makedirs: bool = False, pr
     if missing_owner:
         return _fail(ret, missing_owner)
     if os.path.lexists(name):
-        same = os.path.isfile(name) and os.path.isfile(source) and \
-            _salt("get_hash")(name) == _salt("get_hash")(source)
+        same = os.path.isfile(name) and os.path.isfile(source) and _salt("get_hash")(name) == _salt("get_hash")(source)
         if not force or same:
             ret.update(result=True, comment=f'The target file "{name}" exists and will not be overwritten')
             return ret
@@ -174,19 +204,34 @@ def _load(text: str, fmt: str) -> Any:
     return json.loads(text) if fmt == "json" else yaml.safe_load(text)
 
 
-def serialize(name: str, dataset: Any = None, dataset_pillar: str | None = None, user: Any = None,
-              group: Any = None, mode: Any = None, backup: str = "", makedirs: bool = False,
-              show_changes: bool = True, create: bool = True, merge_if_exists: bool = False,
-              serializer: str | None = None, serializer_opts: Any = None, formatter: str | None = None,
-              **kwargs: Any) -> dict[str, Any]:
+def serialize(
+    name: str,
+    dataset: Any = None,
+    dataset_pillar: str | None = None,
+    user: Any = None,
+    group: Any = None,
+    mode: Any = None,
+    backup: str = "",
+    makedirs: bool = False,
+    show_changes: bool = True,
+    create: bool = True,
+    merge_if_exists: bool = False,
+    serializer: str | None = None,
+    serializer_opts: Any = None,
+    formatter: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Write ``dataset`` (or pillar data) to ``name`` as YAML or JSON."""
     name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
     fmt = str(serializer or formatter or "yaml").lower()
     if fmt not in ("yaml", "json"):
-        return _fail(ret, f"The {fmt} serializer could not be found. It either does not exist or its "
-                          "prerequisites are not installed.")
+        return _fail(
+            ret,
+            f"The {fmt} serializer could not be found. It either does not exist or its "
+            "prerequisites are not installed.",
+        )
     if dataset is None and dataset_pillar is None:
         return _fail(ret, "Neither 'dataset' nor 'dataset_pillar' was defined")
     if dataset is not None and dataset_pillar is not None:
@@ -209,23 +254,48 @@ def serialize(name: str, dataset: Any = None, dataset_pillar: str | None = None,
             if not delta:
                 try:
                     if _salt("perm_changes")(name, user, group, mode):
-                        return managed(name, contents=_dump(merged, fmt, serializer_opts), user=user,
-                                       group=group, mode=mode, backup=backup, show_changes=show_changes)
+                        return managed(
+                            name,
+                            contents=_dump(merged, fmt, serializer_opts),
+                            user=user,
+                            group=group,
+                            mode=mode,
+                            backup=backup,
+                            show_changes=show_changes,
+                        )
                 except BrinyError as exc:
                     return _fail(ret, str(exc))
                 ret.update(result=True, comment=f"The file {name} is in the correct state")
                 return ret
             if _testing():
-                ret.update(result=None, changes={"diff": delta},
-                           comment=f"Dataset will be serialized and stored into {name}")
+                ret.update(
+                    result=None, changes={"diff": delta}, comment=f"Dataset will be serialized and stored into {name}"
+                )
                 return ret
-            out = managed(name, contents=_dump(merged, fmt, serializer_opts), user=user, group=group, mode=mode,
-                          backup=backup, makedirs=makedirs, show_changes=show_changes)
+            out = managed(
+                name,
+                contents=_dump(merged, fmt, serializer_opts),
+                user=user,
+                group=group,
+                mode=mode,
+                backup=backup,
+                makedirs=makedirs,
+                show_changes=show_changes,
+            )
             if out["result"] and "diff" in out["changes"]:
                 out["changes"]["diff"] = delta
             return out
-    out = managed(name, contents=_dump(dataset, fmt, serializer_opts), user=user, group=group, mode=mode,
-                  backup=backup, makedirs=makedirs, show_changes=show_changes, contents_newline=False)
+    out = managed(
+        name,
+        contents=_dump(dataset, fmt, serializer_opts),
+        user=user,
+        group=group,
+        mode=mode,
+        backup=backup,
+        makedirs=makedirs,
+        show_changes=show_changes,
+        contents_newline=False,
+    )
     if _testing() and out["result"] is None:
         out["comment"] = f"Dataset will be serialized and stored into {name}"
     return out

@@ -68,8 +68,9 @@ def _expected_hash(source_hash: Any, source: str) -> tuple[str, str]:
         text = pick[0]
     kind, _, digest = text.rpartition("=")
     digest = digest.strip().lower()
-    kind = kind.strip().lower() or {32: "md5", 40: "sha1", 56: "sha224", 64: "sha256", 96: "sha384",
-                                    128: "sha512"}.get(len(digest), "")
+    kind = kind.strip().lower() or {32: "md5", 40: "sha1", 56: "sha224", 64: "sha256", 96: "sha384", 128: "sha512"}.get(
+        len(digest), ""
+    )
     if not kind or not all(c in "0123456789abcdef" for c in digest):
         raise SaltInvocationError(f"Invalid source_hash {source_hash}")
     return kind, digest
@@ -82,7 +83,7 @@ def _fetch(source: Any) -> tuple[str, str | None, str | None]:
     for item in sources:
         src = str(next(iter(item)) if isinstance(item, dict) else item)
         if src.startswith("file://"):
-            src = src[len("file://"):]
+            src = src[len("file://") :]
         if src.startswith("/"):
             if os.path.isfile(src):
                 return src, src, None
@@ -115,13 +116,33 @@ def _present_check(name: str, contents: dict[str, list[str]]) -> tuple[bool, lis
     return missing, wrong
 
 
-def extracted(name: str, source: Any = None, source_hash: Any = None, source_hash_name: Any = None,
-              source_hash_update: bool = False, skip_files_list_verify: bool = False, skip_verify: bool = False,
-              password: Any = None, options: Any = None, list_options: Any = None, force: bool = False,
-              overwrite: bool = False, clean: bool = False, clean_parent: bool = False, user: Any = None,
-              group: Any = None, if_missing: Any = None, trim_output: Any = False, use_cmd_unzip: Any = None,
-              extract_perms: bool = True, enforce_toplevel: bool = True, enforce_ownership_on: Any = None,
-              archive_format: Any = None, keep_source: bool = True, **kwargs: Any) -> dict[str, Any]:
+def extracted(
+    name: str,
+    source: Any = None,
+    source_hash: Any = None,
+    source_hash_name: Any = None,
+    source_hash_update: bool = False,
+    skip_files_list_verify: bool = False,
+    skip_verify: bool = False,
+    password: Any = None,
+    options: Any = None,
+    list_options: Any = None,
+    force: bool = False,
+    overwrite: bool = False,
+    clean: bool = False,
+    clean_parent: bool = False,
+    user: Any = None,
+    group: Any = None,
+    if_missing: Any = None,
+    trim_output: Any = False,
+    use_cmd_unzip: Any = None,
+    extract_perms: bool = True,
+    enforce_toplevel: bool = True,
+    enforce_ownership_on: Any = None,
+    archive_format: Any = None,
+    keep_source: bool = True,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure the archive ``source`` is extracted into the folder ``name``."""
     ret: dict[str, Any] = {"name": name, "result": False, "changes": {}, "comment": ""}
     if not name or not os.path.isabs(str(name)):
@@ -161,8 +182,10 @@ def extracted(name: str, source: Any = None, source_hash: Any = None, source_has
 
     src_str = str(source[0] if isinstance(source, list) and source else source)
     if _testing() and src_str.startswith(("salt://", "http://", "https://", "ftp://")) and not _masterless():
-        ret.update(result=None, comment=f"Archive {src_str} would be cached (if necessary) and checked to "
-                   "discover if extraction is needed")
+        ret.update(
+            result=None,
+            comment=f"Archive {src_str} would be cached (if necessary) and checked to discover if extraction is needed",
+        )
         return ret
     shown, cached, problem = _fetch(source)
     if problem:
@@ -177,49 +200,63 @@ def extracted(name: str, source: Any = None, source_hash: Any = None, source_has
             ret["comment"] = str(exc)
             return ret
         if actual != digest:
-            ret["comment"] = (f"File is cached to {cached}, but the hash ({actual}) does not match the "
-                              f"specified hash ({digest})")
+            ret["comment"] = (
+                f"File is cached to {cached}, but the hash ({actual}) does not match the specified hash ({digest})"
+            )
             return ret
 
     fmt = str(archive_format).lower() if archive_format else _salt("archive.guess_format")(cached)
     if fmt not in ("tar", "zip"):
-        ret["comment"] = (f"Invalid archive_format '{archive_format}'. Supported formats: tar, zip"
-                          if archive_format else "Could not guess archive_format from the value of the 'source' "
-                          "argument. Please set this archive_format to one of the following: tar, zip")
+        ret["comment"] = (
+            f"Invalid archive_format '{archive_format}'. Supported formats: tar, zip"
+            if archive_format
+            else "Could not guess archive_format from the value of the 'source' "
+            "argument. Please set this archive_format to one of the following: tar, zip"
+        )
         return ret
     try:
         contents = _salt("archive.list")(cached, archive_format=fmt, options=options, verbose=True)
     except (CommandExecutionError, SaltInvocationError) as exc:
         problems = getattr(exc, "info", None)
         if problems:
-            ret["comment"] = (f"Refusing to extract {shown}: these members would be written outside {name} "
-                              "or are unsafe:\n" + "\n".join(f"- {p}" for p in problems))
+            ret["comment"] = (
+                f"Refusing to extract {shown}: these members would be written outside {name} "
+                "or are unsafe:\n" + "\n".join(f"- {p}" for p in problems)
+            )
         else:
             ret["comment"] = str(exc)
         return ret
 
     if enforce_toplevel and (len(contents["top_level_dirs"]) > 1 or contents["top_level_files"]):
-        ret["comment"] = ("Archive does not have a single top-level directory. To allow this archive to be "
-                          "extracted, set 'enforce_toplevel' to False. To avoid a '{0}-bomb' it may also be "
-                          "advisable to set a top-level directory by adding it to the 'name' value (for "
-                          "example, setting 'name' to {1} instead of {2}).").format(
-                              fmt, os.path.join(name, "some_dir"), name)
+        ret["comment"] = (
+            "Archive does not have a single top-level directory. To allow this archive to be "
+            "extracted, set 'enforce_toplevel' to False. To avoid a '{0}-bomb' it may also be "
+            "advisable to set a top-level directory by adding it to the 'name' value (for "
+            "example, setting 'name' to {1} instead of {2})."
+        ).format(fmt, os.path.join(name, "some_dir"), name)
         return ret
 
     missing, wrong = _present_check(name, contents)
     needed = bool(overwrite) or missing
     if wrong:
         listing = "\n\n" + "\n".join(f"- {p}" for p in wrong)
-        base = (f"The below paths (relative to {name}) exist, but are the incorrect type (file instead of "
-                "directory, symlink instead of file, etc.).")
+        base = (
+            f"The below paths (relative to {name}) exist, but are the incorrect type (file instead of "
+            "directory, symlink instead of file, etc.)."
+        )
         if _testing() and clean:
-            ret.update(result=None, comment=base + " Since the 'clean' option is enabled, the destination paths "
-                       "would be cleared and the archive would be extracted." + listing)
+            ret.update(
+                result=None,
+                comment=base + " Since the 'clean' option is enabled, the destination paths "
+                "would be cleared and the archive would be extracted." + listing,
+            )
             return ret
         if not clean:
             if not force:
-                ret["comment"] = (base + " To proceed with extraction, set 'force' to True. Note that this "
-                                  "will remove these paths before extracting." + listing)
+                ret["comment"] = (
+                    base + " To proceed with extraction, set 'force' to True. Note that this "
+                    "will remove these paths before extracting." + listing
+                )
                 return ret
             if not _testing():
                 for rel in wrong:
@@ -230,8 +267,12 @@ def extracted(name: str, source: Any = None, source_hash: Any = None, source_has
 
     explanation = ", due to absence of one or more files/dirs" if missing else ""
     if needed and _testing():
-        ret.update(result=None, comment=f"Archive {shown} would be extracted to {name}"
-                   + (", after cleaning destination path(s)" if clean else "") + explanation)
+        ret.update(
+            result=None,
+            comment=f"Archive {shown} would be extracted to {name}"
+            + (", after cleaning destination path(s)" if clean else "")
+            + explanation,
+        )
         return ret
 
     files: list[str] = []
@@ -259,8 +300,10 @@ def extracted(name: str, source: Any = None, source_hash: Any = None, source_has
         if enforce_ownership_on:
             targets = [str(enforce_ownership_on)]
         else:
-            targets = [os.path.join(name, p).rstrip(os.sep) for p in
-                       contents["top_level_dirs"] + contents["top_level_files"] + contents["top_level_links"]]
+            targets = [
+                os.path.join(name, p).rstrip(os.sep)
+                for p in contents["top_level_dirs"] + contents["top_level_files"] + contents["top_level_links"]
+            ]
         try:
             for target in targets:
                 if _salt("archive.set_owner")(target, user=user, group=group, test=_testing()):

@@ -32,9 +32,23 @@ from typing import Any
 from briny.common.exceptions import BrinyError
 
 # run_all keywords a state passes through when given
-_PASS_THROUGH = ("stdin", "shell", "umask", "timeout", "output_loglevel", "hide_output",
-                 "use_vt", "prepend_path", "group", "success_stdout", "success_stderr",
-                 "bg", "password", "reset_system_locale", "clean_env")
+_PASS_THROUGH = (
+    "stdin",
+    "shell",
+    "umask",
+    "timeout",
+    "output_loglevel",
+    "hide_output",
+    "use_vt",
+    "prepend_path",
+    "group",
+    "success_stdout",
+    "success_stderr",
+    "bg",
+    "password",
+    "reset_system_locale",
+    "clean_env",
+)
 _PARSE_FAILED = "Failed parsing script output! Stdout must be JSON or a line of name=value pairs."
 
 
@@ -79,8 +93,9 @@ def _creates_satisfied(creates: Any) -> str | None:
     return None
 
 
-def _precheck(name: str, env: Any, cwd: str | None, runas: str | None,
-              creates: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def _precheck(
+    name: str, env: Any, cwd: str | None, runas: str | None, creates: Any
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """(early result, merged env): input checks shared by run and script."""
     ret = _ret(name)
     done = _creates_satisfied(creates)
@@ -105,10 +120,21 @@ def _precheck(name: str, env: Any, cwd: str | None, runas: str | None,
     return None, merged
 
 
-def _run_all(cmd: str, cwd: str | None, runas: str | None, env: dict[str, Any] | None,
-             success_retcodes: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    call: dict[str, Any] = {"cwd": cwd, "runas": runas, "env": env, "python_shell": True,
-                            "success_retcodes": success_retcodes}
+def _run_all(
+    cmd: str,
+    cwd: str | None,
+    runas: str | None,
+    env: dict[str, Any] | None,
+    success_retcodes: Any,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    call: dict[str, Any] = {
+        "cwd": cwd,
+        "runas": runas,
+        "env": env,
+        "python_shell": True,
+        "success_retcodes": success_retcodes,
+    }
     for key in _PASS_THROUGH:
         if kwargs.get(key) not in (None, False) and not (key == "output_loglevel" and kwargs[key] == "debug"):
             call[key] = kwargs[key]
@@ -121,15 +147,19 @@ def _run_all(cmd: str, cwd: str | None, runas: str | None, env: dict[str, Any] |
     if params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         call = {k: v for k, v in call.items() if k in params}
     result = dict(run_all(cmd, **call))
-    retcodes = success_retcodes if isinstance(success_retcodes, list) else (
-        [success_retcodes] if success_retcodes is not None else [])
+    retcodes = (
+        success_retcodes
+        if isinstance(success_retcodes, list)
+        else ([success_retcodes] if success_retcodes is not None else [])
+    )
     if result.get("retcode") in [int(r) for r in retcodes if str(r).lstrip("-").isdigit()]:
         result["retcode"] = 0
     if _truthy(kwargs.get("hide_output", False)):
         result["stdout"] = ""
         result["stderr"] = ""
-    return {k: result.get(k, "" if k in ("stdout", "stderr") else 0) for k in ("pid", "retcode", "stdout", "stderr")} | {
-        k: v for k, v in result.items() if k not in ("pid", "retcode", "stdout", "stderr")}
+    return {
+        k: result.get(k, "" if k in ("stdout", "stderr") else 0) for k in ("pid", "retcode", "stdout", "stderr")
+    } | {k: v for k, v in result.items() if k not in ("pid", "retcode", "stdout", "stderr")}
 
 
 def _parse_stateful(stdout: str) -> tuple[dict[str, Any] | None, str]:
@@ -144,7 +174,7 @@ def _parse_stateful(stdout: str) -> tuple[dict[str, Any] | None, str]:
             return (data, "") if isinstance(data, dict) else (None, stdout)
     body = stdout.rstrip("\n")
     idx = body.rfind("\n")
-    last, rest = (body[idx + 1:], body[:idx]) if idx != -1 else (body, "")
+    last, rest = (body[idx + 1 :], body[:idx]) if idx != -1 else (body, "")
     try:
         words = shlex.split(last)
     except ValueError:
@@ -186,12 +216,27 @@ def _stateful_test_name(stateful: Any) -> str | None:
     return None
 
 
-def run(name: str, cwd: str | None = None, root: str | None = None, runas: str | None = None,
-        shell: str | None = None, env: Any = None, prepend_path: str | None = None,
-        stateful: Any = False, umask: str | None = None, output_loglevel: str = "debug",
-        hide_output: bool = False, timeout: int | None = None, ignore_timeout: bool = False,
-        use_vt: bool = False, success_retcodes: Any = None, success_stdout: Any = None,
-        success_stderr: Any = None, creates: Any = None, **kwargs: Any) -> dict[str, Any]:
+def run(
+    name: str,
+    cwd: str | None = None,
+    root: str | None = None,
+    runas: str | None = None,
+    shell: str | None = None,
+    env: Any = None,
+    prepend_path: str | None = None,
+    stateful: Any = False,
+    umask: str | None = None,
+    output_loglevel: str = "debug",
+    hide_output: bool = False,
+    timeout: int | None = None,
+    ignore_timeout: bool = False,
+    use_vt: bool = False,
+    success_retcodes: Any = None,
+    success_stdout: Any = None,
+    success_stderr: Any = None,
+    creates: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Run ``name`` through the shell; a non-zero exit fails the state."""
     early, merged = _precheck(name, env, cwd, runas, creates)
     if early is not None:
@@ -204,9 +249,18 @@ def run(name: str, cwd: str | None = None, root: str | None = None, runas: str |
             return ret
         ret.update(result=None, changes={"cmd": name}, comment=f'Command "{name}" would have been executed')
         return ret
-    extra = dict(kwargs, shell=shell, umask=umask, output_loglevel=output_loglevel,
-                 hide_output=hide_output, timeout=timeout, use_vt=use_vt, prepend_path=prepend_path,
-                 success_stdout=success_stdout, success_stderr=success_stderr)
+    extra = dict(
+        kwargs,
+        shell=shell,
+        umask=umask,
+        output_loglevel=output_loglevel,
+        hide_output=hide_output,
+        timeout=timeout,
+        use_vt=use_vt,
+        prepend_path=prepend_path,
+        success_stdout=success_stdout,
+        success_stderr=success_stderr,
+    )
     command = test_name if (_testing() and test_name) else name
     try:
         result = _run_all(str(command), cwd, runas, merged, success_retcodes, extra)
@@ -239,13 +293,30 @@ def _script_ret(name: str) -> dict[str, Any]:
     return {"name": name, "changes": {}, "result": False, "comment": ""}
 
 
-def script(name: str, source: str | None = None, template: str | None = None, cwd: str | None = None,
-           runas: str | None = None, shell: str | None = None, env: Any = None, stateful: Any = False,
-           umask: str | None = None, timeout: int | None = None, use_vt: bool = False,
-           output_loglevel: str = "debug", hide_output: bool = False, defaults: Any = None,
-           context: Any = None, success_retcodes: Any = None, success_stdout: Any = None,
-           success_stderr: Any = None, args: Any = None, creates: Any = None,
-           saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def script(
+    name: str,
+    source: str | None = None,
+    template: str | None = None,
+    cwd: str | None = None,
+    runas: str | None = None,
+    shell: str | None = None,
+    env: Any = None,
+    stateful: Any = False,
+    umask: str | None = None,
+    timeout: int | None = None,
+    use_vt: bool = False,
+    output_loglevel: str = "debug",
+    hide_output: bool = False,
+    defaults: Any = None,
+    context: Any = None,
+    success_retcodes: Any = None,
+    success_stdout: Any = None,
+    success_stderr: Any = None,
+    args: Any = None,
+    creates: Any = None,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Fetch the script ``source`` (default: ``name``) and run it with ``args``."""
     early, merged = _precheck(name, env, cwd, runas, creates)
     if early is not None:
@@ -258,8 +329,7 @@ def script(name: str, source: str | None = None, template: str | None = None, cw
         ret["comment"] = "Templated scripts are not supported yet"
         return ret
     source = source or name
-    env_name = (saltenv or kwargs.get("__env__") or globals().get("__env__")
-                or __opts__.get("saltenv") or "base")  # type: ignore[name-defined]  # noqa: F821
+    env_name = saltenv or kwargs.get("__env__") or globals().get("__env__") or __opts__.get("saltenv") or "base"  # type: ignore[name-defined]  # noqa: F821
     cached = __salt__["cp.cache_file"](source, env_name)  # type: ignore[name-defined]  # noqa: F821
     if not cached:
         ret["changes"] = {"pid": 0, "retcode": 1, "stdout": "", "stderr": "", "cache_error": True}
@@ -269,9 +339,17 @@ def script(name: str, source: str | None = None, template: str | None = None, cw
         arg_text = " ".join(shlex.quote(str(a)) for a in args)
     else:
         arg_text = "" if args is None else str(args)
-    extra = dict(kwargs, shell=shell, umask=umask, output_loglevel=output_loglevel,
-                 hide_output=hide_output, timeout=timeout, use_vt=use_vt,
-                 success_stdout=success_stdout, success_stderr=success_stderr)
+    extra = dict(
+        kwargs,
+        shell=shell,
+        umask=umask,
+        output_loglevel=output_loglevel,
+        hide_output=hide_output,
+        timeout=timeout,
+        use_vt=use_vt,
+        success_stdout=success_stdout,
+        success_stderr=success_stderr,
+    )
     workdir = tempfile.mkdtemp(prefix="briny-script-")
     try:
         path = os.path.join(workdir, os.path.basename(str(source).split("?")[0]) or "script")

@@ -59,8 +59,15 @@ def _differs(old: Any, new: Any) -> bool:
     return True
 
 
-def _status(user: str, cmd: str, identifier: Any, special: Any = None, comment: Any = None,
-            commented: Any = None, times: dict[str, Any] | None = None) -> str:
+def _status(
+    user: str,
+    cmd: str,
+    identifier: Any,
+    special: Any = None,
+    comment: Any = None,
+    commented: Any = None,
+    times: dict[str, Any] | None = None,
+) -> str:
     """``absent``, ``present`` or ``update`` for the job as the state asks for it."""
     tab = _salt("cron.list_tab")(user)
     identifier = None if identifier is None else str(identifier)
@@ -69,8 +76,12 @@ def _status(user: str, cmd: str, identifier: Any, special: Any = None, comment: 
     for entry in tab["crons" if special is None else "special"]:
         if not _matches(entry, cmd, identifier):
             continue
-        checks = [(entry.get("identifier"), identifier), (entry.get("cmd"), cmd),
-                  (entry.get("comment"), comment), (entry.get("commented"), commented)]
+        checks = [
+            (entry.get("identifier"), identifier),
+            (entry.get("cmd"), cmd),
+            (entry.get("comment"), comment),
+            (entry.get("commented"), commented),
+        ]
         if special is None:
             checks += [(entry.get(f), times.get(f)) for f in _FIELDS]
         else:
@@ -79,9 +90,20 @@ def _status(user: str, cmd: str, identifier: Any, special: Any = None, comment: 
     return "absent"
 
 
-def present(name: str, user: str = "root", minute: Any = "*", hour: Any = "*", daymonth: Any = "*",
-            month: Any = "*", dayweek: Any = "*", comment: str | None = None, commented: bool = False,
-            identifier: Any = False, special: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def present(
+    name: str,
+    user: str = "root",
+    minute: Any = "*",
+    hour: Any = "*",
+    daymonth: Any = "*",
+    month: Any = "*",
+    dayweek: Any = "*",
+    comment: str | None = None,
+    commented: bool = False,
+    identifier: Any = False,
+    special: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure the job ``name`` (a command) is in ``user``'s crontab at these times."""
     name = str(name).strip()
     if identifier is False:
@@ -91,17 +113,29 @@ def present(name: str, user: str = "root", minute: Any = "*", hour: Any = "*", d
         times = dict(zip(_FIELDS, (minute, hour, daymonth, month, dayweek)))
         status = _status(user, name, identifier, special, comment, commented, times)
         ret["result"] = True if status == "present" else None
-        ret["comment"] = {"absent": f"Cron {name} is set to be added",
-                          "present": f"Cron {name} already present",
-                          "update": f"Cron {name} is set to be updated"}[status]
+        ret["comment"] = {
+            "absent": f"Cron {name} is set to be added",
+            "present": f"Cron {name} already present",
+            "update": f"Cron {name} is set to be updated",
+        }[status]
         return ret
     if special is None:
-        data = _salt("cron.set_job")(user=user, minute=minute, hour=hour, daymonth=daymonth, month=month,
-                                     dayweek=dayweek, cmd=name, comment=comment, commented=commented,
-                                     identifier=identifier)
+        data = _salt("cron.set_job")(
+            user=user,
+            minute=minute,
+            hour=hour,
+            daymonth=daymonth,
+            month=month,
+            dayweek=dayweek,
+            cmd=name,
+            comment=comment,
+            commented=commented,
+            identifier=identifier,
+        )
     else:
-        data = _salt("cron.set_special")(user=user, special=special, cmd=name, comment=comment,
-                                         commented=commented, identifier=identifier)
+        data = _salt("cron.set_special")(
+            user=user, special=special, cmd=name, comment=comment, commented=commented, identifier=identifier
+        )
     if data == "present":
         ret["comment"] = f"Cron {name} already present"
     elif data == "new":
@@ -113,8 +147,9 @@ def present(name: str, user: str = "root", minute: Any = "*", hour: Any = "*", d
     return ret
 
 
-def absent(name: str, user: str = "root", identifier: Any = False, special: str | None = None,
-           **kwargs: Any) -> dict[str, Any]:
+def absent(
+    name: str, user: str = "root", identifier: Any = False, special: str | None = None, **kwargs: Any
+) -> dict[str, Any]:
     """Ensure the job ``name`` (or ``identifier``) is not in ``user``'s crontab."""
     name = str(name).strip()
     if identifier is False:
@@ -153,9 +188,11 @@ def env_present(name: str, value: Any = None, user: str = "root", **kwargs: Any)
     if _testing():
         status = _env_status(user, name, value)
         ret["result"] = True if status == "present" else None
-        ret["comment"] = {"absent": f"Cron env {name} is set to be added",
-                          "present": f"Cron env {name} already present",
-                          "update": f"Cron env {name} is set to be updated"}[status]
+        ret["comment"] = {
+            "absent": f"Cron env {name} is set to be added",
+            "present": f"Cron env {name} already present",
+            "update": f"Cron env {name} is set to be updated",
+        }[status]
         return ret
     data = _salt("cron.set_env")(user, name, value=value)
     if data == "present":
@@ -219,14 +256,24 @@ def _source_text(name: str, source_hash: str, template: Any, context: Any, defau
             raise ValueError(f"Templates in cron.file are not available on this host (template: {template})")
         ctx = dict(defaults or {})
         ctx.update(context or {})
-        text = _salt("file.apply_template_on_contents")(text, template=template, context=ctx,
-                                                         defaults=None, saltenv=env)
+        text = _salt("file.apply_template_on_contents")(
+            text, template=template, context=ctx, defaults=None, saltenv=env
+        )
     return text
 
 
-def file(name: str, source_hash: str = "", source_hash_name: str | None = None, user: str = "root",
-         template: Any = None, context: Any = None, replace: bool = True, defaults: Any = None,
-         backup: str = "", **kwargs: Any) -> dict[str, Any]:
+def file(
+    name: str,
+    source_hash: str = "",
+    source_hash_name: str | None = None,
+    user: str = "root",
+    template: Any = None,
+    context: Any = None,
+    replace: bool = True,
+    defaults: Any = None,
+    backup: str = "",
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Install the file ``name`` (``salt://`` or a local path) as ``user``'s whole crontab."""
     ret = _ret(name)
     info = _salt("user.info")(user) if "user.info" in __salt__ else {}  # type: ignore[name-defined]  # noqa: F821
@@ -248,8 +295,7 @@ def file(name: str, source_hash: str = "", source_hash_name: str | None = None, 
     if current == wanted:
         ret["comment"] = f"Crontab for user {user} is in the correct state"
         return ret
-    diff = "".join(difflib.unified_diff(current.splitlines(keepends=True), wanted.splitlines(keepends=True),
-                                        "", ""))
+    diff = "".join(difflib.unified_diff(current.splitlines(keepends=True), wanted.splitlines(keepends=True), "", ""))
     if _testing():
         ret.update(result=None, comment=f"The following values are set to be changed:\ndiff: {diff}\n")
         return ret

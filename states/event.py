@@ -17,8 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 
-def send(name: str, data: Any = None, preload: Any = None, with_env: Any = False, with_grains: Any = False,
-         with_pillar: Any = False, show_changed: bool = True, **kwargs: Any) -> dict[str, Any]:
+def send(
+    name: str,
+    data: Any = None,
+    preload: Any = None,
+    with_env: Any = False,
+    with_grains: Any = False,
+    with_pillar: Any = False,
+    show_changed: bool = True,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Fire the event ``name`` with ``data``."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": False, "comment": ""}
     if show_changed:
@@ -27,9 +35,17 @@ def send(name: str, data: Any = None, preload: Any = None, with_env: Any = False
         ret.update(result=None, comment="Event would have been fired")
         return ret
     extra = {k: v for k, v in kwargs.items() if k not in ("sfun", "__reqs__")}
-    ret["result"] = bool(__salt__["event.send"](  # type: ignore[name-defined]  # noqa: F821
-        name, data=data, preload=preload, with_env=with_env, with_grains=with_grains,
-        with_pillar=with_pillar, **extra))
+    ret["result"] = bool(
+        __salt__["event.send"](  # type: ignore[name-defined]  # noqa: F821
+            name,
+            data=data,
+            preload=preload,
+            with_env=with_env,
+            with_grains=with_grains,
+            with_pillar=with_pillar,
+            **extra,
+        )
+    )
     ret["comment"] = "Event fired"
     return ret
 

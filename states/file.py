@@ -116,22 +116,45 @@ def _text_from_sources(source: Any, saltenv: str) -> tuple[list[str] | None, str
 
 
 # -- file.managed ---------------------------------------------------------------------
-def managed(name: str, source: Any = None, source_hash: Any = "", source_hash_name: str | None = None,
-            user: Any = None, group: Any = None, mode: Any = None, template: str | None = None,
-            makedirs: bool = False, dir_mode: Any = None, context: Any = None, replace: bool = True,
-            defaults: Any = None, backup: str = "", show_changes: bool = True, create: bool = True,
-            contents: Any = None, tmp_dir: str = "", contents_pillar: str | None = None,
-            contents_grains: str | None = None, contents_newline: bool = True, contents_delimiter: str = ":",
-            follow_symlinks: bool = True, check_cmd: str | None = None, skip_verify: bool = False,
-            saltenv: str | None = None, attrs: Any = None, **kwargs: Any) -> dict[str, Any]:
+def managed(
+    name: str,
+    source: Any = None,
+    source_hash: Any = "",
+    source_hash_name: str | None = None,
+    user: Any = None,
+    group: Any = None,
+    mode: Any = None,
+    template: str | None = None,
+    makedirs: bool = False,
+    dir_mode: Any = None,
+    context: Any = None,
+    replace: bool = True,
+    defaults: Any = None,
+    backup: str = "",
+    show_changes: bool = True,
+    create: bool = True,
+    contents: Any = None,
+    tmp_dir: str = "",
+    contents_pillar: str | None = None,
+    contents_grains: str | None = None,
+    contents_newline: bool = True,
+    contents_delimiter: str = ":",
+    follow_symlinks: bool = True,
+    check_cmd: str | None = None,
+    skip_verify: bool = False,
+    saltenv: str | None = None,
+    attrs: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Make ``name`` a file with the given contents (source, template, text), owner and mode."""
     name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
     given = [x for x in (contents, contents_pillar, contents_grains) if x is not None]
     if source and given:
-        return _fail(ret, "'source' cannot be used in combination with 'contents', "
-                          "'contents_pillar', or 'contents_grains'")
+        return _fail(
+            ret, "'source' cannot be used in combination with 'contents', 'contents_pillar', or 'contents_grains'"
+        )
     if len(given) > 1:
         return _fail(ret, "Only one of 'contents', 'contents_pillar', and 'contents_grains' is permitted")
     if template and str(template).lower() != "jinja":
@@ -164,12 +187,29 @@ def managed(name: str, source: Any = None, source_hash: Any = "", source_hash_na
         return _fail(ret, f"Specified target {name} exists and is not a regular file")
 
     env = _env(saltenv, kwargs)
-    extra = {"name": name, "source": source, "source_hash": source_hash, "user": user, "group": group,
-             "mode": mode, "attrs": attrs, "saltenv": env}
-    plan = _salt("managed_data")(name, source=source, source_hash=source_hash,
-                                 source_hash_name=source_hash_name, template=template, context=context,
-                                 defaults=defaults, contents=contents, saltenv=env, skip_verify=skip_verify,
-                                 extra=extra)
+    extra = {
+        "name": name,
+        "source": source,
+        "source_hash": source_hash,
+        "user": user,
+        "group": group,
+        "mode": mode,
+        "attrs": attrs,
+        "saltenv": env,
+    }
+    plan = _salt("managed_data")(
+        name,
+        source=source,
+        source_hash=source_hash,
+        source_hash_name=source_hash_name,
+        template=template,
+        context=context,
+        defaults=defaults,
+        contents=contents,
+        saltenv=env,
+        skip_verify=skip_verify,
+        extra=extra,
+    )
     if plan["comment"]:
         if plan["raw"] and _testing():
             return _fail(ret, plan["comment"])
@@ -178,8 +218,9 @@ def managed(name: str, source: Any = None, source_hash: Any = "", source_hash_na
     if not replace and present:
         data = None
     if _testing():
-        result, changes, comment = _salt("check_managed_data")(name, data, user, group, mode, show_changes,
-                                                               follow_symlinks, replace)
+        result, changes, comment = _salt("check_managed_data")(
+            name, data, user, group, mode, show_changes, follow_symlinks, replace
+        )
         ret.update(result=result, changes=changes, comment=comment)
         return ret
     if check_cmd and data is not None:
@@ -187,8 +228,22 @@ def managed(name: str, source: Any = None, source_hash: Any = "", source_hash_na
         if cret.get("retcode"):
             ret["skip_watch"] = True
             return _fail(ret, "check_cmd execution failed")
-    out = _salt("manage_data")(name, data, user, group, mode, plan["from_source"], plan["sums"], backup,
-                               makedirs, dir_mode, show_changes, follow_symlinks, replace, tmp_dir or None)
+    out = _salt("manage_data")(
+        name,
+        data,
+        user,
+        group,
+        mode,
+        plan["from_source"],
+        plan["sums"],
+        backup,
+        makedirs,
+        dir_mode,
+        show_changes,
+        follow_symlinks,
+        replace,
+        tmp_dir or None,
+    )
     ret.update(out)
     if ret["result"] is False:
         ret["changes"] = {} if "diff" not in ret["changes"] else ret["changes"]
@@ -206,13 +261,27 @@ def mod_run_check_cmd(cmd: str, filename: str, **check_cmd_opts: Any) -> Any:
 # -- file.directory / file.recurse -----------------------------------------------------------
 def _dir_lines(changes: dict[str, dict[str, Any]]) -> str:
     return "The following files will be changed:\n" + "".join(
-        f"{path}: {k} - {v}\n" for path, ch in changes.items() for k, v in ch.items())
+        f"{path}: {k} - {v}\n" for path, ch in changes.items() for k, v in ch.items()
+    )
 
 
-def directory(name: str, user: Any = None, group: Any = None, recurse: Any = None, dir_mode: Any = None,
-              file_mode: Any = None, makedirs: bool = False, clean: bool = False, exclude_pat: str | None = None,
-              mode: Any = None, allow_symlink: bool = True, follow_symlinks: bool = False, force: bool = False,
-              require: Any = None, **kwargs: Any) -> dict[str, Any]:
+def directory(
+    name: str,
+    user: Any = None,
+    group: Any = None,
+    recurse: Any = None,
+    dir_mode: Any = None,
+    file_mode: Any = None,
+    makedirs: bool = False,
+    clean: bool = False,
+    exclude_pat: str | None = None,
+    mode: Any = None,
+    allow_symlink: bool = True,
+    follow_symlinks: bool = False,
+    force: bool = False,
+    require: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Make ``name`` a directory with the given owner and mode, optionally recursively and clean."""
     name, ret, bad = _start(name)
     if bad:
@@ -226,8 +295,11 @@ def directory(name: str, user: Any = None, group: Any = None, recurse: Any = Non
     recurse = [recurse] if isinstance(recurse, str) else list(recurse or [])
     unknown = [r for r in recurse if r not in ("user", "group", "mode", "ignore_files", "ignore_dirs", "silent")]
     if unknown:
-        return _fail(ret, f"Types for \"recurse\" limited to \"user\", \"group\", \"mode\", \"ignore_files\", "
-                          f"\"ignore_dirs\" and \"silent\"; got {', '.join(map(str, unknown))}")
+        return _fail(
+            ret,
+            f'Types for "recurse" limited to "user", "group", "mode", "ignore_files", '
+            f'"ignore_dirs" and "silent"; got {", ".join(map(str, unknown))}',
+        )
     is_link_dir = os.path.islink(name) and os.path.isdir(name) and allow_symlink
     if os.path.lexists(name) and not os.path.isdir(name) or (os.path.islink(name) and not is_link_dir):
         if not force:
@@ -251,16 +323,24 @@ def directory(name: str, user: Any = None, group: Any = None, recurse: Any = Non
             return _fail(ret, f"Failed to create directory {name}: {_err(exc)}")
         ret.update(result=True, changes=new, comment="")
         if recurse or clean:
-            more = directory(name, user=user, group=group, recurse=recurse, dir_mode=dir_mode,
-                             file_mode=file_mode, clean=clean, exclude_pat=exclude_pat, mode=mode)
+            more = directory(
+                name,
+                user=user,
+                group=group,
+                recurse=recurse,
+                dir_mode=dir_mode,
+                file_mode=file_mode,
+                clean=clean,
+                exclude_pat=exclude_pat,
+                mode=mode,
+            )
             ret["changes"].update(more["changes"])
         return ret
 
     if missing:
         return _fail(ret, missing)
     top = _salt("perm_changes")(name, user, group, dmode)
-    plan = _salt("directory_plan")(name, user, group, dmode, fmode, recurse, clean, exclude_pat,
-                                   _keep(require))
+    plan = _salt("directory_plan")(name, user, group, dmode, fmode, recurse, clean, exclude_pat, _keep(require))
     items = [] if "silent" in recurse else plan["items"]
     per_path = {path: ch for path, ch in items}
     removed = {path: {"removed": "Removed due to clean"} for path, _top in plan["removed"]}
@@ -300,12 +380,31 @@ def _keep(require: Any) -> list[str]:
     return out
 
 
-def recurse(name: str, source: Any, keep_source: bool = True, clean: bool = False, require: Any = None,
-            user: Any = None, group: Any = None, dir_mode: Any = None, file_mode: Any = None,
-            sym_mode: Any = None, template: str | None = None, context: Any = None, replace: bool = True,
-            defaults: Any = None, include_empty: bool = False, backup: str = "", include_pat: str | None = None,
-            exclude_pat: str | None = None, maxdepth: int | None = None, keep_symlinks: bool = False,
-            force_symlinks: bool = False, saltenv: str | None = None, **kwargs: Any) -> dict[str, Any]:
+def recurse(
+    name: str,
+    source: Any,
+    keep_source: bool = True,
+    clean: bool = False,
+    require: Any = None,
+    user: Any = None,
+    group: Any = None,
+    dir_mode: Any = None,
+    file_mode: Any = None,
+    sym_mode: Any = None,
+    template: str | None = None,
+    context: Any = None,
+    replace: bool = True,
+    defaults: Any = None,
+    include_empty: bool = False,
+    backup: str = "",
+    include_pat: str | None = None,
+    exclude_pat: str | None = None,
+    maxdepth: int | None = None,
+    keep_symlinks: bool = False,
+    force_symlinks: bool = False,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Copy the ``salt://`` folder ``source`` to ``name`` (files through ``file.managed``)."""
     name, ret, bad = _start(name)
     if bad:
@@ -325,11 +424,14 @@ def recurse(name: str, source: Any, keep_source: bool = True, clean: bool = Fals
         return _fail(ret, f"The path {name} exists and is not a directory")
     found = None
     for src in srcs:
-        path, _, query = str(src)[len("salt://"):].partition("?")
+        path, _, query = str(src)[len("salt://") :].partition("?")
         senv = query.split("saltenv=")[-1] if "saltenv=" in query else env
         prefix = path.strip("/") + "/"
-        files = [f for f in __salt__["cp.list_master"](senv, prefix)  # type: ignore[name-defined]  # noqa: F821
-                 if f.startswith(prefix)]
+        files = [
+            f
+            for f in __salt__["cp.list_master"](senv, prefix)  # type: ignore[name-defined]  # noqa: F821
+            if f.startswith(prefix)
+        ]
         if files:
             found = (prefix, senv, files)
             break
@@ -361,7 +463,7 @@ def recurse(name: str, source: Any, keep_source: bool = True, clean: bool = Fals
         merge(path, directory(path, user=user, group=group, dir_mode=dir_mode, makedirs=True))
 
     for rel_full in sorted(files):
-        rel = rel_full[len(prefix):]
+        rel = rel_full[len(prefix) :]
         if maxdepth is not None and rel.count("/") > int(maxdepth):
             continue
         if include_pat and not _salt("fnmatch_rel")(include_pat, rel):
@@ -373,13 +475,27 @@ def recurse(name: str, source: Any, keep_source: bool = True, clean: bool = Fals
             keep.add(d)
         manage_dir(os.path.dirname(dest))
         keep.add(dest)
-        merge(dest, managed(dest, source=f"salt://{rel_full}?saltenv={senv}" if senv != env else f"salt://{rel_full}",
-                            user=user, group=group, mode=file_mode, template=template, makedirs=True,
-                            context=context, defaults=defaults, replace=replace, backup=backup, saltenv=senv))
+        merge(
+            dest,
+            managed(
+                dest,
+                source=f"salt://{rel_full}?saltenv={senv}" if senv != env else f"salt://{rel_full}",
+                user=user,
+                group=group,
+                mode=file_mode,
+                template=template,
+                makedirs=True,
+                context=context,
+                defaults=defaults,
+                replace=replace,
+                backup=backup,
+                saltenv=senv,
+            ),
+        )
     if include_empty:
         for d in __salt__["cp.list_master_dirs"](senv, prefix):  # type: ignore[name-defined]  # noqa: F821
             if d.startswith(prefix):
-                manage_dir(os.path.join(name, d[len(prefix):]))
+                manage_dir(os.path.join(name, d[len(prefix) :]))
     if clean and os.path.isdir(name):
         plan = _salt("directory_plan")(name, clean=True, exclude_pat=exclude_pat, keep=sorted(keep) + _keep(require))
         gone = [p for p, top in plan["removed"] if top]
@@ -461,8 +577,9 @@ def missing(name: str, **kwargs: Any) -> dict[str, Any]:
     return ret
 
 
-def touch(name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False,
-          **kwargs: Any) -> dict[str, Any]:
+def touch(
+    name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False, **kwargs: Any
+) -> dict[str, Any]:
     """Create ``name`` empty if missing, and set its access and modification times."""
     name, ret, bad = _start(name)
     if bad:

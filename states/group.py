@@ -47,8 +47,9 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _needed(name: str, gid: int | None, addusers: list[str] | None, delusers: list[str] | None,
-            members: list[str] | None) -> dict[str, Any] | None:
+def _needed(
+    name: str, gid: int | None, addusers: list[str] | None, delusers: list[str] | None, members: list[str] | None
+) -> dict[str, Any] | None:
     """What must change (Salt's keys and order); None when the group is missing."""
     have = _salt("group.info")(name)
     if not have:
@@ -74,16 +75,30 @@ def _needed(name: str, gid: int | None, addusers: list[str] | None, delusers: li
     return want
 
 
-def present(name: str, gid: Any = None, system: bool = False, addusers: Any = None,
-            delusers: Any = None, members: Any = None, non_unique: bool = False, local: bool = False,
-            **kwargs: Any) -> dict[str, Any]:
+def present(
+    name: str,
+    gid: Any = None,
+    system: bool = False,
+    addusers: Any = None,
+    delusers: Any = None,
+    members: Any = None,
+    non_unique: bool = False,
+    local: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure the group ``name`` exists with this gid and these members."""
-    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True,
-                           "comment": f"Group {name} is present and up to date"}
+    ret: dict[str, Any] = {
+        "name": name,
+        "changes": {},
+        "result": True,
+        "comment": f"Group {name} is present and up to date",
+    }
     addusers, delusers, members = _as_list(addusers), _as_list(delusers), _as_list(members)
     if members is not None and (addusers is not None or delusers is not None):
-        ret.update(result=None, comment='Error: Conflicting options "members" with "addusers" and/or'
-                   ' "delusers" can not be used together. ')
+        ret.update(
+            result=None,
+            comment='Error: Conflicting options "members" with "addusers" and/or "delusers" can not be used together. ',
+        )
         return ret
     if addusers and delusers and not set(addusers).isdisjoint(delusers):
         ret.update(result=None, comment="Error. Same user(s) can not be added and deleted simultaneously")
@@ -99,7 +114,8 @@ def present(name: str, gid: Any = None, system: bool = False, addusers: Any = No
     want = _needed(name, gid_num, addusers, delusers, members)
     if want:
         ret["comment"] = "The following group attributes are set to be changed:\n" + "".join(
-            f"{key}: {_show(val)}\n" for key, val in want.items())
+            f"{key}: {_show(val)}\n" for key, val in want.items()
+        )
         if _testing():
             ret["result"] = None
             return ret
@@ -133,8 +149,9 @@ def present(name: str, gid: Any = None, system: bool = False, addusers: Any = No
     if gid_num is not None and not non_unique:
         taken = next((g["name"] for g in _salt("group.getent")() if g["gid"] == gid_num), None)
         if taken is not None:
-            ret.update(result=False, comment=f"Group {name} is not present but gid {gid_num} is "
-                       f"already taken by group {taken}")
+            ret.update(
+                result=False, comment=f"Group {name} is not present but gid {gid_num} is already taken by group {taken}"
+            )
             return ret
     __context__.pop("group.error", None)  # type: ignore[name-defined]  # noqa: F821
     if not _salt("group.add")(name, gid=gid_num, system=system, non_unique=non_unique):
@@ -148,8 +165,11 @@ def present(name: str, gid: Any = None, system: bool = False, addusers: Any = No
     ret["changes"] = _salt("group.info")(name)
     left = _needed(name, gid_num, addusers, delusers, members)
     if left:
-        ret.update(result=False, changes={"Failed": left},
-                   comment=f"Group {name} has been created but, some changes could not be applied")
+        ret.update(
+            result=False,
+            changes={"Failed": left},
+            comment=f"Group {name} has been created but, some changes could not be applied",
+        )
     return ret
 
 

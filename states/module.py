@@ -98,7 +98,7 @@ def _call_new(func: Any, items: Any) -> Any:
             args.append(by_position[pname])
     given = len(args)
     missing = []
-    for p in positional[given:len(required)] if given < len(required) else []:
+    for p in positional[given : len(required)] if given < len(required) else []:
         if p.name in kwargs:
             given += 1
         else:
@@ -234,8 +234,12 @@ def run(**kwargs: Any) -> dict[str, Any]:
         for key in ("__reqs__", "sfun"):
             kwargs.pop(key, None)
         if name is None:
-            return {"name": None, "changes": {}, "result": False,
-                    "comment": "module.run: no function given (name: mod.fun, or - mod.fun: [args])"}
+            return {
+                "name": None,
+                "changes": {},
+                "result": False,
+                "comment": "module.run: no function given (name: mod.fun, or - mod.fun: [args])",
+            }
         return _legacy_run(str(name), kwargs)
     return _new_run(kwargs.get("name"), kwargs)
 

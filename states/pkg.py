@@ -37,6 +37,7 @@ def mod_init(low: dict[str, Any]) -> bool:
 # helpers
 # ---------------------------------------------------------------------------
 
+
 def _ret(name: str) -> dict[str, Any]:
     return {"name": name, "result": True, "changes": {}, "comment": ""}
 
@@ -83,8 +84,9 @@ def _nested(data: Any, indent: int = 0) -> list[str]:
 
 def _any_change(changes: Any) -> bool:
     if isinstance(changes, dict):
-        return any(_any_change(v) if isinstance(v, dict) and set(v) - {"old", "new"} else bool(v)
-                   for v in changes.values())
+        return any(
+            _any_change(v) if isinstance(v, dict) and set(v) - {"old", "new"} else bool(v) for v in changes.values()
+        )
     return bool(changes)
 
 
@@ -103,13 +105,15 @@ def _desired(name: str, version: Any, pkgs: Any, sources: Any) -> tuple[dict[str
     srcs: dict[str, str] = {}
     if sources:
         if not isinstance(sources, list):
-            raise SaltInvocationError("Invalidly formatted 'sources' parameter: it must be a list of "
-                                      "{name: path} mappings")
+            raise SaltInvocationError(
+                "Invalidly formatted 'sources' parameter: it must be a list of {name: path} mappings"
+            )
         for item in sources:
             if not isinstance(item, dict) or len(item) != 1:
-                raise SaltInvocationError("Invalidly formatted 'sources' parameter: each entry must be a "
-                                          "single {name: path} mapping")
-            (pname, src), = item.items()
+                raise SaltInvocationError(
+                    "Invalidly formatted 'sources' parameter: each entry must be a single {name: path} mapping"
+                )
+            ((pname, src),) = item.items()
             srcs[str(pname)] = str(src)
             wanted[str(pname)] = None
         return wanted, srcs
@@ -165,10 +169,20 @@ def _holds(names: list[str], hold: Any) -> tuple[list[str], dict[str, Any], bool
 # states
 # ---------------------------------------------------------------------------
 
-def installed(name: str, version: Any = None, refresh: Any = None, fromrepo: str | None = None,
-              skip_verify: bool = False, skip_suggestions: bool = False, pkgs: Any = None,
-              sources: Any = None, reinstall: bool = False, hold: Any = None,
-              **kwargs: Any) -> dict[str, Any]:
+
+def installed(
+    name: str,
+    version: Any = None,
+    refresh: Any = None,
+    fromrepo: str | None = None,
+    skip_verify: bool = False,
+    skip_suggestions: bool = False,
+    pkgs: Any = None,
+    sources: Any = None,
+    reinstall: bool = False,
+    hold: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Make sure packages are installed (from the repositories, or ``sources``: local or ``salt://`` .debs)."""
     ret = _ret(name)
     try:
@@ -193,8 +207,7 @@ def installed(name: str, version: Any = None, refresh: Any = None, fromrepo: str
             info = __salt__["pkg.bin_pkg_info"](src, saltenv=saltenv)  # type: ignore[name-defined]  # noqa: F821
         except CommandExecutionError as exc:
             if pname in current:  # nothing to install would hide the broken source
-                ret.update(result=False,
-                           comment=f"An error was encountered while installing package(s): {exc}")
+                ret.update(result=False, comment=f"An error was encountered while installing package(s): {exc}")
                 return ret
             continue  # reported when the install is tried, as Salt does
         if version is not None and len(srcs) == 1:
@@ -229,13 +242,21 @@ def installed(name: str, version: Any = None, refresh: Any = None, fromrepo: str
                 latest = {}
         for pname in targets:
             changes[pname] = {"new": latest.get(pname) or "installed", "old": ""}
-        ret.update(result=None, changes=changes,
-                   comment="The following packages would be installed/updated: " + ", ".join(targets))
+        ret.update(
+            result=None,
+            changes=changes,
+            comment="The following packages would be installed/updated: " + ", ".join(targets),
+        )
         return ret
 
     do_refresh = _want_refresh(refresh)
-    install_args: dict[str, Any] = {"refresh": do_refresh, "fromrepo": fromrepo, "skip_verify": skip_verify,
-                                    "reinstall": reinstall, "saltenv": saltenv}
+    install_args: dict[str, Any] = {
+        "refresh": do_refresh,
+        "fromrepo": fromrepo,
+        "skip_verify": skip_verify,
+        "reinstall": reinstall,
+        "saltenv": saltenv,
+    }
     if srcs:
         install_args["sources"] = [{p: srcs[p]} for p in targets]
     else:
@@ -282,15 +303,21 @@ def installed(name: str, version: Any = None, refresh: Any = None, fromrepo: str
     return ret
 
 
-def latest(name: str, refresh: Any = None, fromrepo: str | None = None, skip_verify: bool = False,
-           pkgs: Any = None, **kwargs: Any) -> dict[str, Any]:
+def latest(
+    name: str,
+    refresh: Any = None,
+    fromrepo: str | None = None,
+    skip_verify: bool = False,
+    pkgs: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Make sure packages are installed at the newest version the repositories offer."""
     ret = _ret(name)
     if kwargs.get("version"):
-        ret.update(result=False, comment="The \"version\" argument to pkg.latest is not supported")
+        ret.update(result=False, comment='The "version" argument to pkg.latest is not supported')
         return ret
     if pkgs is not None and not isinstance(pkgs, list):
-        ret.update(result=False, comment="Invalidly formatted \"pkgs\" parameter: it must be a list")
+        ret.update(result=False, comment='Invalidly formatted "pkgs" parameter: it must be a list')
         return ret
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
     if not _test() and _want_refresh(refresh):
@@ -330,11 +357,14 @@ def latest(name: str, refresh: Any = None, fromrepo: str | None = None, skip_ver
         return ret
     try:
         changes = __salt__["pkg.install"](  # type: ignore[name-defined]  # noqa: F821
-            pkgs=[{n: v} for n, v in targets.items()], refresh=False, fromrepo=fromrepo,
-            skip_verify=skip_verify)
+            pkgs=[{n: v} for n, v in targets.items()], refresh=False, fromrepo=fromrepo, skip_verify=skip_verify
+        )
     except CommandExecutionError as exc:
-        ret.update(result=False, comment="An error was encountered while installing package(s): "
-                   + _error_comment(exc, keep_empty_changes=True))
+        ret.update(
+            result=False,
+            comment="An error was encountered while installing package(s): "
+            + _error_comment(exc, keep_empty_changes=True),
+        )
         return ret
     ret["changes"] = changes
     now = __salt__["pkg.version"](*targets)  # type: ignore[name-defined]  # noqa: F821
@@ -357,7 +387,7 @@ def latest(name: str, refresh: Any = None, fromrepo: str | None = None, skip_ver
 def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any]:
     ret = _ret(name)
     if pkgs is not None and not isinstance(pkgs, list):
-        ret.update(result=False, comment="Invalidly formatted \"pkgs\" parameter: it must be a list")
+        ret.update(result=False, comment='Invalidly formatted "pkgs" parameter: it must be a list')
         return ret
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
     current = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
@@ -371,12 +401,18 @@ def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any
             targets.append(pname)
     past = "removed" if action == "remove" else "purged"
     if not targets:
-        ret["comment"] = "All specified packages are already absent" if action == "remove" else \
-            "None of the targeted packages are installed or partially installed"
+        ret["comment"] = (
+            "All specified packages are already absent"
+            if action == "remove"
+            else "None of the targeted packages are installed or partially installed"
+        )
         return ret
     if _test():
-        ret.update(result=None, changes={p: {"new": past, "old": ""} for p in targets},
-                   comment=f"The following packages will be {past}: {', '.join(targets)}.")
+        ret.update(
+            result=None,
+            changes={p: {"new": past, "old": ""} for p in targets},
+            comment=f"The following packages will be {past}: {', '.join(targets)}.",
+        )
         return ret
     try:
         changes = __salt__[f"pkg.{action}"](pkgs=targets)  # type: ignore[name-defined]  # noqa: F821
@@ -396,8 +432,10 @@ def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any
         return ret
     not_installed = [p for p in names if p not in targets]
     if not_installed:
-        ret["comment"] = (f"The following packages were not installed: {', '.join(not_installed)} "
-                          f"The following packages were {past}: {', '.join(targets)}.")
+        ret["comment"] = (
+            f"The following packages were not installed: {', '.join(not_installed)} "
+            f"The following packages were {past}: {', '.join(targets)}."
+        )
     else:
         ret["comment"] = f"All targeted packages were {past}."
     return ret

@@ -67,8 +67,7 @@ def _unavailable(ret: dict[str, Any], name: str, verb: str, fail: bool = True) -
     return ret
 
 
-def _set_boot_flag(ret: dict[str, Any], name: str, started: bool | None, enable: bool,
-                   **kwargs: Any) -> dict[str, Any]:
+def _set_boot_flag(ret: dict[str, Any], name: str, started: bool | None, enable: bool, **kwargs: Any) -> dict[str, Any]:
     """Make ``name`` start at boot (``enable``) or not; the comment also tells whether it runs."""
     word = _state_word(started)
     verb, at_boot = ("enabled", "start at boot") if enable else ("disabled", "not start at boot")
@@ -116,8 +115,9 @@ def _fmt_delay(delay: float) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _switch(ret: dict[str, Any], action: str, name: str, sig: Any, init_delay: Any,
-            before: Any) -> tuple[Any, str | None, float]:
+def _switch(
+    ret: dict[str, Any], action: str, name: str, sig: Any, init_delay: Any, before: Any
+) -> tuple[Any, str | None, float]:
     """Start or stop, wait ``init_delay``, look again; record a change of status."""
     ok, err = _call(action, name)
     delay = _delay(init_delay)
@@ -139,8 +139,8 @@ def _set_boot(ret: dict[str, Any], name: str, enable: Any, started: Any) -> bool
         return False
     return True
 
-def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None,
-            **kwargs: Any) -> dict[str, Any]:
+
+def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Make sure the service runs (and, with ``enable``, starts at boot or not)."""
     ret = _ret(name)
     if not _available(name):
@@ -171,8 +171,7 @@ def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = No
     return ret
 
 
-def dead(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None,
-         **kwargs: Any) -> dict[str, Any]:
+def dead(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Make sure the service is stopped (and, with ``enable``, starts at boot or not)."""
     ret = _ret(name)
     if not _available(name):
@@ -221,9 +220,16 @@ def disabled(name: str, **kwargs: Any) -> dict[str, Any]:
     return _disable(ret, name, None)
 
 
-def mod_watch(name: str, sfun: str | None = None, sig: Any = None, reload: Any = False,
-              full_restart: Any = False, init_delay: Any = None, force: Any = False,
-              **kwargs: Any) -> dict[str, Any]:
+def mod_watch(
+    name: str,
+    sfun: str | None = None,
+    sig: Any = None,
+    reload: Any = False,
+    full_restart: Any = False,
+    init_delay: Any = None,
+    force: Any = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """A watched state changed: restart (or reload / full restart) a running
     service, start a stopped one; stop it for ``service.dead``."""
     ret = _ret(name)

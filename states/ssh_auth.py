@@ -69,28 +69,49 @@ def _source_missing(source: str) -> bool:
     return not _salt("cp.cache_file")(source, _env())
 
 
-def present(name: str, user: str, enc: str = "ssh-rsa", comment: str = "", source: str = "",
-            options: Any = None, config: str = ".ssh/authorized_keys", fingerprint_hash_type: str | None = None,
-            **kwargs: Any) -> dict[str, Any]:
+def present(
+    name: str,
+    user: str,
+    enc: str = "ssh-rsa",
+    comment: str = "",
+    source: str = "",
+    options: Any = None,
+    config: str = ".ssh/authorized_keys",
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure the key ``name`` (or every key of ``source``) is authorized for ``user``."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not source:
         name, enc, comment, options = _split(str(name), enc, comment, options, 2)
     try:
         if _testing():
-            ret["result"], ret["comment"] = _present_test(user, name, enc, comment, options or [], source,
-                                                          config, fingerprint_hash_type)
+            ret["result"], ret["comment"] = _present_test(
+                user, name, enc, comment, options or [], source, config, fingerprint_hash_type
+            )
             return ret
         if source:
             if _source_missing(source):
                 data = "no key"
             else:
-                data = _salt("ssh.set_auth_key_from_file")(user, source, config=config, saltenv=_env(),
-                                                           fingerprint_hash_type=fingerprint_hash_type,
-                                                           options=options)
+                data = _salt("ssh.set_auth_key_from_file")(
+                    user,
+                    source,
+                    config=config,
+                    saltenv=_env(),
+                    fingerprint_hash_type=fingerprint_hash_type,
+                    options=options,
+                )
         else:
-            data = _salt("ssh.set_auth_key")(user, name, enc=enc, comment=comment, options=options or [],
-                                             config=config, fingerprint_hash_type=fingerprint_hash_type)
+            data = _salt("ssh.set_auth_key")(
+                user,
+                name,
+                enc=enc,
+                comment=comment,
+                options=options or [],
+                config=config,
+                fingerprint_hash_type=fingerprint_hash_type,
+            )
     except CommandExecutionError as exc:
         ret.update(result=False, comment=str(exc))
         return ret
@@ -105,15 +126,19 @@ def present(name: str, user: str, enc: str = "ssh-rsa", comment: str = "", sourc
     elif data == "no key":
         ret.update(result=False, comment=f"Failed to add the ssh key. Source file {source} is missing")
     elif data == "fail":
-        ret.update(result=False, comment=_pop_error() or "Failed to add the ssh key. Is the home directory "
-                   "available, and/or does the key file exist?")
+        ret.update(
+            result=False,
+            comment=_pop_error()
+            or "Failed to add the ssh key. Is the home directory available, and/or does the key file exist?",
+        )
     elif data in ("invalid", "Invalid public key"):
         ret.update(result=False, comment="Invalid public ssh key, most likely has spaces or invalid syntax")
     return ret
 
 
-def _present_test(user: str, name: str, enc: str, comment: str, options: list[str], source: str,
-                  config: str, hash_type: str | None) -> tuple[bool | None, str]:
+def _present_test(
+    user: str, name: str, enc: str, comment: str, options: list[str], source: str, config: str, hash_type: str | None
+) -> tuple[bool | None, str]:
     if source:
         if _source_missing(source):
             return False, f"Failed to add the ssh key. Source file {source} is missing"
@@ -127,8 +152,7 @@ def _present_test(user: str, name: str, enc: str, comment: str, options: list[st
         return True, f"All host keys in file {source} are already present"
     if not _salt("user.info")(user):
         return False, f"Failed to add the ssh key. User {user} does not exist"
-    check = _salt("ssh.check_key")(user, name, enc, comment, options, config=config,
-                                   fingerprint_hash_type=hash_type)
+    check = _salt("ssh.check_key")(user, name, enc, comment, options, config=config, fingerprint_hash_type=hash_type)
     if check == "update":
         return None, f"Key {name} for user {user} is set to be updated"
     if check == "add":
@@ -136,26 +160,37 @@ def _present_test(user: str, name: str, enc: str, comment: str, options: list[st
     return True, f"The authorized host key {name} is already present for user {user}"
 
 
-def absent(name: str, user: str, enc: str = "ssh-rsa", comment: str = "", source: str = "",
-           options: Any = None, config: str = ".ssh/authorized_keys", fingerprint_hash_type: str | None = None,
-           **kwargs: Any) -> dict[str, Any]:
+def absent(
+    name: str,
+    user: str,
+    enc: str = "ssh-rsa",
+    comment: str = "",
+    source: str = "",
+    options: Any = None,
+    config: str = ".ssh/authorized_keys",
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure the key ``name`` (or every key of ``source``) is not authorized for ``user``."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     try:
         if _testing():
-            ret["result"], ret["comment"] = _absent_test(user, str(name), enc, comment, options or [], source,
-                                                         config, fingerprint_hash_type)
+            ret["result"], ret["comment"] = _absent_test(
+                user, str(name), enc, comment, options or [], source, config, fingerprint_hash_type
+            )
             return ret
         if source:
             if _source_missing(source):
                 ret.update(result=False, comment=f"Failed to remove the ssh keys. Source file {source} is missing")
                 return ret
-            ret["comment"] = _salt("ssh.rm_auth_key_from_file")(user, source, config, saltenv=_env(),
-                                                                 fingerprint_hash_type=fingerprint_hash_type)
+            ret["comment"] = _salt("ssh.rm_auth_key_from_file")(
+                user, source, config, saltenv=_env(), fingerprint_hash_type=fingerprint_hash_type
+            )
         else:
             name, enc, comment, options = _split(str(name), enc, comment, options, None)
-            ret["comment"] = _salt("ssh.rm_auth_key")(user, name, config=config,
-                                                      fingerprint_hash_type=fingerprint_hash_type)
+            ret["comment"] = _salt("ssh.rm_auth_key")(
+                user, name, config=config, fingerprint_hash_type=fingerprint_hash_type
+            )
     except CommandExecutionError as exc:
         ret.update(result=False, comment=str(exc))
         return ret
@@ -168,8 +203,9 @@ def absent(name: str, user: str, enc: str = "ssh-rsa", comment: str = "", source
     return ret
 
 
-def _absent_test(user: str, name: str, enc: str, comment: str, options: list[str], source: str,
-                 config: str, hash_type: str | None) -> tuple[bool | None, str]:
+def _absent_test(
+    user: str, name: str, enc: str, comment: str, options: list[str], source: str, config: str, hash_type: str | None
+) -> tuple[bool | None, str]:
     if source:
         if _source_missing(source):
             return False, f"Failed to remove the ssh keys. Source file {source} is missing"
@@ -182,8 +218,7 @@ def _absent_test(user: str, name: str, enc: str, comment: str, options: list[str
             return False, err
         return True, f"All host keys in file {source} are already absent"
     name, enc, comment, options = _split(name, enc, comment, options, None)
-    check = _salt("ssh.check_key")(user, name, enc, comment, options, config=config,
-                                   fingerprint_hash_type=hash_type)
+    check = _salt("ssh.check_key")(user, name, enc, comment, options, config=config, fingerprint_hash_type=hash_type)
     if check in ("update", "exists"):
         return None, f"Key {name} for user {user} is set for removal"
     return True, "Key is already absent"

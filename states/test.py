@@ -75,9 +75,15 @@ def _tristate(value: Any, option: str) -> bool | str:
     )
 
 
-def configurable_test_state(name: str, changes: Any = True, result: Any = True, comment: Any = "",
-                            warnings: Any = None, allow_test_mode_failure: bool = False,
-                            **kwargs: Any) -> dict[str, Any]:
+def configurable_test_state(
+    name: str,
+    changes: Any = True,
+    result: Any = True,
+    comment: Any = "",
+    warnings: Any = None,
+    allow_test_mode_failure: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """A state whose changes, result, comment and warnings are whatever you ask.
 
     ``changes`` and ``result`` take True, False or ``Random``. Under test mode
@@ -119,15 +125,29 @@ def show_notification(name: str, text: str | None = None, **kwargs: Any) -> dict
     return {"name": name, "changes": {}, "result": True, "comment": text}
 
 
-def check_pillar(name: str, present: Any = None, boolean: Any = None, integer: Any = None,
-                 string: Any = None, listing: Any = None, dictionary: Any = None,
-                 verbose: bool = False, **kwargs: Any) -> dict[str, Any]:
+def check_pillar(
+    name: str,
+    present: Any = None,
+    boolean: Any = None,
+    integer: Any = None,
+    string: Any = None,
+    listing: Any = None,
+    dictionary: Any = None,
+    verbose: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Check that pillar keys (``a:b`` for nested ones) exist and have the expected types."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     wanted: dict[str, Any] = {}
-    for keys, kind in ((present, object), (boolean, bool), (integer, int), (string, (str,)),
-                       (listing, list), (dictionary, dict)):
-        for key in ([keys] if isinstance(keys, str) else list(keys or [])):
+    for keys, kind in (
+        (present, object),
+        (boolean, bool),
+        (integer, int),
+        (string, (str,)),
+        (listing, list),
+        (dictionary, dict),
+    ):
+        for key in [keys] if isinstance(keys, str) else list(keys or []):
             wanted[str(key)] = kind
     pillar = __pillar__  # type: ignore[name-defined]  # noqa: F821
     failed: list[str] = []

@@ -29,9 +29,14 @@ from briny.common.exceptions import CommandExecutionError
 
 _REDACTED = "XXX-REDACTED-XXX"
 _GECOS = ("fullname", "roomnumber", "workphone", "homephone", "other")
-_SHADOW_SETTERS = (("date", "set_date", "lstchg"), ("mindays", "set_mindays", "min"),
-                   ("maxdays", "set_maxdays", "max"), ("inactdays", "set_inactdays", "inact"),
-                   ("warndays", "set_warndays", "warn"), ("expire", "set_expire", "expire"))
+_SHADOW_SETTERS = (
+    ("date", "set_date", "lstchg"),
+    ("mindays", "set_mindays", "min"),
+    ("maxdays", "set_maxdays", "max"),
+    ("inactdays", "set_inactdays", "inact"),
+    ("warndays", "set_warndays", "warn"),
+    ("expire", "set_expire", "expire"),
+)
 _HASH_ALGOS = {"1": "md5", "2a": "blowfish", "5": "sha256", "6": "sha512"}
 
 
@@ -79,8 +84,7 @@ def _group_changes(current: set[str], wanted: set[str], remove: bool) -> bool:
     diff = (wanted ^ current) if remove else (wanted - current)
     gids = {g: (_salt("group.info")(g) or {}).get("gid") for g in current | wanted}
     for name in diff:
-        if not any(other != name and gids[other] is not None and gids[other] == gids[name]
-                   for other in gids):
+        if not any(other != name and gids[other] is not None and gids[other] == gids[name] for other in gids):
             return True
     return False
 
@@ -151,15 +155,20 @@ def _needed(name: str, a: dict[str, Any], allow_uid: bool, allow_gid: bool) -> d
 
     errors = []
     if not allow_uid and "uid" in want:
-        errors.append(f"Changing uid ({have['uid']} -> {uid}) not permitted, set allow_uid_change to "
-                      "True to force this change. Note that this will not change file ownership.")
+        errors.append(
+            f"Changing uid ({have['uid']} -> {uid}) not permitted, set allow_uid_change to "
+            "True to force this change. Note that this will not change file ownership."
+        )
     if not allow_gid and "gid" in want:
-        errors.append(f"Changing gid ({have['gid']} -> {gid}) not permitted, set allow_gid_change to "
-                      "True to force this change. Note that this will not change file ownership.")
+        errors.append(
+            f"Changing gid ({have['gid']} -> {gid}) not permitted, set allow_gid_change to "
+            "True to force this change. Note that this will not change file ownership."
+        )
     if errors:
         raise CommandExecutionError(
             "Encountered error checking for needed changes. Additional info follows:\n\n"
-            + "\n".join(f"- {e}" for e in errors))
+            + "\n".join(f"- {e}" for e in errors)
+        )
     return want
 
 
@@ -168,8 +177,7 @@ def _hash(name: str, password: str) -> str:
     current = str((_salt("shadow.info")(name) or {}).get("passwd") or "")
     parts = current.split("$")
     if len(parts) == 4 and parts[1] in _HASH_ALGOS:
-        return str(_salt("shadow.gen_password")(password, crypt_salt=parts[2],
-                                                algorithm=_HASH_ALGOS[parts[1]]))
+        return str(_salt("shadow.gen_password")(password, crypt_salt=parts[2], algorithm=_HASH_ALGOS[parts[1]]))
     return str(_salt("shadow.gen_password")(password))
 
 
@@ -209,9 +217,27 @@ def _apply(name: str, want: dict[str, Any], a: dict[str, Any], before: dict[str,
 
 
 def _create(name: str, a: dict[str, Any], groups: list[str] | None, ret: dict[str, Any]) -> dict[str, Any]:
-    params = {k: a[k] for k in ("uid", "gid", "home", "shell", "unique", "system", "fullname",
-                                "roomnumber", "workphone", "homephone", "other", "createhome",
-                                "nologinit", "loginclass", "local", "usergroup")}
+    params = {
+        k: a[k]
+        for k in (
+            "uid",
+            "gid",
+            "home",
+            "shell",
+            "unique",
+            "system",
+            "fullname",
+            "roomnumber",
+            "workphone",
+            "homephone",
+            "other",
+            "createhome",
+            "nologinit",
+            "loginclass",
+            "local",
+            "usergroup",
+        )
+    }
     _context().pop("user.error", None)
     try:
         result = _salt("user.add")(name=name, groups=groups, **params)
@@ -235,13 +261,26 @@ def _create(name: str, a: dict[str, Any], groups: list[str] | None, ret: dict[st
     checks: list[tuple[str, Any, str, str, str]] = []
     if password and not empty:
         _salt("shadow.set_password")(name, password)
-        checks.append(("passwd", password, "password", _REDACTED,
-                       f"User {name} created but failed to set password to {_REDACTED}"))
+        checks.append(
+            (
+                "passwd",
+                password,
+                "password",
+                _REDACTED,
+                f"User {name} created but failed to set password to {_REDACTED}",
+            )
+        )
     if empty and not password:
         _salt("shadow.del_password")(name)
         checks.append(("passwd", "", "password", "", f"User {name} created but failed to empty password"))
-    words = {"date": "last change date", "mindays": "minimum days", "maxdays": "maximum days",
-             "inactdays": "inactive days", "warndays": "warn days", "expire": "expire days"}
+    words = {
+        "date": "last change date",
+        "mindays": "minimum days",
+        "maxdays": "maximum days",
+        "inactdays": "inactive days",
+        "warndays": "warn days",
+        "expire": "expire days",
+    }
     for key, setter, field in _SHADOW_SETTERS:
         value = a[key]
         if (value is not None) if key == "date" else bool(value):
@@ -255,32 +294,81 @@ def _create(name: str, a: dict[str, Any], groups: list[str] | None, ret: dict[st
     return ret
 
 
-def present(name: str, uid: Any = None, gid: Any = None, usergroup: Any = None, groups: Any = None,
-            optional_groups: Any = None, remove_groups: bool = True, home: str | None = None,
-            createhome: bool = True, persist_home: bool = False, password: str | None = None,
-            hash_password: bool = False, enforce_password: bool = True, empty_password: bool = False,
-            shell: str | None = None, unique: bool = True, system: bool = False, fullname: Any = None,
-            roomnumber: Any = None, workphone: Any = None, homephone: Any = None, other: Any = None,
-            loginclass: Any = None, date: Any = None, mindays: Any = None, maxdays: Any = None,
-            inactdays: Any = None, warndays: Any = None, expire: Any = None, nologinit: bool = False,
-            allow_uid_change: bool = False, allow_gid_change: bool = False, password_lock: Any = None,
-            local: bool = False, **kwargs: Any) -> dict[str, Any]:
+def present(
+    name: str,
+    uid: Any = None,
+    gid: Any = None,
+    usergroup: Any = None,
+    groups: Any = None,
+    optional_groups: Any = None,
+    remove_groups: bool = True,
+    home: str | None = None,
+    createhome: bool = True,
+    persist_home: bool = False,
+    password: str | None = None,
+    hash_password: bool = False,
+    enforce_password: bool = True,
+    empty_password: bool = False,
+    shell: str | None = None,
+    unique: bool = True,
+    system: bool = False,
+    fullname: Any = None,
+    roomnumber: Any = None,
+    workphone: Any = None,
+    homephone: Any = None,
+    other: Any = None,
+    loginclass: Any = None,
+    date: Any = None,
+    mindays: Any = None,
+    maxdays: Any = None,
+    inactdays: Any = None,
+    warndays: Any = None,
+    expire: Any = None,
+    nologinit: bool = False,
+    allow_uid_change: bool = False,
+    allow_gid_change: bool = False,
+    password_lock: Any = None,
+    local: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Ensure the account ``name`` exists with these attributes."""
-    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True,
-                           "comment": f"User {name} is present and up to date"}
+    ret: dict[str, Any] = {
+        "name": name,
+        "changes": {},
+        "result": True,
+        "comment": f"User {name} is present and up to date",
+    }
     groups_l, optional_l = _as_list(groups), _as_list(optional_groups)
     if password is not None:
         password = str(password)
     if password and hash_password:
         password = _hash(name, password)
     a: dict[str, Any] = {
-        "uid": _number(uid), "gid": _number(gid), "groups": groups_l, "optional_groups": None,
-        "remove_groups": remove_groups, "home": home, "createhome": createhome,
-        "persist_home": persist_home, "password": password, "enforce_password": enforce_password,
-        "empty_password": empty_password, "shell": shell, "unique": unique, "system": system,
-        "loginclass": loginclass, "date": date, "mindays": mindays, "maxdays": maxdays,
-        "inactdays": inactdays, "warndays": warndays, "expire": expire, "nologinit": nologinit,
-        "password_lock": password_lock, "local": local, "usergroup": usergroup,
+        "uid": _number(uid),
+        "gid": _number(gid),
+        "groups": groups_l,
+        "optional_groups": None,
+        "remove_groups": remove_groups,
+        "home": home,
+        "createhome": createhome,
+        "persist_home": persist_home,
+        "password": password,
+        "enforce_password": enforce_password,
+        "empty_password": empty_password,
+        "shell": shell,
+        "unique": unique,
+        "system": system,
+        "loginclass": loginclass,
+        "date": date,
+        "mindays": mindays,
+        "maxdays": maxdays,
+        "inactdays": inactdays,
+        "warndays": warndays,
+        "expire": expire,
+        "nologinit": nologinit,
+        "password_lock": password_lock,
+        "local": local,
+        "usergroup": usergroup,
     }
     for key, value in zip(_GECOS, (fullname, roomnumber, workphone, homephone, other)):
         a[key] = None if value is None else str(value)
@@ -322,8 +410,10 @@ def present(name: str, uid: Any = None, gid: Any = None, usergroup: Any = None, 
         lines = [f"{k}: {_REDACTED if k == 'passwd' else v}" for k, v in want.items()]
         if missing:
             lines.append("groups (pending creation): " + ",".join(missing))
-        ret.update(result=None, comment="The following user attributes are set to be changed:\n"
-                   + "".join(line + "\n" for line in lines))
+        ret.update(
+            result=None,
+            comment="The following user attributes are set to be changed:\n" + "".join(line + "\n" for line in lines),
+        )
         return ret
 
     shadow_before = _salt("shadow.info")(name) if _has("shadow.info") else {}
@@ -349,8 +439,7 @@ def present(name: str, uid: Any = None, gid: Any = None, usergroup: Any = None, 
     return ret
 
 
-def absent(name: str, purge: bool = False, force: bool = False, local: bool = False,
-           **kwargs: Any) -> dict[str, Any]:
+def absent(name: str, purge: bool = False, force: bool = False, local: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Ensure the account ``name`` does not exist (``purge`` removes its home too)."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("user.info")(name):

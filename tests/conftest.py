@@ -33,12 +33,24 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def make_env(tmp_path: Path) -> Callable[..., RenderEnv]:
     """make_env({"a.sls": "..."}, renderer="yaml", grains=..., pillar=..., **opts)"""
 
-    def _make(files: dict[str, str], *, grains: dict[str, Any] | None = None,
-              pillar: dict[str, Any] | None = None, salt: Any = None, **overrides: Any) -> RenderEnv:
+    def _make(
+        files: dict[str, str],
+        *,
+        grains: dict[str, Any] | None = None,
+        pillar: dict[str, Any] | None = None,
+        salt: Any = None,
+        **overrides: Any,
+    ) -> RenderEnv:
         tree = write_tree(tmp_path / "srv", files)
-        opts = load_minion_config(None, {"file_client": "local", "id": "minion1",
-                                         "file_roots": {"base": [str(tree)]}, **overrides})
-        return RenderEnv(opts=opts, client=LocalFileClient(opts["file_roots"]), salt=salt or {},
-                         grains=grains or {}, pillar=pillar or {})
+        opts = load_minion_config(
+            None, {"file_client": "local", "id": "minion1", "file_roots": {"base": [str(tree)]}, **overrides}
+        )
+        return RenderEnv(
+            opts=opts,
+            client=LocalFileClient(opts["file_roots"]),
+            salt=salt or {},
+            grains=grains or {},
+            pillar=pillar or {},
+        )
 
     return _make

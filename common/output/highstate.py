@@ -262,9 +262,7 @@ class HighstateDisplay:
         return f"{text[:3]}{c['LIGHT_RED']}{text[3:]}{c['ENDC']}"
 
     # -- summary -----------------------------------------------------------
-    def _summary(
-        self, host: str, counts: dict, changed: int, warned: int, durations: float
-    ) -> list[str]:
+    def _summary(self, host: str, counts: dict, changed: int, warned: int, durations: float) -> list[str]:
         c = self.colors
         end = c["ENDC"]
         tallies = list(counts.values()) + ([warned] if warned else [])

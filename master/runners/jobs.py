@@ -38,8 +38,17 @@ log = logging.getLogger(__name__)
 __all__ = ["active", "exit_success", "list_job", "list_jobs", "list_jobs_filter", "lookup_jid", "print_job"]
 
 NO_JOB = "Cannot contact returner or no job with this jid"
-TIME_FORMATS = ("%Y, %b %d %H:%M:%S.%f", "%Y, %b %d %H:%M:%S", "%Y, %b %d %H:%M", "%Y, %b %d",
-                "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d", "%d %b %Y %H:%M", "%b %d %Y %H:%M")
+TIME_FORMATS = (
+    "%Y, %b %d %H:%M:%S.%f",
+    "%Y, %b %d %H:%M:%S",
+    "%Y, %b %d %H:%M",
+    "%Y, %b %d",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%d",
+    "%d %b %Y %H:%M",
+    "%b %d %Y %H:%M",
+)
 
 
 def jid_to_time(jid: Any) -> str:
@@ -107,8 +116,9 @@ def _parse_time(value: Any, name: str) -> float:
             return datetime.datetime.strptime(text, fmt).timestamp()
         except ValueError:
             continue
-    raise SaltInvocationError(f"{name}: cannot read the time {value!r} (use e.g. '2015, Mar 16 19:00' "
-                              "or '2015-03-16 19:00')")
+    raise SaltInvocationError(
+        f"{name}: cannot read the time {value!r} (use e.g. '2015, Mar 16 19:00' or '2015-03-16 19:00')"
+    )
 
 
 def _summary(record: JobRecord) -> dict[str, Any]:
@@ -117,9 +127,17 @@ def _summary(record: JobRecord) -> dict[str, Any]:
     return out
 
 
-def list_jobs(ctx: RunnerContext, ext_source: Any = None, outputter: str | None = None,
-              search_metadata: Any = None, search_function: Any = None, search_target: Any = None,
-              start_time: Any = None, end_time: Any = None, display_progress: bool = False) -> Any:
+def list_jobs(
+    ctx: RunnerContext,
+    ext_source: Any = None,
+    outputter: str | None = None,
+    search_metadata: Any = None,
+    search_function: Any = None,
+    search_target: Any = None,
+    start_time: Any = None,
+    end_time: Any = None,
+    display_progress: bool = False,
+) -> Any:
     """Every job in the job cache, optionally filtered (all filters must match).
 
     ``search_function`` / ``search_target``: globs (a list or a comma
@@ -130,7 +148,8 @@ def list_jobs(ctx: RunnerContext, ext_source: Any = None, outputter: str | None 
     records = cache.list_jobs(
         start_time=_parse_time(start_time, "start_time") if start_time else None,
         end_time=_parse_time(end_time, "end_time") if end_time else None,
-        functions=_split(search_function) or None)
+        functions=_split(search_function) or None,
+    )
     targets = _split(search_target)
     out: dict[str, Any] = {}
     for record in records:
@@ -139,8 +158,7 @@ def list_jobs(ctx: RunnerContext, ext_source: Any = None, outputter: str | None 
             meta = summary.get("Metadata")
             if not isinstance(search_metadata, dict):
                 log.info("search_metadata must be a dictionary; ignoring it")
-            elif not isinstance(meta, dict) or not any(
-                    k in meta and meta[k] == v for k, v in search_metadata.items()):
+            elif not isinstance(meta, dict) or not any(k in meta and meta[k] == v for k, v in search_metadata.items()):
                 continue
         if targets:
             tgt = summary.get("Target")
@@ -151,15 +169,24 @@ def list_jobs(ctx: RunnerContext, ext_source: Any = None, outputter: str | None 
     return {"outputter": outputter, "data": out} if outputter else out
 
 
-def list_jobs_filter(ctx: RunnerContext, count: Any, filter_find_job: bool = True, ext_source: Any = None,
-                     outputter: str | None = None, display_progress: bool = False) -> Any:
+def list_jobs_filter(
+    ctx: RunnerContext,
+    count: Any,
+    filter_find_job: bool = True,
+    ext_source: Any = None,
+    outputter: str | None = None,
+    display_progress: bool = False,
+) -> Any:
     """The newest ``count`` jobs as a list, oldest first, each with its ``JID``."""
     try:
         limit = int(count)
     except (TypeError, ValueError):
         raise SaltInvocationError(f"count must be a number, not {count!r}") from None
-    records = [r for r in ctx.job_cache().list_jobs(newest_first=True)
-               if not (filter_find_job and r.fun == "saltutil.find_job")][:max(limit, 0)]
+    records = [
+        r
+        for r in ctx.job_cache().list_jobs(newest_first=True)
+        if not (filter_find_job and r.fun == "saltutil.find_job")
+    ][: max(limit, 0)]
     out = []
     for record in reversed(records):
         item = format_job(record.load)
@@ -182,8 +209,14 @@ def list_job(ctx: RunnerContext, jid: Any, ext_source: Any = None, display_progr
     return out
 
 
-def lookup_jid(ctx: RunnerContext, jid: Any, ext_source: Any = None, returned: bool = True,
-               missing: bool = False, display_progress: bool = False) -> Any:
+def lookup_jid(
+    ctx: RunnerContext,
+    jid: Any,
+    ext_source: Any = None,
+    returned: bool = True,
+    missing: bool = False,
+    display_progress: bool = False,
+) -> Any:
     """``{minion_id: return}`` of a job; ``missing=True`` lists the minions that did not return."""
     jid = _jid(jid)
     cache = ctx.job_cache()
@@ -224,7 +257,9 @@ def exit_success(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[s
     out = {m: False for m in cache.get_minions(jid)}
     for minion_id, record in returns.items():
         retcode = record.get("retcode", 0) if isinstance(record, dict) else 0
-        out[minion_id] = retcode in (0, None) and (not isinstance(record, dict) or record.get("success", True) is not False)
+        out[minion_id] = retcode in (0, None) and (
+            not isinstance(record, dict) or record.get("success", True) is not False
+        )
     return out
 
 

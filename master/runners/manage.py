@@ -25,8 +25,7 @@ def status(ctx: RunnerContext, timeout: float | None = None, **kwargs: Any) -> d
     wait = float(timeout if timeout is not None else ctx.opts.get("timeout") or 5)
     answered: set[str] = set()
     if accepted:
-        with EventListener(ctx.opts, "salt/job/*/ret/*", name="master") as events, \
-                MasterClient(ctx.opts) as client:
+        with EventListener(ctx.opts, "salt/job/*/ret/*", name="master") as events, MasterClient(ctx.opts) as client:
             job = client.publish(accepted, "test.ping", tgt_type="list")
             expected = set(job.get("minions") or [])
             deadline = time.monotonic() + wait

@@ -19,8 +19,15 @@ from briny.master.runners import RunnerContext
 __all__ = ["event"]
 
 
-def event(ctx: RunnerContext, tagmatch: str = "*", count: int = -1, quiet: bool = False,
-          pretty: bool = False, timeout: float | None = None, **kwargs: Any) -> dict[str, Any]:
+def event(
+    ctx: RunnerContext,
+    tagmatch: str = "*",
+    count: int = -1,
+    quiet: bool = False,
+    pretty: bool = False,
+    timeout: float | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Print events whose tag matches ``tagmatch`` (a glob) until ``count`` were seen
     (-1: forever) or none came for ``timeout`` seconds (default: wait forever)."""
     with MasterClient(ctx.opts) as client:

@@ -19,15 +19,18 @@ log = logging.getLogger(__name__)
 HASH_LENGTHS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
 SUPPORTED = ("sha512", "sha384", "sha256", "sha224", "sha1", "md5")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-_HASH_IN_TEXT = re.compile(r"(?<![0-9a-fA-F])([0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{56}|"
-                           r"[0-9a-fA-F]{64}|[0-9a-fA-F]{96}|[0-9a-fA-F]{128})(?![0-9a-fA-F])")
+_HASH_IN_TEXT = re.compile(
+    r"(?<![0-9a-fA-F])([0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{56}|"
+    r"[0-9a-fA-F]{64}|[0-9a-fA-F]{96}|[0-9a-fA-F]{128})(?![0-9a-fA-F])"
+)
 
 INVALID_FORMAT = (
     "Source hash {0} format is invalid. The supported formats are: 1) a hash, 2) an expression in "
     "the format <hash_type>=<hash>, or 3) either a path to a local file containing hashes, or a URI "
     "of a remote hash file. Supported protocols for remote hash files are: salt, file, http, https, "
     "ftp, swift, s3. The hash may also not be of a valid length, the following are supported hash "
-    "types and lengths: md5 (32), sha1 (40), sha224 (56), sha256 (64), sha384 (96), sha512 (128).")
+    "types and lengths: md5 (32), sha1 (40), sha224 (56), sha256 (64), sha384 (96), sha512 (128)."
+)
 
 
 class HashError(ValueError):
@@ -85,9 +88,11 @@ def parse_hash(source_hash: str) -> dict[str, str] | None:
         form, _, hexsum = text.partition("=")
         form = form.strip().lower()
         if form not in HASH_LENGTHS:
-            raise HashError(f"Invalid hash type '{form}'. Supported hash types are: {', '.join(SUPPORTED)}. "
-                            f"Either remove the hash type and simply use '{hexsum}' as the source_hash, "
-                            "or change the hash type to a supported type.")
+            raise HashError(
+                f"Invalid hash type '{form}'. Supported hash types are: {', '.join(SUPPORTED)}. "
+                f"Either remove the hash type and simply use '{hexsum}' as the source_hash, "
+                "or change the hash type to a supported type."
+            )
         hexsum = hexsum.strip()
         if not _HEX.match(hexsum) or len(hexsum) != HASH_LENGTHS[form]:
             raise HashError(INVALID_FORMAT.format(source_hash))
@@ -100,8 +105,9 @@ def parse_hash(source_hash: str) -> dict[str, str] | None:
     return None
 
 
-def hash_from_text(text: str, source_hash: str, file_name: str | None = None,
-                   hash_name: str | None = None) -> dict[str, str]:
+def hash_from_text(
+    text: str, source_hash: str, file_name: str | None = None, hash_name: str | None = None
+) -> dict[str, str]:
     """Pick the hash for ``file_name`` (or ``hash_name``) out of a hash file's text.
 
     A line naming the file wins (``HASH  name`` as ``sha256sum`` writes, or
@@ -124,8 +130,10 @@ def hash_from_text(text: str, source_hash: str, file_name: str | None = None,
 
 
 def mismatch(name: str, source_sum: dict[str, str], actual: str) -> str:
-    return (f"Specified {source_sum['hash_type']} checksum for {name} ({source_sum['hsum']}) "
-            f"does not match actual checksum ({actual})")
+    return (
+        f"Specified {source_sum['hash_type']} checksum for {name} ({source_sum['hsum']}) "
+        f"does not match actual checksum ({actual})"
+    )
 
 
 def dict_diff(old: Any, new: Any) -> dict[str, Any]:

@@ -55,9 +55,16 @@ def _indent_of(line: str) -> str:
 
 
 # -- file.line ------------------------------------------------------------------
-def line(text: str, content: str | None, match: str | None = None, mode: str | None = None,
-         location: str | None = None, before: str | None = None, after: str | None = None,
-         indent: bool = True) -> str:
+def line(
+    text: str,
+    content: str | None,
+    match: str | None = None,
+    mode: str | None = None,
+    location: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    indent: bool = True,
+) -> str:
     """``text`` with ``content`` ensured, replaced, deleted or inserted (Salt's ``file.line``)."""
     mode = (mode or "").lower()
     if mode not in LINE_MODES:
@@ -109,8 +116,9 @@ def _padded(body: list[str], anchor: str, indent: bool) -> list[str]:
     return [pad + b.lstrip() if indent else b for b in body]
 
 
-def _insert(lines: list[str], body: list[str], location: str | None, before: str | None,
-            after: str | None, indent: bool) -> list[str]:
+def _insert(
+    lines: list[str], body: list[str], location: str | None, before: str | None, after: str | None, indent: bool
+) -> list[str]:
     n = len(body)
     if before is None and after is None:
         if location == "start":
@@ -126,48 +134,48 @@ def _insert(lines: list[str], body: list[str], location: str | None, before: str
             j = _find(lines, before, i + 1)
             if j < 0:
                 raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
-            if _same(lines[i + 1:j], body):
+            if _same(lines[i + 1 : j], body):
                 return lines
-            return lines[:i + 1] + _padded(body, lines[i], indent) + lines[i + 1:]
-        if _same(lines[i + 1:i + 1 + n], body):
+            return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
+        if _same(lines[i + 1 : i + 1 + n], body):
             return lines
-        return lines[:i + 1] + _padded(body, lines[i], indent) + lines[i + 1:]
+        return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
     j = _find(lines, before)
     if j < 0:
         raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
-    if j >= n and _same(lines[j - n:j], body):
+    if j >= n and _same(lines[j - n : j], body):
         return lines
     return lines[:j] + _padded(body, lines[j], indent) + lines[j:]
 
 
-def _ensure(lines: list[str], body: list[str], before: str | None, after: str | None,
-            indent: bool) -> list[str]:
+def _ensure(lines: list[str], body: list[str], before: str | None, after: str | None, indent: bool) -> list[str]:
     n = len(body)
     if before is None and after is None:
-        raise CommandExecutionError('Wrong conditions? Unable to ensure line without knowing where '
-                                    'to put it before and/or after.')
+        raise CommandExecutionError(
+            "Wrong conditions? Unable to ensure line without knowing where to put it before and/or after."
+        )
     if before is not None and after is not None:
         i = _find(lines, after)
         j = _find(lines, before, i + 1 if i >= 0 else 0)
         if i < 0 or j < 0:
             raise CommandExecutionError("Neither before or after was found in file")
-        between = lines[i + 1:j]
+        between = lines[i + 1 : j]
         if _same(between, body):
             return lines
         if len(between) > n:
             raise CommandExecutionError('Found more than one line between boundaries "before" and "after".')
-        return lines[:i + 1] + _padded(body, lines[i], indent) + lines[j:]
+        return lines[: i + 1] + _padded(body, lines[i], indent) + lines[j:]
     if after is not None:
         i = _find(lines, after)
         if i < 0:
             raise CommandExecutionError(f'Neither before or after was found in file: "{after}"')
-        if _same(lines[i + 1:i + 1 + n], body):
+        if _same(lines[i + 1 : i + 1 + n], body):
             return lines
-        return lines[:i + 1] + _padded(body, lines[i], indent) + lines[i + 1:]
+        return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
     j = _find(lines, before)
     if j < 0:
         raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
-    if j >= n and _same(lines[j - n:j], body):
+    if j >= n and _same(lines[j - n : j], body):
         return lines
     return lines[:j] + _padded(body, lines[j], indent) + lines[j:]
 
@@ -179,9 +187,17 @@ def _add_at_end(text: str, block: str) -> str:
     return text + block
 
 
-def replace(text: str, pattern: str, repl: str, count: int = 0, flags: Any = 8,
-            append_if_not_found: bool = False, prepend_if_not_found: bool = False,
-            not_found_content: str | None = None, backslash_literal: bool = False) -> tuple[str, bool]:
+def replace(
+    text: str,
+    pattern: str,
+    repl: str,
+    count: int = 0,
+    flags: Any = 8,
+    append_if_not_found: bool = False,
+    prepend_if_not_found: bool = False,
+    not_found_content: str | None = None,
+    backslash_literal: bool = False,
+) -> tuple[str, bool]:
     """(new text, whether the pattern matched) for Salt's ``file.replace``."""
     rx = compile_re(pattern, regex_flags(flags))
     repl = str(repl)
@@ -203,10 +219,17 @@ def replace(text: str, pattern: str, repl: str, count: int = 0, flags: Any = 8,
     return text, False
 
 
-def blockreplace(text: str, marker_start: str, marker_end: str, content: str | None = "",
-                 append_if_not_found: bool = False, prepend_if_not_found: bool = False,
-                 append_newline: bool | None = None, insert_before_match: str | None = None,
-                 insert_after_match: str | None = None) -> str:
+def blockreplace(
+    text: str,
+    marker_start: str,
+    marker_end: str,
+    content: str | None = "",
+    append_if_not_found: bool = False,
+    prepend_if_not_found: bool = False,
+    append_newline: bool | None = None,
+    insert_before_match: str | None = None,
+    insert_after_match: str | None = None,
+) -> str:
     """``text`` with the block between the marker lines replaced by ``content``."""
     body = "" if content is None else str(content)
     if not body.endswith("\n") or append_newline:
@@ -217,7 +240,7 @@ def blockreplace(text: str, marker_start: str, marker_end: str, content: str | N
     if start >= 0 and end < 0:
         raise CommandExecutionError("Unterminated marked block. End of file reached before marker_end.")
     if start >= 0:
-        head = "".join(lines[:start + 1])
+        head = "".join(lines[: start + 1])
         if not head.endswith("\n"):
             head += "\n"
         return head + body + "".join(lines[end:])
@@ -228,8 +251,8 @@ def blockreplace(text: str, marker_start: str, marker_end: str, content: str | N
             for i, ln in enumerate(lines):
                 if rx.search(ln):
                     if after:
-                        lead = "".join(lines[:i + 1])
-                        return _add_at_end(lead, block) + "".join(lines[i + 1:])
+                        lead = "".join(lines[: i + 1])
+                        return _add_at_end(lead, block) + "".join(lines[i + 1 :])
                     return "".join(lines[:i]) + block + "".join(lines[i:])
     if prepend_if_not_found:
         return block + text
@@ -269,10 +292,16 @@ def uncomment(text: str, regex: str, char: str = "#") -> str:
 
 
 # -- key/value -------------------------------------------------------------------
-def keyvalue(text: str, key_values: dict[str, Any], separator: str = "=",
-             append_if_not_found: bool = False, uncomment_char: str | None = None,
-             key_ignore_case: bool = False, value_ignore_case: bool = False,
-             count: int = 1) -> tuple[str, list[str], int]:
+def keyvalue(
+    text: str,
+    key_values: dict[str, Any],
+    separator: str = "=",
+    append_if_not_found: bool = False,
+    uncomment_char: str | None = None,
+    key_ignore_case: bool = False,
+    value_ignore_case: bool = False,
+    count: int = 1,
+) -> tuple[str, list[str], int]:
     """(new text, Salt's diff lines, number of changed lines) for ``file.keyvalue``."""
     wanted = {str(k): str(v) for k, v in key_values.items()}
     lines, newline = _split(text)
@@ -283,7 +312,7 @@ def keyvalue(text: str, key_values: dict[str, Any], separator: str = "=",
     for ln in lines:
         probe = ln
         if uncomment_char and probe.lstrip().startswith(uncomment_char):
-            probe = probe.lstrip()[len(uncomment_char):]
+            probe = probe.lstrip()[len(uncomment_char) :]
         key, sep, value = probe.partition(separator)
         key = key.strip()
         hit = next((k for k in wanted if (k.lower() == key.lower() if key_ignore_case else k == key)), None)

@@ -46,15 +46,18 @@ def source_items(source: Any) -> list[tuple[str, str | None]]:
 
 
 def local_path(src: str) -> str:
-    return src[len("file://"):] if src.startswith("file://") else src
+    return src[len("file://") :] if src.startswith("file://") else src
 
 
 def resolve(source: Any, source_hash: Any, saltenv: str, cache: Cache) -> tuple[str, str | None, str, str]:
     """(url, hash, local copy, error) for the first source that exists."""
     items = source_items(source)
     for src, shash in items:
-        local = cache(src, saltenv) if src.startswith("salt://") else (
-            local_path(src) if os.path.isabs(local_path(src)) and os.path.isfile(local_path(src)) else "")
+        local = (
+            cache(src, saltenv)
+            if src.startswith("salt://")
+            else (local_path(src) if os.path.isabs(local_path(src)) and os.path.isfile(local_path(src)) else "")
+        )
         if local:
             return src, shash if shash is not None else (source_hash or None), str(local), ""
         if src.startswith(("http://", "https://", "ftp://", "s3://", "swift://")):
@@ -67,15 +70,19 @@ def resolve(source: Any, source_hash: Any, saltenv: str, cache: Cache) -> tuple[
     return "", None, "", f"Local file source {local_path(src)} does not exist"
 
 
-def source_sum(source_hash: Any, source: str, saltenv: str, cache: Cache,
-               source_hash_name: str | None = None) -> dict[str, str]:
+def source_sum(
+    source_hash: Any, source: str, saltenv: str, cache: Cache, source_hash_name: str | None = None
+) -> dict[str, str]:
     """The ``{"hash_type", "hsum"}`` ``source_hash`` stands for (raises diff.HashError)."""
     parsed = diff.parse_hash(str(source_hash))
     if parsed is not None:
         return parsed
     where = str(source_hash)
-    local = cache(where, saltenv) if where.startswith("salt://") else (
-        local_path(where) if os.path.isfile(local_path(where)) else "")
+    local = (
+        cache(where, saltenv)
+        if where.startswith("salt://")
+        else (local_path(where) if os.path.isfile(local_path(where)) else "")
+    )
     if not local:
         raise diff.HashError(diff.INVALID_FORMAT.format(source_hash))
     with open(str(local), encoding="utf-8", errors="replace") as fh:
@@ -101,9 +108,16 @@ def target_of(name: str, follow_symlinks: bool) -> tuple[str, bool]:
     return name, os.path.lexists(name)
 
 
-def check_changes(name: str, data: bytes | None, user: Any, group: Any, mode: str | None,
-                  show_changes: bool = True, follow_symlinks: bool = True,
-                  replace: bool = True) -> tuple[Any, dict[str, Any], str]:
+def check_changes(
+    name: str,
+    data: bytes | None,
+    user: Any,
+    group: Any,
+    mode: str | None,
+    show_changes: bool = True,
+    follow_symlinks: bool = True,
+    replace: bool = True,
+) -> tuple[Any, dict[str, Any], str]:
     """Test mode: (result, changes, comment) as Salt predicts them."""
     target, present = target_of(name, follow_symlinks)
     if not present:
@@ -119,13 +133,22 @@ def check_changes(name: str, data: bytes | None, user: Any, group: Any, mode: st
     if not changes:
         return True, {}, (f"The file {name} is in the correct state" if managed else f"File {name} not updated")
     if not managed:
-        return None, changes, (f"File {name} will be updated with permissions {mode} from its current "
-                               f"state of {perms.mode_of(target)}")
+        return (
+            None,
+            changes,
+            (f"File {name} will be updated with permissions {mode} from its current state of {perms.mode_of(target)}"),
+        )
     return None, changes, f"The file {name} is set to be changed" + TEST_NOTE
 
 
-def write(path: str, data: bytes, mode: str | None = None, tmp_dir: str | None = None,
-          owner: tuple[Any, Any] | None = None, exact_mode: str | None = None) -> None:
+def write(
+    path: str,
+    data: bytes,
+    mode: str | None = None,
+    tmp_dir: str | None = None,
+    owner: tuple[Any, Any] | None = None,
+    exact_mode: str | None = None,
+) -> None:
     """Replace ``path`` atomically with ``data``; keeps an existing file's owner and mode.
 
     A new file gets ``0600`` when a ``mode`` is coming (Salt does the same),
@@ -169,11 +192,23 @@ def write(path: str, data: bytes, mode: str | None = None, tmp_dir: str | None =
         raise
 
 
-def manage(name: str, data: bytes | None, user: Any = None, group: Any = None, mode: str | None = None,
-           from_source: bool = False, sums: dict[str, str] | None = None, backup: str = "",
-           cachedir: str = "", makedirs: bool = False, dir_mode: str | None = None,
-           show_changes: bool = True, follow_symlinks: bool = True, replace: bool = True,
-           tmp_dir: str | None = None) -> dict[str, Any]:
+def manage(
+    name: str,
+    data: bytes | None,
+    user: Any = None,
+    group: Any = None,
+    mode: str | None = None,
+    from_source: bool = False,
+    sums: dict[str, str] | None = None,
+    backup: str = "",
+    cachedir: str = "",
+    makedirs: bool = False,
+    dir_mode: str | None = None,
+    show_changes: bool = True,
+    follow_symlinks: bool = True,
+    replace: bool = True,
+    tmp_dir: str | None = None,
+) -> dict[str, Any]:
     """Make the file so (live); returns ``{"result", "changes", "comment"}``."""
     ret: dict[str, Any] = {"result": False, "changes": {}, "comment": ""}
     missing = perms.missing_owner(user, group)
@@ -230,8 +265,14 @@ def manage(name: str, data: bytes | None, user: Any = None, group: Any = None, m
         ret["changes"] = changes
         return ret
     if not changes:
-        ret.update(result=True, comment=(f"File {name} is in the correct state" if managed
-                                         else f"File {name} exists with proper permissions. No changes made."))
+        ret.update(
+            result=True,
+            comment=(
+                f"File {name} is in the correct state"
+                if managed
+                else f"File {name} exists with proper permissions. No changes made."
+            ),
+        )
         return ret
     ret.update(result=True, changes=changes, comment=f"File {name} updated" if managed else "")
     return ret

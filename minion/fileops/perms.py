@@ -113,8 +113,9 @@ def mode_of(path: str, follow_symlinks: bool = True) -> str:
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
 
-def perm_changes(path: str, user: Any = None, group: Any = None, mode: str | None = None,
-                 follow_symlinks: bool = True) -> dict[str, Any]:
+def perm_changes(
+    path: str, user: Any = None, group: Any = None, mode: str | None = None, follow_symlinks: bool = True
+) -> dict[str, Any]:
     """What ``user``/``group``/``mode`` would change on ``path``, in Salt's keys."""
     st = os.stat(path) if follow_symlinks else os.lstat(path)
     changes: dict[str, Any] = {}

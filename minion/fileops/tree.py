@@ -39,8 +39,9 @@ def matches(pattern: str | None, relname: str) -> bool:
     return fnmatch.fnmatch(relname, pattern) or fnmatch.fnmatch(os.path.basename(relname), pattern)
 
 
-def recurse_changes(name: str, user: Any, group: Any, dir_mode: str | None, file_mode: str | None,
-                    recurse: list[str]) -> list[tuple[str, dict[str, Any]]]:
+def recurse_changes(
+    name: str, user: Any, group: Any, dir_mode: str | None, file_mode: str | None, recurse: list[str]
+) -> list[tuple[str, dict[str, Any]]]:
     """(path, perm changes) for everything below ``name``, in walk order (files, then dirs)."""
     want_user = user if "user" in recurse else None
     want_group = group if "group" in recurse else None
@@ -115,8 +116,11 @@ def backup(path: str, cachedir: str) -> str | None:
     if not os.path.isfile(path):
         return None
     now = time.time()
-    stamp = time.strftime("%a_%b_%d_%H:%M:%S", time.localtime(now)) + \
-        f"_{int((now % 1) * 1_000_000):06d}_" + time.strftime("%Y", time.localtime(now))
+    stamp = (
+        time.strftime("%a_%b_%d_%H:%M:%S", time.localtime(now))
+        + f"_{int((now % 1) * 1_000_000):06d}_"
+        + time.strftime("%Y", time.localtime(now))
+    )
     rel = os.path.dirname(os.path.abspath(path)).lstrip(os.sep)
     folder = os.path.join(cachedir, "file_backup", rel)
     os.makedirs(folder, exist_ok=True)

@@ -38,8 +38,7 @@ log = logging.getLogger(__name__)
 
 __virtualname__ = "pkg"
 
-_APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTBUGS_FRONTEND": "none",
-            "APT_LISTCHANGES_FRONTEND": "none"}
+_APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTBUGS_FRONTEND": "none", "APT_LISTCHANGES_FRONTEND": "none"}
 _CONF_OPTS = ["-o", "DPkg::Options::=--force-confold", "-o", "DPkg::Options::=--force-confdef"]
 _QUERY_TIMEOUT = 120
 _CTX_LIST = "pkg._list_pkgs"
@@ -60,6 +59,7 @@ def __virtual__() -> Any:
 # helpers
 # ---------------------------------------------------------------------------
 
+
 def _timeout(key: str, default: int) -> int:
     try:
         return int(__opts__.get(key, default))  # type: ignore[name-defined]  # noqa: F821
@@ -70,8 +70,8 @@ def _timeout(key: str, default: int) -> int:
 def _run(cmd: list[str], timeout: int = _QUERY_TIMEOUT, apt_env: bool = False) -> dict[str, Any]:
     env = dict(_APT_ENV) if apt_env else {}
     return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
-        cmd, python_shell=False, env=env, timeout=timeout, ignore_retcode=True,
-        output_loglevel="trace")
+        cmd, python_shell=False, env=env, timeout=timeout, ignore_retcode=True, output_loglevel="trace"
+    )
 
 
 def _clear_cache() -> None:
@@ -112,9 +112,12 @@ def _query() -> dict[str, dict[str, str]]:
 
 
 def _installed_map() -> dict[str, str]:
-    return {n: p["version"] for n, p in _query().items() if p["status"] in ("installed", "half-configured", "unpacked",
-                                                                           "half-installed", "triggers-awaited",
-                                                                           "triggers-pending")}
+    return {
+        n: p["version"]
+        for n, p in _query().items()
+        if p["status"]
+        in ("installed", "half-configured", "unpacked", "half-installed", "triggers-awaited", "triggers-pending")
+    }
 
 
 def _config_only_map() -> dict[str, str]:
@@ -178,7 +181,7 @@ def version_matches(installed: str, spec: str, **kwargs: Any) -> bool:
         return False
     for op in _OPS:
         if spec.startswith(op):
-            want = spec[len(op):].strip()
+            want = spec[len(op) :].strip()
             return compare_versions(installed, "==" if op == "=" else op, want)
     if any(c in spec for c in "*?["):
         return fnmatch.fnmatchcase(installed, spec)
@@ -189,8 +192,10 @@ def version_matches(installed: str, spec: str, **kwargs: Any) -> bool:
 # queries
 # ---------------------------------------------------------------------------
 
-def list_pkgs(versions_as_list: bool = False, removed: bool = False, purge_desired: bool = False,
-              **kwargs: Any) -> dict[str, Any]:
+
+def list_pkgs(
+    versions_as_list: bool = False, removed: bool = False, purge_desired: bool = False, **kwargs: Any
+) -> dict[str, Any]:
     """Installed packages ``{name: version}``; ``removed=True``: the ones
     that left only their config files behind."""
     pkgs = _config_only_map() if removed else _installed_map()
@@ -223,8 +228,9 @@ def _policy(names: Iterable[str]) -> dict[str, dict[str, str]]:
     return found
 
 
-def latest_version(*names: str, refresh: bool = True, show_installed: bool = False,
-                   fromrepo: str | None = None, **kwargs: Any) -> Any:
+def latest_version(
+    *names: str, refresh: bool = True, show_installed: bool = False, fromrepo: str | None = None, **kwargs: Any
+) -> Any:
     """The version apt would install, when it is newer than the installed one
     (``""`` otherwise, or when apt knows no such package)."""
     if not names:
@@ -270,13 +276,17 @@ def bin_pkg_info(path: str, saltenv: str = "base", **kwargs: Any) -> dict[str, s
     for line in out["stdout"].splitlines():
         key, _, val = line.partition(":")
         fields[key.strip().lower()] = val.strip()
-    return {"name": fields.get("package", ""), "version": fields.get("version", ""),
-            "arch": fields.get("architecture", "")}
+    return {
+        "name": fields.get("package", ""),
+        "version": fields.get("version", ""),
+        "arch": fields.get("architecture", ""),
+    }
 
 
 # ---------------------------------------------------------------------------
 # changes
 # ---------------------------------------------------------------------------
+
 
 def refresh_db(cache_valid_time: int = 0, failhard: bool = False, **kwargs: Any) -> dict[str, Any]:
     """``apt-get -q update``: ``{source: True (fetched) / False (unchanged or
@@ -325,7 +335,7 @@ def _targets(name: str | None, pkgs: Any, sources: Any, version: str | None, sal
                     if not local:
                         raise CommandExecutionError(f"Unable to cache {src}")
                 elif src.startswith("file://"):
-                    local = src[len("file://"):]
+                    local = src[len("file://") :]
                 if not os.path.isfile(str(local)):
                     raise CommandExecutionError(f"{src} does not exist on minion")
                 targets.append(os.path.abspath(str(local)))
@@ -356,10 +366,20 @@ def _pin(name: str, ver: str | None) -> str:
     return f"{name}={ver}"
 
 
-def install(name: str | None = None, refresh: bool = False, fromrepo: str | None = None,
-            skip_verify: bool = False, debconf: Any = None, pkgs: Any = None, sources: Any = None,
-            reinstall: bool = False, downloadonly: bool = False, version: str | None = None,
-            saltenv: str = "base", **kwargs: Any) -> dict[str, Any]:
+def install(
+    name: str | None = None,
+    refresh: bool = False,
+    fromrepo: str | None = None,
+    skip_verify: bool = False,
+    debconf: Any = None,
+    pkgs: Any = None,
+    sources: Any = None,
+    reinstall: bool = False,
+    downloadonly: bool = False,
+    version: str | None = None,
+    saltenv: str = "base",
+    **kwargs: Any,
+) -> dict[str, Any]:
     """Install packages from the repositories (``name`` / ``pkgs``, with
     versions) or local ``.deb`` files (``sources``); returns the changes."""
     targets = _targets(name, pkgs, sources, version, saltenv)
@@ -380,8 +400,9 @@ def install(name: str | None = None, refresh: bool = False, fromrepo: str | None
     _clear_cache()
     changes = _diff(old, _installed_map())
     if out["retcode"] != 0:
-        raise CommandExecutionError("Problem encountered installing package(s)",
-                                    info={"changes": changes, "errors": [_apt_error(out)]})
+        raise CommandExecutionError(
+            "Problem encountered installing package(s)", info={"changes": changes, "errors": [_apt_error(out)]}
+        )
     return changes
 
 
@@ -401,8 +422,9 @@ def _remove(action: str, name: str | None, pkgs: Any) -> dict[str, Any]:
         gone = {n: {"new": "", "old": ""} for n in config_only if n not in left and n not in new_installed}
         changes = {"removed": gone, "installed": changes}
     if out["retcode"] != 0:
-        raise CommandExecutionError("Problem encountered removing package(s)",
-                                    info={"changes": changes, "errors": [_apt_error(out)]})
+        raise CommandExecutionError(
+            "Problem encountered removing package(s)", info={"changes": changes, "errors": [_apt_error(out)]}
+        )
     return changes
 
 
@@ -424,19 +446,24 @@ def _set_hold(names: list[str], hold: bool) -> dict[str, Any]:
         ret[pname] = state
         entry = pkgs.get(pname)
         if entry is None:
-            state["comment"] = f"Package {pname} not currently held." if not hold else \
-                f"Package {pname} is not installed."
+            state["comment"] = (
+                f"Package {pname} not currently held." if not hold else f"Package {pname} is not installed."
+            )
             continue
         held = entry["want"] == "hold"
         if held == hold:
             state["result"] = True
-            state["comment"] = f"Package {pname} is already set to be held." if hold else \
-                f"Package {pname} is already set not to be held."
+            state["comment"] = (
+                f"Package {pname} is already set to be held."
+                if hold
+                else f"Package {pname} is already set not to be held."
+            )
             continue
         if __opts__.get("test"):  # type: ignore[name-defined]  # noqa: F821
             state["result"] = None
-            state["comment"] = f"Package {pname} is set to be held." if hold else \
-                f"Package {pname} is set not to be held."
+            state["comment"] = (
+                f"Package {pname} is set to be held." if hold else f"Package {pname} is set not to be held."
+            )
             continue
         out = _run(["apt-mark", "hold" if hold else "unhold", pname])
         _clear_cache()
@@ -445,8 +472,9 @@ def _set_hold(names: list[str], hold: bool) -> dict[str, Any]:
             continue
         state["result"] = True
         state["changes"] = {"old": "install", "new": "hold"} if hold else {"old": "hold", "new": "install"}
-        state["comment"] = f"Package {pname} is now being held." if hold else \
-            f"Package {pname} is no longer being held."
+        state["comment"] = (
+            f"Package {pname} is now being held." if hold else f"Package {pname} is no longer being held."
+        )
     return ret
 
 

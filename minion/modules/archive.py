@@ -79,8 +79,10 @@ def guess_format(path: str) -> str | None:
     lower = path.lower()
     if lower.endswith(".zip"):
         return "zip"
-    if any(lower.endswith(s) for s in (".tar", ".tgz", ".tbz", ".tbz2", ".txz", ".tar.gz", ".tar.bz2",
-                                       ".tar.xz", ".tar.lzma")):
+    if any(
+        lower.endswith(s)
+        for s in (".tar", ".tgz", ".tbz", ".tbz2", ".txz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tar.lzma")
+    ):
         return "tar"
     return None
 
@@ -122,6 +124,7 @@ def _tar_members(tf: tarfile.TarFile) -> Iterator[tuple[str, str, str, int, floa
 
 def _zip_members(zf: zipfile.ZipFile) -> Iterator[tuple[str, str, str, int, float, Any]]:
     import time
+
     for zi in zf.infolist():
         mode = zi.external_attr >> 16
         if zi.is_dir():
@@ -188,8 +191,9 @@ def _members(handle: Any, fmt: str, strip_components: int) -> list[_Member]:
                 problems.append(f"{m.raw} (reached through the symlink {'/'.join(parts[:i])})")
                 break
     if problems:
-        raise CommandExecutionError("Unsafe archive members, nothing was extracted: " + "; ".join(problems),
-                                    info=problems)
+        raise CommandExecutionError(
+            "Unsafe archive members, nothing was extracted: " + "; ".join(problems), info=problems
+        )
     return members
 
 
@@ -198,7 +202,7 @@ def _strip_option(options: Any, strip_components: Any) -> int:
     for opt in str(options or "").split():
         for prefix in ("--strip-components=", "--strip="):
             if opt.startswith(prefix):
-                count = opt[len(prefix):]
+                count = opt[len(prefix) :]
     try:
         return int(count or 0)
     except (TypeError, ValueError):
@@ -212,8 +216,16 @@ def _format(path: str, archive_format: str | None) -> str:
     return fmt
 
 
-def list_(name: str, archive_format: str | None = None, options: Any = None, strip_components: Any = None,
-          clean: bool = False, verbose: bool = False, saltenv: str = "base", **kwargs: Any) -> Any:
+def list_(
+    name: str,
+    archive_format: str | None = None,
+    options: Any = None,
+    strip_components: Any = None,
+    clean: bool = False,
+    verbose: bool = False,
+    saltenv: str = "base",
+    **kwargs: Any,
+) -> Any:
     """The members of the archive ``name``; with ``verbose`` sorted by kind and top level."""
     path = _local(name, saltenv)
     fmt = _format(path, archive_format)
@@ -221,8 +233,14 @@ def list_(name: str, archive_format: str | None = None, options: Any = None, str
         members = _members(handle, fmt, _strip_option(options, strip_components))
     if not verbose:
         return [m.path + ("/" if m.kind == "dir" else "") for m in members]
-    out: dict[str, list[str]] = {"dirs": [], "files": [], "links": [], "top_level_dirs": [],
-                                 "top_level_files": [], "top_level_links": []}
+    out: dict[str, list[str]] = {
+        "dirs": [],
+        "files": [],
+        "links": [],
+        "top_level_dirs": [],
+        "top_level_files": [],
+        "top_level_links": [],
+    }
     for m in members:
         parts = m.path.split("/")
         if m.kind == "dir":
@@ -281,8 +299,15 @@ def _copy(src: IO[bytes], target: str, mode: int) -> None:
     os.chmod(target, (mode & 0o755) | 0o600)
 
 
-def extract(name: str, dest: str, archive_format: str | None = None, options: Any = None,
-            strip_components: Any = None, saltenv: str = "base", **kwargs: Any) -> list[str]:
+def extract(
+    name: str,
+    dest: str,
+    archive_format: str | None = None,
+    options: Any = None,
+    strip_components: Any = None,
+    saltenv: str = "base",
+    **kwargs: Any,
+) -> list[str]:
     """Extract the archive ``name`` into the folder ``dest``; the member names written."""
     path = _local(name, saltenv)
     fmt = _format(path, archive_format)
@@ -327,14 +352,24 @@ def extract(name: str, dest: str, archive_format: str | None = None, options: An
     return written
 
 
-def unzip(zip_file: str, dest: str, excludes: Any = None, options: Any = None, template: Any = None,
-          runas: Any = None, trim_output: Any = False, password: Any = None, extract_perms: bool = True,
-          saltenv: str = "base", **kwargs: Any) -> list[str]:
+def unzip(
+    zip_file: str,
+    dest: str,
+    excludes: Any = None,
+    options: Any = None,
+    template: Any = None,
+    runas: Any = None,
+    trim_output: Any = False,
+    password: Any = None,
+    extract_perms: bool = True,
+    saltenv: str = "base",
+    **kwargs: Any,
+) -> list[str]:
     """Extract the zip ``zip_file`` into ``dest`` (the same checks as :func:`extract`)."""
     if password:
         raise CommandExecutionError("Password-protected zip files are not supported")
     files = extract(zip_file, dest, archive_format="zip", saltenv=saltenv)
-    return files[:int(trim_output)] if trim_output and trim_output is not True else files
+    return files[: int(trim_output)] if trim_output and trim_output is not True else files
 
 
 def is_encrypted(name: str, clean: bool = False, saltenv: str = "base", **kwargs: Any) -> bool:

@@ -45,9 +45,21 @@ from briny.common.logsetup import LEVELS
 
 log = logging.getLogger(__name__)
 
-_LOCALE_VARS = ("LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
-                "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT",
-                "LC_IDENTIFICATION", "LANGUAGE")
+_LOCALE_VARS = (
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "LC_MONETARY",
+    "LC_MESSAGES",
+    "LC_PAPER",
+    "LC_NAME",
+    "LC_ADDRESS",
+    "LC_TELEPHONE",
+    "LC_MEASUREMENT",
+    "LC_IDENTIFICATION",
+    "LANGUAGE",
+)
 
 
 def _default_shell() -> str:
@@ -75,8 +87,7 @@ def _log_name(cmd: Any) -> str:
     return parts[0] if parts else ""
 
 
-def _env(env: Any, clean_env: bool, reset_system_locale: bool, prepend_path: str | None,
-         pw: Any) -> dict[str, str]:
+def _env(env: Any, clean_env: bool, reset_system_locale: bool, prepend_path: str | None, pw: Any) -> dict[str, str]:
     if env is None:
         env = {}
     if isinstance(env, list):
@@ -85,16 +96,16 @@ def _env(env: Any, clean_env: bool, reset_system_locale: bool, prepend_path: str
             if isinstance(item, Mapping):
                 merged.update(item)
             else:
-                log.error("Environment variable '%s' passed without a value. Setting value to an empty string",
-                          item)
+                log.error("Environment variable '%s' passed without a value. Setting value to an empty string", item)
                 merged[str(item)] = ""
         env = merged
     if not isinstance(env, Mapping):
         raise SaltInvocationError(f"Invalid input: env must be a dict, not {type(env).__name__}")
     run_env: dict[str, str] = {} if clean_env else dict(os.environ)
     if pw is not None:
-        run_env.update({"HOME": pw.pw_dir, "USER": pw.pw_name, "LOGNAME": pw.pw_name,
-                        "SHELL": pw.pw_shell or "/bin/sh"})
+        run_env.update(
+            {"HOME": pw.pw_dir, "USER": pw.pw_name, "LOGNAME": pw.pw_name, "SHELL": pw.pw_shell or "/bin/sh"}
+        )
     for key, val in env.items():
         run_env[str(key)] = "" if val is None else str(val)
     if reset_system_locale:
@@ -109,6 +120,7 @@ def _runas_user(runas: str | None) -> Any:
     if not runas:
         return None
     import pwd
+
     try:
         pw = pwd.getpwnam(str(runas))
     except KeyError:
@@ -120,14 +132,31 @@ def _runas_user(runas: str | None) -> Any:
     return pw
 
 
-def _run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str | None = None,
-         group: str | None = None, shell: str | None = None, python_shell: bool | None = None,
-         env: Any = None, clean_env: bool = False, prepend_path: str | None = None, rstrip: bool = True,
-         umask: Any = None, output_loglevel: str = "debug", hide_output: bool = False,
-         timeout: float | None = None, reset_system_locale: bool = True, ignore_retcode: bool = False,
-         success_retcodes: Any = None, success_stdout: Any = None, success_stderr: Any = None,
-         redirect_stderr: bool = False, output_encoding: str | None = None,
-         **kwargs: Any) -> dict[str, Any]:
+def _run(
+    cmd: Any,
+    cwd: str | None = None,
+    stdin: str | None = None,
+    runas: str | None = None,
+    group: str | None = None,
+    shell: str | None = None,
+    python_shell: bool | None = None,
+    env: Any = None,
+    clean_env: bool = False,
+    prepend_path: str | None = None,
+    rstrip: bool = True,
+    umask: Any = None,
+    output_loglevel: str = "debug",
+    hide_output: bool = False,
+    timeout: float | None = None,
+    reset_system_locale: bool = True,
+    ignore_retcode: bool = False,
+    success_retcodes: Any = None,
+    success_stdout: Any = None,
+    success_stderr: Any = None,
+    redirect_stderr: bool = False,
+    output_encoding: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     if cmd is None or (isinstance(cmd, (str, list, tuple)) and not cmd) or (isinstance(cmd, str) and not cmd.strip()):
         raise SaltInvocationError("No command given: 'cmd' is empty")
     use_shell = _python_shell_default(python_shell, kwargs)
@@ -166,15 +195,20 @@ def _run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str 
             raise CommandExecutionError(f"Invalid umask: '{umask}'")
     run_env = _env(env, _is_true(clean_env), _is_true(reset_system_locale), prepend_path, pw)
     popen_kwargs: dict[str, Any] = {
-        "cwd": cwd, "env": run_env, "stdout": subprocess.PIPE,
+        "cwd": cwd,
+        "env": run_env,
+        "stdout": subprocess.PIPE,
         "stderr": subprocess.STDOUT if redirect_stderr else subprocess.PIPE,
         "stdin": subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        "close_fds": True, "start_new_session": True, "umask": mask,
+        "close_fds": True,
+        "start_new_session": True,
+        "umask": mask,
     }
     if pw is not None:
         popen_kwargs["user"] = pw.pw_uid
         popen_kwargs["group"] = pw.pw_gid
         import grp
+
         popen_kwargs["extra_groups"] = [g.gr_gid for g in grp.getgrall() if pw.pw_name in g.gr_mem]
     if group:
         if os.geteuid() != 0:
@@ -205,8 +239,11 @@ def _run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str 
         try:
             text = raw.decode(encoding)
         except UnicodeDecodeError:
-            log.error("Failed to decode %s from command %s, non-decodable characters have been replaced",
-                      key, _log_name(shown))
+            log.error(
+                "Failed to decode %s from command %s, non-decodable characters have been replaced",
+                key,
+                _log_name(shown),
+            )
             text = raw.decode(encoding, errors="replace")
         ret[key] = text.rstrip() if rstrip else text
     if timed_out:
@@ -248,16 +285,39 @@ def _raise_on_error(ret: Mapping[str, Any], raise_err: Any, text: str) -> None:
         raise CommandExecutionError(text or f"Command failed with return code {ret['retcode']}", info=dict(ret))
 
 
-def run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str | None = None,
-        group: str | None = None, shell: str | None = None, python_shell: bool | None = None,
-        env: Any = None, clean_env: bool = False, template: str | None = None, rstrip: bool = True,
-        umask: Any = None, output_encoding: str | None = None, output_loglevel: str = "debug",
-        log_callback: Any = None, hide_output: bool = False, timeout: float | None = None,
-        reset_system_locale: bool = True, ignore_retcode: bool = False, saltenv: str | None = None,
-        use_vt: bool = False, bg: bool = False, password: str | None = None, encoded_cmd: bool = False,
-        raise_err: bool = False, prepend_path: str | None = None, success_retcodes: Any = None,
-        success_stdout: Any = None, success_stderr: Any = None, redirect_stderr: bool = True,
-        **kwargs: Any) -> str:
+def run(
+    cmd: Any,
+    cwd: str | None = None,
+    stdin: str | None = None,
+    runas: str | None = None,
+    group: str | None = None,
+    shell: str | None = None,
+    python_shell: bool | None = None,
+    env: Any = None,
+    clean_env: bool = False,
+    template: str | None = None,
+    rstrip: bool = True,
+    umask: Any = None,
+    output_encoding: str | None = None,
+    output_loglevel: str = "debug",
+    log_callback: Any = None,
+    hide_output: bool = False,
+    timeout: float | None = None,
+    reset_system_locale: bool = True,
+    ignore_retcode: bool = False,
+    saltenv: str | None = None,
+    use_vt: bool = False,
+    bg: bool = False,
+    password: str | None = None,
+    encoded_cmd: bool = False,
+    raise_err: bool = False,
+    prepend_path: str | None = None,
+    success_retcodes: Any = None,
+    success_stdout: Any = None,
+    success_stderr: Any = None,
+    redirect_stderr: bool = True,
+    **kwargs: Any,
+) -> str:
     """Run ``cmd`` and return its output (stderr merged into stdout by default).
 
     The positional order of the arguments is Salt's (``cmd, cwd, stdin,
@@ -266,17 +326,45 @@ def run(cmd: Any, cwd: str | None = None, stdin: str | None = None, runas: str |
     ``encoded_cmd`` are accepted and ignored (Windows / terminal options).
     """
     if _is_true(bg):
-        run_bg(cmd, cwd=cwd, runas=runas, shell=shell, python_shell=python_shell, env=env,
-               clean_env=clean_env, umask=umask, prepend_path=prepend_path, **kwargs)
+        run_bg(
+            cmd,
+            cwd=cwd,
+            runas=runas,
+            shell=shell,
+            python_shell=python_shell,
+            env=env,
+            clean_env=clean_env,
+            umask=umask,
+            prepend_path=prepend_path,
+            **kwargs,
+        )
         return ""
-    ret = _run(cmd, cwd=cwd, stdin=stdin, runas=runas, group=group, shell=shell,
-               python_shell=python_shell, env=env, clean_env=clean_env, template=template,
-               rstrip=rstrip, umask=umask, output_encoding=output_encoding,
-               output_loglevel=output_loglevel, hide_output=hide_output, timeout=timeout,
-               reset_system_locale=reset_system_locale, ignore_retcode=ignore_retcode,
-               prepend_path=prepend_path, success_retcodes=success_retcodes,
-               success_stdout=success_stdout, success_stderr=success_stderr,
-               redirect_stderr=_is_true(redirect_stderr), **kwargs)
+    ret = _run(
+        cmd,
+        cwd=cwd,
+        stdin=stdin,
+        runas=runas,
+        group=group,
+        shell=shell,
+        python_shell=python_shell,
+        env=env,
+        clean_env=clean_env,
+        template=template,
+        rstrip=rstrip,
+        umask=umask,
+        output_encoding=output_encoding,
+        output_loglevel=output_loglevel,
+        hide_output=hide_output,
+        timeout=timeout,
+        reset_system_locale=reset_system_locale,
+        ignore_retcode=ignore_retcode,
+        prepend_path=prepend_path,
+        success_retcodes=success_retcodes,
+        success_stdout=success_stdout,
+        success_stderr=success_stderr,
+        redirect_stderr=_is_true(redirect_stderr),
+        **kwargs,
+    )
     _note_retcode(ret, ignore_retcode)
     out = ret["stdout"]
     _raise_on_error(ret, raise_err, out)
@@ -300,9 +388,26 @@ def _positional(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]
     return kwargs
 
 
-_POSITIONAL = ("cwd", "stdin", "runas", "group", "shell", "python_shell", "env", "clean_env",
-               "template", "rstrip", "umask", "output_encoding", "output_loglevel", "log_callback",
-               "hide_output", "timeout", "reset_system_locale", "ignore_retcode")
+_POSITIONAL = (
+    "cwd",
+    "stdin",
+    "runas",
+    "group",
+    "shell",
+    "python_shell",
+    "env",
+    "clean_env",
+    "template",
+    "rstrip",
+    "umask",
+    "output_encoding",
+    "output_loglevel",
+    "log_callback",
+    "hide_output",
+    "timeout",
+    "reset_system_locale",
+    "ignore_retcode",
+)
 
 
 def run_stdout(cmd: Any, *args: Any, **kwargs: Any) -> str:
@@ -338,8 +443,9 @@ def run_all(cmd: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
     raise_err = kwargs.pop("raise_err", False)
     hide_output = kwargs.pop("hide_output", False)
     redirect_stderr = _is_true(kwargs.pop("redirect_stderr", False))
-    ret = _run(cmd, ignore_retcode=ignore_retcode, redirect_stderr=_is_true(redirect_stderr),
-               hide_output=hide_output, **kwargs)
+    ret = _run(
+        cmd, ignore_retcode=ignore_retcode, redirect_stderr=_is_true(redirect_stderr), hide_output=hide_output, **kwargs
+    )
     if redirect_stderr:
         ret["stderr"] = ""
     _note_retcode(ret, ignore_retcode)
@@ -359,15 +465,27 @@ def retcode(cmd: Any, *args: Any, **kwargs: Any) -> int:
     return int(ret["retcode"])
 
 
-def run_bg(cmd: Any, cwd: str | None = None, runas: str | None = None, shell: str | None = None,
-           python_shell: bool | None = None, env: Any = None, clean_env: bool = False,
-           umask: Any = None, prepend_path: str | None = None, **kwargs: Any) -> dict[str, int]:
+def run_bg(
+    cmd: Any,
+    cwd: str | None = None,
+    runas: str | None = None,
+    shell: str | None = None,
+    python_shell: bool | None = None,
+    env: Any = None,
+    clean_env: bool = False,
+    umask: Any = None,
+    prepend_path: str | None = None,
+    **kwargs: Any,
+) -> dict[str, int]:
     """Start ``cmd`` in the background and return ``{"pid": pid}`` without waiting."""
     use_shell = _python_shell_default(python_shell, kwargs)
     if not cmd:
         raise SaltInvocationError("No command given: 'cmd' is empty")
-    argv = [shell or _default_shell(), "-c", str(cmd)] if use_shell else (
-        [str(c) for c in cmd] if isinstance(cmd, (list, tuple)) else shlex.split(str(cmd)))
+    argv = (
+        [shell or _default_shell(), "-c", str(cmd)]
+        if use_shell
+        else ([str(c) for c in cmd] if isinstance(cmd, (list, tuple)) else shlex.split(str(cmd)))
+    )
     pw = _runas_user(runas)
     cwd = cwd or (pw.pw_dir if pw is not None else os.path.expanduser("~"))
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
@@ -381,9 +499,17 @@ def run_bg(cmd: Any, cwd: str | None = None, runas: str | None = None, shell: st
         raise CommandExecutionError(f"Invalid umask: '{umask}'") from None
     try:
         proc = subprocess.Popen(  # noqa: S603
-            argv, cwd=cwd, env=_env(env, _is_true(clean_env), True, prepend_path, pw),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            close_fds=True, start_new_session=True, umask=mask, **extra)
+            argv,
+            cwd=cwd,
+            env=_env(env, _is_true(clean_env), True, prepend_path, pw),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+            umask=mask,
+            **extra,
+        )
     except OSError as exc:
         raise CommandExecutionError(f"Unable to run command '{cmd}': {exc}") from None
     return {"pid": proc.pid}
@@ -392,8 +518,11 @@ def run_bg(cmd: Any, cwd: str | None = None, runas: str | None = None, shell: st
 def which(cmd: str, **kwargs: Any) -> str | None:
     """The full path of executable ``cmd`` on the PATH (plus the sbin folders), or None."""
     path = os.environ.get("PATH", os.defpath)
-    extra = [d for d in ("/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/bin", "/bin")
-             if d not in path.split(os.pathsep)]
+    extra = [
+        d
+        for d in ("/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/bin", "/bin")
+        if d not in path.split(os.pathsep)
+    ]
     return shutil.which(str(cmd), path=os.pathsep.join([path] + extra))
 
 
@@ -428,12 +557,14 @@ def exec_code(lang: str, code: str, cwd: str | None = None, args: Any = None, **
 def exec_code_all(lang: str, code: str, cwd: str | None = None, args: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Run ``code`` with ``lang`` and return the ``run_all`` dict."""
     import tempfile
+
     fd, path = tempfile.mkstemp(prefix="briny-code-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(code)
-        argv = [lang, path] + ([str(a) for a in args] if isinstance(args, list)
-                               else shlex.split(str(args)) if args else [])
+        argv = [lang, path] + (
+            [str(a) for a in args] if isinstance(args, list) else shlex.split(str(args)) if args else []
+        )
         kwargs["python_shell"] = False
         return run_all(argv, cwd=cwd, **kwargs)
     finally:

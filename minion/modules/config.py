@@ -89,9 +89,17 @@ def _sources(omit_opts: bool, omit_grains: bool, omit_pillar: bool, omit_master:
     return out
 
 
-def get(key: str, default: Any = "", delimiter: str = DEFAULT_DELIM, merge: str | None = None,
-        omit_opts: bool = False, omit_pillar: bool = False, omit_master: bool = False,
-        omit_grains: bool = False, **kwargs: Any) -> Any:
+def get(
+    key: str,
+    default: Any = "",
+    delimiter: str = DEFAULT_DELIM,
+    merge: str | None = None,
+    omit_opts: bool = False,
+    omit_pillar: bool = False,
+    omit_master: bool = False,
+    omit_grains: bool = False,
+    **kwargs: Any,
+) -> Any:
     """The value of ``key`` from config, grains, pillar, master config, defaults; else ``default``."""
     sources = _sources(omit_opts, omit_grains, omit_pillar, omit_master)
     if merge is None:
@@ -112,9 +120,17 @@ def get(key: str, default: Any = "", delimiter: str = DEFAULT_DELIM, merge: str 
     return default if ret is _MISSING else ret
 
 
-def option(value: str, default: Any = "", omit_opts: bool = False, omit_grains: bool = False,
-           omit_pillar: bool = False, omit_master: bool = False, omit_all: bool = False,
-           wildcard: bool = False, **kwargs: Any) -> Any:
+def option(
+    value: str,
+    default: Any = "",
+    omit_opts: bool = False,
+    omit_grains: bool = False,
+    omit_pillar: bool = False,
+    omit_master: bool = False,
+    omit_all: bool = False,
+    wildcard: bool = False,
+    **kwargs: Any,
+) -> Any:
     """The value of the top-level key ``value`` (no nesting); ``wildcard=True`` globs keys."""
     if omit_all:
         omit_opts = omit_grains = omit_pillar = omit_master = True

@@ -33,8 +33,14 @@ def _client() -> Any:
     return fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
 
 
-def cache_file(path: str, saltenv: str | None = None, source_hash: str | None = None,
-               verify_ssl: bool = True, use_etag: bool = False, **kwargs: Any) -> str | bool:
+def cache_file(
+    path: str,
+    saltenv: str | None = None,
+    source_hash: str | None = None,
+    verify_ssl: bool = True,
+    use_etag: bool = False,
+    **kwargs: Any,
+) -> str | bool:
     """A local path holding ``path`` (``salt://`` or local), or False."""
     env = _saltenv(saltenv)
     if not path:
@@ -42,7 +48,7 @@ def cache_file(path: str, saltenv: str | None = None, source_hash: str | None = 
     if not str(path).startswith("salt://"):
         local = str(path)
         if local.startswith("file://"):
-            local = local[len("file://"):]
+            local = local[len("file://") :]
         return local if os.path.isfile(local) else False
     try:
         found = _client().cache_file(path, env)
@@ -119,8 +125,15 @@ def _copy(source: str, target: Path) -> None:
             tmp.unlink()
 
 
-def get_file(path: str, dest: str, saltenv: str | None = None, makedirs: bool = False,
-             template: str | None = None, gzip: Any = None, **kwargs: Any) -> str:
+def get_file(
+    path: str,
+    dest: str,
+    saltenv: str | None = None,
+    makedirs: bool = False,
+    template: str | None = None,
+    gzip: Any = None,
+    **kwargs: Any,
+) -> str:
     """Copy ``path`` (``salt://`` or local) to ``dest`` on this host; the destination, or ``""``.
 
     A ``dest`` that is a folder (or ends in ``/``) gets the file's own name;
@@ -137,8 +150,12 @@ def get_file(path: str, dest: str, saltenv: str | None = None, makedirs: bool = 
     try:
         if not target.parent.is_dir():
             if not makedirs:
-                log.error("Unable to copy %s to %s: the folder %s does not exist (makedirs=True makes it)",
-                          path, target, target.parent)
+                log.error(
+                    "Unable to copy %s to %s: the folder %s does not exist (makedirs=True makes it)",
+                    path,
+                    target,
+                    target.parent,
+                )
                 return ""
             target.parent.mkdir(parents=True, exist_ok=True)
         _copy(str(local), target)
@@ -148,8 +165,9 @@ def get_file(path: str, dest: str, saltenv: str | None = None, makedirs: bool = 
     return str(target)
 
 
-def get_dir(path: str, dest: str, saltenv: str | None = None, template: str | None = None,
-            gzip: Any = None, **kwargs: Any) -> list[str]:
+def get_dir(
+    path: str, dest: str, saltenv: str | None = None, template: str | None = None, gzip: Any = None, **kwargs: Any
+) -> list[str]:
     """Copy the folder ``salt://path`` to ``dest/<its name>/...``; the files written."""
     env = _saltenv(saltenv)
     path, dest = _template(str(path), template, env), _template(str(dest), template, env)
@@ -167,12 +185,12 @@ def get_dir(path: str, dest: str, saltenv: str | None = None, template: str | No
     written: list[str] = []
     dirs = client.list_dirs(env) if hasattr(client, "list_dirs") else []
     for rel in [d for d in dirs if d.startswith(under)]:
-        folder = root / rel[len(parent) + 1 if parent else 0:]
+        folder = root / rel[len(parent) + 1 if parent else 0 :]
         folder.mkdir(parents=True, exist_ok=True)
     for rel in client.list_files(env):
         if not rel.startswith(under):
             continue
-        target = root / rel[len(parent) + 1 if parent else 0:]
+        target = root / rel[len(parent) + 1 if parent else 0 :]
         if not os.path.realpath(target).startswith(real_root.rstrip(os.sep) + os.sep):
             log.error("Refused to write %s: it is outside %s", target, root)
             continue

@@ -34,6 +34,7 @@ _TIMEOUT = 60
 _FIELDS = ("minute", "hour", "daymonth", "month", "dayweek")
 _RANGES = {"minute": (0, 59), "hour": (0, 23), "month": (1, 12), "dayweek": (0, 6)}
 
+
 def __virtual__() -> Any:
     if os.name != "posix":
         return False, "the cron module needs a POSIX host"
@@ -41,8 +42,13 @@ def __virtual__() -> Any:
 
 
 def _cmd(args: list[str], stdin: str | None = None) -> dict[str, Any]:
-    call: dict[str, Any] = {"python_shell": False, "timeout": _TIMEOUT, "ignore_retcode": True,
-                            "output_loglevel": "quiet", "rstrip": False}
+    call: dict[str, Any] = {
+        "python_shell": False,
+        "timeout": _TIMEOUT,
+        "ignore_retcode": True,
+        "output_loglevel": "quiet",
+        "rstrip": False,
+    }
     if stdin is not None:
         call["stdin"] = stdin
     return dict(__salt__["cmd.run_all"](args, **call))  # type: ignore[name-defined]  # noqa: F821
@@ -96,13 +102,20 @@ def list_tab(user: str, **kwargs: Any) -> dict[str, list[Any]]:
             continue
         disabled = line.startswith("#DISABLED#")
         if disabled:
-            line = line[len("#DISABLED#"):]
+            line = line[len("#DISABLED#") :]
         if line.startswith("@"):
             parts = line.split()
             if len(parts) < 2:
                 continue
-            tab["special"].append({"spec": parts[0], "cmd": " ".join(parts[1:]), "identifier": identifier,
-                                   "comment": comment, "commented": disabled})
+            tab["special"].append(
+                {
+                    "spec": parts[0],
+                    "cmd": " ".join(parts[1:]),
+                    "identifier": identifier,
+                    "comment": comment,
+                    "commented": disabled,
+                }
+            )
             comment = identifier = None
         elif line.startswith("#"):
             text = line.lstrip("# ")
@@ -145,7 +158,7 @@ def _render(tab: dict[str, list[Any]]) -> str:
         out.append(f"{TAG}\n")
     for env in tab["env"]:
         value = env.get("value")
-        out.append(f'{env["name"]}=""\n' if value in (None, "") else f'{env["name"]}={value}\n')
+        out.append(f'{env["name"]}=""\n' if value in (None, "") else f"{env['name']}={value}\n")
     for job in tab["crons"]:
         out.append(_comment_lines(job, strip=False))
         times = " ".join(str(job[f]) for f in _FIELDS)
@@ -185,9 +198,19 @@ def _merged_identifier(entry: dict[str, Any], identifier: Any) -> Any:
     return identifier if identifier else entry.get("identifier")
 
 
-def set_job(user: str, minute: Any, hour: Any, daymonth: Any, month: Any, dayweek: Any, cmd: str,
-            commented: bool = False, comment: str | None = None, identifier: Any = None,
-            **kwargs: Any) -> str:
+def set_job(
+    user: str,
+    minute: Any,
+    hour: Any,
+    daymonth: Any,
+    month: Any,
+    dayweek: Any,
+    cmd: str,
+    commented: bool = False,
+    comment: str | None = None,
+    identifier: Any = None,
+    **kwargs: Any,
+) -> str:
     """Make sure the timed job ``cmd`` (or ``identifier``) is in ``user``'s crontab."""
     want = {f: str(v).lower() for f, v in zip(_FIELDS, (minute, hour, daymonth, month, dayweek))}
     tab = list_tab(user)
@@ -195,8 +218,12 @@ def set_job(user: str, minute: Any, hour: Any, daymonth: Any, month: Any, daywee
         for idx, entry in enumerate(tab[kind]):
             if not _matches(entry, cmd, identifier):
                 continue
-            checks = [(entry.get("comment"), comment), (entry.get("commented"), commented),
-                      (identifier, _entry_id(entry)), (entry.get("spec"), None)]
+            checks = [
+                (entry.get("comment"), comment),
+                (entry.get("commented"), commented),
+                (identifier, _entry_id(entry)),
+                (entry.get("spec"), None),
+            ]
             checks += [(entry.get(f), want[f]) for f in _FIELDS]
             if entry.get("identifier") or identifier:
                 checks.append((entry.get("cmd"), cmd))
@@ -206,10 +233,12 @@ def set_job(user: str, minute: Any, hour: Any, daymonth: Any, month: Any, daywee
             job = {f: (want[f] if _differs(entry.get(f), want[f]) else entry.get(f)) for f in _FIELDS}
             if kind == "special":  # a special job becoming a timed one takes the asked times
                 job = {f: _pick(f, want[f], want["month"]) for f in _FIELDS}
-            job.update(cmd=cmd if _differs(entry["cmd"], cmd) else entry["cmd"],
-                       identifier=_merged_identifier(entry, identifier),
-                       comment=comment if _differs(entry.get("comment"), comment) else entry.get("comment"),
-                       commented=commented if _differs(entry.get("commented"), commented) else entry.get("commented"))
+            job.update(
+                cmd=cmd if _differs(entry["cmd"], cmd) else entry["cmd"],
+                identifier=_merged_identifier(entry, identifier),
+                comment=comment if _differs(entry.get("comment"), comment) else entry.get("comment"),
+                commented=commented if _differs(entry.get("commented"), commented) else entry.get("commented"),
+            )
             tab["crons"].append(job)
             res = _write(user, tab)
             return "updated" if res.get("retcode") == 0 else _error(res)
@@ -222,32 +251,46 @@ def set_job(user: str, minute: Any, hour: Any, daymonth: Any, month: Any, daywee
     return "new" if res.get("retcode") == 0 else _error(res)
 
 
-def set_special(user: str, special: str, cmd: str, commented: bool = False, comment: str | None = None,
-                identifier: Any = None, **kwargs: Any) -> str:
+def set_special(
+    user: str,
+    special: str,
+    cmd: str,
+    commented: bool = False,
+    comment: str | None = None,
+    identifier: Any = None,
+    **kwargs: Any,
+) -> str:
     """Make sure the ``@special`` job ``cmd`` (or ``identifier``) is in ``user``'s crontab."""
     tab = list_tab(user)
     for kind in ("crons", "special"):
         for idx, entry in enumerate(tab[kind]):
             if not _matches(entry, cmd, identifier):
                 continue
-            checks = [(entry.get("comment"), comment), (entry.get("commented"), commented),
-                      (identifier, _entry_id(entry)), (entry.get("spec"), special)]
+            checks = [
+                (entry.get("comment"), comment),
+                (entry.get("commented"), commented),
+                (identifier, _entry_id(entry)),
+                (entry.get("spec"), special),
+            ]
             if entry.get("identifier") or identifier:
                 checks.append((entry.get("cmd"), cmd))
             if not any(_differs(old, new) for old, new in checks):
                 return "present"
             del tab[kind][idx]
-            tab["special"].append({
-                "spec": special if _differs(entry.get("spec"), special) else entry.get("spec"),
-                "cmd": cmd if _differs(entry["cmd"], cmd) else entry["cmd"],
-                "identifier": _merged_identifier(entry, identifier),
-                "comment": comment if _differs(entry.get("comment"), comment) else entry.get("comment"),
-                "commented": commented if _differs(entry.get("commented"), commented) else entry.get("commented"),
-            })
+            tab["special"].append(
+                {
+                    "spec": special if _differs(entry.get("spec"), special) else entry.get("spec"),
+                    "cmd": cmd if _differs(entry["cmd"], cmd) else entry["cmd"],
+                    "identifier": _merged_identifier(entry, identifier),
+                    "comment": comment if _differs(entry.get("comment"), comment) else entry.get("comment"),
+                    "commented": commented if _differs(entry.get("commented"), commented) else entry.get("commented"),
+                }
+            )
             res = _write(user, tab)
             return "updated" if res.get("retcode") == 0 else _error(res)
-    tab["special"].append({"spec": special, "cmd": cmd, "identifier": identifier, "comment": comment,
-                           "commented": commented})
+    tab["special"].append(
+        {"spec": special, "cmd": cmd, "identifier": identifier, "comment": comment, "commented": commented}
+    )
     res = _write(user, tab)
     return "new" if res.get("retcode") == 0 else _error(res)
 
@@ -267,13 +310,23 @@ def _time_matches(entry: dict[str, Any], **fields: Any) -> bool:
     return all(value is None or str(entry.get(f)) == str(value) for f, value in fields.items())
 
 
-def rm_job(user: str, cmd: str, minute: Any = None, hour: Any = None, daymonth: Any = None,
-           month: Any = None, dayweek: Any = None, identifier: Any = None, **kwargs: Any) -> str:
+def rm_job(
+    user: str,
+    cmd: str,
+    minute: Any = None,
+    hour: Any = None,
+    daymonth: Any = None,
+    month: Any = None,
+    dayweek: Any = None,
+    identifier: Any = None,
+    **kwargs: Any,
+) -> str:
     """Remove the first timed job matching ``cmd`` / ``identifier`` (and the times given)."""
     tab = list_tab(user)
     for idx, entry in enumerate(tab["crons"]):
         if _matches(entry, cmd, identifier) and _time_matches(
-                entry, minute=minute, hour=hour, daymonth=daymonth, month=month, dayweek=dayweek):
+            entry, minute=minute, hour=hour, daymonth=daymonth, month=month, dayweek=dayweek
+        ):
             del tab["crons"][idx]
             res = _write(user, tab)
             return "removed" if res.get("retcode") == 0 else _error(res)

@@ -76,8 +76,16 @@ def _subset(keys: Any, source: Mapping[str, Any]) -> dict[str, Any]:
     return dict(source)
 
 
-def send(tag: str, data: Any = None, preload: Any = None, with_env: Any = False, with_grains: Any = False,
-         with_pillar: Any = False, with_env_opts: bool = False, **kwargs: Any) -> bool:
+def send(
+    tag: str,
+    data: Any = None,
+    preload: Any = None,
+    with_env: Any = False,
+    with_grains: Any = False,
+    with_pillar: Any = False,
+    with_env_opts: bool = False,
+    **kwargs: Any,
+) -> bool:
     """Fire ``tag`` with ``data`` (plus whatever ``with_*`` asks for) on this host's bus."""
     payload: dict[str, Any] = {}
     if with_env:

@@ -90,8 +90,14 @@ def read(path: str, binary: bool = False) -> str | bytes:
     return data if binary else data.decode("utf-8", errors="replace")
 
 
-def search(path: str, pattern: str, flags: int | str | list[str] = 8, bufsize: int | str = 1,
-           ignore_if_missing: bool = False, multiline: bool = False) -> bool:
+def search(
+    path: str,
+    pattern: str,
+    flags: int | str | list[str] = 8,
+    bufsize: int | str = 1,
+    ignore_if_missing: bool = False,
+    multiline: bool = False,
+) -> bool:
     """True when the regular expression ``pattern`` matches in ``path``."""
     path = os.path.expanduser(path)
     if not os.path.exists(path):
@@ -149,15 +155,28 @@ def stats(path: str, hash_type: str | None = None, follow_symlinks: bool = True)
     """Salt's ``file.stats`` dict: inode, uid, gid, user, group, times, size, mode, type, target."""
     path = os.path.expanduser(path)
     st = _stat(path, follow_symlinks)
-    kinds = [(stat.S_ISDIR, "dir"), (stat.S_ISCHR, "char"), (stat.S_ISBLK, "block"),
-             (stat.S_ISREG, "file"), (stat.S_ISFIFO, "pipe"), (stat.S_ISLNK, "link"),
-             (stat.S_ISSOCK, "socket")]
+    kinds = [
+        (stat.S_ISDIR, "dir"),
+        (stat.S_ISCHR, "char"),
+        (stat.S_ISBLK, "block"),
+        (stat.S_ISREG, "file"),
+        (stat.S_ISFIFO, "pipe"),
+        (stat.S_ISLNK, "link"),
+        (stat.S_ISSOCK, "socket"),
+    ]
     kind = next((name for test, name in kinds if test(st.st_mode)), "")
     ret: dict[str, Any] = {
-        "inode": st.st_ino, "uid": st.st_uid, "gid": st.st_gid,
-        "group": gid_to_group(st.st_gid), "user": uid_to_user(st.st_uid),
-        "atime": st.st_atime, "mtime": st.st_mtime, "ctime": st.st_ctime,
-        "size": st.st_size, "mode": f"{stat.S_IMODE(st.st_mode):04o}", "type": kind,
+        "inode": st.st_ino,
+        "uid": st.st_uid,
+        "gid": st.st_gid,
+        "group": gid_to_group(st.st_gid),
+        "user": uid_to_user(st.st_uid),
+        "atime": st.st_atime,
+        "mtime": st.st_mtime,
+        "ctime": st.st_ctime,
+        "size": st.st_size,
+        "mode": f"{stat.S_IMODE(st.st_mode):04o}",
+        "type": kind,
         "target": os.path.realpath(path),
     }
     if hash_type and kind == "file":
@@ -284,8 +303,9 @@ def makedirs_perms(name: str, user: Any = None, group: Any = None, mode: Any = "
     return True
 
 
-def atomic_write(path: str, data: str | bytes, mode: Any = None, follow_symlinks: bool = True,
-                 user: Any = None, group: Any = None) -> bool:
+def atomic_write(
+    path: str, data: str | bytes, mode: Any = None, follow_symlinks: bool = True, user: Any = None, group: Any = None
+) -> bool:
     """Replace ``path`` with ``data`` atomically (briny addition).
 
     A temporary file made with ``O_EXCL`` in the destination's folder, then a
@@ -301,8 +321,12 @@ def atomic_write(path: str, data: str | bytes, mode: Any = None, follow_symlinks
     missing = perms.missing_owner(user, group)
     if missing:
         raise CommandExecutionError(missing.strip())
-    managed.write(path, data.encode("utf-8") if isinstance(data, str) else data,
-                  owner=(user, group), exact_mode=normalize_mode(mode))
+    managed.write(
+        path,
+        data.encode("utf-8") if isinstance(data, str) else data,
+        owner=(user, group),
+        exact_mode=normalize_mode(mode),
+    )
     return True
 
 
@@ -311,23 +335,35 @@ def _cache(src: str, saltenv: str) -> str | bool:
     return __salt__["cp.cache_file"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
 
 
-def _render(text: str, template: str, context: Any, defaults: Any, saltenv: str,
-            extra: dict[str, Any], tmplpath: str | None = None) -> str:
+def _render(
+    text: str,
+    template: str,
+    context: Any,
+    defaults: Any,
+    saltenv: str,
+    extra: dict[str, Any],
+    tmplpath: str | None = None,
+) -> str:
     if str(template).lower() != "jinja":
         raise CommandExecutionError(f"Specified template format {template} is not supported")
-    ctx: dict[str, Any] = {"salt": __salt__, "grains": __grains__,  # type: ignore[name-defined]  # noqa: F821
-                           "pillar": __pillar__, "opts": __opts__,  # type: ignore[name-defined]  # noqa: F821
-                           "saltenv": saltenv, "env": saltenv}
+    ctx: dict[str, Any] = {
+        "salt": __salt__,
+        "grains": __grains__,  # type: ignore[name-defined]  # noqa: F821
+        "pillar": __pillar__,
+        "opts": __opts__,  # type: ignore[name-defined]  # noqa: F821
+        "saltenv": saltenv,
+        "env": saltenv,
+    }
     ctx.update(extra)
     ctx.update(defaults or {})
     ctx.update(context or {})
     client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
-    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath,
-                        opts=__opts__)  # type: ignore[name-defined]  # noqa: F821
+    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath, opts=__opts__)  # type: ignore[name-defined]  # noqa: F821
 
 
-def apply_template_on_contents(contents: str, template: str, context: Any, defaults: Any,
-                               saltenv: str = "base", **kwargs: Any) -> str:
+def apply_template_on_contents(
+    contents: str, template: str, context: Any, defaults: Any, saltenv: str = "base", **kwargs: Any
+) -> str:
     """Render ``contents`` with ``template`` (jinja) and the usual context."""
     return _render(contents, template, context, defaults, saltenv, {})
 
@@ -340,8 +376,14 @@ def source_list(source: Any, source_hash: Any = "", saltenv: str = "base") -> li
     return [src, shash or ""]
 
 
-def get_source_sum(file_name: str = "", source: str = "", source_hash: Any = None,
-                   source_hash_name: str | None = None, saltenv: str = "base", **kwargs: Any) -> dict[str, str]:
+def get_source_sum(
+    file_name: str = "",
+    source: str = "",
+    source_hash: Any = None,
+    source_hash_name: str | None = None,
+    saltenv: str = "base",
+    **kwargs: Any,
+) -> dict[str, str]:
     """``{"hash_type", "hsum"}`` for ``source_hash`` (a hash, ``type=hash`` or a hash file)."""
     try:
         return managed.source_sum(source_hash, source or file_name, saltenv, _cache, source_hash_name)
@@ -349,10 +391,20 @@ def get_source_sum(file_name: str = "", source: str = "", source_hash: Any = Non
         raise CommandExecutionError(str(exc)) from None
 
 
-def managed_data(name: str, source: Any = None, source_hash: Any = "", source_hash_name: str | None = None,
-                 template: str | None = None, context: Any = None, defaults: Any = None,
-                 contents: str | None = None, saltenv: str = "base", skip_verify: bool = False,
-                 extra: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+def managed_data(
+    name: str,
+    source: Any = None,
+    source_hash: Any = "",
+    source_hash_name: str | None = None,
+    template: str | None = None,
+    context: Any = None,
+    defaults: Any = None,
+    contents: str | None = None,
+    saltenv: str = "base",
+    skip_verify: bool = False,
+    extra: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """What ``file.managed`` should write (briny): ``{"data", "sums", "from_source", "comment", "raw"}``.
 
     ``data`` is the bytes (None: leave the content alone), ``sums`` the
@@ -389,22 +441,56 @@ def managed_data(name: str, source: Any = None, source_hash: Any = "", source_ha
     return out
 
 
-def check_managed_data(name: str, data: bytes | None, user: Any = None, group: Any = None, mode: Any = None,
-                       show_changes: bool = True, follow_symlinks: bool = True,
-                       replace: bool = True) -> tuple[Any, dict[str, Any], str]:
+def check_managed_data(
+    name: str,
+    data: bytes | None,
+    user: Any = None,
+    group: Any = None,
+    mode: Any = None,
+    show_changes: bool = True,
+    follow_symlinks: bool = True,
+    replace: bool = True,
+) -> tuple[Any, dict[str, Any], str]:
     """Test mode of ``file.managed`` (briny): (result, changes, comment)."""
-    return managed.check_changes(os.path.expanduser(name), data, user, group, perms.normalize_mode(mode),
-                                 show_changes, follow_symlinks, replace)
+    return managed.check_changes(
+        os.path.expanduser(name), data, user, group, perms.normalize_mode(mode), show_changes, follow_symlinks, replace
+    )
 
 
-def manage_data(name: str, data: bytes | None, user: Any = None, group: Any = None, mode: Any = None,
-                from_source: bool = False, sums: dict[str, str] | None = None, backup: str = "",
-                makedirs: bool = False, dir_mode: Any = None, show_changes: bool = True,
-                follow_symlinks: bool = True, replace: bool = True, tmp_dir: str | None = None) -> dict[str, Any]:
+def manage_data(
+    name: str,
+    data: bytes | None,
+    user: Any = None,
+    group: Any = None,
+    mode: Any = None,
+    from_source: bool = False,
+    sums: dict[str, str] | None = None,
+    backup: str = "",
+    makedirs: bool = False,
+    dir_mode: Any = None,
+    show_changes: bool = True,
+    follow_symlinks: bool = True,
+    replace: bool = True,
+    tmp_dir: str | None = None,
+) -> dict[str, Any]:
     """Live ``file.managed`` (briny): write ``data`` and set owner/mode; ``{"result", "changes", "comment"}``."""
-    return managed.manage(os.path.expanduser(name), data, user, group, perms.normalize_mode(mode), from_source,
-                          sums, backup, str(__opts__.get("cachedir") or ""),  # type: ignore[name-defined]  # noqa: F821
-                          makedirs, perms.normalize_mode(dir_mode), show_changes, follow_symlinks, replace, tmp_dir)
+    return managed.manage(
+        os.path.expanduser(name),
+        data,
+        user,
+        group,
+        perms.normalize_mode(mode),
+        from_source,
+        sums,
+        backup,
+        str(__opts__.get("cachedir") or ""),  # type: ignore[name-defined]  # noqa: F821
+        makedirs,
+        perms.normalize_mode(dir_mode),
+        show_changes,
+        follow_symlinks,
+        replace,
+        tmp_dir,
+    )
 
 
 def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None) -> dict[str, Any]:
@@ -438,50 +524,115 @@ def _edit(path: str, change: Any, dry_run: bool = False, backup: Any = "", creat
     return diff.unified(old, new)
 
 
-def line(path: str, content: Any = None, match: str | None = None, mode: str | None = None,
-         location: str | None = None, before: str | None = None, after: str | None = None,
-         show_changes: bool = True, backup: Any = False, quiet: bool = False, indent: bool = True,
-         create: bool = False, dry_run: bool = False, **kwargs: Any) -> str | bool:
+def line(
+    path: str,
+    content: Any = None,
+    match: str | None = None,
+    mode: str | None = None,
+    location: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    show_changes: bool = True,
+    backup: Any = False,
+    quiet: bool = False,
+    indent: bool = True,
+    create: bool = False,
+    dry_run: bool = False,
+    **kwargs: Any,
+) -> str | bool:
     """Edit one line of ``path`` (Salt's ``file.line``); the diff, or False when unchanged."""
     text = None if content is None else str(content)
-    out = _edit(path, lambda old: lines.line(old, text, match, mode, location, before, after, indent),
-                dry_run, ".bak" if backup is True else backup, create)
+    out = _edit(
+        path,
+        lambda old: lines.line(old, text, match, mode, location, before, after, indent),
+        dry_run,
+        ".bak" if backup is True else backup,
+        create,
+    )
     return (out if show_changes else True) if out else False
 
 
-def replace(path: str, pattern: str, repl: Any, count: int = 0, flags: Any = 8, bufsize: Any = 1,
-            append_if_not_found: bool = False, prepend_if_not_found: bool = False,
-            not_found_content: str | None = None, backup: Any = ".bak", dry_run: bool = False,
-            search_only: bool = False, show_changes: bool = True, ignore_if_missing: bool = False,
-            backslash_literal: bool = False, **kwargs: Any) -> str | bool:
+def replace(
+    path: str,
+    pattern: str,
+    repl: Any,
+    count: int = 0,
+    flags: Any = 8,
+    bufsize: Any = 1,
+    append_if_not_found: bool = False,
+    prepend_if_not_found: bool = False,
+    not_found_content: str | None = None,
+    backup: Any = ".bak",
+    dry_run: bool = False,
+    search_only: bool = False,
+    show_changes: bool = True,
+    ignore_if_missing: bool = False,
+    backslash_literal: bool = False,
+    **kwargs: Any,
+) -> str | bool:
     """Regex search and replace over ``path`` (Salt's ``file.replace``); the diff or False."""
     if ignore_if_missing and not os.path.isfile(os.path.expanduser(path)):
         return False
     if search_only:
         text = read(path)
         return lines.compile_re(pattern, lines.regex_flags(flags)).search(str(text)) is not None
-    out = _edit(path, lambda old: lines.replace(old, pattern, str(repl), count, flags, append_if_not_found,
-                                                prepend_if_not_found, not_found_content, backslash_literal)[0],
-                dry_run, backup)
+    out = _edit(
+        path,
+        lambda old: lines.replace(
+            old,
+            pattern,
+            str(repl),
+            count,
+            flags,
+            append_if_not_found,
+            prepend_if_not_found,
+            not_found_content,
+            backslash_literal,
+        )[0],
+        dry_run,
+        backup,
+    )
     return (out if show_changes else True) if out else False
 
 
-def blockreplace(path: str, marker_start: str = "#-- start managed zone --",
-                 marker_end: str = "#-- end managed zone --", content: Any = "",
-                 append_if_not_found: bool = False, prepend_if_not_found: bool = False,
-                 backup: Any = ".bak", dry_run: bool = False, show_changes: bool = True,
-                 append_newline: Any = None, insert_before_match: str | None = None,
-                 insert_after_match: str | None = None, **kwargs: Any) -> str | bool:
+def blockreplace(
+    path: str,
+    marker_start: str = "#-- start managed zone --",
+    marker_end: str = "#-- end managed zone --",
+    content: Any = "",
+    append_if_not_found: bool = False,
+    prepend_if_not_found: bool = False,
+    backup: Any = ".bak",
+    dry_run: bool = False,
+    show_changes: bool = True,
+    append_newline: Any = None,
+    insert_before_match: str | None = None,
+    insert_after_match: str | None = None,
+    **kwargs: Any,
+) -> str | bool:
     """Replace the block between two marker lines (Salt's ``file.blockreplace``); the diff or False."""
-    out = _edit(path, lambda old: lines.blockreplace(old, str(marker_start), str(marker_end),
-                                                     None if content is None else str(content),
-                                                     append_if_not_found, prepend_if_not_found, append_newline,
-                                                     insert_before_match, insert_after_match), dry_run, backup)
+    out = _edit(
+        path,
+        lambda old: lines.blockreplace(
+            old,
+            str(marker_start),
+            str(marker_end),
+            None if content is None else str(content),
+            append_if_not_found,
+            prepend_if_not_found,
+            append_newline,
+            insert_before_match,
+            insert_after_match,
+        ),
+        dry_run,
+        backup,
+    )
     return (out if show_changes else True) if out else False
 
 
-def comment_line(path: str, regex: str, char: str = "#", cmnt: bool = True, backup: Any = ".bak",
-                 dry_run: bool = False) -> str | bool:
+def comment_line(
+    path: str, regex: str, char: str = "#", cmnt: bool = True, backup: Any = ".bak", dry_run: bool = False
+) -> str | bool:
     """Comment (``cmnt``) or uncomment the lines matching ``regex``; the diff or False."""
     fun = lines.comment if cmnt else lines.uncomment
     out = _edit(path, lambda old: fun(old, regex, char), dry_run, backup)
@@ -497,34 +648,55 @@ def comment_state(path: str, regex: str, char: str = "#") -> dict[str, bool]:
     return {"uncommented": plain, "commented": hidden}
 
 
-def keyvalue_edit(path: str, key_values: dict[str, Any], separator: str = "=",
-                  append_if_not_found: bool = False, uncomment: str | None = None,
-                  key_ignore_case: bool = False, value_ignore_case: bool = False, count: int = 1,
-                  dry_run: bool = False) -> dict[str, Any]:
+def keyvalue_edit(
+    path: str,
+    key_values: dict[str, Any],
+    separator: str = "=",
+    append_if_not_found: bool = False,
+    uncomment: str | None = None,
+    key_ignore_case: bool = False,
+    value_ignore_case: bool = False,
+    count: int = 1,
+    dry_run: bool = False,
+) -> dict[str, Any]:
     """Set ``key SEP value`` lines (briny, behind ``file.keyvalue``): ``{"diff": [...], "changed": N}``."""
     path = os.path.expanduser(path)
     try:
         old = str(read(path))
     except CommandExecutionError:
         raise CommandExecutionError(f"unable to open {path}") from None
-    new, dlines, changed = lines.keyvalue(old, key_values, separator, append_if_not_found, uncomment,
-                                          key_ignore_case, value_ignore_case, count)
+    new, dlines, changed = lines.keyvalue(
+        old, key_values, separator, append_if_not_found, uncomment, key_ignore_case, value_ignore_case, count
+    )
     if new != old and not dry_run:
         managed.write(path, new.encode("utf-8"))
     return {"diff": dlines, "changed": changed}
 
 
 # -- directories, links, copies (the work is in fileops.tree) ----------------------------
-def directory_plan(name: str, user: Any = None, group: Any = None, dir_mode: Any = None, file_mode: Any = None,
-                   recurse: Any = None, clean: bool = False, exclude_pat: str | None = None,
-                   keep: list[str] | None = None) -> dict[str, Any]:
+def directory_plan(
+    name: str,
+    user: Any = None,
+    group: Any = None,
+    dir_mode: Any = None,
+    file_mode: Any = None,
+    recurse: Any = None,
+    clean: bool = False,
+    exclude_pat: str | None = None,
+    keep: list[str] | None = None,
+) -> dict[str, Any]:
     """What ``file.directory`` would change below ``name`` (briny).
 
     ``{"items": [[path, perm changes], ...], "removed": [[path, top], ...]}`` in walk order.
     """
     name = os.path.expanduser(name)
-    items = tree.recurse_changes(name, user, group, perms.normalize_mode(dir_mode),
-                                 perms.normalize_mode(file_mode), list(recurse or [])) if recurse else []
+    items = (
+        tree.recurse_changes(
+            name, user, group, perms.normalize_mode(dir_mode), perms.normalize_mode(file_mode), list(recurse or [])
+        )
+        if recurse
+        else []
+    )
     removed = tree.clean_list(name, set(keep or []), exclude_pat) if clean else []
     return {"items": [list(i) for i in items], "removed": [list(r) for r in removed]}
 
@@ -534,8 +706,9 @@ def apply_perm_changes(path: str, changes: dict[str, Any], follow_symlinks: bool
     perms.apply_perms(os.path.expanduser(path), changes, follow_symlinks)
 
 
-def perm_changes(path: str, user: Any = None, group: Any = None, mode: Any = None,
-                 follow_symlinks: bool = True) -> dict[str, Any]:
+def perm_changes(
+    path: str, user: Any = None, group: Any = None, mode: Any = None, follow_symlinks: bool = True
+) -> dict[str, Any]:
     """What ``user``/``group``/``mode`` would change on ``path`` (briny)."""
     return perms.perm_changes(os.path.expanduser(path), user, group, perms.normalize_mode(mode), follow_symlinks)
 
@@ -575,8 +748,9 @@ def lchown(path: str, user: Any = None, group: Any = None) -> None:
     perms.apply_perms(os.path.expanduser(path), ch, follow_symlinks=False)
 
 
-def copy(src: str, dst: str, recurse: bool = False, remove_existing: bool = False,
-         preserve: bool = False, **kwargs: Any) -> bool:
+def copy(
+    src: str, dst: str, recurse: bool = False, remove_existing: bool = False, preserve: bool = False, **kwargs: Any
+) -> bool:
     """Copy a file (or a tree with ``recurse``) to ``dst``."""
     src, dst = os.path.expanduser(src), os.path.expanduser(dst)
     if not os.path.lexists(src):

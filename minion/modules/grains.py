@@ -23,13 +23,13 @@ DEFAULT_DELIM = ":"
 _MISSING = object()
 
 _HOST_SANITIZED = {
-    "id": "MINION.DOMAINNAME", "fqdn": "MINION.DOMAINNAME", "domain": "DOMAINNAME",
-    "host": "MINION", "localhost": "MINION", "nodename": "MINION",
+    "id": "MINION.DOMAINNAME",
+    "fqdn": "MINION.DOMAINNAME",
+    "domain": "DOMAINNAME",
+    "host": "MINION",
+    "localhost": "MINION",
+    "nodename": "MINION",
 }
-
-
-
-
 
 
 def _sanitize(key: str, value: Any) -> Any:
@@ -79,17 +79,29 @@ def equals(key: str, value: Any, **kwargs: Any) -> bool:
     return bool(_traverse(__grains__, key, _MISSING) == value)  # type: ignore[name-defined]  # noqa: F821
 
 
-def filter_by(lookup_dict: Mapping[Any, Any], grain: str = "os_family", merge: Any = None,
-              default: str = "default", base: str | None = None, **kwargs: Any) -> Any:
+def filter_by(
+    lookup_dict: Mapping[Any, Any],
+    grain: str = "os_family",
+    merge: Any = None,
+    default: str = "default",
+    base: str | None = None,
+    **kwargs: Any,
+) -> Any:
     """Pick the entry of ``lookup_dict`` whose key (a glob) matches the grain.
 
     A list grain matches when any member does. With no match, the ``default``
     key's entry (or None). ``base`` names an entry the result is merged over;
     ``merge`` (a dict) is merged on top of the result.
     """
-    return _filter_by(lookup_dict, grain, __grains__, merge, default, base,  # type: ignore[name-defined]  # noqa: F821
-                      kwargs.get("delimiter", DEFAULT_DELIM))
-
+    return _filter_by(
+        lookup_dict,
+        grain,
+        __grains__,
+        merge,
+        default,
+        base,  # type: ignore[name-defined]  # noqa: F821
+        kwargs.get("delimiter", DEFAULT_DELIM),
+    )
 
 
 def _is_true(value: Any) -> bool:

@@ -28,8 +28,13 @@ def __virtual__() -> Any:
 
 
 def _run(cmd: list[str]) -> bool:
-    res = __salt__["cmd.run_all"](cmd, python_shell=False, timeout=_TIMEOUT,  # type: ignore[name-defined]  # noqa: F821
-                                  ignore_retcode=True, output_loglevel="quiet")
+    res = __salt__["cmd.run_all"](
+        cmd,
+        python_shell=False,
+        timeout=_TIMEOUT,  # type: ignore[name-defined]  # noqa: F821
+        ignore_retcode=True,
+        output_loglevel="quiet",
+    )
     if res.get("retcode") == 0:
         return True
     reason = (res.get("stderr") or res.get("stdout") or f"exit status {res.get('retcode')}").strip()
@@ -60,8 +65,15 @@ def list_groups(**kwargs: Any) -> list[str]:
     return sorted(g.gr_name for g in grp.getgrall())
 
 
-def add(name: str, gid: Any = None, system: bool = False, root: str | None = None,
-        non_unique: bool = False, local: bool = False, **kwargs: Any) -> bool:
+def add(
+    name: str,
+    gid: Any = None,
+    system: bool = False,
+    root: str | None = None,
+    non_unique: bool = False,
+    local: bool = False,
+    **kwargs: Any,
+) -> bool:
     cmd = ["groupadd"]
     if gid not in (None, ""):
         cmd += ["-g", str(gid)]

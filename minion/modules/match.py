@@ -43,8 +43,15 @@ def compound(tgt: str, minion_id: str | None = None, **kwargs: Any) -> bool:
     """Compound target (``G@os:Debian and web*``, ``not``, ``or``, parentheses, ``N@group``)."""
     # the config's nodegroups only when the target names one (on the master each opts read counts)
     nodegroups = (__opts__.get("nodegroups") or {}) if "N@" in str(tgt) else {}  # type: ignore[name-defined]  # noqa: F821
-    return _safe(lambda: matchers.compound_match(tgt, _id(minion_id), __grains__, __pillar__,  # type: ignore[name-defined]  # noqa: F821
-                                                 nodegroups))
+    return _safe(
+        lambda: matchers.compound_match(
+            tgt,
+            _id(minion_id),
+            __grains__,
+            __pillar__,  # type: ignore[name-defined]  # noqa: F821
+            nodegroups,
+        )
+    )
 
 
 def glob(tgt: str, minion_id: str | None = None, **kwargs: Any) -> bool:
@@ -129,14 +136,30 @@ _ID_TYPES = ("compound", "glob", "pcre", "list")
 
 
 def _funcs() -> dict[str, Callable[..., bool]]:
-    return {"compound": compound, "glob": glob, "pcre": pcre, "list": list_, "grain": grain,
-            "grain_pcre": grain_pcre, "pillar": pillar, "pillar_pcre": pillar_pcre,
-            "pillar_exact": pillar_exact, "ipcidr": ipcidr, "nodegroup": nodegroup}
+    return {
+        "compound": compound,
+        "glob": glob,
+        "pcre": pcre,
+        "list": list_,
+        "grain": grain,
+        "grain_pcre": grain_pcre,
+        "pillar": pillar,
+        "pillar_pcre": pillar_pcre,
+        "pillar_exact": pillar_exact,
+        "ipcidr": ipcidr,
+        "nodegroup": nodegroup,
+    }
 
 
-def filter_by(lookup: Mapping[str, Any], tgt_type: str = "compound", minion_id: str | None = None,
-              merge: Mapping[str, Any] | None = None, merge_lists: bool = False,
-              default: str = "default", **kwargs: Any) -> Any:
+def filter_by(
+    lookup: Mapping[str, Any],
+    tgt_type: str = "compound",
+    minion_id: str | None = None,
+    merge: Mapping[str, Any] | None = None,
+    merge_lists: bool = False,
+    default: str = "default",
+    **kwargs: Any,
+) -> Any:
     """The value of the first key of ``lookup`` (a target of ``tgt_type``) this minion matches.
 
     ``merge`` is merged into the match; with no match, ``lookup[default]``

@@ -25,17 +25,20 @@ DEFAULT_DELIM = ":"
 _MISSING = object()
 
 
-
-
-
-
 def _pillar() -> Mapping[str, Any]:
     return __pillar__  # type: ignore[name-defined]  # noqa: F821
 
 
-def get(key: str, default: Any = "", merge: bool = False, merge_nested_lists: bool | None = None,
-        delimiter: str = DEFAULT_DELIM, pillarenv: str | None = None, saltenv: str | None = None,
-        **kwargs: Any) -> Any:
+def get(
+    key: str,
+    default: Any = "",
+    merge: bool = False,
+    merge_nested_lists: bool | None = None,
+    delimiter: str = DEFAULT_DELIM,
+    pillarenv: str | None = None,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> Any:
     """The pillar value at ``key`` (``a:b:c`` for nested values), or ``default``.
 
     With ``merge=True`` and a dict (list) ``default``, the pillar value is
@@ -54,19 +57,32 @@ def get(key: str, default: Any = "", merge: bool = False, merge_nested_lists: bo
             ret = _traverse(data, key, {}, delimiter)
             if isinstance(ret, Mapping):
                 return _update(copy.deepcopy(default), ret, merge_lists=merge_nested_lists)
-            log.error("pillar.get: Default (%s) is a dict, but the returned pillar value (%s) is of "
-                      "type '%s'. Merge will be skipped.", default, ret, type(ret).__name__)
+            log.error(
+                "pillar.get: Default (%s) is a dict, but the returned pillar value (%s) is of "
+                "type '%s'. Merge will be skipped.",
+                default,
+                ret,
+                type(ret).__name__,
+            )
         elif isinstance(default, list):
             ret = _traverse(data, key, [], delimiter)
             if isinstance(ret, list):
                 merged = copy.deepcopy(default)
                 merged.extend(x for x in ret if x not in merged)
                 return merged
-            log.error("pillar.get: Default (%s) is a list, but the returned pillar value (%s) is of "
-                      "type '%s'. Merge will be skipped.", default, ret, type(ret).__name__)
+            log.error(
+                "pillar.get: Default (%s) is a list, but the returned pillar value (%s) is of "
+                "type '%s'. Merge will be skipped.",
+                default,
+                ret,
+                type(ret).__name__,
+            )
         else:
-            log.error("pillar.get: Default (%s) is of type '%s', must be a dict or list to merge. "
-                      "Merge will be skipped.", default, type(default).__name__)
+            log.error(
+                "pillar.get: Default (%s) is of type '%s', must be a dict or list to merge. Merge will be skipped.",
+                default,
+                type(default).__name__,
+            )
     ret = _traverse(data, key, default, delimiter)
     if ret is KeyError:
         raise KeyError(f"Pillar key not found: {key}")
@@ -135,6 +151,7 @@ def obfuscate(*args: str, **kwargs: Any) -> dict[str, Any]:
 def file_exists(path: str, saltenv: str | None = None, **kwargs: Any) -> bool:
     """Whether ``path`` is a file of the pillar roots (only with local pillar roots)."""
     import os
+
     roots = __opts__.get("pillar_roots", {}) or {}  # type: ignore[name-defined]  # noqa: F821
     envs = [saltenv] if saltenv else list(roots)
     for env in envs:
@@ -145,8 +162,13 @@ def file_exists(path: str, saltenv: str | None = None, **kwargs: Any) -> bool:
     return False
 
 
-def filter_by(lookup_dict: Mapping[Any, Any], pillar: str, merge: Any = None, default: str = "default",
-              base: str | None = None, **kwargs: Any) -> Any:
+def filter_by(
+    lookup_dict: Mapping[Any, Any],
+    pillar: str,
+    merge: Any = None,
+    default: str = "default",
+    base: str | None = None,
+    **kwargs: Any,
+) -> Any:
     """Like ``grains.filter_by``, keyed on the pillar value at ``pillar``."""
-    return _filter_by(lookup_dict, pillar, _pillar(), merge, default, base,
-                      kwargs.get("delimiter", DEFAULT_DELIM))
+    return _filter_by(lookup_dict, pillar, _pillar(), merge, default, base, kwargs.get("delimiter", DEFAULT_DELIM))

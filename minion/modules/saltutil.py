@@ -31,17 +31,32 @@ log = logging.getLogger(__name__)
 
 # sync_all's keys, in Salt's order; value: the folder in the file roots
 SYNC_KINDS: dict[str, str] = {
-    "tops": "_tops", "clouds": "_clouds", "beacons": "_beacons", "modules": "_modules",
-    "states": "_states", "sdb": "_sdb", "grains": "_grains", "renderers": "_renderers",
-    "returners": "_returners", "output": "_output", "utils": "_utils",
-    "log_handlers": "_log_handlers", "executors": "_executors", "proxymodules": "_proxy",
-    "engines": "_engines", "thorium": "_thorium", "serializers": "_serializers",
-    "matchers": "_matchers", "pillar": "_pillar", "wrapper": "_wrapper",
+    "tops": "_tops",
+    "clouds": "_clouds",
+    "beacons": "_beacons",
+    "modules": "_modules",
+    "states": "_states",
+    "sdb": "_sdb",
+    "grains": "_grains",
+    "renderers": "_renderers",
+    "returners": "_returners",
+    "output": "_output",
+    "utils": "_utils",
+    "log_handlers": "_log_handlers",
+    "executors": "_executors",
+    "proxymodules": "_proxy",
+    "engines": "_engines",
+    "thorium": "_thorium",
+    "serializers": "_serializers",
+    "matchers": "_matchers",
+    "pillar": "_pillar",
+    "wrapper": "_wrapper",
 }
 SYNC_SUFFIXES = (".py", ".pyx", ".so")
 
 
 # -- running jobs -----------------------------------------------------------------------------
+
 
 def _proc_dir() -> Path:
     return Path(str(__opts__.get("cachedir") or "")) / "proc"
@@ -184,6 +199,7 @@ def term_all_jobs() -> list[str]:
 
 # -- refreshes ----------------------------------------------------------------------------------
 
+
 def refresh_pillar(wait: bool = False, timeout: Any = 30, clean_cache: bool = True, **kwargs: Any) -> bool:
     """Render this host's pillar afresh for the next jobs. False without a minion daemon
     (as ``salt-call --local``: nothing keeps pillar between calls)."""
@@ -207,6 +223,7 @@ def refresh_modules(**kwargs: Any) -> bool:
 
 
 # -- sync -----------------------------------------------------------------------------------------
+
 
 def _saltenvs(saltenv: Any, client: Any) -> list[str]:
     if saltenv is None:
@@ -234,8 +251,7 @@ def _listed(value: Any, kind: str) -> list[str] | None:
     raise SaltInvocationError("extmod_whitelist and extmod_blacklist must be maps of kind to names")
 
 
-def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None,
-          extmod_blacklist: Any = None) -> list[str]:
+def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None, extmod_blacklist: Any = None) -> list[str]:
     from briny.common.fileclient import get_client
 
     if kind not in SYNC_KINDS:
@@ -252,7 +268,7 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None,
         for rel in client.list_files(env):
             if not rel.startswith(source_dir) or not rel.endswith(SYNC_SUFFIXES):
                 continue
-            name = rel[len(source_dir):]
+            name = rel[len(source_dir) :]
             if "/" in name or name.startswith("."):
                 continue
             stem = name.rsplit(".", 1)[0]
@@ -297,44 +313,55 @@ def _after_sync(kind: str, changed: list[str], refresh: bool) -> list[str]:
     return changed
 
 
-def sync_modules(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
-                 extmod_blacklist: Any = None) -> list[str]:
+def sync_modules(
+    saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None, extmod_blacklist: Any = None
+) -> list[str]:
     """Copy ``_modules`` from the file roots into ``extension_modules/modules``."""
     return _after_sync("modules", _sync("modules", saltenv, extmod_whitelist, extmod_blacklist), refresh)
 
 
-def sync_states(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
-                extmod_blacklist: Any = None) -> list[str]:
+def sync_states(
+    saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None, extmod_blacklist: Any = None
+) -> list[str]:
     """Copy ``_states`` from the file roots into ``extension_modules/states``."""
     return _after_sync("states", _sync("states", saltenv, extmod_whitelist, extmod_blacklist), refresh)
 
 
-def sync_grains(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
-                extmod_blacklist: Any = None) -> list[str]:
+def sync_grains(
+    saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None, extmod_blacklist: Any = None
+) -> list[str]:
     """Copy ``_grains`` from the file roots into ``extension_modules/grains`` (then refresh grains)."""
     return _after_sync("grains", _sync("grains", saltenv, extmod_whitelist, extmod_blacklist), refresh)
 
 
-def sync_utils(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
-               extmod_blacklist: Any = None) -> list[str]:
+def sync_utils(
+    saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None, extmod_blacklist: Any = None
+) -> list[str]:
     """Copy ``_utils`` from the file roots into ``extension_modules/utils``."""
     return _sync("utils", saltenv, extmod_whitelist, extmod_blacklist)
 
 
-def sync_renderers(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
-                   extmod_blacklist: Any = None) -> list[str]:
+def sync_renderers(
+    saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None, extmod_blacklist: Any = None
+) -> list[str]:
     """Copy ``_renderers`` from the file roots into ``extension_modules/renderers``."""
     return _sync("renderers", saltenv, extmod_whitelist, extmod_blacklist)
 
 
-def sync_returners(saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None,
-                   extmod_blacklist: Any = None) -> list[str]:
+def sync_returners(
+    saltenv: Any = None, refresh: bool = True, extmod_whitelist: Any = None, extmod_blacklist: Any = None
+) -> list[str]:
     """Copy ``_returners`` from the file roots into ``extension_modules/returners``."""
     return _sync("returners", saltenv, extmod_whitelist, extmod_blacklist)
 
 
-def sync_all(saltenv: Any = None, refresh: bool = True, clean_pillar_cache: bool = False,
-             extmod_whitelist: Any = None, extmod_blacklist: Any = None) -> dict[str, list[str]]:
+def sync_all(
+    saltenv: Any = None,
+    refresh: bool = True,
+    clean_pillar_cache: bool = False,
+    extmod_whitelist: Any = None,
+    extmod_blacklist: Any = None,
+) -> dict[str, list[str]]:
     """Sync every kind of custom module; ``{kind: [changed ...]}`` in Salt's order."""
     ret = {kind: _sync(kind, saltenv, extmod_whitelist, extmod_blacklist) for kind in SYNC_KINDS}
     _after_sync("grains", ret["grains"], refresh)

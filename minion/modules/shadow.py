@@ -36,8 +36,12 @@ def __virtual__() -> Any:
 
 
 def _run(cmd: list[str], stdin: str | None = None) -> bool:
-    call: dict[str, Any] = {"python_shell": False, "timeout": _TIMEOUT, "ignore_retcode": True,
-                            "output_loglevel": "quiet"}
+    call: dict[str, Any] = {
+        "python_shell": False,
+        "timeout": _TIMEOUT,
+        "ignore_retcode": True,
+        "output_loglevel": "quiet",
+    }
     if stdin is not None:
         call["stdin"] = stdin
     res = __salt__["cmd.run_all"](cmd, **call)  # type: ignore[name-defined]  # noqa: F821
@@ -85,8 +89,7 @@ def _check(name: str, value: str) -> None:
             raise SaltInvocationError("a user name or password hash may not hold ':' or a newline")
 
 
-def set_password(name: str, password: str, use_usermod: bool = False, root: str | None = None,
-                 **kwargs: Any) -> bool:
+def set_password(name: str, password: str, use_usermod: bool = False, root: str | None = None, **kwargs: Any) -> bool:
     """Set the password hash of ``name``; True when the entry holds it after."""
     password = "" if password is None else str(password)
     _check(name, password)
@@ -141,8 +144,7 @@ def set_expire(name: str, expire: Any, root: str | None = None, **kwargs: Any) -
     return _run(["chage", "-E", str(expire), str(name)])
 
 
-def gen_password(password: str, crypt_salt: str | None = None, algorithm: str = "sha512",
-                 **kwargs: Any) -> str:
+def gen_password(password: str, crypt_salt: str | None = None, algorithm: str = "sha512", **kwargs: Any) -> str:
     """A crypt(3) hash of ``password`` (salt random unless given)."""
     algo = _ALGOS.get(str(algorithm).lower())
     if algo is None:
@@ -162,8 +164,13 @@ def gen_password(password: str, crypt_salt: str | None = None, algorithm: str = 
     if algo not in ("1", "5", "6"):
         raise CommandExecutionError("no crypt implementation for this algorithm on this host")
     res = __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
-        ["openssl", "passwd", f"-{algo}", "-salt", crypt_salt, "-stdin"], stdin=str(password),
-        python_shell=False, timeout=_TIMEOUT, ignore_retcode=True, output_loglevel="quiet")
+        ["openssl", "passwd", f"-{algo}", "-salt", crypt_salt, "-stdin"],
+        stdin=str(password),
+        python_shell=False,
+        timeout=_TIMEOUT,
+        ignore_retcode=True,
+        output_loglevel="quiet",
+    )
     if res.get("retcode") != 0:
         raise CommandExecutionError("could not hash the password: openssl passwd failed")
     return str(res["stdout"]).strip()

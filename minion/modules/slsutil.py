@@ -47,11 +47,17 @@ def _recurse(dest: dict[Any, Any], upd: Mapping[Any, Any], merge_lists: bool) ->
 def _check_dicts(obj_a: Any, obj_b: Any) -> None:
     if not isinstance(obj_a, Mapping) or not isinstance(obj_b, Mapping):
         raise SaltInvocationError(
-            "Cannot merge non-dict types: got {} and {}".format(type(obj_a).__name__, type(obj_b).__name__))
+            "Cannot merge non-dict types: got {} and {}".format(type(obj_a).__name__, type(obj_b).__name__)
+        )
 
 
-def update(dest: Mapping[Any, Any], upd: Mapping[Any, Any], recursive_update: bool = True,
-           merge_lists: bool = False, **kwargs: Any) -> dict[Any, Any]:
+def update(
+    dest: Mapping[Any, Any],
+    upd: Mapping[Any, Any],
+    recursive_update: bool = True,
+    merge_lists: bool = False,
+    **kwargs: Any,
+) -> dict[Any, Any]:
     """``dest`` updated with ``upd`` (recursively by default); returns the result."""
     _check_dicts(dest, upd)
     result = copy.deepcopy(dict(dest))
@@ -61,8 +67,14 @@ def update(dest: Mapping[Any, Any], upd: Mapping[Any, Any], recursive_update: bo
     return _recurse(result, copy.deepcopy(dict(upd)), merge_lists)
 
 
-def merge(obj_a: Mapping[Any, Any], obj_b: Mapping[Any, Any], strategy: str = "smart",
-          renderer: str = "yaml", merge_lists: bool = False, **kwargs: Any) -> dict[Any, Any]:
+def merge(
+    obj_a: Mapping[Any, Any],
+    obj_b: Mapping[Any, Any],
+    strategy: str = "smart",
+    renderer: str = "yaml",
+    merge_lists: bool = False,
+    **kwargs: Any,
+) -> dict[Any, Any]:
     """``obj_b`` merged into ``obj_a`` with ``strategy`` (see the module docstring)."""
     _check_dicts(obj_a, obj_b)
     if strategy not in _STRATEGIES:
@@ -85,8 +97,13 @@ def merge(obj_a: Mapping[Any, Any], obj_b: Mapping[Any, Any], strategy: str = "s
     return {key: ([val, b[key]] if key in b else val) for key, val in a.items()}
 
 
-def merge_all(lst: list[Mapping[Any, Any]], strategy: str = "smart", renderer: str = "yaml",
-              merge_lists: bool = False, **kwargs: Any) -> dict[Any, Any]:
+def merge_all(
+    lst: list[Mapping[Any, Any]],
+    strategy: str = "smart",
+    renderer: str = "yaml",
+    merge_lists: bool = False,
+    **kwargs: Any,
+) -> dict[Any, Any]:
     """Merge each dict of ``lst`` in turn into an empty dict."""
     if not isinstance(lst, list):
         raise SaltInvocationError(f"merge_all needs a list of dicts, not {type(lst).__name__}")
@@ -112,7 +129,7 @@ def _list_master(saltenv: str, dirs: bool) -> list[str]:
 
 def _norm(path: str) -> str:
     if path.startswith("salt://"):
-        path = path[len("salt://"):]
+        path = path[len("salt://") :]
     return os.path.normpath(path).lstrip("/")
 
 

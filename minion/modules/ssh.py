@@ -31,16 +31,37 @@ from briny.common.exceptions import CommandExecutionError
 log = logging.getLogger(__name__)
 
 _LINE = re.compile(r"^(.*?)\s?((?:sk-)?(?:ssh-|ecds)[\w@.-]+\s.+)$")
-_ENC_ALIASES = {"r": "ssh-rsa", "rsa": "ssh-rsa", "ssh-rsa": "ssh-rsa", "d": "ssh-dss", "dsa": "ssh-dss",
-                "dss": "ssh-dss", "ssh-dss": "ssh-dss", "e": "ecdsa-sha2-nistp256",
-                "ecdsa": "ecdsa-sha2-nistp256", "ed25519": "ssh-ed25519", "ssh-ed25519": "ssh-ed25519"}
-_ENC_OTHERS = {"ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "rsa-sha2-512",
-               "rsa-sha2-256", "rsa-sha2-512-cert-v01@openssh.com", "rsa-sha2-256-cert-v01@openssh.com",
-               "ssh-rsa-cert-v01@openssh.com", "ecdsa-sha2-nistp256-cert-v01@openssh.com",
-               "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp521-cert-v01@openssh.com",
-               "sk-ecdsa-sha2-nistp256@openssh.com", "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
-               "ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519@openssh.com",
-               "sk-ssh-ed25519-cert-v01@openssh.com"}
+_ENC_ALIASES = {
+    "r": "ssh-rsa",
+    "rsa": "ssh-rsa",
+    "ssh-rsa": "ssh-rsa",
+    "d": "ssh-dss",
+    "dsa": "ssh-dss",
+    "dss": "ssh-dss",
+    "ssh-dss": "ssh-dss",
+    "e": "ecdsa-sha2-nistp256",
+    "ecdsa": "ecdsa-sha2-nistp256",
+    "ed25519": "ssh-ed25519",
+    "ssh-ed25519": "ssh-ed25519",
+}
+_ENC_OTHERS = {
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "rsa-sha2-512",
+    "rsa-sha2-256",
+    "rsa-sha2-512-cert-v01@openssh.com",
+    "rsa-sha2-256-cert-v01@openssh.com",
+    "ssh-rsa-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp384-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp521-cert-v01@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+    "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
+    "ssh-ed25519-cert-v01@openssh.com",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ssh-ed25519-cert-v01@openssh.com",
+}
 
 
 def _salt(fun: str) -> Any:
@@ -68,7 +89,7 @@ def _fingerprint(key: str, hash_type: str | None = None) -> str | None:
     except (ValueError, TypeError):
         return None
     digest = hashlib.new(hash_type or "sha256", raw).hexdigest()
-    return ":".join(digest[i:i + 2] for i in range(0, len(digest), 2))
+    return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
 
 
 def parse_line(line: str) -> dict[str, Any] | None:
@@ -82,8 +103,12 @@ def parse_line(line: str) -> dict[str, Any] | None:
     parts = found.group(2).split()
     if len(parts) < 2:
         return None
-    return {"options": found.group(1).split(",") if found.group(1) else [], "enc": parts[0],
-            "key": parts[1], "comment": " ".join(parts[2:])}
+    return {
+        "options": found.group(1).split(",") if found.group(1) else [],
+        "enc": parts[0],
+        "key": parts[1],
+        "comment": " ".join(parts[2:]),
+    }
 
 
 def _format(key: str, enc: str, comment: str, options: list[str] | None) -> str:
@@ -129,15 +154,20 @@ def _read_keys(path: str, hash_type: str | None) -> dict[str, dict[str, Any]]:
                 fingerprint = _fingerprint(entry["key"], hash_type)
                 if fingerprint is None:
                     continue
-                keys[entry["key"]] = {"enc": entry["enc"], "comment": entry["comment"],
-                                      "options": entry["options"], "fingerprint": fingerprint}
+                keys[entry["key"]] = {
+                    "enc": entry["enc"],
+                    "comment": entry["comment"],
+                    "options": entry["options"],
+                    "fingerprint": fingerprint,
+                }
     except OSError as exc:
         raise CommandExecutionError(f"Problem reading ssh key file {path}: {exc.strerror}") from None
     return keys
 
 
-def auth_keys(user: Any = None, config: str = ".ssh/authorized_keys", fingerprint_hash_type: str | None = None,
-              **kwargs: Any) -> dict[str, Any]:
+def auth_keys(
+    user: Any = None, config: str = ".ssh/authorized_keys", fingerprint_hash_type: str | None = None, **kwargs: Any
+) -> dict[str, Any]:
     """The keys of ``user`` (every user's, keyed by user, when ``user`` is a list or not given)."""
     users = user if isinstance(user, list) else ([user] if user else _salt("user.list_users")())
     found: dict[str, Any] = {}
@@ -153,9 +183,17 @@ def auth_keys(user: Any = None, config: str = ".ssh/authorized_keys", fingerprin
     return found
 
 
-def check_key(user: str, key: str, enc: str, comment: str, options: list[str] | None,
-              config: str = ".ssh/authorized_keys", cache_keys: Any = None,
-              fingerprint_hash_type: str | None = None, **kwargs: Any) -> str:
+def check_key(
+    user: str,
+    key: str,
+    enc: str,
+    comment: str,
+    options: list[str] | None,
+    config: str = ".ssh/authorized_keys",
+    cache_keys: Any = None,
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> str:
     """``add``, ``update`` or ``exists`` for this key line in ``user``'s file."""
     enc = refine_enc(enc)
     current = auth_keys(user, config=config, fingerprint_hash_type=fingerprint_hash_type)
@@ -173,16 +211,26 @@ def _source_keys(source: str, saltenv: str, hash_type: str | None) -> dict[str, 
     return _read_keys(str(local), hash_type)
 
 
-def check_key_file(user: str, source: str, config: str = ".ssh/authorized_keys", saltenv: str = "base",
-                   fingerprint_hash_type: str | None = None, **kwargs: Any) -> dict[str, str]:
+def check_key_file(
+    user: str,
+    source: str,
+    config: str = ".ssh/authorized_keys",
+    saltenv: str = "base",
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> dict[str, str]:
     """``{key: add|update|exists}`` for every key of the file ``source``."""
     keys = _source_keys(source, saltenv, fingerprint_hash_type)
     if not keys:
         if keys is not None:
             _note(f"No keys detected in {source}. Is file properly formatted?")
         return {}
-    return {k: check_key(user, k, v["enc"], v["comment"], v["options"], config=config,
-                         fingerprint_hash_type=fingerprint_hash_type) for k, v in keys.items()}
+    return {
+        k: check_key(
+            user, k, v["enc"], v["comment"], v["options"], config=config, fingerprint_hash_type=fingerprint_hash_type
+        )
+        for k, v in keys.items()
+    }
 
 
 def _write(path: str, text: str, info: dict[str, Any]) -> None:
@@ -227,9 +275,17 @@ def _lines(path: str) -> list[str]:
         return fh.read().splitlines(keepends=True)
 
 
-def set_auth_key(user: str, key: str, enc: str = "ssh-rsa", comment: str = "", options: list[str] | None = None,
-                 config: str = ".ssh/authorized_keys", cache_keys: Any = None,
-                 fingerprint_hash_type: str | None = None, **kwargs: Any) -> str:
+def set_auth_key(
+    user: str,
+    key: str,
+    enc: str = "ssh-rsa",
+    comment: str = "",
+    options: list[str] | None = None,
+    config: str = ".ssh/authorized_keys",
+    cache_keys: Any = None,
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> str:
     """Make sure this key line is in ``user``'s authorized_keys."""
     if len(str(key).split()) > 1:
         return "invalid"
@@ -240,8 +296,7 @@ def set_auth_key(user: str, key: str, enc: str = "ssh-rsa", comment: str = "", o
         return "fail"
     if _fingerprint(key, fingerprint_hash_type) is None:
         return "Invalid public key"
-    status = check_key(user, key, enc, comment, options, config=config,
-                       fingerprint_hash_type=fingerprint_hash_type)
+    status = check_key(user, key, enc, comment, options, config=config, fingerprint_hash_type=fingerprint_hash_type)
     if status == "exists":
         return "no change"
     path, _ = _config_file(user, config)
@@ -271,9 +326,14 @@ def set_auth_key(user: str, key: str, enc: str = "ssh-rsa", comment: str = "", o
     return "new"
 
 
-def set_auth_key_from_file(user: str, source: str, config: str = ".ssh/authorized_keys",
-                           saltenv: str = "base", fingerprint_hash_type: str | None = None,
-                           **kwargs: Any) -> str:
+def set_auth_key_from_file(
+    user: str,
+    source: str,
+    config: str = ".ssh/authorized_keys",
+    saltenv: str = "base",
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> str:
     """Add every key of the file ``source``; the strongest outcome of them."""
     keys = _source_keys(source, saltenv, fingerprint_hash_type)
     if keys is None:
@@ -281,17 +341,27 @@ def set_auth_key_from_file(user: str, source: str, config: str = ".ssh/authorize
     if not keys:
         _note(f"No keys detected in {source}. Is file properly formatted?")
         return "fail"
-    outcomes = [set_auth_key(user, k, enc=v["enc"], comment=v["comment"],
-                             options=kwargs.get("options") or v["options"], config=config,
-                             fingerprint_hash_type=fingerprint_hash_type) for k, v in keys.items()]
+    outcomes = [
+        set_auth_key(
+            user,
+            k,
+            enc=v["enc"],
+            comment=v["comment"],
+            options=kwargs.get("options") or v["options"],
+            config=config,
+            fingerprint_hash_type=fingerprint_hash_type,
+        )
+        for k, v in keys.items()
+    ]
     for outcome in ("fail", "replace", "new"):
         if outcome in outcomes:
             return outcome
     return "no change"
 
 
-def rm_auth_key(user: str, key: str, config: str = ".ssh/authorized_keys",
-                fingerprint_hash_type: str | None = None, **kwargs: Any) -> str:
+def rm_auth_key(
+    user: str, key: str, config: str = ".ssh/authorized_keys", fingerprint_hash_type: str | None = None, **kwargs: Any
+) -> str:
     """Remove the key ``key`` from ``user``'s authorized_keys."""
     current = auth_keys(user, config=config, fingerprint_hash_type=fingerprint_hash_type)
     if key not in current:
@@ -313,9 +383,14 @@ def rm_auth_key(user: str, key: str, config: str = ".ssh/authorized_keys",
     return "Key removed"
 
 
-def rm_auth_key_from_file(user: str, source: str, config: str = ".ssh/authorized_keys",
-                          saltenv: str = "base", fingerprint_hash_type: str | None = None,
-                          **kwargs: Any) -> str:
+def rm_auth_key_from_file(
+    user: str,
+    source: str,
+    config: str = ".ssh/authorized_keys",
+    saltenv: str = "base",
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> str:
     """Remove every key of the file ``source``."""
     keys = _source_keys(source, saltenv, fingerprint_hash_type)
     if keys is None:

@@ -37,6 +37,7 @@ EX_STATE_FAILURE = 2
 
 # -- helpers -----------------------------------------------------------------
 
+
 def _split(mods: Any) -> list[str]:
     if mods is None:
         return []
@@ -81,8 +82,9 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
 
 def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
     salt = loader.minion_mods(opts, __grains__, pillar, job=__job__)
-    env = RenderEnv(opts=opts, client=fileclient.get_client(__opts__, __job__), salt=salt,
-                    grains=__grains__, pillar=pillar)
+    env = RenderEnv(
+        opts=opts, client=fileclient.get_client(__opts__, __job__), salt=salt, grains=__grains__, pillar=pillar
+    )
     return StateCompiler(env), salt
 
 
@@ -99,8 +101,7 @@ def _pillar_errors(pillar: dict[str, Any], kwargs: dict[str, Any]) -> list[str] 
     return None
 
 
-def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any,
-             kwargs: dict[str, Any]) -> dict[str, Any]:
+def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     from briny.common.engine import run_low_chunks
 
     jid = kwargs.get("__pub_jid") or gen_jid()
@@ -154,6 +155,7 @@ def _prepared(test: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[s
 
 
 # -- what would run ----------------------------------------------------------
+
 
 def _no_pillar(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``show_top`` and ``show_lowstate`` ignore a command-line ``pillar=``, as Salt's do."""
@@ -229,6 +231,7 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 
 # -- running -----------------------------------------------------------------
 
+
 def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
     for a state run in progress instead of refusing to start."""
@@ -281,8 +284,12 @@ def _take_compiled() -> dict[str, Any] | None:
 def _sync_custom(opts: dict[str, Any]) -> None:
     """Before a highstate with a master: ``saltutil.sync_all`` from the master's file roots (Salt's
     ``autoload_dynamic_modules``), so custom ``_modules``/``_states``/``_grains`` are here."""
-    if opts.get("file_client") == "local" or not opts.get("extension_modules") \
-            or not opts.get("autoload_dynamic_modules", True) or __job__.master is None:
+    if (
+        opts.get("file_client") == "local"
+        or not opts.get("extension_modules")
+        or not opts.get("autoload_dynamic_modules", True)
+        or __job__.master is None
+    ):
         return
     try:
         synced = __salt__["saltutil.sync_all"](saltenv=opts.get("saltenv") or None, refresh=False)
@@ -292,8 +299,9 @@ def _sync_custom(opts: dict[str, Any]) -> None:
         log.warning("syncing custom modules before the highstate failed: %s", exc)
 
 
-def _run_compiled(pre: dict[str, Any], opts: dict[str, Any], pillar: dict[str, Any],
-                  kwargs: dict[str, Any], highstate: bool) -> Any:
+def _run_compiled(
+    pre: dict[str, Any], opts: dict[str, Any], pillar: dict[str, Any], kwargs: dict[str, Any], highstate: bool
+) -> Any:
     """Run what the master compiled for this job: its chunks, or its errors as the result."""
     if pre.get("errors") is not None:
         __context__["retcode"] = int(pre.get("retcode") or EX_STATE_COMPILER_ERROR)
@@ -326,8 +334,17 @@ def single(fun: str, name: str, test: Any = None, **kwargs: Any) -> Any:
     opts, pillar = _prepared(test, kwargs)
     compiler, salt = _compiler(opts, pillar)
     low = {k: v for k, v in kwargs.items() if not k.startswith("__") and k not in ("saltenv", "pillar", "test")}
-    low.update({"state": comps[0], "fun": comps[1], "__id__": name, "name": name,
-                "__sls__": None, "__env__": opts.get("saltenv") or "base", "order": 10000})
+    low.update(
+        {
+            "state": comps[0],
+            "fun": comps[1],
+            "__id__": name,
+            "name": name,
+            "__sls__": None,
+            "__env__": opts.get("saltenv") or "base",
+            "order": 10000,
+        }
+    )
     return _execute([low], opts, salt, kwargs)
 
 
@@ -360,7 +377,7 @@ def _jid_time(jid: Any) -> str:
     return f"{text[:4]}, {name} {text[6:8]} {text[8:10]}:{text[10:12]}:{text[12:14]}.{text[14:20]}"
 
 
-QUEUE_POLL = 0.2   # seconds between looks at the running state jobs while queued (Salt: 1 s)
+QUEUE_POLL = 0.2  # seconds between looks at the running state jobs while queued (Salt: 1 s)
 
 
 def _active(concurrent: bool = False) -> list[dict[str, Any]]:
@@ -399,8 +416,11 @@ def running(concurrent: bool = False) -> list[str]:
     of them runs); a job the daemon did not start (``briny-call --local``)
     always counts.
     """
-    return [f'The function "{d.get("fun")}" is running as PID {d.get("pid")} and was started at '
-            f'{_jid_time(d.get("jid"))} with jid {d.get("jid")}' for d in _active(concurrent)]
+    return [
+        f'The function "{d.get("fun")}" is running as PID {d.get("pid")} and was started at '
+        f"{_jid_time(d.get('jid'))} with jid {d.get('jid')}"
+        for d in _active(concurrent)
+    ]
 
 
 def _conflict(kwargs: dict[str, Any]) -> list[str] | None:
@@ -438,9 +458,12 @@ def _ahead(me: str | None, queue_dir: Any) -> list[dict[str, Any]]:
     if queue_dir.is_dir():
         for marker in queue_dir.iterdir():
             if not marker.name.startswith(".") and marker.name not in jids and marker.name != me:
-                marker.unlink(missing_ok=True)   # left by a job killed while it waited
-    return [d for d in active
-            if not ((queue_dir / str(d.get("jid"))).exists() and me is not None and str(d.get("jid")) > me)]
+                marker.unlink(missing_ok=True)  # left by a job killed while it waited
+    return [
+        d
+        for d in active
+        if not ((queue_dir / str(d.get("jid"))).exists() and me is not None and str(d.get("jid")) > me)
+    ]
 
 
 def _wait(max_queue: int) -> bool:
@@ -473,7 +496,7 @@ def _wait(max_queue: int) -> bool:
                 try:
                     if not _ahead(me, queue_dir):
                         if marker is not None:
-                            marker.unlink(missing_ok=True)   # now it runs: later jobs wait for it
+                            marker.unlink(missing_ok=True)  # now it runs: later jobs wait for it
                         return True
                 finally:
                     fcntl.flock(lock, fcntl.LOCK_UN)

@@ -72,8 +72,12 @@ def argspec(*args: str, **kwargs: Any) -> dict[str, dict[str, Any]]:
     ret: dict[str, dict[str, Any]] = {}
     for name in _select(_functions(), args):
         spec = inspect.getfullargspec(salt[name])
-        ret[name] = {"args": spec.args, "defaults": list(spec.defaults) if spec.defaults else None,
-                     "varargs": spec.varargs, "kwargs": spec.varkw}
+        ret[name] = {
+            "args": spec.args,
+            "defaults": list(spec.defaults) if spec.defaults else None,
+            "varargs": spec.varargs,
+            "kwargs": spec.varkw,
+        }
     return ret
 
 

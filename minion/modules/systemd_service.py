@@ -26,8 +26,19 @@ log = logging.getLogger(__name__)
 
 __virtualname__ = "service"
 
-_UNIT_SUFFIXES = (".service", ".socket", ".target", ".timer", ".mount", ".path", ".slice", ".scope",
-                  ".device", ".swap", ".automount")
+_UNIT_SUFFIXES = (
+    ".service",
+    ".socket",
+    ".target",
+    ".timer",
+    ".mount",
+    ".path",
+    ".slice",
+    ".scope",
+    ".device",
+    ".swap",
+    ".automount",
+)
 _ENABLED = {"enabled", "enabled-runtime", "alias", "indirect", "generated"}
 
 
@@ -56,25 +67,31 @@ def _unit(name: str) -> str:
 
 def _systemctl(*args: str, quiet: bool = False) -> dict[str, Any]:
     return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
-        ["systemctl", *args], python_shell=False, timeout=_timeout(), ignore_retcode=True,
-        output_loglevel="trace" if quiet else "debug")
+        ["systemctl", *args],
+        python_shell=False,
+        timeout=_timeout(),
+        ignore_retcode=True,
+        output_loglevel="trace" if quiet else "debug",
+    )
 
 
 def _ok(*args: str) -> bool:
     out = _systemctl(*args)
     if out["retcode"] != 0:
-        log.error("systemctl %s failed: %s", " ".join(args),
-                  (out.get("stderr") or out.get("stdout") or "").strip())
+        log.error("systemctl %s failed: %s", " ".join(args), (out.get("stderr") or out.get("stdout") or "").strip())
     return bool(out["retcode"] == 0)
 
 
 # -- queries ---------------------------------------------------------------
 
+
 def get_all(**kwargs: Any) -> list[str]:
     """Every service unit systemd knows (names without ``.service``)."""
     names: set[str] = set()
-    for args in (("list-unit-files", "--type=service", "--no-legend", "--no-pager", "--full"),
-                 ("list-units", "--type=service", "--all", "--no-legend", "--no-pager", "--full")):
+    for args in (
+        ("list-unit-files", "--type=service", "--no-legend", "--no-pager", "--full"),
+        ("list-units", "--type=service", "--all", "--no-legend", "--no-pager", "--full"),
+    ):
         out = _systemctl(*args, quiet=True)
         for line in out.get("stdout", "").splitlines():
             words = line.replace("\u25cf", " ").split()
@@ -123,6 +140,7 @@ def get_disabled(**kwargs: Any) -> list[str]:
 
 
 # -- actions ---------------------------------------------------------------
+
 
 def _no_block(kwargs: dict[str, Any]) -> list[str]:
     return ["--no-block"] if kwargs.get("no_block") else []

@@ -39,8 +39,21 @@ INIT_DIR = "/etc/init.d"
 RC_ROOT = "/etc"
 UPDATE_RC_D = "update-rc.d"
 RUNLEVEL = "runlevel"
-_NOT_SERVICES = {"README", "skeleton", "rc", "rcS", "rc.local", "functions", "halt", "reboot",
-                 "single", "sendsigs", "umountfs", "umountroot", "killprocs"}
+_NOT_SERVICES = {
+    "README",
+    "skeleton",
+    "rc",
+    "rcS",
+    "rc.local",
+    "functions",
+    "halt",
+    "reboot",
+    "single",
+    "sendsigs",
+    "umountfs",
+    "umountroot",
+    "killprocs",
+}
 _CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")
 
@@ -61,6 +74,7 @@ def __virtual__() -> Any:
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
+
 
 def _timeout() -> int:
     try:
@@ -85,23 +99,33 @@ def _action(name: str, action: str) -> dict[str, Any]:
         raise CommandExecutionError(f"Service {name} is not available (no executable {INIT_DIR}/{name})")
     env = {"PATH": _CLEAN_PATH, "LANG": "C", "TERM": os.environ.get("TERM", "dumb")}
     return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
-        [script, action], python_shell=False, clean_env=True, env=env, timeout=_timeout(),
-        ignore_retcode=True, cwd="/")
+        [script, action], python_shell=False, clean_env=True, env=env, timeout=_timeout(), ignore_retcode=True, cwd="/"
+    )
 
 
 def _ok(name: str, action: str) -> bool:
     out = _action(name, action)
     if out["retcode"] != 0:
-        log.error("%s %s failed (exit %s): %s", name, action, out["retcode"],
-                  (out.get("stderr") or out.get("stdout") or "").strip())
+        log.error(
+            "%s %s failed (exit %s): %s",
+            name,
+            action,
+            out["retcode"],
+            (out.get("stderr") or out.get("stdout") or "").strip(),
+        )
     return bool(out["retcode"] == 0)
 
 
 def _runlevel() -> str:
     """The current runlevel: ``runlevel``'s answer, else inittab's default, else 2."""
     if shutil.which(RUNLEVEL):
-        out = __salt__["cmd.run_all"]([RUNLEVEL], python_shell=False, timeout=30,  # type: ignore[name-defined]  # noqa: F821
-                                      ignore_retcode=True, output_loglevel="trace")
+        out = __salt__["cmd.run_all"](
+            [RUNLEVEL],
+            python_shell=False,
+            timeout=30,  # type: ignore[name-defined]  # noqa: F821
+            ignore_retcode=True,
+            output_loglevel="trace",
+        )
         words = out.get("stdout", "").split()
         if out.get("retcode") == 0 and words and re.fullmatch(r"[0-6Ss]", words[-1]):
             return words[-1].upper()
@@ -169,16 +193,23 @@ def _relink(name: str, enable: bool) -> bool:
 
 
 def _update_rc(*args: str) -> bool:
-    out = __salt__["cmd.run_all"]([UPDATE_RC_D, *args], python_shell=False,  # type: ignore[name-defined]  # noqa: F821
-                                  timeout=_timeout(), ignore_retcode=True)
+    out = __salt__["cmd.run_all"](
+        [UPDATE_RC_D, *args],
+        python_shell=False,  # type: ignore[name-defined]  # noqa: F821
+        timeout=_timeout(),
+        ignore_retcode=True,
+    )
     if out["retcode"] != 0:
-        log.error("%s %s failed: %s", UPDATE_RC_D, " ".join(args), (out.get("stderr") or out.get("stdout") or "").strip())
+        log.error(
+            "%s %s failed: %s", UPDATE_RC_D, " ".join(args), (out.get("stderr") or out.get("stdout") or "").strip()
+        )
     return bool(out["retcode"] == 0)
 
 
 # ---------------------------------------------------------------------------
 # queries
 # ---------------------------------------------------------------------------
+
 
 def get_all(**kwargs: Any) -> list[str]:
     """Every service with an executable script in ``/etc/init.d``."""
@@ -234,6 +265,7 @@ def get_disabled(**kwargs: Any) -> list[str]:
 # ---------------------------------------------------------------------------
 # actions
 # ---------------------------------------------------------------------------
+
 
 def start(name: str, **kwargs: Any) -> bool:
     return _ok(name, "start")

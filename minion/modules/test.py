@@ -61,8 +61,13 @@ def version(**kwargs: Any) -> str:
 def versions_information(**kwargs: Any) -> dict[str, dict[str, str]]:
     """Versions of Salt (compatibility), Python and the main dependencies."""
     deps: dict[str, str] = {}
-    for name, mod in (("Jinja2", "jinja2"), ("msgpack", "msgpack"), ("PyYAML", "yaml"),
-                      ("PyZMQ", "zmq"), ("cryptography", "cryptography")):
+    for name, mod in (
+        ("Jinja2", "jinja2"),
+        ("msgpack", "msgpack"),
+        ("PyYAML", "yaml"),
+        ("PyZMQ", "zmq"),
+        ("cryptography", "cryptography"),
+    ):
         try:
             imported = __import__(mod)
             deps[name] = str(getattr(imported, "__version__", getattr(imported, "version", "")))
@@ -74,8 +79,12 @@ def versions_information(**kwargs: Any) -> dict[str, dict[str, str]]:
         "Salt Version": {"Salt": _salt_version(), "briny": briny_version},
         "Python Version": {"Python": sys.version.replace("\n", "")},
         "Dependency Versions": deps,
-        "System Versions": {"machine": uname.machine, "release": uname.release,
-                            "system": uname.system, "version": uname.version},
+        "System Versions": {
+            "machine": uname.machine,
+            "release": uname.release,
+            "system": uname.system,
+            "version": uname.version,
+        },
     }
 
 
@@ -229,13 +238,19 @@ def tty(*args: Any, **kwargs: Any) -> str:
 def module_report(**kwargs: Any) -> dict[str, list[str]]:
     """The functions the loader offers."""
     funcs = sorted(__salt__)  # type: ignore[name-defined]  # noqa: F821
-    return {"functions": funcs, "function_attrs": [], "function_subs": [],
-            "modules": sorted({f.partition(".")[0] for f in funcs}), "module_attrs": []}
+    return {
+        "functions": funcs,
+        "function_attrs": [],
+        "function_subs": [],
+        "modules": sorted({f.partition(".")[0] for f in funcs}),
+        "module_attrs": [],
+    }
 
 
 def stack(**kwargs: Any) -> str:
     """The current Python stack, as text."""
     import traceback
+
     return "".join(traceback.format_stack())
 
 
@@ -244,6 +259,7 @@ def raise_exception(name: str, *args: Any, **kwargs: Any) -> None:
     import builtins
 
     from briny.common import exceptions as exc_mod
+
     cls = getattr(exc_mod, name.rsplit(".", 1)[-1], None) or getattr(builtins, name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseException)):
         log.error("Unknown exception class %r", name)

@@ -39,8 +39,12 @@ def __virtual__() -> Any:
 
 def _run(cmd: list[str], stdin: str | None = None) -> bool:
     """Run a shadow-utils command; True when it exited 0."""
-    call: dict[str, Any] = {"python_shell": False, "timeout": _TIMEOUT, "ignore_retcode": True,
-                            "output_loglevel": "quiet"}
+    call: dict[str, Any] = {
+        "python_shell": False,
+        "timeout": _TIMEOUT,
+        "ignore_retcode": True,
+        "output_loglevel": "quiet",
+    }
     if stdin is not None:
         call["stdin"] = stdin
     res = __salt__["cmd.run_all"](cmd, **call)  # type: ignore[name-defined]  # noqa: F821
@@ -70,9 +74,15 @@ def _gecos(raw: str) -> dict[str, str]:
 
 
 def _format(pw: pwd.struct_passwd) -> dict[str, Any]:
-    info: dict[str, Any] = {"gid": pw.pw_gid, "groups": list_groups(pw.pw_name), "home": pw.pw_dir,
-                            "name": pw.pw_name, "passwd": pw.pw_passwd, "shell": pw.pw_shell,
-                            "uid": pw.pw_uid}
+    info: dict[str, Any] = {
+        "gid": pw.pw_gid,
+        "groups": list_groups(pw.pw_name),
+        "home": pw.pw_dir,
+        "name": pw.pw_name,
+        "passwd": pw.pw_passwd,
+        "shell": pw.pw_shell,
+        "uid": pw.pw_uid,
+    }
     info.update(_gecos(pw.pw_gecos))
     return info
 
@@ -125,11 +135,28 @@ def _gecos_string(values: dict[str, Any]) -> str:
     return ",".join(fields).rstrip(",")
 
 
-def add(name: str, uid: Any = None, gid: Any = None, groups: Any = None, home: str | None = None,
-        shell: str | None = None, unique: bool = True, system: bool = False, fullname: Any = "",
-        roomnumber: Any = "", workphone: Any = "", homephone: Any = "", other: Any = "",
-        createhome: bool = True, loginclass: Any = None, nologinit: bool = False,
-        root: str | None = None, usergroup: Any = None, local: bool = False, **kwargs: Any) -> bool:
+def add(
+    name: str,
+    uid: Any = None,
+    gid: Any = None,
+    groups: Any = None,
+    home: str | None = None,
+    shell: str | None = None,
+    unique: bool = True,
+    system: bool = False,
+    fullname: Any = "",
+    roomnumber: Any = "",
+    workphone: Any = "",
+    homephone: Any = "",
+    other: Any = "",
+    createhome: bool = True,
+    loginclass: Any = None,
+    nologinit: bool = False,
+    root: str | None = None,
+    usergroup: Any = None,
+    local: bool = False,
+    **kwargs: Any,
+) -> bool:
     """Create the account ``name``; True on success."""
     cmd = ["useradd"]
     if shell:
@@ -151,8 +178,9 @@ def add(name: str, uid: Any = None, gid: Any = None, groups: Any = None, home: s
         cmd.append("-o")
     if system:
         cmd.append("-r")
-    gecos = _gecos_string({"fullname": fullname, "roomnumber": roomnumber, "workphone": workphone,
-                           "homephone": homephone, "other": other})
+    gecos = _gecos_string(
+        {"fullname": fullname, "roomnumber": roomnumber, "workphone": workphone, "homephone": homephone, "other": other}
+    )
     if gecos:
         cmd += ["-c", gecos]
     cmd.append(_str(name))
@@ -165,8 +193,9 @@ def add(name: str, uid: Any = None, gid: Any = None, groups: Any = None, home: s
     return True
 
 
-def delete(name: str, remove: bool = False, force: bool = False, root: str | None = None,
-           local: bool = False, **kwargs: Any) -> bool:
+def delete(
+    name: str, remove: bool = False, force: bool = False, root: str | None = None, local: bool = False, **kwargs: Any
+) -> bool:
     """Remove the account; ``remove`` also deletes its home and mail spool."""
     cmd = ["userdel"]
     if remove:

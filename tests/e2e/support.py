@@ -34,7 +34,7 @@ from briny.common.transport import free_ports
 
 BIN = Path(sys.executable).parent
 IPC_LIMIT = 107
-STOP_WAIT = 10.0            # seconds between SIGTERM and SIGKILL
+STOP_WAIT = 10.0  # seconds between SIGTERM and SIGKILL
 T = TypeVar("T")
 
 
@@ -47,9 +47,13 @@ def script(name: str) -> list[str]:
     path = BIN / name
     if path.exists():
         return [str(path)]
-    module = {"briny": "briny.master.opcli", "briny-master": "briny.master.daemon",
-              "briny-minion": "briny.minion.daemon", "briny-key": "briny.master.keycli",
-              "briny-run": "briny.master.runcli"}[name]
+    module = {
+        "briny": "briny.master.opcli",
+        "briny-master": "briny.master.daemon",
+        "briny-minion": "briny.minion.daemon",
+        "briny-key": "briny.master.keycli",
+        "briny-run": "briny.master.runcli",
+    }[name]
     return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
 
 
@@ -102,8 +106,10 @@ class Daemon:
         return self.proc is not None and self.proc.poll() is None
 
     def tails(self, lines: int = 30) -> str:
-        return (f"--- {self.name} log ({self.log_file}) ---\n{tail(self.log_file, lines)}\n"
-                f"--- {self.name} console ---\n{tail(self.console, lines)}")
+        return (
+            f"--- {self.name} log ({self.log_file}) ---\n{tail(self.log_file, lines)}\n"
+            f"--- {self.name} console ---\n{tail(self.console, lines)}"
+        )
 
 
 @dataclass
@@ -120,8 +126,9 @@ class Result:
         try:
             return json.loads(self.stdout)
         except json.JSONDecodeError as exc:
-            raise FleetError(f"{' '.join(self.args)} did not print JSON ({exc}):\n{self.stdout}\n"
-                             f"stderr:\n{self.stderr}") from None
+            raise FleetError(
+                f"{' '.join(self.args)} did not print JSON ({exc}):\n{self.stdout}\nstderr:\n{self.stderr}"
+            ) from None
 
 
 class Fleet:
@@ -133,10 +140,18 @@ class Fleet:
     is left out of the config file, so the daemon's default applies.
     """
 
-    def __init__(self, root: Path, ids: Iterable[str], *, auto_accept: bool = False,
-                 grains: dict[str, dict[str, Any]] | None = None,
-                 master_opts: dict[str, Any] | None = None, minion_opts: dict[str, Any] | None = None,
-                 minion_env: dict[str, dict[str, str]] | None = None, log_level: str = "info") -> None:
+    def __init__(
+        self,
+        root: Path,
+        ids: Iterable[str],
+        *,
+        auto_accept: bool = False,
+        grains: dict[str, dict[str, Any]] | None = None,
+        master_opts: dict[str, Any] | None = None,
+        minion_opts: dict[str, Any] | None = None,
+        minion_env: dict[str, dict[str, str]] | None = None,
+        log_level: str = "info",
+    ) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._own_root: Path | None = None
@@ -152,25 +167,47 @@ class Fleet:
         (self.root / "srv" / "salt").mkdir(parents=True, exist_ok=True)
         (self.root / "srv" / "pillar").mkdir(parents=True, exist_ok=True)
         self.master_opts: dict[str, Any] = {
-            "root_dir": str(self.master_dir), "interface": "127.0.0.1",
-            "ret_port": self.ret_port, "publish_port": self.pub_port,
-            "pki_dir": "pki", "cachedir": "cache", "sock_dir": "s", "log_file": "master.log",
-            "pidfile": "master.pid", "log_level": log_level, "auto_accept": auto_accept,
-            "ping_interval": 1, "timeout": 5, "gather_job_timeout": 2,
+            "root_dir": str(self.master_dir),
+            "interface": "127.0.0.1",
+            "ret_port": self.ret_port,
+            "publish_port": self.pub_port,
+            "pki_dir": "pki",
+            "cachedir": "cache",
+            "sock_dir": "s",
+            "log_file": "master.log",
+            "pidfile": "master.pid",
+            "log_level": log_level,
+            "auto_accept": auto_accept,
+            "ping_interval": 1,
+            "timeout": 5,
+            "gather_job_timeout": 2,
             "file_roots": {"base": [str(self.root / "srv" / "salt")]},
             "pillar_roots": {"base": [str(self.root / "srv" / "pillar")]},
-            **(master_opts or {})}
+            **(master_opts or {}),
+        }
         self.minion_base: dict[str, Any] = {
-            "master": "127.0.0.1", "master_port": self.ret_port, "publish_port": self.pub_port,
-            "pki_dir": "pki", "cachedir": "cache", "sock_dir": "s", "log_file": "minion.log",
-            "pidfile": "minion.pid", "log_level": log_level,
-            "ping_interval": 1, "auth_timeout": 2, "acceptance_wait_time": 0.5,
-            "recon_default": 100, "recon_max": 500, "shutdown_grace": 5,
-            **(minion_opts or {})}
+            "master": "127.0.0.1",
+            "master_port": self.ret_port,
+            "publish_port": self.pub_port,
+            "pki_dir": "pki",
+            "cachedir": "cache",
+            "sock_dir": "s",
+            "log_file": "minion.log",
+            "pidfile": "minion.pid",
+            "log_level": log_level,
+            "ping_interval": 1,
+            "auth_timeout": 2,
+            "acceptance_wait_time": 0.5,
+            "recon_default": 100,
+            "recon_max": 500,
+            "shutdown_grace": 5,
+            **(minion_opts or {}),
+        }
         self.grains = grains or {}
         self.minion_env = minion_env or {}
-        self.master = Daemon("master", self.master_conf, self.master_dir, self.master_dir / "master.log",
-                             self.master_dir / "console.log")
+        self.master = Daemon(
+            "master", self.master_conf, self.master_dir, self.master_dir / "master.log", self.master_dir / "console.log"
+        )
         self.minions: dict[str, Daemon] = {}
         self._client: Any = None
         self.write_master()
@@ -195,8 +232,14 @@ class Fleet:
         if minion_id in self.grains:
             body["grains"] = self.grains[minion_id]
         (conf / "minion").write_text(yaml.safe_dump(body))
-        daemon = Daemon(minion_id, conf, root, root / "minion.log", root / "console.log",
-                        env=dict(self.minion_env.get(minion_id, {})))
+        daemon = Daemon(
+            minion_id,
+            conf,
+            root,
+            root / "minion.log",
+            root / "console.log",
+            env=dict(self.minion_env.get(minion_id, {})),
+        )
         self.minions[minion_id] = daemon
         if minion_id not in self.ids:
             self.ids.append(minion_id)
@@ -207,9 +250,14 @@ class Fleet:
         assert not daemon.running, f"{daemon.name} already runs"
         env = {**os.environ, **daemon.env}
         with open(daemon.console, "ab") as console:
-            daemon.proc = subprocess.Popen([*script(command), "-c", str(daemon.conf_dir)],
-                                           stdin=subprocess.DEVNULL, stdout=console, stderr=console,
-                                           env=env, cwd=str(daemon.root))
+            daemon.proc = subprocess.Popen(
+                [*script(command), "-c", str(daemon.conf_dir)],
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=console,
+                env=env,
+                cwd=str(daemon.root),
+            )
 
     def start_master(self, timeout: float = 30.0) -> None:
         """Start the master and wait until it answers on the operator IPC."""
@@ -291,11 +339,11 @@ class Fleet:
         argv = [*script(name), "-c", str(self.master_conf), *args]
         start = time.monotonic()
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as exc:
-            raise FleetError(f"{name} {' '.join(args)} did not finish within {timeout} s "
-                             f"(stdout: {exc.stdout!r})\n{self.logs()}") from None
+            raise FleetError(
+                f"{name} {' '.join(args)} did not finish within {timeout} s (stdout: {exc.stdout!r})\n{self.logs()}"
+            ) from None
         return Result([name, *args], done.returncode, done.stdout, done.stderr, time.monotonic() - start)
 
     def briny(self, *args: str, timeout: float = 60.0) -> Result:
@@ -309,8 +357,13 @@ class Fleet:
 
     def popen_briny(self, *args: str) -> subprocess.Popen[str]:
         """``briny`` in the background (the caller waits for it with a bound)."""
-        return subprocess.Popen([*script("briny"), "-c", str(self.master_conf), *args], text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [*script("briny"), "-c", str(self.master_conf), *args],
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
 
     # -- state ----------------------------------------------------------------------------------
     def _client_obj(self) -> Any:
@@ -328,8 +381,9 @@ class Fleet:
 
     def _master_answers(self) -> bool:
         if not self.master.running:
-            raise FleetError(f"the master exited with {self.master.proc.returncode if self.master.proc else '?'}"
-                             f"\n{self.logs()}")
+            raise FleetError(
+                f"the master exited with {self.master.proc.returncode if self.master.proc else '?'}\n{self.logs()}"
+            )
         from briny.master.clientapi import MasterError, MasterNotRunning
 
         try:
@@ -351,8 +405,12 @@ class Fleet:
 
     def wait_keys(self, folder: str, ids: Iterable[str], timeout: float = 30.0) -> None:
         wanted = set(ids)
-        self.wait(lambda: wanted <= set(self.keys().get(folder, [])), timeout,
-                  f"keys {sorted(wanted)} in {folder}", interval=0.2)
+        self.wait(
+            lambda: wanted <= set(self.keys().get(folder, [])),
+            timeout,
+            f"keys {sorted(wanted)} in {folder}",
+            interval=0.2,
+        )
 
     def wait_connected(self, ids: Iterable[str], timeout: float = 30.0) -> None:
         """Wait until the master has a live session with every minion in ``ids``.
@@ -361,8 +419,9 @@ class Fleet:
         :meth:`wait_session` for it.
         """
         wanted = set(ids)
-        self.wait(lambda: wanted <= set(self.minions_state()["connected"]), timeout,
-                  f"minions {sorted(wanted)} connected")
+        self.wait(
+            lambda: wanted <= set(self.minions_state()["connected"]), timeout, f"minions {sorted(wanted)} connected"
+        )
 
     def sessions(self, minion_id: str) -> int:
         """How many sessions a minion made since its log began (its ``connected`` log lines;
@@ -452,8 +511,9 @@ class RawPeer:
         if raw is None:
             raise FleetError("no challenge")
         offer = handshake.read_challenge(wire.decode(raw), minion_id, token)
-        self.signed_auth = handshake.auth_request(minion_id, key, crypto.public_pem(key), token,
-                                                  offer.challenge, crypto.fingerprint(offer.master_pub))
+        self.signed_auth = handshake.auth_request(
+            minion_id, key, crypto.public_pem(key), token, offer.challenge, crypto.fingerprint(offer.master_pub)
+        )
         raw = self.ask(self.signed_auth, 10)
         if raw is None:
             raise FleetError("no auth reply")

@@ -23,9 +23,11 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def tree(fleet: Fleet, out: Path) -> None:
-    write(Path(fleet.master_opts["file_roots"]["base"][0]), {
-        "top.sls": "base:\n  '*':\n    - common\n",
-        "common.sls": f"""\
+    write(
+        Path(fleet.master_opts["file_roots"]["base"][0]),
+        {
+            "top.sls": "base:\n  '*':\n    - common\n",
+            "common.sls": f"""\
             motd:
               file.managed:
                 - name: {out}/{{{{ grains['id'] }}}}.motd
@@ -37,13 +39,17 @@ def tree(fleet: Fleet, out: Path) -> None:
                 - require:
                   - file: motd
             """,
-        "motd.j2": "{{ grains['id'] }} is {{ grains['role'] }}, {{ pillar['color'] }}\n",
-        "broken.sls": "x:\n  test.nop:\n    - name: {{ nosuch.attr }\n",
-    })
-    write(Path(fleet.master_opts["pillar_roots"]["base"][0]), {
-        "top.sls": "base:\n  '*':\n    - data\n",
-        "data.sls": "color: {{ grains['role'] }}-blue\n",
-    })
+            "motd.j2": "{{ grains['id'] }} is {{ grains['role'] }}, {{ pillar['color'] }}\n",
+            "broken.sls": "x:\n  test.nop:\n    - name: {{ nosuch.attr }\n",
+        },
+    )
+    write(
+        Path(fleet.master_opts["pillar_roots"]["base"][0]),
+        {
+            "top.sls": "base:\n  '*':\n    - data\n",
+            "data.sls": "color: {{ grains['role'] }}-blue\n",
+        },
+    )
 
 
 def call(fleet: Fleet, minion_id: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -71,8 +77,11 @@ def test_briny_call_goes_through_the_minion_and_the_master(make_fleet, tmp_path)
     assert ping.returncode == 0, ping.stderr
     assert local(ping) is True
     # the master keeps the call as a job of its own targeting m1 alone (Salt's "req" jid)
-    jobs = fleet.wait(lambda: fleet.run("jobs.list_jobs", "search_function=test.ping", "--out", "json").json(),
-                      30, "the call's job in the master's job cache")
+    jobs = fleet.wait(
+        lambda: fleet.run("jobs.list_jobs", "search_function=test.ping", "--out", "json").json(),
+        30,
+        "the call's job in the master's job cache",
+    )
     assert [(j["Function"], j["Target"]) for j in jobs.values()] == [("test.ping", "m1")]
     assert fleet.wait_returns(next(iter(jobs)), ["m1"]) == {"m1": True}
 

@@ -23,9 +23,11 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def tree(fleet: Fleet, out: Path) -> None:
-    write(Path(fleet.master_opts["file_roots"]["base"][0]), {
-        "top.sls": "base:\n  '*':\n    - common\n",
-        "common/init.sls": f"""\
+    write(
+        Path(fleet.master_opts["file_roots"]["base"][0]),
+        {
+            "top.sls": "base:\n  '*':\n    - common\n",
+            "common/init.sls": f"""\
             include:
               - common.{{{{ grains['role'] }}}}
             motd:
@@ -39,15 +41,19 @@ def tree(fleet: Fleet, out: Path) -> None:
                 - require:
                   - file: motd
             """,
-        "common/web.sls": "web:\n  test.succeed_without_changes:\n    - require_in:\n      - test: hello\n",
-        "common/db.sls": "db:\n  test.succeed_without_changes:\n    - order: 1\n",
-        "common/motd.j2": "{{ grains['id'] }} is {{ grains['role'] }}, {{ pillar['color'] }}\n",
-        "hostly.sls": "hi:\n  test.succeed_without_changes:\n    - name: {{ salt['cmd.run']('echo hi') }}\n",
-    })
-    write(Path(fleet.master_opts["pillar_roots"]["base"][0]), {
-        "top.sls": "base:\n  '*':\n    - data\n",
-        "data.sls": "color: {{ grains['role'] }}-blue\n",
-    })
+            "common/web.sls": "web:\n  test.succeed_without_changes:\n    - require_in:\n      - test: hello\n",
+            "common/db.sls": "db:\n  test.succeed_without_changes:\n    - order: 1\n",
+            "common/motd.j2": "{{ grains['id'] }} is {{ grains['role'] }}, {{ pillar['color'] }}\n",
+            "hostly.sls": "hi:\n  test.succeed_without_changes:\n    - name: {{ salt['cmd.run']('echo hi') }}\n",
+        },
+    )
+    write(
+        Path(fleet.master_opts["pillar_roots"]["base"][0]),
+        {
+            "top.sls": "base:\n  '*':\n    - data\n",
+            "data.sls": "color: {{ grains['role'] }}-blue\n",
+        },
+    )
 
 
 def apply(fleet: Fleet, *args: str) -> tuple[int, dict[str, Any]]:
@@ -59,9 +65,12 @@ def apply(fleet: Fleet, *args: str) -> tuple[int, dict[str, Any]]:
 
 def stable(returns: dict[str, Any]) -> dict[str, Any]:
     """Returns without what differs from run to run (timings)."""
-    return {mid: {tag: {k: v for k, v in r.items() if k not in ("duration", "start_time")}
-                  for tag, r in ret.items()} if isinstance(ret, dict) else ret
-            for mid, ret in returns.items()}
+    return {
+        mid: {tag: {k: v for k, v in r.items() if k not in ("duration", "start_time")} for tag, r in ret.items()}
+        if isinstance(ret, dict)
+        else ret
+        for mid, ret in returns.items()
+    }
 
 
 def master_log(fleet: Fleet) -> str:

@@ -22,17 +22,19 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
     fleet = make_fleet(["c1", "c2"], auto_accept=True)
     out = tmp_path / "out"
     out.mkdir()
-    write(Path(fleet.master_opts["file_roots"]["base"][0]), {
-        "top.sls": "base:\n  '*':\n    - custom\n",
-        "_grains/flavour.py": """
+    write(
+        Path(fleet.master_opts["file_roots"]["base"][0]),
+        {
+            "top.sls": "base:\n  '*':\n    - custom\n",
+            "_grains/flavour.py": """
             def flavour():
                 return {"flavour": "mint-" + __opts__["id"]}
             """,
-        "_modules/greet.py": """
+            "_modules/greet.py": """
             def hello(who):
                 return f"hello {who} from {__grains__['id']}"
             """,
-        "_states/marker.py": """
+            "_states/marker.py": """
             import os
 
             def present(name, who):
@@ -47,13 +49,14 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
                 ret.update(changes={"new": name}, comment="written")
                 return ret
             """,
-        "custom.sls": f"""
+            "custom.sls": f"""
             mark:
               marker.present:
                 - name: {out}/{{{{ grains['id'] }}}}
                 - who: world
             """,
-    })
+        },
+    )
     fleet.start()
     res = fleet.briny("--static", "--out", "json", "*", "state.apply", "-t", "30")
     assert res.returncode == 0, res.stdout + res.stderr

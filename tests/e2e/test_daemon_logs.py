@@ -24,10 +24,11 @@ def test_sighup_makes_each_daemon_write_a_new_log_file(make_fleet):
     minion = fleet.minions["m1"]
     for daemon in (fleet.master, minion):
         rotated = daemon.log_file.with_name(daemon.log_file.name + ".1")
-        daemon.log_file.rename(rotated)            # what logrotate does
+        daemon.log_file.rename(rotated)  # what logrotate does
         os.kill(daemon.pid, signal.SIGHUP)
-        fleet.wait(lambda: "reopened the log file" in text(daemon.log_file), 20,
-                   f"{daemon.name} to reopen its log file")
+        fleet.wait(
+            lambda: "reopened the log file" in text(daemon.log_file), 20, f"{daemon.name} to reopen its log file"
+        )
         assert daemon.running, f"{daemon.name} died of SIGHUP"
         assert "reopened the log file" not in text(rotated)
     res = fleet.briny("*", "test.ping", "--out", "json")

@@ -99,7 +99,13 @@ def test_state_apply_from_the_master_file_server(make_fleet: Callable[..., Fleet
     note = fleet.briny("*", "cp.get_file_str", "salt://note.txt?saltenv=dev", "--out", "json")
     assert note.json()["fs1"] == "from dev\n"
     listed = fleet.briny("*", "cp.list_master", "--out", "json").json()["fs1"]
-    assert listed == ["top.sls", "web/defaults.yaml", "web/files/big.bin", "web/files/motd.j2",
-                      "web/init.sls", "web/map.jinja"]
+    assert listed == [
+        "top.sls",
+        "web/defaults.yaml",
+        "web/files/big.bin",
+        "web/files/motd.j2",
+        "web/init.sls",
+        "web/map.jinja",
+    ]
     escape = fleet.briny("*", "cp.cache_file", "salt://web/%2e%2e/%2e%2e/mx/conf/master", "--out", "json")
     assert escape.json()["fs1"] is False

@@ -52,8 +52,7 @@ def ran_jobs(fleet: Fleet, minion_id: str) -> set[str]:
         text = fleet.minions[minion_id].log_file.read_text(errors="replace")
     except FileNotFoundError:
         return set()
-    return {line.split("running job ", 1)[1].split(":", 1)[0]
-            for line in text.splitlines() if "running job " in line}
+    return {line.split("running job ", 1)[1].split(":", 1)[0] for line in text.splitlines() if "running job " in line}
 
 
 def runs_of(fleet: Fleet, minion_id: str, jid: str) -> int:
@@ -63,6 +62,7 @@ def runs_of(fleet: Fleet, minion_id: str, jid: str) -> int:
 
 # -- a raw peer on the master's ROUTER ---------------------------------------------------------
 
+
 def err_of(raw: bytes | None) -> str | None:
     assert raw is not None, "no reply"
     env = wire.decode(raw)
@@ -71,19 +71,23 @@ def err_of(raw: bytes | None) -> str | None:
 
 # -- jobs on a shared fleet (m1, m3: role web; m2: role db) ----------------------------------------
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["*"], {"m1", "m2", "m3"}),
-    (["m[12]"], {"m1", "m2"}),
-    (["-L", "m1,m3"], {"m1", "m3"}),
-    (["-G", "role:web"], {"m1", "m3"}),
-    (["-G", "tier:front"], {"m1"}),
-    (["-E", "m[23]$"], {"m2", "m3"}),
-    (["-C", "G@role:web and not L@m1"], {"m3"}),
-    (["-C", "E@m[12] or G@role:db"], {"m1", "m2"}),
-    (["-C", "L@m1,m2 and not G@role:db"], {"m1"}),
-    (["-C", "not G@role:web"], {"m2"}),
-    (["-C", "( m1 or m2 ) and not E@m2"], {"m1"}),
-])
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["*"], {"m1", "m2", "m3"}),
+        (["m[12]"], {"m1", "m2"}),
+        (["-L", "m1,m3"], {"m1", "m3"}),
+        (["-G", "role:web"], {"m1", "m3"}),
+        (["-G", "tier:front"], {"m1"}),
+        (["-E", "m[23]$"], {"m2", "m3"}),
+        (["-C", "G@role:web and not L@m1"], {"m3"}),
+        (["-C", "E@m[12] or G@role:db"], {"m1", "m2"}),
+        (["-C", "L@m1,m2 and not G@role:db"], {"m1"}),
+        (["-C", "not G@role:web"], {"m2"}),
+        (["-C", "( m1 or m2 ) and not E@m2"], {"m1"}),
+    ],
+)
 def test_every_targeting_form(fleet: Fleet, args: list[str], expected: set[str]) -> None:
     code, data = static_json(fleet, *args, "test.ping")
     assert code == 0
@@ -111,7 +115,7 @@ def test_returns_land_in_the_job_cache(fleet: Fleet) -> None:
 def test_async_prints_a_jid_whose_returns_arrive(fleet: Fleet) -> None:
     res = fleet.briny("--async", "-G", "role:web", "test.sleep", "1")
     assert res.returncode == 0 and res.stdout.startswith("Executed command with job ID: ")
-    assert res.elapsed < 1.0 + 3.0   # it does not wait for the job
+    assert res.elapsed < 1.0 + 3.0  # it does not wait for the job
     jid = jid_from(res.stdout)
     assert fleet.wait_returns(jid, ["m1", "m3"], timeout=20) == {"m1": True, "m3": True}
 
@@ -126,15 +130,21 @@ def test_batches_of_two(fleet: Fleet) -> None:
     res = fleet.briny("-b", "34%", "-G", "role:web", "test.echo", "pct", "--out", "json")
     assert res.returncode == 0, res.stderr
     assert [line for line in res.stdout.splitlines() if line.startswith("Executing run on")] == [
-        "Executing run on ['m1']", "Executing run on ['m3']"]
+        "Executing run on ['m1']",
+        "Executing run on ['m3']",
+    ]
 
 
 def test_state_event_prints_the_returns_as_they_arrive(fleet: Fleet) -> None:
-    watch = subprocess.Popen([*script("briny-run"), "-c", str(fleet.master_conf), "state.event",
-                              "salt/job/*/ret/*", "count=2"], text=True, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    watch = subprocess.Popen(
+        [*script("briny-run"), "-c", str(fleet.master_conf), "state.event", "salt/job/*/ret/*", "count=2"],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     try:
-        time.sleep(0.5)   # the listener subscribes
+        time.sleep(0.5)  # the listener subscribes
         code, _ = static_json(fleet, "-L", "m1,m2", "test.echo", "seen")
         assert code == 0
         out, err = watch.communicate(timeout=15)
@@ -155,6 +165,7 @@ def test_a_failing_job_exits_non_zero(fleet: Fleet) -> None:
 
 # -- security across real processes --------------------------------------------------------------
 
+
 def test_garbage_on_both_master_ports_leaves_the_fleet_serving(fleet: Fleet) -> None:
     rnd = os.urandom
     auth = wire.clear("auth", "m9", {"pub": "x", "token": rnd(32)}).encode()
@@ -166,13 +177,22 @@ def test_garbage_on_both_master_ports_leaves_the_fleet_serving(fleet: Fleet) -> 
     xsub.setsockopt(zmq.LINGER, 0)
     xsub.connect(f"tcp://127.0.0.1:{fleet.pub_port}")
     try:
-        for frames in ([rnd(100)], [b"", rnd(5000)], [rnd(8), rnd(300)], [rnd(8), auth[: len(auth) // 2]],
-                       [rnd(8), auth[:-1]], [rnd(8), b"\xde\xad"], [rnd(8), msgpack.packb({"v": 1, "k": "req"})],
-                       [rnd(8), msgpack.packb({"v": 1, "k": "pub", "id": "m1", "t": "x", "n": 5, "b": 1})],
-                       [rnd(8), msgpack.packb([1, 2, 3])], [rnd(8), rnd(20), rnd(20), rnd(20)], [rnd(8), b""]):
+        for frames in (
+            [rnd(100)],
+            [b"", rnd(5000)],
+            [rnd(8), rnd(300)],
+            [rnd(8), auth[: len(auth) // 2]],
+            [rnd(8), auth[:-1]],
+            [rnd(8), b"\xde\xad"],
+            [rnd(8), msgpack.packb({"v": 1, "k": "req"})],
+            [rnd(8), msgpack.packb({"v": 1, "k": "pub", "id": "m1", "t": "x", "n": 5, "b": 1})],
+            [rnd(8), msgpack.packb([1, 2, 3])],
+            [rnd(8), rnd(20), rnd(20), rnd(20)],
+            [rnd(8), b""],
+        ):
             dealer.send_multipart(frames)
         for frame in (rnd(64), b"\x01" + rnd(64), b"\x00", b"\x01m:m1\x00", rnd(4096)):
-            xsub.send(frame)   # subscription frames, valid and not
+            xsub.send(frame)  # subscription frames, valid and not
         for port in (fleet.ret_port, fleet.pub_port):
             for blob in (rnd(1), rnd(11), rnd(2048), b"\xff" + b"\x00" * 8 + b"\x7f" + rnd(50)):
                 with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
@@ -188,13 +208,21 @@ def test_garbage_on_both_master_ports_leaves_the_fleet_serving(fleet: Fleet) -> 
 
 def test_forged_publishes_are_never_run(fleet: Fleet, tmp_path: Path) -> None:
     marker = tmp_path / "forged"
-    load = {"jid": "20990101000000000001", "fun": "cmd.run", "arg": [f"touch {marker}"], "kwarg": {},
-            "tgt": "m1", "tgt_type": "glob", "user": "root", "timeout": 5}
+    load = {
+        "jid": "20990101000000000001",
+        "fun": "cmd.run",
+        "arg": [f"touch {marker}"],
+        "kwarg": {},
+        "tgt": "m1",
+        "tgt_type": "glob",
+        "user": "root",
+        "timeout": 5,
+    }
     forged = wire.sign(wire.sealed("pub", "m1", os.urandom(32), load), Ed25519PrivateKey.generate()).encode()
     unsigned = wire.sealed("pub", "m1", os.urandom(32), load).encode()
     (rogue_port,) = free_ports(1)
     ctx = zmq.Context.instance()
-    rogue = ctx.socket(zmq.PUB)          # a rogue publisher bound elsewhere: minions never connect to it
+    rogue = ctx.socket(zmq.PUB)  # a rogue publisher bound elsewhere: minions never connect to it
     rogue.setsockopt(zmq.LINGER, 0)
     rogue.bind(f"tcp://127.0.0.1:{rogue_port}")
     peer = RawPeer(fleet.ret_port)
@@ -250,13 +278,14 @@ def test_unauthenticated_and_replayed_requests_are_refused(make_fleet: Any) -> N
 
 # -- keys ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_key_states_accept_reject_delete(make_fleet: Any) -> None:
     fleet = make_fleet(["m1", "m2", "m3"])
     fleet.start(accept=False)
     fleet.wait_keys("minions_pre", ["m1", "m2", "m3"])
     assert fleet.keys()["minions"] == []
-    res = fleet.briny("*", "test.ping")        # nothing accepted: nothing runs
+    res = fleet.briny("*", "test.ping")  # nothing accepted: nothing runs
     assert res.returncode == 2 and "No minions matched" in res.stdout
 
     assert fleet.key("-a", "m1", "-y").returncode == 0
@@ -290,7 +319,7 @@ def test_key_states_accept_reject_delete(make_fleet: Any) -> None:
         spy.close()
     assert topic_for("m1") in topics and topic_for("m2") not in topics
     assert ran_jobs(fleet, "m2") == before
-    assert fleet.minions["m2"].running        # a rejected minion waits; it runs nothing
+    assert fleet.minions["m2"].running  # a rejected minion waits; it runs nothing
 
     # delete: an accepted key goes, the minion comes back as pending and runs nothing more
     res = fleet.key("-d", "m1", "-y")
@@ -310,9 +339,9 @@ def test_key_states_accept_reject_delete(make_fleet: Any) -> None:
 @pytest.mark.slow
 def test_auto_accept_with_minions_started_before_the_master(make_fleet: Any) -> None:
     fleet = make_fleet(["a1", "a2"], auto_accept=True)
-    for minion_id in fleet.ids:                 # boot order: minions first, the master later
+    for minion_id in fleet.ids:  # boot order: minions first, the master later
         fleet.start_minion(minion_id)
-    time.sleep(1.5)                             # they try, get no answer, back off
+    time.sleep(1.5)  # they try, get no answer, back off
     fleet.start_master()
     fleet.wait_connected(["a1", "a2"])
     assert sorted(fleet.keys()["minions"]) == ["a1", "a2"]
@@ -321,6 +350,7 @@ def test_auto_accept_with_minions_started_before_the_master(make_fleet: Any) -> 
 
 
 # -- failures and signals ------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_master_restart_during_a_job(make_fleet: Any) -> None:
@@ -332,7 +362,7 @@ def test_master_restart_during_a_job(make_fleet: Any) -> None:
         old = fleet.master.pid
         assert fleet.stop_master(signal.SIGTERM) == 0
         assert not pid_alive(old)
-        fleet.start_master()                    # same config, same ports
+        fleet.start_master()  # same config, same ports
         # the operator's `briny`, waiting across the restart, still gets every return
         out, err = cli.communicate(timeout=40)
     finally:
@@ -341,7 +371,7 @@ def test_master_restart_during_a_job(make_fleet: Any) -> None:
             cli.wait(10)
     assert cli.returncode == 0, err
     jid = jid_from(out.splitlines()[0])
-    assert json.loads(out[out.index("{"):]) == {"m1": True, "m2": True}
+    assert json.loads(out[out.index("{") :]) == {"m1": True, "m2": True}
     fleet.wait_connected(["m1", "m2"], timeout=30)
     code, data = static_json(fleet, "*", "test.ping")
     assert code == 0 and data == {"m1": True, "m2": True}
@@ -412,7 +442,7 @@ def test_sigterm_to_the_master_keeps_returns_in_flight(make_fleet: Any) -> None:
     fleet.start()
     res = fleet.briny("--async", "*", "cmd.run", "sleep $E2E_DELAY; echo slept $E2E_DELAY")
     jid = jid_from(res.stdout)
-    fleet.wait_returns(jid, ["m1"], timeout=15)      # m1's return is in; m2 still sleeps
+    fleet.wait_returns(jid, ["m1"], timeout=15)  # m1's return is in; m2 still sleeps
     # and one job whose returns are on the wire as the signal lands
     burst = jid_from(fleet.briny("--async", "*", "test.echo", "burst").stdout)
     assert fleet.stop_master(signal.SIGTERM) == 0
@@ -439,7 +469,7 @@ def test_the_cli_does_not_hang_when_the_master_goes_away(make_fleet: Any) -> Non
             cli.wait(10)
     assert cli.returncode == 1 and json.loads(out)["m1"].startswith(NO_RESPONSE), err
     assert "cannot ask the minions" in err
-    assert time.monotonic() - start < 8     # -t 2, then it sees the master is gone
+    assert time.monotonic() - start < 8  # -t 2, then it sees the master is gone
     res = fleet.briny("*", "test.ping")
     assert res.returncode == 2 and "the master is not running" in res.stderr
 

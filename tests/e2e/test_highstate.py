@@ -38,9 +38,11 @@ from .support import Fleet, RawPeer, jid_from, script
 pytestmark = pytest.mark.slow
 
 IDS = ("web1", "web2", "db1")
-GRAINS = {"web1": {"role": "web", "os_family": "Debian"},
-          "web2": {"role": "web", "os_family": "RedHat"},
-          "db1": {"role": "db", "os_family": "Debian"}}
+GRAINS = {
+    "web1": {"role": "web", "os_family": "Debian"},
+    "web2": {"role": "web", "os_family": "RedHat"},
+    "db1": {"role": "db", "os_family": "Debian"},
+}
 
 STATES = {
     "top.sls": """\
@@ -139,10 +141,16 @@ PILLAR = {
 
 # what each minion's files must hold after the highstate
 EXPECTED = {
-    "web1": {"motd": "hello-web1 from web1 (Debian, role web)\ndb password: none\n",
-             "web.conf": "port=8080\n", "family": "apt\n"},
-    "web2": {"motd": "hello-web2 from web2 (RedHat, role web)\ndb password: none\n",
-             "web.conf": "port=9090\n", "family": "dnf\n"},
+    "web1": {
+        "motd": "hello-web1 from web1 (Debian, role web)\ndb password: none\n",
+        "web.conf": "port=8080\n",
+        "family": "apt\n",
+    },
+    "web2": {
+        "motd": "hello-web2 from web2 (RedHat, role web)\ndb password: none\n",
+        "web.conf": "port=9090\n",
+        "family": "dnf\n",
+    },
     "db1": {"motd": "hello-db1 from db1 (Debian, role db)\ndb password: s3cret\n", "family": "apt\n"},
 }
 
@@ -162,7 +170,7 @@ def out_dir(fleet: Fleet, minion_id: str) -> Path:
 def hfleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     fleet = Fleet(tmp_path_factory.mktemp("highstate"), IDS)
     try:
-        for minion_id in IDS:   # the out grain needs the minion's root, known only now
+        for minion_id in IDS:  # the out grain needs the minion's root, known only now
             fleet.grains[minion_id] = {**GRAINS[minion_id], "out": str(fleet.root / minion_id / "out")}
             fleet.add_minion(minion_id)
         write(Path(fleet.master_opts["file_roots"]["base"][0]), STATES)
@@ -192,9 +200,10 @@ def async_jid(fleet: Fleet, *args: str) -> str:
 
 # -- the acceptance run ----------------------------------------------------------------------------
 
+
 def test_highstate_files_job_cache_and_state_result_events(hfleet: Fleet) -> None:
     with EventListener(master_opts(hfleet), "salt/state_result/*", name="master") as listener:
-        time.sleep(0.1)   # the subscription reaches the bus before anything fires
+        time.sleep(0.1)  # the subscription reaches the bus before anything fires
         jid = async_jid(hfleet, "*", "state.apply")
         returns = hfleet.wait_returns(jid, IDS, timeout=60)
         events = collect(listener, 8)
@@ -227,8 +236,10 @@ def test_highstate_files_job_cache_and_state_result_events(hfleet: Fleet) -> Non
     expected_tags = set()
     for minion_id in IDS:
         out = out_dir(hfleet, minion_id)
-        expected_tags |= {f"salt/state_result/{jid}/{minion_id}/{out}/motd",
-                          f"salt/state_result/{jid}/{minion_id}/custom/marker/done"}
+        expected_tags |= {
+            f"salt/state_result/{jid}/{minion_id}/{out}/motd",
+            f"salt/state_result/{jid}/{minion_id}/custom/marker/done",
+        }
         if GRAINS[minion_id]["role"] == "web":
             expected_tags.add(f"salt/state_result/{jid}/{minion_id}/web/configured")
     assert set(seen) == expected_tags
@@ -238,7 +249,7 @@ def test_highstate_files_job_cache_and_state_result_events(hfleet: Fleet) -> Non
         ret = data["ret"]
         stored = returns[minion_id]
         key = next(k for k, v in stored.items() if v["__id__"] == ret["__id__"])
-        assert ret == stored[key], tag          # the event carries the state's whole result
+        assert ret == stored[key], tag  # the event carries the state's whole result
     marker = seen[f"salt/state_result/{jid}/web1/custom/marker/done"]["ret"]
     assert marker["name"] == "marker" and marker["changes"] and marker["result"] is True
 
@@ -256,7 +267,7 @@ def test_dry_run_shows_diffs_and_changes_nothing(hfleet: Fleet) -> None:
     before = {m: {p.name: p.read_text() for p in out_dir(hfleet, m).iterdir()} for m in IDS}
     res = hfleet.briny("*", "state.apply", "test=True")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "-port=1" in res.stdout and "+port=8080" in res.stdout          # the diff
+    assert "-port=1" in res.stdout and "+port=8080" in res.stdout  # the diff
     assert "The file " in res.stdout and "is set to be changed" in res.stdout
     assert f"{out_dir(hfleet, 'db1')}/motd" in res.stdout
     after = {m: {p.name: p.read_text() for p in out_dir(hfleet, m).iterdir()} for m in IDS}
@@ -268,6 +279,7 @@ def test_dry_run_shows_diffs_and_changes_nothing(hfleet: Fleet) -> None:
 
 
 # -- one highstate at a time -----------------------------------------------------------------------
+
 
 def test_a_second_highstate_is_refused_while_one_runs(hfleet: Fleet) -> None:
     out = out_dir(hfleet, "db1")
@@ -294,6 +306,7 @@ def test_a_second_highstate_is_refused_while_one_runs(hfleet: Fleet) -> None:
 
 
 # -- progress events and the outputter options -----------------------------------------------------
+
 
 def test_progress_events_one_per_state_with_salt_tags(hfleet: Fleet) -> None:
     with EventListener(master_opts(hfleet), "salt/job/*", name="master") as listener:
@@ -329,21 +342,24 @@ def test_state_output_and_state_verbose_reach_the_outputter(hfleet: Fleet) -> No
     assert changes.returncode == 0
     assert "      ID: marker" in changes.stdout and "ID: quiet" not in changes.stdout, changes.stdout
     verbose = hfleet.briny("--state-output=changes", "web1", "state.sls", "common")
-    assert "Name: quiet - Function: test.succeed_without_changes - Result: Clean" in verbose.stdout, \
-        verbose.stdout
+    assert "Name: quiet - Function: test.succeed_without_changes - Result: Clean" in verbose.stdout, verbose.stdout
 
 
 def test_live_line_on_a_terminal_is_cleared_before_the_output(hfleet: Fleet) -> None:
     master_fd, slave_fd = pty.openpty()
-    proc = subprocess.Popen([*script("briny"), "-c", str(hfleet.master_conf), "web1", "state.sls", "paced"],
-                            stdin=subprocess.DEVNULL, stdout=slave_fd, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*script("briny"), "-c", str(hfleet.master_conf), "web1", "state.sls", "paced"],
+        stdin=subprocess.DEVNULL,
+        stdout=slave_fd,
+        stderr=subprocess.PIPE,
+    )
     os.close(slave_fd)
     chunks: list[bytes] = []
     try:
         while True:
             try:
                 data = os.read(master_fd, 65536)
-            except OSError:        # EIO: the other side is closed
+            except OSError:  # EIO: the other side is closed
                 break
             if not data:
                 break
@@ -357,11 +373,12 @@ def test_live_line_on_a_terminal_is_cleared_before_the_output(hfleet: Fleet) -> 
     text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
     assert "web1: 1/4 states, 0 failed" in text and "web1: 3/4 states, 0 failed" in text, text
     last_line = text.rindex("states, 0 failed")
-    clear = text.index("\x1b[1F\x1b[J", last_line)      # the line is wiped before the output
+    clear = text.index("\x1b[1F\x1b[J", last_line)  # the line is wiped before the output
     assert "Summary for web1" in text[clear:] and "states, 0 failed" not in text[clear:]
 
 
 # -- a minion cannot speak for another one ---------------------------------------------------------
+
 
 def test_an_event_claiming_another_minions_id_is_rewritten(hfleet: Fleet) -> None:
     rogue = RawPeer(hfleet.ret_port)
@@ -373,11 +390,11 @@ def test_an_event_claiming_another_minions_id_is_rewritten(hfleet: Fleet) -> Non
         jid = "20990101000000000042"
         with EventListener(master_opts(hfleet), "salt/*", name="master") as listener:
             time.sleep(0.1)
-            forged = [f"salt/state_result/{jid}/web1/motd", f"salt/job/{jid}/prog/web1/0",
-                      "salt/minion/web1/start"]
+            forged = [f"salt/state_result/{jid}/web1/motd", f"salt/job/{jid}/prog/web1/0", "salt/minion/web1/start"]
             for tag in forged:
-                reply = rogue.request("rogue", {"cmd": "event", "tag": tag,
-                                                "data": {"id": "web1", "ret": {"result": True}}})
+                reply = rogue.request(
+                    "rogue", {"cmd": "event", "tag": tag, "data": {"id": "web1", "ret": {"result": True}}}
+                )
                 assert reply == {"ok": True}, (tag, reply)
             # master-only tags, and a return event for a job never sent to rogue, are refused outright
             for tag in (f"salt/job/{jid}/new", "salt/auth", "salt/key", f"salt/job/{jid}/ret/web1"):
@@ -385,8 +402,11 @@ def test_an_event_claiming_another_minions_id_is_rewritten(hfleet: Fleet) -> Non
                 assert reply is not None and "error" in reply, (tag, reply)
             got = collect(listener, len(forged), timeout=5)
         tags = [tag for tag, _ in got if "rogue" in tag or "web1" in tag]
-        assert tags == [f"salt/state_result/{jid}/rogue/motd", f"salt/job/{jid}/prog/rogue/0",
-                        "salt/minion/rogue/start"]
+        assert tags == [
+            f"salt/state_result/{jid}/rogue/motd",
+            f"salt/job/{jid}/prog/rogue/0",
+            "salt/minion/rogue/start",
+        ]
         for tag, data in got:
             if tag in tags[:2]:
                 assert data["id"] == "rogue", (tag, data)

@@ -24,7 +24,7 @@ def gone(pid: int) -> bool:
             stat = fh.read()
     except FileNotFoundError:
         return True
-    return stat[stat.rfind(b")") + 2:].split()[0] == b"Z"
+    return stat[stat.rfind(b")") + 2 :].split()[0] == b"Z"
 
 
 def proc_record(fleet: Fleet, minion: str, jid: str) -> dict[str, Any] | None:
@@ -55,8 +55,9 @@ def test_kill_job_through_the_master_kills_the_job_and_its_command(one: Fleet) -
     record = fleet.wait(lambda: proc_record(fleet, "k1", jid), 20, f"the proc file of job {jid}")
     pid = int(record["pid"])
     assert pid != daemon_pid, "the job must run in a process of its own"
-    sleep_pid = fleet.wait(lambda: next((p for p in descendants(pid) if _cmd(p).startswith("sleep")), None),
-                           20, "the job's sleep command")
+    sleep_pid = fleet.wait(
+        lambda: next((p for p in descendants(pid) if _cmd(p).startswith("sleep")), None), 20, "the job's sleep command"
+    )
     # what saltutil reports as running shows the job's own pid
     running = fleet.briny("--out", "json", "k1", "saltutil.running").json()["k1"]
     assert [(r["jid"], r["pid"]) for r in running] == [(jid, pid)]
@@ -81,10 +82,12 @@ def test_term_job_and_signal_job_as_salt(one: Fleet) -> None:
     jid = jid_from(fleet.briny("--async", "k1", "cmd.run", "sleep 60").stdout)
     pid = int(fleet.wait(lambda: proc_record(fleet, "k1", jid), 20, "the proc file")["pid"])
     assert fleet.briny("--out", "json", "k1", "saltutil.signal_job", jid, "0").json() == {
-        "k1": f"Signal 0 sent to job {jid} at pid {pid}"}
+        "k1": f"Signal 0 sent to job {jid} at pid {pid}"
+    }
     assert not gone(pid)
     assert fleet.briny("--out", "json", "k1", "saltutil.term_job", jid).json() == {
-        "k1": f"Signal 15 sent to job {jid} at pid {pid}"}
+        "k1": f"Signal 15 sent to job {jid} at pid {pid}"
+    }
     fleet.wait(lambda: gone(pid), 10, "the job process to end")
     ret = fleet.wait_returns(jid, ["k1"])["k1"]
     assert "killed by signal 15 (SIGTERM)" in json.dumps(ret), ret
@@ -100,7 +103,8 @@ def test_a_module_crashing_its_process_does_not_take_the_minion_down(make_fleet:
     fleet = make_fleet(["k1"], auto_accept=True)
     roots = Path(fleet.master_opts["file_roots"]["base"][0])
     (roots / "_modules").mkdir()
-    (roots / "_modules" / "crash.py").write_text(textwrap.dedent("""
+    (roots / "_modules" / "crash.py").write_text(
+        textwrap.dedent("""
         import ctypes
         import os
 
@@ -112,14 +116,17 @@ def test_a_module_crashing_its_process_does_not_take_the_minion_down(make_fleet:
 
         def memory():
             raise MemoryError()
-        """))
+        """)
+    )
     fleet.start()
     daemon_pid = fleet.minions["k1"].pid
     synced = fleet.briny("--out", "json", "k1", "saltutil.sync_modules")
     assert synced.json() == {"k1": ["modules.crash"]}, synced.stdout + synced.stderr
-    for fun, words in (("crash.exit_now", "ended without a return (exit status 3)"),
-                       ("crash.segfault", "killed by signal 11 (SIGSEGV)"),
-                       ("crash.memory", "The minion function caused an exception")):
+    for fun, words in (
+        ("crash.exit_now", "ended without a return (exit status 3)"),
+        ("crash.segfault", "killed by signal 11 (SIGSEGV)"),
+        ("crash.memory", "The minion function caused an exception"),
+    ):
         res = fleet.briny("--out", "json", "k1", fun, "-t", "20")
         assert words in res.stdout, (fun, res.stdout, res.stderr)
         assert res.returncode != 0
@@ -132,7 +139,7 @@ def test_sigterm_of_the_minion_terminates_running_jobs_and_sends_their_returns(o
     jid = jid_from(fleet.briny("--async", "k1", "cmd.run", "sleep 60").stdout)
     pid = int(fleet.wait(lambda: proc_record(fleet, "k1", jid), 20, "the proc file")["pid"])
     sleep_pid = fleet.wait(lambda: next(iter(descendants(pid)), None), 20, "the job's sleep command")
-    code = fleet.stop(fleet.minions["k1"])       # SIGTERM; shutdown_grace is 5 s in the fleet
+    code = fleet.stop(fleet.minions["k1"])  # SIGTERM; shutdown_grace is 5 s in the fleet
     assert code == 0
     assert gone(pid) and gone(sleep_pid)
     ret = fleet.wait_returns(jid, ["k1"])["k1"]
@@ -154,7 +161,8 @@ def test_a_queued_highstate_waits_for_the_running_one_then_runs(make_fleet: Any,
     (roots / "top.sls").write_text("base:\n  '*':\n    - after\n")
     (roots / "slow.sls").write_text(
         f"hold:\n  cmd.run:\n    - name: touch {started}; while [ ! -e {stop} ]; do sleep 0.02; done; "
-        f"echo first > {out}\n    - timeout: 60\n")
+        f"echo first > {out}\n    - timeout: 60\n"
+    )
     (roots / "after.sls").write_text(f"read:\n  cmd.run:\n    - name: cat {out}\n")
     fleet.start()
     queue_dir = fleet.minions["q1"].root / "cache" / "state_queue"
@@ -166,11 +174,15 @@ def test_a_queued_highstate_waits_for_the_running_one_then_runs(make_fleet: Any,
         refused = fleet.briny("--out", "json", "q1", "state.apply")
         assert refused.json()["q1"] == [
             f'The function "state.sls" is running as PID {first_pid} and was started at '
-            f'{_jid_time(first)} with jid {first}'], refused.stdout
+            f"{_jid_time(first)} with jid {first}"
+        ], refused.stdout
         queued = jid_from(fleet.briny("--async", "q1", "state.apply", "queue=True").stdout)
         fleet.wait(lambda: (queue_dir / queued).exists(), 20, "the second highstate to queue")
-        assert fleet.briny("--out", "json", "q1", "state.apply", "queue=1").json()["q1"][0].startswith(
-            'The function "state.sls" is running')             # a run is ahead: queue=1 refuses
+        assert (
+            fleet.briny("--out", "json", "q1", "state.apply", "queue=1")
+            .json()["q1"][0]
+            .startswith('The function "state.sls" is running')
+        )  # a run is ahead: queue=1 refuses
     finally:
         stop.touch()
     ret = fleet.wait_returns(first, ["q1"])["q1"]
@@ -185,7 +197,8 @@ def test_a_queued_highstate_waits_for_the_running_one_then_runs(make_fleet: Any,
 def test_state_sls_without_an_sls_is_refused(one: Fleet) -> None:
     res = one.briny("--out", "json", "k1", "state.sls")
     assert res.json()["k1"].startswith(
-        "Passed invalid arguments to state.sls: sls() missing 1 required positional argument: 'mods'")
+        "Passed invalid arguments to state.sls: sls() missing 1 required positional argument: 'mods'"
+    )
     assert res.returncode != 0
     empty = one.briny("--out", "json", "k1", "state.sls", "")
     assert empty.json() == {"k1": ["No matching sls found for '' in env 'base'"]} and empty.returncode != 0

@@ -52,21 +52,25 @@ def test_a_user_without_access_is_told_permission_denied():
         master_sock = fleet.master_dir / "s" / "master_client.ipc"
         minion_sock = fleet.minions["m1"].root / "s" / "minion_client.ipc"
 
-        log = root / "nobody.log"   # the daemons' log files are not nobody's to write
+        log = root / "nobody.log"  # the daemons' log files are not nobody's to write
         log.touch(mode=0o666)
         os.chmod(log, 0o666)
         code, out, err = eval(run_as(NOBODY, briny_cli, str(fleet.master_conf), str(log)))  # noqa: S307
         assert code == 2 and out == ""
-        assert err.strip() == (f"briny: permission denied: user nobody (uid {NOBODY}) may not use the "
-                               f"master's socket {master_sock}; run this command as root (the user the "
-                               "master runs as) or as root")
+        assert err.strip() == (
+            f"briny: permission denied: user nobody (uid {NOBODY}) may not use the "
+            f"master's socket {master_sock}; run this command as root (the user the "
+            "master runs as) or as root"
+        )
         assert "not running" not in err
 
         code, err = eval(run_as(NOBODY, briny_call, str(fleet.minions["m1"].conf_dir), str(log)))  # noqa: S307
         assert code == 2
-        assert err.strip() == (f"briny-call: permission denied: user nobody (uid {NOBODY}) may not use the "
-                               f"minion's socket {minion_sock}; run this command as root (the user the "
-                               "minion runs as) or as root, or use --local")
+        assert err.strip() == (
+            f"briny-call: permission denied: user nobody (uid {NOBODY}) may not use the "
+            f"minion's socket {minion_sock}; run this command as root (the user the "
+            "minion runs as) or as root, or use --local"
+        )
 
         # the daemons' own user is served as before
         res = fleet.briny("--out", "json", "*", "test.ping")

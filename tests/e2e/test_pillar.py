@@ -63,8 +63,7 @@ def test_each_minion_sees_its_own_pillar_and_refresh_picks_up_changes(make_fleet
     code, out = pillar_json(fleet, "*", "pillar.items")
     assert code == 0, out
     assert out["m1"] == {"me": "m1", "role": "web", "dc": "east", "secret": "web-secret"}
-    assert out["m2"] == {"me": "m2", "role": "db", "dc": "west", "secret": "db-secret",
-                         "db_password": "hunter2"}
+    assert out["m2"] == {"me": "m2", "role": "db", "dc": "west", "secret": "db-secret", "db_password": "hunter2"}
 
     # the minions keep their pillar until told to refresh it
     write(pillar_root, {"web.sls": "secret: rotated\n"})
@@ -81,12 +80,13 @@ def test_each_minion_sees_its_own_pillar_and_refresh_picks_up_changes(make_fleet
 
 
 def test_a_template_calling_a_host_function_is_a_pillar_error(make_fleet):
-    fleet = make_fleet(["m1"], auto_accept=True, grains=GRAINS,
-                       master_opts={"pillar_safe_render_error": False})
+    fleet = make_fleet(["m1"], auto_accept=True, grains=GRAINS, master_opts={"pillar_safe_render_error": False})
     pillar_root = Path(fleet.master_opts["pillar_roots"]["base"][0])
     marker = fleet.root / "ran-on-the-master"
-    write(pillar_root, {"top.sls": "base:\n  '*':\n    - host\n",
-                        "host.sls": f"x: {{{{ salt['cmd.run']('touch {marker}') }}}}\n"})
+    write(
+        pillar_root,
+        {"top.sls": "base:\n  '*':\n    - host\n", "host.sls": f"x: {{{{ salt['cmd.run']('touch {marker}') }}}}\n"},
+    )
     fleet.start()
     code, out = pillar_json(fleet, "m1", "pillar.get", "_errors")
     (error,) = out["m1"]

@@ -51,8 +51,10 @@ def master_log(fleet: Fleet) -> str:
 
 def mark(folder: Path, name: str) -> str:
     """Python that writes ``folder/name-<pid>`` holding its pid."""
-    return (f"import os; open(os.path.join({str(folder)!r}, {name!r} + '-' + str(os.getpid())), 'w')"
-            f".write(str(os.getpid()))")
+    return (
+        f"import os; open(os.path.join({str(folder)!r}, {name!r} + '-' + str(os.getpid())), 'w')"
+        f".write(str(os.getpid()))"
+    )
 
 
 def test_templates_run_nothing_in_the_master_and_a_minions_report_steers_nothing(make_fleet, tmp_path):
@@ -65,24 +67,35 @@ def test_templates_run_nothing_in_the_master_and_a_minions_report_steers_nothing
     hostile = tmp_path / "hostile"
     hostile.mkdir()
     (hostile / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    report = {"extension_modules": str(evil_mods.parent), "module_dirs": [str(evil_mods)],
-              "file_roots": {"base": [str(evil_mods)]}, "cachedir": str(evil_mods.parent)}
-    fleet = make_fleet(["good", "evil"], auto_accept=True, grains=GRAINS, minion_env={
-        "evil": {"PYTHONPATH": str(hostile), HOSTILE_REPORT: json.dumps(report)}})
+    report = {
+        "extension_modules": str(evil_mods.parent),
+        "module_dirs": [str(evil_mods)],
+        "file_roots": {"base": [str(evil_mods)]},
+        "cachedir": str(evil_mods.parent),
+    }
+    fleet = make_fleet(
+        ["good", "evil"],
+        auto_accept=True,
+        grains=GRAINS,
+        minion_env={"evil": {"PYTHONPATH": str(hostile), HOSTILE_REPORT: json.dumps(report)}},
+    )
     states = Path(fleet.master_opts["file_roots"]["base"][0])
     pillar = Path(fleet.master_opts["pillar_roots"]["base"][0])
-    write(states, {
-        "top.sls": "base:\n  '*':\n    - app\n",
-        "app.sls": """\
+    write(
+        states,
+        {
+            "top.sls": "base:\n  '*':\n    - app\n",
+            "app.sls": """\
             hello:
               test.succeed_without_changes:
                 - name: {{ grains['id'] }} {{ salt['grains.get']('role') }} {{ salt['pillar.get']('color') }}
             """,
-        "attack_module.sls": f"x:\n  test.nop:\n    - name: {{{{ salt.module('cmd').run('touch {marks}/module-0') }}}}\n",
-        "attack_pack.sls": "x:\n  test.nop:\n    - name: {{ salt.pack['__opts__']['pki_dir'] }}\n",
-        "code.sls": f"#!py\ndef run():\n    {mark(marks, 'py')}\n"
-                    "    return {'code': {'test.succeed_without_changes': [{'name': __grains__['id']}]}}\n",
-    })
+            "attack_module.sls": f"x:\n  test.nop:\n    - name: {{{{ salt.module('cmd').run('touch {marks}/module-0') }}}}\n",
+            "attack_pack.sls": "x:\n  test.nop:\n    - name: {{ salt.pack['__opts__']['pki_dir'] }}\n",
+            "code.sls": f"#!py\ndef run():\n    {mark(marks, 'py')}\n"
+            "    return {'code': {'test.succeed_without_changes': [{'name': __grains__['id']}]}}\n",
+        },
+    )
     write(pillar, {"top.sls": "base:\n  '*':\n    - data\n", "data.sls": "color: blue\n"})
     fleet.start()
     master_pid = fleet.master.pid
@@ -93,8 +106,10 @@ def test_templates_run_nothing_in_the_master_and_a_minions_report_steers_nothing
     assert [r["name"] for r in applied["good"].values()] == ["good web blue"]
     assert [r["name"] for r in applied["evil"].values()] == ["evil db blue"]
     log = master_log(fleet)
-    assert ("evil reported config keys the master never takes (paths, module locations, sockets, keys, "
-            "secrets): cachedir, extension_modules, file_roots, module_dirs") in log
+    assert (
+        "evil reported config keys the master never takes (paths, module locations, sockets, keys, "
+        "secrets): cachedir, extension_modules, file_roots, module_dirs"
+    ) in log
     assert "compiled highstate for evil on the master" in log
     assert markers(marks) == {}
 
@@ -107,29 +122,35 @@ def test_templates_run_nothing_in_the_master_and_a_minions_report_steers_nothing
     assert "evil compiles its own states: a template needs its host (pack.__opts__)" in master_log(fleet)
     code, got = run(fleet, "*", "state.sls", "code")
     assert code == 0, got
-    assert {mid: [r["name"] for r in ret.values()] for mid, ret in got.items()} == {"good": ["good"],
-                                                                                     "evil": ["evil"]}
+    assert {mid: [r["name"] for r in ret.values()] for mid, ret in got.items()} == {"good": ["good"], "evil": ["evil"]}
     assert "compiles its own states: a template needs its host (#!py)" in master_log(fleet)
     written = [p for p in marks.iterdir()]
-    assert len(written) == 2 and all(int(p.read_text()) != master_pid for p in written)   # the minions'
+    assert len(written) == 2 and all(int(p.read_text()) != master_pid for p in written)  # the minions'
     for p in written:
         p.unlink()
 
     # finding 1, pillar: rendered on the master, refused there with the reason in the master's log
-    write(pillar, {
-        "top.sls": "base:\n  '*':\n    - data\n  'evil':\n    - attack_module\n    - attack_pack\n    - attack_py\n",
-        "attack_module.sls": f"x: {{{{ salt.module('cmd').run('touch {marks}/module-0') }}}}\n",
-        "attack_pack.sls": "x: {{ salt.pack['__opts__']['pki_dir'] }}\n",
-        "attack_py.sls": f"#!py\ndef run():\n    {mark(marks, 'pillarpy')}\n    return {{'x': 1}}\n",
-    })
+    write(
+        pillar,
+        {
+            "top.sls": "base:\n  '*':\n    - data\n  'evil':\n    - attack_module\n    - attack_pack\n    - attack_py\n",
+            "attack_module.sls": f"x: {{{{ salt.module('cmd').run('touch {marks}/module-0') }}}}\n",
+            "attack_pack.sls": "x: {{ salt.pack['__opts__']['pki_dir'] }}\n",
+            "attack_py.sls": f"#!py\ndef run():\n    {mark(marks, 'pillarpy')}\n    return {{'x': 1}}\n",
+        },
+    )
     code, got = run(fleet, "evil", "state.apply")
     assert code != 0 and got["evil"][0] == "Pillar failed to render with the following messages:", got
-    assert sorted(got["evil"][1:]) == sorted(f"Rendering SLS '{sls}' failed. Please see master log for details."
-                                             for sls in ("attack_module", "attack_pack", "attack_py"))
+    assert sorted(got["evil"][1:]) == sorted(
+        f"Rendering SLS '{sls}' failed. Please see master log for details."
+        for sls in ("attack_module", "attack_pack", "attack_py")
+    )
     log = master_log(fleet)
     assert "salt.module is a module, not a function" in log and "has no attribute '__opts__'" in log
-    assert ("The 'py' renderer runs Python and is not run on the master while rendering the pillar of "
-            "minion 'evil'; pillar_allow_py: True in the master config allows") in log
+    assert (
+        "The 'py' renderer runs Python and is not run on the master while rendering the pillar of "
+        "minion 'evil'; pillar_allow_py: True in the master config allows"
+    ) in log
     assert markers(marks) == {}
 
     # the legitimate minion (and the hostile one, for what is not an attack) keep answering

@@ -34,18 +34,18 @@ from .support import Fleet
 
 pytestmark = pytest.mark.slow
 
-MINION_ID = "web1"                 # the host's name: Salt's minion and briny's have the same id
-OLD = 1_500_000_000_000_000_000    # an atime long ago (ns): a read would move it (relatime)
+MINION_ID = "web1"  # the host's name: Salt's minion and briny's have the same id
+OLD = 1_500_000_000_000_000_000  # an atime long ago (ns): a read would move it (relatime)
 SALT_TREES = ("etc/salt", "var/cache/salt", "var/log/salt", "run/salt")
 SALT_PIDFILES = ("run/salt-minion.pid", "run/salt-master.pid")
 
 
 def _key_pair() -> tuple[bytes, bytes]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                            serialization.NoEncryption())
-    pub = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
+    pub = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return pem, pub
 
 
@@ -76,7 +76,7 @@ class SaltHost:
     def build(self) -> None:
         (self.root / "run").mkdir()
         (self.root / "var").mkdir()
-        os.symlink("../run", self.root / "var" / "run")   # as on every systemd host
+        os.symlink("../run", self.root / "var" / "run")  # as on every systemd host
         minion_pem, minion_pub = _key_pair()
         self.minion_pub = minion_pub
         master_pem, master_pub = _key_pair()
@@ -100,7 +100,7 @@ class SaltHost:
         self.write("var/log/salt/master", "2026-01-01 00:00:00,000 [salt.master][INFO] Salt's own line\n", 0o640)
         self.write("var/log/salt/key", "")
         for pidfile in SALT_PIDFILES:
-            proc = subprocess.Popen(["sleep", "600"])      # a live process the pidfile names
+            proc = subprocess.Popen(["sleep", "600"])  # a live process the pidfile names
             self.procs.append(proc)
             self.write(pidfile, f"{proc.pid}\n")
         self.bind("run/salt/minion/minion_event_7f3a_pub.ipc")
@@ -167,7 +167,7 @@ def _without_atimes(snap: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_briny_beside_a_salt_install_takes_none_of_its_files() -> None:
-    root = Path(tempfile.mkdtemp(prefix="bs", dir="/tmp"))   # short: IPC paths have a length limit
+    root = Path(tempfile.mkdtemp(prefix="bs", dir="/tmp"))  # short: IPC paths have a length limit
     salt = SaltHost(root)
     fleet: Fleet | None = None
     try:
@@ -182,24 +182,31 @@ def test_briny_beside_a_salt_install_takes_none_of_its_files() -> None:
         minion.log_file = root / "var/log/briny/minion"
         master_opts, minion_opts = load_master_config(fleet.master_conf), load_minion_config(minion.conf_dir)
         assert {k: master_opts[k] for k in defaults} == {
-            "pki_dir": f"{root}/etc/briny/pki/master", "cachedir": f"{root}/var/cache/briny/master",
-            "sock_dir": f"{root}/run/briny/master", "log_file": f"{root}/var/log/briny/master",
-            "pidfile": f"{root}/run/briny/briny-master.pid"}
+            "pki_dir": f"{root}/etc/briny/pki/master",
+            "cachedir": f"{root}/var/cache/briny/master",
+            "sock_dir": f"{root}/run/briny/master",
+            "log_file": f"{root}/var/log/briny/master",
+            "pidfile": f"{root}/run/briny/briny-master.pid",
+        }
         assert {k: minion_opts[k] for k in defaults} == {
-            "pki_dir": f"{root}/etc/briny/pki/minion", "cachedir": f"{root}/var/cache/briny/minion",
-            "sock_dir": f"{root}/run/briny/minion", "log_file": f"{root}/var/log/briny/minion",
-            "pidfile": f"{root}/run/briny/briny-minion.pid"}
+            "pki_dir": f"{root}/etc/briny/pki/minion",
+            "cachedir": f"{root}/var/cache/briny/minion",
+            "sock_dir": f"{root}/run/briny/minion",
+            "log_file": f"{root}/var/log/briny/minion",
+            "pidfile": f"{root}/run/briny/briny-minion.pid",
+        }
 
-        fleet.start()                     # the minion's key is pending, briny-key -A accepts it
+        fleet.start()  # the minion's key is pending, briny-key -A accepts it
         res = fleet.briny("*", "test.ping", "--out", "json")
         assert (res.returncode, res.json()) == (0, {MINION_ID: True}), res.stderr
 
         # briny's own files, where its defaults put them
         briny_pub = (root / "etc/briny/pki/minion/minion.pub").read_bytes()
-        assert briny_pub != salt.minion_pub                                             # a key of its own
+        assert briny_pub != salt.minion_pub  # a key of its own
         assert (root / f"etc/briny/pki/master/minions/{MINION_ID}").read_bytes() == briny_pub
-        assert (root / "etc/briny/pki/minion/minion_master.pub").read_bytes() == \
-            (root / "etc/briny/pki/master/master.pub").read_bytes()                   # pinned briny's master
+        assert (root / "etc/briny/pki/minion/minion_master.pub").read_bytes() == (
+            root / "etc/briny/pki/master/master.pub"
+        ).read_bytes()  # pinned briny's master
         assert (root / "run/briny/briny-master.pid").read_text().strip() == str(fleet.master.pid)
         assert (root / "run/briny/briny-minion.pid").read_text().strip() == str(minion.pid)
         assert (root / "run/briny/master/master_client.ipc").is_socket()
@@ -210,7 +217,7 @@ def test_briny_beside_a_salt_install_takes_none_of_its_files() -> None:
         assert (root / "var/cache/briny/master").is_dir() and (root / "var/cache/briny/minion").is_dir()
 
         during = salt.snapshot()
-        fleet.close()                     # stopping removes briny's pidfiles, never Salt's
+        fleet.close()  # stopping removes briny's pidfiles, never Salt's
         assert not (root / "run/briny/briny-master.pid").exists()
         after = salt.snapshot()
         for label, snap in (("while briny ran", during), ("after briny stopped", after)):
@@ -218,7 +225,7 @@ def test_briny_beside_a_salt_install_takes_none_of_its_files() -> None:
                 before, snap = _without_atimes(before), _without_atimes(snap)
             changed = {k: (before.get(k), snap.get(k)) for k in set(before) | set(snap) if before.get(k) != snap.get(k)}
             assert changed == {}, f"Salt's files changed {label}: {changed}"
-        assert all(proc.poll() is None for proc in salt.procs)      # Salt's 'daemons' untouched
+        assert all(proc.poll() is None for proc in salt.procs)  # Salt's 'daemons' untouched
     finally:
         if fleet is not None:
             fleet.close()
@@ -234,11 +241,13 @@ def test_taking_over_a_salt_minions_and_masters_keys_on_purpose() -> None:
     fleet: Fleet | None = None
     try:
         salt.build()
-        for src, dst, mode in (("pki/minion/minion.pem", "pki/minion/minion.pem", 0o600),
-                               ("pki/minion/minion.pub", "pki/minion/minion.pub", 0o644),
-                               ("pki/minion/minion_master.pub", "pki/minion/minion_master.pub", 0o644),
-                               ("pki/master/master.pem", "pki/master/master.pem", 0o600),
-                               ("pki/master/master.pub", "pki/master/master.pub", 0o644)):
+        for src, dst, mode in (
+            ("pki/minion/minion.pem", "pki/minion/minion.pem", 0o600),
+            ("pki/minion/minion.pub", "pki/minion/minion.pub", 0o644),
+            ("pki/minion/minion_master.pub", "pki/minion/minion_master.pub", 0o644),
+            ("pki/master/master.pem", "pki/master/master.pem", 0o600),
+            ("pki/master/master.pub", "pki/master/master.pub", 0o644),
+        ):
             target = root / "etc/briny" / dst
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             shutil.copyfile(root / "etc/salt" / src, target)
@@ -256,7 +265,7 @@ def test_taking_over_a_salt_minions_and_masters_keys_on_purpose() -> None:
         finger = fleet.key("-f", MINION_ID, "--out", "json").json()
         # salt-key -f: sha256 of the PEM's base64 lines (checked against salt-key 3007.17)
         digest = hashlib.sha256(b"".join(line + b"\n" for line in salt.minion_pub.splitlines()[1:-1])).hexdigest()
-        assert finger == {"minions": {MINION_ID: ":".join(digest[i:i + 2] for i in range(0, 64, 2))}}
+        assert finger == {"minions": {MINION_ID: ":".join(digest[i : i + 2] for i in range(0, 64, 2))}}
     finally:
         if fleet is not None:
             fleet.close()

@@ -40,7 +40,7 @@ def master_pub_finger(output: str) -> str:
     """The ``master.pub`` line under ``Local Keys:`` of ``briny-key -F master``."""
     lines = output.splitlines()
     local = lines.index("Local Keys:")
-    for line in lines[local + 1:]:
+    for line in lines[local + 1 :]:
         if line.startswith("master.pub:"):
             return line.split(":", 1)[1].strip()
         if line.endswith("Keys:"):
@@ -68,8 +68,11 @@ def test_master_finger_copied_from_briny_key_lets_the_minion_in(make_fleet: Any)
     # the wrong finger: the minion refuses the master's challenge and signs nothing, so the
     # master never even learns its key
     bad_log = fleet.minions["bad"].log_file
-    fleet.wait(lambda: bad_log.exists() and "does not match master_finger" in bad_log.read_text(), 20,
-               "the minion with a wrong master_finger to refuse the master")
+    fleet.wait(
+        lambda: bad_log.exists() and "does not match master_finger" in bad_log.read_text(),
+        20,
+        "the minion with a wrong master_finger to refuse the master",
+    )
     assert not any("bad" in ids for ids in fleet.keys().values())
     assert not (fleet.minions["bad"].root / "pki" / "minion_master.pub").exists()
     assert fleet.minions["bad"].running
@@ -79,7 +82,7 @@ def test_master_finger_copied_from_briny_key_lets_the_minion_in(make_fleet: Any)
 def test_auths_made_with_only_the_public_key_do_not_cut_the_minion_off(make_fleet: Any) -> None:
     fleet = make_fleet(["m1"])
     fleet.start()
-    victim_pub = (fleet.master_dir / "pki" / "minions" / "m1").read_text()   # public, anyone may hold it
+    victim_pub = (fleet.master_dir / "pki" / "minions" / "m1").read_text()  # public, anyone may hold it
     sessions = fleet.sessions("m1")
     attacker = crypto.generate_rsa()
     peer = RawPeer(fleet.ret_port)
@@ -89,17 +92,21 @@ def test_auths_made_with_only_the_public_key_do_not_cut_the_minion_off(make_flee
             raw = peer.ask(handshake.hello("m1", token))
             assert raw is not None, "no challenge"
             offer = handshake.read_challenge(wire.decode(raw), "m1", token)
-            if i % 2:   # random bytes for a signature
-                frame = wire.clear("auth", "m1", {"pub": victim_pub, "token": token, "sig": os.urandom(256),
-                                                  "challenge": offer.challenge}).encode()
-            else:       # signed, but with the attacker's own key
-                frame = handshake.auth_request("m1", attacker, victim_pub, token, offer.challenge,
-                                               crypto.fingerprint(offer.master_pub))
+            if i % 2:  # random bytes for a signature
+                frame = wire.clear(
+                    "auth",
+                    "m1",
+                    {"pub": victim_pub, "token": token, "sig": os.urandom(256), "challenge": offer.challenge},
+                ).encode()
+            else:  # signed, but with the attacker's own key
+                frame = handshake.auth_request(
+                    "m1", attacker, victim_pub, token, offer.challenge, crypto.fingerprint(offer.master_pub)
+                )
             assert "not signed by the key it offers" in err_of(peer.ask(frame))
             assert ping(fleet, "m1") == {"m1": True}
     finally:
         peer.close()
-    assert fleet.sessions("m1") == sessions      # its session was never replaced
+    assert fleet.sessions("m1") == sessions  # its session was never replaced
     assert "lost the master" not in fleet.minions["m1"].log_file.read_text()
 
 
@@ -121,7 +128,7 @@ def test_a_captured_auth_is_refused_after_a_master_restart(make_fleet: Any) -> N
         assert "unknown, used or expired challenge" in err_of(peer.ask(captured))
         assert old_session is not None
         stale = wire.sealed("req", "raw1", old_session, {"cmd": "ping"}).encode()
-        assert err_of(peer.ask(stale)) == "unauthenticated"      # no session came of it
+        assert err_of(peer.ask(stale)) == "unauthenticated"  # no session came of it
     finally:
         peer.close()
     fleet.wait_connected(["m1"])

@@ -25,6 +25,7 @@ requisites/cases/            salt-golden.py's convention: NAME.sls or NAME/init.
                              the whole folder is the tree, @SANDBOX@ replaced
 requisites/expected/NAME.json  {"run"|"test"|"low": {"rc", "data", "disk"}}
 """
+
 from __future__ import annotations
 
 import json
@@ -49,12 +50,12 @@ _TIME = re.compile(r"\b\d{2}:\d{2}:\d{2}\.\d+\b")
 
 # ---------------------------------------------------------------- masking
 
+
 def mask(obj, replacements):
     """Drop volatile keys, replace the given (path, marker) pairs in every
     string (keys included) and mask HH:MM:SS.ffffff times, as salt-golden.py does."""
     if isinstance(obj, dict):
-        return {mask(k, replacements): mask(v, replacements)
-                for k, v in obj.items() if k not in VOLATILE}
+        return {mask(k, replacements): mask(v, replacements) for k, v in obj.items() if k not in VOLATILE}
     if isinstance(obj, list):
         return [mask(v, replacements) for v in obj]
     if isinstance(obj, str):
@@ -83,16 +84,15 @@ def snapshot(root):
         elif p.is_dir():
             out[rel] = ["dir", oct(p.lstat().st_mode & 0o7777)]
         else:
-            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777),
-                        p.read_bytes().decode("utf-8", "replace")]
+            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777), p.read_bytes().decode("utf-8", "replace")]
     return out
 
 
 # ---------------------------------------------------------------- compiler corpus
 
+
 def compiler_cases():
-    return sorted(p.name for p in COMPILER.iterdir()
-                  if p.is_dir() and not p.name.startswith((".", "_")))
+    return sorted(p.name for p in COMPILER.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
 def case_spec(case):
@@ -158,8 +158,7 @@ def build_compiler_case(case, work):
     conf = work / "etc"
     conf.mkdir()
     (conf / "minion").write_text(yaml.safe_dump(config, default_flow_style=False))
-    replacements = [(str(tree), "@TREE@"), (str(work / "pillar"), "@PILLAR@"),
-                    (str(work), "@WORK@")]
+    replacements = [(str(tree), "@TREE@"), (str(work / "pillar"), "@PILLAR@"), (str(work), "@WORK@")]
     return conf, replacements
 
 
@@ -168,6 +167,7 @@ def compiler_expected(case):
 
 
 # ---------------------------------------------------------------- requisite corpus
+
 
 def requisite_cases():
     """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
@@ -201,7 +201,8 @@ def build_requisite_case(work):
             out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
     (conf / "minion").write_text(
         f"file_client: local\nfile_roots:\n  base:\n    - {tree}\nroot_dir: {work}/root\n"
-        f"cachedir: {work}/cache\npki_dir: {work}/pki\nlog_file: {work}/minion.log\nid: golden\n")
+        f"cachedir: {work}/cache\npki_dir: {work}/pki\nlog_file: {work}/minion.log\nid: golden\n"
+    )
     return conf, sandbox
 
 

@@ -1,5 +1,6 @@
 """Fixtures for the integration tests: run `briny-call --local` on a temporary
 state tree laid out exactly as the golden recorders lay it out for Salt."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -35,12 +36,20 @@ def briny_call():
     """run(conf_dir, args, cwd) -> CompletedProcess of `briny-call --local -c CONF ARGS --out=json`."""
     cmd = briny_call_command()
     if cmd is None:
-        pytest.fail("briny-call is not available: neither `briny.minion.call` is importable "
-                    f"by {sys.executable} nor {REPO}/.venv/bin/briny-call exists")
+        pytest.fail(
+            "briny-call is not available: neither `briny.minion.call` is importable "
+            f"by {sys.executable} nor {REPO}/.venv/bin/briny-call exists"
+        )
 
     def run(conf, args, cwd):
-        return subprocess.run([*cmd, "--local", "-c", str(conf), *args, "--out=json"],
-                              capture_output=True, text=True, timeout=300, cwd=cwd)
+        return subprocess.run(
+            [*cmd, "--local", "-c", str(conf), *args, "--out=json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=cwd,
+        )
+
     return run
 
 
@@ -48,11 +57,13 @@ def briny_call():
 def compiler_case(tmp_path):
     """build(case) -> (conf_dir, work_dir, mask replacements): the case's trees,
     pillar and minion config under a fresh temporary directory."""
+
     def build(case):
         work = tmp_path / "work"
         work.mkdir()
         conf, replacements = goldenlib.build_compiler_case(case, work)
         return conf, work, replacements
+
     return build
 
 
@@ -60,9 +71,11 @@ def compiler_case(tmp_path):
 def requisite_case(tmp_path):
     """build() -> (conf_dir, work_dir, sandbox): salt-golden.py's layout, the
     whole requisite cases folder as the tree, @SANDBOX@ replaced."""
+
     def build():
         work = tmp_path / "work"
         work.mkdir()
         conf, sandbox = goldenlib.build_requisite_case(work)
         return conf, work, sandbox
+
     return build

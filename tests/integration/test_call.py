@@ -30,7 +30,8 @@ def minion(tmp_path):
         d.mkdir()
     (conf / "minion").write_text(
         f"id: itest\nfile_client: local\nroot_dir: {root}\nfile_roots:\n  base: [{tree}]\n"
-        f"pillar_roots:\n  base: [{pillar}]\nsock_dir: sock\n")  # under root_dir
+        f"pillar_roots:\n  base: [{pillar}]\nsock_dir: sock\n"
+    )  # under root_dir
     return conf, tree, root
 
 
@@ -50,7 +51,8 @@ def test_example_tree_applies_and_is_idempotent(tmp_path):
     conf.mkdir()
     (conf / "minion").write_text(
         f"id: example\nfile_client: local\nroot_dir: {root}\n"
-        f"file_roots:\n  base: [{REPO}/deploy/example/salt]\npillar_roots:\n  base: [{REPO}/deploy/example/pillar]\n")
+        f"file_roots:\n  base: [{REPO}/deploy/example/salt]\npillar_roots:\n  base: [{REPO}/deploy/example/pillar]\n"
+    )
     first = call(conf, "state.apply")
     assert first.returncode == 0, first.stderr
     results = local(first)
@@ -63,12 +65,17 @@ def test_example_tree_applies_and_is_idempotent(tmp_path):
     assert [r["__id__"] for r in order][:2] == ["example-root", "example-logs"]  # included SLS first
     second = local(call(conf, "state.apply"))
     assert all(r["changes"] == {} for r in second.values())
-    assert second["cmd_|-example-reload_|-echo restarting, debian family > " + str(app) + "/last-reload_|-wait"]["result"]
+    assert second["cmd_|-example-reload_|-echo restarting, debian family > " + str(app) + "/last-reload_|-wait"][
+        "result"
+    ]
 
 
 def test_failed_state_exits_1_and_others_still_run(minion):
     conf, tree, root = minion
-    write(tree, {"f.sls": f"""
+    write(
+        tree,
+        {
+            "f.sls": f"""
         bad:
           cmd.run:
             - name: 'false'
@@ -80,7 +87,9 @@ def test_failed_state_exits_1_and_others_still_run(minion):
           file.managed:
             - name: {root}/independent
             - contents: still written
-        """})
+        """
+        },
+    )
     proc = call(conf, "state.sls", "f")
     assert proc.returncode == 1
     ret = local(proc)
@@ -89,12 +98,15 @@ def test_failed_state_exits_1_and_others_still_run(minion):
     assert (root / "independent").read_text() == "still written\n"
 
 
-@pytest.mark.parametrize("files,fragment", [
-    ({"x.sls": "a:\n  test.nop:\n   - foo: [1,\n"}, "Rendering SLS 'base:x' failed: while parsing a flow sequence"),
-    ({"x.sls": "a: {{ nope }}\n"}, "Rendering SLS 'base:x' failed: Jinja variable 'nope' is undefined; line 1"),
-    ({"x.sls": "a:\n  test.nop: []\na:\n  test.nop: []\n"}, "found conflicting ID 'a'"),
-    ({"x.sls": "include: [missing]\n"}, "Specified SLS missing in saltenv base is not available"),
-])
+@pytest.mark.parametrize(
+    "files,fragment",
+    [
+        ({"x.sls": "a:\n  test.nop:\n   - foo: [1,\n"}, "Rendering SLS 'base:x' failed: while parsing a flow sequence"),
+        ({"x.sls": "a: {{ nope }}\n"}, "Rendering SLS 'base:x' failed: Jinja variable 'nope' is undefined; line 1"),
+        ({"x.sls": "a:\n  test.nop: []\na:\n  test.nop: []\n"}, "found conflicting ID 'a'"),
+        ({"x.sls": "include: [missing]\n"}, "Specified SLS missing in saltenv base is not available"),
+    ],
+)
 def test_compile_errors_exit_1_and_nothing_runs(minion, files, fragment):
     conf, tree, root = minion
     files = dict(files)
@@ -150,7 +162,10 @@ def test_an_unusable_event_socket_never_breaks_a_run(minion, tmp_path):
 
 def test_fire_event_reaches_the_bus(minion, tmp_path):
     conf, tree, _ = minion
-    write(tree, {"ev.sls": """
+    write(
+        tree,
+        {
+            "ev.sls": """
         plain:
           test.succeed_with_changes:
             - fire_event: True
@@ -160,7 +175,9 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
             - fire_event: custom/tag/done
         silent:
           test.nop: []
-        """})
+        """
+        },
+    )
     opts = {"sock_dir": str(tmp_path / "root" / "sock")}
     bus = EventBus(opts).start_thread()
     try:
@@ -185,12 +202,14 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
 
 def test_custom_modules_and_states_from_the_file_roots(minion):
     conf, tree, root = minion
-    write(tree, {
-        "_modules/greet.py": """
+    write(
+        tree,
+        {
+            "_modules/greet.py": """
             def hello(who):
                 return f"hello {who} from {__grains__['id']}"
             """,
-        "_states/marker.py": """
+            "_states/marker.py": """
             import os
 
             def present(name, text):
@@ -205,8 +224,9 @@ def test_custom_modules_and_states_from_the_file_roots(minion):
                 ret.update(changes={"new": name}, comment="written")
                 return ret
             """,
-        "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: world\n",
-    })
+            "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: world\n",
+        },
+    )
     assert local(call(conf, "greet.hello", "you")) == "hello you from itest"
     proc = call(conf, "state.sls", "custom")
     assert proc.returncode == 0, proc.stderr

@@ -25,10 +25,12 @@ def test_debug_on_the_console_says_what_happens(minion):
     conf, tree, root = minion
     write(tree, TREE)
     proc = call(conf, "-l", "debug", "state.sls", "web")
-    assert proc.returncode == 1, proc.stderr          # 'broken' fails
-    assert set(local(proc)) == {"test_|-hello_|-hello_|-succeed_with_changes",
-                                "cmd_|-itest-echo_|-echo hi_|-run",
-                                "test_|-broken_|-broken_|-fail_without_changes"}
+    assert proc.returncode == 1, proc.stderr  # 'broken' fails
+    assert set(local(proc)) == {
+        "test_|-hello_|-hello_|-succeed_with_changes",
+        "cmd_|-itest-echo_|-echo hi_|-run",
+        "test_|-broken_|-broken_|-fail_without_changes",
+    }
     err = proc.stderr
     expected = [
         rf"\[DEBUG   \] Reading configuration from {re.escape(str(conf / 'minion'))}",
@@ -60,8 +62,11 @@ def test_the_default_console_is_quiet_and_the_log_file_has_its_own_level(minion,
     assert proc.returncode == 1
     assert "Running state" not in proc.stderr and "[ERROR   ] Failure!" in proc.stderr
     text = logfile.read_text()
-    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[briny\.common\.state_call *:\d+ *\]\[INFO    \]"
-                     r"\[\d+\] Running state \[hello\] at time", text), text
+    assert re.search(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[briny\.common\.state_call *:\d+ *\]\[INFO    \]"
+        r"\[\d+\] Running state \[hello\] at time",
+        text,
+    ), text
     assert "[DEBUG   ]" not in text
     # the config's level for the file, the console at -l
     (conf / "minion").write_text((conf / "minion").read_text() + "log_level: info\nlog_level_logfile: debug\n")

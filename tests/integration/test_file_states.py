@@ -121,20 +121,32 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     (sandbox / "kv").write_text("host=a\nport=80\n")
     (sandbox / "dest").mkdir()
     (sandbox / "dest" / "stale").write_text("x\n")
-    (conf / "minion").write_text(textwrap.dedent(f"""\
+    (conf / "minion").write_text(
+        textwrap.dedent(f"""\
         id: golden
         file_client: local
-        root_dir: {tmp_path / 'root'}
-        cachedir: {tmp_path / 'cache'}
+        root_dir: {tmp_path / "root"}
+        cachedir: {tmp_path / "cache"}
         file_roots:
           base: [{tree}]
-        """))
+        """)
+    )
     return conf, sandbox
 
 
 def _apply(conf: Path, *extra: str) -> dict[str, dict]:
-    cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf), "state.sls", "t", *extra,
-           "--out=json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "briny.minion.call",
+        "--local",
+        "-c",
+        str(conf),
+        "state.sls",
+        "t",
+        *extra,
+        "--out=json",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.stdout.startswith("{"), proc.stderr[-3000:]
     data = json.loads(proc.stdout)["local"]
@@ -152,30 +164,41 @@ FAILING = {"missing_src", "bad_user", "isdir"}
 def test_file_tree_twice_like_salt(tmp_path: Path) -> None:
     conf, sb = _prepare(tmp_path)
     dry = _apply(conf, "test=True")
-    assert (dry["tmpl"]["result"], dry["tmpl"]["comment"], dry["tmpl"]["changes"]) == \
-        (None, f"The file {sb}/tmpl.conf is set to be changed" + NOTE, {"newfile": f"{sb}/tmpl.conf"})
+    assert (dry["tmpl"]["result"], dry["tmpl"]["comment"], dry["tmpl"]["changes"]) == (
+        None,
+        f"The file {sb}/tmpl.conf is set to be changed" + NOTE,
+        {"newfile": f"{sb}/tmpl.conf"},
+    )
     assert dry["changed"]["changes"] == {"diff": "--- \n+++ \n@@ -1,2 +1,2 @@\n-old\n+plain\n content\n"}
     assert dry["missing_src"]["comment"] == "Source file salt://files/nope.txt not found in saltenv 'base'"
     assert dry["ensure_line"]["comment"] == "Changes would be made"
-    assert dry["kv"]["comment"] == (f"File {sb}/kv is set to be changed (1 lines)\nPredicted diff:\n"
-                                    "\r\t\t- port=80\n\r\t\t+ port=8080\n")
+    assert dry["kv"]["comment"] == (
+        f"File {sb}/kv is set to be changed (1 lines)\nPredicted diff:\n\r\t\t- port=80\n\r\t\t+ port=8080\n"
+    )
     assert not (sb / "tmpl.conf").exists() and (sb / "lines").read_text() == "a=1\nb=2\nd=4\n"
 
     live = _apply(conf)
     want = {
-        "tmpl": (True, f"File {sb}/tmpl.conf updated",
-                 {"diff": "New file", "group": "nogroup", "mode": "0640", "user": "nobody"}),
+        "tmpl": (
+            True,
+            f"File {sb}/tmpl.conf updated",
+            {"diff": "New file", "group": "nogroup", "mode": "0640", "user": "nobody"},
+        ),
         "hashed": (True, f"File {sb}/hashed.txt updated", {"diff": "New file", "mode": "0644"}),
-        "changed": (True, f"File {sb}/exist.txt updated",
-                    {"diff": "--- \n+++ \n@@ -1,2 +1,2 @@\n-old\n+plain\n content\n"}),
-        "missing_src": (False, "Unable to manage file: Source file salt://files/nope.txt not found in saltenv 'base'",
-                        {}),
+        "changed": (
+            True,
+            f"File {sb}/exist.txt updated",
+            {"diff": "--- \n+++ \n@@ -1,2 +1,2 @@\n-old\n+plain\n content\n"},
+        ),
+        "missing_src": (
+            False,
+            "Unable to manage file: Source file salt://files/nope.txt not found in saltenv 'base'",
+            {},
+        ),
         "bad_user": (False, "User nosuchuser_briny is not available ", {}),
         "isdir": (False, f"Specified target {sb}/adir is a directory", {}),
-        "ensure_line": (True, "Changes were made",
-                        {"diff": "--- \n+++ \n@@ -1,3 +1,4 @@\n a=1\n b=2\n+c=3\n d=4\n"}),
-        "port": (True, "Changes were made",
-                 {"diff": "--- \n+++ \n@@ -1,4 +1,4 @@\n a=1\n b=2\n c=3\n-d=4\n+d=5\n"}),
+        "ensure_line": (True, "Changes were made", {"diff": "--- \n+++ \n@@ -1,3 +1,4 @@\n a=1\n b=2\n+c=3\n d=4\n"}),
+        "port": (True, "Changes were made", {"diff": "--- \n+++ \n@@ -1,4 +1,4 @@\n a=1\n b=2\n c=3\n-d=4\n+d=5\n"}),
         "link": (True, f"Created new symlink {sb}/link -> {sb}/tmpl.conf", {"new": f"{sb}/link"}),
         "kv": (True, "Changed 1 lines", {"diff": "- port=80\n+ port=8080\n"}),
         "data": (True, f"File {sb}/data.json updated", {"diff": "New file"}),

@@ -13,6 +13,7 @@ Dict key order is ignored by default (Python equality); set
 BRINY_GOLDEN_KEY_ORDER=1 to also require Salt's key order in the compiler
 corpus (its goldens keep the order Salt printed).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -71,8 +72,11 @@ def _dump(obj, sort_keys=True):
 
 def _diff(expected, actual, sort_keys=True):
     """Unified diff, expected = Salt (golden), actual = briny."""
-    return "\n".join(difflib.unified_diff(_dump(expected, sort_keys), _dump(actual, sort_keys),
-                                         "salt (golden)", "briny", lineterm="", n=4))
+    return "\n".join(
+        difflib.unified_diff(
+            _dump(expected, sort_keys), _dump(actual, sort_keys), "salt (golden)", "briny", lineterm="", n=4
+        )
+    )
 
 
 def _check(rec, rc, data, disk=None, key_order=False, stderr=""):
@@ -118,15 +122,16 @@ def test_requisite_golden(case, kind, briny_call, requisite_case):
 def test_compiler_goldens_are_current():
     """Each compiler golden was recorded for the calls its case.yaml asks for now;
     after editing a case, re-record it with dev/record_golden.py CASE."""
-    stale = [case for case in goldenlib.compiler_cases()
-             if [c["args"] for c in goldenlib.compiler_expected(case)["calls"]]
-             != goldenlib.compiler_calls(case)]
+    stale = [
+        case
+        for case in goldenlib.compiler_cases()
+        if [c["args"] for c in goldenlib.compiler_expected(case)["calls"]] != goldenlib.compiler_calls(case)
+    ]
     assert not stale, f"re-record these cases: python3 dev/record_golden.py {' '.join(stale)}"
 
 
 def test_requisite_goldens_exist():
-    missing = [c for c in goldenlib.requisite_cases()
-               if not (goldenlib.REQ_EXPECTED / f"{c}.json").exists()]
+    missing = [c for c in goldenlib.requisite_cases() if not (goldenlib.REQ_EXPECTED / f"{c}.json").exists()]
     assert not missing, f"no golden for {missing}: run ../shared/tools/salt-golden.py"
 
 

@@ -33,7 +33,8 @@ _ROOT_OK = hasattr(os, "geteuid") and os.geteuid() == 0
 
 pytestmark = pytest.mark.skipif(
     not (_ROOT_OK and shutil.which("dpkg-deb") and shutil.which("apt-get") and os.path.isdir("/etc/init.d")),
-    reason="needs root on a Debian host (dpkg-deb, apt-get, /etc/init.d)")
+    reason="needs root on a Debian host (dpkg-deb, apt-get, /etc/init.d)",
+)
 
 
 def _suffix() -> str:
@@ -57,12 +58,12 @@ def minion(tmp_path: Path):
     tree, conf, root = tmp_path / "srv", tmp_path / "etc", tmp_path / "root"
     for d in (tree, conf, root):
         d.mkdir()
-    (conf / "minion").write_text(f"id: pkgsvc\nfile_client: local\nroot_dir: {root}\n"
-                                 f"file_roots:\n  base: [{tree}]\nsock_dir: sock\n")
+    (conf / "minion").write_text(
+        f"id: pkgsvc\nfile_client: local\nroot_dir: {root}\nfile_roots:\n  base: [{tree}]\nsock_dir: sock\n"
+    )
 
     def apply(sls: str, test: bool = False) -> dict[str, dict[str, Any]]:
-        cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf), "state.sls", sls,
-               "--out=json"]
+        cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf), "state.sls", sls, "--out=json"]
         if test:
             cmd.append("test=True")
         proc = _run(cmd, timeout=600)
@@ -72,6 +73,7 @@ def minion(tmp_path: Path):
             pytest.fail(f"briny-call did not return results: {proc.stdout}\n{proc.stderr}")
         assert isinstance(data, dict), data
         return {v["__id__"]: v for v in data.values()}
+
     return tree, apply
 
 
@@ -83,13 +85,15 @@ def _no_changes(results: dict[str, dict[str, Any]]) -> None:
 # pkg
 # ---------------------------------------------------------------------------
 
+
 def _build_deb(work: Path, name: str, version: str) -> Path:
     root = work / f"{name}-{version}"
     (root / "DEBIAN").mkdir(parents=True)
     (root / "DEBIAN" / "control").write_text(
         f"Package: {name}\nVersion: {version}\nArchitecture: all\n"
         "Maintainer: briny tests <tests@example.invalid>\n"
-        "Description: briny test package\n built by tests/integration/test_pkg_service.py\n")
+        "Description: briny test package\n built by tests/integration/test_pkg_service.py\n"
+    )
     doc = root / "usr" / "share" / "doc" / name
     doc.mkdir(parents=True)
     (doc / "README").write_text(f"{name} {version}\n")
@@ -124,8 +128,10 @@ def test_pkg_sources_install_upgrade_remove_purge(minion, debpkg) -> None:
     tree, apply = minion
     name, deb1, deb2 = debpkg
     missing = f"briny-no-such-pkg-{_suffix()}"
-    _write(tree, {
-        "install.sls": f"""
+    _write(
+        tree,
+        {
+            "install.sls": f"""
             pkg1:
               pkg.installed:
                 - refresh: False
@@ -138,16 +144,17 @@ def test_pkg_sources_install_upgrade_remove_purge(minion, debpkg) -> None:
             after:
               test.succeed_without_changes
             """,
-        "upgrade.sls": f"""
+            "upgrade.sls": f"""
             pkg1:
               pkg.installed:
                 - refresh: False
                 - sources:
                   - {name}: {deb2}
             """,
-        "removed.sls": f"{name}:\n  pkg.removed\n",
-        "purged.sls": f"{name}:\n  pkg.purged\n",
-    })
+            "removed.sls": f"{name}:\n  pkg.removed\n",
+            "purged.sls": f"{name}:\n  pkg.purged\n",
+        },
+    )
     started = time.monotonic()
     res = apply("install", test=True)
     assert res["pkg1"]["result"] is None
@@ -161,8 +168,10 @@ def test_pkg_sources_install_upgrade_remove_purge(minion, debpkg) -> None:
     assert res["pkg1"]["changes"] == {name: {"old": "", "new": "1.0"}}
     assert Path(f"/usr/share/doc/{name}/README").read_text() == f"{name} 1.0\n"
     assert res["bad"]["result"] is False
-    assert res["bad"]["comment"] == ("Problem encountered installing package(s). Additional info follows:\n\n"
-                                     f"errors:\n    - E: Unable to locate package {missing}")
+    assert res["bad"]["comment"] == (
+        "Problem encountered installing package(s). Additional info follows:\n\n"
+        f"errors:\n    - E: Unable to locate package {missing}"
+    )
     assert res["after"]["result"] is True
 
     res = apply("install")
@@ -201,8 +210,10 @@ def test_pkg_salt_source_and_hold(minion, debpkg) -> None:
     tree, apply = minion
     name, deb1, _ = debpkg
     shutil.copy(deb1, tree / deb1.name)
-    _write(tree, {
-        "held.sls": f"""
+    _write(
+        tree,
+        {
+            "held.sls": f"""
             {name}:
               pkg.installed:
                 - refresh: False
@@ -210,7 +221,7 @@ def test_pkg_salt_source_and_hold(minion, debpkg) -> None:
                 - sources:
                   - {name}: salt://{deb1.name}
             """,
-        "unheld.sls": f"""
+            "unheld.sls": f"""
             {name}:
               pkg.installed:
                 - refresh: False
@@ -218,18 +229,20 @@ def test_pkg_salt_source_and_hold(minion, debpkg) -> None:
                 - sources:
                   - {name}: salt://{deb1.name}
             """,
-        "missing.sls": f"""
+            "missing.sls": f"""
             nosrc:
               pkg.installed:
                 - refresh: False
                 - sources:
                   - {name}: salt://nope.deb
             """,
-    })
+        },
+    )
     res = apply("held")[name]
     assert res["result"] is True and res["changes"] == {name: {"old": "", "new": "1.0"}}
-    assert res["comment"] == (f"The following packages were installed/updated: {name}\n"
-                              f"Package {name} is now being held.")
+    assert res["comment"] == (
+        f"The following packages were installed/updated: {name}\nPackage {name} is now being held."
+    )
     assert name in _run(["apt-mark", "showhold"]).stdout.split()
     res = apply("held")[name]
     assert res["changes"] == {}
@@ -247,6 +260,7 @@ def test_pkg_salt_source_and_hold(minion, debpkg) -> None:
 # ---------------------------------------------------------------------------
 # service
 # ---------------------------------------------------------------------------
+
 
 def _pid(statedir: Path) -> int | None:
     try:
@@ -318,8 +332,10 @@ def test_service_start_enable_watch_stop(minion, initsvc, tmp_path: Path) -> Non
             - watch:
               - file: conf
         """
-    _write(tree, {
-        "running.sls": f"""
+    _write(
+        tree,
+        {
+            "running.sls": f"""
             svc:
               service.running:
                 - name: {name}
@@ -330,16 +346,17 @@ def test_service_start_enable_watch_stop(minion, initsvc, tmp_path: Path) -> Non
             after:
               test.succeed_without_changes
             """,
-        "w1.sls": watch.format(conf=conf, contents="v1", name=name, extra=""),
-        "w2.sls": watch.format(conf=conf, contents="v2", name=name, extra="- reload: True"),
-        "dead.sls": f"""
+            "w1.sls": watch.format(conf=conf, contents="v1", name=name, extra=""),
+            "w2.sls": watch.format(conf=conf, contents="v2", name=name, extra="- reload: True"),
+            "dead.sls": f"""
             svc:
               service.dead:
                 - name: {name}
                 - enable: False
             """,
-        "enabled.sls": f"svc:\n  service.enabled:\n    - name: {name}\n",
-    })
+            "enabled.sls": f"svc:\n  service.enabled:\n    - name: {name}\n",
+        },
+    )
     res = apply("running", test=True)
     assert res["svc"]["result"] is None and res["svc"]["comment"] == f"Service {name} is set to start"
     assert res["missing"]["result"] is None

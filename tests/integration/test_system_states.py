@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 pytestmark = pytest.mark.skipif(
-    os.name != "posix" or os.geteuid() != 0 or shutil.which("useradd") is None,
-    reason="needs root and shadow-utils")
+    os.name != "posix" or os.geteuid() != 0 or shutil.which("useradd") is None, reason="needs root and shadow-utils"
+)
 
 TIMEOUT = 120
 
@@ -100,8 +100,9 @@ def apply(tmp_path: Path):
     tree, conf, root = tmp_path / "srv", tmp_path / "etc", tmp_path / "root"
     for d in (tree, conf, root):
         d.mkdir(exist_ok=True)
-    (conf / "minion").write_text(f"id: systest\nfile_client: local\nroot_dir: {root}\n"
-                                 f"file_roots:\n  base: [{tree}]\nsock_dir: sock\n")
+    (conf / "minion").write_text(
+        f"id: systest\nfile_client: local\nroot_dir: {root}\nfile_roots:\n  base: [{tree}]\nsock_dir: sock\n"
+    )
 
     def run(files: dict[str, Any], sls: str, test: bool = False) -> list[dict[str, Any]]:
         for rel, body in files.items():
@@ -111,8 +112,17 @@ def apply(tmp_path: Path):
                 path.write_bytes(body)
             else:
                 path.write_text(textwrap.dedent(body))
-        cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf), "state.sls", sls,
-               "--out=json"] + (["test=True"] if test else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "briny.minion.call",
+            "--local",
+            "-c",
+            str(conf),
+            "state.sls",
+            sls,
+            "--out=json",
+        ] + (["test=True"] if test else [])
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
         try:
             data = json.loads(proc.stdout)["local"]
@@ -138,6 +148,7 @@ def _quiet(results: list[dict[str, Any]], failing: tuple[str, ...] = (), pending
 
 
 # --------------------------------------------------------------------- users and groups
+
 
 def test_users_and_groups(host: Host, apply, tmp_path: Path) -> None:
     g1, g2, u1, u2, bad = host.group("g1"), host.group("g2"), host.user("u1"), host.user("u2"), host.user("bad")
@@ -205,8 +216,9 @@ def test_users_and_groups(host: Host, apply, tmp_path: Path) -> None:
         - uid: 47555
     """
     dry = _by_id(apply({"m.sls": mod}, "m", test=True))
-    assert dry[u1]["comment"] == ("The following user attributes are set to be changed:\n"
-                                  "groups: []\nshell: /bin/bash\nfullname: Briny Two\n")
+    assert dry[u1]["comment"] == (
+        "The following user attributes are set to be changed:\ngroups: []\nshell: /bin/bash\nfullname: Briny Two\n"
+    )
     assert dry[u2]["result"] is False and "Changing uid" in dry[u2]["comment"]
     got = _by_id(apply({}, "m"))
     assert got[u1]["comment"] == f"Updated user {u1}"
@@ -249,6 +261,7 @@ def test_users_and_groups(host: Host, apply, tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------- cron
+
 
 @pytest.mark.skipif(shutil.which("crontab") is None, reason="needs crontab (Debian's cron)")
 def test_cron(host: Host, apply) -> None:
@@ -301,7 +314,8 @@ def test_cron(host: Host, apply) -> None:
         "# SALT_CRON_IDENTIFIER:/bin/echo off\n"
         "#DISABLED#3 * * * * /bin/echo off\n"
         "# my comment SALT_CRON_IDENTIFIER:myid\n"
-        "@reboot /bin/echo ident\n")
+        "@reboot /bin/echo ident\n"
+    )
     _quiet(apply({}, "c"), failing=("nobody",))
     assert _by_id(apply({}, "c", test=True))["hello"]["comment"] == "Cron /bin/echo hello already present"
 
@@ -338,6 +352,7 @@ def test_cron(host: Host, apply) -> None:
 
 
 # --------------------------------------------------------------------- ssh_auth
+
 
 def test_ssh_auth(host: Host, apply, tmp_path: Path) -> None:
     user = host.user("ssh")
@@ -381,8 +396,9 @@ def test_ssh_auth(host: Host, apply, tmp_path: Path) -> None:
     uid = pwd.getpwnam(user).pw_uid
     assert (ssh_dir.stat().st_mode & 0o777, ssh_dir.stat().st_uid) == (0o700, uid)
     assert (keys.stat().st_mode & 0o777, keys.stat().st_uid) == (0o600, uid)
-    assert keys.read_text() == (f"ssh-ed25519 {key1} k1@host\nno-pty ssh-rsa {key2} k2@host\n"
-                                f"ssh-ed25519 {key3} k3@host\n")
+    assert keys.read_text() == (
+        f"ssh-ed25519 {key1} k1@host\nno-pty ssh-rsa {key2} k2@host\nssh-ed25519 {key3} k3@host\n"
+    )
     second = _by_id(apply({}, "s"))
     _quiet(list(second.values()), failing=("nobody",))
     assert second["k1"]["comment"] == f"The authorized host key {key1} is already present for user {user}"
@@ -393,8 +409,10 @@ def test_ssh_auth(host: Host, apply, tmp_path: Path) -> None:
         - name: {key2}
         - user: {user}
     """
-    assert _by_id(apply({"a.sls": gone}, "a", test=True))["k2"]["comment"] == \
-        f"Key {key2} for user {user} is set for removal"
+    assert (
+        _by_id(apply({"a.sls": gone}, "a", test=True))["k2"]["comment"]
+        == f"Key {key2} for user {user} is set for removal"
+    )
     got = _by_id(apply({}, "a"))
     assert (got["k2"]["comment"], got["k2"]["changes"]) == ("Key removed", {key2: "Removed"})
     assert key2 not in keys.read_text() and key1 in keys.read_text()
@@ -402,6 +420,7 @@ def test_ssh_auth(host: Host, apply, tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------- archive.extracted
+
 
 def _tar(members: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
@@ -464,14 +483,19 @@ def test_archive_extracted(host: Host, apply, tmp_path: Path) -> None:
     """
     files["ar.sls"] = sls
     dry = _by_id(apply(files, "ar", test=True))
-    assert dry["tgz"]["comment"] == (f"Archive salt://app.tar.gz would be extracted to {dest}/tgz/, "
-                                     "due to absence of one or more files/dirs")
+    assert dry["tgz"]["comment"] == (
+        f"Archive salt://app.tar.gz would be extracted to {dest}/tgz/, due to absence of one or more files/dirs"
+    )
     assert not dest.exists()
     first = _by_id(apply({}, "ar"))
-    assert first["tgz"]["comment"] == (f"salt://app.tar.gz extracted to {dest}/tgz/, "
-                                       "due to absence of one or more files/dirs")
-    assert first["tgz"]["changes"] == {"updated ownership": True, "directories_created": [f"{dest}/tgz/"],
-                                       "extracted_files": ["app", "app/sub", "app/sub/b.txt", "app/a.txt"]}
+    assert first["tgz"]["comment"] == (
+        f"salt://app.tar.gz extracted to {dest}/tgz/, due to absence of one or more files/dirs"
+    )
+    assert first["tgz"]["changes"] == {
+        "updated ownership": True,
+        "directories_created": [f"{dest}/tgz/"],
+        "extracted_files": ["app", "app/sub", "app/sub/b.txt", "app/a.txt"],
+    }
     assert first["zip"]["changes"]["extracted_files"] == ["app/a.txt", "app/sub/b.txt"]
     assert (dest / "tgz" / "app" / "a.txt").read_text() == "hello\n"
     assert (dest / "tgz" / "app" / "a.txt").stat().st_uid == pwd.getpwnam(user).pw_uid
@@ -489,6 +513,7 @@ def test_archive_extracted(host: Host, apply, tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------- module.run and event.send
+
 
 def test_module_run_and_event_send(apply) -> None:
     sls = """
@@ -520,5 +545,4 @@ def test_module_run_and_event_send(apply) -> None:
     assert got["newform"]["comment"] == "'test.false': False, test.arg: Success"
     assert got["newform"]["changes"] == {"test.arg": {"args": ["x"], "kwargs": {"y": "z"}}}
     assert got["missing"]["comment"] == "Module function nosuch.fun is not available"
-    assert got["ev"]["comment"] == "Event fired" and got["ev"]["changes"] == {"tag": "briny/test/tag",
-                                                                               "data": {"a": 1}}
+    assert got["ev"]["comment"] == "Event fired" and got["ev"]["changes"] == {"tag": "briny/test/tag", "data": {"a": 1}}

@@ -48,9 +48,20 @@ class Pair:
 
 def master_opts(root: Path, file_roots: dict[str, list[str]] | None = None, **extra: Any) -> dict[str, Any]:
     """A test master's opts under ``root`` (auto_accept)."""
-    return apply_config({"root_dir": str(root), "pki_dir": "pki", "cachedir": "cache", "sock_dir": "sock",
-                         "auto_accept": True, "file_roots": file_roots or {"base": [str(root / "srv")]},
-                         "pillar_roots": {"base": [str(root / "pillar")]}, **extra}, MASTER_DEFAULTS, "test")
+    return apply_config(
+        {
+            "root_dir": str(root),
+            "pki_dir": "pki",
+            "cachedir": "cache",
+            "sock_dir": "sock",
+            "auto_accept": True,
+            "file_roots": file_roots or {"base": [str(root / "srv")]},
+            "pillar_roots": {"base": [str(root / "pillar")]},
+            **extra,
+        },
+        MASTER_DEFAULTS,
+        "test",
+    )
 
 
 @dataclass
@@ -81,14 +92,19 @@ async def running_master(opts: dict[str, Any], transport: ServerTransport) -> As
 
 
 @contextlib.asynccontextmanager
-async def real_pair(root: Path, *, file_roots: dict[str, list[str]] | None = None,
-                    wrap: Callable[[ServerTransport], ServerTransport] | None = None,
-                    **minion_extra: Any) -> AsyncIterator[Pair]:
+async def real_pair(
+    root: Path,
+    *,
+    file_roots: dict[str, list[str]] | None = None,
+    wrap: Callable[[ServerTransport], ServerTransport] | None = None,
+    **minion_extra: Any,
+) -> AsyncIterator[Pair]:
     """A master under ``root/master`` and a connected minion ``m1`` under ``root/minion``;
     ``wrap`` puts something between the master and the hub (a man in the middle)."""
     hub = MemoryHub()
-    async with running_master(master_opts(root / "master", file_roots),
-                              wrap(hub.server) if wrap else hub.server) as master:
+    async with running_master(
+        master_opts(root / "master", file_roots), wrap(hub.server) if wrap else hub.server
+    ) as master:
         agent = MinionAgent(minion_opts(root / "minion", **minion_extra), hub.client, event_bus=False)
         async with Running(agent):
             await asyncio.wait_for(agent.connected.wait(), 10)

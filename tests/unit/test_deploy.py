@@ -19,8 +19,10 @@ def _uncommented(path: Path) -> dict:
 
 
 def test_example_configs_load_with_every_setting_on(tmp_path):
-    for name, defaults, loader in (("master", MASTER_DEFAULTS, load_master_config),
-                                   ("minion", MINION_DEFAULTS, load_minion_config)):
+    for name, defaults, loader in (
+        ("master", MASTER_DEFAULTS, load_master_config),
+        ("minion", MINION_DEFAULTS, load_minion_config),
+    ):
         data = _uncommented(DEPLOY / "config" / name)
         assert data, name
         unknown = sorted(set(data) - set(defaults))
@@ -35,9 +37,23 @@ def test_example_configs_load_with_every_setting_on(tmp_path):
 def test_the_examples_show_the_real_defaults_of_paths_and_logging():
     """The commented path and logging settings in deploy/config say what the code does (briny's
     own paths, never Salt's; Salt's log formats)."""
-    keys = ("pki_dir", "cachedir", "sock_dir", "log_file", "key_logfile", "pidfile", "log_level",
-            "log_level_logfile", "log_fmt_console", "log_fmt_logfile", "log_datefmt", "log_datefmt_logfile",
-            "log_rotate_max_bytes", "log_rotate_backup_count", "root_dir")
+    keys = (
+        "pki_dir",
+        "cachedir",
+        "sock_dir",
+        "log_file",
+        "key_logfile",
+        "pidfile",
+        "log_level",
+        "log_level_logfile",
+        "log_fmt_console",
+        "log_fmt_logfile",
+        "log_datefmt",
+        "log_datefmt_logfile",
+        "log_rotate_max_bytes",
+        "log_rotate_backup_count",
+        "root_dir",
+    )
     for name, defaults in (("master", MASTER_DEFAULTS), ("minion", MINION_DEFAULTS)):
         data = _uncommented(DEPLOY / "config" / name)
         shown = {k: data[k] for k in keys if k in data}

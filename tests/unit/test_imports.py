@@ -28,7 +28,7 @@ def _briny_imports(path: Path):
             continue
         for name in names:
             if name.startswith("briny."):
-                yield node.lineno, name[len("briny."):]
+                yield node.lineno, name[len("briny.") :]
 
 
 PACKAGES = {"common", "master", "minion", "states"}

@@ -15,11 +15,23 @@ SOURCES = ("common", "master", "minion", "states")
 # Salt's own opts keys that start with "__" (plain strings Salt itself sets): not runtime objects
 SALT_KEYS = {"__role"}
 # the runtime keys opts used to carry: none may come back under any spelling of access
-FORMER = ("__fileclient", "__fileclient_local", "__jobs", "__fire_event", "__master_request",
-          "__refresh_pillar", "__refresh_grains", "__compile_pillar", "__progress", "__compiled")
+FORMER = (
+    "__fileclient",
+    "__fileclient_local",
+    "__jobs",
+    "__fire_event",
+    "__master_request",
+    "__refresh_pillar",
+    "__refresh_grains",
+    "__compile_pillar",
+    "__progress",
+    "__compiled",
+)
 # opts["__x"], opts.get("__x"), opts.pop / setdefault, {**opts, "__x": ...}, hooks={"__x": ...}
-ACCESS = re.compile(r"""(?:opts\w*|__opts__|hooks)\s*(?:\[|\.get\(|\.pop\(|\.setdefault\(|=\s*\{)\s*["'](__\w+)["']"""
-                    r"""|\*\*\w*opts\w*\s*,\s*["'](__\w+)["']\s*:""")
+ACCESS = re.compile(
+    r"""(?:opts\w*|__opts__|hooks)\s*(?:\[|\.get\(|\.pop\(|\.setdefault\(|=\s*\{)\s*["'](__\w+)["']"""
+    r"""|\*\*\w*opts\w*\s*,\s*["'](__\w+)["']\s*:"""
+)
 
 
 PEEK = """
@@ -53,8 +65,14 @@ def test_sources_put_no_hidden_runtime_keys_in_opts() -> None:
 
 
 def test_the_pattern_catches_each_form() -> None:
-    for text in ('opts["__fileclient"] = c', "__opts__.get('__jobs')", 'opts.pop("__x", None)',
-                 'job_opts.setdefault("__y", 1)', '{**opts, "__z": 1}', 'hooks={"__w": f}'):
+    for text in (
+        'opts["__fileclient"] = c',
+        "__opts__.get('__jobs')",
+        'opts.pop("__x", None)',
+        'job_opts.setdefault("__y", 1)',
+        '{**opts, "__z": 1}',
+        'hooks={"__w": f}',
+    ):
         assert ACCESS.search(text), text
     assert not ACCESS.search('opts["file_roots"]') and not ACCESS.search('low["__id__"]')
 
@@ -62,8 +80,17 @@ def test_the_pattern_catches_each_form() -> None:
 def test_a_job_sees_configuration_in_opts_and_its_runtime_in_job(tmp_path: Path) -> None:
     (tmp_path / "srv" / "_modules").mkdir(parents=True)
     (tmp_path / "srv" / "_modules" / "peek.py").write_text(PEEK)
-    opts = apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
-                         "file_roots": {"base": [str(tmp_path / "srv")]}}, MINION_DEFAULTS, "test")
+    opts = apply_config(
+        {
+            "id": "m1",
+            "root_dir": str(tmp_path),
+            "cachedir": "cache",
+            "file_client": "local",
+            "file_roots": {"base": [str(tmp_path / "srv")]},
+        },
+        MINION_DEFAULTS,
+        "test",
+    )
     ex = Executor(opts, dict)
     res = ex.run(Job("20240101000000000001", "peek.opts_keys"))
     assert res.retcode == 0 and set(res.ret) <= SALT_KEYS, res.ret

@@ -14,7 +14,9 @@ def low(env, mods="a"):
 
 
 def test_dot_notation_names_and_overrides(make_env):
-    env = make_env({"a.sls": """
+    env = make_env(
+        {
+            "a.sls": """
         web:
           pkg.installed:
             - names:
@@ -22,33 +24,49 @@ def test_dot_notation_names_and_overrides(make_env):
               - php:
                 - version: 8
             - refresh: true
-        """}, **YAML)
+        """
+        },
+        **YAML,
+    )
     chunks = low(env)
     assert [(c["name"], c["order"], c.get("version")) for c in chunks] == [
-        ("nginx", 10000.0001, None), ("php", 10000.0002, 8)]
-    assert list(chunks[1]) == ["state", "name", "__sls__", "__env__", "__id__", "refresh", "order",
-                               "version", "fun"]
+        ("nginx", 10000.0001, None),
+        ("php", 10000.0002, 8),
+    ]
+    assert list(chunks[1]) == ["state", "name", "__sls__", "__env__", "__id__", "refresh", "order", "version", "fun"]
     assert all(c["state"] == "pkg" and c["fun"] == "installed" and c["__id__"] == "web" for c in chunks)
 
 
 def test_short_forms_and_multiple_states_per_id(make_env):
-    env = make_env({"a.sls": """
+    env = make_env(
+        {
+            "a.sls": """
         vim: pkg.installed
         httpd:
           pkg.installed: []
           service.running:
             - enable: true
-        """}, **YAML)
+        """
+        },
+        **YAML,
+    )
     assert [(c["__id__"], c["state"], c["fun"], c["order"]) for c in low(env)] == [
-        ("vim", "pkg", "installed", 10000), ("httpd", "pkg", "installed", 10001),
-        ("httpd", "service", "running", 10002)]
+        ("vim", "pkg", "installed", 10000),
+        ("httpd", "pkg", "installed", 10001),
+        ("httpd", "service", "running", 10002),
+    ]
 
 
-@pytest.mark.parametrize("orders,expected", [
-    ({"a": 5, "b": "last", "c": "first", "d": -1, "e": "junk"},
-     [("c", 0), ("a", 5), ("e", 105), ("d", 1000104), ("b", 1000105)]),
-    ({"a": 1, "b": 1}, [("a", 1), ("b", 1)]),
-])
+@pytest.mark.parametrize(
+    "orders,expected",
+    [
+        (
+            {"a": 5, "b": "last", "c": "first", "d": -1, "e": "junk"},
+            [("c", 0), ("a", 5), ("e", 105), ("d", 1000104), ("b", 1000105)],
+        ),
+        ({"a": 1, "b": 1}, [("a", 1), ("b", 1)]),
+    ],
+)
 def test_order_keyword(orders, expected):
     chunks = [{"state": "test", "name": k, "fun": "nop", "order": v} for k, v in orders.items()]
     assert [(c["name"], c["order"]) for c in order_chunks(chunks)] == expected
@@ -60,14 +78,20 @@ def test_chunks_without_order_go_after_numbered_ones():
 
 
 def test_includes_render_first_and_are_marked(make_env):
-    env = make_env({
-        "app/init.sls": "include:\n  - .conf\n  - ..common\nmain:\n  test.nop: []\n",
-        "app/conf.sls": "conf:\n  test.nop: []\n",
-        "common.sls": "common:\n  test.nop: []\n",
-    }, **YAML)
+    env = make_env(
+        {
+            "app/init.sls": "include:\n  - .conf\n  - ..common\nmain:\n  test.nop: []\n",
+            "app/conf.sls": "conf:\n  test.nop: []\n",
+            "common.sls": "common:\n  test.nop: []\n",
+        },
+        **YAML,
+    )
     chunks = low(env, "app")
     assert [(c["__id__"], c["__sls__"], c.get("__sls_included_from__")) for c in chunks] == [
-        ("conf", "app.conf", ["app"]), ("common", "common", ["app"]), ("main", "app", None)]
+        ("conf", "app.conf", ["app"]),
+        ("common", "common", ["app"]),
+        ("main", "app", None),
+    ]
 
 
 def test_relative_include_beyond_top_is_an_error(make_env):
@@ -76,36 +100,67 @@ def test_relative_include_beyond_top_is_an_error(make_env):
 
 
 def test_include_cycle_renders_each_file_once(make_env):
-    env = make_env({"a.sls": "include: [b]\nx:\n  test.nop: []\n",
-                    "b.sls": "include: [a]\ny:\n  test.nop: []\n"}, **YAML)
+    env = make_env(
+        {"a.sls": "include: [b]\nx:\n  test.nop: []\n", "b.sls": "include: [a]\ny:\n  test.nop: []\n"}, **YAML
+    )
     assert [c["__id__"] for c in low(env)] == ["y", "x"]
 
 
-@pytest.mark.parametrize("files,errors", [
-    ({"a.sls": "include:\n  - missing\n"},
-     ["Specified SLS missing in saltenv base is not available on the salt master or through a configured fileserver"]),
-    ({"b.sls": "x: 1\n"}, ["No matching sls found for 'a' in env 'base'"]),
-    ({"a.sls": "x:\n  test.nop: []\nx:\n  test.nop: []\n"},
-     ["Rendering SLS 'base:a' failed: while constructing a mapping\n  in \"<unicode string>\", line 1, column 1\n"
-      "found conflicting ID 'x'\n  in \"<unicode string>\", line 3, column 1"]),
-    ({"a.sls": "x:\n  test.nop:\n"},
-     ["ID 'x' in SLS 'a' contains a short declaration (test.nop) with a trailing colon. When not passing "
-      "any arguments to a state, the colon must be omitted."]),
-    ({"a.sls": "x:\n  test.nop: []\n  test.fail: []\n"},
-     ["ID 'x' in SLS 'a' contains multiple state declarations of the same type"]),
-    ({"a.sls": "x: 5\n"}, ["ID x in SLS a is not a dictionary", "The type x in 5 is not formatted as a dictionary"]),
-    ({"a.sls": "x:\n  test:\n    - nop\n    - fail\n"},
-     ["Too many functions declared in state 'x' in SLS 'a'. Please choose one of the following: nop, fail"]),
-    ({"a.sls": "x:\n  test:\n    - foo: 1\n"}, ["No function declared in state 'x' in SLS 'a'"]),
-    ({"a.sls": "x:\n  test.nop:\n    - require: foo\n"},
-     ["The require statement in state 'x' in SLS 'a' needs to be formed as a list"]),
-    ({"a.sls": "x:\n  test.nop:\n    - names: foo\n"},
-     ["The 'names' argument in state 'x' in SLS 'a' needs to be formed as a list"]),
-    ({"a.sls": "- x\n- y\n"}, ["SLS a does not render to a dictionary"]),
-    ({"a.sls": "x:\n  test.nop:\n   - foo: [1,\n"},
-     ["Rendering SLS 'base:a' failed: while parsing a flow node\ndid not find expected node content\n"
-      "  in \"<unicode string>\", line 4, column 1"]),
-])
+@pytest.mark.parametrize(
+    "files,errors",
+    [
+        (
+            {"a.sls": "include:\n  - missing\n"},
+            [
+                "Specified SLS missing in saltenv base is not available on the salt master or through a configured fileserver"
+            ],
+        ),
+        ({"b.sls": "x: 1\n"}, ["No matching sls found for 'a' in env 'base'"]),
+        (
+            {"a.sls": "x:\n  test.nop: []\nx:\n  test.nop: []\n"},
+            [
+                "Rendering SLS 'base:a' failed: while constructing a mapping\n  in \"<unicode string>\", line 1, column 1\n"
+                "found conflicting ID 'x'\n  in \"<unicode string>\", line 3, column 1"
+            ],
+        ),
+        (
+            {"a.sls": "x:\n  test.nop:\n"},
+            [
+                "ID 'x' in SLS 'a' contains a short declaration (test.nop) with a trailing colon. When not passing "
+                "any arguments to a state, the colon must be omitted."
+            ],
+        ),
+        (
+            {"a.sls": "x:\n  test.nop: []\n  test.fail: []\n"},
+            ["ID 'x' in SLS 'a' contains multiple state declarations of the same type"],
+        ),
+        (
+            {"a.sls": "x: 5\n"},
+            ["ID x in SLS a is not a dictionary", "The type x in 5 is not formatted as a dictionary"],
+        ),
+        (
+            {"a.sls": "x:\n  test:\n    - nop\n    - fail\n"},
+            ["Too many functions declared in state 'x' in SLS 'a'. Please choose one of the following: nop, fail"],
+        ),
+        ({"a.sls": "x:\n  test:\n    - foo: 1\n"}, ["No function declared in state 'x' in SLS 'a'"]),
+        (
+            {"a.sls": "x:\n  test.nop:\n    - require: foo\n"},
+            ["The require statement in state 'x' in SLS 'a' needs to be formed as a list"],
+        ),
+        (
+            {"a.sls": "x:\n  test.nop:\n    - names: foo\n"},
+            ["The 'names' argument in state 'x' in SLS 'a' needs to be formed as a list"],
+        ),
+        ({"a.sls": "- x\n- y\n"}, ["SLS a does not render to a dictionary"]),
+        (
+            {"a.sls": "x:\n  test.nop:\n   - foo: [1,\n"},
+            [
+                "Rendering SLS 'base:a' failed: while parsing a flow node\ndid not find expected node content\n"
+                '  in "<unicode string>", line 4, column 1'
+            ],
+        ),
+    ],
+)
 def test_bad_input_is_reported_as_salt_does_and_nothing_compiles(make_env, files, errors):
     env = make_env(files, **YAML)
     assert low(env) == errors
@@ -113,14 +168,17 @@ def test_bad_input_is_reported_as_salt_does_and_nothing_compiles(make_env, files
 
 def test_conflicting_ids_across_files(make_env):
     env = make_env({"a.sls": "include: [b]\nx:\n  test.nop: []\n", "b.sls": "x:\n  test.fail: []\n"}, **YAML)
-    assert low(env) == ["Detected conflicting IDs, SLS IDs need to be globally unique.\n    The conflicting "
-                        "ID is 'x' and is found in SLS 'base:a' and SLS 'base:b'"]
+    assert low(env) == [
+        "Detected conflicting IDs, SLS IDs need to be globally unique.\n    The conflicting "
+        "ID is 'x' and is found in SLS 'base:a' and SLS 'base:b'"
+    ]
 
 
 def test_lowstate_applies_extend_in_requisites_and_use(make_env):
-    env = make_env({
-        "top.sls": "base:\n  '*':\n    - a\n",
-        "a.sls": """
+    env = make_env(
+        {
+            "top.sls": "base:\n  '*':\n    - a\n",
+            "a.sls": """
             include: [b]
             extend:
               svc:
@@ -138,8 +196,10 @@ def test_lowstate_applies_extend_in_requisites_and_use(make_env):
                 - use:
                   - test: conf
             """,
-        "b.sls": "svc:\n  test.nop:\n    - foo: old\n    - require:\n      - test: x\nx:\n  test.nop: []\n",
-    }, **YAML)
+            "b.sls": "svc:\n  test.nop:\n    - foo: old\n    - require:\n      - test: x\nx:\n  test.nop: []\n",
+        },
+        **YAML,
+    )
     chunks = {c["__id__"]: c for c in StateCompiler(env).show_lowstate()}
     assert chunks["svc"]["foo"] == "new"
     assert chunks["svc"]["require"] == [{"test": "x"}, {"test": "conf"}, {"test": "conf"}]
@@ -147,24 +207,38 @@ def test_lowstate_applies_extend_in_requisites_and_use(make_env):
 
 
 def test_extend_of_missing_id(make_env):
-    env = make_env({"top.sls": "base:\n  '*':\n    - a\n",
-                    "a.sls": "extend:\n  nope:\n    test:\n      - foo: 1\nx:\n  test.nop: []\n"}, **YAML)
+    env = make_env(
+        {
+            "top.sls": "base:\n  '*':\n    - a\n",
+            "a.sls": "extend:\n  nope:\n    test:\n      - foo: 1\nx:\n  test.nop: []\n",
+        },
+        **YAML,
+    )
     errors = StateCompiler(env).show_lowstate()
-    assert errors == ["Cannot extend ID 'nope' in 'base:a'. It is not part of the high state.\nThis is likely due "
-                      "to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an "
-                      "ID of 'nope' is available\nin environment 'base' and to SLS 'a'"]
+    assert errors == [
+        "Cannot extend ID 'nope' in 'base:a'. It is not part of the high state.\nThis is likely due "
+        "to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an "
+        "ID of 'nope' is available\nin environment 'base' and to SLS 'a'"
+    ]
 
 
 def test_exclude_by_id_and_sls(make_env):
-    env = make_env({"top.sls": "base:\n  '*':\n    - a\n",
-                    "a.sls": "include: [b, c]\nexclude:\n  - id: y\n  - sls: c\nx:\n  test.nop: []\n",
-                    "b.sls": "y:\n  test.nop: []\nw:\n  test.nop: []\n", "c.sls": "z:\n  test.nop: []\n"}, **YAML)
+    env = make_env(
+        {
+            "top.sls": "base:\n  '*':\n    - a\n",
+            "a.sls": "include: [b, c]\nexclude:\n  - id: y\n  - sls: c\nx:\n  test.nop: []\n",
+            "b.sls": "y:\n  test.nop: []\nw:\n  test.nop: []\n",
+            "c.sls": "z:\n  test.nop: []\n",
+        },
+        **YAML,
+    )
     assert [c["__id__"] for c in StateCompiler(env).show_lowstate()] == ["w", "x"]
 
 
 def test_top_matching_forms(make_env):
-    env = make_env({
-        "top.sls": """
+    env = make_env(
+        {
+            "top.sls": """
             base:
               '*':
                 - all
@@ -181,7 +255,11 @@ def test_top_matching_forms(make_env):
                 - bycompound
               'nomatch':
                 - never
-            """}, grains={"os": "Debian"}, **YAML)
+            """
+        },
+        grains={"os": "Debian"},
+        **YAML,
+    )
     assert StateCompiler(env).show_top() == {"base": ["all", "byid", "bygrain", "bylist", "bycompound"]}
 
 
@@ -192,7 +270,6 @@ def test_highstate_with_no_matches_says_so(make_env):
 
 
 def test_compile_is_linear_enough():
-    high = {f"id{i}": {"__sls__": "s", "__env__": "base", "test": ["nop", {"order": 10000 + i}]}
-            for i in range(2000)}
+    high = {f"id{i}": {"__sls__": "s", "__env__": "base", "test": ["nop", {"order": 10000 + i}]} for i in range(2000)}
     chunks = compile_high_data(high)
     assert len(chunks) == 2000 and chunks[0]["name"] == "id0" and chunks[-1]["name"] == "id1999"

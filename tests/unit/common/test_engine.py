@@ -14,7 +14,7 @@ from briny.common.engine import run_low_chunks
 
 FAKES = Path(__file__).parent / "engine_cases" / "fakes"
 
-PROBE = '''
+PROBE = """
 CALLS = []
 
 def mod_init(low):
@@ -34,13 +34,21 @@ def flaky(name, **kwargs):
 
 def boom(name, **kwargs):
     raise ValueError("kaboom")
-'''
+"""
 
 
-def low(id_: str, state: str = "test", fun: str = "succeed_without_changes", order: float | None = None,
-        **kw: Any) -> dict:
-    d = {"state": state, "__id__": id_, "name": kw.pop("name", id_), "fun": fun, "__sls__": "u",
-         "__env__": "base", "order": 10000 if order is None else order}
+def low(
+    id_: str, state: str = "test", fun: str = "succeed_without_changes", order: float | None = None, **kw: Any
+) -> dict:
+    d = {
+        "state": state,
+        "__id__": id_,
+        "name": kw.pop("name", id_),
+        "fun": fun,
+        "__sls__": "u",
+        "__env__": "base",
+        "order": 10000 if order is None else order,
+    }
     d.update(kw)
     return d
 
@@ -56,6 +64,7 @@ def env(tmp_path: Path):
         salt = loader.minion_mods(o, extra_dirs=[FAKES / "modules"])
         states = loader.states(o, salt, extra_dirs=[states_dir, FAKES / "states"])
         return o, salt, states
+
     return make
 
 
@@ -79,8 +88,17 @@ def test_result_fields_and_run_num(env) -> None:
     a, b = by_id(ret)["a"], by_id(ret)["b"]
     assert list(ret) == ["test_|-a_|-a_|-succeed_without_changes", "test_|-b_|-b_|-succeed_without_changes"]
     for r in (a, b):
-        assert {"name", "result", "changes", "comment", "__sls__", "__id__", "__run_num__",
-                "start_time", "duration"} <= set(r)
+        assert {
+            "name",
+            "result",
+            "changes",
+            "comment",
+            "__sls__",
+            "__id__",
+            "__run_num__",
+            "start_time",
+            "duration",
+        } <= set(r)
         assert isinstance(r["duration"], float)
     assert (a["__run_num__"], b["__run_num__"]) == (0, 1)
 
@@ -94,17 +112,25 @@ def test_dunders_mod_init_and_test_mode(env) -> None:
 
 def test_fire_event_tags(env) -> None:
     events: list = []
-    chunks = [low("nano_stuff", name="nano", fire_event=True),
-              low("custom", order=10001, fire_event="custom/tag/nano/finished"), low("quiet", order=10002)]
+    chunks = [
+        low("nano_stuff", name="nano", fire_event=True),
+        low("custom", order=10001, fire_event="custom/tag/nano/finished"),
+        low("quiet", order=10002),
+    ]
     run(env, chunks, events=events)
-    assert [t for t, _ in events] == ["salt/state_result/20240101/minion1/nano",
-                                      "salt/state_result/20240101/minion1/custom/tag/nano/finished"]
+    assert [t for t, _ in events] == [
+        "salt/state_result/20240101/minion1/nano",
+        "salt/state_result/20240101/minion1/custom/tag/nano/finished",
+    ]
     assert events[0][1]["ret"]["result"] is True
 
 
 def test_global_failhard_stops_and_skips_onfail(env) -> None:
-    chunks = [low("bad", fun="fail_without_changes"),
-              low("handler", order=10001, onfail=["bad"]), low("after", order=10002)]
+    chunks = [
+        low("bad", fun="fail_without_changes"),
+        low("handler", order=10001, onfail=["bad"]),
+        low("after", order=10002),
+    ]
     ret, _ = run(env, chunks, failhard=True)
     assert list(by_id(ret)) == ["bad"]
     ret, _ = run(env, [dict(c, failhard=False) if c["__id__"] == "bad" else c for c in chunks], failhard=True)
@@ -112,9 +138,11 @@ def test_global_failhard_stops_and_skips_onfail(env) -> None:
 
 
 def test_prereq_runs_target_for_real_once(env) -> None:
-    chunks = [low("down", state="probe", fun="ok", prereq=[{"probe": "site"}]),
-              low("down2", state="probe", fun="ok", order=10001, prereq=[{"probe": "site"}]),
-              low("site", state="probe", fun="ok", order=10002)]
+    chunks = [
+        low("down", state="probe", fun="ok", prereq=[{"probe": "site"}]),
+        low("down2", state="probe", fun="ok", order=10001, prereq=[{"probe": "site"}]),
+        low("site", state="probe", fun="ok", order=10002),
+    ]
     ret, states = run(env, chunks)
     site_calls = [c for c in calls(states) if c[0] == "ok" and c[1] == "site"]
     assert [c[2] for c in site_calls] == [True, False]  # one test run, one real run
@@ -135,9 +163,11 @@ def test_retry_until_true(env) -> None:
     ret, _ = run(env, chunks)
     f = by_id(ret)["f"]
     assert f["result"] is True
-    assert f["comment"] == ('Attempt 1: Returned a result of "False", with the following comment: "bad"\n'
-                            'Attempt 2: Returned a result of "False", with the following comment: "bad"\n'
-                            'good')
+    assert f["comment"] == (
+        'Attempt 1: Returned a result of "False", with the following comment: "bad"\n'
+        'Attempt 2: Returned a result of "False", with the following comment: "bad"\n'
+        "good"
+    )
     assert f["__run_num__"] == 2
 
 
@@ -151,8 +181,10 @@ def test_reload_modules_reloads_loaders(env) -> None:
 
 def test_unless_per_names_entry(env, tmp_path: Path) -> None:
     flag = tmp_path / "flag"
-    chunks = [low("d", state="cmd", fun="run", name=f"touch {flag}", order=10000.0001, unless=f"test -e {flag}"),
-              low("d", state="cmd", fun="run", name="echo two", order=10000.0002, unless=f"test -e {flag}")]
+    chunks = [
+        low("d", state="cmd", fun="run", name=f"touch {flag}", order=10000.0001, unless=f"test -e {flag}"),
+        low("d", state="cmd", fun="run", name="echo two", order=10000.0002, unless=f"test -e {flag}"),
+    ]
     ret, _ = run(env, chunks)
     assert [r["comment"] for r in ret.values()] == [f'Command "touch {flag}" run', "unless condition is true"]
 
@@ -179,8 +211,19 @@ def test_long_chain_pulled_without_recursion(env) -> None:
 def test_fuzz_random_graphs_terminate(env, seed: int) -> None:
     rnd = random.Random(seed)
     n = rnd.randint(150, 300)
-    kinds = ["require", "watch", "onchanges", "onfail", "prereq", "require_any", "onfail_all",
-             "listen", "require_in", "watch_in", "use"]
+    kinds = [
+        "require",
+        "watch",
+        "onchanges",
+        "onfail",
+        "prereq",
+        "require_any",
+        "onfail_all",
+        "listen",
+        "require_in",
+        "watch_in",
+        "use",
+    ]
     funs = ["succeed_with_changes", "succeed_without_changes", "fail_without_changes", "fail_with_changes"]
     cyclic = seed % 2 == 1
     chunks = []
@@ -192,8 +235,15 @@ def test_fuzz_random_graphs_terminate(env, seed: int) -> None:
             j = rnd.randrange(n) if cyclic else rnd.randrange(max(i, 1))
             if j == i and not cyclic:
                 continue
-            target = rnd.choice([{"test": f"s{j}"}, f"s{j}", {"test": "s1*"}, {"sls": "u"} if cyclic else f"s{j}",
-                                 {"test": "missing"} if rnd.random() < 0.05 else f"s{j}"])
+            target = rnd.choice(
+                [
+                    {"test": f"s{j}"},
+                    f"s{j}",
+                    {"test": "s1*"},
+                    {"sls": "u"} if cyclic else f"s{j}",
+                    {"test": "missing"} if rnd.random() < 0.05 else f"s{j}",
+                ]
+            )
             c.setdefault(rnd.choice(kinds), []).append(target)
         chunks.append(c)
     rnd.shuffle(chunks)

@@ -50,8 +50,9 @@ def compiler_for(sandbox: Path, tree: Path, test: bool) -> tuple[StateCompiler, 
             out = tree / p.relative_to(CASES / "sls")
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
-    opts = load_minion_config(None, {"file_client": "local", "id": "golden", "test": test,
-                                     "file_roots": {"base": [str(tree)]}})
+    opts = load_minion_config(
+        None, {"file_client": "local", "id": "golden", "test": test, "file_roots": {"base": [str(tree)]}}
+    )
     salt = loader.minion_mods(opts, {}, {}, extra_dirs=[FAKES / "modules"])
     env = RenderEnv(opts=opts, client=LocalFileClient(opts["file_roots"]), salt=salt, grains={}, pillar={})
     return StateCompiler(env), opts

@@ -74,7 +74,7 @@ def test_events_past_the_limits_are_not_republished(bus):
         too_many = MAX_ITEMS + 1
         raw.send_multipart([b"big/items", b"\x81\xa1x\xdd" + too_many.to_bytes(4, "big") + b"\xc0" * too_many])
         raw.send_multipart([b"long/" + b"t" * MAX_TAG_BYTES, msgpack.packb({"n": 1})])
-        raw.send_multipart([b"ok/after", msgpack.packb({"n": 2})])   # same pipe: after the two above
+        raw.send_multipart([b"ok/after", msgpack.packb({"n": 2})])  # same pipe: after the two above
         raw.close()
         seen = []
         deadline = time.monotonic() + 5

@@ -65,10 +65,10 @@ def test_get_client_lives_with_its_job(tmp_path):
     opts = {"file_roots": {"base": [str(tmp_path)]}}
     job = JobContext()
     first = get_client(opts, job)
-    assert get_client(dict(opts), job) is first      # one client per job, whatever opts copy asks
-    assert get_client(opts, JobContext()) is not first    # another job: its own listing
-    assert get_client(opts) is not first                  # no job: nothing kept
+    assert get_client(dict(opts), job) is first  # one client per job, whatever opts copy asks
+    assert get_client(opts, JobContext()) is not first  # another job: its own listing
+    assert get_client(opts) is not first  # no job: nothing kept
     moved = {"file_roots": {"base": [str(tmp_path / "other")]}}
-    assert get_client(moved, job) is not first            # ...until the roots differ
+    assert get_client(moved, job) is not first  # ...until the roots differ
     given = LocalFileClient({})
-    assert get_client(opts, JobContext(file_client=given)) is given   # the daemon's client wins
+    assert get_client(opts, JobContext(file_client=given)) is given  # the daemon's client wins

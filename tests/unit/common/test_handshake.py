@@ -22,11 +22,13 @@ def master_pub() -> str:
     return crypto.public_pem(key("master"))
 
 
-def signed_auth(minion: str = "m1", *, signer: str = "minion", finger: str | None = None,
-                challenge: bytes | None = None) -> tuple[handshake.AuthRequest, bytes, bytes]:
+def signed_auth(
+    minion: str = "m1", *, signer: str = "minion", finger: str | None = None, challenge: bytes | None = None
+) -> tuple[handshake.AuthRequest, bytes, bytes]:
     token, nonce = os.urandom(32), challenge or os.urandom(32)
-    frame = handshake.auth_request(minion, key(signer), crypto.public_pem(key("minion")), token, nonce,
-                                   finger or crypto.fingerprint(master_pub()))
+    frame = handshake.auth_request(
+        minion, key(signer), crypto.public_pem(key("minion")), token, nonce, finger or crypto.fingerprint(master_pub())
+    )
     req = handshake.read_auth(wire.decode(frame))
     assert isinstance(req, handshake.AuthRequest)
     return req, token, nonce
@@ -37,17 +39,18 @@ def test_hello_challenge_auth_reply_round_trip():
     hello = handshake.read_auth(wire.decode(handshake.hello("m1", token)))
     assert hello == handshake.Hello("m1", token)
     nonce = os.urandom(32)
-    offer = handshake.read_challenge(wire.decode(handshake.challenge("m1", token, nonce, master_pub())),
-                                     "m1", token)
+    offer = handshake.read_challenge(wire.decode(handshake.challenge("m1", token, nonce, master_pub())), "m1", token)
     assert offer == handshake.Offer(nonce, master_pub())
-    frame = handshake.auth_request("m1", key("minion"), crypto.public_pem(key("minion")), token, nonce,
-                                   crypto.fingerprint(offer.master_pub))
+    frame = handshake.auth_request(
+        "m1", key("minion"), crypto.public_pem(key("minion")), token, nonce, crypto.fingerprint(offer.master_pub)
+    )
     req = handshake.read_auth(wire.decode(frame))
     assert isinstance(req, handshake.AuthRequest) and (req.id, req.token, req.challenge) == ("m1", token, nonce)
     minion_key = handshake.check_auth_signature(req, crypto.fingerprint(master_pub()))
     session = crypto.new_session_key()
-    reply = handshake.auth_reply(req, "accepted", key("master"), master_pub(),
-                                 crypto.rsa_encrypt(minion_key, session), b"s" * 32)
+    reply = handshake.auth_reply(
+        req, "accepted", key("master"), master_pub(), crypto.rsa_encrypt(minion_key, session), b"s" * 32
+    )
     got = handshake.read_auth_reply(wire.decode(reply), "m1", token, nonce)
     assert got.status == "accepted" and got.master_pub == master_pub() and got.sign_pub == b"s" * 32
     assert crypto.rsa_decrypt(key("minion"), got.session_enc) == session
@@ -70,14 +73,15 @@ def test_the_signature_binds_key_id_token_challenge_and_master():
     with pytest.raises(AuthError):
         handshake.check_auth_signature(other, finger)
     # every field is covered: change one and the signature no longer holds
-    for changed in (handshake.AuthRequest("m2", req.pub, req.token, req.challenge, req.sig),
-                    handshake.AuthRequest(req.id, req.pub, os.urandom(32), req.challenge, req.sig),
-                    handshake.AuthRequest(req.id, req.pub, req.token, os.urandom(32), req.sig)):
+    for changed in (
+        handshake.AuthRequest("m2", req.pub, req.token, req.challenge, req.sig),
+        handshake.AuthRequest(req.id, req.pub, os.urandom(32), req.challenge, req.sig),
+        handshake.AuthRequest(req.id, req.pub, req.token, os.urandom(32), req.sig),
+    ):
         with pytest.raises(AuthError):
             handshake.check_auth_signature(changed, finger)
     with pytest.raises(AuthError, match="PEM public key"):
-        handshake.check_auth_signature(handshake.AuthRequest("m1", "junk", req.token, req.challenge,
-                                                             req.sig), finger)
+        handshake.check_auth_signature(handshake.AuthRequest("m1", "junk", req.token, req.challenge, req.sig), finger)
 
 
 def test_the_minion_refuses_replies_not_for_its_request_or_not_signed():
@@ -90,8 +94,12 @@ def test_the_minion_refuses_replies_not_for_its_request_or_not_signed():
     with pytest.raises(WireError, match="expected an auth_reply for m2"):
         handshake.read_auth_reply(wire.decode(good), "m2", token, nonce)
     body = wire.clear_payload(wire.decode(good))
-    for field, value in (("status", "pending"), ("session", b"y" * 256), ("sign_pub", b"t" * 32),
-                         ("master_pub", crypto.public_pem(key("other master")))):
+    for field, value in (
+        ("status", "pending"),
+        ("session", b"y" * 256),
+        ("sign_pub", b"t" * 32),
+        ("master_pub", crypto.public_pem(key("other master"))),
+    ):
         tampered = wire.clear("auth_reply", "m1", {**body, field: value}).encode()
         with pytest.raises(AuthError):
             handshake.read_auth_reply(wire.decode(tampered), "m1", token, nonce)
@@ -105,14 +113,19 @@ def test_the_minion_refuses_replies_not_for_its_request_or_not_signed():
         handshake.read_challenge(wire.decode(challenge), "m1", os.urandom(32))
 
 
-@pytest.mark.parametrize("payload", [
-    {}, {"token": b"short"}, {"token": "x" * 32},
-    {"token": os.urandom(32), "pub": "pem"},                                       # no challenge, no sig
-    {"token": os.urandom(32), "pub": "pem", "challenge": b"c" * 31, "sig": b"s"},  # short challenge
-    {"token": os.urandom(32), "pub": "pem", "challenge": b"c" * 32, "sig": b""},   # empty signature
-    {"token": os.urandom(32), "pub": "p" * 20000, "challenge": b"c" * 32, "sig": b"s"},
-    {"token": os.urandom(32), "pub": "pem", "challenge": b"c" * 32, "sig": b"s" * 2000},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"token": b"short"},
+        {"token": "x" * 32},
+        {"token": os.urandom(32), "pub": "pem"},  # no challenge, no sig
+        {"token": os.urandom(32), "pub": "pem", "challenge": b"c" * 31, "sig": b"s"},  # short challenge
+        {"token": os.urandom(32), "pub": "pem", "challenge": b"c" * 32, "sig": b""},  # empty signature
+        {"token": os.urandom(32), "pub": "p" * 20000, "challenge": b"c" * 32, "sig": b"s"},
+        {"token": os.urandom(32), "pub": "pem", "challenge": b"c" * 32, "sig": b"s" * 2000},
+    ],
+)
 def test_malformed_auth_payloads_are_wire_errors(payload):
     with pytest.raises(WireError):
         handshake.read_auth(wire.clear("auth", "m1", payload))

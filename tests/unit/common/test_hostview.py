@@ -23,8 +23,9 @@ def minion_salt() -> SaltFunctions:
 
 
 def jinja(text: str, salt: object, boundary: HostBoundary | None = None) -> str:
-    return render_jinja(text, {"salt": salt}, client=LocalFileClient({}), saltenv="base",
-                        tmplpath="t.sls", boundary=boundary)
+    return render_jinja(
+        text, {"salt": salt}, client=LocalFileClient({}), saltenv="base", tmplpath="t.sls", boundary=boundary
+    )
 
 
 def test_what_salt_offers_templates_on_a_minion():
@@ -42,22 +43,25 @@ def test_what_salt_offers_templates_on_a_minion():
     assert isinstance(template_salt(loader.minion_mods({"id": "m"}, {}, {})), SaltFunctions)
 
 
-@pytest.mark.parametrize("expr", [
-    "salt.module('cmd').run('touch MARK')",
-    "salt.pack['__opts__']",
-    "salt.reload()",
-    "salt.list_modules()",
-    "salt.missing_message('x')",
-    "salt._loader",
-    "salt._loader.module('cmd')",
-    "'{0._loader}'.format(salt)",
-    "'{0._loader}'|method_call('format', salt)",
-    "salt.test.ping.__globals__",
-    "salt['test.ping'].__globals__['__opts__']",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "salt.module('cmd').run('touch MARK')",
+        "salt.pack['__opts__']",
+        "salt.reload()",
+        "salt.list_modules()",
+        "salt.missing_message('x')",
+        "salt._loader",
+        "salt._loader.module('cmd')",
+        "'{0._loader}'.format(salt)",
+        "'{0._loader}'|method_call('format', salt)",
+        "salt.test.ping.__globals__",
+        "salt['test.ping'].__globals__['__opts__']",
+    ],
+)
 def test_templates_never_reach_the_loader_on_a_minion_either(tmp_path, expr):
     marker = tmp_path / "ran"
-    raw = loader.minion_mods({"id": "m1"}, {}, {})      # as file.managed templates are given it
+    raw = loader.minion_mods({"id": "m1"}, {}, {})  # as file.managed templates are given it
     for salt in (minion_salt(), raw):
         with pytest.raises(TemplateError):
             jinja("{{ " + expr.replace("MARK", str(marker)) + " }}", salt)
@@ -69,14 +73,17 @@ def test_the_boundary_refuses_and_records(tmp_path):
     salt = SaltFunctions(loader.minion_mods({"id": "web1"}, {"os": "Debian"}, {}), boundary)
     assert jinja("{{ salt.grains.get('os') }} {{ 'cmd.run' in salt }}", salt, boundary) == "Debian True"
     marker = tmp_path / "ran"
-    with pytest.raises(TemplateError, match="'cmd.run' needs the minion's host and is not run on the master "
-                                            "while rendering the states of minion 'web1'; templates rendered "
-                                            "on the master may call only grains.*"):
+    with pytest.raises(
+        TemplateError,
+        match="'cmd.run' needs the minion's host and is not run on the master "
+        "while rendering the states of minion 'web1'; templates rendered "
+        "on the master may call only grains.*",
+    ):
         jinja(f"{{{{ salt.cmd.run('touch {marker}') }}}}", salt, boundary)
     with pytest.raises(TemplateError, match="the 'which' filter needs the minion's host"):
         jinja("{{ 'sh'|which }}", salt, boundary)
     with pytest.raises(FunctionNotFound):
-        salt["custom.fun"]                       # a module only the minion has: recorded all the same
+        salt["custom.fun"]  # a module only the minion has: recorded all the same
     assert not marker.exists()
     assert boundary.needs == ["cmd.run", "the 'which' filter", "custom.fun"]
     with pytest.raises(HostAccessError, match="the list of the minion's functions"):
@@ -88,11 +95,14 @@ def test_code_renderers_run_only_where_the_boundary_allows(tmp_path):
     py = f"#!py\nimport pathlib\ndef run():\n    pathlib.Path({str(marker)!r}).touch()\n    return {{'a': 1}}\n"
     salt = loader.minion_mods({"id": "m1"}, {}, {})
     env = RenderEnv(opts={"id": "m1"}, client=LocalFileClient({}), salt=salt)
-    assert render_text(py, env=env, saltenv="base", sls="p") == {"a": 1} and marker.exists()   # a minion
+    assert render_text(py, env=env, saltenv="base", sls="p") == {"a": 1} and marker.exists()  # a minion
     marker.unlink()
     env.boundary = HostBoundary("m1", "the pillar", lambda key: False, "", code_hint="set x to allow it")
-    with pytest.raises(RenderError, match="The 'py' renderer runs Python and is not run on the master while "
-                                          "rendering the pillar of minion 'm1'; set x to allow it"):
+    with pytest.raises(
+        RenderError,
+        match="The 'py' renderer runs Python and is not run on the master while "
+        "rendering the pillar of minion 'm1'; set x to allow it",
+    ):
         render_text(py, env=env, saltenv="base", sls="p")
     assert not marker.exists() and env.boundary.needs == ["#!py"]
     env.boundary.code_allowed = True
@@ -102,19 +112,30 @@ def test_code_renderers_run_only_where_the_boundary_allows(tmp_path):
 def test_opts_views_are_plain_data_copies():
     data = {"id": "m1", "nested": {"a": [1]}, "__role": "master", "__fileclient": object()}
     view = OptsView(data)
-    for shown in (dict(view), {**view}, view.copy(), copy.copy(view), copy.deepcopy(view),
-                  dict(view.items()), json.loads(json.dumps(view))):
+    for shown in (
+        dict(view),
+        {**view},
+        view.copy(),
+        copy.copy(view),
+        copy.deepcopy(view),
+        dict(view.items()),
+        json.loads(json.dumps(view)),
+    ):
         assert shown == {"id": "m1", "nested": {"a": [1]}} and type(shown) is dict
     assert "__role" not in view and "__fileclient" not in view and list(view) == ["id", "nested"]
     view["nested"]["a"].append(2)
-    assert data["nested"]["a"] == [1]                    # a deep copy: the caller's data is untouched
+    assert data["nested"]["a"] == [1]  # a deep copy: the caller's data is untouched
 
 
 def test_opts_views_record_reads_the_master_cannot_answer():
     boundary = HostBoundary("m1", "the states", lambda key: True, "")
     grains = {"os": "Debian"}
-    view = OptsView({"id": "m1", "known": 1}, boundary=boundary, unknown=lambda k: k not in ("id", "known", "grains"),
-                    shared={"grains": grains})
+    view = OptsView(
+        {"id": "m1", "known": 1},
+        boundary=boundary,
+        unknown=lambda k: k not in ("id", "known", "grains"),
+        shared={"grains": grains},
+    )
     assert view["id"] == "m1" and view.get("known") == 1 and view["grains"] is grains
     assert boundary.needs == []
     assert view.get("pki_dir") is None and "root_dir" not in view
@@ -137,7 +158,7 @@ def test_a_namespace_is_not_a_function_and_answers_the_sandbox_itself(tmp_path: 
     guarded = SaltFunctions(loader.minion_mods({"id": "m1"}, {}, {}), boundary)
     with pytest.raises(TemplateError, match="salt.cmd is a module, not a function"):
         jinja("{{ salt.cmd('x') }}", guarded, boundary)
-    assert boundary.needs == []                          # Jinja's own probes are not lookups
+    assert boundary.needs == []  # Jinja's own probes are not lookups
 
 
 def test_the_loaders_attributes_are_only_names_of_modules_now():

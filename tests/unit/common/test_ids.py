@@ -6,16 +6,40 @@ from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, check_jid, valid_id, valid_jid
 
 
-@pytest.mark.parametrize("good", ["web1", "web1.example.com", "a", "db_01-x", "x" * 255, "a..b",
-                                  "münchen", "minion@site", "host:1"])
+@pytest.mark.parametrize(
+    "good", ["web1", "web1.example.com", "a", "db_01-x", "x" * 255, "a..b", "münchen", "minion@site", "host:1"]
+)
 def test_valid_ids(good):
     assert valid_id(good)
     assert check_id(good) == good
 
 
-@pytest.mark.parametrize("bad", ["", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b", "a\x00b", "\x00",
-                                 "x" * 256, "-rf", ".hidden", ".m1", "tab\there", "new\nline", "bell\x07", "del\x7f",
-                                 None, 5, b"bytes", ["list"]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        ".",
+        "..",
+        "../x",
+        "a/b",
+        "/etc/passwd",
+        "a\\b",
+        "a\x00b",
+        "\x00",
+        "x" * 256,
+        "-rf",
+        ".hidden",
+        ".m1",
+        "tab\there",
+        "new\nline",
+        "bell\x07",
+        "del\x7f",
+        None,
+        5,
+        b"bytes",
+        ["list"],
+    ],
+)
 def test_hostile_ids_refused(bad):
     assert not valid_id(bad)
     with pytest.raises(SaltInvocationError) as exc:
@@ -32,16 +56,19 @@ def test_check_id_message_names_the_problem():
         check_id(".hidden")
 
 
-@pytest.mark.parametrize("jid,ok", [
-    ("20240105123456123456", True),
-    ("2024010512345612345", False),
-    ("202401051234561234567", False),
-    ("2024010512345612345a", False),
-    ("../../../../etc/pass", False),
-    ("２０２４０１０５１２３４５６１２３４５６", False),  # non-ASCII digits
-    (20240105123456123456, False),
-    (None, False),
-])
+@pytest.mark.parametrize(
+    "jid,ok",
+    [
+        ("20240105123456123456", True),
+        ("2024010512345612345", False),
+        ("202401051234561234567", False),
+        ("2024010512345612345a", False),
+        ("../../../../etc/pass", False),
+        ("２０２４０１０５１２３４５６１２３４５６", False),  # non-ASCII digits
+        (20240105123456123456, False),
+        (None, False),
+    ],
+)
 def test_valid_jid(jid, ok):
     assert valid_jid(jid) is ok
     if not ok:

@@ -27,17 +27,24 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def render_sls(root: Path, sls: str, salt: dict | None = None, opts: dict | None = None,
-               grains: dict | None = None) -> str:
+def render_sls(
+    root: Path, sls: str, salt: dict | None = None, opts: dict | None = None, grains: dict | None = None
+) -> str:
     client = LocalFileClient({"base": [str(root)]})
     found = find_sls(client, sls, "base")
     assert found is not None
     rel, full = found
-    context = {"salt": salt or {}, "grains": grains or {"id": "golden"}, "pillar": {},
-               "opts": opts or {}, "saltenv": "base"}
+    context = {
+        "salt": salt or {},
+        "grains": grains or {"id": "golden"},
+        "pillar": {},
+        "opts": opts or {},
+        "saltenv": "base",
+    }
     context.update(template_vars(sls, rel, "base", fullpath=str(full)))
-    return render_jinja(client.get_text(rel, "base"), context, client=client, saltenv="base",
-                        tmplpath=rel, opts=opts or {})
+    return render_jinja(
+        client.get_text(rel, "base"), context, client=client, saltenv="base", tmplpath=rel, opts=opts or {}
+    )
 
 
 def render_text(root: Path, text: str, opts: dict | None = None, **context: object) -> str:
@@ -55,24 +62,77 @@ def error_of(root: Path, sls: str, **kwargs: object) -> str:
 
 # --- template_vars (reference: state.show_sls of an SLS printing each var) ---
 
-@pytest.mark.parametrize("sls, rel, expected", [
-    ("top1", "top1.sls", {"slspath": "", "sls_path": "", "slsdotpath": "", "slscolonpath": "",
-                          "tplfile": "top1.sls", "tpldir": ".", "tpldot": ""}),
-    ("sub.x", "sub/x.sls", {"slspath": "sub", "sls_path": "sub", "slsdotpath": "sub",
-                            "slscolonpath": "sub", "tplfile": "sub/x.sls", "tpldir": "sub",
-                            "tpldot": "sub"}),
-    ("sub", "sub/init.sls", {"slspath": "sub", "sls_path": "sub", "slsdotpath": "sub",
-                             "slscolonpath": "sub", "tplfile": "sub/init.sls", "tpldir": "sub",
-                             "tpldot": "sub"}),
-    ("sub.deep", "sub/deep/init.sls", {"slspath": "sub/deep", "sls_path": "sub_deep",
-                                       "slsdotpath": "sub.deep", "slscolonpath": "sub:deep",
-                                       "tplfile": "sub/deep/init.sls", "tpldir": "sub/deep",
-                                       "tpldot": "sub.deep"}),
-    ("sub.deep.y", "sub/deep/y.sls", {"slspath": "sub/deep", "sls_path": "sub_deep",
-                                      "slsdotpath": "sub.deep", "slscolonpath": "sub:deep",
-                                      "tplfile": "sub/deep/y.sls", "tpldir": "sub/deep",
-                                      "tpldot": "sub.deep"}),
-])
+
+@pytest.mark.parametrize(
+    "sls, rel, expected",
+    [
+        (
+            "top1",
+            "top1.sls",
+            {
+                "slspath": "",
+                "sls_path": "",
+                "slsdotpath": "",
+                "slscolonpath": "",
+                "tplfile": "top1.sls",
+                "tpldir": ".",
+                "tpldot": "",
+            },
+        ),
+        (
+            "sub.x",
+            "sub/x.sls",
+            {
+                "slspath": "sub",
+                "sls_path": "sub",
+                "slsdotpath": "sub",
+                "slscolonpath": "sub",
+                "tplfile": "sub/x.sls",
+                "tpldir": "sub",
+                "tpldot": "sub",
+            },
+        ),
+        (
+            "sub",
+            "sub/init.sls",
+            {
+                "slspath": "sub",
+                "sls_path": "sub",
+                "slsdotpath": "sub",
+                "slscolonpath": "sub",
+                "tplfile": "sub/init.sls",
+                "tpldir": "sub",
+                "tpldot": "sub",
+            },
+        ),
+        (
+            "sub.deep",
+            "sub/deep/init.sls",
+            {
+                "slspath": "sub/deep",
+                "sls_path": "sub_deep",
+                "slsdotpath": "sub.deep",
+                "slscolonpath": "sub:deep",
+                "tplfile": "sub/deep/init.sls",
+                "tpldir": "sub/deep",
+                "tpldot": "sub.deep",
+            },
+        ),
+        (
+            "sub.deep.y",
+            "sub/deep/y.sls",
+            {
+                "slspath": "sub/deep",
+                "sls_path": "sub_deep",
+                "slsdotpath": "sub.deep",
+                "slscolonpath": "sub:deep",
+                "tplfile": "sub/deep/y.sls",
+                "tpldir": "sub/deep",
+                "tpldot": "sub.deep",
+            },
+        ),
+    ],
+)
 def test_template_vars_match_reference(sls: str, rel: str, expected: dict) -> None:
     got = template_vars(sls, rel, "base", fullpath="/srv/salt/" + rel)
     # everything as the reference printed it, plus tplroot (briny's addition, issue 2)
@@ -94,6 +154,7 @@ def test_tplroot_is_the_first_folder_and_a_formula_may_set_its_own(tmp_path: Pat
 
 # --- whitespace and options (reference: slsutil.renderer default_renderer=jinja) ---
 
+
 def test_no_trim_no_lstrip_and_trailing_newlines_kept(tmp_path: Path) -> None:
     text = "a\n{% if true %}\n  b\n  {% endif %}\nc {{ [1,2] }}\n\n"
     assert render_text(tmp_path, text) == "a\n\n  b\n  \nc [1, 2]\n\n"
@@ -103,8 +164,7 @@ def test_no_trim_no_lstrip_and_trailing_newlines_kept(tmp_path: Path) -> None:
 
 def test_jinja_env_and_jinja_sls_env(tmp_path: Path) -> None:
     text = "a\n{% if true %}\n  b\n  {% endif %}\nc\n"
-    opts = {"jinja_env": {"trim_blocks": True, "lstrip_blocks": True,
-                          "keep_trailing_newline": True}}
+    opts = {"jinja_env": {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": True}}
     # reference: Salt re-adds the source's final newline even when Jinja kept it
     assert render_text(tmp_path, text, opts=opts) == "a\n  b\nc\n\n"
     sls_opts = {"jinja_sls_env": {"trim_blocks": True}}
@@ -125,19 +185,19 @@ def test_strict_undefined_by_default_and_allow_undefined(tmp_path: Path) -> None
 
 
 def test_do_and_loopcontrols(tmp_path: Path) -> None:
-    text = ("{% set l = [] %}{% do l.append(1) %}{% for i in range(5) %}"
-            "{% if i == 1 %}{% continue %}{% endif %}{% if i == 3 %}{% break %}{% endif %}"
-            "{{ i }}{% endfor %}{{ l }}")
+    text = (
+        "{% set l = [] %}{% do l.append(1) %}{% for i in range(5) %}"
+        "{% if i == 1 %}{% continue %}{% endif %}{% if i == 3 %}{% break %}{% endif %}"
+        "{{ i }}{% endfor %}{{ l }}"
+    )
     assert render_text(tmp_path, text) == "02[1]"
 
 
 def test_printed_mappings_look_like_dicts(tmp_path: Path) -> None:
     # reference outputs
     assert render_text(tmp_path, "{{ odict([('z', 1), ('a', 'b')]) }}") == "{'z': 1, 'a': 'b'}"
-    assert render_text(tmp_path, "{{ {'a': {'b': 'c'}, 'l': [{'x': 1}]} }}") == \
-        "{'a': {'b': 'c'}, 'l': [{'x': 1}]}"
-    assert render_text(tmp_path, "{{ none }} {{ true }} {{ (1,) }} {{ [none] }}") == \
-        "None True (1,) [None]"
+    assert render_text(tmp_path, "{{ {'a': {'b': 'c'}, 'l': [{'x': 1}]} }}") == "{'a': {'b': 'c'}, 'l': [{'x': 1}]}"
+    assert render_text(tmp_path, "{{ none }} {{ true }} {{ (1,) }} {{ [none] }}") == "None True (1,) [None]"
 
 
 # --- imports and tags (reference: state.show_sls f on the same tree) ---
@@ -147,12 +207,15 @@ FORMULA = {
         '{% import_yaml "f/defaults.yaml" as defaults %}\n'
         "{% set m = {'dir': tpldir, 'file': tplfile, 'dot': tpldot, 'g': grains.get('id'),"
         " 'd': defaults} %}\n"
-        "{% macro hello(n) %}hello {{ n }} from {{ tpldir }}{% endmacro %}\n"),
+        "{% macro hello(n) %}hello {{ n }} from {{ tpldir }}{% endmacro %}\n"
+    ),
     "f/defaults.yaml": "x: {{ 1 + 1 }}\ntpl: {{ tpldir }}\ntf: {{ tplfile }}\n",
-    "f/rel.jinja": ('{% import_yaml "./defaults.yaml" as rd %}\n'
-                    "{% set r = {'rd': rd, 'dir': tpldir, 'file': tplfile} %}\n"),
-    "f/sub/r2.jinja": ('{% from "../rel.jinja" import r %}\n'
-                       "{% set r2 = {'r': r, 'dir': tpldir, 'file': tplfile} %}\n"),
+    "f/rel.jinja": (
+        "{% import_yaml \"./defaults.yaml\" as rd %}\n{% set r = {'rd': rd, 'dir': tpldir, 'file': tplfile} %}\n"
+    ),
+    "f/sub/r2.jinja": (
+        "{% from \"../rel.jinja\" import r %}\n{% set r2 = {'r': r, 'dir': tpldir, 'file': tplfile} %}\n"
+    ),
     "f/data.json": '{"a": [1, 2], "t": "{{ tpldir }}"}\n',
     "f/t.txt": "line1\nline2 {{ 3 }}\n",
     "f/inc.jinja": "included {{ tpldir }} {{ localvar|default('nolocal') }}\n",
@@ -175,7 +238,8 @@ FORMULA = {
         "    - ly: {{ ly|json }}\n    - lj: {{ lj|json }}\n    - lt: {{ lt|json }}\n"
         '    - inc: "{% include "f/inc.jinja" %}"\n'
         '    - inc2: "{% include "f/inc.jinja" without context %}"\n'
-        "    - after: {{ tpldir }} {{ tplfile }}\n"),
+        "    - after: {{ tpldir }} {{ tplfile }}\n"
+    ),
 }
 
 
@@ -184,10 +248,8 @@ def test_imports_and_salt_tags_match_reference(tmp_path: Path) -> None:
     data = yamlloader.load(render_sls(tmp_path, "f"))
     args = {k: v for item in data["t"]["test.nop"] for k, v in item.items()}
     defaults = {"tf": "f/defaults.yaml", "tpl": "f", "x": 2}
-    assert args["m"] == {"d": defaults, "dir": "f", "dot": "f", "file": "f/map.jinja",
-                         "g": "golden"}
-    assert args["m2"] == {"d": defaults, "dir": "f", "dot": "f", "file": "f/init.sls",
-                          "g": "golden"}
+    assert args["m"] == {"d": defaults, "dir": "f", "dot": "f", "file": "f/map.jinja", "g": "golden"}
+    assert args["m2"] == {"d": defaults, "dir": "f", "dot": "f", "file": "f/init.sls", "g": "golden"}
     assert args["mapmod"] == args["m"]
     assert args["hello"] == "hello x from f"
     assert args["js"] == {"a": [1, 2], "t": "f"}
@@ -209,9 +271,16 @@ def test_imports_and_salt_tags_match_reference(tmp_path: Path) -> None:
 
 
 def test_templates_load_through_the_client_once_per_render(tmp_path: Path) -> None:
-    write(tmp_path, {"m/map.jinja": "{% set v = 1 %}", "x.sls": (
-        '{% from "m/map.jinja" import v %}{% from "m/map.jinja" import v as w %}'
-        '{% import "m/map.jinja" as mod with context %}{{ v }}{{ w }}{{ mod.v }}')})
+    write(
+        tmp_path,
+        {
+            "m/map.jinja": "{% set v = 1 %}",
+            "x.sls": (
+                '{% from "m/map.jinja" import v %}{% from "m/map.jinja" import v as w %}'
+                '{% import "m/map.jinja" as mod with context %}{{ v }}{{ w }}{{ mod.v }}'
+            ),
+        },
+    )
     client = LocalFileClient({"base": [str(tmp_path)]})
     calls: list[str] = []
     real = client.get_text
@@ -222,27 +291,27 @@ def test_templates_load_through_the_client_once_per_render(tmp_path: Path) -> No
 
     client.get_text = counting  # type: ignore[method-assign]
     text = (tmp_path / "x.sls").read_text()
-    out = render_jinja(text, {"opts": {}, **template_vars("x", "x.sls", "base")},
-                       client=client, saltenv="base", tmplpath="x.sls")
+    out = render_jinja(
+        text, {"opts": {}, **template_vars("x", "x.sls", "base")}, client=client, saltenv="base", tmplpath="x.sls"
+    )
     assert out == "111"
     assert calls == ["m/map.jinja"]
 
 
 def test_context_is_global_for_imports_without_context(tmp_path: Path) -> None:
-    write(tmp_path, {"m/g.jinja": "{% set v = grains['id'] ~ '/' ~ saltenv %}",
-                     "x.sls": '{% from "m/g.jinja" import v %}{{ v }}'})
+    write(
+        tmp_path,
+        {"m/g.jinja": "{% set v = grains['id'] ~ '/' ~ saltenv %}", "x.sls": '{% from "m/g.jinja" import v %}{{ v }}'},
+    )
     assert render_sls(tmp_path, "x") == "golden/base"
 
 
 def test_globals_raise_odict_show_full_context_ifelse(tmp_path: Path) -> None:
-    keys = render_text(tmp_path, "{{ show_full_context().keys()|list|sort|join(',') }}",
-                       sls="s")
-    for key in ("grains", "ifelse", "odict", "opts", "raise", "salt", "saltenv",
-                "show_full_context", "sls"):
+    keys = render_text(tmp_path, "{{ show_full_context().keys()|list|sort|join(',') }}", sls="s")
+    for key in ("grains", "ifelse", "odict", "opts", "raise", "salt", "saltenv", "show_full_context", "sls"):
         assert key in keys.split(",")
     salt = {"match.compound": lambda tgt: tgt == "G@os:Debian"}
-    assert render_text(tmp_path, "{{ ifelse('G@os:Arch', 1, 'G@os:Debian', 2, 3) }}",
-                       salt=salt) == "2"
+    assert render_text(tmp_path, "{{ ifelse('G@os:Arch', 1, 'G@os:Debian', 2, 3) }}", salt=salt) == "2"
     assert render_text(tmp_path, "{{ ifelse(False, 1, True, 2, 3) }}") == "2"
     assert render_text(tmp_path, "{{ ifelse('x', 1, 9) }}", salt=salt) == "9"
 
@@ -250,10 +319,8 @@ def test_globals_raise_odict_show_full_context_ifelse(tmp_path: Path) -> None:
 # --- errors (reference texts) -------------------------------------------------
 
 ERRORS = {
-    "undef.sls": "a:\n  test.nop:\n    - x: 1\n{% set y = 2 %}\nb:\n  test.nop:\n"
-                 "    - v: {{ nope }}\nc:\n  test.nop\n",
-    "syn.sls": "a:\n  test.nop:\n    - x: 1\n{% if x %}\nb:\n  test.nop:\n"
-               "    - v: {{ 1 }}\nc:\n  test.nop\n",
+    "undef.sls": "a:\n  test.nop:\n    - x: 1\n{% set y = 2 %}\nb:\n  test.nop:\n    - v: {{ nope }}\nc:\n  test.nop\n",
+    "syn.sls": "a:\n  test.nop:\n    - x: 1\n{% if x %}\nb:\n  test.nop:\n    - v: {{ 1 }}\nc:\n  test.nop\n",
     "syn2.sls": "a:\n  test.nop:\n    - x: {{ 1 + }}\n",
     "miss.sls": '{% from "m/nothere.jinja" import x with context %}\na:\n  test.nop\n',
     "miss2.sls": '{% import_yaml "m/nothere.yaml" as x %}\na:\n  test.nop\n',
@@ -282,14 +349,16 @@ def test_undefined_variable(errtree: Path) -> None:
     assert error_of(errtree, "undef") == (
         "Jinja variable 'nope' is undefined; line 7\n\n---\n[...]\n  test.nop:\n    - x: 1\n"
         "{% set y = 2 %}\nb:\n  test.nop:\n    - v: {{ nope }}    <======================\n"
-        "c:\n  test.nop\n---")
+        "c:\n  test.nop\n---"
+    )
 
 
 def test_undefined_attribute(errtree: Path) -> None:
     assert error_of(errtree, "attr") == (
         "Jinja variable 'dict object' has no attribute 'foo'; line 4\n\n---\n"
         "{% set d = {} %}\na:\n  test.nop:\n    - x: {{ d.foo.bar }}    <======================\n"
-        "---")
+        "---"
+    )
 
 
 def test_syntax_errors_with_line(errtree: Path) -> None:
@@ -297,26 +366,29 @@ def test_syntax_errors_with_line(errtree: Path) -> None:
         "Jinja syntax error: Unexpected end of template. Jinja was looking for the following "
         "tags: 'elif' or 'else' or 'endif'. The innermost block that needs to be closed is "
         "'if'.; line 7\n\n---\n[...]\n  test.nop:\n    - x: 1\n{% if x %}\nb:\n  test.nop:\n"
-        "    - v: {{ 1 }}    <======================\nc:\n  test.nop\n---")
+        "    - v: {{ 1 }}    <======================\nc:\n  test.nop\n---"
+    )
     assert error_of(errtree, "syn2") == (
         "Jinja syntax error: unexpected 'end of print statement'; line 3\n\n---\na:\n"
-        "  test.nop:\n    - x: {{ 1 + }}    <======================\n---")
-    assert error_of(errtree, "filt").startswith(
-        "Jinja syntax error: No filter named 'yaml_safe'.; line 3\n\n---\n")
+        "  test.nop:\n    - x: {{ 1 + }}    <======================\n---"
+    )
+    assert error_of(errtree, "filt").startswith("Jinja syntax error: No filter named 'yaml_safe'.; line 3\n\n---\n")
 
 
 def test_missing_import(errtree: Path) -> None:
     assert error_of(errtree, "miss") == (
         "Jinja error: m/nothere.jinja; line 1\n\n---\n"
         '{% from "m/nothere.jinja" import x with context %}    <======================\n'
-        "a:\n  test.nop\n---")
+        "a:\n  test.nop\n---"
+    )
     assert error_of(errtree, "miss2").startswith("Jinja error: m/nothere.yaml; line 1\n")
 
 
 def test_raise_and_python_errors(errtree: Path) -> None:
     assert error_of(errtree, "rais") == (
         "Jinja error: custom boom; line 3\n\n---\na:\n  test.nop\n"
-        "{{ raise('custom boom') }}    <======================\n---")
+        "{{ raise('custom boom') }}    <======================\n---"
+    )
     assert error_of(errtree, "fn3").startswith("Jinja error: division by zero; line 3\n\n---\n")
 
 
@@ -328,7 +400,8 @@ def test_salt_function_errors(errtree: Path) -> None:
         "Problem running salt function in Jinja template: User 'nosuchuserzz' is not "
         "available; line 3\n\n---\na:\n  test.nop:\n"
         "    - x: {{ salt['cmd.run']('id', runas='nosuchuserzz') }}    <======================\n"
-        "---")
+        "---"
+    )
 
 
 def test_errors_inside_imported_templates_name_the_file(errtree: Path) -> None:
@@ -336,15 +409,16 @@ def test_errors_inside_imported_templates_name_the_file(errtree: Path) -> None:
     assert error_of(errtree, "macro") == (
         f"Jinja variable 'undefined_in_macro' is undefined\n{path}(2):\n---\n"
         "{% macro f() %}\n{{ undefined_in_macro }}    <======================\n"
-        "{% endmacro %}\n---")
+        "{% endmacro %}\n---"
+    )
     bad = errtree / "m" / "bad.jinja"
     assert error_of(errtree, "badimp") == (
         f"Jinja syntax error: Expected an expression, got 'end of statement block'\n{bad}(2):\n"
-        "---\n{% set x = 1 %}\n{% if %}    <======================\n---")
+        "---\n{% set x = 1 %}\n{% if %}    <======================\n---"
+    )
 
 
-@pytest.mark.parametrize("sls, name", [("dots", "../etc/passwd"), ("abs", "/etc/passwd"),
-                                       ("deep", "m/../../x")])
+@pytest.mark.parametrize("sls, name", [("dots", "../etc/passwd"), ("abs", "/etc/passwd"), ("deep", "m/../../x")])
 def test_hostile_paths_are_refused(errtree: Path, sls: str, name: str) -> None:
     message = error_of(errtree, sls)
     assert message.startswith(f"Jinja error: {name} (refused: ")
@@ -354,8 +428,8 @@ def test_hostile_paths_are_refused(errtree: Path, sls: str, name: str) -> None:
 def test_error_context_window() -> None:
     text = "\n".join(f"l{i}" for i in range(1, 21))
     assert error_context(text, 10) == (
-        "---\n[...]\nl5\nl6\nl7\nl8\nl9\nl10    <======================\nl11\nl12\nl13\nl14\n"
-        "l15\n[...]\n---")
+        "---\n[...]\nl5\nl6\nl7\nl8\nl9\nl10    <======================\nl11\nl12\nl13\nl14\nl15\n[...]\n---"
+    )
     assert error_context("a\nb", 7) == "a\nb"
 
 
@@ -370,18 +444,24 @@ def test_relative_include_and_formula_layout(tmp_path: Path) -> None:
     # ./part.jinja" because it resolves "./" against the tpldir global, which
     # loading tmpl/parameters/defaults.yaml moved. briny resolves it against
     # the including template's own directory, as Salt's docs describe.
-    write(tmp_path, {
-        "tmpl/parameters/defaults.yaml": "values:\n  pkg: {name: tmpl-pkg}\n",
-        "tmpl/map.jinja": (
-            "{%- set tplroot = tpldir.split('/')[0] %}\n"
-            '{%- import_yaml tplroot ~ "/parameters/defaults.yaml" as default_settings %}\n'
-            "{%- set mapdata = default_settings['values'] %}\n"),
-        "tmpl/package/part.jinja": "part of {{ tpldir }}",
-        "tmpl/package/install.sls": (
-            "{%- set tplroot = tpldir.split('/')[0] %}\n"
-            '{%- from tplroot ~ "/map.jinja" import mapdata as TEMPLATE with context %}\n'
-            "pkg:\n  pkg.installed:\n    - name: {{ TEMPLATE.pkg.name }}\n"
-            '    - note: {% include "./part.jinja" %}\n'),
-    })
+    write(
+        tmp_path,
+        {
+            "tmpl/parameters/defaults.yaml": "values:\n  pkg: {name: tmpl-pkg}\n",
+            "tmpl/map.jinja": (
+                "{%- set tplroot = tpldir.split('/')[0] %}\n"
+                '{%- import_yaml tplroot ~ "/parameters/defaults.yaml" as default_settings %}\n'
+                "{%- set mapdata = default_settings['values'] %}\n"
+            ),
+            "tmpl/package/part.jinja": "part of {{ tpldir }}",
+            "tmpl/package/install.sls": (
+                "{%- set tplroot = tpldir.split('/')[0] %}\n"
+                '{%- from tplroot ~ "/map.jinja" import mapdata as TEMPLATE with context %}\n'
+                "pkg:\n  pkg.installed:\n    - name: {{ TEMPLATE.pkg.name }}\n"
+                '    - note: {% include "./part.jinja" %}\n'
+            ),
+        },
+    )
     assert render_sls(tmp_path, "tmpl.package.install") == (
-        "\npkg:\n  pkg.installed:\n    - name: tmpl-pkg\n    - note: part of tmpl/package\n")
+        "\npkg:\n  pkg.installed:\n    - name: tmpl-pkg\n    - note: part of tmpl/package\n"
+    )

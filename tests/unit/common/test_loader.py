@@ -12,11 +12,14 @@ def custom(tmp_path):
         "import os\n__func_alias__ = {'list_': 'list'}\n"
         "def hello(name='x'):\n    return f'hi {name} from {__opts__[\"id\"]} on {__grains__[\"os\"]}'\n"
         "def list_():\n    return [1]\ndef _private():\n    pass\n"
-        "def uses_salt():\n    return __salt__['mymod.list']()\n")
+        "def uses_salt():\n    return __salt__['mymod.list']()\n"
+    )
     (tmp_path / "aptish.py").write_text(
-        "__virtualname__ = 'pkgish'\ndef __virtual__():\n    return __virtualname__\n"
-        "def version():\n    return '1.0'\n")
-    (tmp_path / "never.py").write_text("def __virtual__():\n    return (False, 'no such tool here')\ndef f():\n    pass\n")
+        "__virtualname__ = 'pkgish'\ndef __virtual__():\n    return __virtualname__\ndef version():\n    return '1.0'\n"
+    )
+    (tmp_path / "never.py").write_text(
+        "def __virtual__():\n    return (False, 'no such tool here')\ndef f():\n    pass\n"
+    )
     (tmp_path / "broken.py").write_text("import nosuchmodule_xyz\n")
     return tmp_path
 
@@ -59,9 +62,9 @@ def test_reload_forgets_modules(custom):
 
 
 def test_module_parts_share_the_namespace(tmp_path):
-    (tmp_path / "big.py").write_text("__parts__ = ('_big_more',)\n"
-                                     "def _helper():\n    return __opts__['id']\n"
-                                     "def one():\n    return 1\n")
+    (tmp_path / "big.py").write_text(
+        "__parts__ = ('_big_more',)\ndef _helper():\n    return __opts__['id']\ndef one():\n    return 1\n"
+    )
     (tmp_path / "_big_more.py").write_text("def two():\n    return _helper() + '!'\n")
     (tmp_path / "bad.py").write_text("__parts__ = ('../evil',)\ndef f():\n    pass\n")
     salt = loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])

@@ -39,12 +39,11 @@ def test_serves_owner_only_echoes_corr_and_survives_garbage(tmp_path):
         client.setsockopt(zmq.LINGER, 0)
         client.connect(f"ipc://{path}")
         try:
-            await client.send_multipart([b"one", b"too many"])    # wrong part count: dropped
-            await client.send(b"\xc1 not msgpack")                 # garbage: answered, not fatal
+            await client.send_multipart([b"one", b"too many"])  # wrong part count: dropped
+            await client.send(b"\xc1 not msgpack")  # garbage: answered, not fatal
             assert unpack(await client.recv()) == {"got": None}
-            await client.send(pack({"boom": True, "corr": 7}))     # a handler that raises
-            assert unpack(await client.recv()) == {
-                "error": "the daemon failed on this request: boom", "corr": 7}
+            await client.send(pack({"boom": True, "corr": 7}))  # a handler that raises
+            assert unpack(await client.recv()) == {"error": "the daemon failed on this request: boom", "corr": 7}
             await client.send(pack({"x": 1, "corr": "c"}))
             assert unpack(await client.recv()) == {"got": {"x": 1, "corr": "c"}, "corr": "c"}
         finally:
@@ -61,8 +60,9 @@ def test_probe_says_why_nothing_answers(tmp_path):
     assert probe(str(tmp_path / "none.ipc")) == ("missing", str(tmp_path / "none.ipc"))
     stale = tmp_path / "stale.ipc"
     import socket
+
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(str(stale))   # a socket file nobody listens on (a daemon that died)
+    s.bind(str(stale))  # a socket file nobody listens on (a daemon that died)
     s.close()
     assert probe(str(stale))[0] == "refused"
 
@@ -110,7 +110,7 @@ def ask(path: str) -> object:
 @as_root
 def test_only_the_daemons_user_and_root_are_answered():
     """Even with the modes loosened (a shared sock_dir, a umask), another uid gets a refusal."""
-    base = tempfile.mkdtemp(prefix="ipc", dir="/tmp")   # pytest's tmp_path is not open to others
+    base = tempfile.mkdtemp(prefix="ipc", dir="/tmp")  # pytest's tmp_path is not open to others
     path = os.path.join(base, "s", "x.ipc")
     handled = []
 
@@ -129,8 +129,13 @@ def test_only_the_daemons_user_and_root_are_answered():
         loop = asyncio.get_running_loop()
         try:
             refused = await loop.run_in_executor(None, run_as, NOBODY, ask, path)
-            assert refused == repr({"error": f"permission denied: uid {NOBODY} may not use local IPC on "
-                                             f"{path} (only uid 0 and root may)", "corr": 9})
+            assert refused == repr(
+                {
+                    "error": f"permission denied: uid {NOBODY} may not use local IPC on "
+                    f"{path} (only uid 0 and root may)",
+                    "corr": 9,
+                }
+            )
             assert handled == []
             served = await loop.run_in_executor(None, ask, path)
             assert served == {"got": {"x": 1, "corr": 9}, "corr": 9}
@@ -157,11 +162,13 @@ def test_a_user_who_cannot_reach_the_socket_is_told_so(tmp_path):
         os.chmod(base, 0o755)
         folder = os.path.join(base, "s")
         os.mkdir(folder, 0o700)
-        path = os.path.join(folder, "x.ipc")   # whether or not a daemon listens, nobody cannot tell
+        path = os.path.join(folder, "x.ipc")  # whether or not a daemon listens, nobody cannot tell
         found, message = eval(run_as(NOBODY, probe_and_say, path))  # noqa: S307 (our own repr)
         assert found == ("denied", path)
-        assert message == (f"permission denied: user nobody (uid {NOBODY}) may not use the master's socket "
-                           f"{path}; run this command as root (the user the master runs as) or as root")
-        assert probe(path) == ("missing", path)      # root can tell: nothing is there
+        assert message == (
+            f"permission denied: user nobody (uid {NOBODY}) may not use the master's socket "
+            f"{path}; run this command as root (the user the master runs as) or as root"
+        )
+        assert probe(path) == ("missing", path)  # root can tell: nothing is there
     finally:
         shutil.rmtree(base, ignore_errors=True)

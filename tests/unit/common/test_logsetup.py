@@ -34,8 +34,9 @@ def test_console_and_file_levels_are_independent(tmp_path):
     assert "only in the file" in text and "in both" in text
 
     console = io.StringIO()
-    logsetup.setup_logging(opts_for(tmp_path, log_level="warning", log_level_logfile="error"),
-                           console_level="debug", stream=console)
+    logsetup.setup_logging(
+        opts_for(tmp_path, log_level="warning", log_level_logfile="error"), console_level="debug", stream=console
+    )
     log.debug("console only")
     assert console.getvalue().endswith("[DEBUG   ] console only\n")
     assert "console only" not in (tmp_path / "minion.log").read_text()
@@ -55,17 +56,25 @@ def test_the_log_files_format_is_salts(tmp_path):
     log.info("hello %s", "there")
     (line,) = lines(tmp_path / "minion.log")
     # 2026-11-24 00:23:33,010 [salt.config      :2082][DEBUG   ][10980] Reading configuration ...
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[briny\.test\.logsetup:\d+ *\]"
-                        rf"\[INFO    \]\[{os.getpid()}\] hello there", line), line
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[briny\.test\.logsetup:\d+ *\]"
+        rf"\[INFO    \]\[{os.getpid()}\] hello there",
+        line,
+    ), line
 
 
 def test_formats_and_salts_extra_fields(tmp_path):
     console = io.StringIO()
-    opts = opts_for(tmp_path, log_level="info", log_fmt_console="%(asctime)s %(bracketlevel)s %(colormsg)s",
-                    log_datefmt="%Y", log_fmt_logfile="%(levelname)s|%(message)s")
+    opts = opts_for(
+        tmp_path,
+        log_level="info",
+        log_fmt_console="%(asctime)s %(bracketlevel)s %(colormsg)s",
+        log_datefmt="%Y",
+        log_fmt_logfile="%(levelname)s|%(message)s",
+    )
     logsetup.setup_logging(opts, stream=console)
     log.info("formatted")
-    assert re.fullmatch(r"\d{4} \[INFO    \] formatted\n", console.getvalue())   # no colour off a terminal
+    assert re.fullmatch(r"\d{4} \[INFO    \] formatted\n", console.getvalue())  # no colour off a terminal
     assert lines(tmp_path / "minion.log") == ["INFO|formatted"]
 
 
@@ -76,7 +85,7 @@ def test_salts_level_names(tmp_path):
     console.seek(0)
     log.log(logsetup.TRACE, "t")
     log.log(logsetup.PROFILE, "p")
-    log.log(logsetup.GARBAGE, "g")      # below trace
+    log.log(logsetup.GARBAGE, "g")  # below trace
     assert console.getvalue() == "[TRACE   ] t\n[PROFILE ] p\n"
     console = io.StringIO()
     logsetup.setup_logging(opts_for(tmp_path), console_level="quiet", stream=console)
@@ -86,8 +95,11 @@ def test_salts_level_names(tmp_path):
 
 def test_granular_levels_and_salts_logger_names(tmp_path, caplog):
     console = io.StringIO()
-    opts = opts_for(tmp_path, log_level="debug", log_granular_levels={
-        "briny.test.noisy": "error", "salt.modules": "info", "salt.utils.lazy": "debug"})
+    opts = opts_for(
+        tmp_path,
+        log_level="debug",
+        log_granular_levels={"briny.test.noisy": "error", "salt.modules": "info", "salt.utils.lazy": "debug"},
+    )
     logsetup.setup_logging(opts, stream=console)
     logging.getLogger("briny.test.noisy").warning("dropped")
     logging.getLogger("briny.test.noisy.child").error("kept")
@@ -104,8 +116,9 @@ def test_granular_levels_and_salts_logger_names(tmp_path, caplog):
 def test_a_log_file_that_cannot_be_opened_is_a_config_error(tmp_path):
     (tmp_path / "afile").write_text("")
     with pytest.raises(ConfigError, match=r"cannot open the log file .*afile/x/minion.log: Not a directory"):
-        logsetup.setup_logging(opts_for(tmp_path, log_file=str(tmp_path / "afile" / "x" / "minion.log")),
-                               stream=io.StringIO())
+        logsetup.setup_logging(
+            opts_for(tmp_path, log_file=str(tmp_path / "afile" / "x" / "minion.log")), stream=io.StringIO()
+        )
 
 
 def test_new_log_files_and_folders_are_private(tmp_path):
@@ -140,8 +153,9 @@ def test_reopen_makes_a_new_file_at_once(tmp_path):
 
 
 def test_in_process_rotation(tmp_path):
-    logsetup.setup_logging(opts_for(tmp_path, log_rotate_max_bytes=200, log_rotate_backup_count=2),
-                           stream=io.StringIO())
+    logsetup.setup_logging(
+        opts_for(tmp_path, log_rotate_max_bytes=200, log_rotate_backup_count=2), stream=io.StringIO()
+    )
     for n in range(10):
         log.warning("line %d", n)
     assert (tmp_path / "minion.log.1").exists() and not (tmp_path / "minion.log.3").exists()

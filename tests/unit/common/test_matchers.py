@@ -11,20 +11,41 @@ from briny.common.exceptions import SaltInvocationError
 
 MID = "web01.example.com"
 GRAINS = {
-    "os": "Debian", "os_family": "Debian", "roles": ["web", "db"],
-    "mydict": {"k": "v", "n": {"x": 1}}, "num": 5, "flag": False,
-    "nested": [{"a": "b"}], "emptyd": {}, "url": "http://x",
-    "ipv4": ["127.0.0.1", "192.0.2.2"], "ipv6": ["::1", "fd00::2"],
+    "os": "Debian",
+    "os_family": "Debian",
+    "roles": ["web", "db"],
+    "mydict": {"k": "v", "n": {"x": 1}},
+    "num": 5,
+    "flag": False,
+    "nested": [{"a": "b"}],
+    "emptyd": {},
+    "url": "http://x",
+    "ipv4": ["127.0.0.1", "192.0.2.2"],
+    "ipv6": ["::1", "fd00::2"],
 }
 PILLAR = {"foo": {"bar": "baz", "lst": [1, 2], "nested": {"deep": 1}}, "roles": ["web", "db"]}
-NODEGROUPS = {"g1": "web* and G@os:Debian", "g2": [MID, "other"], "g3": "N@g1 or foo",
-              "g4": "N@g4", "g5": "N@nosuch", "none": "bar*"}
+NODEGROUPS = {
+    "g1": "web* and G@os:Debian",
+    "g2": [MID, "other"],
+    "g3": "N@g1 or foo",
+    "g4": "N@g4",
+    "g5": "N@nosuch",
+    "none": "bar*",
+}
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("web*", True), ("WEB*", False), ("*.example.com", True), ("web0?.example.com", True),
-    ("web[0-9]*", True), ("db*", False), (MID, True),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("web*", True),
+        ("WEB*", False),
+        ("*.example.com", True),
+        ("web0?.example.com", True),
+        ("web[0-9]*", True),
+        ("db*", False),
+        (MID, True),
+    ],
+)
 def test_glob(tgt, expected):
     assert m.glob_match(tgt, MID) is expected
     assert m.match(tgt, "glob", MID) is expected
@@ -34,9 +55,15 @@ def test_glob_non_string_never_matches():
     assert m.glob_match(["web*"], MID) is False
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    (r"web\d+", True), (r"eb\d+", False), (r".*example", True), (r"web01\.example\.com$", True),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        (r"web\d+", True),
+        (r"eb\d+", False),
+        (r".*example", True),
+        (r"web01\.example\.com$", True),
+    ],
+)
 def test_pcre_is_anchored_at_start_only(tgt, expected):
     assert m.pcre_match(tgt, MID) is expected
 
@@ -46,22 +73,48 @@ def test_pcre_bad_regex_raises():
         m.pcre_match("[unclosed", MID)
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("a," + MID, True), ("web01", False), ("web*", False), ([MID, "b"], True), (["b"], False),
-    (" " + MID + ",b", False),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("a," + MID, True),
+        ("web01", False),
+        ("web*", False),
+        ([MID, "b"], True),
+        (["b"], False),
+        (" " + MID + ",b", False),
+    ],
+)
 def test_list(tgt, expected):
     assert m.list_match(tgt, MID) is expected
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("roles:web", True), ("roles:w*", True), ("roles:mail", False),
-    ("mydict:n:x:1", True), ("num:5", True), ("flag:False", True), ("flag:false", True),
-    ("os:debian", True), ("os:Deb*", True), ("os:RedHat", False), ("nested:a:b", True),
-    ("mydict:k:V", True), ("mydict:*", True), ("mydict:k", True), ("mydict:n", True),
-    ("mydict:zz", False), ("emptyd:*", False), ("url:http://x", True), ("nosuch:x", False),
-    ("roles", False), ("*:web", True), ("*:nothing", False),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("roles:web", True),
+        ("roles:w*", True),
+        ("roles:mail", False),
+        ("mydict:n:x:1", True),
+        ("num:5", True),
+        ("flag:False", True),
+        ("flag:false", True),
+        ("os:debian", True),
+        ("os:Deb*", True),
+        ("os:RedHat", False),
+        ("nested:a:b", True),
+        ("mydict:k:V", True),
+        ("mydict:*", True),
+        ("mydict:k", True),
+        ("mydict:n", True),
+        ("mydict:zz", False),
+        ("emptyd:*", False),
+        ("url:http://x", True),
+        ("nosuch:x", False),
+        ("roles", False),
+        ("*:web", True),
+        ("*:nothing", False),
+    ],
+)
 def test_grain(tgt, expected):
     assert m.grain_match(tgt, GRAINS) is expected
     assert m.match(tgt, "grain", MID, GRAINS) is expected
@@ -72,10 +125,17 @@ def test_grain_custom_delimiter():
     assert m.grain_match("mydict:n:x:1", GRAINS, delimiter=",") is False
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("os:Deb.*", True), ("os:eb", False), ("os:debian", True), ("os:DEB.*", True),
-    ("roles:w.b", True), ("roles:x.*", False),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("os:Deb.*", True),
+        ("os:eb", False),
+        ("os:debian", True),
+        ("os:DEB.*", True),
+        ("roles:w.b", True),
+        ("roles:x.*", False),
+    ],
+)
 def test_grain_pcre(tgt, expected):
     assert m.grain_pcre_match(tgt, GRAINS) is expected
 
@@ -85,10 +145,17 @@ def test_grain_pcre_bad_regex_raises():
         m.grain_pcre_match("os:[bad", GRAINS)
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("foo:bar:baz", True), ("roles:db", True), ("foo:bar:b*", True), ("foo:bar:x", False),
-    ("foo:nested:deep:1", True), ("nope:x", False),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("foo:bar:baz", True),
+        ("roles:db", True),
+        ("foo:bar:b*", True),
+        ("foo:bar:x", False),
+        ("foo:nested:deep:1", True),
+        ("nope:x", False),
+    ],
+)
 def test_pillar(tgt, expected):
     assert m.pillar_match(tgt, PILLAR) is expected
 
@@ -105,10 +172,18 @@ def test_missing_data_never_matches():
     assert m.pillar_match("foo:bar:baz", {}) is False
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("192.0.2.0/24", True), ("10.0.0.0/8", False), ("192.0.2.2", True), ("192.0.2.3", False),
-    ("fd00::/8", True), ("::1", True), ("2001:db8::/32", False),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("192.0.2.0/24", True),
+        ("10.0.0.0/8", False),
+        ("192.0.2.2", True),
+        ("192.0.2.3", False),
+        ("fd00::/8", True),
+        ("::1", True),
+        ("2001:db8::/32", False),
+    ],
+)
 def test_ipcidr(tgt, expected):
     assert m.ipcidr_match(tgt, GRAINS) is expected
 
@@ -118,61 +193,70 @@ def test_ipcidr_bad_target_raises():
         m.ipcidr_match("notanip", GRAINS)
 
 
-@pytest.mark.parametrize("tgt,expected", [
-    ("web* and G@os:Debian", True),
-    ("web* and not G@os:Debian", False),
-    ("not G@os:Debian or L@" + MID, True),
-    ("( web* or foo ) and G@roles:db", True),
-    ("(web* or foo) and G@roles:db", False),  # parentheses must be separate words
-    (r"E@web\d+ and P@os:Deb.*", True),
-    ("I@foo:bar:baz and J@foo:bar:^b.z$", True),
-    ("S@192.0.2.0/24", True),
-    ("S@10.0.0.0/8 or G@num:5", True),
-    ("L@a,b," + MID, True),
-    ("web* not foo", True),  # implicit "and"
-    ("web* not web*", False),
-    ("( web* )", True),
-    ("not ( foo or bar )", True),
-    ("foo or web* and G@os:Debian", True),  # and binds tighter than or
-    ("foo and web* or G@os:Debian", True),
-    ("foo and ( web* or G@os:Debian )", False),
-    ("G|@roles|web", True),
-    ("L@web*", False),
-    ("X@foo", False),  # not an engine: a glob
-    ("web* and ( foo )", False),
-    ("( ( web* ) ) and not foo", True),
-    ("( not foo )", True),
-    ("I@roles:web", True),
-    ("web* and ()", False),  # "()" is a glob word
-    ("N@g1", True), ("N@g2", True), ("N@g3", True), ("N@none", False),
-])
+@pytest.mark.parametrize(
+    "tgt,expected",
+    [
+        ("web* and G@os:Debian", True),
+        ("web* and not G@os:Debian", False),
+        ("not G@os:Debian or L@" + MID, True),
+        ("( web* or foo ) and G@roles:db", True),
+        ("(web* or foo) and G@roles:db", False),  # parentheses must be separate words
+        (r"E@web\d+ and P@os:Deb.*", True),
+        ("I@foo:bar:baz and J@foo:bar:^b.z$", True),
+        ("S@192.0.2.0/24", True),
+        ("S@10.0.0.0/8 or G@num:5", True),
+        ("L@a,b," + MID, True),
+        ("web* not foo", True),  # implicit "and"
+        ("web* not web*", False),
+        ("( web* )", True),
+        ("not ( foo or bar )", True),
+        ("foo or web* and G@os:Debian", True),  # and binds tighter than or
+        ("foo and web* or G@os:Debian", True),
+        ("foo and ( web* or G@os:Debian )", False),
+        ("G|@roles|web", True),
+        ("L@web*", False),
+        ("X@foo", False),  # not an engine: a glob
+        ("web* and ( foo )", False),
+        ("( ( web* ) ) and not foo", True),
+        ("( not foo )", True),
+        ("I@roles:web", True),
+        ("web* and ()", False),  # "()" is a glob word
+        ("N@g1", True),
+        ("N@g2", True),
+        ("N@g3", True),
+        ("N@none", False),
+    ],
+)
 def test_compound(tgt, expected):
     assert m.compound_match(tgt, MID, GRAINS, PILLAR, NODEGROUPS) is expected
     assert m.match(tgt, "compound", MID, GRAINS, PILLAR, nodegroups=NODEGROUPS) is expected
 
 
-@pytest.mark.parametrize("tgt,message", [
-    ("web* and", "ends where a target was expected"),
-    ("and web*", "begins with 'and'"),
-    ("( web*", "missing"),
-    ("web* )", "unexpected"),
-    ("web* foo*", "unexpected"),
-    ("not", "ends where a target"),
-    ("", "empty"),
-    ("   ", "empty"),
-    ("not not web*", "not not"),
-    ("web* and not not foo", "not not"),
-    ("web* or or foo", "'or' where a target was expected"),
-    ("web* ( foo )", "unexpected"),
-    ("( and web* )", "right after '('"),
-    ("( )", "empty parentheses"),
-    ("N@g4", "illegal nested nodegroup"),
-    ("N@g5", "unknown nodegroup 'nosuch'"),
-    ("N@nope", "unknown nodegroup 'nope'"),
-    ("S@notanip", "Invalid IP/CIDR"),
-    ("E@[unclosed", "Invalid regular expression"),
-    ("R@foo", "Range targeting is not supported"),
-])
+@pytest.mark.parametrize(
+    "tgt,message",
+    [
+        ("web* and", "ends where a target was expected"),
+        ("and web*", "begins with 'and'"),
+        ("( web*", "missing"),
+        ("web* )", "unexpected"),
+        ("web* foo*", "unexpected"),
+        ("not", "ends where a target"),
+        ("", "empty"),
+        ("   ", "empty"),
+        ("not not web*", "not not"),
+        ("web* and not not foo", "not not"),
+        ("web* or or foo", "'or' where a target was expected"),
+        ("web* ( foo )", "unexpected"),
+        ("( and web* )", "right after '('"),
+        ("( )", "empty parentheses"),
+        ("N@g4", "illegal nested nodegroup"),
+        ("N@g5", "unknown nodegroup 'nosuch'"),
+        ("N@nope", "unknown nodegroup 'nope'"),
+        ("S@notanip", "Invalid IP/CIDR"),
+        ("E@[unclosed", "Invalid regular expression"),
+        ("R@foo", "Range targeting is not supported"),
+    ],
+)
 def test_compound_malformed_raises(tgt, message):
     with pytest.raises(SaltInvocationError, match=re.escape(message)):
         m.compound_match(tgt, MID, GRAINS, PILLAR, NODEGROUPS)

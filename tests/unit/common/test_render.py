@@ -28,14 +28,17 @@ def test_empty_and_whitespace_files_render_to_nothing(make_env):
     assert render_text("# only a comment\n", env=env, saltenv="base") == {}
 
 
-@pytest.mark.parametrize("text,message", [
-    ("#!py\nx = 1\n", "The #!py renderer needs a run() function returning the state data"),
-    ("#!py\ndef run():\n    raise ValueError('boom')\n", "ValueError: boom"),
-    ("#!json\n{bad json", "Could not parse JSON"),
-    ("#!nosuch\na: 1\n", 'The renderer "nosuch" is not available'),
-    ("a:\n\tb: 1\n", "found character that cannot start any token; line 2"),
-    ("{{a: 1}: 2}\n", "found unacceptable key"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("#!py\nx = 1\n", "The #!py renderer needs a run() function returning the state data"),
+        ("#!py\ndef run():\n    raise ValueError('boom')\n", "ValueError: boom"),
+        ("#!json\n{bad json", "Could not parse JSON"),
+        ("#!nosuch\na: 1\n", 'The renderer "nosuch" is not available'),
+        ("a:\n\tb: 1\n", "found character that cannot start any token; line 2"),
+        ("{{a: 1}: 2}\n", "found unacceptable key"),
+    ],
+)
 def test_render_errors_are_render_errors(make_env, text, message):
     env = make_env({}, renderer="yaml")
     with pytest.raises(RenderError) as err:
@@ -46,6 +49,20 @@ def test_render_errors_are_render_errors(make_env, text, message):
 def test_error_context_marks_the_line():
     text = "\n".join(f"line{i}" for i in range(1, 21))
     ctx = error_context(text, 10)
-    assert ctx.splitlines() == ["---", "[...]", "line5", "line6", "line7", "line8", "line9",
-                                "line10    <======================", "line11", "line12", "line13",
-                                "line14", "line15", "[...]", "---"]
+    assert ctx.splitlines() == [
+        "---",
+        "[...]",
+        "line5",
+        "line6",
+        "line7",
+        "line8",
+        "line9",
+        "line10    <======================",
+        "line11",
+        "line12",
+        "line13",
+        "line14",
+        "line15",
+        "[...]",
+        "---",
+    ]

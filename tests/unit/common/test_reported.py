@@ -9,17 +9,63 @@ import logging
 import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
-from briny.common.reported import (COMPILE_KEYS, REPORT_MAX, accept_reported, is_private,
-                                   public_opts)
+from briny.common.reported import COMPILE_KEYS, REPORT_MAX, accept_reported, is_private, public_opts
 
-PRIVATE = ["root_dir", "pki_dir", "cachedir", "sock_dir", "log_file", "pidfile", "extension_modules",
-           "file_roots", "pillar_roots", "module_dirs", "file_client", "master", "master_port",
-           "publish_port", "master_finger", "conf_file", "autoload_dynamic_modules", "grains", "pillar",
-           "__role", "_private", "utils_dirs", "gpg_keydir", "mysql.pass", "mongo.password", "api_key",
-           "vault.token", "ssh_key", "some:secret_value", "x509_cert", "my_private_thing", "db-passwd",
-           "ldap.bindpw_file", "redis.host", "ipc_socket", ""]
-PUBLIC = ["id", "test", "saltenv", "pillarenv", "hash_type", "state_compile", "timeout", "my_setting",
-          "mongo.db", "ldap.scope", "renderer", "nodegroups", "state_output", "keyboard_layout", "monkey"]
+PRIVATE = [
+    "root_dir",
+    "pki_dir",
+    "cachedir",
+    "sock_dir",
+    "log_file",
+    "pidfile",
+    "extension_modules",
+    "file_roots",
+    "pillar_roots",
+    "module_dirs",
+    "file_client",
+    "master",
+    "master_port",
+    "publish_port",
+    "master_finger",
+    "conf_file",
+    "autoload_dynamic_modules",
+    "grains",
+    "pillar",
+    "__role",
+    "_private",
+    "utils_dirs",
+    "gpg_keydir",
+    "mysql.pass",
+    "mongo.password",
+    "api_key",
+    "vault.token",
+    "ssh_key",
+    "some:secret_value",
+    "x509_cert",
+    "my_private_thing",
+    "db-passwd",
+    "ldap.bindpw_file",
+    "redis.host",
+    "ipc_socket",
+    "",
+]
+PUBLIC = [
+    "id",
+    "test",
+    "saltenv",
+    "pillarenv",
+    "hash_type",
+    "state_compile",
+    "timeout",
+    "my_setting",
+    "mongo.db",
+    "ldap.scope",
+    "renderer",
+    "nodegroups",
+    "state_output",
+    "keyboard_layout",
+    "monkey",
+]
 
 
 @pytest.mark.parametrize("key", PRIVATE)
@@ -33,8 +79,10 @@ def test_public_keys(key):
 
 
 def test_a_minion_sends_only_what_the_master_takes():
-    opts = apply_config({"id": "m1", "root_dir": "/tmp/x", "mysql.pass": "hunter2", "color_scheme": "dark",
-                         "big": "x" * 20000}, MINION_DEFAULTS)
+    opts = apply_config(
+        {"id": "m1", "root_dir": "/tmp/x", "mysql.pass": "hunter2", "color_scheme": "dark", "big": "x" * 20000},
+        MINION_DEFAULTS,
+    )
     opts["__fileclient"] = object()
     sent = public_opts(opts)
     assert sent["color_scheme"] == "dark" and sent["id"] == "m1" and sent["renderer"] == "jinja|yaml"
@@ -46,14 +94,28 @@ def test_a_minion_sends_only_what_the_master_takes():
 
 def test_the_master_refuses_what_a_hostile_minion_reports(caplog):
     caplog.set_level(logging.WARNING)
-    taken = accept_reported({"extension_modules": "/evil", "file_roots": {"base": ["/"]}, "ok": 1,
-                             "saltenv": "../x", "pillarenv": "dev", "test": "yes", "deep": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]],
-                             7: "not a key", "k" * 200: 1, "big": "x" * 20000}, "evil1")
+    taken = accept_reported(
+        {
+            "extension_modules": "/evil",
+            "file_roots": {"base": ["/"]},
+            "ok": 1,
+            "saltenv": "../x",
+            "pillarenv": "dev",
+            "test": "yes",
+            "deep": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]],
+            7: "not a key",
+            "k" * 200: 1,
+            "big": "x" * 20000,
+        },
+        "evil1",
+    )
     assert taken is not None and taken.data == {"ok": 1, "pillarenv": "dev"}
     assert {"extension_modules", "file_roots", "saltenv", "test", "deep", "big", "7"} <= taken.refused
     assert not taken.knows("extension_modules") and not taken.knows("saltenv") and taken.knows("other")
-    assert ("evil1 reported config keys the master never takes (paths, module locations, sockets, keys, "
-            "secrets): extension_modules, file_roots") in caplog.text
+    assert (
+        "evil1 reported config keys the master never takes (paths, module locations, sockets, keys, "
+        "secrets): extension_modules, file_roots"
+    ) in caplog.text
     assert "saltenv (not an environment name)" in caplog.text and "big (over 16384 bytes)" in caplog.text
 
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from briny.common.requisites import (DependencyGraph, Ref, Req, TargetIndex, gen_tag)
+from briny.common.requisites import DependencyGraph, Ref, Req, TargetIndex, gen_tag
 
 
 def low(id_: str, state: str = "test", fun: str = "nop", order: float = 10000, **kw) -> dict:
-    d = {"state": state, "__id__": id_, "name": kw.pop("name", id_), "fun": fun,
-         "__sls__": kw.pop("sls", "s"), "__env__": "base", "order": order}
+    d = {
+        "state": state,
+        "__id__": id_,
+        "name": kw.pop("name", id_),
+        "fun": fun,
+        "__sls__": kw.pop("sls", "s"),
+        "__env__": "base",
+        "order": order,
+    }
     d.update(kw)
     return d
 
@@ -32,26 +39,29 @@ def test_target_matching() -> None:
         low("nginx", name="nginx-light"),
         low("nginx", state="cmd", fun="run", name="echo hi"),
         low("conf1", state="file", name="/etc/apache2/a.conf", sls="web"),
-        low("conf2", state="file", name="/etc/apache2/b.conf", sls="web.sub",
-            __sls_included_from__=["web"]),
+        low("conf2", state="file", name="/etc/apache2/b.conf", sls="web.sub", __sls_included_from__=["web"]),
         low("pkgs", name="p1", order=10001.0001),
         low("pkgs", name="p2", order=10001.0002),
     ]
     idx = TargetIndex(chunks)
     assert idx.find(Ref("test", "nginx")) == [0]
     assert idx.find(Ref("test", "nginx-light")) == [0]
-    assert idx.find(Ref("id", "nginx")) == [0, 1]          # module-less: every module
+    assert idx.find(Ref("id", "nginx")) == [0, 1]  # module-less: every module
     assert idx.find(Ref("file", "/etc/apache2/*")) == [2, 3]
-    assert idx.find(Ref("sls", "web")) == [2, 3]            # includes what web included
+    assert idx.find(Ref("sls", "web")) == [2, 3]  # includes what web included
     assert idx.find(Ref("sls", "web.*")) == [3]
-    assert idx.find(Ref("test", "p2")) == [5]               # one `names` entry
-    assert idx.find(Ref("test", "pkgs")) == [4, 5]          # the whole ID
+    assert idx.find(Ref("test", "p2")) == [5]  # one `names` entry
+    assert idx.find(Ref("test", "pkgs")) == [4, 5]  # the whole ID
     assert idx.find(Ref("test", "nothere")) is None
 
 
 def test_cycle_found_and_named() -> None:
-    chunks = [low("a", require=[{"test": "b"}]), low("b", order=10001, require=[{"test": "c"}]),
-              low("c", order=10002, require=[{"test": "a"}]), low("d", order=10003)]
+    chunks = [
+        low("a", require=[{"test": "b"}]),
+        low("b", order=10001, require=[{"test": "c"}]),
+        low("c", order=10002, require=[{"test": "a"}]),
+        low("d", order=10003),
+    ]
     graph = DependencyGraph(chunks)
     cycle = graph.find_cycle()
     assert cycle[0] == cycle[-1] and set(cycle) == {0, 1, 2}
@@ -60,8 +70,7 @@ def test_cycle_found_and_named() -> None:
 def test_missing_targets_recorded() -> None:
     graph = DependencyGraph([low("a", require=[{"test": "nothere"}], watch=["gone"])])
     missing = graph.deps[0].missing
-    assert [(m.kind, m.ref) for m in missing] == [(Req.REQUIRE, Ref("test", "nothere")),
-                                                  (Req.WATCH, Ref("id", "gone"))]
+    assert [(m.kind, m.ref) for m in missing] == [(Req.REQUIRE, Ref("test", "nothere")), (Req.WATCH, Ref("id", "gone"))]
 
 
 def test_gen_tag() -> None:
@@ -76,9 +85,15 @@ def test_graph_is_linear(monkeypatch) -> None:
     monkeypatch.setattr(TargetIndex, "find", lambda self, ref: lookups.append(ref) or real_find(self, ref))
     for n in (1000, 4000):
         lookups.clear()
-        chunks = [low(f"s{i}", order=10000 + i, require=[{"test": f"s{i - 1}"}] if i else [],
-                      watch=[{"test": "s0"}] if i % 10 == 0 and i else [])
-                  for i in range(n)]
+        chunks = [
+            low(
+                f"s{i}",
+                order=10000 + i,
+                require=[{"test": f"s{i - 1}"}] if i else [],
+                watch=[{"test": "s0"}] if i % 10 == 0 and i else [],
+            )
+            for i in range(n)
+        ]
         graph = DependencyGraph(chunks)
         assert graph.find_cycle() == []
         assert len(lookups) == (n - 1) + len(range(10, n, 10))

@@ -19,7 +19,8 @@ async def _echo_server(server, stop):
             continue
         if frame == b"slow":
             asyncio.get_running_loop().call_later(
-                0.2, lambda p=peer, c=corr: asyncio.ensure_future(server.reply(p, c, b"slow-done")))
+                0.2, lambda p=peer, c=corr: asyncio.ensure_future(server.reply(p, c, b"slow-done"))
+            )
             continue
         await server.reply(peer, corr, b"echo:" + frame)
 
@@ -52,6 +53,7 @@ def test_memory_fake():
         await _exercise(hub.server, hub.client(), hub.client())
         lonely = hub.client()
         assert await lonely.request(b"nobody answers", 0.1) is None
+
     asyncio.run(main())
 
 
@@ -70,4 +72,5 @@ def test_zeromq_on_loopback():
             for s in (a, b, server):
                 s.close()
             ctx.term()
+
     asyncio.run(asyncio.wait_for(main(), 30))

@@ -19,9 +19,11 @@ def test_sealed_roundtrip_and_binding():
     assert back == env
     assert wire.open_sealed(back, key) == {"cmd": "ret", "jid": "1", "return": {"a": [1, 2]}}
     # the body is bound to the header: another id, kind or time does not open
-    for forged in (wire.Envelope("req", "web2", env.ts, env.nonce, env.body),
-                   wire.Envelope("rep", "web1", env.ts, env.nonce, env.body),
-                   wire.Envelope("req", "web1", env.ts + 1, env.nonce, env.body)):
+    for forged in (
+        wire.Envelope("req", "web2", env.ts, env.nonce, env.body),
+        wire.Envelope("rep", "web1", env.ts, env.nonce, env.body),
+        wire.Envelope("req", "web1", env.ts + 1, env.nonce, env.body),
+    ):
         with pytest.raises(AuthError):
             wire.open_sealed(forged, key)
     with pytest.raises(AuthError):
@@ -44,6 +46,7 @@ def test_replay_guard_refuses_repeats_and_stale_messages():
 
 def test_publish_signatures():
     from cryptography.hazmat.primitives.asymmetric import ed25519
+
     signer = ed25519.Ed25519PrivateKey.generate()
     env = wire.sign(wire.sealed("pub", "m", crypto.new_session_key(), {"fun": "test.ping"}), signer)
     wire.verify(wire.decode(env.encode()), crypto.ed_public_bytes(signer))
@@ -55,17 +58,25 @@ def test_publish_signatures():
         wire.verify(unsigned, crypto.ed_public_bytes(signer))
 
 
-@pytest.mark.parametrize("frame", [
-    b"", b"\x00", b"\xc1", os.urandom(64), msgpack.packb([1, 2, 3]), msgpack.packb({"v": 2}),
-    msgpack.packb({"v": wire.VERSION, "k": "nope", "id": "m", "t": 1.0, "n": b"x" * 12, "b": b""}),
-    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "", "t": 1.0, "n": b"x" * 12, "b": b""}),
-    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": "now", "n": b"x" * 12, "b": b""}),
-    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": 1.0, "n": b"short", "b": b""}),
-    msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": 1.0, "n": b"x" * 12, "b": "text"}),
-    b"\x91" * 5000,  # deeply nested arrays
-    # a well-formed frame of protocol 1 (auth without proof of possession)
-    msgpack.packb({"v": 1, "k": "auth", "id": "m", "t": 1.0, "n": b"x" * 12, "b": msgpack.packb({})}),
-])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        b"",
+        b"\x00",
+        b"\xc1",
+        os.urandom(64),
+        msgpack.packb([1, 2, 3]),
+        msgpack.packb({"v": 2}),
+        msgpack.packb({"v": wire.VERSION, "k": "nope", "id": "m", "t": 1.0, "n": b"x" * 12, "b": b""}),
+        msgpack.packb({"v": wire.VERSION, "k": "req", "id": "", "t": 1.0, "n": b"x" * 12, "b": b""}),
+        msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": "now", "n": b"x" * 12, "b": b""}),
+        msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": 1.0, "n": b"short", "b": b""}),
+        msgpack.packb({"v": wire.VERSION, "k": "req", "id": "m", "t": 1.0, "n": b"x" * 12, "b": "text"}),
+        b"\x91" * 5000,  # deeply nested arrays
+        # a well-formed frame of protocol 1 (auth without proof of possession)
+        msgpack.packb({"v": 1, "k": "auth", "id": "m", "t": 1.0, "n": b"x" * 12, "b": msgpack.packb({})}),
+    ],
+)
 def test_garbage_frames_raise_wire_errors(frame):
     with pytest.raises(WireError):
         wire.decode(frame)

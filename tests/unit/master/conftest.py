@@ -10,8 +10,11 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 
 def _pub_pem(key: rsa.RSAPrivateKey) -> str:
-    return key.public_key().public_bytes(serialization.Encoding.PEM,
-                                         serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
 
 
 @pytest.fixture(scope="session")
@@ -25,8 +28,7 @@ def master_dir(tmp_path: Path) -> Path:
     """A config dir whose ``master`` file puts everything under tmp_path/root."""
     conf = tmp_path / "conf"
     conf.mkdir()
-    (conf / "master").write_text(
-        f"root_dir: {tmp_path / 'root'}\npki_dir: pki\ncachedir: cache\nsock_dir: sock\n")
+    (conf / "master").write_text(f"root_dir: {tmp_path / 'root'}\npki_dir: pki\ncachedir: cache\nsock_dir: sock\n")
     return conf
 
 

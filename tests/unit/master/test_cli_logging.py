@@ -19,8 +19,11 @@ from briny.minion import daemon as minion_daemon
 
 def key(master_dir, *args):
     out, err = io.StringIO(), io.StringIO()
-    return keycli.run(["-c", str(master_dir), *args], out=out, err=err, stdin=io.StringIO("")), out.getvalue(), \
-        err.getvalue()
+    return (
+        keycli.run(["-c", str(master_dir), *args], out=out, err=err, stdin=io.StringIO("")),
+        out.getvalue(),
+        err.getvalue(),
+    )
 
 
 def run(master_dir, *args):
@@ -38,7 +41,7 @@ def test_briny_key_logs_to_its_key_logfile(master_dir, tmp_path):
     assert code == 0 and "Accepted Keys:" in out
     assert f"[DEBUG   ] Reading configuration from {master_dir / 'master'}" in err
     text = (tmp_path / "root" / "var" / "log" / "briny" / "key").read_text()
-    assert "Reading configuration" not in text      # before the file was set up
+    assert "Reading configuration" not in text  # before the file was set up
     assert "[DEBUG   ]" in text
     code, _, err = key(master_dir, "-L", "--log-file", str(tmp_path / "k.log"), "--log-file-level", "debug")
     assert code == 0 and err == "" and "[DEBUG   ]" in (tmp_path / "k.log").read_text()
@@ -49,7 +52,7 @@ def test_briny_run_logs_to_the_masters_log_file(master_dir, tmp_path):
     assert code == 0, err
     assert f"[DEBUG   ] Reading configuration from {master_dir / 'master'}" in err
     text = (tmp_path / "root" / "var" / "log" / "briny" / "master").read_text()
-    assert "[DEBUG   ]" not in text          # the file's own level
+    assert "[DEBUG   ]" not in text  # the file's own level
 
 
 def test_briny_logs_and_says_the_master_is_not_running(master_dir):
@@ -58,14 +61,23 @@ def test_briny_logs_and_says_the_master_is_not_running(master_dir):
     assert f"[DEBUG   ] Reading configuration from {master_dir / 'master'}" in err
 
 
-@pytest.mark.parametrize("parser", [master_daemon.build_parser, minion_daemon.build_parser, minion_call.build_parser,
-                                    opcli.build_parser, runcli.build_parser])
+@pytest.mark.parametrize(
+    "parser",
+    [
+        master_daemon.build_parser,
+        minion_daemon.build_parser,
+        minion_call.build_parser,
+        opcli.build_parser,
+        runcli.build_parser,
+    ],
+)
 def test_every_command_takes_salts_logging_options(parser):
-    positional = ["test.ping"] if parser is runcli.build_parser else (
-        ["*", "test.ping"] if parser is opcli.build_parser else [])
+    positional = (
+        ["test.ping"] if parser is runcli.build_parser else (["*", "test.ping"] if parser is opcli.build_parser else [])
+    )
     ns = parser().parse_args(["-l", "trace", "--log-file", "x.log", "--log-file-level", "garbage", *positional])
     assert (ns.log_level, ns.log_file, ns.log_file_level) == ("trace", "x.log", "garbage")
-    with pytest.raises((SystemExit, opcli.UsageError)):     # briny's parser raises its usage error
+    with pytest.raises((SystemExit, opcli.UsageError)):  # briny's parser raises its usage error
         parser().parse_args(["--log-file-level", "loud", *positional])
     ns = keycli.build_parser().parse_args(["--log-level", "info", "--log-file", "k", "--log-file-level", "all"])
     assert (ns.log_level, ns.log_file, ns.log_file_level) == ("info", "k", "all")

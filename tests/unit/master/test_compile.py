@@ -81,22 +81,28 @@ class Setup:
         self.states, pillar = tmp_path / "salt", tmp_path / "pillar"
         write(self.states, STATES)
         write(pillar, PILLAR)
-        self.opts = apply_config({"root_dir": str(tmp_path), "cachedir": "cache", "state_compile": mode,
-                                  "file_roots": {"base": [str(self.states)]},
-                                  "pillar_roots": {"base": [str(pillar)]},
-                                  "fileserver_list_cache_time": 0}, MASTER_DEFAULTS, "test")
+        self.opts = apply_config(
+            {
+                "root_dir": str(tmp_path),
+                "cachedir": "cache",
+                "state_compile": mode,
+                "file_roots": {"base": [str(self.states)]},
+                "pillar_roots": {"base": [str(pillar)]},
+                "fileserver_list_cache_time": 0,
+            },
+            MASTER_DEFAULTS,
+            "test",
+        )
         self.grains = Grains()
         self.fs = FileServer(self.opts)
         self.pillars = MinionPillars(self.opts, self.grains.get)
         # what each minion reports with its grains: its config (here, the same settings), as a
         # minion sends it (no paths, sockets, keys...)
         self.reported: dict[str, dict[str, Any]] = {m: public_opts(self.opts) for m in self.grains.data}
-        self.compiler = MasterCompiler(self.opts, self.fs, self.pillars, self.grains.get,
-                                       self.reported.get)
+        self.compiler = MasterCompiler(self.opts, self.fs, self.pillars, self.grains.get, self.reported.get)
 
     def compile(self, minion_id: str, fun: str = "state.apply", *arg: Any, **kwarg: Any) -> Any:
-        return self.compiler.compile_for(minion_id, {"jid": JID, "fun": fun, "arg": list(arg),
-                                                     "kwarg": kwarg})
+        return self.compiler.compile_for(minion_id, {"jid": JID, "fun": fun, "arg": list(arg), "kwarg": kwarg})
 
     def on_minion(self, minion_id: str, mods: list[str] | None = None) -> Any:
         """What the minion computes for itself (its full loader, the same tree from disk)."""
@@ -104,8 +110,9 @@ class Setup:
         pillar = self.pillars.get(minion_id)
         opts = {**self.opts, "id": minion_id, "grains": grains, "file_client": "remote"}
         salt = loader.minion_mods(opts, grains, pillar)
-        env = RenderEnv(opts=opts, client=LocalFileClient(self.opts["file_roots"]), salt=salt,
-                        grains=grains, pillar=pillar)
+        env = RenderEnv(
+            opts=opts, client=LocalFileClient(self.opts["file_roots"]), salt=salt, grains=grains, pillar=pillar
+        )
         compiler = StateCompiler(env)
         return compiler.for_sls(mods, "base") if mods else compiler.for_highstate()
 
@@ -138,16 +145,16 @@ def test_sls_jobs_and_their_arguments(tmp_path):
     assert got["chunks"] == s.on_minion("db1", ["common"]).chunks
     got = s.compile("db1", "state.apply", "common", exclude="common.back")
     assert {c["__id__"] for c in got["chunks"]} == {"common", "merged"}
-    assert s.compile("db1", "state.sls") is None          # no SLS named: the minion answers
+    assert s.compile("db1", "state.sls") is None  # no SLS named: the minion answers
     assert s.compile("db1", "test.ping") is None
 
 
 def test_a_host_function_falls_back_to_the_minion_in_auto(tmp_path):
     s = Setup(tmp_path)
     assert s.compile("web1", "state.sls", "hostly") is None
-    assert s.compile("web1", "state.sls", "probe") is None    # even asking whether it exists
+    assert s.compile("web1", "state.sls", "probe") is None  # even asking whether it exists
     assert s.compiler.fallbacks == 2
-    assert s.compile("web1", "state.sls", "hostly") is None   # the decision is cached
+    assert s.compile("web1", "state.sls", "hostly") is None  # the decision is cached
     assert s.compiler.renders == 2
 
 
@@ -175,8 +182,9 @@ def test_render_errors_are_the_minions_result(tmp_path):
     s.grains.data["nobody"] = {"id": "nobody", "mem": 1}
     s.reported["nobody"] = public_opts(s.opts)
     write(s.states, {"top.sls": "base:\n  'web*':\n    - web\n"})
-    assert s.compile("nobody") == {"no_states": "No Top file or master_tops data matches found. "
-                                                "Please see master log for details."}
+    assert s.compile("nobody") == {
+        "no_states": "No Top file or master_tops data matches found. Please see master log for details."
+    }
 
 
 def test_pillar_errors_stop_the_run(tmp_path):
@@ -200,9 +208,9 @@ def test_cache_hits_and_what_invalidates_it(tmp_path):
     s = Setup(tmp_path)
     first = s.compile("web1")
     assert s.compiler.renders == 1
-    assert s.compile("web1") == first                       # unchanged tree, unchanged minion
+    assert s.compile("web1") == first  # unchanged tree, unchanged minion
     assert s.compiler.renders == 1 and s.compiler.hits == 1
-    s.compile("web1", test=True)                            # another job: its own entry
+    s.compile("web1", test=True)  # another job: its own entry
     assert s.compiler.renders == 2
     s.compile("db1")
     assert s.compiler.renders == 3
@@ -210,43 +218,51 @@ def test_cache_hits_and_what_invalidates_it(tmp_path):
     changed = s.compile("web1")
     assert s.compiler.renders == 4
     assert {c["__id__"]: c["name"] for c in changed["chunks"]}["web"] == "changed"
-    s.compile("db1")                                        # the tree changed for db1 too
+    s.compile("db1")  # the tree changed for db1 too
     assert s.compiler.renders == 5
-    s.grains.data["web1"]["role"] = "db"                    # a grain changes the compile
+    s.grains.data["web1"]["role"] = "db"  # a grain changes the compile
     regrained = s.compile("web1")
     assert s.compiler.renders == 6 and "web" not in {c["__id__"] for c in regrained["chunks"]}
     s.compile("web1")
     assert s.compiler.renders == 6
-    write(s.states, {"new/thing.sls": "a: {}\n"})           # a new file changes the signature
+    write(s.states, {"new/thing.sls": "a: {}\n"})  # a new file changes the signature
     s.compile("web1")
     assert s.compiler.renders == 7
 
 
-@pytest.mark.parametrize("fun,arg,kwarg,kind,mods,test", [
-    ("state.apply", [], {}, "highstate", (), None),
-    ("state.apply", ["web,db"], {}, "sls", ("web", "db"), None),
-    ("state.apply", ["test=True"], {}, "highstate", (), True),
-    ("state.sls", ["web", True], {}, "sls", ("web",), True),
-    ("state.highstate", [{"__kwarg__": True, "test": False}], {}, "highstate", (), False),
-    ("state.apply", [], {"mods": ["a"], "saltenv": "dev"}, "sls", ("a",), None),
-])
+@pytest.mark.parametrize(
+    "fun,arg,kwarg,kind,mods,test",
+    [
+        ("state.apply", [], {}, "highstate", (), None),
+        ("state.apply", ["web,db"], {}, "sls", ("web", "db"), None),
+        ("state.apply", ["test=True"], {}, "highstate", (), True),
+        ("state.sls", ["web", True], {}, "sls", ("web",), True),
+        ("state.highstate", [{"__kwarg__": True, "test": False}], {}, "highstate", (), False),
+        ("state.apply", [], {"mods": ["a"], "saltenv": "dev"}, "sls", ("a",), None),
+    ],
+)
 def test_parse_request(fun, arg, kwarg, kind, mods, test):
     req = parse_request(fun, arg, kwarg)
     assert req is not None and (req.kind, req.mods, req.test) == (kind, mods, test)
 
 
 def test_parse_request_leaves_odd_calls_to_the_minion():
-    assert parse_request("state.apply", ["a", "b"], {}) is None        # too many positionals
-    assert parse_request("state.sls", ["a"], {"mods": "b"}) is None    # the same argument twice
-    assert parse_request("state.apply", [], {"pillar": "x"}) is None   # a pillar that is not a map
+    assert parse_request("state.apply", ["a", "b"], {}) is None  # too many positionals
+    assert parse_request("state.sls", ["a"], {"mods": "b"}) is None  # the same argument twice
+    assert parse_request("state.apply", [], {"pillar": "x"}) is None  # a pillar that is not a map
     assert call_args(["a", "b=1", {"__kwarg__": True, "c": 2}], {"d": 3}) == (["a"], {"b": 1, "c": 2, "d": 3})
 
 
 def test_templates_see_the_minions_own_config_but_never_its_paths(tmp_path: Path) -> None:
     setup = Setup(tmp_path)
-    write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - v: {{ salt['config.get']('my_setting', 'none') }}\n"
-                                      "    - o: {{ opts['my_setting'] }} {{ opts.get('hash_type') }} {{ opts['id'] }}\n",
-                         "root.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n"})
+    write(
+        setup.states,
+        {
+            "where.sls": "spot:\n  test.nop:\n    - v: {{ salt['config.get']('my_setting', 'none') }}\n"
+            "    - o: {{ opts['my_setting'] }} {{ opts.get('hash_type') }} {{ opts['id'] }}\n",
+            "root.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n",
+        },
+    )
     setup.fs.update()
     setup.reported["web1"] = {**setup.reported["web1"], "my_setting": "mine", "hash_type": "md5"}
     chunks = setup.compile("web1", "state.sls", "where")["chunks"]
@@ -259,30 +275,39 @@ def test_templates_see_the_minions_own_config_but_never_its_paths(tmp_path: Path
 
 def test_a_minion_whose_config_is_unknown_compiles_itself(tmp_path: Path) -> None:
     setup = Setup(tmp_path)
-    write(setup.states, {"where.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n",
-                         "plain.sls": "p:\n  test.nop:\n    - name: {{ grains['role'] }}\n"})
+    write(
+        setup.states,
+        {
+            "where.sls": "spot:\n  test.nop:\n    - name: {{ opts['root_dir'] }}/x\n",
+            "plain.sls": "p:\n  test.nop:\n    - name: {{ grains['role'] }}\n",
+        },
+    )
     setup.fs.update()
     del setup.reported["db1"]
     # its opts, and even the renderer settings the compile reads, may be its own: it compiles
     assert setup.compile("db1", "state.sls", "where") is None
     assert setup.compile("db1", "state.sls", "plain") is None
-    setup.reported["db1"] = public_opts(setup.opts)       # it reported (its next auth)
+    setup.reported["db1"] = public_opts(setup.opts)  # it reported (its next auth)
     assert setup.compile("db1", "state.sls", "plain")["chunks"][0]["name"] == "db"
 
 
 # -- nothing runs on the master, and a minion's report steers nothing -------------------------------
 
+
 def attack_tree(setup: Setup, marker: Path) -> None:
-    write(setup.states, {
-        "module.sls": f"x:\n  test.nop:\n    - name: {{{{ salt.module('cmd').run('touch {marker}') }}}}\n",
-        "pack.sls": "x:\n  test.nop:\n    - name: {{ salt.pack['__opts__'] }}\n",
-        "which.sls": "x:\n  test.nop:\n    - name: {{ 'sh'|which }}\n",
-        "code.sls": f"#!py\nimport pathlib\ndef run():\n    pathlib.Path({str(marker)!r}).touch()\n"
-                    "    return {'x': {'test.nop': [{'name': __grains__['id']}]}}\n",
-        "peek.sls": "x:\n  test.nop:\n    - name: {{ opts['pki_dir'] }} {{ opts.get('__fileclient') }}\n",
-        "listing.sls": "x:\n  test.nop:\n    - seen: {{ opts | tojson | yaml_encode }}\n",
-        "roots.sls": "x:\n  test.nop:\n    - name: {{ salt['pillar.file_exists']('top.sls') }}\n",
-    })
+    write(
+        setup.states,
+        {
+            "module.sls": f"x:\n  test.nop:\n    - name: {{{{ salt.module('cmd').run('touch {marker}') }}}}\n",
+            "pack.sls": "x:\n  test.nop:\n    - name: {{ salt.pack['__opts__'] }}\n",
+            "which.sls": "x:\n  test.nop:\n    - name: {{ 'sh'|which }}\n",
+            "code.sls": f"#!py\nimport pathlib\ndef run():\n    pathlib.Path({str(marker)!r}).touch()\n"
+            "    return {'x': {'test.nop': [{'name': __grains__['id']}]}}\n",
+            "peek.sls": "x:\n  test.nop:\n    - name: {{ opts['pki_dir'] }} {{ opts.get('__fileclient') }}\n",
+            "listing.sls": "x:\n  test.nop:\n    - seen: {{ opts | tojson | yaml_encode }}\n",
+            "roots.sls": "x:\n  test.nop:\n    - name: {{ salt['pillar.file_exists']('top.sls') }}\n",
+        },
+    )
     setup.fs.update()
 
 
@@ -291,7 +316,7 @@ def test_host_paths_fall_back_to_the_minion_in_auto_and_nothing_runs_here(tmp_pa
     marker = tmp_path / "ran-on-the-master"
     attack_tree(s, marker)
     for sls in ("pack", "which", "code", "peek", "listing", "roots"):
-        assert s.compile("web1", "state.sls", sls) is None, sls      # the minion compiles it
+        assert s.compile("web1", "state.sls", sls) is None, sls  # the minion compiles it
     assert not marker.exists() and s.compiler.fallbacks == 6
     # what the minion then computes for itself is the same as without a master
     assert s.on_minion("web1", ["code"]).chunks[0]["name"] == "web1" and marker.exists()
@@ -307,8 +332,10 @@ def test_host_paths_are_render_errors_in_master_mode(tmp_path):
     marker = tmp_path / "ran-on-the-master"
     attack_tree(s, marker)
     code = s.compile("web1", "state.sls", "code")["errors"][0]
-    assert ("The 'py' renderer runs Python and is not run on the master while rendering the states of "
-            "minion 'web1'; with state_compile: auto (the default) or minion, the minion compiles") in code
+    assert (
+        "The 'py' renderer runs Python and is not run on the master while rendering the states of "
+        "minion 'web1'; with state_compile: auto (the default) or minion, the minion compiles"
+    ) in code
     assert "the 'which' filter needs the minion's host" in s.compile("web1", "state.sls", "which")["errors"][0]
     assert "has no attribute '__opts__'" in s.compile("web1", "state.sls", "pack")["errors"][0]
     peek = s.compile("web1", "state.sls", "peek")["errors"][0]
@@ -326,10 +353,17 @@ def test_a_reported_extension_modules_folder_is_never_imported(tmp_path, caplog)
     (evil / "modules").mkdir(parents=True)
     for name in ("grains", "pillar", "config", "mine"):
         (evil / "modules" / f"{name}.py").write_text(
-            f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'evil'\n")
-    s.reported["web1"] = {**s.reported["web1"], "extension_modules": str(evil), "module_dirs": [str(evil)],
-                          "file_roots": {"base": [str(evil)]}, "file_client": "local",
-                          "cachedir": str(evil), "renderer": "jinja|yaml"}
+            f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'evil'\n"
+        )
+    s.reported["web1"] = {
+        **s.reported["web1"],
+        "extension_modules": str(evil),
+        "module_dirs": [str(evil)],
+        "file_roots": {"base": [str(evil)]},
+        "file_client": "local",
+        "cachedir": str(evil),
+        "renderer": "jinja|yaml",
+    }
     got = s.compile("web1")
     assert got["chunks"] == s.on_minion("web1").chunks and not marker.exists()
     assert "web1 reported config keys the master never takes" in caplog.text
@@ -341,10 +375,10 @@ def test_a_minions_compile_settings_never_steer_the_masters_compile(tmp_path):
     write(s.states, {"plain.sls": "#!yaml\np:\n  test.nop: []\n"})
     s.fs.update()
     s.reported["web1"] = {**s.reported["web1"], "renderer": "py"}
-    assert s.compile("web1", "state.sls", "common") is None        # it reads the renderer: the minion's
+    assert s.compile("web1", "state.sls", "common") is None  # it reads the renderer: the minion's
     master = Setup(tmp_path / "m", "master")
     master.reported["web1"] = {**master.reported["web1"], "renderer": "py", "jinja_sls_env": {"x": 1}}
-    got = master.compile("web1", "state.sls", "common")                # the master's own settings
+    got = master.compile("web1", "state.sls", "common")  # the master's own settings
     assert {c["__id__"] for c in got["chunks"]} == {"common", "merged", "front"}
 
 
@@ -353,16 +387,19 @@ def test_file_roots_modules_that_replace_a_pure_one_make_the_minion_compile(tmp_
     assert s.compile("web1", "state.sls", "common") is not None
     write(s.states, {"_modules/mygrains.py": "__virtualname__ = 'grains'\ndef get(*a, **k):\n    return 1\n"})
     s.fs.update()
-    assert s.compile("web1", "state.sls", "common") is None         # grains.get is the minion's own
+    assert s.compile("web1", "state.sls", "common") is None  # grains.get is the minion's own
     assert s.compiler.fallbacks == 1
 
 
-@pytest.mark.parametrize("report,why", [
-    ({"saltenv": "../etc"}, "not an environment name"),
-    ({"test": "yes"}, "not a boolean"),
-    ({"big": "x" * 20000}, "over 16384 bytes"),
-    ({"odd": {"a": {"b": [set()]}}}, "not plain data"),
-])
+@pytest.mark.parametrize(
+    "report,why",
+    [
+        ({"saltenv": "../etc"}, "not an environment name"),
+        ({"test": "yes"}, "not a boolean"),
+        ({"big": "x" * 20000}, "over 16384 bytes"),
+        ({"odd": {"a": {"b": [set()]}}}, "not plain data"),
+    ],
+)
 def test_bad_reported_values_are_refused_and_read_on_the_minion(tmp_path, caplog, report, why):
     s = Setup(tmp_path)
     key = next(iter(report))
@@ -375,10 +412,10 @@ def test_bad_reported_values_are_refused_and_read_on_the_minion(tmp_path, caplog
 
 def test_nodegroups_count_only_for_targets_that_name_one(tmp_path):
     s = Setup(tmp_path)
-    s.opts["nodegroups"] = {"webs": "G@role:web"}            # the master's; the minions have none
-    assert s.compile("web1") is not None                      # no N@ anywhere: compiled here
+    s.opts["nodegroups"] = {"webs": "G@role:web"}  # the master's; the minions have none
+    assert s.compile("web1") is not None  # no N@ anywhere: compiled here
     write(s.states, {"top.sls": "base:\n  'N@webs':\n    - match: compound\n    - common\n    - web\n"})
     s.fs.update()
-    assert s.compile("web1") is None                          # the minion's own nodegroups decide
+    assert s.compile("web1") is None  # the minion's own nodegroups decide
     s.reported["web1"] = {**s.reported["web1"], "nodegroups": {"webs": "G@role:web"}}
     assert {c["__id__"] for c in s.compile("web1")["chunks"]} == {"common", "merged", "front", "web"}

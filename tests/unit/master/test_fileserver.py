@@ -35,8 +35,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def server(tree: Path, **opts: Any) -> FileServer:
-    conf = {"file_roots": {"base": [str(tree / "r1"), str(tree / "r2")], "dev": [str(tree / "dev")]},
-            **opts}
+    conf = {"file_roots": {"base": [str(tree / "r1"), str(tree / "r2")], "dev": [str(tree / "dev")]}, **opts}
     return FileServer(conf)
 
 
@@ -44,6 +43,7 @@ SESS = SimpleNamespace(id="web1")
 
 
 # -- environments, first match, listings ---------------------------------------------------------
+
 
 def test_envs_and_first_match_wins(tree: Path) -> None:
     fs = server(tree)
@@ -54,16 +54,20 @@ def test_envs_and_first_match_wins(tree: Path) -> None:
     assert fs.resolve("db/init.sls", "base")[1] == str(tree / "r2" / "db" / "init.sls")
     assert fs.resolve("web.sls", "base") is None
     assert fs.resolve("web.sls", "dev")[1] == str(tree / "dev" / "web.sls")
-    assert fs.resolve("./web//init.sls", None)[0] == "web/init.sls"   # no saltenv: base
+    assert fs.resolve("./web//init.sls", None)[0] == "web/init.sls"  # no saltenv: base
 
 
 def test_file_list_merges_roots_with_dirs_and_prefix(tree: Path) -> None:
     fs = server(tree)
     listing = fs.handle_list(SESS, {"saltenv": "base"})
-    assert listing == {"files": ["db/init.sls", "top.sls", "web/files/index.html", "web/init.sls"],
-                       "dirs": ["db", "empty", "web", "web/files"]}      # .git is left out
+    assert listing == {
+        "files": ["db/init.sls", "top.sls", "web/files/index.html", "web/init.sls"],
+        "dirs": ["db", "empty", "web", "web/files"],
+    }  # .git is left out
     assert fs.handle_list(SESS, {"saltenv": "base", "prefix": "web/"}) == {
-        "files": ["web/files/index.html", "web/init.sls"], "dirs": ["web/files"]}
+        "files": ["web/files/index.html", "web/init.sls"],
+        "dirs": ["web/files"],
+    }
     assert fs.handle_list(SESS, {"saltenv": "dev"}) == {"files": ["web.sls"], "dirs": []}
 
 
@@ -84,7 +88,7 @@ def test_listing_is_cached_and_refreshed_by_folder_mtimes(tree: Path, monkeypatc
     first = fs.file_list("base")
     for _ in range(5):
         assert fs.file_list("base") == first
-    assert walks == ["base"]                          # unchanged folders: no new walk
+    assert walks == ["base"]  # unchanged folders: no new walk
     (tree / "r1" / "web" / "files" / "new.txt").write_text("x")
     age(tree, 2)
     assert "web/files/new.txt" in fs.file_list("base")["files"]
@@ -111,7 +115,7 @@ def test_a_change_in_the_tick_of_the_walk_is_not_missed(tree: Path) -> None:
     before = fs.file_list("base")["files"]
     stamp = folder.stat().st_mtime_ns
     (folder / "same_tick.sls").write_text("")
-    os.utime(folder, ns=(stamp, stamp))               # as if written in the same clock tick
+    os.utime(folder, ns=(stamp, stamp))  # as if written in the same clock tick
     assert "web/same_tick.sls" in fs.file_list("base")["files"]
     assert "web/same_tick.sls" not in before
 
@@ -123,7 +127,7 @@ def test_listing_ttl_and_explicit_update(tree: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(fs, "_fresh", lambda listing: checks.append(1) or real_fresh(listing))
     fs.file_list("base")
     (tree / "r1" / "later.sls").write_text("")
-    assert "later.sls" not in fs.file_list("base")["files"]   # within the TTL: not even a stat
+    assert "later.sls" not in fs.file_list("base")["files"]  # within the TTL: not even a stat
     assert checks == []
     fs.update("base")
     assert "later.sls" in fs.file_list("base")["files"]
@@ -132,8 +136,7 @@ def test_listing_ttl_and_explicit_update(tree: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_a_root_that_appears_later_is_seen(tree: Path) -> None:
-    fs = FileServer({"file_roots": {"base": [str(tree / "nope"), str(tree / "r2")]},
-                     "fileserver_list_cache_time": 0})
+    fs = FileServer({"file_roots": {"base": [str(tree / "nope"), str(tree / "r2")]}, "fileserver_list_cache_time": 0})
     assert fs.file_list("base")["files"] == ["db/init.sls", "web/init.sls"]
     (tree / "nope").mkdir()
     (tree / "nope" / "a.sls").write_text("")
@@ -141,6 +144,7 @@ def test_a_root_that_appears_later_is_seen(tree: Path) -> None:
 
 
 # -- hashes and chunks -----------------------------------------------------------------------------
+
 
 def test_an_unchanged_file_is_hashed_once(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from briny.master import fileserver
@@ -153,7 +157,7 @@ def test_an_unchanged_file_is_hashed_once(tree: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(fileserver.hashlib, "sha256", lambda *a: made.append(1) or real(*a))
     first = fs.file_hash("top.sls", "base")
     assert fs.file_hash("top.sls", "base") == first and len(made) == 1
-    path.write_text("new content\n")                   # new mtime and ctime: hashed again
+    path.write_text("new content\n")  # new mtime and ctime: hashed again
     assert fs.file_hash("top.sls", "base")["hsum"] == real(b"new content\n").hexdigest()
     assert len(made) == 2
 
@@ -162,13 +166,16 @@ def test_file_hash_is_sha256_and_follows_changes(tree: Path) -> None:
     fs = server(tree)
     path = tree / "r1" / "top.sls"
     rep = fs.handle_hash(SESS, {"path": "top.sls", "saltenv": "base"})
-    assert rep == {"hash_type": "sha256", "hsum": hashlib.sha256(path.read_bytes()).hexdigest(),
-                   "size": path.stat().st_size}
+    assert rep == {
+        "hash_type": "sha256",
+        "hsum": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "size": path.stat().st_size,
+    }
     path.write_text("something else entirely\n")
     again = fs.handle_hash(SESS, {"path": "top.sls", "saltenv": "base"})
     assert again["hsum"] == hashlib.sha256(b"something else entirely\n").hexdigest()
     assert fs.handle_hash(SESS, {"path": "nope.sls", "saltenv": "base"})["missing"] is True
-    assert fs.handle_hash(SESS, {"path": "web", "saltenv": "base"})["missing"] is True   # a folder
+    assert fs.handle_hash(SESS, {"path": "web", "saltenv": "base"})["missing"] is True  # a folder
 
 
 def test_chunks_of_a_large_file(tree: Path) -> None:
@@ -244,7 +251,7 @@ def test_unknown_saltenv_is_refused(tree: Path, saltenv: Any, caplog: pytest.Log
         hashed = fs.handle_hash(SESS, {"path": "top.sls", "saltenv": saltenv})
         listed = fs.handle_list(SESS, {"saltenv": saltenv})
         chunk = fs.handle_chunk(SESS, {"path": "top.sls", "saltenv": saltenv, "offset": 0})
-    if saltenv == "":      # empty means base, as Salt's default
+    if saltenv == "":  # empty means base, as Salt's default
         assert hashed["hash_type"] == "sha256" and "files" in listed and chunk["data"]
         return
     assert set(hashed) == set(listed) == set(chunk) == {"error"}
@@ -260,6 +267,7 @@ def test_percent_names_are_literal_not_decoded(tree: Path) -> None:
 
 # -- symlinks ----------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def linked(tree: Path) -> Path:
     """A formula linked in from outside the root, a file link leaving it, one staying inside."""
@@ -269,7 +277,7 @@ def linked(tree: Path) -> Path:
     os.symlink(outside, tree / "r1" / "nginx")
     os.symlink(tree / "secret", tree / "r1" / "passwd")
     os.symlink(tree / "r1" / "top.sls", tree / "r1" / "alias.sls")
-    os.symlink(tree / "r1", tree / "r1" / "web" / "loop")   # a cycle
+    os.symlink(tree / "r1", tree / "r1" / "web" / "loop")  # a cycle
     os.symlink(tree / "gone", tree / "r1" / "dangling")
     return tree
 
@@ -283,12 +291,13 @@ def test_symlinks_followed_by_default(linked: Path) -> None:
     assert fs.read_chunk("alias.sls", "base", 0)["data"] == fs.read_chunk("top.sls", "base", 0)["data"]
 
 
-def test_symlinks_leaving_the_root_refused_without_followsymlinks(linked: Path,
-                                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_symlinks_leaving_the_root_refused_without_followsymlinks(
+    linked: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     fs = server(linked, fileserver_followsymlinks=False)
     files = fs.file_list("base")["files"]
     assert "nginx/init.sls" not in files and "passwd" not in files
-    assert "alias.sls" in files                      # a link that stays inside the root is fine
+    assert "alias.sls" in files  # a link that stays inside the root is fine
     with caplog.at_level(logging.WARNING, logger="briny.master.fileserver"):
         for path in ("nginx/init.sls", "passwd"):
             assert set(fs.handle_hash(SESS, {"path": path, "saltenv": "base"})) == {"error"}
@@ -299,12 +308,17 @@ def test_symlinks_leaving_the_root_refused_without_followsymlinks(linked: Path,
 
 # -- wired into the master -----------------------------------------------------------------------
 
+
 def test_register_puts_the_handlers_on_a_server(tree: Path) -> None:
     seen: dict[str, tuple[Any, bool]] = {}
     fake = SimpleNamespace(register_handler=lambda cmd, fn, blocking=True: seen.__setitem__(cmd, (fn, blocking)))
     server(tree).register(fake)
-    assert {k: v[1] for k, v in seen.items()} == {"file_envs": False, "file_list": True,
-                                                   "file_hash": True, "file_chunk": True}
+    assert {k: v[1] for k, v in seen.items()} == {
+        "file_envs": False,
+        "file_list": True,
+        "file_hash": True,
+        "file_chunk": True,
+    }
 
 
 def test_the_fileserver_runner(tree: Path) -> None:

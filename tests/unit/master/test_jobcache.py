@@ -58,14 +58,14 @@ def test_wal_mode(cache):
 def test_write_and_read(cache):
     jid = now_jid()
     cache.save_load(jid, load(jid), minions=["m2", "m1"])
-    cache.save_return(jid, "m1", {"jid": jid, "id": "m1", "fun": "test.ping", "return": True,
-                                  "retcode": 0, "success": True})
+    cache.save_return(
+        jid, "m1", {"jid": jid, "id": "m1", "fun": "test.ping", "return": True, "retcode": 0, "success": True}
+    )
     cache.save_return(jid, "m2", False)  # a bare value
     assert cache.flush(5)
     got = cache.get_load(jid)
     assert got["fun"] == "test.ping" and got["Minions"] == ["m1", "m2"]
-    assert cache.get_returns(jid) == {"m1": {"return": True, "retcode": 0, "success": True},
-                                      "m2": {"return": False}}
+    assert cache.get_returns(jid) == {"m1": {"return": True, "retcode": 0, "success": True}, "m2": {"return": False}}
     assert cache.get_minions(jid) == ["m1", "m2"]
     assert cache.returned_ids(jid) == ["m1", "m2"]
     assert cache.missing(jid) == []
@@ -94,11 +94,17 @@ def test_first_return_wins(cache):
 
 def test_odd_values_survive(cache):
     jid = now_jid()
-    cache.save_load(jid, load(jid, arg=[{"__kwarg__": True, "big": 2 ** 70}]))
-    cache.save_return(jid, "m1", {"return": {"set": {1, 2}, "bytes": b"\x00\xff", "t": (1, 2),
-                                             "when": datetime.date(2024, 1, 2)}, "out": "nested"})
+    cache.save_load(jid, load(jid, arg=[{"__kwarg__": True, "big": 2**70}]))
+    cache.save_return(
+        jid,
+        "m1",
+        {
+            "return": {"set": {1, 2}, "bytes": b"\x00\xff", "t": (1, 2), "when": datetime.date(2024, 1, 2)},
+            "out": "nested",
+        },
+    )
     cache.flush()
-    assert cache.get_load(jid)["arg"][0]["big"] == str(2 ** 70)
+    assert cache.get_load(jid)["arg"][0]["big"] == str(2**70)
     ret = cache.get_returns(jid)["m1"]
     assert ret["return"]["bytes"] == b"\x00\xff" and ret["out"] == "nested"
     assert ret["return"]["when"] == "2024-01-02"
@@ -114,8 +120,7 @@ def test_invalid_ids_refused(cache):
 
 
 def test_return_record():
-    assert return_record({"return": 1, "jid": "x", "id": "m", "retcode": 2, "fun": "f"}) == \
-        {"return": 1, "retcode": 2}
+    assert return_record({"return": 1, "jid": "x", "id": "m", "retcode": 2, "fun": "f"}) == {"return": 1, "retcode": 2}
     assert return_record([1, 2]) == {"return": [1, 2]}
 
 
@@ -153,16 +158,17 @@ def test_targeted_is_an_indexed_lookup_kept_in_step(cache, tmp_path):
     jid, other = now_jid(), now_jid(1)
     cache.save_load(jid, load(jid), ["m1", "m2"])
     cache.save_minions(jid, ["m3"])
-    cache.save_load(other, load(other))            # a job with no known targets
+    cache.save_load(other, load(other))  # a job with no known targets
     cache.flush()
     assert [cache.targeted(jid, m) for m in ("m1", "m2", "m3", "m4")] == [True, True, True, False]
     assert cache.targeted(other, "m1") is False
-    assert cache.targeted(now_jid(2), "m1") is None    # no such job
+    assert cache.targeted(now_jid(2), "m1") is None  # no such job
     with pytest.raises(SaltInvocationError):
         cache.targeted("../x", "m1")
     with contextlib.closing(sqlite3.connect(cache.path)) as conn:
-        plan = conn.execute("EXPLAIN QUERY PLAN SELECT 1 FROM job_minions WHERE jid = ? AND minion_id = ?",
-                            (jid, "m1")).fetchall()
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT 1 FROM job_minions WHERE jid = ? AND minion_id = ?", (jid, "m1")
+        ).fetchall()
     assert "USING PRIMARY KEY" in str(plan) or "USING COVERING INDEX" in str(plan)
     old = jid_at(datetime.datetime.now() - datetime.timedelta(hours=30))
     cache.save_load(old, load(old), ["m1"])
@@ -180,7 +186,7 @@ def test_a_cache_from_before_the_target_index_is_indexed_when_opened(tmp_path):
     c.save_load(jid, load(jid), ["m1", "m2"])
     c.close()
     conn = sqlite3.connect(str(path))
-    conn.execute("DROP TABLE job_minions")          # as the cache was before the index
+    conn.execute("DROP TABLE job_minions")  # as the cache was before the index
     conn.commit()
     conn.close()
     c = SqliteJobCache(str(path))

@@ -34,8 +34,9 @@ def keyset(master_opts, pubkeys):
 
 def run(master_dir, *args, stdin: str | None = None):
     out, err = io.StringIO(), io.StringIO()
-    code = keycli.run(["-c", str(master_dir), *args], out=out, err=err,
-                      stdin=io.StringIO(stdin if stdin is not None else ""))
+    code = keycli.run(
+        ["-c", str(master_dir), *args], out=out, err=err, stdin=io.StringIO(stdin if stdin is not None else "")
+    )
     return code, out.getvalue(), err.getvalue()
 
 
@@ -70,19 +71,22 @@ def test_list_json_and_other_outputters(master_dir, keyset):
     assert list(json.loads(out)) == ["minions", "minions_pre", "minions_rejected", "minions_denied"]
     assert json.loads(out)["minions_denied"] == ["d1", "m1"]
     assert run(master_dir, "-L", "--out", "txt")[1] == (
-        "minions: ['m1', 'm2']\nminions_pre: ['p1', 'p2']\nminions_rejected: ['r1']\n"
-        "minions_denied: ['d1', 'm1']\n")
+        "minions: ['m1', 'm2']\nminions_pre: ['p1', 'p2']\nminions_rejected: ['r1']\nminions_denied: ['d1', 'm1']\n"
+    )
     assert run(master_dir, "-L", "--out", "yaml")[1].startswith("minions:\n- m1\n- m2\nminions_denied:\n")
 
 
-@pytest.mark.parametrize("arg,text", [
-    ("acc", "Accepted Keys:\nm1\nm2\n"),
-    ("pre", "Unaccepted Keys:\np1\np2\n"),
-    ("un", "Unaccepted Keys:\np1\np2\n"),
-    ("rej", "Rejected Keys:\nr1\n"),
-    ("den", "Denied Keys:\nd1\nm1\n"),
-    ("all", LISTING),
-])
+@pytest.mark.parametrize(
+    "arg,text",
+    [
+        ("acc", "Accepted Keys:\nm1\nm2\n"),
+        ("pre", "Unaccepted Keys:\np1\np2\n"),
+        ("un", "Unaccepted Keys:\np1\np2\n"),
+        ("rej", "Rejected Keys:\nr1\n"),
+        ("den", "Denied Keys:\nd1\nm1\n"),
+        ("all", LISTING),
+    ],
+)
 def test_list_status(master_dir, keyset, arg, text):
     assert run(master_dir, "-l", arg) == (0, text, "")
 
@@ -102,8 +106,7 @@ def test_unknown_option_exits_64(master_dir, capsys):
 def test_accept_with_yes(master_dir, keyset):
     code, out, err = run(master_dir, "-a", "p1", "-y")
     assert code == 0 and err == ""
-    assert out == ("The following keys are going to be accepted:\nUnaccepted Keys:\np1\n"
-                   "Key for minion p1 accepted.\n")
+    assert out == ("The following keys are going to be accepted:\nUnaccepted Keys:\np1\nKey for minion p1 accepted.\n")
     assert keyset.status("p1") == "accepted"
 
 
@@ -115,19 +118,26 @@ def test_accept_all(master_dir, keyset):
 
 def test_accept_json_preview(master_dir, keyset):
     out = run(master_dir, "-a", "p1", "-y", "--out", "json")[1]
-    assert out == ('The following keys are going to be accepted:\n{\n    "minions_pre": [\n        "p1"\n'
-                   '    ]\n}\nKey for minion p1 accepted.\n')
+    assert out == (
+        'The following keys are going to be accepted:\n{\n    "minions_pre": [\n        "p1"\n'
+        "    ]\n}\nKey for minion p1 accepted.\n"
+    )
 
 
-@pytest.mark.parametrize("args,message", [
-    (["-a", "nope"], "The key glob 'nope' does not match any unaccepted keys.\n"),
-    (["-a", "m1"], "The key glob 'm1' does not match any unaccepted keys.\n"),
-    (["-r", "m1"], "The key glob 'm1' does not match any unaccepted keys.\n"),
-    (["-d", "nope"], "The key glob 'nope' does not match any unaccepted keys.\n"),
-    (["-r", "r1", "--include-accepted"], "The key glob 'r1' does not match any unaccepted or accepted keys.\n"),
-    (["-a", "nope", "--include-rejected", "--include-denied"],
-     "The key glob 'nope' does not match any unaccepted, rejected or denied keys.\n"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["-a", "nope"], "The key glob 'nope' does not match any unaccepted keys.\n"),
+        (["-a", "m1"], "The key glob 'm1' does not match any unaccepted keys.\n"),
+        (["-r", "m1"], "The key glob 'm1' does not match any unaccepted keys.\n"),
+        (["-d", "nope"], "The key glob 'nope' does not match any unaccepted keys.\n"),
+        (["-r", "r1", "--include-accepted"], "The key glob 'r1' does not match any unaccepted or accepted keys.\n"),
+        (
+            ["-a", "nope", "--include-rejected", "--include-denied"],
+            "The key glob 'nope' does not match any unaccepted, rejected or denied keys.\n",
+        ),
+    ],
+)
 def test_no_match_messages(master_dir, keyset, args, message):
     assert run(master_dir, *args, "-y") == (0, message, "")
 
@@ -135,23 +145,29 @@ def test_no_match_messages(master_dir, keyset, args, message):
 def test_reject_accepted_reports_each_folder_as_salt_does(master_dir, keyset):
     code, out, _ = run(master_dir, "-r", "m1", "--include-accepted", "-y")
     # m1 now has a rejected and a denied key: salt-key names it twice
-    assert out == ("The following keys are going to be rejected:\nAccepted Keys:\nm1\n"
-                   "Key for minion m1 rejected.\nKey for minion m1 rejected.\n")
+    assert out == (
+        "The following keys are going to be rejected:\nAccepted Keys:\nm1\n"
+        "Key for minion m1 rejected.\nKey for minion m1 rejected.\n"
+    )
     assert keyset.status("m1") == "rejected"
 
 
 def test_include_rejected_and_denied(master_dir, keyset, pubkeys):
     assert run(master_dir, "-a", "r1", "--include-rejected", "-y")[1].endswith("Key for minion r1 accepted.\n")
-    assert run(master_dir, "-a", "d1", "--include-all", "-y")[1] == \
-        "The key glob 'd1' does not match any unaccepted or rejected keys.\n"
+    assert (
+        run(master_dir, "-a", "d1", "--include-all", "-y")[1]
+        == "The key glob 'd1' does not match any unaccepted or rejected keys.\n"
+    )
     assert run(master_dir, "-a", "d1", "--include-denied", "-y")[1].endswith("Key for minion d1 accepted.\n")
     assert keyset.public_key("d1") == pubkeys[1]
 
 
 def test_delete_shows_every_folder(master_dir, keyset):
     code, out, _ = run(master_dir, "-d", "m1", "-y")
-    assert out == ("The following keys are going to be deleted:\nAccepted Keys:\nm1\nDenied Keys:\nm1\n"
-                   "Key for minion m1 deleted.\nKey for minion m1 deleted.\n")
+    assert out == (
+        "The following keys are going to be deleted:\nAccepted Keys:\nm1\nDenied Keys:\nm1\n"
+        "Key for minion m1 deleted.\nKey for minion m1 deleted.\n"
+    )
     assert keyset.status("m1") is None
 
 
@@ -161,8 +177,10 @@ def test_delete_all(master_dir, keyset):
     assert keyset.list_keys() == {"minions": [], "minions_pre": [], "minions_rejected": [], "minions_denied": []}
 
 
-@pytest.mark.parametrize("answer,done", [("y\n", True), ("Y\n", True), ("yes\n", True), ("\n", True),
-                                         ("n\n", False), ("no\n", False), ("x\n", False)])
+@pytest.mark.parametrize(
+    "answer,done",
+    [("y\n", True), ("Y\n", True), ("yes\n", True), ("\n", True), ("n\n", False), ("no\n", False), ("x\n", False)],
+)
 def test_prompt_accept_defaults_to_yes(master_dir, keyset, answer, done):
     code, out, err = run(master_dir, "-a", "p1", stdin=answer)
     assert code == 0 and err == ""

@@ -127,7 +127,7 @@ def test_denied_only_minion_goes_pending(store, pubkeys):
 def test_a_file_in_a_key_folder_that_is_no_id_is_ignored_and_reported(store, pubkeys, caplog):
     store.authorize("m1", pubkeys[0], auto_accept=True)
     acc = os.path.join(store.pki_dir, ACC)
-    for name in (".hidden", ".tmp-abc123"):       # a hidden key from before ids were checked; a write
+    for name in (".hidden", ".tmp-abc123"):  # a hidden key from before ids were checked; a write
         with open(os.path.join(acc, name), "w") as fh:
             fh.write(pubkeys[1])
     with caplog.at_level(logging.WARNING, logger="briny.master.keys"):
@@ -260,8 +260,7 @@ def test_cache_sees_changes_by_other_processes(store, pubkeys):
     store.delete("m1")
     store.authorize("m1", pubkeys[1], auto_accept=True)
     assert other.public_key("m1") == pubkeys[1]
-    assert other.public_key_obj("m1").public_numbers() == \
-        store.public_key_obj("m1").public_numbers()
+    assert other.public_key_obj("m1").public_numbers() == store.public_key_obj("m1").public_numbers()
 
 
 def test_listing_is_cached_and_status_never_scans(store, pubkeys, monkeypatch):
@@ -291,8 +290,9 @@ def test_key_writes_are_atomic_files(store, pubkeys):
 
 def test_events_and_hook(store, pubkeys, monkeypatch):
     fired = []
-    monkeypatch.setattr("briny.common.event.fire_event",
-                        lambda opts, tag, data, name="minion", **kw: fired.append((tag, data, name)))
+    monkeypatch.setattr(
+        "briny.common.event.fire_event", lambda opts, tag, data, name="minion", **kw: fired.append((tag, data, name))
+    )
     seen = []
     keysmod.set_notify_hook(lambda opts, change: seen.append(change))
     try:
@@ -303,9 +303,11 @@ def test_events_and_hook(store, pubkeys, monkeypatch):
         store.delete("m1")
     finally:
         keysmod.set_notify_hook(None)
-    assert fired == [("salt/key", {"result": True, "act": "accept", "id": "m1"}, "master"),
-                     ("salt/key", {"result": True, "act": "reject", "id": "m1"}, "master"),
-                     ("salt/key", {"result": True, "act": "delete", "id": "m1"}, "master")]
+    assert fired == [
+        ("salt/key", {"result": True, "act": "accept", "id": "m1"}, "master"),
+        ("salt/key", {"result": True, "act": "reject", "id": "m1"}, "master"),
+        ("salt/key", {"result": True, "act": "delete", "id": "m1"}, "master"),
+    ]
     assert [c.act for c in seen] == ["accept", "reject", "delete"]
     assert seen[1].revokes
 

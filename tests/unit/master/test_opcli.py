@@ -64,8 +64,7 @@ class LiveMaster:
         sender = EventSender(self.opts, name="master")
         hub = MemoryHub()
         cache = SqliteJobCache(str(Path(self.opts["cachedir"]) / "jobs.sqlite"))
-        server = MasterServer(self.opts, hub.server, KeyStore(self.opts, fire_events=False), cache,
-                              fire=sender.fire)
+        server = MasterServer(self.opts, hub.server, KeyStore(self.opts, fire_events=False), cache, fire=sender.fire)
         capi = ClientAPIServer(self.opts, server)
         capi.bind()
         tasks = [asyncio.ensure_future(server.serve()), asyncio.ensure_future(capi.serve())]
@@ -110,12 +109,29 @@ class LiveMaster:
         ret: Any = True if pub["fun"] == "test.ping" else {"arg": pub["arg"], "kwarg": pub["kwarg"]}
         retcode = 1 if how == "fail" else 0
         if pub["fun"] == "state.apply":
-            ret = {"test_|-a_|-a_|-succeed_without_changes": {
-                "name": "a", "result": how != "fail", "changes": {}, "comment": "done",
-                "__run_num__": 0, "__id__": "a", "__sls__": "x", "duration": 1.0, "start_time": "00:00:00"}}
+            ret = {
+                "test_|-a_|-a_|-succeed_without_changes": {
+                    "name": "a",
+                    "result": how != "fail",
+                    "changes": {},
+                    "comment": "done",
+                    "__run_num__": 0,
+                    "__id__": "a",
+                    "__sls__": "x",
+                    "duration": 1.0,
+                    "start_time": "00:00:00",
+                }
+            }
         running.pop(pub["jid"], None)
-        await m.req("ret", jid=pub["jid"], fun=pub["fun"], fun_args=pub["arg"], retcode=retcode,
-                    success=retcode == 0, **{"return": ret})
+        await m.req(
+            "ret",
+            jid=pub["jid"],
+            fun=pub["fun"],
+            fun_args=pub["arg"],
+            retcode=retcode,
+            success=retcode == 0,
+            **{"return": ret},
+        )
 
     def __enter__(self) -> "LiveMaster":
         self.thread.start()
@@ -135,8 +151,10 @@ def conf():
     root = Path(tempfile.mkdtemp(prefix="bo", dir="/tmp"))  # short: IPC paths have a length limit
     conf = root / "conf"
     conf.mkdir()
-    (conf / "master").write_text(f"root_dir: {root}\npki_dir: pki\ncachedir: cache\nsock_dir: s\n"
-                                 "auto_accept: true\ngather_job_timeout: 1\ntimeout: 1\n")
+    (conf / "master").write_text(
+        f"root_dir: {root}\npki_dir: pki\ncachedir: cache\nsock_dir: s\n"
+        "auto_accept: true\ngather_job_timeout: 1\ntimeout: 1\n"
+    )
     yield conf
     shutil.rmtree(root, ignore_errors=True)
 
@@ -173,8 +191,11 @@ def test_a_dead_minion_is_reported_and_the_cli_does_not_hang(conf):
         assert any(p["fun"] == "saltutil.find_job" and p["id"] == "m2" for p in master.seen)
     assert code == 1 and took < 6
     assert "m1:\n    True" in out
-    assert re.search(r"m2:\n    Minion did not return\. \[No response\]\n    The minions may not have all "
-                     r"finished running.*\n\s*\n    briny-run jobs\.lookup_jid \d{20}", out)
+    assert re.search(
+        r"m2:\n    Minion did not return\. \[No response\]\n    The minions may not have all "
+        r"finished running.*\n\s*\n    briny-run jobs\.lookup_jid \d{20}",
+        out,
+    )
 
 
 def test_a_slow_minion_that_still_runs_the_job_is_waited_for(conf):
@@ -227,8 +248,11 @@ def test_batches(conf):
         assert code == 0, err
         assert out.count("Executing run on") == 2
         assert "Executing run on ['m1', 'm2']" in out
-        docs = [d for d in json_docs(out.replace("Executing run on", "").replace("['m1', 'm2']", "")
-                                     .replace("['m3']", "")) if isinstance(d, dict)]
+        docs = [
+            d
+            for d in json_docs(out.replace("Executing run on", "").replace("['m1', 'm2']", "").replace("['m3']", ""))
+            if isinstance(d, dict)
+        ]
         assert sorted(k for d in docs for k in d if k.startswith("m")) == ["m1", "m2", "m3"]
         code, out, err = briny(conf, "*", "test.ping", "-b", "34%", "--out", "json")
         assert code == 0 and out.count("Executing run on") == 3

@@ -16,8 +16,7 @@ import pytest
 from briny.common.exceptions import FunctionNotFound, HostAccessError
 from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
-from briny.master.pillar import (ALLOWED, PURE_FUNCTIONS, MinionPillars, check_env, is_pure,
-                                 master_side_mods)
+from briny.master.pillar import ALLOWED, PURE_FUNCTIONS, MinionPillars, check_env, is_pure, master_side_mods
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -116,6 +115,7 @@ def fleet() -> Fleet:
 
 # -- compiling -----------------------------------------------------------------------------
 
+
 def test_top_file_matches_each_minion_by_its_grains(opts, fleet):
     pillars = MinionPillars(opts, fleet.get)
     web, db = pillars.get("web1"), pillars.get("db1")
@@ -127,7 +127,7 @@ def test_top_file_matches_each_minion_by_its_grains(opts, fleet):
 def test_templates_see_the_minions_grains_id_and_pure_functions(opts, fleet):
     web = MinionPillars(opts, fleet.get).get("web1")
     assert web["who"] == "web1" and web["os_seen"] == "Debian"
-    assert web["cfg_id"] == "web1" and web["opts_id"] == "web1"   # the master's opts, with the minion's id
+    assert web["cfg_id"] == "web1" and web["opts_id"] == "web1"  # the master's opts, with the minion's id
     assert web["big"] is False
     assert MinionPillars(opts, fleet.get).get("db1")["big"] is True
 
@@ -143,19 +143,26 @@ def test_includes_and_merges(opts, fleet):
 
 
 def test_a_minion_without_cached_grains_is_matched_by_its_id_only(opts, fleet, tree):
-    write(tree, {"top.sls": "base:\n  'new*':\n    - byid\n  'os:Debian':\n    - match: grain\n    - debian\n",
-                 "byid.sls": "who: {{ opts['id'] }}\nos: {{ grains.get('os', 'unknown') }}\n"})
+    write(
+        tree,
+        {
+            "top.sls": "base:\n  'new*':\n    - byid\n  'os:Debian':\n    - match: grain\n    - debian\n",
+            "byid.sls": "who: {{ opts['id'] }}\nos: {{ grains.get('os', 'unknown') }}\n",
+        },
+    )
     assert MinionPillars(opts, fleet.get).get("new1") == {"who": "new1", "os": "unknown"}
 
 
 def test_render_errors_come_back_as_errors(opts, fleet, tree):
-    write(tree, {"debian.sls": "pkg_mgr: [unclosed\n",
-                 "top.sls": "base:\n  '*':\n    - common\n    - debian\n    - missing\n"})
+    write(
+        tree,
+        {"debian.sls": "pkg_mgr: [unclosed\n", "top.sls": "base:\n  '*':\n    - common\n    - debian\n    - missing\n"},
+    )
     pillar = MinionPillars(opts, fleet.get).get("web1")
     errors = pillar["_errors"]
     assert "Rendering SLS 'debian' failed. Please see master log for details." in errors
     assert "Specified SLS 'missing' in environment 'base' is not available on the salt master" in errors
-    assert pillar["who"] == "web1"   # what rendered is still there
+    assert pillar["who"] == "web1"  # what rendered is still there
 
 
 def test_a_top_file_that_does_not_render_is_an_error(opts, fleet, tree):
@@ -166,10 +173,13 @@ def test_a_top_file_that_does_not_render_is_an_error(opts, fleet, tree):
 
 # -- host functions are refused ------------------------------------------------------------
 
+
 def test_host_functions_are_refused_with_an_error_naming_them(opts, fleet, tree, tmp_path):
     marker = tmp_path / "ran-on-the-master"
-    write(tree, {"top.sls": "base:\n  '*':\n    - host\n",
-                 "host.sls": f"out: {{{{ salt['cmd.run']('touch {marker}') }}}}\n"})
+    write(
+        tree,
+        {"top.sls": "base:\n  '*':\n    - host\n", "host.sls": f"out: {{{{ salt['cmd.run']('touch {marker}') }}}}\n"},
+    )
     opts["pillar_safe_render_error"] = False
     pillar = MinionPillars(opts, fleet.get).get("web1")
     assert not marker.exists()
@@ -179,15 +189,15 @@ def test_host_functions_are_refused_with_an_error_naming_them(opts, fleet, tree,
 
 
 def test_attribute_style_calls_are_refused_too_and_safe_errors_hide_details(opts, fleet, tree, caplog):
-    write(tree, {"top.sls": "base:\n  '*':\n    - host\n",
-                 "host.sls": "out: {{ salt.user.info('root') }}\n"})
+    write(tree, {"top.sls": "base:\n  '*':\n    - host\n", "host.sls": "out: {{ salt.user.info('root') }}\n"})
     pillar = MinionPillars(opts, fleet.get).get("web1")
     assert pillar["_errors"] == ["Rendering SLS 'host' failed. Please see master log for details."]
-    assert "'user.info' needs the minion's host" in caplog.text   # the master log says which
+    assert "'user.info' needs the minion's host" in caplog.text  # the master log says which
 
 
-def guarded(opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any],
-            minion_id: str = "web1") -> tuple[Any, HostBoundary]:
+def guarded(
+    opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any], minion_id: str = "web1"
+) -> tuple[Any, HostBoundary]:
     boundary = HostBoundary(minion_id, "the pillar", is_pure, ALLOWED)
     files = LocalFileClient(opts.get("file_roots") or {})
     return master_side_mods(OptsView(dict(opts, id=minion_id)), grains, pillar, boundary, files), boundary
@@ -199,12 +209,15 @@ def test_the_guarded_salt(opts, tmp_path):
     assert salt["pillar.get"]("k") == "v"
     assert salt["slsutil.merge"]({"a": 1}, {"b": 2}) == {"a": 1, "b": 2}
     assert salt["match.glob"]("web*") is True and salt.match.glob("db*") is False
-    assert "cmd.run" in salt                       # known, as on the minion ...
+    assert "cmd.run" in salt  # known, as on the minion ...
     marker = tmp_path / "ran"
-    for call in (lambda: salt["cmd.run"](f"touch {marker}"), lambda: salt.cmd.run(f"touch {marker}"),
-                 lambda: salt.get("cmd.run")(f"touch {marker}")):
+    for call in (
+        lambda: salt["cmd.run"](f"touch {marker}"),
+        lambda: salt.cmd.run(f"touch {marker}"),
+        lambda: salt.get("cmd.run")(f"touch {marker}"),
+    ):
         with pytest.raises(HostAccessError, match=r"'cmd.run' needs the minion's host"):
-            call()                                 # ... but it never runs here
+            call()  # ... but it never runs here
     assert not marker.exists() and boundary.needs == ["cmd.run"]
     with pytest.raises(FunctionNotFound):
         salt["nosuchmod.fun"]
@@ -220,7 +233,7 @@ def test_the_guarded_salt(opts, tmp_path):
 
 def test_a_pure_functions_own_salt_and_opts_reach_nothing_more(opts, tmp_path):
     salt, _ = guarded(opts, {"os": "Debian"}, {})
-    salt["grains.get"]("os")                       # loads the grains module
+    salt["grains.get"]("os")  # loads the grains module
     module = salt._loader.module("grains")
     marker = tmp_path / "ran"
     with pytest.raises(HostAccessError):
@@ -229,7 +242,7 @@ def test_a_pure_functions_own_salt_and_opts_reach_nothing_more(opts, tmp_path):
     # its __opts__ is plain data: the render's file client is there for cp.*, out of sight
     listed = salt["config.items"]()
     assert "__fileclient" not in listed and all(not k.startswith("__") for k in listed)
-    json.dumps(listed)                             # nothing but data
+    json.dumps(listed)  # nothing but data
 
 
 # what a pillar template may try on the master; none of it may run anything or show the master's
@@ -256,22 +269,34 @@ ATTACKS = {
     "include_encoded": "{% include 'a/%2e%2e/%2e%2e/%2e%2e/etc/passwd' %}\n",
     "import_yaml": "{% import_yaml '/etc/hostname' as x %}out: {{ x }}\n",
 }
-EXPECTED = {"module": "not a function", "pack": "has no attribute '__opts__'", "private": "unsafe",
-            "subscript": "'cmd.run' needs the minion's host", "attribute": "'cmd.run' needs the minion's host",
-            "get": "'cmd.run' needs the minion's host", "method_call": "'cmd.run' needs the minion's host",
-            "format": "unsafe", "keys": "the list of the minion's functions",
-            "which": "the 'which' filter needs the minion's host", "fileclient": "__fileclient",
-            "py": "pillar_allow_py: True", "py_in_pipe": "pillar_allow_py: True",
-            "reload": "not a function", "list_modules": "not a function", "missing_message": "not a function",
-            "include_abs": "refused", "include_up": "refused", "include_encoded": "refused",
-            "import_yaml": "refused"}
+EXPECTED = {
+    "module": "not a function",
+    "pack": "has no attribute '__opts__'",
+    "private": "unsafe",
+    "subscript": "'cmd.run' needs the minion's host",
+    "attribute": "'cmd.run' needs the minion's host",
+    "get": "'cmd.run' needs the minion's host",
+    "method_call": "'cmd.run' needs the minion's host",
+    "format": "unsafe",
+    "keys": "the list of the minion's functions",
+    "which": "the 'which' filter needs the minion's host",
+    "fileclient": "__fileclient",
+    "py": "pillar_allow_py: True",
+    "py_in_pipe": "pillar_allow_py: True",
+    "reload": "not a function",
+    "list_modules": "not a function",
+    "missing_message": "not a function",
+    "include_abs": "refused",
+    "include_up": "refused",
+    "include_encoded": "refused",
+    "import_yaml": "refused",
+}
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_templates_run_nothing_on_the_master_by_any_path(opts, fleet, tree, tmp_path, name):
     marker = tmp_path / "ran-on-the-master"
-    write(tree, {"top.sls": "base:\n  '*':\n    - attack\n",
-                 "attack.sls": ATTACKS[name].replace("MARK", str(marker))})
+    write(tree, {"top.sls": "base:\n  '*':\n    - attack\n", "attack.sls": ATTACKS[name].replace("MARK", str(marker))})
     opts["pillar_safe_render_error"] = False
     pillar = MinionPillars(opts, fleet.get).get("web1")
     assert not marker.exists()
@@ -282,31 +307,48 @@ def test_templates_run_nothing_on_the_master_by_any_path(opts, fleet, tree, tmp_
 
 
 def test_py_pillar_runs_only_when_the_master_config_allows_it(opts, fleet, tree):
-    write(tree, {"top.sls": "base:\n  '*':\n    - code\n",
-                 "code.sls": "#!py\ndef run():\n    return {'who': __grains__['id'], 'os': salt['grains.get']('os')}\n"})
+    write(
+        tree,
+        {
+            "top.sls": "base:\n  '*':\n    - code\n",
+            "code.sls": "#!py\ndef run():\n    return {'who': __grains__['id'], 'os': salt['grains.get']('os')}\n",
+        },
+    )
     opts["pillar_safe_render_error"] = False
     refused = MinionPillars(opts, fleet.get).get("web1")["_errors"][0]
-    assert ("The 'py' renderer runs Python and is not run on the master while rendering the pillar of "
-            "minion 'web1'; pillar_allow_py: True in the master config allows") in refused
+    assert (
+        "The 'py' renderer runs Python and is not run on the master while rendering the pillar of "
+        "minion 'web1'; pillar_allow_py: True in the master config allows"
+    ) in refused
     opts["pillar_allow_py"] = True
     assert MinionPillars(opts, fleet.get).get("web1") == {"who": "web1", "os": "Debian"}
 
 
 def test_pillar_file_exists_reads_the_masters_pillar_roots(opts, fleet, tree):
-    write(tree, {"top.sls": "base:\n  '*':\n    - exists\n",
-                 "exists.sls": "found: {{ salt['pillar.file_exists']('debian.sls') }}\n"
-                               "outside: {{ salt['pillar.file_exists']('../../../etc/passwd') }}\n"})
+    write(
+        tree,
+        {
+            "top.sls": "base:\n  '*':\n    - exists\n",
+            "exists.sls": "found: {{ salt['pillar.file_exists']('debian.sls') }}\n"
+            "outside: {{ salt['pillar.file_exists']('../../../etc/passwd') }}\n",
+        },
+    )
     assert MinionPillars(opts, fleet.get).get("web1") == {"found": True, "outside": False}
 
 
 def test_pillar_templates_see_a_copy_of_the_masters_config(opts, fleet, tree):
-    write(tree, {"top.sls": "base:\n  '*':\n    - mutate\n",
-                 "mutate.sls": "{% do opts['pillar_roots']['base'].append('/etc') %}"
-                               "{% do opts['file_roots'].update({'base': ['/']}) %}"
-                               "roots: {{ salt['config.get']('pillar_roots') | tojson }}\n"})
+    write(
+        tree,
+        {
+            "top.sls": "base:\n  '*':\n    - mutate\n",
+            "mutate.sls": "{% do opts['pillar_roots']['base'].append('/etc') %}"
+            "{% do opts['file_roots'].update({'base': ['/']}) %}"
+            "roots: {{ salt['config.get']('pillar_roots') | tojson }}\n",
+        },
+    )
     before = {k: list(v) for k, v in opts["pillar_roots"].items()}
     pillar = MinionPillars(opts, fleet.get).get("web1")
-    assert pillar == {"roots": before}                    # the modules' copy is not the template's
+    assert pillar == {"roots": before}  # the modules' copy is not the template's
     assert opts["pillar_roots"] == before and opts["file_roots"]["base"] != ["/"]
 
 
@@ -316,9 +358,13 @@ def test_custom_modules_of_the_master_are_never_imported(opts, fleet, tree, tmp_
     ext.mkdir(parents=True)
     (ext / "grains.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'evil'\n")
     (ext / "mine.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef f():\n    return 1\n")
-    write(tree, {"top.sls": "base:\n  '*':\n    - custom\n",
-                 "custom.sls": "os: {{ salt['grains.get']('os') }}\n"
-                               "mine: {{ 'mine.f' in salt }}\n"})
+    write(
+        tree,
+        {
+            "top.sls": "base:\n  '*':\n    - custom\n",
+            "custom.sls": "os: {{ salt['grains.get']('os') }}\nmine: {{ 'mine.f' in salt }}\n",
+        },
+    )
     assert MinionPillars(opts, fleet.get).get("web1") == {"os": "Debian", "mine": False}
     assert not marker.exists()
 
@@ -330,24 +376,48 @@ def test_every_listed_pure_function_exists(opts):
 
 
 def test_pure_function_list():
-    assert all(is_pure(f) for f in ("grains.get", "pillar.items", "config.get", "match.compound",
-                                     "slsutil.merge", "cp.list_master", "file.dirname"))
-    assert not any(is_pure(f) for f in ("cmd.run", "cmd.has_exec", "user.info", "pkg.version",
-                                         "file.read", "cp.get_file", "state.apply", "saltutil.sync_all",
-                                         "grains.setval", "grains.delkey", "slsutil.renderer"))
+    assert all(
+        is_pure(f)
+        for f in (
+            "grains.get",
+            "pillar.items",
+            "config.get",
+            "match.compound",
+            "slsutil.merge",
+            "cp.list_master",
+            "file.dirname",
+        )
+    )
+    assert not any(
+        is_pure(f)
+        for f in (
+            "cmd.run",
+            "cmd.has_exec",
+            "user.info",
+            "pkg.version",
+            "file.read",
+            "cp.get_file",
+            "state.apply",
+            "saltutil.sync_all",
+            "grains.setval",
+            "grains.delkey",
+            "slsutil.renderer",
+        )
+    )
 
 
 # -- the cache -------------------------------------------------------------------------------
 
+
 def test_repeated_requests_hit_the_cache(opts, fleet):
     pillars = MinionPillars(opts, fleet.get)
     first = pillars.get("web1")
-    first["settings"]["color"] = "mutated"          # callers get copies
+    first["settings"]["color"] = "mutated"  # callers get copies
     second = pillars.get("web1")
     assert second["settings"]["color"] == "red"
     assert (pillars.compiles, pillars.hits) == (1, 1)
     pillars.get("db1")
-    assert pillars.compiles == 2                    # one entry per minion
+    assert pillars.compiles == 2  # one entry per minion
 
 
 def test_a_changed_file_invalidates(opts, fleet, tree):
@@ -398,6 +468,7 @@ def test_forget(opts, fleet):
 
 # -- environments and the request ---------------------------------------------------------------
 
+
 @pytest.fixture
 def two_envs(opts, tmp_path) -> dict[str, Any]:
     dev = tmp_path / "pillar-dev"
@@ -412,9 +483,9 @@ def test_pillarenv_and_saltenv(two_envs, fleet):
     assert every["stage"] == "dev" and every["who"] == "web1"
     assert pillars.get("web1", pillarenv="dev") == {"stage": "dev"}
     assert pillars.get("web1", pillarenv="nosuch") == {}
-    assert pillars.get("web1", saltenv="dev") == every          # saltenv alone does not restrict ...
+    assert pillars.get("web1", saltenv="dev") == every  # saltenv alone does not restrict ...
     two_envs["pillarenv_from_saltenv"] = True
-    assert pillars.get("web1", saltenv="dev") == {"stage": "dev"}   # ... unless told to
+    assert pillars.get("web1", saltenv="dev") == {"stage": "dev"}  # ... unless told to
 
 
 def test_request_handler_serves_only_the_sessions_minion(two_envs, fleet):

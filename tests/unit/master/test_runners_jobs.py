@@ -19,21 +19,47 @@ from briny.master.runners import jobs
 
 JID1 = "20240105123456123456"
 JID2 = "20240106010203000001"
-STATE_RET = {"file_|-x_|-/tmp/x_|-managed": {"result": True, "comment": "ok", "changes": {},
-                                              "name": "/tmp/x", "__run_num__": 0}}
+STATE_RET = {
+    "file_|-x_|-/tmp/x_|-managed": {"result": True, "comment": "ok", "changes": {}, "name": "/tmp/x", "__run_num__": 0}
+}
 
 
 @pytest.fixture
 def filled(master_opts):
     cache = open_job_cache(master_opts)
-    cache.save_load(JID1, {"jid": JID1, "fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob",
-                           "user": "root"}, minions=["m1", "m2"])
-    cache.save_return(JID1, "m1", {"jid": JID1, "id": "m1", "return": True, "retcode": 0, "success": True,
-                                   "fun": "test.ping"})
-    cache.save_load(JID2, {"jid": JID2, "fun": "state.apply", "arg": ["web", {"__kwarg__": True, "test": True}],
-                           "tgt": ["m1", "m2"], "tgt_type": "list", "user": "sudo_alice"}, minions=["m1"])
-    cache.save_return(JID2, "m1", {"jid": JID2, "id": "m1", "return": STATE_RET, "retcode": 0, "success": True,
-                                   "out": "highstate", "fun": "state.apply"})
+    cache.save_load(
+        JID1,
+        {"jid": JID1, "fun": "test.ping", "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root"},
+        minions=["m1", "m2"],
+    )
+    cache.save_return(
+        JID1, "m1", {"jid": JID1, "id": "m1", "return": True, "retcode": 0, "success": True, "fun": "test.ping"}
+    )
+    cache.save_load(
+        JID2,
+        {
+            "jid": JID2,
+            "fun": "state.apply",
+            "arg": ["web", {"__kwarg__": True, "test": True}],
+            "tgt": ["m1", "m2"],
+            "tgt_type": "list",
+            "user": "sudo_alice",
+        },
+        minions=["m1"],
+    )
+    cache.save_return(
+        JID2,
+        "m1",
+        {
+            "jid": JID2,
+            "id": "m1",
+            "return": STATE_RET,
+            "retcode": 0,
+            "success": True,
+            "out": "highstate",
+            "fun": "state.apply",
+        },
+    )
     cache.close()
     return master_opts
 
@@ -52,14 +78,24 @@ def test_start_time_format():
 
 def test_list_jobs_shape(ctx):
     assert jobs.list_jobs(ctx) == {
-        JID1: {"Function": "test.ping", "Arguments": [], "Target": "*", "Target-type": "glob",
-               "User": "root", "StartTime": "2024, Jan 05 12:34:56.123456"},
-        JID2: {"Function": "state.apply", "Arguments": ["web", {"__kwarg__": True, "test": True}],
-               "Target": ["m1", "m2"], "Target-type": "list", "User": "sudo_alice",
-               "StartTime": "2024, Jan 06 01:02:03.000001"},
+        JID1: {
+            "Function": "test.ping",
+            "Arguments": [],
+            "Target": "*",
+            "Target-type": "glob",
+            "User": "root",
+            "StartTime": "2024, Jan 05 12:34:56.123456",
+        },
+        JID2: {
+            "Function": "state.apply",
+            "Arguments": ["web", {"__kwarg__": True, "test": True}],
+            "Target": ["m1", "m2"],
+            "Target-type": "list",
+            "User": "sudo_alice",
+            "StartTime": "2024, Jan 06 01:02:03.000001",
+        },
     }
-    assert list(jobs.list_jobs(ctx)[JID1]) == ["Function", "Arguments", "Target", "Target-type", "User",
-                                               "StartTime"]
+    assert list(jobs.list_jobs(ctx)[JID1]) == ["Function", "Arguments", "Target", "Target-type", "User", "StartTime"]
 
 
 def test_list_jobs_filters(ctx):
@@ -107,9 +143,13 @@ def test_print_job_matches_salt(ctx):
 
 
 def test_print_unknown_job(ctx):
-    assert jobs.print_job(ctx, "20990101000000000000") == {"20990101000000000000": {
-        "Error": "Cannot contact returner or no job with this jid",
-        "StartTime": "2099, Jan 01 00:00:00.000000", "Result": {}}}
+    assert jobs.print_job(ctx, "20990101000000000000") == {
+        "20990101000000000000": {
+            "Error": "Cannot contact returner or no job with this jid",
+            "StartTime": "2099, Jan 01 00:00:00.000000",
+            "Result": {},
+        }
+    }
 
 
 def test_list_job_and_exit_success(ctx):

@@ -48,7 +48,7 @@ class RawMinion:
         self.session: bytes | None = None
         self.sign_pub: bytes | None = None
         self.guard = wire.ReplayGuard()
-        self.last_auth = b""       # the last signed auth frame sent (replay tests)
+        self.last_auth = b""  # the last signed auth frame sent (replay tests)
         client.subscribe(topic_for(minion_id))
 
     async def challenge(self, token: bytes) -> handshake.Offer:
@@ -61,13 +61,14 @@ class RawMinion:
         """The whole handshake; the master's signed answer (checked) as a map."""
         token = os.urandom(32)
         offer = await self.challenge(token)
-        self.last_auth = handshake.auth_request(self.id, self.key, crypto.public_pem(self.key), token,
-                                                offer.challenge, crypto.fingerprint(offer.master_pub))
+        self.last_auth = handshake.auth_request(
+            self.id, self.key, crypto.public_pem(self.key), token, offer.challenge, crypto.fingerprint(offer.master_pub)
+        )
         raw = await self.client.request(self.last_auth, 10)
         assert raw is not None, "no auth reply"
         reply = wire.decode(raw)
         assert reply.kind == "auth_reply" and reply.id == self.id
-        handshake.read_auth_reply(reply, self.id, token, offer.challenge)   # echo and signature
+        handshake.read_auth_reply(reply, self.id, token, offer.challenge)  # echo and signature
         body = wire.clear_payload(reply)
         if body["status"] == "accepted":
             self.session = crypto.rsa_decrypt(self.key, body["session"])
@@ -143,10 +144,12 @@ def run_master(opts: dict[str, Any], body: Callable[[Ctx], Awaitable[None]], tim
         async with running_master(opts, hub.server) as m:
             await asyncio.wait_for(body(Ctx(hub, m.server, m.keys, m.cache, opts, m.events)), timeout)
             assert not m.task.done(), "the receive loop stopped"
+
     asyncio.run(main())
 
 
 # -- trust --------------------------------------------------------------------------
+
 
 def test_pending_then_accepted_by_the_operator(master_opts):
     async def body(c: Ctx) -> None:
@@ -162,6 +165,7 @@ def test_pending_then_accepted_by_the_operator(master_opts):
         auths = [d for t, d in c.events if t == "salt/auth"]
         assert [a["act"] for a in auths] == ["pend", "pend", "accept"]
         assert auths[0]["id"] == "m1" and "BEGIN PUBLIC KEY" in auths[0]["pub"]
+
     run_master(master_opts, body)
 
 
@@ -184,7 +188,8 @@ def test_auto_accept_and_the_start_event_once_per_auth(master_opts):
         # the old session key opens nothing any more: the sender is told to authenticate again
         stale = m.frame("ping", key=old)
         assert await m.send(stale) == ("err", {"error": NOT_OPENED})
-        assert (await m.req("ping"))[0] == "rep"   # and the current session is untouched
+        assert (await m.req("ping"))[0] == "rep"  # and the current session is untouched
+
     run_master(master_opts, body)
 
 
@@ -202,6 +207,7 @@ def test_rejected_and_denied_keys_get_no_session(master_opts):
         assert (await good.req("ping"))[0] == "rep"  # the real minion is not cut off
         acts = [(d["id"], d["act"]) for t, d in c.events if t == "salt/auth"]
         assert ("bad", "reject") in acts and ("good", "denied") in acts
+
     run_master(master_opts, body)
 
 
@@ -230,6 +236,7 @@ def test_requests_need_a_session_and_a_valid_seal(master_opts):
         kind, rep = await m1.req("launch_missiles")
         assert kind == "rep" and "unknown request" in rep["error"]
         assert (await m1.req("ping"))[0] == "rep"
+
     run_master(master_opts, body)
 
 
@@ -240,17 +247,22 @@ def test_garbage_never_stops_the_loop(master_opts):
         m = await c.accepted("m1")
         valid = m.frame("ping")
         junk: list[Any] = [
-            b"", os.urandom(1), os.urandom(64), os.urandom(4096), valid[:-5], valid[: len(valid) // 2],
-            msgpack.packb([1, 2, 3]), msgpack.packb({"v": 1}), msgpack.packb({"v": 2, "k": "req"}),
+            b"",
+            os.urandom(1),
+            os.urandom(64),
+            os.urandom(4096),
+            valid[:-5],
+            valid[: len(valid) // 2],
+            msgpack.packb([1, 2, 3]),
+            msgpack.packb({"v": 1}),
+            msgpack.packb({"v": 2, "k": "req"}),
             msgpack.packb({"v": 1, "k": "req", "id": "x" * 300, "t": 1.0, "n": b"0" * 12, "b": b""}),
             msgpack.packb({"v": 1, "k": "req", "id": "m1", "t": "now", "n": b"0" * 12, "b": b""}),
             msgpack.packb({"v": 1, "k": "auth", "id": "m1", "t": 1e300, "n": b"0" * 12, "b": b"\xc1"}),
             wire.clear("auth", "m1", {"pub": "not a key", "token": os.urandom(32)}).encode(),
             wire.clear("auth", "m1", {"pub": crypto.public_pem(rsa_key(0)), "token": b"short"}).encode(),
-            wire.clear("auth", "../../etc", {"pub": crypto.public_pem(rsa_key(0)),
-                                             "token": os.urandom(32)}).encode(),
-            wire.clear("auth", "a\x00b", {"pub": crypto.public_pem(rsa_key(0)),
-                                           "token": os.urandom(32)}).encode(),
+            wire.clear("auth", "../../etc", {"pub": crypto.public_pem(rsa_key(0)), "token": os.urandom(32)}).encode(),
+            wire.clear("auth", "a\x00b", {"pub": crypto.public_pem(rsa_key(0)), "token": os.urandom(32)}).encode(),
             wire.clear("err", "m1", {"error": "x"}).encode(),
             wire.sealed("pub", "m1", m.session, {"fun": "x"}).encode(),
             wire.sealed("req", "m1", m.session, ["not", "a", "map"]).encode(),
@@ -268,6 +280,7 @@ def test_garbage_never_stops_the_loop(master_opts):
         assert (await m.req("ping"))[0] == "rep"
         assert not os.path.exists(os.path.join(c.keys.pki_dir, "etc"))
         assert sorted(c.keys.list_keys()["minions"]) == ["m1"]  # no junk id was stored
+
     run_master(master_opts, body)
 
 
@@ -291,6 +304,7 @@ def test_deleting_a_key_drops_the_session_at_once(master_opts):
         KeyStore(c.opts, fire_events=False).reject("m2", include_accepted=True)
         assert (await c.server.keys_changed()) == {"ok": True}
         assert await m2.req("ping") == ("err", {"error": "unauthenticated"})
+
     run_master(master_opts, body)
 
 
@@ -304,10 +318,12 @@ def test_a_rejected_key_is_noticed_when_publishing(master_opts):
         assert res == {"jid": "", "minions": []}
         assert "m1" not in c.server.sessions
         assert await m1.next_pub(0.3) is None
+
     run_master(master_opts, body)
 
 
 # -- jobs ---------------------------------------------------------------------------
+
 
 def test_publishes_reach_only_targeted_minions_and_are_signed(master_opts):
     master_opts["auto_accept"] = True
@@ -320,8 +336,16 @@ def test_publishes_reach_only_targeted_minions_and_are_signed(master_opts):
         assert res["minions"] == ["web1", "web2"]
         for m in (web1, web2):
             pub = await m.next_pub()
-            assert pub == {"jid": res["jid"], "fun": "test.arg", "arg": [1, "two"], "kwarg": {"k": "v"},
-                           "tgt": "web*", "tgt_type": "glob", "user": "alice", "timeout": 7.0}
+            assert pub == {
+                "jid": res["jid"],
+                "fun": "test.arg",
+                "arg": [1, "two"],
+                "kwarg": {"k": "v"},
+                "tgt": "web*",
+                "tgt_type": "glob",
+                "user": "alice",
+                "timeout": 7.0,
+            }
         assert await db1.next_pub(0.3) is None
         new = [d for t, d in c.events if t == f"salt/job/{res['jid']}/new"]
         assert new and new[0]["minions"] == ["web1", "web2"] and new[0]["fun"] == "test.arg"
@@ -330,8 +354,7 @@ def test_publishes_reach_only_targeted_minions_and_are_signed(master_opts):
         assert c.cache.get_load(res["jid"])["fun"] == "test.arg"
 
         assert (await c.server.publish("os:Debian", "grain", "test.ping"))["minions"] == ["db1", "web1"]
-        assert (await c.server.publish("G@roles:web and not E@web2", "compound", "test.ping"))["minions"] \
-            == ["web1"]
+        assert (await c.server.publish("G@roles:web and not E@web2", "compound", "test.ping"))["minions"] == ["web1"]
         assert (await c.server.publish("db1,web2,nope", "list", "test.ping"))["minions"] == ["db1", "web2"]
         assert (await c.server.publish("^db", "pcre", "test.ping"))["minions"] == ["db1"]
         assert "error" in await c.server.publish("G@os:x and", "compound", "test.ping")
@@ -342,6 +365,7 @@ def test_publishes_reach_only_targeted_minions_and_are_signed(master_opts):
         forged = wire.sign(env, Ed25519PrivateKey.generate())
         with pytest.raises(AuthError):
             wire.verify(forged, db1.sign_pub)
+
     run_master(master_opts, body)
 
 
@@ -354,8 +378,9 @@ def test_returns_reach_the_job_cache_and_fire_events(master_opts):
         res = await c.server.publish("m1", "glob", "test.ping")
         jid = res["jid"]
         pub = await m1.next_pub()
-        kind, rep = await m1.req("ret", jid=jid, fun=pub["fun"], fun_args=[], retcode=0, success=True,
-                                 **{"return": True})
+        kind, rep = await m1.req(
+            "ret", jid=jid, fun=pub["fun"], fun_args=[], retcode=0, success=True, **{"return": True}
+        )
         assert (kind, rep) == ("rep", {"ok": True})
         # m2 was not targeted: its return for this job is refused
         kind, rep = await m2.req("ret", jid=jid, fun="test.ping", fun_args=[], **{"return": "forged"})
@@ -365,6 +390,7 @@ def test_returns_reach_the_job_cache_and_fire_events(master_opts):
         ev = [d for t, d in c.events if t == f"salt/job/{jid}/ret/m1"]
         assert ev and ev[0]["return"] is True and ev[0]["id"] == "m1" and ev[0]["fun"] == "test.ping"
         assert not [t for t in c.tags() if t.endswith("/ret/m2")]
+
     run_master(master_opts, body)
 
 
@@ -373,7 +399,7 @@ def test_forwarded_events_are_bound_to_the_sender(master_opts):
 
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
-        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]   # a job sent to m1
+        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]  # a job sent to m1
         for tag in (f"salt/state_result/{jid}/m2/pkg", f"salt/job/{jid}/ret/m2", "custom/thing"):
             assert (await m1.req("event", tag=tag, data={"id": "m2", "x": 1}))[0] == "rep"
         kind, rep = await m1.req("event", tag="salt/key", data={"act": "accept", "id": "evil"})
@@ -384,6 +410,7 @@ def test_forwarded_events_are_bound_to_the_sender(master_opts):
         assert fired["custom/thing"] == {"id": "m2", "x": 1}
         assert "salt/key" not in fired
         assert not [t for t in fired if "/m2" in t]
+
     run_master(master_opts, body)
 
 
@@ -409,14 +436,20 @@ def test_find_job_and_minions(master_opts):
         pub = await m2.next_pub()
         assert pub["fun"] == "saltutil.find_job" and pub["arg"] == [res["jid"]]
         assert await m1.next_pub(0.3) is None
-        await m2.req("ret", jid=fj["jid"], fun="saltutil.find_job", fun_args=[res["jid"]],
-                     **{"return": {"jid": res["jid"], "fun": "test.sleep"}})
+        await m2.req(
+            "ret",
+            jid=fj["jid"],
+            fun="saltutil.find_job",
+            fun_args=[res["jid"]],
+            **{"return": {"jid": res["jid"], "fun": "test.sleep"}},
+        )
         c.cache.flush()
         assert c.cache.get_load(fj["jid"]) == {}  # probes are events only
         assert any(t == f"salt/job/{fj['jid']}/ret/m2" for t in c.tags())
         assert "error" in await c.server.find_job("nope", ["m2"])
         assert "error" in await c.server.find_job(res["jid"], ["../x"])
         assert await c.server.minions() == {"accepted": ["m1", "m2"], "connected": ["m1", "m2"]}
+
     run_master(master_opts, body)
 
 
@@ -432,6 +465,7 @@ def test_a_job_waits_for_a_minion_that_reauthenticates(master_opts):
         await m1.auth()
         await m1.req("ping")
         assert (await m1.next_pub())["jid"] == res["jid"]
+
     run_master(master_opts, body)
 
 

@@ -45,13 +45,18 @@ async def forged_auth(attacker: RawMinion, victim_pub: str, *, garbage_sig: bool
     token = os.urandom(32)
     offer = await attacker.challenge(token)
     if garbage_sig:
-        return wire.clear("auth", attacker.id, {"pub": victim_pub, "token": token,
-                                                "challenge": offer.challenge, "sig": os.urandom(256)}).encode()
-    return handshake.auth_request(attacker.id, attacker.key, victim_pub, token, offer.challenge,
-                                  crypto.fingerprint(offer.master_pub))
+        return wire.clear(
+            "auth",
+            attacker.id,
+            {"pub": victim_pub, "token": token, "challenge": offer.challenge, "sig": os.urandom(256)},
+        ).encode()
+    return handshake.auth_request(
+        attacker.id, attacker.key, victim_pub, token, offer.challenge, crypto.fingerprint(offer.master_pub)
+    )
 
 
 # -- 3: proof of possession -----------------------------------------------------------------------
+
 
 def test_an_auth_with_only_the_public_key_is_refused_and_the_session_kept(master_opts):
     async def body(c: Ctx) -> None:
@@ -68,28 +73,32 @@ def test_an_auth_with_only_the_public_key_is_refused_and_the_session_kept(master
         # nothing was decided: no salt/auth event, no key written
         assert c.tags().count("salt/auth") == auths_before
         assert c.keys.list_keys()["minions_denied"] == []
+
     run_master(master_opts, body)
 
 
 def test_forged_auths_lose_no_ping_of_the_real_minion(tmp_path: Path) -> None:
     async def main() -> None:
-        async with real_pair(tmp_path) as pair:       # heartbeat every 0.2 s, 0.5 s to answer
+        async with real_pair(tmp_path) as pair:  # heartbeat every 0.2 s, 0.5 s to answer
             session = pair.server.sessions["m1"]
             attacker = RawMinion(pair.hub.client(), "m1", rsa_key(7))
             answered = 0
             for i in range(25):
                 raw = await attacker.client.request(
-                    await forged_auth(attacker, pair.agent.pub_pem, garbage_sig=bool(i % 2)), 5)
+                    await forged_auth(attacker, pair.agent.pub_pem, garbage_sig=bool(i % 2)), 5
+                )
                 assert "auth refused" in err_of(raw)
                 reply = await pair.agent.request("ping", {})
                 answered += bool(reply and reply.get("ok"))
             assert answered == 25
             # the heartbeats in between never failed either: the minion never authenticated again
             assert pair.agent.auth_count == 1 and pair.server.sessions["m1"] is session
+
     run(main())
 
 
 # -- 4: replay -------------------------------------------------------------------------------------
+
 
 def test_a_captured_auth_is_refused_again_and_after_a_master_restart(master_opts):
     captured: dict[str, Any] = {}
@@ -99,15 +108,16 @@ def test_a_captured_auth_is_refused_again_and_after_a_master_restart(master_opts
         captured["frame"] = m1.last_auth
         # sent again to the same master process: its challenge was used
         replayer = c.hub.client()
-        assert err_of(await replayer.request(m1.last_auth, 5)) == "unknown, used or expired challenge; " \
-                                                                  "ask for a new one"
+        assert (
+            err_of(await replayer.request(m1.last_auth, 5)) == "unknown, used or expired challenge; ask for a new one"
+        )
         assert (await m1.req("ping"))[0] == "rep"
 
-    async def after(c: Ctx) -> None:       # a new master process, same keys on disk
+    async def after(c: Ctx) -> None:  # a new master process, same keys on disk
         auths = c.tags().count("salt/auth")
         assert "unknown, used or expired challenge" in err_of(await c.hub.client().request(captured["frame"], 5))
         assert "m1" not in c.server.sessions and c.tags().count("salt/auth") == auths
-        m1 = c.minion("m1", 0)            # the real minion gets in
+        m1 = c.minion("m1", 0)  # the real minion gets in
         assert (await m1.auth())["status"] == "accepted"
         assert (await m1.req("ping"))[0] == "rep"
 
@@ -119,18 +129,18 @@ def test_challenges_are_bound_to_their_id_used_once_expire_and_are_bounded():
     now = [100.0]
     book = Challenges(ttl=30, limit=3, clock=lambda: now[0])
     a = book.issue("m1")
-    assert not book.take("m2", a)          # another id cannot use it, and it stays for m1
+    assert not book.take("m2", a)  # another id cannot use it, and it stays for m1
     assert book.take("m1", a) and not book.take("m1", a)
     b = book.issue("m1")
     now[0] += 31
-    assert not book.take("m1", b)          # expired
+    assert not book.take("m1", b)  # expired
     first = book.issue("m1")
     rest = [book.issue(f"x{i}") for i in range(5)]
     assert len(book) == 3 and book.evicted == 3
     assert not book.take("m1", first) and book.take("x4", rest[-1])
     now[0] += 31
     last = book.issue("m1")
-    assert len(book) == 1                  # the expired ones are gone
+    assert len(book) == 1  # the expired ones are gone
     # made up, or issued by another master process (a restart) under the same serial: unknown
     assert not book.take("m1", os.urandom(32))
     other = Challenges(ttl=30, limit=3, clock=lambda: now[0])
@@ -151,11 +161,12 @@ def test_a_hello_flood_keeps_the_challenge_table_bounded(master_opts):
             raw = await flooder.request(handshake.hello(f"flood{i % 7}", token), 5)
             assert raw is not None and handshake.read_challenge(wire.decode(raw), f"flood{i % 7}", token)
         assert len(c.server.auth.challenges) == 50 and c.server.auth.challenges.evicted == 350
-        assert len(c.server.replay._seen) == 0          # hellos do not fill the replay guard
+        assert len(c.server.replay._seen) == 0  # hellos do not fill the replay guard
         assert "bad minion id" in err_of(await flooder.request(handshake.hello("../etc", os.urandom(32)), 5))
         m1 = c.minion("m1")
         assert (await m1.auth())["status"] == "accepted"
         assert c.keys.list_keys()["minions"] == ["m1"]  # hellos never touch the key store
+
     run_master(master_opts, body)
 
 
@@ -188,15 +199,17 @@ def test_one_rsa_private_key_operation_per_auth(master_opts):
         for _ in range(3):
             assert (await m1.auth())["status"] == "accepted"
         assert (await c.minion("m1", 1).auth())["status"] == "denied"
-        assert counting.ops == 5                     # one per decided auth
+        assert counting.ops == 5  # one per decided auth
         attacker = RawMinion(c.hub.client(), "m1", rsa_key(7))
-        for _ in range(3):                           # hellos and refused auths: none
+        for _ in range(3):  # hellos and refused auths: none
             await attacker.client.request(await forged_auth(attacker, crypto.public_pem(rsa_key(0))), 5)
         assert counting.ops == 5
+
     run_master(master_opts, body)
 
 
 # -- requests that do not open ---------------------------------------------------------------------
+
 
 def test_a_request_that_does_not_open_gets_err_and_the_minion_authenticates_again_at_once(tmp_path):
     async def main() -> None:
@@ -218,6 +231,7 @@ def test_a_request_that_does_not_open_gets_err_and_the_minion_authenticates_agai
                 await asyncio.sleep(0.02)
             await asyncio.wait_for(pair.agent.connected.wait(), 2)
             assert (await pair.agent.request("ping", {}))["ok"]
+
     run(main())
 
 
@@ -257,8 +271,9 @@ class Swapper:
         self._file_requests.discard((peer, corr))
         if self._held is None:
             self._held = (peer, corr, frame)
-            asyncio.get_running_loop().call_later(3.0, lambda held=self._held: asyncio.ensure_future(
-                self._release(held)))          # no partner came: pass it on as it is
+            asyncio.get_running_loop().call_later(
+                3.0, lambda held=self._held: asyncio.ensure_future(self._release(held))
+            )  # no partner came: pass it on as it is
             return
         held_peer, held_corr, held_frame = self._held
         self._held = None
@@ -292,14 +307,18 @@ def test_swapped_file_server_replies_are_refused_and_no_job_gets_the_other_file(
         return swappers[0]
 
     async def main() -> None:
-        async with real_pair(tmp_path, file_roots={"base": [str(srv)]}, wrap=wrap, file_client="remote",
-                             auth_timeout=5) as pair:
+        async with real_pair(
+            tmp_path, file_roots={"base": [str(srv)]}, wrap=wrap, file_client="remote", auth_timeout=5
+        ) as pair:
             mitm = swappers[0]
-            mitm.key_of = lambda minion_id: (pair.server.sessions[minion_id].key
-                                             if minion_id in pair.server.sessions else None)
+            mitm.key_of = lambda minion_id: (
+                pair.server.sessions[minion_id].key if minion_id in pair.server.sessions else None
+            )
             mitm.armed = True
-            jids = [(await pair.server.publish("m1", "glob", "cp.get_file",
-                                               [f"salt://{name}", str(dest / name)]))["jid"] for name in content]
+            jids = [
+                (await pair.server.publish("m1", "glob", "cp.get_file", [f"salt://{name}", str(dest / name)]))["jid"]
+                for name in content
+            ]
             results = [await pair.wait_return(jid) for jid in jids]
             mitm.armed = False
             assert mitm.swapped >= 1, "the two jobs' requests were never in flight together"
@@ -307,12 +326,13 @@ def test_swapped_file_server_replies_are_refused_and_no_job_gets_the_other_file(
             for name, data in content.items():
                 for where in (dest / name, cache / name):
                     assert not where.exists() or where.read_bytes() == data, f"{where} holds the other file"
-            assert results == ["", ""]        # refused: the jobs failed instead
+            assert results == ["", ""]  # refused: the jobs failed instead
             # the man in the middle gone, each job gets its own file
             for name, data in content.items():
                 assert await pair.job("cp.get_file", f"salt://{name}", str(dest / name)) == str(dest / name)
                 assert (dest / name).read_bytes() == data
             assert pair.agent.auth_count == 1
+
     run(main(), timeout=60)
 
 
@@ -328,4 +348,5 @@ def test_a_reply_moved_to_another_request_does_not_open(master_opts):
         for reply, request in ((rep_first, second), (rep_second, first)):
             with pytest.raises(AuthError, match="answers another request"):
                 wire.open_reply(reply, m1.session, wire.decode(request).nonce)
+
     run_master(master_opts, body)

@@ -48,8 +48,9 @@ def opts(master_opts: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
         (states / rel).write_text(textwrap.dedent(text))
     (pillar / "top.sls").write_text("base:\n  '*':\n    - data\n")
     (pillar / "data.sls").write_text("secret: {{ grains['role'] }}-secret\n")
-    master_opts.update({"file_roots": {"base": [str(states)]}, "pillar_roots": {"base": [str(pillar)]},
-                        "auto_accept": True})
+    master_opts.update(
+        {"file_roots": {"base": [str(states)]}, "pillar_roots": {"base": [str(pillar)]}, "auto_accept": True}
+    )
     return master_opts
 
 
@@ -82,6 +83,7 @@ def test_a_minion_gets_its_own_compiled_job(opts):
         # bad payloads are refused with a message
         assert "needs 'fun'" in (await web.req("compile", arg=[]))[1]["error"]
         assert "'arg' must be a list" in (await web.req("compile", fun="state.apply", arg="x"))[1]["error"]
+
     run_master(opts, body)
 
 
@@ -104,6 +106,7 @@ def test_a_minion_cannot_get_another_minions_compiled_job(opts):
         stranger = c.minion("db1", 2)
         assert (await stranger.auth())["status"] == "denied"
         assert await stranger.req("compile", fun="state.apply") == ("err", {"error": NOT_OPENED})
+
     run_master(opts, body)
 
 
@@ -111,6 +114,7 @@ def test_an_unauthenticated_compile_request_is_told_to_authenticate(opts):
     async def body(c: Ctx) -> None:
         nobody = c.minion("nobody", 3)
         assert await nobody.req("compile", fun="state.apply") == ("err", {"error": "unauthenticated"})
+
     run_master(opts, body)
 
 
@@ -119,8 +123,14 @@ def test_a_minions_reported_config_is_kept_only_as_template_data(opts, tmp_path)
     evil = tmp_path / "evil" / "modules"
     evil.mkdir(parents=True)
     (evil / "grains.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef get(*a, **k):\n    return 'x'\n")
-    hostile = {**REPORT, "extension_modules": str(evil.parent), "file_roots": {"base": ["/"]},
-               "pki_dir": "/etc", "mysql.pass": "hunter2", "my_setting": "mine"}
+    hostile = {
+        **REPORT,
+        "extension_modules": str(evil.parent),
+        "file_roots": {"base": ["/"]},
+        "pki_dir": "/etc",
+        "mysql.pass": "hunter2",
+        "my_setting": "mine",
+    }
 
     async def body(c: Ctx) -> None:
         web = await c.accepted("web1", 0, grains=WEB)
@@ -138,4 +148,5 @@ def test_a_minions_reported_config_is_kept_only_as_template_data(opts, tmp_path)
         assert (await web.req("compile", fun="state.apply", arg=[], kwarg={}))[1] == {"compiled": None}
         # and the master keeps serving
         assert (await web.req("ping"))[0] == "rep"
+
     run_master(opts, body)

@@ -44,13 +44,16 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
     (conf / "master").write_text(
         f"root_dir: {root}\ninterface: 127.0.0.1\nret_port: {ret_port}\npublish_port: {pub_port}\n"
         "auto_accept: true\npki_dir: pki\ncachedir: cache\nsock_dir: s\nlog_file: master.log\n"
-        "pidfile: master.pid\nlog_level: info\ntimeout: 3\ngather_job_timeout: 1\n")
-    started = subprocess.run([str(BIN / "briny-master"), "-c", str(conf), "-d"], capture_output=True,
-                             text=True, timeout=30)
+        "pidfile: master.pid\nlog_level: info\ntimeout: 3\ngather_job_timeout: 1\n"
+    )
+    started = subprocess.run(
+        [str(BIN / "briny-master"), "-c", str(conf), "-d"], capture_output=True, text=True, timeout=30
+    )
     assert started.returncode == 0, started.stderr
     pid = int((root / "master.pid").read_text())
     jids: list[str] = []
     try:
+
         async def scenario() -> None:
             client = ZmqClient("127.0.0.1", ret_port, pub_port)
             try:
@@ -59,19 +62,36 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
                 await m.req("grains", grains={"os": "Debian"})
                 await asyncio.sleep(0.3)  # SUB joins
                 cli = await asyncio.create_subprocess_exec(
-                    str(BIN / "briny"), "-c", str(conf), "-G", "os:Debian", "test.ping", "--out", "json",
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                    str(BIN / "briny"),
+                    "-c",
+                    str(conf),
+                    "-G",
+                    "os:Debian",
+                    "test.ping",
+                    "--out",
+                    "json",
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
                 pub = await m.next_pub(10)
                 assert pub is not None and pub["fun"] == "test.ping"
-                await m.req("ret", jid=pub["jid"], fun="test.ping", fun_args=[], retcode=0, success=True,
-                            **{"return": True})
+                await m.req(
+                    "ret", jid=pub["jid"], fun="test.ping", fun_args=[], retcode=0, success=True, **{"return": True}
+                )
                 out, err = await asyncio.wait_for(cli.communicate(), 20)
                 assert cli.returncode == 0, err.decode()
                 assert out.decode().split() == ["{", '"m1":', "true", "}"]
                 # a return in flight when SIGTERM arrives is still stored
                 cli = await asyncio.create_subprocess_exec(
-                    str(BIN / "briny"), "-c", str(conf), "--async", "m1", "test.ping",
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                    str(BIN / "briny"),
+                    "-c",
+                    str(conf),
+                    "--async",
+                    "m1",
+                    "test.ping",
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
                 await asyncio.wait_for(cli.communicate(), 20)
                 pub = await m.next_pub(10)
                 assert pub is not None
@@ -106,11 +126,12 @@ def test_refuses_a_second_master_and_a_taken_port(root):
     ret_port, pub_port = free_ports(2)
     conf = root / "conf"
     conf.mkdir()
-    (conf / "master").write_text(f"root_dir: {root}\ninterface: 127.0.0.1\nret_port: {ret_port}\n"
-                                 f"publish_port: {pub_port}\nsock_dir: s\npidfile: master.pid\n")
+    (conf / "master").write_text(
+        f"root_dir: {root}\ninterface: 127.0.0.1\nret_port: {ret_port}\n"
+        f"publish_port: {pub_port}\nsock_dir: s\npidfile: master.pid\n"
+    )
     (root / "master.pid").write_text(f"{os.getpid()}\n")  # "running": this test process
-    res = subprocess.run([str(BIN / "briny-master"), "-c", str(conf)], capture_output=True, text=True,
-                         timeout=30)
+    res = subprocess.run([str(BIN / "briny-master"), "-c", str(conf)], capture_output=True, text=True, timeout=30)
     assert res.returncode == 2 and "already running" in res.stderr
     (root / "master.pid").unlink()
     import socket
@@ -119,11 +140,13 @@ def test_refuses_a_second_master_and_a_taken_port(root):
     taken.bind(("127.0.0.1", ret_port))
     taken.listen()
     try:
-        res = subprocess.run([str(BIN / "briny-master"), "-c", str(conf), "-d"], capture_output=True,
-                             text=True, timeout=30)
+        res = subprocess.run(
+            [str(BIN / "briny-master"), "-c", str(conf), "-d"], capture_output=True, text=True, timeout=30
+        )
         assert res.returncode == 2 and f"cannot bind ret_port 127.0.0.1:{ret_port}" in res.stderr
     finally:
         taken.close()
-    res = subprocess.run([str(BIN / "briny-master"), "-c", str(root / "nope")], capture_output=True,
-                         text=True, timeout=30)
+    res = subprocess.run(
+        [str(BIN / "briny-master"), "-c", str(root / "nope")], capture_output=True, text=True, timeout=30
+    )
     assert res.returncode == 2 and "does not exist" in res.stderr

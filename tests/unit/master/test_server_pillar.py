@@ -63,6 +63,7 @@ def test_each_minion_gets_its_own_pillar(opts):
         assert rep["pillar"] == {"me": "web1", "role": "web", "secret": "web-secret", "stage": "dev"}
         kind, rep = await db.req("pillar")
         assert rep["pillar"]["secret"] == "db-secret" and rep["pillar"]["me"] == "db1"
+
     run_master(opts, body)
 
 
@@ -91,6 +92,7 @@ def test_minion_a_cannot_get_minion_bs_pillar(opts):
         assert rep["pillar"]["db_password"] == "hunter2"
         kind, rep = await web.req("pillar")
         assert "db_password" not in rep["pillar"]
+
     run_master(opts, body)
 
 
@@ -104,6 +106,7 @@ def test_pillarenv_and_saltenv_are_honoured(opts):
         assert (await web.req("pillar", saltenv="dev"))[1] == {"pillar": {"stage": "dev"}}
         kind, rep = await web.req("pillar", pillarenv="../../etc")
         assert kind == "rep" and "environment name" in rep["error"]
+
     run_master(opts, body)
 
 
@@ -116,6 +119,7 @@ def test_render_errors_come_back_as_errors(opts, tmp_path):
         assert kind == "rep"
         assert rep["pillar"]["me"] == "web1"
         assert rep["pillar"]["_errors"] == ["Rendering SLS 'broken' failed. Please see master log for details."]
+
     run_master(opts, body)
 
 
@@ -126,6 +130,7 @@ def test_new_grains_give_a_new_pillar(opts):
         assert (await m.req("grains", grains={"id": "m1", "role": "db"}))[0] == "rep"
         assert (await m.req("pillar"))[1]["pillar"]["secret"] == "db-secret"
         assert c.server.pillar.compiles == 2
+
     run_master(opts, body)
 
 
@@ -145,8 +150,9 @@ def test_compiles_run_in_a_worker_never_on_the_loop(opts):
         pillar = asyncio.ensure_future(web.req("pillar"))
         await asyncio.sleep(0.1)
         start = time.monotonic()
-        assert (await other.req("ping"))[0] == "rep"     # the loop still serves
+        assert (await other.req("ping"))[0] == "rep"  # the loop still serves
         assert time.monotonic() - start < 0.3
         assert (await pillar)[1]["pillar"]["me"] == "web1"
         assert seen and seen[0].startswith("briny-master")
+
     run_master(opts, body)

@@ -25,8 +25,13 @@ def test_auth_ping_and_publish_over_zeromq(master_opts):
         transport = ZmqServer("127.0.0.1", ret_port, pub_port, ctx=ctx)
         cache = SqliteJobCache(os.path.join(master_opts["cachedir"], "jobs.sqlite"))
         events: list = []
-        server = MasterServer(master_opts, transport, KeyStore(master_opts, fire_events=False), cache,
-                              fire=lambda t, d: events.append((t, d)))
+        server = MasterServer(
+            master_opts,
+            transport,
+            KeyStore(master_opts, fire_events=False),
+            cache,
+            fire=lambda t, d: events.append((t, d)),
+        )
         task = asyncio.ensure_future(server.serve())
         client = ZmqClient("127.0.0.1", ret_port, pub_port, ctx=ctx)
         raw = ctx.socket(zmq.DEALER)

@@ -23,12 +23,14 @@ def make(tmp_path, hub: MemoryHub, **extra) -> MinionAgent:
 
 # -- auth and trust ------------------------------------------------------------------------------
 
+
 def test_first_start_makes_keys_authenticates_pins_and_sends_grains(tmp_path):
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
-        agent = MinionAgent(minion_opts(tmp_path, premade_key=False), hub.client,
-                            grains={"os": "Debian"}, event_bus=False)
+        agent = MinionAgent(
+            minion_opts(tmp_path, premade_key=False), hub.client, grains={"os": "Debian"}, event_bus=False
+        )
         async with Running(agent):
             await asyncio.wait_for(agent.connected.wait(), 5)
             grains = await master.wait_for(lambda r: r["cmd"] == "grains")
@@ -75,7 +77,7 @@ def test_rejected_runs_nothing_and_retries_slowly(tmp_path):
         return master
 
     master = run(main())
-    assert len(master.auths) == 1   # next try only after max(acceptance_wait, recon_max) * 3
+    assert len(master.auths) == 1  # next try only after max(acceptance_wait, recon_max) * 3
     assert master.requests == []
 
 
@@ -164,6 +166,7 @@ def test_a_reply_with_a_bad_signature_or_token_is_refused(tmp_path):
 
 # -- publishes and jobs ----------------------------------------------------------------------------
 
+
 def test_jobs_run_and_return_with_retcode_and_success(tmp_path):
     async def main():
         hub = MemoryHub()
@@ -219,23 +222,23 @@ def test_forged_foreign_garbage_stale_and_replayed_publishes_are_dropped(tmp_pat
             key = master.sessions["m1"]
             load = {"jid": "20990101000000000001", "fun": "test.ping", "arg": [], "kwarg": {}}
             bad = [
-                master.pub_frame("m1", load, sign_key=ed_key("forger")),            # forged
-                master.pub_frame("m1", load, key=os.urandom(32)),                   # sealed with another key
-                master.pub_frame("m2", load, key=os.urandom(32)),                   # for another minion
-                master.pub_frame("m1", load, ts=1.0),                               # stale
-                os.urandom(64),                                                     # garbage
-                msgpack.packb({"v": 1, "k": "pub"})[:-2],                           # truncated msgpack
-                msgpack.packb([1, 2, 3]),                                           # not a map
-                wire.sealed("req", "m1", key, load).encode(),                       # not a publish
-                master.pub_frame("m1", {"jid": "../../etc", "fun": "test.ping"}),   # bad jid
-                master.pub_frame("m1", ["not", "a", "map"]),                        # bad load
+                master.pub_frame("m1", load, sign_key=ed_key("forger")),  # forged
+                master.pub_frame("m1", load, key=os.urandom(32)),  # sealed with another key
+                master.pub_frame("m2", load, key=os.urandom(32)),  # for another minion
+                master.pub_frame("m1", load, ts=1.0),  # stale
+                os.urandom(64),  # garbage
+                msgpack.packb({"v": 1, "k": "pub"})[:-2],  # truncated msgpack
+                msgpack.packb([1, 2, 3]),  # not a map
+                wire.sealed("req", "m1", key, load).encode(),  # not a publish
+                master.pub_frame("m1", {"jid": "../../etc", "fun": "test.ping"}),  # bad jid
+                master.pub_frame("m1", ["not", "a", "map"]),  # bad load
             ]
             for frame in bad:
                 await master.raw_publish("m1", frame)
             await master.raw_publish("m1", master.pub_frame("m1", load), topic=topic_for("m2"))
             good = master.pub_frame("m1", load)
             await master.raw_publish("m1", good)
-            await master.raw_publish("m1", good)                                    # replayed
+            await master.raw_publish("m1", good)  # replayed
             ret = await master.wait_ret(load["jid"])
             await asyncio.sleep(0.3)
             # still serving
@@ -258,10 +261,10 @@ def test_fire_event_during_a_state_job_reaches_the_master(tmp_path):
         master = RawMaster(hub).start()
         async with Running(make(tmp_path, hub)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            jid = await master.publish("m1", "state.single", ["test.succeed_with_changes", "thing"],
-                                       {"fire_event": True})
-            event = await master.wait_for(lambda r: r["cmd"] == "event"
-                                          and r["tag"].startswith("salt/state_result/"))
+            jid = await master.publish(
+                "m1", "state.single", ["test.succeed_with_changes", "thing"], {"fire_event": True}
+            )
+            event = await master.wait_for(lambda r: r["cmd"] == "event" and r["tag"].startswith("salt/state_result/"))
             ret = await master.wait_ret(jid)
         await master.stop()
         return jid, event, ret
@@ -305,7 +308,7 @@ def test_stop_lets_running_jobs_finish_and_return(tmp_path):
         await asyncio.wait_for(agent.connected.wait(), 5)
         jid = await master.publish("m1", "test.sleep", [0.4])
         await asyncio.sleep(0.1)
-        await runner.__aexit__()          # stop: waits for the job, sends its return
+        await runner.__aexit__()  # stop: waits for the job, sends its return
         late = await master.publish("m1", "test.ping")
         await asyncio.sleep(0.2)
         await master.stop()
@@ -321,10 +324,12 @@ def test_an_idle_minion_does_not_import_jinja_or_the_compiler():
     import subprocess
     import sys
 
-    code = ("import sys, briny.minion.daemon, briny.minion.agent, briny.minion.grains\n"
-            "heavy = ('jinja2', 'briny.common.compiler', 'briny.common.engine', 'briny.common.pillar',\n"
-            "         'briny.common.render', 'ctypes')\n"
-            "print([m for m in heavy if m in sys.modules])")
+    code = (
+        "import sys, briny.minion.daemon, briny.minion.agent, briny.minion.grains\n"
+        "heavy = ('jinja2', 'briny.common.compiler', 'briny.common.engine', 'briny.common.pillar',\n"
+        "         'briny.common.render', 'ctypes')\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 
@@ -343,4 +348,4 @@ def test_with_a_master_pillar_is_asked_for_once_and_the_config_pillar_is_the_fal
 
     first, second, asked = run(main())
     assert first["return"] == "web" and second["return"] == "web"
-    assert len(asked) == 1   # kept until saltutil.refresh_pillar
+    assert len(asked) == 1  # kept until saltutil.refresh_pillar

@@ -74,9 +74,15 @@ def test_a_compiled_state_apply_runs_without_compiling_on_the_minion(tmp_path, c
             await publish(topic, frame)
 
         master.hub.server.publish = recording  # type: ignore[method-assign]
-        agents = {mid: MinionAgent(minion_opts(tmp_path / mid, mid, file_client="remote"), master.hub.client,
-                                   grains={"id": mid, "color": color}, event_bus=False)
-                  for mid, color in (("m1", "blue"), ("m2", "red"))}
+        agents = {
+            mid: MinionAgent(
+                minion_opts(tmp_path / mid, mid, file_client="remote"),
+                master.hub.client,
+                grains={"id": mid, "color": color},
+                event_bus=False,
+            )
+            for mid, color in (("m1", "blue"), ("m2", "red"))
+        }
         got: dict[str, Any] = {}
         try:
             async with Running(agents["m1"]), Running(agents["m2"]):
@@ -105,7 +111,7 @@ def test_a_compiled_state_apply_runs_without_compiling_on_the_minion(tmp_path, c
     assert (out / "motd-m2").read_text() == "hello m2 size 1\n"
     sky = next(r for r in m1.values() if r["__id__"] == "sky")
     assert sky["name"] == "blue 1"
-    assert got["minion_compiles"] == []                     # the minions ran the master's chunks
+    assert got["minion_compiles"] == []  # the minions ran the master's chunks
     assert all(r["result"] is True and not r["changes"] for r in got["again"].values())
     # the template calls cmd.run: the master falls back and m1 compiles for itself
     assert [r["name"] for r in got["hostly"].values()] == ["hi"]

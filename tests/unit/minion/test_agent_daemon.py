@@ -18,8 +18,9 @@ SCRIPT = "import sys; from briny.minion.daemon import main; sys.exit(main())"
 
 
 def minion(*args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 def test_usage_and_config_errors_exit_2(tmp_path):
@@ -35,7 +36,7 @@ def test_usage_and_config_errors_exit_2(tmp_path):
     bad_type = minion("-c", str(tmp_path))
     assert bad_type.wait(30) == 2 and "'master_port' must be an integer" in bad_type.stderr.read()
     (tmp_path / "minion").write_text(f"id: m1\npidfile: {tmp_path}/m.pid\n")
-    (tmp_path / "m.pid").write_text(f"{os.getpid()}\n")       # a live process holds it
+    (tmp_path / "m.pid").write_text(f"{os.getpid()}\n")  # a live process holds it
     running = minion("-c", str(tmp_path))
     assert running.wait(30) == 2 and "already runs as pid" in running.stderr.read()
 
@@ -47,7 +48,8 @@ def test_a_minion_process_serves_a_raw_zmq_master_and_stops_cleanly_on_sigterm(t
         f"id: dm1\nmaster: 127.0.0.1\nmaster_port: {ret_port}\npublish_port: {pub_port}\n"
         f"root_dir: {root}\nfile_client: local\nfile_roots: {{base: [{tmp_path}/srv]}}\n"
         f"pillar_roots: {{base: [{tmp_path}/pillar]}}\nsock_dir: /tmp/bmd-{os.getpid()}\n"
-        f"ping_interval: 1\nlog_level: info\n")
+        f"ping_interval: 1\nlog_level: info\n"
+    )
     pidfile = root / "run" / "briny" / "briny-minion.pid"
 
     async def main():
@@ -60,7 +62,7 @@ def test_a_minion_process_serves_a_raw_zmq_master_and_stops_cleanly_on_sigterm(t
             ping = await master.wait_ret(await master.publish("dm1", "test.ping"), timeout=10)
             slow = await master.publish("dm1", "test.sleep", [1])
             await asyncio.sleep(0.3)
-            proc.send_signal(signal.SIGTERM)        # the running job finishes and returns
+            proc.send_signal(signal.SIGTERM)  # the running job finishes and returns
             slow_ret = await master.wait_ret(slow, timeout=10)
             code = await asyncio.get_running_loop().run_in_executor(None, proc.wait, 20)
         finally:

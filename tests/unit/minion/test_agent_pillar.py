@@ -35,9 +35,18 @@ def master_opts(root: Path) -> dict[str, Any]:
     (pillar / "top.sls").write_text("base:\n  '*':\n    - data\n  'color:blue':\n    - match: grain\n    - blue\n")
     (pillar / "data.sls").write_text("size: 1\nwho: {{ grains['id'] }}\n")
     (pillar / "blue.sls").write_text("sky: {{ grains['color'] }}\n")
-    return apply_config({"root_dir": str(root), "pki_dir": "pki", "cachedir": "cache", "sock_dir": "sock",
-                         "auto_accept": True, "pillar_roots": {"base": [str(pillar)]}},
-                        MASTER_DEFAULTS, "test")
+    return apply_config(
+        {
+            "root_dir": str(root),
+            "pki_dir": "pki",
+            "cachedir": "cache",
+            "sock_dir": "sock",
+            "auto_accept": True,
+            "pillar_roots": {"base": [str(pillar)]},
+        },
+        MASTER_DEFAULTS,
+        "test",
+    )
 
 
 class Master:
@@ -47,8 +56,13 @@ class Master:
         self.hub = MemoryHub()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.cache = SqliteJobCache(os.path.join(opts["cachedir"], "jobs.sqlite"))
-        self.server = MasterServer(opts, self.hub.server, KeyStore(opts, fire_events=False), self.cache,
-                                   fire=lambda t, d: self.events.append((t, d)))
+        self.server = MasterServer(
+            opts,
+            self.hub.server,
+            KeyStore(opts, fire_events=False),
+            self.cache,
+            fire=lambda t, d: self.events.append((t, d)),
+        )
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> "Master":
@@ -88,9 +102,12 @@ def test_jobs_see_the_masters_pillar_and_refresh_pillar_asks_again(tmp_path):
 
     async def main() -> list[Any]:
         master = Master(mopts).start()
-        agent = MinionAgent(minion_opts(tmp_path / "minion", "m1", file_client="remote",
-                                        pillar={"from": "config"}),
-                            master.hub.client, grains={"id": "m1", "color": "blue"}, event_bus=False)
+        agent = MinionAgent(
+            minion_opts(tmp_path / "minion", "m1", file_client="remote", pillar={"from": "config"}),
+            master.hub.client,
+            grains={"id": "m1", "color": "blue"},
+            event_bus=False,
+        )
         out: list[Any] = []
         try:
             async with Running(agent):
@@ -98,10 +115,10 @@ def test_jobs_see_the_masters_pillar_and_refresh_pillar_asks_again(tmp_path):
                 await master.wait_grains("m1")
                 out.append(await master.call("m1", "pillar.items"))
                 rewrite(data, "size: 2\nwho: {{ grains['id'] }}\n")
-                out.append(await master.call("m1", "pillar.get", "size"))       # kept on the minion
+                out.append(await master.call("m1", "pillar.get", "size"))  # kept on the minion
                 out.append(master.server.pillar.compiles)
                 out.append(await master.call("m1", "saltutil.refresh_pillar"))
-                out.append(master.server.pillar.compiles)                         # asked again at once
+                out.append(master.server.pillar.compiles)  # asked again at once
                 out.append(await master.call("m1", "pillar.get", "size"))
                 out.append(await master.call("m1", "pillar.get", "sky"))
         finally:
@@ -109,7 +126,7 @@ def test_jobs_see_the_masters_pillar_and_refresh_pillar_asks_again(tmp_path):
         return out
 
     items, kept, compiles_before, refreshed, compiles_after, size, sky = run(main())
-    assert items == {"size": 1, "who": "m1", "sky": "blue"}   # the master's, not the config's
+    assert items == {"size": 1, "who": "m1", "sky": "blue"}  # the master's, not the config's
     assert kept == 1
     assert refreshed is True and compiles_before == 1 and compiles_after == 2
     assert size == 2 and sky == "blue"
@@ -121,8 +138,12 @@ def test_a_pillar_with_errors_stops_state_runs_on_the_minion(tmp_path):
 
     async def main() -> tuple[Any, Any]:
         master = Master(mopts).start()
-        agent = MinionAgent(minion_opts(tmp_path / "minion", "m1", file_client="remote"),
-                            master.hub.client, grains={"id": "m1", "color": "blue"}, event_bus=False)
+        agent = MinionAgent(
+            minion_opts(tmp_path / "minion", "m1", file_client="remote"),
+            master.hub.client,
+            grains={"id": "m1", "color": "blue"},
+            event_bus=False,
+        )
         try:
             async with Running(agent):
                 await asyncio.wait_for(agent.connected.wait(), 10)
@@ -140,17 +161,30 @@ def test_a_pillar_with_errors_stops_state_runs_on_the_minion(tmp_path):
 
 # -- the executor with a master pillar source ------------------------------------------------------
 
+
 def executor_opts(tmp_path: Path) -> dict[str, Any]:
     srv = tmp_path / "srv"
     srv.mkdir()
-    (srv / "show.sls").write_text(textwrap.dedent("""\
+    (srv / "show.sls").write_text(
+        textwrap.dedent("""\
         show:
           test.succeed_without_changes:
             - name: "{{ pillar['a'] }}-{{ pillar['b'] }}-{{ pillar.get('c', 'none') }}"
-        """))
-    return apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
-                         "file_roots": {"base": [str(srv)]}, "pillar_roots": {"base": []},
-                         "pillar": {"from": "config"}}, MINION_DEFAULTS, "test")
+        """)
+    )
+    return apply_config(
+        {
+            "id": "m1",
+            "root_dir": str(tmp_path),
+            "cachedir": "cache",
+            "file_client": "local",
+            "file_roots": {"base": [str(srv)]},
+            "pillar_roots": {"base": []},
+            "pillar": {"from": "config"},
+        },
+        MINION_DEFAULTS,
+        "test",
+    )
 
 
 def test_pillar_overrides_merge_over_the_masters_pillar(tmp_path):
@@ -165,7 +199,7 @@ def test_pillar_overrides_merge_over_the_masters_pillar(tmp_path):
     (ret,) = res.ret.values()
     assert ret["name"] == "master-cli-cli" and ret["result"] is True
     res = ex.run(Job("20240101000000000002", "pillar.items"))
-    assert res.ret == {"a": "master", "b": "master", "nested": {"x": 1}}   # overrides do not stick
+    assert res.ret == {"a": "master", "b": "master", "nested": {"x": 1}}  # overrides do not stick
     assert len(asked) == 1
 
 
@@ -174,7 +208,7 @@ def test_no_answer_from_the_master_is_not_kept(tmp_path):
     source = MasterPillar(lambda payload: replies.pop(0))
     ex = Executor(executor_opts(tmp_path), dict, source)
     assert ex.run(Job("20240101000000000001", "pillar.items")).ret == {"from": "config"}
-    assert ex.run(Job("20240101000000000002", "pillar.items")).ret == {"a": 1}   # asked again
+    assert ex.run(Job("20240101000000000002", "pillar.items")).ret == {"a": 1}  # asked again
     # a master that answers without a pillar (it serves none) is an answer: kept
     answers = [{"error": "unknown request 'pillar'"}]
     ex = Executor(ex.opts, dict, MasterPillar(lambda payload: answers.pop(0)))

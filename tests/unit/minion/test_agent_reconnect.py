@@ -26,7 +26,7 @@ def test_backoff_doubles_with_jitter_inside_its_bounds():
         assert all(0.5 <= d <= 1.0 for d in delays[5:])
         b.reset()
         assert b.next() <= 0.15
-    assert len({Backoff(100, 1000, attempt=9).next() for _ in range(20)}) > 1   # jitter at the cap too
+    assert len({Backoff(100, 1000, attempt=9).next() for _ in range(20)}) > 1  # jitter at the cap too
 
 
 def test_an_err_reply_makes_the_minion_authenticate_again(tmp_path):
@@ -35,7 +35,7 @@ def test_an_err_reply_makes_the_minion_authenticate_again(tmp_path):
         master = RawMaster(hub).start()
         async with Running(make(tmp_path, hub)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            master.sessions.clear()          # the master forgot us: the next ping gets err
+            master.sessions.clear()  # the master forgot us: the next ping gets err
             await master.wait_auths(2)
             await master.wait_for(lambda r: r["cmd"] == "grains" and len(master.auths) == 2)
             ret = await master.wait_ret(await master.publish("m1", "test.ping"))
@@ -54,8 +54,8 @@ def test_a_restarted_master_gets_the_minion_back_and_it_answers_the_next_job(tmp
         async with Running(make(tmp_path, hub)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
             await old.stop()
-            await asyncio.sleep(0.3)         # down for a moment: pings go unanswered
-            new = RawMaster(hub).start()     # same key, no sessions
+            await asyncio.sleep(0.3)  # down for a moment: pings go unanswered
+            new = RawMaster(hub).start()  # same key, no sessions
             await new.wait_for(lambda r: r["cmd"] == "grains", timeout=5)
             ret = await new.wait_ret(await new.publish("m1", "test.echo", ["back"]))
         await new.stop()
@@ -109,7 +109,7 @@ def test_a_master_that_refuses_is_retried_with_backoff_never_in_a_busy_loop(tmp_
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert 3 <= len(times) <= 12
     assert all(g >= 0.045 for g in gaps)
-    assert max(gaps) >= 0.15                          # it backs off
+    assert max(gaps) >= 0.15  # it backs off
 
 
 def test_a_return_outlives_a_lost_session(tmp_path):
@@ -120,7 +120,7 @@ def test_a_return_outlives_a_lost_session(tmp_path):
             await asyncio.wait_for(agent.connected.wait(), 5)
             jid = await master.publish("m1", "test.sleep", [0.3])
             await asyncio.sleep(0.05)
-            master.sessions.clear()          # the return gets err, is kept, goes after re-auth
+            master.sessions.clear()  # the return gets err, is kept, goes after re-auth
             ret = await master.wait_ret(jid)
             await asyncio.sleep(0.2)
         await master.stop()
@@ -140,7 +140,7 @@ def test_events_on_the_local_bus_reach_the_master(short_root):
         async with Running(agent):
             await asyncio.wait_for(agent.connected.wait(), 5)
             loop = asyncio.get_running_loop()
-            for _ in range(20):               # the bus and its subscriber need a moment
+            for _ in range(20):  # the bus and its subscriber need a moment
                 await loop.run_in_executor(None, fire_event, opts, "custom/thing", {"x": 1})
                 try:
                     event = await master.wait_for(lambda r: r["cmd"] == "event", timeout=0.3)

@@ -47,8 +47,8 @@ class RawMaster:
         self.sign_key = ed_key(key)
         self.sessions: dict[str, bytes] = {}
         self.challenges: dict[bytes, str] = {}
-        self.hellos = 0                                  # challenges given out
-        self.auths: list[tuple[float, str, str]] = []   # (monotonic time, id, status answered)
+        self.hellos = 0  # challenges given out
+        self.auths: list[tuple[float, str, str]] = []  # (monotonic time, id, status answered)
         self.requests: list[dict[str, Any]] = []
         self.answer_pings = True
         self.answer = True
@@ -117,22 +117,44 @@ class RawMaster:
         return handshake.auth_reply(msg, self.status, self.priv, self.master_pub, session_enc, sign_pub)
 
     # -- publishing ----------------------------------------------------------------------------
-    def pub_frame(self, minion_id: str, load: dict[str, Any], *, key: bytes | None = None,
-                  sign_key: Any = None, ts: float | None = None) -> bytes:
+    def pub_frame(
+        self,
+        minion_id: str,
+        load: dict[str, Any],
+        *,
+        key: bytes | None = None,
+        sign_key: Any = None,
+        ts: float | None = None,
+    ) -> bytes:
         key = key if key is not None else self.sessions[minion_id]
         if ts is None:
             env = wire.sealed("pub", minion_id, key, load)
         else:
             proto = wire.Envelope("pub", minion_id, ts, crypto.new_nonce(), b"")
-            env = wire.Envelope("pub", minion_id, ts, proto.nonce,
-                                crypto.seal(key, proto.nonce, wire.pack(load), proto.header()))
+            env = wire.Envelope(
+                "pub", minion_id, ts, proto.nonce, crypto.seal(key, proto.nonce, wire.pack(load), proto.header())
+            )
         return wire.sign(env, sign_key or self.sign_key).encode()
 
-    async def publish(self, minion_id: str, fun: str, arg: list[Any] | None = None,
-                      kwarg: dict[str, Any] | None = None, **frame_opts: Any) -> str:
+    async def publish(
+        self,
+        minion_id: str,
+        fun: str,
+        arg: list[Any] | None = None,
+        kwarg: dict[str, Any] | None = None,
+        **frame_opts: Any,
+    ) -> str:
         jid = gen_jid()
-        load = {"jid": jid, "fun": fun, "arg": arg or [], "kwarg": kwarg or {}, "tgt": minion_id,
-                "tgt_type": "glob", "user": "root", "timeout": 5}
+        load = {
+            "jid": jid,
+            "fun": fun,
+            "arg": arg or [],
+            "kwarg": kwarg or {},
+            "tgt": minion_id,
+            "tgt_type": "glob",
+            "user": "root",
+            "timeout": 5,
+        }
         await self.raw_publish(minion_id, self.pub_frame(minion_id, load, **frame_opts))
         return jid
 
@@ -151,8 +173,9 @@ class RawMaster:
             seen = len(self.requests)
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"no matching request within {timeout} s; got "
-                                     f"{[r.get('cmd') for r in self.requests]}")
+                raise AssertionError(
+                    f"no matching request within {timeout} s; got {[r.get('cmd') for r in self.requests]}"
+                )
             self._new.clear()
             try:
                 await asyncio.wait_for(self._new.wait(), left)
@@ -194,11 +217,22 @@ def minion_opts(root: Path, minion_id: str = "m1", **extra: Any) -> dict[str, An
         key = rsa_key("minion")
         crypto.write_private(pki / "minion.pem", crypto.private_pem(key))
         (pki / "minion.pub").write_text(crypto.public_pem(key))
-    overrides = {"id": minion_id, "root_dir": str(root), "pki_dir": "pki", "cachedir": "cache",
-                 "sock_dir": "sock", "file_client": "local", "file_roots": {"base": [str(root / "srv")]},
-                 "pillar_roots": {"base": [str(root / "pillar")]}, "ping_interval": 0.2,
-                 "auth_timeout": 0.5, "acceptance_wait_time": 0.1, "recon_default": 50, "recon_max": 200,
-                 "shutdown_grace": 2}
+    overrides = {
+        "id": minion_id,
+        "root_dir": str(root),
+        "pki_dir": "pki",
+        "cachedir": "cache",
+        "sock_dir": "sock",
+        "file_client": "local",
+        "file_roots": {"base": [str(root / "srv")]},
+        "pillar_roots": {"base": [str(root / "pillar")]},
+        "ping_interval": 0.2,
+        "auth_timeout": 0.5,
+        "acceptance_wait_time": 0.1,
+        "recon_default": 50,
+        "recon_max": 200,
+        "shutdown_grace": 2,
+    }
     overrides.update(extra)
     (root / "srv").mkdir(exist_ok=True)
     (root / "pillar").mkdir(exist_ok=True)

@@ -21,7 +21,8 @@ from briny.minion.jobregistry import JobRegistry
 def opts(tmp_path):
     for d in ("srv", "pillar", "extmods/modules"):
         (tmp_path / d).mkdir(parents=True)
-    (tmp_path / "extmods/modules/probe.py").write_text(textwrap.dedent('''
+    (tmp_path / "extmods/modules/probe.py").write_text(
+        textwrap.dedent("""
         import os, time
         from briny.common.exceptions import CommandExecutionError
         COUNTER = []
@@ -57,13 +58,23 @@ def opts(tmp_path):
 
         def pillar_x(**kwargs):
             return __pillar__.get("x")
-    '''))
+    """)
+    )
     (tmp_path / "pillar/top.sls").write_text("base:\n  '*':\n    - data\n")
     (tmp_path / "pillar/data.sls").write_text("x: {{ 40 + 2 }}\n")
-    return apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
-                         "extension_modules": str(tmp_path / "extmods"),
-                         "file_roots": {"base": [str(tmp_path / "srv")]},
-                         "pillar_roots": {"base": [str(tmp_path / "pillar")]}}, MINION_DEFAULTS, "test")
+    return apply_config(
+        {
+            "id": "m1",
+            "root_dir": str(tmp_path),
+            "cachedir": "cache",
+            "file_client": "local",
+            "extension_modules": str(tmp_path / "extmods"),
+            "file_roots": {"base": [str(tmp_path / "srv")]},
+            "pillar_roots": {"base": [str(tmp_path / "pillar")]},
+        },
+        MINION_DEFAULTS,
+        "test",
+    )
 
 
 def job(fun, arg=None, kwarg=None, jid="20240101000000000001"):
@@ -73,15 +84,18 @@ def job(fun, arg=None, kwarg=None, jid="20240101000000000001"):
 def test_publish_loads_are_validated():
     good = Job.from_publish({"jid": "20240101000000000001", "fun": "test.ping"})
     assert good.arg == [] and good.kwarg == {} and good.tgt_type == "glob"
-    for bad in ({"jid": "1", "fun": "test.ping"}, {"jid": "20240101000000000001"},
-                {"jid": "20240101000000000001", "fun": "x", "arg": "notalist"}, ["x"]):
+    for bad in (
+        {"jid": "1", "fun": "test.ping"},
+        {"jid": "20240101000000000001"},
+        {"jid": "20240101000000000001", "fun": "x", "arg": "notalist"},
+        ["x"],
+    ):
         with pytest.raises(WireError):
             Job.from_publish(bad)
 
 
 def test_args_the_salt_way():
-    j = Job("20240101000000000001", "test.arg", [1, "k=v", "plain text", {"__kwarg__": True, "a": 2}],
-            {"b": 3})
+    j = Job("20240101000000000001", "test.arg", [1, "k=v", "plain text", {"__kwarg__": True, "a": 2}], {"b": 3})
     assert j.call_args() == ([1, "plain text"], {"k": "v", "a": 2, "b": 3})
     cli = Job.from_cli("20240101000000000001", "test.arg", ["1", "x={a: 1}", "yes"])
     assert cli.call_args() == ([1, True], {"x": {"a": 1}})
@@ -95,8 +109,14 @@ def test_a_job_returns_with_pub_kwargs_and_success(opts):
     assert kwargs["x"] == 2 and kwargs["__pub_jid"] == "20240101000000000001"
     assert kwargs["__pub_fun"] == "test.arg" and kwargs["__pub_tgt"] == "m1"
     assert kwargs["__pub_user"] == "root" and kwargs["__pub_pid"] == os.getpid()
-    assert res.payload() == {"jid": "20240101000000000001", "fun": "test.arg", "fun_args": [1, {"x": 2, "__kwarg__": True}],
-                             "return": res.ret, "retcode": 0, "success": True}
+    assert res.payload() == {
+        "jid": "20240101000000000001",
+        "fun": "test.arg",
+        "fun_args": [1, {"x": 2, "__kwarg__": True}],
+        "return": res.ret,
+        "retcode": 0,
+        "success": True,
+    }
 
 
 def test_retcode_and_success(opts):
@@ -113,12 +133,17 @@ def test_errors_become_salt_return_strings(opts):
     ex = Executor(opts, dict)
     missing = ex.run(job("nosuch.fun"))
     assert (missing.error, missing.ret, missing.retcode, missing.out) == (
-        "not_found", "'nosuch.fun' is not available.", 1, "nested")
+        "not_found",
+        "'nosuch.fun' is not available.",
+        1,
+        "nested",
+    )
     fail = ex.run(job("probe.fail"))
     assert fail.ret == "ERROR: the disk is full" and fail.success is False
     bad = ex.run(job("test.ping", ["extra"], {}))
-    assert bad.error == "invocation" and bad.ret.startswith(   # Salt's minion words
-        "Passed invalid arguments to test.ping: ping() takes 0 positional arguments but 1 was given\n")
+    assert bad.error == "invocation" and bad.ret.startswith(  # Salt's minion words
+        "Passed invalid arguments to test.ping: ping() takes 0 positional arguments but 1 was given\n"
+    )
     boom = ex.run(job("test.exception", ["kaput"]))
     assert boom.error == "exception" and boom.ret.startswith("The minion function caused an exception: ")
     assert "kaput" in boom.ret
@@ -155,8 +180,10 @@ def test_pillar_from_the_roots_cached_until_refresh(opts):
 
 def test_fire_event_reaches_the_given_function(opts):
     seen = []
-    res = Executor(opts, dict).run(job("state.single", ["test.nop", "thing"], {"fire_event": "my/tag"}),
-                                   fire_event=lambda tag, data: seen.append((tag, data)))
+    res = Executor(opts, dict).run(
+        job("state.single", ["test.nop", "thing"], {"fire_event": "my/tag"}),
+        fire_event=lambda tag, data: seen.append((tag, data)),
+    )
     assert res.success is True and res.out == "highstate"
     assert seen[0][0] == "salt/state_result/20240101000000000001/m1/my/tag"
     assert seen[0][1]["ret"]["result"] is True

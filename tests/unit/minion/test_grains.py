@@ -27,7 +27,7 @@ def _os_release():
                 for line in fh:
                     if "=" in line and not line.startswith("#"):
                         key, _, val = line.strip().partition("=")
-                        data[key] = val.strip('"\'')
+                        data[key] = val.strip("\"'")
             break
     return data
 
@@ -39,10 +39,27 @@ def test_identity_and_types(grains):
     assert grains["saltversioninfo"] == list(briny.SALT_COMPAT_VERSIONINFO)
     assert grains["pythonversion"] == list(sys.version_info)
     assert grains["pythonexecutable"] == sys.executable
-    types = {"num_cpus": int, "mem_total": int, "swap_total": int, "pid": int, "uid": int, "gid": int,
-             "ipv4": list, "ipv6": list, "kernelparams": list, "osmajorrelease": int,
-             "osrelease": str, "os": str, "path": str, "systempath": list, "server_id": int,
-             "ip4_interfaces": dict, "dns": dict, "locale_info": dict, "ip_gw": bool}
+    types = {
+        "num_cpus": int,
+        "mem_total": int,
+        "swap_total": int,
+        "pid": int,
+        "uid": int,
+        "gid": int,
+        "ipv4": list,
+        "ipv6": list,
+        "kernelparams": list,
+        "osmajorrelease": int,
+        "osrelease": str,
+        "os": str,
+        "path": str,
+        "systempath": list,
+        "server_id": int,
+        "ip4_interfaces": dict,
+        "dns": dict,
+        "locale_info": dict,
+        "ip_gw": bool,
+    }
     for key, typ in types.items():
         if key == "osmajorrelease" and key not in grains:
             continue
@@ -78,16 +95,28 @@ def test_os_grains_follow_os_release(grains):
 
 def test_os_family_mapping(monkeypatch):
     def fake(text):
-        monkeypatch.setattr(grains_mod, "_os_release", lambda: dict(
-            line.split("=", 1) for line in text.strip().splitlines()))
+        monkeypatch.setattr(
+            grains_mod, "_os_release", lambda: dict(line.split("=", 1) for line in text.strip().splitlines())
+        )
+
     fake("ID=ubuntu\nNAME=Ubuntu\nVERSION_ID=22.04\nVERSION_CODENAME=jammy")
     g = grains_mod._os_grains("Linux", "x86_64")
-    assert (g["os"], g["os_family"], g["osfinger"], g["osmajorrelease"], g["osarch"]) == \
-        ("Ubuntu", "Debian", "Ubuntu-22.04", 22, "amd64")
+    assert (g["os"], g["os_family"], g["osfinger"], g["osmajorrelease"], g["osarch"]) == (
+        "Ubuntu",
+        "Debian",
+        "Ubuntu-22.04",
+        22,
+        "amd64",
+    )
     fake("ID=rocky\nNAME=Rocky Linux\nVERSION_ID=9.3\nVERSION=9.3 (Blue Onyx)")
     g = grains_mod._os_grains("Linux", "x86_64")
-    assert (g["os"], g["os_family"], g["osfinger"], g["oscodename"], g["osarch"]) == \
-        ("Rocky", "RedHat", "Rocky Linux-9", "Blue Onyx", "x86_64")
+    assert (g["os"], g["os_family"], g["osfinger"], g["oscodename"], g["osarch"]) == (
+        "Rocky",
+        "RedHat",
+        "Rocky Linux-9",
+        "Blue Onyx",
+        "x86_64",
+    )
     fake("ID=centos\nNAME=CentOS Stream\nVERSION_ID=9")
     assert grains_mod._os_grains("Linux", "x86_64")["os"] == "CentOS Stream"
     fake("ID=someos\nID_LIKE=rhel fedora\nNAME=Some OS\nVERSION_ID=1")
@@ -118,8 +147,7 @@ def test_host_names(grains):
 
 def test_fqdn_from_etc_hosts(monkeypatch):
     monkeypatch.setattr(socket, "gethostname", lambda: "box")
-    hosts = [("10.0.0.5", ["box.corp.example", "box"]), ("127.0.0.1", ["localhost"]),
-             ("fd00::5", ["box"])]
+    hosts = [("10.0.0.5", ["box.corp.example", "box"]), ("127.0.0.1", ["localhost"]), ("fd00::5", ["box"])]
     g = grains_mod._fqdn_grains(hosts)
     assert (g["fqdn"], g["host"], g["domain"]) == ("box.corp.example", "box", "corp.example")
     assert g["fqdn_ip4"] == ["10.0.0.5"] and g["fqdn_ip6"] == ["fd00::5"]
@@ -143,6 +171,7 @@ def test_addresses(grains):
 def test_user_and_process(grains):
     import grp
     import pwd
+
     assert grains["uid"] == os.geteuid()
     assert grains["gid"] == os.getegid()
     assert grains["username"] == pwd.getpwuid(os.geteuid()).pw_name
@@ -219,7 +248,8 @@ def test_custom_grains_modules(tmp_path):
         "def roles():\n    return {'roles': ['web'], 'os': 'Overridden'}\n"
         "def from_core(grains):\n    return {'kernel_again': grains['kernel']}\n"
         "def needs_args(x):\n    return {'never': x}\n"
-        "def _private():\n    return {'hidden': 1}\n")
+        "def _private():\n    return {'hidden': 1}\n"
+    )
     (ext / "off.py").write_text("def __virtual__():\n    return False\ndef g():\n    return {'off': 1}\n")
     (ext / "broken.py").write_text("raise RuntimeError('boom')\n")
     opts = {"id": "m1", "extension_modules": str(tmp_path / "extmods"), "grains": {"os": "FromConfig"}}

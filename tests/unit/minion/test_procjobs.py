@@ -22,7 +22,7 @@ from briny.minion.launcher import Launcher
 from briny.minion.procjobs import DaemonLinks, ProcessJobs
 
 JID = "20240101000000000001"
-MODULE = '''
+MODULE = """
     import ctypes, os, time
 
     def ask(**kwargs):
@@ -51,7 +51,7 @@ MODULE = '''
 
     def segv(**kwargs):
         ctypes.string_at(0)
-'''
+"""
 
 
 @pytest.fixture
@@ -61,9 +61,18 @@ def opts(tmp_path: Path) -> dict[str, Any]:
     (tmp_path / "pillar").mkdir()
     (tmp_path / "pillar" / "top.sls").write_text("base:\n  '*':\n    - data\n")
     (tmp_path / "pillar" / "data.sls").write_text("p: rendered\n")
-    return apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "remote",
-                         "extension_modules": str(tmp_path / "extmods"),
-                         "pillar_roots": {"base": [str(tmp_path / "pillar")]}}, MINION_DEFAULTS, "test")
+    return apply_config(
+        {
+            "id": "m1",
+            "root_dir": str(tmp_path),
+            "cachedir": "cache",
+            "file_client": "remote",
+            "extension_modules": str(tmp_path / "extmods"),
+            "pillar_roots": {"base": [str(tmp_path / "pillar")]},
+        },
+        MINION_DEFAULTS,
+        "test",
+    )
 
 
 class Daemon:
@@ -74,9 +83,16 @@ class Daemon:
         self.events: list[tuple[str, str, dict[str, Any]]] = []
         self.refreshed: list[str] = []
         self.pool = concurrent.futures.ThreadPoolExecutor(2)
-        self.links = DaemonLinks(opts, lambda: {"g": "grain"}, pillar, self.request, self.event,
-                                 lambda: self.refreshed.append("pillar") or True,
-                                 lambda: self.refreshed.append("grains") or True, self.pool)
+        self.links = DaemonLinks(
+            opts,
+            lambda: {"g": "grain"},
+            pillar,
+            self.request,
+            self.event,
+            lambda: self.refreshed.append("pillar") or True,
+            lambda: self.refreshed.append("grains") or True,
+            self.pool,
+        )
 
     async def request(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         self.requests.append(payload)
@@ -98,6 +114,7 @@ def launcher(opts: dict[str, Any]) -> Iterator[Launcher]:
 def run(procs: ProcessJobs, *jobs: Job) -> list[Any]:
     async def go() -> list[Any]:
         return list(await asyncio.gather(*(procs.run(j) for j in jobs)))
+
     return asyncio.run(go())
 
 
@@ -106,17 +123,21 @@ def test_a_job_runs_in_its_own_process_and_reaches_the_daemon_only_through_its_c
     procs = ProcessJobs(daemon.links, JobRegistry(), launcher)
     opts["pillar"] = {"p": "static"}
     where, ask, fire, jobs, refresh = run(
-        procs, Job(JID, "probe.where"), Job("20240101000000000002", "probe.ask"),
-        Job("20240101000000000003", "probe.fire"), Job("20240101000000000004", "probe.jobs"),
-        Job("20240101000000000005", "probe.refresh"))
+        procs,
+        Job(JID, "probe.where"),
+        Job("20240101000000000002", "probe.ask"),
+        Job("20240101000000000003", "probe.fire"),
+        Job("20240101000000000004", "probe.jobs"),
+        Job("20240101000000000005", "probe.refresh"),
+    )
     assert where.retcode == 0, where.ret
     pid, leader, grain, pillar = where.ret
-    assert pid not in (os.getpid(), launcher.pid) and leader    # its own process group
+    assert pid not in (os.getpid(), launcher.pid) and leader  # its own process group
     assert (grain, pillar) == ("grain", "static")
     assert ask.ret == {"echo": {"cmd": "echo", "x": 1}, "timeout": 3}
     assert daemon.requests == [{"cmd": "echo", "x": 1}]
     assert fire.ret == "fired" and daemon.events == [("20240101000000000003", "my/tag", {"n": 1})]
-    assert set(jobs.ret) >= {"20240101000000000004"}     # the daemon's registry, seen from the job
+    assert set(jobs.ret) >= {"20240101000000000004"}  # the daemon's registry, seen from the job
     assert refresh.ret == [True, True] and sorted(daemon.refreshed) == ["grains", "pillar"]
     assert len(procs.registry) == 0
     assert not os.listdir(Path(opts["cachedir"]) / "proc")
@@ -137,7 +158,7 @@ def _local_pillar(procs: ProcessJobs, source: LocalPillar, opts: dict[str, Any])
     assert first.ret[3] == "rendered" and source.kept() == {"p": "rendered"}
     (Path(opts["pillar_roots"]["base"][0]) / "data.sls").write_text("p: changed\n")
     (second,) = run(procs, Job("20240101000000000002", "probe.where"))
-    assert second.ret[3] == "rendered"          # kept until saltutil.refresh_pillar
+    assert second.ret[3] == "rendered"  # kept until saltutil.refresh_pillar
     source.refresh()
     (third,) = run(procs, Job("20240101000000000003", "probe.where"))
     assert third.ret[3] == "changed"
@@ -157,10 +178,13 @@ def test_a_signalled_or_crashed_job_is_reported_and_the_next_one_runs(opts, laun
         assert flag.exists(), "the job did not start"
         pid = registry.snapshot()[JID].pid
         assert registry.signal(JID, signal.SIGTERM) == f"Signal 15 sent to job {JID} at pid {pid}"
-        return [await asyncio.wait_for(spin, 20)] + list(await asyncio.gather(
-            procs.run(Job("20240101000000000002", "probe.bye")),
-            procs.run(Job("20240101000000000003", "probe.segv")),
-            procs.run(Job("20240101000000000004", "test.ping"))))
+        return [await asyncio.wait_for(spin, 20)] + list(
+            await asyncio.gather(
+                procs.run(Job("20240101000000000002", "probe.bye")),
+                procs.run(Job("20240101000000000003", "probe.segv")),
+                procs.run(Job("20240101000000000004", "test.ping")),
+            )
+        )
 
     spun, bye, segv, ping = asyncio.run(go())
     assert spun.error == "killed" and spun.retcode == 1 and spun.success is False
@@ -169,14 +193,14 @@ def test_a_signalled_or_crashed_job_is_reported_and_the_next_one_runs(opts, laun
     assert segv.ret == "ERROR: job 20240101000000000003 was killed by signal 11 (SIGSEGV)"
     assert ping.ret is True and ping.retcode == 0
     assert len(registry) == 0
-    assert not os.listdir(Path(opts["cachedir"]) / "proc")    # the killed job's proc file is gone
+    assert not os.listdir(Path(opts["cachedir"]) / "proc")  # the killed job's proc file is gone
 
 
 def test_a_launcher_that_died_is_replaced_by_a_fresh_interpreter(opts, launcher):
     procs = ProcessJobs(Daemon(opts, StaticPillar()).links, JobRegistry(), launcher)
     os.kill(launcher.pid, signal.SIGKILL)
     stop = threading.Event()
-    ticker = threading.Thread(target=stop.wait)    # a thread: the new launcher cannot be forked
+    ticker = threading.Thread(target=stop.wait)  # a thread: the new launcher cannot be forked
     ticker.start()
     try:
         (ping,) = run(procs, Job(JID, "test.ping"))
@@ -201,7 +225,7 @@ def test_process_count_max_queues_jobs_beyond_the_limit(opts, launcher, tmp_path
         while not flag.exists() and loop.time() < deadline:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0)
-        assert sorted(registry.snapshot()) == [JID] and not ping.done()   # the second one waits
+        assert sorted(registry.snapshot()) == [JID] and not ping.done()  # the second one waits
         registry.signal(JID, signal.SIGKILL)
         return await asyncio.wait_for(ping, 20), await spin
 

@@ -77,20 +77,23 @@ def test_fetch_listings_and_saltenvs(tmp_path: Path, srv: Path) -> None:
             cache = Path(agent.opts["cachedir"]) / "files"
             assert local == cache / "base" / "web" / "files" / "motd"
             assert local.read_text() == "hello from the master\n"
-            assert client.get_text("db/init.sls", "base") == "db: {}\n"           # second root
+            assert client.get_text("db/init.sls", "base") == "db: {}\n"  # second root
             assert client.get_text("web/init.sls", "dev") == "dev web\n"
-            assert client.cache_file("salt://web/init.sls?saltenv=dev", "base") == \
-                str(cache / "dev" / "web" / "init.sls")
+            assert client.cache_file("salt://web/init.sls?saltenv=dev", "base") == str(
+                cache / "dev" / "web" / "init.sls"
+            )
             assert client.find("nope.sls", "base") is None
             assert client.find("web/files", "base") == cache / "base" / "web" / "files"
-            assert client.cache_file("salt://web/files", "base") is None          # a folder
+            assert client.cache_file("salt://web/files", "base") is None  # a folder
             with pytest.raises(FileServerError):
                 client.find("../../etc/passwd", "base")
             with pytest.raises(FileServerError):
                 client.find("top.sls", "../base")
-            assert client.list_files("nope") == []                              # refused by the master
+            assert client.list_files("nope") == []  # refused by the master
             assert client.downloads == 3
+
         await in_thread(work)
+
     with_master(tmp_path, srv, body)
 
 
@@ -108,12 +111,12 @@ def test_cache_hit_changed_file_and_large_file_in_chunks(tmp_path: Path, srv: Pa
             assert first.find("web/files/motd", "base").read_text() == "hello from the master\n"
             big = first.find("big.bin", "base")
             assert big.read_bytes() == blob
-            assert sent.cmds.count("file_chunk") == 1 + 4       # 1 MiB chunks
+            assert sent.cmds.count("file_chunk") == 1 + 4  # 1 MiB chunks
             assert first.downloads == 2
-            first.find("big.bin", "base")                      # the same job asks only once
+            first.find("big.bin", "base")  # the same job asks only once
             assert sent.cmds.count("file_hash") == 2
 
-            second, sent = job()                               # the next job: cache hits
+            second, sent = job()  # the next job: cache hits
             assert second.find("big.bin", "base") == big
             assert second.get_text("web/files/motd", "base") == "hello from the master\n"
             assert second.downloads == 0
@@ -130,7 +133,9 @@ def test_cache_hit_changed_file_and_large_file_in_chunks(tmp_path: Path, srv: Pa
             (srv / "salt" / "big.bin").write_bytes(blob[:4500])
             assert small.find("big.bin", "base").read_bytes() == blob[:4500]
             assert sent.cmds.count("file_chunk") == 5
+
         await in_thread(work)
+
     with_master(tmp_path, srv, body)
 
 
@@ -159,7 +164,9 @@ def test_jobs_use_the_master_files_through_cp(tmp_path: Path, srv: Path) -> None
         made = await job("cp.get_file", "salt://web/files/motd", str(dest / "a") + "/", "makedirs=True")
         assert made == str(dest / "a" / "motd")
         assert await job("cp.get_dir", "salt://web", str(dest / "copy")) == [
-            str(dest / "copy" / "web" / "files" / "motd"), str(dest / "copy" / "web" / "init.sls")]
+            str(dest / "copy" / "web" / "files" / "motd"),
+            str(dest / "copy" / "web" / "init.sls"),
+        ]
         cached = await job("cp.cache_file", "salt://db/init.sls")
         assert cached == str(Path(agent.opts["cachedir"]) / "files" / "base" / "db" / "init.sls")
         assert await job("cp.cache_file", "salt://../../etc/shadow") is False
@@ -168,10 +175,12 @@ def test_jobs_use_the_master_files_through_cp(tmp_path: Path, srv: Path) -> None
         assert await job("cp.hash_file", "salt://web/files/motd") == {"hash_type": "sha256", "hsum": hsum}
         ret = await job("state.apply")
         assert [r["result"] for r in ret.values()] == [True]
+
     with_master(tmp_path, srv, body)
 
 
 # -- a hostile or broken master ------------------------------------------------------------------
+
 
 class FakeMaster:
     """Answers like a master would, with the lies a test asks for."""
@@ -194,7 +203,7 @@ class FakeMaster:
         if cmd == "file_hash":
             return {"hash_type": "sha256", "hsum": hashlib.sha256(data).hexdigest(), "size": len(data)}
         off, size = payload["offset"], payload["size"]
-        return {"data": data[off:off + size], "eof": off + size >= len(data), "size": len(data)}
+        return {"data": data[off : off + size], "eof": off + size >= len(data), "size": len(data)}
 
 
 def hostile_client(tmp_path: Path, master: FakeMaster) -> RemoteFileClient:
@@ -202,17 +211,23 @@ def hostile_client(tmp_path: Path, master: FakeMaster) -> RemoteFileClient:
 
 
 def test_hostile_listing_names_are_dropped(tmp_path: Path) -> None:
-    master = FakeMaster({"ok.sls": b"ok"}, file_list=lambda p: {
-        "files": ["ok.sls", "../../evil", "/etc/cron.d/x", "a\\..\\..\\b", "%2e%2e/x", "a\x00b", 7, ""],
-        "dirs": ["../up"]})
+    master = FakeMaster(
+        {"ok.sls": b"ok"},
+        file_list=lambda p: {
+            "files": ["ok.sls", "../../evil", "/etc/cron.d/x", "a\\..\\..\\b", "%2e%2e/x", "a\x00b", 7, ""],
+            "dirs": ["../up"],
+        },
+    )
     client = hostile_client(tmp_path, master)
     assert client.list_files("base") == ["ok.sls"] and client.list_dirs("base") == []
     assert client.get_text("ok.sls", "base") == "ok"
 
 
 def test_a_wrong_hash_or_size_is_never_cached(tmp_path: Path) -> None:
-    master = FakeMaster({"f": b"real"}, file_hash=lambda p: {"hash_type": "sha256", "size": 4,
-                                                             "hsum": hashlib.sha256(b"fake").hexdigest()})
+    master = FakeMaster(
+        {"f": b"real"},
+        file_hash=lambda p: {"hash_type": "sha256", "size": 4, "hsum": hashlib.sha256(b"fake").hexdigest()},
+    )
     client = hostile_client(tmp_path, master)
     with pytest.raises(FileServerError, match="kept changing"):
         client.find("f", "base")
@@ -224,8 +239,12 @@ def test_a_wrong_hash_or_size_is_never_cached(tmp_path: Path) -> None:
         hostile_client(tmp_path, endless).find("f", "base")
     assert not (tmp_path / "cache" / "files" / "base" / "f").exists()
 
-    for bad in ({"hash_type": "md5", "hsum": "0" * 32, "size": 1}, {"hash_type": "sha256", "hsum": "x", "size": 1},
-                {"hash_type": "sha256", "hsum": "0" * 64, "size": -1}, {"error": "no"}):
+    for bad in (
+        {"hash_type": "md5", "hsum": "0" * 32, "size": 1},
+        {"hash_type": "sha256", "hsum": "x", "size": 1},
+        {"hash_type": "sha256", "hsum": "0" * 64, "size": -1},
+        {"error": "no"},
+    ):
         with pytest.raises(FileServerError):
             hostile_client(tmp_path, FakeMaster({"f": b"real"}, file_hash=lambda p, b=bad: b)).find("f", "base")
 

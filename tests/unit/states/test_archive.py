@@ -38,17 +38,25 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _states(tmp_path: Path, tree: Path, test: bool = False) -> Any:
-    opts = {"test": test, "id": "t", "file_client": "local", "file_roots": {"base": [str(tree)]},
-            "cachedir": str(tmp_path / "cache")}
+    opts = {
+        "test": test,
+        "id": "t",
+        "file_client": "local",
+        "file_roots": {"base": [str(tree)]},
+        "cachedir": str(tmp_path / "cache"),
+    }
     return loader.states(opts, loader.minion_mods(opts))
 
 
 def test_extract_then_present(tmp_path: Path, tree: Path) -> None:
     dest = tmp_path / "d"
     dry = _states(tmp_path, tree, test=True)["archive.extracted"](str(dest), source="salt://app.tar.gz")
-    assert dry == {"name": str(dest), "result": None, "changes": {},
-                   "comment": f"Archive salt://app.tar.gz would be extracted to {dest}/, "
-                              "due to absence of one or more files/dirs"}
+    assert dry == {
+        "name": str(dest),
+        "result": None,
+        "changes": {},
+        "comment": f"Archive salt://app.tar.gz would be extracted to {dest}/, due to absence of one or more files/dirs",
+    }
     assert not dest.exists()
     st = _states(tmp_path, tree)
     digest = hashlib.sha256((tree / "app.tar.gz").read_bytes()).hexdigest()
@@ -59,7 +67,10 @@ def test_extract_then_present(tmp_path: Path, tree: Path) -> None:
     assert (dest / "app" / "sub" / "b.txt").read_text() == "world\n"
     again = st["archive.extracted"](str(dest), source="salt://app.tar.gz")
     assert (again["result"], again["changes"], again["comment"]) == (
-        True, {}, "All files in archive are already present")
+        True,
+        {},
+        "All files in archive are already present",
+    )
     zipped = st["archive.extracted"](str(tmp_path / "z"), source=str(tree / "app.zip"), trim_output=1)
     assert zipped["changes"]["extracted_files"] == ["app/a.txt"]
     assert zipped["comment"].endswith(". Output was trimmed to 1 number of lines")
@@ -79,8 +90,9 @@ def test_refusals(tmp_path: Path, tree: Path) -> None:
     assert ret["comment"] == f"Source file '{tmp_path / 'nope.tar.gz'}' does not exist"
     ret = st["archive.extracted"](str(dest), source="salt://app.tar.gz", source_hash="sha256=" + "0" * 64)
     assert ret["result"] is False and "does not match the specified hash" in ret["comment"]
-    assert st["archive.extracted"]("relative", source="salt://app.tar.gz")["comment"] == \
-        "relative is not an absolute path"
+    assert (
+        st["archive.extracted"]("relative", source="salt://app.tar.gz")["comment"] == "relative is not an absolute path"
+    )
 
 
 def test_if_missing_overwrite_clean_force(tmp_path: Path, tree: Path) -> None:
@@ -88,8 +100,10 @@ def test_if_missing_overwrite_clean_force(tmp_path: Path, tree: Path) -> None:
     dest = tmp_path / "d"
     marker = tmp_path / "marker"
     marker.write_text("")
-    assert st["archive.extracted"](str(dest), source="salt://app.tar.gz", if_missing=str(marker))["comment"] == \
-        f"Path {marker} exists"
+    assert (
+        st["archive.extracted"](str(dest), source="salt://app.tar.gz", if_missing=str(marker))["comment"]
+        == f"Path {marker} exists"
+    )
     st["archive.extracted"](str(dest), source="salt://app.tar.gz")
     (dest / "app" / "a.txt").write_text("edited")
     ret = st["archive.extracted"](str(dest), source="salt://app.tar.gz", overwrite=True)

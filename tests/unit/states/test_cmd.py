@@ -12,7 +12,7 @@ import pytest
 from briny.common import loader
 
 # Used only while minion/modules/cmd.py (another issue) is not there yet.
-_FAKE_CMD = textwrap.dedent('''
+_FAKE_CMD = textwrap.dedent("""
     import os, subprocess
     def run_all(cmd, cwd=None, stdin=None, runas=None, shell=None, python_shell=None, env=None,
                 umask=None, timeout=None, ignore_retcode=False, success_retcodes=None,
@@ -29,7 +29,7 @@ _FAKE_CMD = textwrap.dedent('''
         if success_retcodes and rc in success_retcodes:
             rc = 0
         return {"pid": p.pid, "retcode": rc, "stdout": out.rstrip("\\n"), "stderr": err.rstrip("\\n")}
-''')
+""")
 
 
 @pytest.fixture
@@ -41,8 +41,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _states(tmp_path: Path, tree: Path, test: bool = False) -> Any:
-    opts = {"test": test, "file_roots": {"base": [str(tree)]}, "id": "t",
-            "cachedir": str(tmp_path / "cache")}
+    opts = {"test": test, "file_roots": {"base": [str(tree)]}, "id": "t", "cachedir": str(tmp_path / "cache")}
     salt = loader.minion_mods(opts)
     if "cmd.run_all" not in salt:
         fake = tmp_path / "fake_modules"
@@ -72,8 +71,12 @@ def test_run_success_and_failure(tmp_path: Path, tree: Path) -> None:
 def test_run_test_mode(tmp_path: Path, tree: Path) -> None:
     marker = tmp_path / "ran"
     ret = _states(tmp_path, tree, test=True)["cmd.run"](name=f"touch {marker}")
-    assert ret == {"name": f"touch {marker}", "result": None, "changes": {"cmd": f"touch {marker}"},
-                   "comment": f'Command "touch {marker}" would have been executed'}
+    assert ret == {
+        "name": f"touch {marker}",
+        "result": None,
+        "changes": {"cmd": f"touch {marker}"},
+        "comment": f'Command "touch {marker}" would have been executed',
+    }
     assert not marker.exists()
 
 
@@ -111,8 +114,7 @@ def test_success_retcodes_and_hide_output(tmp_path: Path, tree: Path) -> None:
 def test_creates(tmp_path: Path, tree: Path) -> None:
     st = _states(tmp_path, tree)
     ret = st["cmd.run"](name="echo x", creates=str(tmp_path))
-    assert ret == {"name": "echo x", "changes": {}, "result": True, "comment": f"{tmp_path} exists",
-                   "skip_watch": True}
+    assert ret == {"name": "echo x", "changes": {}, "result": True, "comment": f"{tmp_path} exists", "skip_watch": True}
     ret = st["cmd.run"](name="echo x", creates=[str(tmp_path), str(tree)])
     assert ret["comment"] == "All files in creates exist"
     ret = st["cmd.run"](name="echo y", creates=[str(tmp_path), "/nonexist"])
@@ -148,16 +150,21 @@ def test_stateful_test_mode(tmp_path: Path, tree: Path) -> None:
     ret = st["cmd.run"](name=f'touch {marker}; echo "changed=yes"', stateful=True)
     assert (ret["result"], ret["comment"], ret["changes"]) == (None, "", {})
     assert not marker.exists()
-    ret = st["cmd.run"](name='echo "changed=yes comment=real"',
-                        stateful=[{"test_name": 'echo "changed=no comment=testname"'}])
+    ret = st["cmd.run"](
+        name='echo "changed=yes comment=real"', stateful=[{"test_name": 'echo "changed=no comment=testname"'}]
+    )
     assert (ret["result"], ret["comment"], ret["changes"]) == (True, "testname", {})
 
 
 def test_wait_and_mod_watch(tmp_path: Path, tree: Path) -> None:
     for test in (False, True):
         st = _states(tmp_path, tree, test=test)
-        assert st["cmd.wait"](name="echo waited") == {"name": "echo waited", "changes": {},
-                                                      "result": True, "comment": ""}
+        assert st["cmd.wait"](name="echo waited") == {
+            "name": "echo waited",
+            "changes": {},
+            "result": True,
+            "comment": "",
+        }
         assert st["cmd.wait_script"](name="ws", source="salt://s.sh")["comment"] == ""
     st = _states(tmp_path, tree)
     ret = st["cmd.mod_watch"](name="echo waited", sfun="wait", __reqs__={"watch": []})
@@ -178,9 +185,12 @@ def test_script(tmp_path: Path, tree: Path) -> None:
     ret = st["cmd.script"](name="salt://s.sh")
     assert ret["result"] is True and ret["changes"]["stdout"].startswith("script args: \n")
     ret = st["cmd.script"](name="scmiss", source="salt://nope.sh")
-    assert ret == {"name": "scmiss", "result": False,
-                   "changes": {"pid": 0, "retcode": 1, "stdout": "", "stderr": "", "cache_error": True},
-                   "comment": "Unable to cache script salt://nope.sh from saltenv 'base'"}
+    assert ret == {
+        "name": "scmiss",
+        "result": False,
+        "changes": {"pid": 0, "retcode": 1, "stdout": "", "stderr": "", "cache_error": True},
+        "comment": "Unable to cache script salt://nope.sh from saltenv 'base'",
+    }
     ret = _states(tmp_path, tree, test=True)["cmd.script"](name="sc", source="salt://s.sh")
     assert (ret["result"], ret["comment"], ret["changes"]) == (None, "Command 'sc' would have been executed", {})
 

@@ -39,17 +39,26 @@ def world(tmp_path: Path):
 def test_present_cycle(world) -> None:
     make, tables = world
     dry = make(True)["cron.present"]("/bin/echo hi", user="u", minute=5)
-    assert dry == {"changes": {}, "comment": "Cron /bin/echo hi is set to be added", "name": "/bin/echo hi",
-                   "result": None}
+    assert dry == {
+        "changes": {},
+        "comment": "Cron /bin/echo hi is set to be added",
+        "name": "/bin/echo hi",
+        "result": None,
+    }
     st = make()
     ret = st["cron.present"]("/bin/echo hi", user="u", minute=5)
-    assert (ret["result"], ret["changes"], ret["comment"]) == (True, {"u": "/bin/echo hi"},
-                                                               "Cron /bin/echo hi added to u's crontab")
+    assert (ret["result"], ret["changes"], ret["comment"]) == (
+        True,
+        {"u": "/bin/echo hi"},
+        "Cron /bin/echo hi added to u's crontab",
+    )
     assert tables["u"] == f"{TAG}\n# SALT_CRON_IDENTIFIER:/bin/echo hi\n5 * * * * /bin/echo hi\n"
     assert st["cron.present"]("/bin/echo hi", user="u", minute=5)["comment"] == "Cron /bin/echo hi already present"
     assert make(True)["cron.present"]("/bin/echo hi", user="u", minute=5)["result"] is True
-    assert make(True)["cron.present"]("/bin/echo hi", user="u", minute=6)["comment"] == \
-        "Cron /bin/echo hi is set to be updated"
+    assert (
+        make(True)["cron.present"]("/bin/echo hi", user="u", minute=6)["comment"]
+        == "Cron /bin/echo hi is set to be updated"
+    )
     ret = st["cron.present"]("/bin/echo hi", user="u", minute=6)
     assert (ret["comment"], ret["changes"]) == ("Cron /bin/echo hi updated", {"u": "/bin/echo hi"})
     assert make(True)["cron.absent"]("/bin/echo hi", user="u")["comment"] == "Cron /bin/echo hi is set to be removed"
@@ -73,23 +82,30 @@ def test_special_identifier_env_and_unknown_user(world) -> None:
     assert st["cron.env_absent"]("MAILTO", user="u")["changes"] == {"u": "MAILTO"}
     ret = st["cron.present"]("/bin/true", user="ghost")
     assert ret["result"] is False
-    assert ret["comment"] == "Cron /bin/true for user ghost failed to commit with error \ncrontab:  user `ghost' unknown"
+    assert (
+        ret["comment"] == "Cron /bin/true for user ghost failed to commit with error \ncrontab:  user `ghost' unknown"
+    )
 
 
 def test_file(world, tmp_path: Path) -> None:
     import os
     import pwd
+
     make, tables = world
     me = pwd.getpwuid(os.geteuid()).pw_name
     (tmp_path / "tab").write_text("0 1 * * * /bin/true\n")
     tables[me] = "5 * * * * /bin/old\n"
     dry = make(True)["cron.file"]("salt://tab", user=me)
-    assert dry["result"] is None and dry["comment"].startswith("The following values are set to be changed:\ndiff: --- \n+++ \n")
+    assert dry["result"] is None and dry["comment"].startswith(
+        "The following values are set to be changed:\ndiff: --- \n+++ \n"
+    )
     ret = make()["cron.file"]("salt://tab", user=me)
     assert ret["comment"] == f"Crontab for user {me} was updated"
     assert ret["changes"]["diff"] == "--- \n+++ \n@@ -1 +1 @@\n-5 * * * * /bin/old\n+0 1 * * * /bin/true\n"
     assert tables[me] == "0 1 * * * /bin/true\n"
     assert make()["cron.file"]("salt://tab", user=me)["comment"] == f"Crontab for user {me} is in the correct state"
     assert make()["cron.file"]("salt://nope", user=me)["result"] is False
-    assert make()["cron.file"]("salt://tab", user="nosuchuser-briny")["comment"] == \
-        "Could not identify group for user nosuchuser-briny"
+    assert (
+        make()["cron.file"]("salt://tab", user="nosuchuser-briny")["comment"]
+        == "Could not identify group for user nosuchuser-briny"
+    )

@@ -23,8 +23,12 @@ def test_send_fires_on_the_bus() -> None:
                 tag, data = next(events.iter(timeout=5))
         finally:
             bus.stop()
-    assert ret == {"name": "my/tag", "changes": {"tag": "my/tag", "data": {"a": 1}}, "result": True,
-                   "comment": "Event fired"}
+    assert ret == {
+        "name": "my/tag",
+        "changes": {"tag": "my/tag", "data": {"a": 1}},
+        "result": True,
+        "comment": "Event fired",
+    }
     assert tag == "my/tag" and data["a"] == 1
 
 

@@ -34,8 +34,12 @@ def out(tmp_path: Path) -> Path:
 
 
 def _states(tmp_path: Path, test: bool = False, pillar: dict | None = None) -> Any:
-    opts = {"test": test, "file_roots": {"base": [str(tmp_path / "tree")]}, "id": "t",
-            "cachedir": str(tmp_path / "cache")}
+    opts = {
+        "test": test,
+        "file_roots": {"base": [str(tmp_path / "tree")]},
+        "id": "t",
+        "cachedir": str(tmp_path / "cache"),
+    }
     salt = loader.minion_mods(opts, pillar=pillar or {}, grains={"os": "Linux"})
     return loader.states(opts, salt)
 
@@ -143,15 +147,23 @@ def test_managed_makedirs(tmp_path: Path, tree: Path, out: Path) -> None:
     assert _mode(out / "sub") == "0700"
 
 
-@pytest.mark.parametrize("kwargs,comment", [
-    ({"source": "salt://nope.txt"}, "Unable to manage file: Source file salt://nope.txt not found in saltenv 'base'"),
-    ({"contents": "x", "source": "salt://src.txt"},
-     "'source' cannot be used in combination with 'contents', 'contents_pillar', or 'contents_grains'"),
-    ({"contents": "x", "mode": 999}, "Invalid mode 999: a mode is up to four octal digits, like 0644"),
-    ({"contents": "x", "user": "nosuchuser_briny"}, "User nosuchuser_briny is not available "),
-    ({"contents": "x", "group": "nosuchgroup_briny"}, "Group nosuchgroup_briny is not available"),
-    ({"contents": "x", "template": "mako"}, "Specified template format mako is not supported"),
-])
+@pytest.mark.parametrize(
+    "kwargs,comment",
+    [
+        (
+            {"source": "salt://nope.txt"},
+            "Unable to manage file: Source file salt://nope.txt not found in saltenv 'base'",
+        ),
+        (
+            {"contents": "x", "source": "salt://src.txt"},
+            "'source' cannot be used in combination with 'contents', 'contents_pillar', or 'contents_grains'",
+        ),
+        ({"contents": "x", "mode": 999}, "Invalid mode 999: a mode is up to four octal digits, like 0644"),
+        ({"contents": "x", "user": "nosuchuser_briny"}, "User nosuchuser_briny is not available "),
+        ({"contents": "x", "group": "nosuchgroup_briny"}, "Group nosuchgroup_briny is not available"),
+        ({"contents": "x", "template": "mako"}, "Specified template format mako is not supported"),
+    ],
+)
 def test_managed_bad_inputs(tmp_path: Path, tree: Path, out: Path, kwargs: dict, comment: str) -> None:
     f = out / "bad.txt"
     ret = _states(tmp_path)["file.managed"](name=str(f), **kwargs)
@@ -176,8 +188,11 @@ def test_managed_permissions_only(tmp_path: Path, tree: Path, out: Path) -> None
     f.write_text("x\n")
     f.chmod(0o644)
     ret = _states(tmp_path, test=True)["file.managed"](name=str(f), mode=600)
-    assert _rcc(ret) == (None, f"File {f} will be updated with permissions 0600 from its current state of 0644",
-                         {"mode": "0600"})
+    assert _rcc(ret) == (
+        None,
+        f"File {f} will be updated with permissions 0600 from its current state of 0644",
+        {"mode": "0600"},
+    )
     assert _rcc(_states(tmp_path)["file.managed"](name=str(f), mode=600)) == (True, "", {"mode": "0600"})
     assert _mode(f) == "0600" and f.read_text() == "x\n"
     ret = _states(tmp_path)["file.managed"](name=str(out / "nc"), contents="x", create=False)
@@ -245,8 +260,7 @@ def test_directory(tmp_path: Path, tree: Path, out: Path) -> None:
     assert _rcc(ret) == (True, f"The directory {d} is in the correct state", {})
     d.chmod(0o755)
     ret = _states(tmp_path, test=True)["file.directory"](name=str(d), mode=700)
-    assert _rcc(ret) == (None, f"The following files will be changed:\n{d}: mode - 0700\n",
-                         {str(d): {"mode": "0700"}})
+    assert _rcc(ret) == (None, f"The following files will be changed:\n{d}: mode - 0700\n", {str(d): {"mode": "0700"}})
     ret = _states(tmp_path)["file.directory"](name=str(d), dir_mode="0700")
     assert _rcc(ret) == (True, f"Directory {d} updated", {str(d): {"mode": "0700"}, "mode": "0700"})
     assert _mode(d) == "0700"

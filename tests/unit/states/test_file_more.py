@@ -30,7 +30,8 @@ def tree(tmp_path: Path) -> Path:
     (root / "files" / "plain.txt.sha256").write_text(f"{SHA}  plain.txt\n")
     (root / "files" / "tmpl.j2").write_text(
         "foo={{ foo }}\nbaz={{ baz }}\nid={{ grains['id'] }}\nfun={{ salt['test.echo']('hi') }}\n"
-        "{{ source }} {{ sls|default('nosls') }}\n")
+        "{{ source }} {{ sls|default('nosls') }}\n"
+    )
     (root / "files" / "bad.j2").write_text("{{ nope.x }}\n")
     (root / "files" / "rtree" / "a.txt").write_text("one\n")
     (root / "files" / "rtree" / "c.skip").write_text("sk\n")
@@ -47,8 +48,12 @@ def out(tmp_path: Path) -> Path:
 
 
 def _states(tmp_path: Path, test: bool = False, pillar: dict | None = None) -> Any:
-    opts = {"test": test, "file_roots": {"base": [str(tmp_path / "tree")]}, "id": "golden",
-            "cachedir": str(tmp_path / "cache")}
+    opts = {
+        "test": test,
+        "file_roots": {"base": [str(tmp_path / "tree")]},
+        "id": "golden",
+        "cachedir": str(tmp_path / "cache"),
+    }
     salt = loader.minion_mods(opts, pillar=pillar or {}, grains={"id": "golden", "os": "Linux"})
     return loader.states(opts, salt)
 
@@ -69,10 +74,19 @@ def _twice(tmp_path: Path, fun: str, **kwargs: Any) -> tuple[dict, dict]:
 # -- managed: templates, hashes, backup, check_cmd -----------------------------------------
 def test_managed_template_with_context_defaults_and_salt(tmp_path: Path, tree: Path, out: Path) -> None:
     f = out / "tmpl.conf"
-    kw = dict(name=str(f), source="salt://files/tmpl.j2", template="jinja", context={"foo": "bar"},
-              defaults={"foo": "default", "baz": "qux"}, mode=640)
-    assert _rcc(_states(tmp_path, test=True)["file.managed"](**kw)) == \
-        (None, f"The file {f} is set to be changed" + NOTE, {"newfile": str(f)})
+    kw = dict(
+        name=str(f),
+        source="salt://files/tmpl.j2",
+        template="jinja",
+        context={"foo": "bar"},
+        defaults={"foo": "default", "baz": "qux"},
+        mode=640,
+    )
+    assert _rcc(_states(tmp_path, test=True)["file.managed"](**kw)) == (
+        None,
+        f"The file {f} is set to be changed" + NOTE,
+        {"newfile": str(f)},
+    )
     first, second = _twice(tmp_path, "file.managed", **kw)
     assert _rcc(first) == (True, f"File {f} updated", {"diff": "New file", "mode": "0640"})
     assert f.read_text() == "foo=bar\nbaz=qux\nid=golden\nfun=hi\nsalt://files/tmpl.j2 nosls\n"
@@ -83,7 +97,8 @@ def test_managed_template_with_context_defaults_and_salt(tmp_path: Path, tree: P
 def test_managed_contents_template(tmp_path: Path, tree: Path, out: Path) -> None:
     f = out / "ctx.txt"
     ret = _states(tmp_path, pillar={"pk": "pv"})["file.managed"](
-        name=str(f), contents="x={{ x }} p={{ pillar.get('pk') }}", template="jinja", context={"x": 5})
+        name=str(f), contents="x={{ x }} p={{ pillar.get('pk') }}", template="jinja", context={"x": 5}
+    )
     assert _rcc(ret) == (True, f"File {f} updated", {"diff": "New file"})
     assert f.read_text() == "x=5 p=pv\n"
 
@@ -91,10 +106,13 @@ def test_managed_contents_template(tmp_path: Path, tree: Path, out: Path) -> Non
 def test_managed_template_error_is_a_comment(tmp_path: Path, tree: Path, out: Path) -> None:
     f = out / "te.txt"
     for test in (True, False):
-        ret = _states(tmp_path, test=test)["file.managed"](name=str(f), source="salt://files/bad.j2",
-                                                           template="jinja")
-        assert _rcc(ret) == (False, "Unable to manage file: Jinja variable 'nope' is undefined; line 1\n\n"
-                                    "---\n{{ nope.x }}    <======================\n---", {})
+        ret = _states(tmp_path, test=test)["file.managed"](name=str(f), source="salt://files/bad.j2", template="jinja")
+        assert _rcc(ret) == (
+            False,
+            "Unable to manage file: Jinja variable 'nope' is undefined; line 1\n\n"
+            "---\n{{ nope.x }}    <======================\n---",
+            {},
+        )
     assert not f.exists()
 
 
@@ -117,19 +135,28 @@ def test_managed_source_hash_mismatch_and_bad_forms(tmp_path: Path, tree: Path, 
     zero = "0" * 64
     ret = _states(tmp_path)["file.managed"](name=str(f), source=str(src), source_hash=f"sha256={zero}")
     actual = hashlib.sha256(b"src\n").hexdigest()
-    assert _rcc(ret) == (False, f"Specified sha256 checksum for {f} ({zero}) does not match actual "
-                                f"checksum ({actual})", {})
+    assert _rcc(ret) == (
+        False,
+        f"Specified sha256 checksum for {f} ({zero}) does not match actual checksum ({actual})",
+        {},
+    )
     assert not f.exists()
     # test mode does not fetch and verify, as in Salt
-    assert _states(tmp_path, test=True)["file.managed"](
-        name=str(f), source=str(src), source_hash=f"sha256={zero}")["result"] is None
+    assert (
+        _states(tmp_path, test=True)["file.managed"](name=str(f), source=str(src), source_hash=f"sha256={zero}")[
+            "result"
+        ]
+        is None
+    )
     ret = _states(tmp_path)["file.managed"](name=str(f), source=str(src), source_hash="foo=abc")
     assert ret["result"] is False and ret["comment"].startswith("Unable to manage file: Invalid hash type 'foo'.")
     ret = _states(tmp_path)["file.managed"](name=str(f), source=str(src), source_hash=str(src))
     assert ret["result"] is False and ret["comment"].startswith(
-        f"Unable to manage file: Source hash {src} format is invalid.")
-    ret = _states(tmp_path)["file.managed"](name=str(f), source=str(src), source_hash=f"sha256={zero}",
-                                            skip_verify=True)
+        f"Unable to manage file: Source hash {src} format is invalid."
+    )
+    ret = _states(tmp_path)["file.managed"](
+        name=str(f), source=str(src), source_hash=f"sha256={zero}", skip_verify=True
+    )
     assert ret["result"] is True and f.read_text() == "src\n"
 
 
@@ -153,11 +180,13 @@ def test_managed_check_cmd(tmp_path: Path, tree: Path, out: Path) -> None:
 
 
 def test_managed_new_file_modes_like_salt(tmp_path: Path, tree: Path, out: Path) -> None:
-    cases = [({"contents": "x", "mode": 600}, {"diff": "New file"}),
-             ({"contents": "x", "mode": 640}, {"diff": "New file", "mode": "0640"}),
-             ({"source": "salt://files/plain.txt", "mode": 600}, {"diff": "New file"}),
-             ({"source": "salt://files/plain.txt"}, {"diff": "New file", "mode": "0644"}),
-             ({"contents": "x", "user": "nobody"}, {"diff": "New file", "user": "nobody"})]
+    cases = [
+        ({"contents": "x", "mode": 600}, {"diff": "New file"}),
+        ({"contents": "x", "mode": 640}, {"diff": "New file", "mode": "0640"}),
+        ({"source": "salt://files/plain.txt", "mode": 600}, {"diff": "New file"}),
+        ({"source": "salt://files/plain.txt"}, {"diff": "New file", "mode": "0644"}),
+        ({"contents": "x", "user": "nobody"}, {"diff": "New file", "user": "nobody"}),
+    ]
     for i, (kw, changes) in enumerate(cases):
         f = out / f"n{i}"
         assert _states(tmp_path)["file.managed"](name=str(f), **kw)["changes"] == changes, kw
@@ -186,35 +215,56 @@ def test_directory_recurse_and_clean(tmp_path: Path, tree: Path, out: Path) -> N
     os.chmod(d / "s" / "f2", 0o644)
     kw = dict(name=str(d), file_mode=600, dir_mode=700, recurse=["mode"])
     ret = _states(tmp_path, test=True)["file.directory"](**kw)
-    assert _rcc(ret) == (None, f"The following files will be changed:\n{d}/f1: mode - 0600\n{d}/s: mode - 0700\n"
-                               f"{d}/s/f2: mode - 0600\n{d}: mode - 0700\n",
-                         {str(d): {"mode": "0700"}, f"{d}/f1": {"mode": "0600"}, f"{d}/s": {"mode": "0700"},
-                          f"{d}/s/f2": {"mode": "0600"}})
+    assert _rcc(ret) == (
+        None,
+        f"The following files will be changed:\n{d}/f1: mode - 0600\n{d}/s: mode - 0700\n"
+        f"{d}/s/f2: mode - 0600\n{d}: mode - 0700\n",
+        {
+            str(d): {"mode": "0700"},
+            f"{d}/f1": {"mode": "0600"},
+            f"{d}/s": {"mode": "0700"},
+            f"{d}/s/f2": {"mode": "0600"},
+        },
+    )
     first, second = _twice(tmp_path, "file.directory", **kw)
-    assert _rcc(first) == (True, f"Directory {d} updated",
-                           {str(d): {"mode": "0700"}, f"{d}/f1": {"mode": "0600"}, f"{d}/s": {"mode": "0700"},
-                            f"{d}/s/f2": {"mode": "0600"}, "mode": "0600"})
+    assert _rcc(first) == (
+        True,
+        f"Directory {d} updated",
+        {
+            str(d): {"mode": "0700"},
+            f"{d}/f1": {"mode": "0600"},
+            f"{d}/s": {"mode": "0700"},
+            f"{d}/s/f2": {"mode": "0600"},
+            "mode": "0600",
+        },
+    )
     assert _rcc(second) == (True, f"The directory {d} is in the correct state", {})
     first, second = _twice(tmp_path, "file.directory", name=str(d), clean=True)
     removed = {"removed": "Removed due to clean"}
-    assert _rcc(first) == (True, f"Files cleaned from directory {d}",
-                           {f"{d}/f1": removed, f"{d}/s": removed, f"{d}/s/f2": removed,
-                            "removed": [f"{d}/f1", f"{d}/s"]})
+    assert _rcc(first) == (
+        True,
+        f"Files cleaned from directory {d}",
+        {f"{d}/f1": removed, f"{d}/s": removed, f"{d}/s/f2": removed, "removed": [f"{d}/f1", f"{d}/s"]},
+    )
     assert os.listdir(d) == []
     assert second["changes"] == {}
 
 
 def test_directory_owner_and_failures(tmp_path: Path, tree: Path, out: Path) -> None:
     d = out / "new" / "a"
-    first, second = _twice(tmp_path, "file.directory", name=str(d), makedirs=True, user="nobody",
-                           group="nogroup", dir_mode=750)
+    first, second = _twice(
+        tmp_path, "file.directory", name=str(d), makedirs=True, user="nobody", group="nogroup", dir_mode=750
+    )
     assert _rcc(first) == (True, "", {str(d): {"directory": "new"}})
     assert (d.owner(), d.group(), _mode(d)) == ("nobody", "nogroup", "0750")
     assert (d.parent.owner(), _mode(d.parent)) == ("nobody", "0750")
     assert _rcc(second) == (True, f"The directory {d} is in the correct state", {})
     (out / "afile").write_text("x")
-    assert _rcc(_states(tmp_path)["file.directory"](name=str(out / "afile"))) == \
-        (False, f"Specified location {out}/afile exists and is a file", {})
+    assert _rcc(_states(tmp_path)["file.directory"](name=str(out / "afile"))) == (
+        False,
+        f"Specified location {out}/afile exists and is a file",
+        {},
+    )
     ret = _states(tmp_path)["file.directory"](name=str(out / "t6"), user="nosuchuser_briny")
     assert _rcc(ret) == (False, "User nosuchuser_briny is not available ", {})
 
@@ -231,14 +281,25 @@ def test_recurse(tmp_path: Path, tree: Path, out: Path) -> None:
     assert first["changes"][f"{d}/a.txt"] == {"diff": "New file"}
     assert first["changes"][f"{d}/sub/deep"] == {f"{d}/sub/deep": {"directory": "new"}}
     assert first["changes"]["removed"] == [f"{d}/extra"]
-    assert sorted(str(p.relative_to(d)) for p in d.rglob("*")) == \
-        ["a.txt", "sub", "sub/b.txt", "sub/deep", "sub/deep/d.conf"]
+    assert sorted(str(p.relative_to(d)) for p in d.rglob("*")) == [
+        "a.txt",
+        "sub",
+        "sub/b.txt",
+        "sub/deep",
+        "sub/deep/d.conf",
+    ]
     assert _mode(d / "a.txt") == "0600"
     assert _rcc(second) == (True, f"The directory {d} is in the correct state", {})
-    assert _rcc(_states(tmp_path)["file.recurse"](name=str(out / "x"), source="salt://files/nope")) == \
-        (False, "Recurse failed: none of the specified sources were found", {})
-    assert _rcc(_states(tmp_path)["file.recurse"](name=str(out / "x"), source="/etc")) == \
-        (False, "Invalid source '/etc' (must be a salt:// URI)", {})
+    assert _rcc(_states(tmp_path)["file.recurse"](name=str(out / "x"), source="salt://files/nope")) == (
+        False,
+        "Recurse failed: none of the specified sources were found",
+        {},
+    )
+    assert _rcc(_states(tmp_path)["file.recurse"](name=str(out / "x"), source="/etc")) == (
+        False,
+        "Invalid source '/etc' (must be a salt:// URI)",
+        {},
+    )
 
 
 # -- text edits -------------------------------------------------------------------------------------
@@ -251,12 +312,19 @@ def test_line_replace_blockreplace(tmp_path: Path, tree: Path, out: Path) -> Non
     first, second = _twice(tmp_path, "file.line", **kw)
     assert _rcc(first) == (True, "Changes were made", {"diff": diff})
     assert _rcc(second) == (True, "No changes needed to be made", {})
-    assert _rcc(_states(tmp_path)["file.line"](name=str(out / "nope"), mode="ensure", content="x", after="y")) == \
-        (False, f"{out}/nope: file not found", {})
+    assert _rcc(_states(tmp_path)["file.line"](name=str(out / "nope"), mode="ensure", content="x", after="y")) == (
+        False,
+        f"{out}/nope: file not found",
+        {},
+    )
     assert _states(tmp_path)["file.line"](name=str(f), mode="frob", content="x")["comment"] == 'Unknown mode: "frob"'
 
     first, second = _twice(tmp_path, "file.replace", name=str(f), pattern="^d=.*", repl="d=5")
-    assert _rcc(first) == (True, "Changes were made", {"diff": "--- \n+++ \n@@ -1,4 +1,4 @@\n a=1\n b=2\n c=3\n-d=4\n+d=5\n"})
+    assert _rcc(first) == (
+        True,
+        "Changes were made",
+        {"diff": "--- \n+++ \n@@ -1,4 +1,4 @@\n a=1\n b=2\n c=3\n-d=4\n+d=5\n"},
+    )
     assert (out / "f.bak").read_text() == "a=1\nb=2\nc=3\nd=4\n"
     assert _rcc(second) == (True, "No changes needed to be made", {})
 
@@ -265,30 +333,46 @@ def test_line_replace_blockreplace(tmp_path: Path, tree: Path, out: Path) -> Non
     assert first["comment"] == "Changes were made" and f.read_text().endswith("d=5\n# START\nx\n# END\n")
     assert _rcc(second) == (True, "No changes needed to be made", {})
     ret = _states(tmp_path)["file.blockreplace"](name=str(f), marker_start="# NO", marker_end="# NOEND", content="x")
-    assert _rcc(ret) == (False, "Encountered error managing block: Cannot edit marked block. Markers were not "
-                                "found in file.. See the log for details.", {})
+    assert _rcc(ret) == (
+        False,
+        "Encountered error managing block: Cannot edit marked block. Markers were not "
+        "found in file.. See the log for details.",
+        {},
+    )
 
 
 def test_comment_uncomment_prepend_append(tmp_path: Path, tree: Path, out: Path) -> None:
     f = out / "f"
     f.write_text("host=a\nport=80\n")
-    assert _rcc(_states(tmp_path, test=True)["file.comment"](name=str(f), regex="^port=")) == \
-        (None, f"File {f} is set to be updated", {str(f): "updated"})
+    assert _rcc(_states(tmp_path, test=True)["file.comment"](name=str(f), regex="^port=")) == (
+        None,
+        f"File {f} is set to be updated",
+        {str(f): "updated"},
+    )
     first, second = _twice(tmp_path, "file.comment", name=str(f), regex="^port=")
-    assert _rcc(first) == (True, "Commented lines successfully",
-                           {"diff": "--- \n+++ \n@@ -1,2 +1,2 @@\n host=a\n-port=80\n+#port=80\n"})
+    assert _rcc(first) == (
+        True,
+        "Commented lines successfully",
+        {"diff": "--- \n+++ \n@@ -1,2 +1,2 @@\n host=a\n-port=80\n+#port=80\n"},
+    )
     assert _rcc(second) == (True, "Pattern already commented", {})
     assert _rcc(_states(tmp_path)["file.comment"](name=str(f), regex="^zzz")) == (False, "zzz: Pattern not found", {})
     first, second = _twice(tmp_path, "file.uncomment", name=str(f), regex="port=")
     assert first["comment"] == "Uncommented lines successfully" and f.read_text() == "host=a\nport=80\n"
     assert _rcc(second) == (True, "Pattern already uncommented", {})
     first, second = _twice(tmp_path, "file.prepend", name=str(f), text=["# one", "# two"])
-    assert _rcc(first) == (True, "Prepended 2 lines",
-                           {"diff": "--- \n+++ \n@@ -1,2 +1,4 @@\n+# one\n+# two\n host=a\n port=80\n"})
+    assert _rcc(first) == (
+        True,
+        "Prepended 2 lines",
+        {"diff": "--- \n+++ \n@@ -1,2 +1,4 @@\n+# one\n+# two\n host=a\n port=80\n"},
+    )
     assert _rcc(second) == (True, f"File {f} is in correct state", {})
     first, second = _twice(tmp_path, "file.append", name=str(f), source="salt://files/plain.txt")
-    assert _rcc(first) == (True, "Appended 2 lines",
-                           {"diff": "--- \n\n+++ \n\n@@ -2,3 +2,5 @@\n\n # two\n host=a\n port=80\n+plain\n+content"})
+    assert _rcc(first) == (
+        True,
+        "Appended 2 lines",
+        {"diff": "--- \n\n+++ \n\n@@ -2,3 +2,5 @@\n\n # two\n host=a\n port=80\n+plain\n+content"},
+    )
     assert second["changes"] == {}
 
 
@@ -297,37 +381,54 @@ def test_keyvalue(tmp_path: Path, tree: Path, out: Path) -> None:
     f.write_text("host=a\nport=80\n# comment\n")
     kw = dict(name=str(f), key_values={"port": "8080", "host": "web"})
     ret = _states(tmp_path, test=True)["file.keyvalue"](**kw)
-    assert _rcc(ret) == (None, f"File {f} is set to be changed (2 lines)\nPredicted diff:\n\r\t\t- host=a\n"
-                               "\r\t\t+ host=web\n\r\t\t- port=80\n\r\t\t+ port=8080\n",
-                         {"diff": "- host=a\n+ host=web\n- port=80\n+ port=8080\n"})
+    assert _rcc(ret) == (
+        None,
+        f"File {f} is set to be changed (2 lines)\nPredicted diff:\n\r\t\t- host=a\n"
+        "\r\t\t+ host=web\n\r\t\t- port=80\n\r\t\t+ port=8080\n",
+        {"diff": "- host=a\n+ host=web\n- port=80\n+ port=8080\n"},
+    )
     first, second = _twice(tmp_path, "file.keyvalue", **kw)
     assert _rcc(first) == (True, "Changed 2 lines", {"diff": "- host=a\n+ host=web\n- port=80\n+ port=8080\n"})
     assert _rcc(second) == (True, "", {})
-    assert _rcc(_states(tmp_path)["file.keyvalue"](name=str(out / "nope"), key_values={"a": 1})) == \
-        (False, f"unable to open {out}/nope", {})
+    assert _rcc(_states(tmp_path)["file.keyvalue"](name=str(out / "nope"), key_values={"a": 1})) == (
+        False,
+        f"unable to open {out}/nope",
+        {},
+    )
 
 
 # -- links, copies, renames, serialize ------------------------------------------------------------
 def test_symlink(tmp_path: Path, tree: Path, out: Path) -> None:
     tgt, link = out / "tgt", out / "l"
     tgt.write_text("t")
-    assert _rcc(_states(tmp_path, test=True)["file.symlink"](name=str(link), target=str(tgt))) == \
-        (None, f"Symlink {link} to {tgt} is set for creation", {"new": str(link)})
-    first, second = _twice(tmp_path, "file.symlink", name=str(link), target=str(tgt), user="nobody",
-                           group="nogroup")
+    assert _rcc(_states(tmp_path, test=True)["file.symlink"](name=str(link), target=str(tgt))) == (
+        None,
+        f"Symlink {link} to {tgt} is set for creation",
+        {"new": str(link)},
+    )
+    first, second = _twice(tmp_path, "file.symlink", name=str(link), target=str(tgt), user="nobody", group="nogroup")
     assert _rcc(first) == (True, f"Created new symlink {link} -> {tgt}", {"new": str(link)})
     assert os.readlink(link) == str(tgt) and link.lstat().st_uid != 0
     assert _rcc(second) == (True, f"Symlink {link} is present and owned by nobody:nogroup", {})
     (out / "l3").write_text("f")
-    assert _rcc(_states(tmp_path)["file.symlink"](name=str(out / "l3"), target=str(tgt))) == \
-        (False, f"File exists where the symlink {out}/l3 should be", {})
+    assert _rcc(_states(tmp_path)["file.symlink"](name=str(out / "l3"), target=str(tgt))) == (
+        False,
+        f"File exists where the symlink {out}/l3 should be",
+        {},
+    )
     ret = _states(tmp_path)["file.symlink"](name=str(out / "l3"), target=str(tgt), force=True)
     assert ret["result"] is True and (out / "l3").is_symlink()
     (out / "l4").symlink_to("other")
-    assert _rcc(_states(tmp_path, test=True)["file.symlink"](name=str(out / "l4"), target=str(tgt))) == \
-        (None, f"Link {out}/l4 target is set to be changed to {tgt}", {"change": f"{out}/l4"})
-    assert _rcc(_states(tmp_path)["file.symlink"](name=str(out / "no" / "l"), target=str(tgt))) == \
-        (False, f"Directory {out}/no for symlink is not present", {})
+    assert _rcc(_states(tmp_path, test=True)["file.symlink"](name=str(out / "l4"), target=str(tgt))) == (
+        None,
+        f"Link {out}/l4 target is set to be changed to {tgt}",
+        {"change": f"{out}/l4"},
+    )
+    assert _rcc(_states(tmp_path)["file.symlink"](name=str(out / "no" / "l"), target=str(tgt))) == (
+        False,
+        f"Directory {out}/no for symlink is not present",
+        {},
+    )
 
 
 def test_copy_and_rename(tmp_path: Path, tree: Path, out: Path) -> None:
@@ -341,8 +442,11 @@ def test_copy_and_rename(tmp_path: Path, tree: Path, out: Path) -> None:
     assert _rcc(second) == (True, f'The target file "{dst}" exists and will not be overwritten', {})
     ret = _states(tmp_path)["file.copy"](name=str(out / "c8"), source=str(src), mode=600, user="nobody")
     assert ret["changes"] == {f"{out}/c8": str(src), "group": "nogroup", "mode": "0600", "user": "nobody"}
-    assert _rcc(_states(tmp_path)["file.copy"](name=str(out / "c9"), source=str(out / "nope"))) == \
-        (False, f'Source file "{out}/nope" is not present', {})
+    assert _rcc(_states(tmp_path)["file.copy"](name=str(out / "c9"), source=str(out / "nope"))) == (
+        False,
+        f'Source file "{out}/nope" is not present',
+        {},
+    )
     first, second = _twice(tmp_path, "file.rename", name=str(out / "moved"), source=str(src))
     assert _rcc(first) == (True, f'Moved "{src}" to "{out}/moved"', {f"{out}/moved": str(src)})
     assert _rcc(second) == (True, f'Source file "{src}" has already been moved out of place', {})
@@ -351,8 +455,11 @@ def test_copy_and_rename(tmp_path: Path, tree: Path, out: Path) -> None:
 def test_serialize(tmp_path: Path, tree: Path, out: Path) -> None:
     y, j, m = out / "a.yaml", out / "a.json", out / "m.json"
     data = {"b": 2, "a": [1, 2], "c": {"x": "y"}}
-    assert _rcc(_states(tmp_path, test=True)["file.serialize"](name=str(y), dataset=data, formatter="yaml")) == \
-        (None, f"Dataset will be serialized and stored into {y}", {"newfile": str(y)})
+    assert _rcc(_states(tmp_path, test=True)["file.serialize"](name=str(y), dataset=data, formatter="yaml")) == (
+        None,
+        f"Dataset will be serialized and stored into {y}",
+        {"newfile": str(y)},
+    )
     first, second = _twice(tmp_path, "file.serialize", name=str(y), dataset=data, formatter="yaml")
     assert _rcc(first) == (True, f"File {y} updated", {"diff": "New file"})
     assert y.read_text() == "a:\n- 1\n- 2\nb: 2\nc:\n  x: y\n"
@@ -360,14 +467,18 @@ def test_serialize(tmp_path: Path, tree: Path, out: Path) -> None:
     _states(tmp_path)["file.serialize"](name=str(j), dataset={"b": 2, "a": [1, 2]}, formatter="json")
     assert j.read_text() == '{\n  "a": [\n    1,\n    2\n  ],\n  "b": 2\n}\n'
     m.write_text('{"old": 1}\n')
-    first, second = _twice(tmp_path, "file.serialize", name=str(m), dataset={"new": 1}, formatter="json",
-                            merge_if_exists=True)
+    first, second = _twice(
+        tmp_path, "file.serialize", name=str(m), dataset={"new": 1}, formatter="json", merge_if_exists=True
+    )
     assert _rcc(first) == (True, f"File {m} updated", {"diff": {"new": {"new": 1, "old": "<_null_>"}}})
     assert json.loads(m.read_text()) == {"new": 1, "old": 1}
     assert _rcc(second) == (True, f"The file {m} is in the correct state", {})
     ret = _states(tmp_path, pillar={"app": {"conf": {"k": "v"}}})["file.serialize"](
-        name=str(out / "p.yaml"), dataset_pillar="app:conf", mode=600)
+        name=str(out / "p.yaml"), dataset_pillar="app:conf", mode=600
+    )
     assert ret["result"] is True and (out / "p.yaml").read_text() == "k: v\n" and _mode(out / "p.yaml") == "0600"
-    assert _rcc(_states(tmp_path)["file.serialize"](name=str(out / "x"), dataset={}, formatter="nope")) == \
-        (False, "The nope serializer could not be found. It either does not exist or its prerequisites are "
-                "not installed.", {})
+    assert _rcc(_states(tmp_path)["file.serialize"](name=str(out / "x"), dataset={}, formatter="nope")) == (
+        False,
+        "The nope serializer could not be found. It either does not exist or its prerequisites are not installed.",
+        {},
+    )

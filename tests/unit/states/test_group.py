@@ -43,14 +43,19 @@ def test_present_members_absent(name: str) -> None:
     assert ret["changes"]["members"] == ["root"] and set(ret["changes"]) == {"name", "passwd", "gid", "members"}
     assert st["group.present"](name, members=["root"])["comment"] == f"Group {name} is present and up to date"
     dry = _states(True)["group.present"](name, addusers=["daemon"], delusers=["root"])
-    assert dry["comment"] == ("The following group attributes are set to be changed:\n"
-                              "addusers: ['daemon']\ndelusers: ['root']\n")
+    assert dry["comment"] == (
+        "The following group attributes are set to be changed:\naddusers: ['daemon']\ndelusers: ['root']\n"
+    )
     ret = st["group.present"](name, addusers=["daemon"], delusers=["root"])
     assert ret["changes"] == {"Final": "All changes applied successfully"}
     ret = st["group.present"](name, members=[])
     assert ret["comment"].endswith("delusers: {'daemon'}\n")
     taken = st["group.present"](name + "x", gid=0)
     assert taken["comment"] == f"Group {name}x is not present but gid 0 is already taken by group root"
-    assert st["group.absent"](name) == {"name": name, "changes": {name: ""}, "result": True,
-                                        "comment": f"Removed group {name}"}
+    assert st["group.absent"](name) == {
+        "name": name,
+        "changes": {name: ""},
+        "result": True,
+        "comment": f"Removed group {name}",
+    }
     assert st["group.absent"](name)["comment"] == "Group not present"

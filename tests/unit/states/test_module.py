@@ -17,8 +17,11 @@ def _states(test: bool = False) -> Any:
 def test_legacy_form() -> None:
     st = _states()
     assert st["module.run"](name="test.echo", text="hi") == {
-        "name": "test.echo", "changes": {"ret": "hi"}, "comment": "Module function test.echo executed",
-        "result": True}
+        "name": "test.echo",
+        "changes": {"ret": "hi"},
+        "comment": "Module function test.echo executed",
+        "result": True,
+    }
     ret = st["module.run"](name="test.false")
     assert (ret["result"], ret["changes"]) == (False, {"ret": False})
     ret = st["module.run"](name="test.arg", m_name="ignored", kwarg1="dropped")
@@ -26,8 +29,12 @@ def test_legacy_form() -> None:
     ret = st["module.run"](name="test.arg", args=["a"], kwargs={"k": 1})
     assert ret["changes"] == {"ret": {"args": ["a"], "kwargs": {"k": 1}}}
     ret = st["module.run"](name="test.echo")
-    assert ret == {"name": "test.echo", "changes": {}, "result": False,
-                   "comment": "The following arguments are missing: text"}
+    assert ret == {
+        "name": "test.echo",
+        "changes": {},
+        "result": False,
+        "comment": "The following arguments are missing: text",
+    }
     ret = st["module.run"](name="test.exception", message="boom")
     assert ret["comment"] == "Module function test.exception threw an exception. Exception: boom"
     assert st["module.run"](name="nosuch.fun")["comment"] == "Module function nosuch.fun is not available"
@@ -36,8 +43,9 @@ def test_legacy_form() -> None:
 
 def test_new_form() -> None:
     st = _states()
-    ret = st["module.run"](name="b", **{"test.arg": ["x", {"y": "z"}], "test.echo": [{"text": "hello"}],
-                                        "test.false": []})
+    ret = st["module.run"](
+        name="b", **{"test.arg": ["x", {"y": "z"}], "test.echo": [{"text": "hello"}], "test.false": []}
+    )
     assert ret["name"] == ["test.arg", "test.echo", "test.false"]
     assert ret["result"] is False
     assert ret["comment"] == "'test.false': False, test.arg: Success, test.echo: hello"
@@ -55,8 +63,11 @@ def test_new_form() -> None:
 def test_test_mode_and_missing() -> None:
     st = _states(test=True)
     assert st["module.run"](name="test.echo", text="x") == {
-        "name": "test.echo", "changes": {}, "comment": "Module function test.echo is set to execute",
-        "result": None}
+        "name": "test.echo",
+        "changes": {},
+        "comment": "Module function test.echo is set to execute",
+        "result": None,
+    }
     ret = st["module.run"](**{"test.true": [], "test.echo": ["x"]})
     assert (ret["result"], ret["comment"]) == (None, "Functions test.true, test.echo to be executed.")
     ret = st["module.run"](**{"nosuch.fun": [], "test.true": [], "other.x": []})
@@ -66,16 +77,30 @@ def test_test_mode_and_missing() -> None:
 
 def test_wait_and_mod_watch() -> None:
     st = _states()
-    assert st["module.wait"](name="test.echo", text="w") == {"name": "test.echo", "changes": {}, "result": True,
-                                                             "comment": ""}
+    assert st["module.wait"](name="test.echo", text="w") == {
+        "name": "test.echo",
+        "changes": {},
+        "result": True,
+        "comment": "",
+    }
     ret = st["module.mod_watch"](name="test.echo", text="w", sfun="wait", __reqs__={})
     assert (ret["comment"], ret["changes"]) == ("Module function test.echo executed", {"ret": "w"})
     ret = st["module.mod_watch"](name="w2", sfun="wait", __reqs__={}, **{"test.echo": [{"text": "w2"}]})
     assert (ret["name"], ret["changes"]) == (["test.echo"], {"test.echo": "w2"})
 
 
-@pytest.mark.parametrize("value,ok", [(True, True), (False, False), ({"retcode": 0}, True), ({"retcode": 1}, False),
-                                      ({"a": {"result": False}}, False), ("text", True), (None, True)])
+@pytest.mark.parametrize(
+    "value,ok",
+    [
+        (True, True),
+        (False, False),
+        ({"retcode": 0}, True),
+        ({"retcode": 1}, False),
+        ({"a": {"result": False}}, False),
+        ("text", True),
+        (None, True),
+    ],
+)
 def test_result_from_return(value: Any, ok: bool) -> None:
     st = _states()
     mod = st.module("module")

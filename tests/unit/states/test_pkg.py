@@ -13,7 +13,7 @@ import pytest
 from briny.common import loader
 
 # An in-memory package database; the state reaches it only through __salt__.
-_FAKE_PKG = textwrap.dedent('''
+_FAKE_PKG = textwrap.dedent("""
     from briny.common.exceptions import CommandExecutionError
 
     def _db():
@@ -106,16 +106,22 @@ _FAKE_PKG = textwrap.dedent('''
 
     def unhold(pkgs=None, **kwargs):
         return _hold(pkgs, False)
-''')
+""")
 
 
 @pytest.fixture
 def db() -> dict[str, Any]:
-    return {"installed": {"dpkg": "1.21.22", "hello": "2.10-3"}, "config_only": {},
-            "repo": {"hello": "2.10-3", "sl": "5.02-1+b1", "dpkg": "1.21.22"},
-            "debs": {"/debs/t_1.0.deb": {"name": "t", "version": "1.0"},
-                     "/debs/t_2.0.deb": {"name": "t", "version": "2.0"}},
-            "held": set(), "calls": []}
+    return {
+        "installed": {"dpkg": "1.21.22", "hello": "2.10-3"},
+        "config_only": {},
+        "repo": {"hello": "2.10-3", "sl": "5.02-1+b1", "dpkg": "1.21.22"},
+        "debs": {
+            "/debs/t_1.0.deb": {"name": "t", "version": "1.0"},
+            "/debs/t_2.0.deb": {"name": "t", "version": "2.0"},
+        },
+        "held": set(),
+        "calls": [],
+    }
 
 
 @pytest.fixture
@@ -128,6 +134,7 @@ def make(tmp_path: Path, db: dict[str, Any]):
         opts = {"test": test, "id": "t", "_fakepkg": db, "cachedir": str(tmp_path / "cache")}
         salt = loader.minion_mods(opts, extra_dirs=[fake])
         return loader.states(opts, salt)
+
     return build
 
 
@@ -135,8 +142,12 @@ def test_installed_from_sources_then_idempotent(make, db) -> None:
     st = make()
     src = [{"t": "/debs/t_1.0.deb"}]
     ret = st["pkg.installed"](name="pkg1", sources=src)
-    assert ret == {"name": "pkg1", "result": True, "changes": {"t": {"old": "", "new": "1.0"}},
-                   "comment": "The following packages were installed/updated: t"}
+    assert ret == {
+        "name": "pkg1",
+        "result": True,
+        "changes": {"t": {"old": "", "new": "1.0"}},
+        "comment": "The following packages were installed/updated: t",
+    }
     ret = st["pkg.installed"](name="pkg1", sources=src)
     assert ret["result"] is True and ret["changes"] == {}
     assert ret["comment"] == "All specified packages are already installed"
@@ -150,13 +161,18 @@ def test_installed_from_sources_then_idempotent(make, db) -> None:
 
 def test_installed_repo_packages(make, db) -> None:
     ret = make(test=True)["pkg.installed"](name="multi", pkgs=["hello", "sl"])
-    assert ret == {"name": "multi", "result": None, "changes": {"sl": {"new": "5.02-1+b1", "old": ""}},
-                   "comment": "The following packages would be installed/updated: sl"}
+    assert ret == {
+        "name": "multi",
+        "result": None,
+        "changes": {"sl": {"new": "5.02-1+b1", "old": ""}},
+        "comment": "The following packages would be installed/updated: sl",
+    }
     assert "sl" not in db["installed"]
     ret = make()["pkg.installed"](name="multi", pkgs=["hello", "sl"])
     assert ret["changes"] == {"sl": {"old": "", "new": "5.02-1+b1"}}
-    assert ret["comment"] == ("The following packages were installed/updated: sl\n"
-                              "The following packages were already installed: hello")
+    assert ret["comment"] == (
+        "The following packages were installed/updated: sl\nThe following packages were already installed: hello"
+    )
     ret = make()["pkg.installed"](name="hello", version="2.10-3")
     assert ret["comment"] == "All specified packages are already installed and are at the desired version"
 
@@ -164,8 +180,10 @@ def test_installed_repo_packages(make, db) -> None:
 def test_installed_missing_package_fails_with_apt_message(make, db) -> None:
     ret = make()["pkg.installed"](name="briny-no-such-pkg")
     assert ret["result"] is False and ret["changes"] == {}
-    assert ret["comment"] == ("Problem encountered installing package(s). Additional info follows:\n\n"
-                              "errors:\n    - E: Unable to locate package briny-no-such-pkg")
+    assert ret["comment"] == (
+        "Problem encountered installing package(s). Additional info follows:\n\n"
+        "errors:\n    - E: Unable to locate package briny-no-such-pkg"
+    )
     ret = make()["pkg.installed"](name="x", sources=[{"x": "/nope.deb"}])
     assert ret["result"] is False
     assert ret["comment"] == "An error was encountered while installing package(s): /nope.deb does not exist on minion"
@@ -193,26 +211,34 @@ def test_mod_init_refreshes_once_and_only_when_installing(make, db) -> None:
 def test_latest(make, db) -> None:
     db["installed"].pop("hello")
     ret = make(test=True)["pkg.latest"](name="hello")
-    assert ret == {"name": "hello", "result": None, "changes": {"hello": {"new": "2.10-3", "old": ""}},
-                   "comment": "The following packages would be installed/upgraded: hello"}
+    assert ret == {
+        "name": "hello",
+        "result": None,
+        "changes": {"hello": {"new": "2.10-3", "old": ""}},
+        "comment": "The following packages would be installed/upgraded: hello",
+    }
     ret = make()["pkg.latest"](name="hello", refresh=False)
     assert ret["comment"] == "The following packages were successfully installed/upgraded: hello"
     assert ret["changes"] == {"hello": {"old": "", "new": "2.10-3"}}
     ret = make()["pkg.latest"](name="hello", refresh=False)
-    assert ret == {"name": "hello", "result": True, "changes": {},
-                   "comment": "Package hello is already up-to-date"}
+    assert ret == {"name": "hello", "result": True, "changes": {}, "comment": "Package hello is already up-to-date"}
     ret = make()["pkg.latest"](name="briny-no-such-pkg", refresh=False)
     assert ret["result"] is False and ret["comment"] == "No information found for 'briny-no-such-pkg'."
 
 
 def test_removed_and_purged(make, db) -> None:
     ret = make(test=True)["pkg.removed"](name="multi", pkgs=["hello", "sl"])
-    assert ret == {"name": "multi", "result": None, "changes": {"hello": {"new": "removed", "old": ""}},
-                   "comment": "The following packages will be removed: hello."}
+    assert ret == {
+        "name": "multi",
+        "result": None,
+        "changes": {"hello": {"new": "removed", "old": ""}},
+        "comment": "The following packages will be removed: hello.",
+    }
     ret = make()["pkg.removed"](name="multi", pkgs=["hello", "sl"])
     assert ret["changes"] == {"hello": {"old": "2.10-3", "new": ""}}
-    assert ret["comment"] == ("The following packages were not installed: sl "
-                              "The following packages were removed: hello.")
+    assert ret["comment"] == (
+        "The following packages were not installed: sl The following packages were removed: hello."
+    )
     ret = make()["pkg.removed"](name="hello")
     assert ret["comment"] == "All specified packages are already absent" and ret["changes"] == {}
     db["config_only"]["hello"] = "2.10-3"
@@ -229,9 +255,11 @@ def test_remove_held_package_fails(make, db) -> None:
     db["held"].add("dpkg")
     ret = make()["pkg.purged"](name="dpkg")
     assert ret["result"] is False and ret["changes"] == {"removed": {}, "installed": {}}
-    assert ret["comment"] == ("Problem encountered removing package(s). Additional info follows:\n\nerrors:\n"
-                              "    - E: Held packages were changed and -y was used without "
-                              "--allow-change-held-packages.")
+    assert ret["comment"] == (
+        "Problem encountered removing package(s). Additional info follows:\n\nerrors:\n"
+        "    - E: Held packages were changed and -y was used without "
+        "--allow-change-held-packages."
+    )
 
 
 def test_hold_and_unhold(make, db) -> None:

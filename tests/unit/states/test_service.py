@@ -13,7 +13,7 @@ import pytest
 
 from briny.common import loader
 
-_FAKE_SERVICE = textwrap.dedent('''
+_FAKE_SERVICE = textwrap.dedent("""
     def _db():
         return __opts__["_fakesvc"]
 
@@ -53,7 +53,7 @@ _FAKE_SERVICE = textwrap.dedent('''
 
     def disable(name, **kwargs):
         return _act(name, "disable", enabled=False)
-''')
+""")
 
 S = "briny-test-svc"
 
@@ -72,6 +72,7 @@ def make(tmp_path: Path, db: dict[str, Any]):
     def build(test: bool = False) -> Any:
         opts = {"test": test, "id": "t", "_fakesvc": db}
         return loader.states(opts, loader.minion_mods(opts, extra_dirs=[fake]))
+
     return build
 
 
@@ -88,18 +89,21 @@ def test_running(make, db) -> None:
 
 def test_running_with_enable(make, db) -> None:
     assert make(test=True)["service.running"](name=S, enable=True) == _r(None, f"Service {S} is set to start")
-    assert make()["service.running"](name=S, enable=True) == \
-        _r(True, f"Service {S} has been enabled, and is running", {S: True})
+    assert make()["service.running"](name=S, enable=True) == _r(
+        True, f"Service {S} has been enabled, and is running", {S: True}
+    )
     assert make()["service.running"](name=S, enable=True) == _r(True, f"The service {S} is already running")
     # running but not enabled: only the enable is left to do
     db["services"][S]["enabled"] = False
     assert make(test=True)["service.running"](name=S, enable=True) == _r(None, f"Service {S} set to be enabled")
-    assert make()["service.running"](name=S, enable=True) == \
-        _r(True, f"Service {S} has been enabled, and is in the desired state", {S: True})
+    assert make()["service.running"](name=S, enable=True) == _r(
+        True, f"Service {S} has been enabled, and is in the desired state", {S: True}
+    )
     # enabled but stopped
     db["services"][S]["running"] = False
-    assert make()["service.running"](name=S, enable=True) == \
-        _r(True, f"Service {S} is already enabled, and is running", {S: True})
+    assert make()["service.running"](name=S, enable=True) == _r(
+        True, f"Service {S} is already enabled, and is running", {S: True}
+    )
 
 
 def test_running_init_delay_and_failure(make, db) -> None:
@@ -117,28 +121,36 @@ def test_dead(make, db) -> None:
     assert make()["service.dead"](name=S) == _r(True, f"Service {S} was killed", {S: False})
     assert make()["service.dead"](name=S) == _r(True, f"The service {S} is already dead")
     assert make(test=True)["service.dead"](name=S, enable=False) == _r(None, f"Service {S} set to be disabled")
-    assert make()["service.dead"](name=S, enable=False) == \
-        _r(True, f"Service {S} has been disabled, and is in the desired state", {S: True})
+    assert make()["service.dead"](name=S, enable=False) == _r(
+        True, f"Service {S} has been disabled, and is in the desired state", {S: True}
+    )
     db["services"][S]["running"] = True
-    assert make()["service.dead"](name=S, enable=False) == \
-        _r(True, f"Service {S} is already disabled, and is dead", {S: False})
+    assert make()["service.dead"](name=S, enable=False) == _r(
+        True, f"Service {S} is already disabled, and is dead", {S: False}
+    )
 
 
 def test_enabled_disabled(make, db) -> None:
     assert make(test=True)["service.enabled"](name=S) == _r(None, f"Service {S} set to be enabled")
-    assert make()["service.enabled"](name=S) == \
-        _r(True, f"Service {S} has been enabled, and is in the desired state", {S: True})
-    assert make(test=True)["service.enabled"](name=S) == \
-        _r(True, f"Service {S} is already enabled, and is in the desired state")
+    assert make()["service.enabled"](name=S) == _r(
+        True, f"Service {S} has been enabled, and is in the desired state", {S: True}
+    )
+    assert make(test=True)["service.enabled"](name=S) == _r(
+        True, f"Service {S} is already enabled, and is in the desired state"
+    )
     assert make(test=True)["service.disabled"](name=S) == _r(None, f"Service {S} set to be disabled")
-    assert make()["service.disabled"](name=S) == \
-        _r(True, f"Service {S} has been disabled, and is in the desired state", {S: True})
-    assert make()["service.disabled"](name=S) == \
-        _r(True, f"Service {S} is already disabled, and is in the desired state")
+    assert make()["service.disabled"](name=S) == _r(
+        True, f"Service {S} has been disabled, and is in the desired state", {S: True}
+    )
+    assert make()["service.disabled"](name=S) == _r(
+        True, f"Service {S} is already disabled, and is in the desired state"
+    )
     db["fail"] = "enable"
     ret = make()["service.enabled"](name=S)
     assert ret["result"] is False
-    assert ret["comment"] == f"Failed when setting service {S} to start at boot, but the service was in the desired state"
+    assert (
+        ret["comment"] == f"Failed when setting service {S} to start at boot, but the service was in the desired state"
+    )
 
 
 def test_missing_service(make, db) -> None:
@@ -154,9 +166,14 @@ def test_missing_service(make, db) -> None:
     assert make(test=True)["service.disabled"](name=name)["result"] is True
 
 
-@pytest.mark.parametrize("kwargs,action,past", [({}, "restart", "restarted"),
-                                                ({"reload": True}, "reload", "reloaded"),
-                                                ({"full_restart": True}, "full_restart", "restarted")])
+@pytest.mark.parametrize(
+    "kwargs,action,past",
+    [
+        ({}, "restart", "restarted"),
+        ({"reload": True}, "reload", "reloaded"),
+        ({"full_restart": True}, "full_restart", "restarted"),
+    ],
+)
 def test_mod_watch_running(make, db, kwargs, action, past) -> None:
     db["services"][S]["running"] = True
     ret = make(test=True)["service.mod_watch"](name=S, sfun="running", **kwargs)

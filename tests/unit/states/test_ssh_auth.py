@@ -26,8 +26,12 @@ def test_present_absent_cycle(tmp_path: Path) -> None:
     assert (dry["result"], dry["comment"]) == (None, f"Key {KEY} for user {ME} is set to be added")
     st = _states(tmp_path)
     ret = st["ssh_auth.present"](KEY, ME, enc="ed25519", comment="c", config=conf)
-    assert ret == {"name": KEY, "changes": {KEY: "New"}, "result": True,
-                   "comment": f"The authorized host key {KEY} for user {ME} was added"}
+    assert ret == {
+        "name": KEY,
+        "changes": {KEY: "New"},
+        "result": True,
+        "comment": f"The authorized host key {KEY} for user {ME} was added",
+    }
     ret = st["ssh_auth.present"](f'no-pty,command="x" ssh-ed25519 {KEY} other comment', ME, config=conf)
     assert ret["changes"] == {KEY: "Updated"} and ret["name"].startswith("no-pty")
     assert Path(conf).read_text() == f'no-pty,command="x" ssh-ed25519 {KEY} other comment\n'
@@ -50,7 +54,10 @@ def test_source_and_failures(tmp_path: Path) -> None:
     again = st["ssh_auth.present"]("lbl", ME, source="salt://keys.pub", config=conf)
     assert (again["changes"], again["comment"]) == ({}, f"The authorized host key lbl is already present for user {ME}")
     ret = st["ssh_auth.present"]("lbl", ME, source="salt://nope.pub", config=conf)
-    assert (ret["result"], ret["comment"]) == (False, "Failed to add the ssh key. Source file salt://nope.pub is missing")
+    assert (ret["result"], ret["comment"]) == (
+        False,
+        "Failed to add the ssh key. Source file salt://nope.pub is missing",
+    )
     ret = st["ssh_auth.present"](KEY, "nosuchuser-briny", config=conf)
     assert (ret["result"], ret["comment"]) == (False, "Failed to add the ssh key. User nosuchuser-briny does not exist")
     ret = st["ssh_auth.present"]("not base64!", ME, config=conf)

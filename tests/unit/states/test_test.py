@@ -13,8 +13,7 @@ CHANGED = {"testing": {"old": "Unchanged", "new": "Something pretended to change
 
 
 def _states(tmp_path: Path, test: bool = False, pillar: dict | None = None) -> Any:
-    opts = {"test": test, "file_roots": {"base": [str(tmp_path)]}, "id": "t",
-            "cachedir": str(tmp_path / "cache")}
+    opts = {"test": test, "file_roots": {"base": [str(tmp_path)]}, "id": "t", "cachedir": str(tmp_path / "cache")}
     salt = loader.minion_mods(opts, pillar=pillar or {})
     return loader.states(opts, salt)
 
@@ -23,16 +22,28 @@ def _strip(ret: dict) -> tuple:
     return ret["result"], ret["comment"], ret["changes"]
 
 
-@pytest.mark.parametrize("fun,live,test", [
-    ("succeed_with_changes", (True, "Success!", CHANGED),
-     (None, "If we weren't testing, this would be successful with changes", CHANGED)),
-    ("succeed_without_changes", (True, "Success!", {}), (True, "Success!", {})),
-    ("fail_with_changes", (False, "Failure!", CHANGED),
-     (None, "If we weren't testing, this would be failed with changes", CHANGED)),
-    ("fail_without_changes", (False, "Failure!", {}),
-     (False, "If we weren't testing, this would be a failure!", {})),
-    ("nop", (True, "Success!", {}), (True, "Success!", {})),
-])
+@pytest.mark.parametrize(
+    "fun,live,test",
+    [
+        (
+            "succeed_with_changes",
+            (True, "Success!", CHANGED),
+            (None, "If we weren't testing, this would be successful with changes", CHANGED),
+        ),
+        ("succeed_without_changes", (True, "Success!", {}), (True, "Success!", {})),
+        (
+            "fail_with_changes",
+            (False, "Failure!", CHANGED),
+            (None, "If we weren't testing, this would be failed with changes", CHANGED),
+        ),
+        (
+            "fail_without_changes",
+            (False, "Failure!", {}),
+            (False, "If we weren't testing, this would be a failure!", {}),
+        ),
+        ("nop", (True, "Success!", {}), (True, "Success!", {})),
+    ],
+)
 def test_simple_states(tmp_path: Path, fun: str, live: tuple, test: tuple) -> None:
     ret = _states(tmp_path)[f"test.{fun}"](name="x")
     assert ret["name"] == "x"
@@ -78,8 +89,10 @@ def test_configurable_test_mode(tmp_path: Path) -> None:
 def test_configurable_bad_option_fails_cleanly(tmp_path: Path, option: str) -> None:
     ret = _states(tmp_path)["test.configurable_test_state"](name="m", **{option: "bogus"})
     assert ret["result"] is False and ret["changes"] == {}
-    assert ret["comment"] == (f"You have specified the state option '{option}' with invalid arguments. "
-                              "It must be either True, False, or 'Random'")
+    assert ret["comment"] == (
+        f"You have specified the state option '{option}' with invalid arguments. "
+        "It must be either True, False, or 'Random'"
+    )
 
 
 def test_show_notification(tmp_path: Path) -> None:
@@ -110,10 +123,13 @@ def test_mod_watch(tmp_path: Path) -> None:
     }
     ret = states["test.mod_watch"](name="s", sfun="nop", __reqs__=reqs)
     # only plain watch targets that changed, as Salt lists them (never watch_any)
-    assert ret == {"name": "s", "result": True, "comment": "Watch statement fired.",
-                   "changes": {"Requisites with changes": ["test: h"]}}
-    ret = _states(tmp_path)["test.mod_watch"](name="c", sfun="configurable_test_state", changes=False,
-                                               __reqs__=reqs)
+    assert ret == {
+        "name": "s",
+        "result": True,
+        "comment": "Watch statement fired.",
+        "changes": {"Requisites with changes": ["test: h"]},
+    }
+    ret = _states(tmp_path)["test.mod_watch"](name="c", sfun="configurable_test_state", changes=False, __reqs__=reqs)
     assert _strip(ret) == (True, "", {})
 
 

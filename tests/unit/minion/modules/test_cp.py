@@ -22,8 +22,12 @@ def salt(tmp_path: Path) -> Any:
     dev = tmp_path / "dev"
     dev.mkdir()
     (dev / "c.txt").write_text("dev\n")
-    opts = {"test": False, "file_roots": {"base": [str(tree)], "dev": [str(dev)]}, "id": "t",
-            "cachedir": str(tmp_path / "cache")}
+    opts = {
+        "test": False,
+        "file_roots": {"base": [str(tree)], "dev": [str(dev)]},
+        "id": "t",
+        "cachedir": str(tmp_path / "cache"),
+    }
     return loader.minion_mods(opts)
 
 
@@ -58,16 +62,17 @@ def test_get_file_and_get_dir_in_local_mode(salt: Any, tmp_path: Path) -> None:
     out.mkdir()
     assert salt["cp.get_file"]("salt://c.txt", str(out / "c")) == str(out / "c")
     assert (out / "c").read_text() == "see\n"
-    assert salt["cp.get_file"]("salt://c.txt", str(out)) == str(out / "c.txt")     # into a folder
+    assert salt["cp.get_file"]("salt://c.txt", str(out)) == str(out / "c.txt")  # into a folder
     assert salt["cp.get_file"]("salt://c.txt?saltenv=dev", str(out / "d")) == str(out / "d")
     assert (out / "d").read_text() == "dev\n"
     assert salt["cp.get_file"]("salt://nope", str(out / "n")) == ""
-    assert salt["cp.get_file"]("salt://c.txt", str(out / "x" / "y")) == ""          # no makedirs
+    assert salt["cp.get_file"]("salt://c.txt", str(out / "x" / "y")) == ""  # no makedirs
     assert salt["cp.get_file"]("salt://c.txt", str(out / "x" / "y"), makedirs=True) == str(out / "x" / "y")
     assert salt["cp.get_file"]("salt://../etc/passwd", str(out / "p")) == ""
     assert salt["cp.get_dir"]("salt://a", str(out / "tree")) == [
-        str(out / "tree" / "a" / "b" / "x.sls"), str(out / "tree" / "a" / "init.sls")]
+        str(out / "tree" / "a" / "b" / "x.sls"),
+        str(out / "tree" / "a" / "init.sls"),
+    ]
     assert salt["cp.get_dir"]("salt://a/b/", str(out / "t2")) == [str(out / "t2" / "b" / "x.sls")]
     assert salt["cp.get_dir"]("salt://../", str(out / "t3")) == []
-    assert salt["cp.hash_file"]("salt://c.txt")["hsum"] == \
-        hashlib.sha256(b"see\n").hexdigest()
+    assert salt["cp.hash_file"]("salt://c.txt")["hsum"] == hashlib.sha256(b"see\n").hexdigest()

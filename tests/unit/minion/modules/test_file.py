@@ -16,8 +16,7 @@ from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 @pytest.fixture
 def salt(tmp_path: Path) -> Any:
-    opts = {"test": False, "file_roots": {"base": [str(tmp_path)]}, "id": "t",
-            "cachedir": str(tmp_path / "cache")}
+    opts = {"test": False, "file_roots": {"base": [str(tmp_path)]}, "id": "t", "cachedir": str(tmp_path / "cache")}
     return loader.minion_mods(opts)
 
 
@@ -64,6 +63,7 @@ def test_hash_mode_stats(salt: Any, tmp_path: Path) -> None:
 def test_users_and_groups(salt: Any, tmp_path: Path) -> None:
     import grp
     import pwd
+
     me = pwd.getpwuid(os.getuid()).pw_name
     mygroup = grp.getgrgid(os.getgid()).gr_name
     assert salt["file.user_to_uid"](me) == os.getuid()

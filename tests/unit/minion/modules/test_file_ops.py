@@ -15,26 +15,31 @@ BASE = "a=1\nb=2\nd=4\n"
 
 # -- diff -------------------------------------------------------------------------
 def test_unified_diff_looks_like_salts() -> None:
-    assert diff.unified("old\ncontent\n", "plain\ncontent\n") == \
-        "--- \n+++ \n@@ -1,2 +1,2 @@\n-old\n+plain\n content\n"
+    assert diff.unified("old\ncontent\n", "plain\ncontent\n") == "--- \n+++ \n@@ -1,2 +1,2 @@\n-old\n+plain\n content\n"
     assert diff.unified(b"\x00\x01old", b"\x00new") == "Replace binary file"
     assert diff.unified("", "") == ""
 
 
-@pytest.mark.parametrize("given,want", [
-    ("sha256=" + "a" * 64, {"hash_type": "sha256", "hsum": "a" * 64}),
-    ("MD5=" + "B" * 32, {"hash_type": "md5", "hsum": "b" * 32}),
-    ("c" * 40, {"hash_type": "sha1", "hsum": "c" * 40}),
-    ("/some/file", None),
-    ("salt://x/SHA256SUMS", None),
-])
+@pytest.mark.parametrize(
+    "given,want",
+    [
+        ("sha256=" + "a" * 64, {"hash_type": "sha256", "hsum": "a" * 64}),
+        ("MD5=" + "B" * 32, {"hash_type": "md5", "hsum": "b" * 32}),
+        ("c" * 40, {"hash_type": "sha1", "hsum": "c" * 40}),
+        ("/some/file", None),
+        ("salt://x/SHA256SUMS", None),
+    ],
+)
 def test_parse_hash(given: str, want: dict | None) -> None:
     assert diff.parse_hash(given) == want
 
 
 def test_parse_hash_errors() -> None:
-    with pytest.raises(diff.HashError, match=r"^Invalid hash type 'foo'\. Supported hash types are: sha512, "
-                                             r"sha384, sha256, sha224, sha1, md5\. Either remove"):
+    with pytest.raises(
+        diff.HashError,
+        match=r"^Invalid hash type 'foo'\. Supported hash types are: sha512, "
+        r"sha384, sha256, sha224, sha1, md5\. Either remove",
+    ):
         diff.parse_hash("foo=abc")
     with pytest.raises(diff.HashError, match="format is invalid"):
         diff.parse_hash("abc")
@@ -70,8 +75,10 @@ def test_owner_lookup_and_changes(tmp_path: Path) -> None:
     f = tmp_path / "f"
     f.write_text("x")
     os.chmod(f, 0o644)
-    assert perms.missing_owner("nosuchuser_briny", "nosuchgroup_briny") == \
-        "User nosuchuser_briny is not available Group nosuchgroup_briny is not available"
+    assert (
+        perms.missing_owner("nosuchuser_briny", "nosuchgroup_briny")
+        == "User nosuchuser_briny is not available Group nosuchgroup_briny is not available"
+    )
     assert perms.missing_owner("root", "root") == ""
     assert perms.perm_changes(str(f), None, None, "0600") == {"mode": "0600"}
     perms.apply_perms(str(f), {"mode": "0600"})
@@ -80,16 +87,19 @@ def test_owner_lookup_and_changes(tmp_path: Path) -> None:
 
 
 # -- lines ---------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs,want", [
-    ({"mode": "ensure", "after": "^b=.*", "content": "c=3"}, "a=1\nb=2\nc=3\nd=4\n"),
-    ({"mode": "ensure", "before": "^b=.*", "content": "a2=1"}, "a=1\na2=1\nb=2\nd=4\n"),
-    ({"mode": "replace", "match": "^b=.*", "content": "b=22"}, "a=1\nb=22\nd=4\n"),
-    ({"mode": "delete", "match": "^a=.*"}, "b=2\nd=4\n"),
-    ({"mode": "insert", "location": "start", "content": "# header"}, "# header\na=1\nb=2\nd=4\n"),
-    ({"mode": "insert", "location": "end", "content": "z=26"}, "a=1\nb=2\nd=4\nz=26\n"),
-    ({"mode": "insert", "after": "^a=.*", "content": "a1=11"}, "a=1\na1=11\nb=2\nd=4\n"),
-    ({"mode": "insert", "before": "^d=.*", "content": "c=3"}, "a=1\nb=2\nc=3\nd=4\n"),
-])
+@pytest.mark.parametrize(
+    "kwargs,want",
+    [
+        ({"mode": "ensure", "after": "^b=.*", "content": "c=3"}, "a=1\nb=2\nc=3\nd=4\n"),
+        ({"mode": "ensure", "before": "^b=.*", "content": "a2=1"}, "a=1\na2=1\nb=2\nd=4\n"),
+        ({"mode": "replace", "match": "^b=.*", "content": "b=22"}, "a=1\nb=22\nd=4\n"),
+        ({"mode": "delete", "match": "^a=.*"}, "b=2\nd=4\n"),
+        ({"mode": "insert", "location": "start", "content": "# header"}, "# header\na=1\nb=2\nd=4\n"),
+        ({"mode": "insert", "location": "end", "content": "z=26"}, "a=1\nb=2\nd=4\nz=26\n"),
+        ({"mode": "insert", "after": "^a=.*", "content": "a1=11"}, "a=1\na1=11\nb=2\nd=4\n"),
+        ({"mode": "insert", "before": "^d=.*", "content": "c=3"}, "a=1\nb=2\nc=3\nd=4\n"),
+    ],
+)
 def test_line_modes_and_idempotence(kwargs: dict, want: str) -> None:
     content = kwargs.pop("content", None)
     once = lines.line(BASE, content, **kwargs)
@@ -113,8 +123,10 @@ def test_replace() -> None:
     assert lines.replace("PORT=1\n", "^PORT=.*", "port=9", flags=["IGNORECASE", "MULTILINE"])[0] == "port=9\n"
     assert lines.replace("old=1\n", "^new=.*", "new=1", append_if_not_found=True)[0] == "old=1\nnew=1\n"
     assert lines.replace("old=1\n", "^new=.*", "new=1", prepend_if_not_found=True)[0] == "new=1\nold=1\n"
-    assert lines.replace("old=1", "^new=.*", "new=1", append_if_not_found=True,
-                         not_found_content="new=custom")[0] == "old=1\nnew=custom\n"
+    assert (
+        lines.replace("old=1", "^new=.*", "new=1", append_if_not_found=True, not_found_content="new=custom")[0]
+        == "old=1\nnew=custom\n"
+    )
     assert lines.replace("host=web\n", r"^(host)=(.*)$", r"\1=new-\2")[0] == "host=new-web\n"
     with pytest.raises(CommandExecutionError, match="unterminated character set"):
         lines.replace("a", "([a", "b")
@@ -122,8 +134,9 @@ def test_replace() -> None:
 
 def test_blockreplace() -> None:
     text = "top\n# START\nold\n# END\nbottom\n"
-    assert lines.blockreplace(text, "# START", "# END", "line1\nline2\n") == \
-        "top\n# START\nline1\nline2\n# END\nbottom\n"
+    assert (
+        lines.blockreplace(text, "# START", "# END", "line1\nline2\n") == "top\n# START\nline1\nline2\n# END\nbottom\n"
+    )
     assert lines.blockreplace("a\nb", "# S", "# E", "x", append_if_not_found=True) == "a\nb\n# S\nx\n# E\n"
     assert lines.blockreplace("a\n", "# S", "# E", "x", prepend_if_not_found=True) == "# S\nx\n# E\na\n"
     assert lines.blockreplace("a\n", "# S", "# E", None, append_if_not_found=True) == "a\n# S\n\n# E\n"
@@ -166,5 +179,6 @@ def test_backup_is_named_like_salts(tmp_path: Path) -> None:
 
 def test_makedirs_folder_mode_follows_the_file_mode():
     from briny.minion.fileops.managed import dir_mode_for
+
     assert dir_mode_for("0600") == "700" and dir_mode_for(644) == "755" and dir_mode_for("0640") == "750"
     assert dir_mode_for(None) is None

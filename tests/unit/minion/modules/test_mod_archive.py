@@ -48,8 +48,13 @@ def test_list_and_extract_tar(arc, tmp_path: Path, mode: str) -> None:
     src = _tar(tmp_path / "a.tar", [_dir("app"), ("app/a.txt", b"hi\n"), _link("app/l", "a.txt")], mode)
     assert arc["archive.list"](str(src)) == ["app/", "app/a.txt", "app/l"]
     assert arc["archive.list"](str(src), verbose=True) == {
-        "dirs": ["app/"], "files": ["app/a.txt"], "links": ["app/l"], "top_level_dirs": ["app/"],
-        "top_level_files": [], "top_level_links": []}
+        "dirs": ["app/"],
+        "files": ["app/a.txt"],
+        "links": ["app/l"],
+        "top_level_dirs": ["app/"],
+        "top_level_files": [],
+        "top_level_links": [],
+    }
     dest = tmp_path / "out"
     dest.mkdir()
     assert arc["archive.extract"](str(src), str(dest)) == ["app", "app/a.txt", "app/l"]
@@ -70,15 +75,18 @@ def test_zip_and_salt_url(arc, tmp_path: Path) -> None:
     assert (dest / "top" / "x.txt").read_text() == "x" and (dest / "top" / "d").is_dir()
 
 
-@pytest.mark.parametrize("members,why", [
-    ([("../evil", b"x")], "climbs out"),
-    ([("/etc/evil", b"x")], "absolute path"),
-    ([("ok/../../evil", b"x")], "climbs out"),
-    ([_link("l", "/etc")], "absolute path"),
-    ([_link("d/l", "../../x")], "leaves the destination"),
-    ([_link("l", "sub"), ("l/x", b"x")], "through the symlink"),
-    ([_link("h", "../x", hard=True)], "hard link"),
-])
+@pytest.mark.parametrize(
+    "members,why",
+    [
+        ([("../evil", b"x")], "climbs out"),
+        ([("/etc/evil", b"x")], "absolute path"),
+        ([("ok/../../evil", b"x")], "climbs out"),
+        ([_link("l", "/etc")], "absolute path"),
+        ([_link("d/l", "../../x")], "leaves the destination"),
+        ([_link("l", "sub"), ("l/x", b"x")], "through the symlink"),
+        ([_link("h", "../x", hard=True)], "hard link"),
+    ],
+)
 def test_unsafe_members_refused_whole(arc, tmp_path: Path, members: list, why: str) -> None:
     src = _tar(tmp_path / "bad.tar.gz", [("good.txt", b"g")] + members)
     dest = tmp_path / "out"

@@ -122,8 +122,9 @@ def test_env(loader):
     names = {line.split("=", 1)[0] for line in out.splitlines()}
     assert "HOME" not in names and "LC_CTYPE" in names
     assert loader["cmd.run"]("echo $LC_CTYPE", python_shell=True) == "C"
-    assert loader["cmd.run"]("echo $LC_CTYPE", python_shell=True, reset_system_locale=False) == \
-        os.environ.get("LC_CTYPE", "")
+    assert loader["cmd.run"]("echo $LC_CTYPE", python_shell=True, reset_system_locale=False) == os.environ.get(
+        "LC_CTYPE", ""
+    )
     with pytest.raises(SaltInvocationError, match="env must be a dict"):
         loader["cmd.run"]("true", env="FOO=bar")
 
@@ -181,6 +182,7 @@ def test_runas(loader):
     with pytest.raises(CommandExecutionError, match="User 'nouserxx' is not available"):
         loader["cmd.run_all"]("whoami", runas="nouserxx")
     import pwd
+
     me = pwd.getpwuid(os.geteuid()).pw_name
     assert loader["cmd.run"]("whoami", runas=me) == me
 
@@ -188,6 +190,7 @@ def test_runas(loader):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 def test_runas_other_user_as_root(loader):
     import pwd
+
     try:
         pwd.getpwnam("nobody")
     except KeyError:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 def test_get_order(loader):
     get = loader["config.get"]
-    assert get("foo:bar") == "fromopts"          # opts before pillar
+    assert get("foo:bar") == "fromopts"  # opts before pillar
     assert get("foo") == {"bar": "fromopts"}
     assert get("myopt:o") == 1
-    assert get("mydict:n:x") == 1                # grains
-    assert get("apps:a") == 1                    # pillar
-    assert get("roles") == ["web", "db"]         # grains before pillar (same value here)
+    assert get("mydict:n:x") == 1  # grains
+    assert get("apps:a") == 1  # pillar
+    assert get("roles") == ["web", "db"]  # grains before pillar (same value here)
     assert get("id") == "web01.example.com"
     assert get("nope", default=7) == 7
     assert get("nope") == ""
-    assert get("hosts.file") == "/etc/hosts"     # built-in default
+    assert get("hosts.file") == "/etc/hosts"  # built-in default
     assert get("mongo.port") == 27017
 
 
@@ -30,8 +30,7 @@ def test_get_omit(loader):
 
 
 def test_get_merge(loader):
-    assert loader["config.get"]("foo", merge="recurse") == {
-        "bar": "fromopts", "lst": [1, 2], "nested": {"deep": 1}}
+    assert loader["config.get"]("foo", merge="recurse") == {"bar": "fromopts", "lst": [1, 2], "nested": {"deep": 1}}
     assert loader["config.get"]("foo", merge="overwrite") == {"bar": "fromopts"}
     # unknown strategies fall back to recurse
     assert loader["config.get"]("foo", merge="bogus")["lst"] == [1, 2]
@@ -40,7 +39,7 @@ def test_get_merge(loader):
 def test_option(loader):
     opt = loader["config.option"]
     assert opt("myopt") == {"o": 1}
-    assert opt("foo:bar") == ""                  # no nesting
+    assert opt("foo:bar") == ""  # no nesting
     assert opt("nope", default="z") == "z"
     assert opt("apps") == {"a": 1}
     assert opt("apps", omit_pillar=True) == ""

@@ -50,12 +50,15 @@ def test_layout_keeps_foreign_lines_and_orders_sections(cron) -> None:
     assert salt["cron.set_special"]("u", "@reboot", "/bin/boot", comment="c", identifier="b") == "new"
     assert salt["cron.set_env"]("u", "MAILTO", "x@y") == "new"
     assert salt["cron.set_job"]("u", 1, 2, 3, 4, 5, "/bin/j", commented=True, identifier="j") == "new"
-    assert tables["u"] == ("# mine\nSHELL=/bin/sh\n0 0 * * * /bin/mine\n" + TAG + "\nMAILTO=x@y\n"
-                           "# SALT_CRON_IDENTIFIER:j\n#DISABLED#1 2 3 4 5 /bin/j\n"
-                           "# c SALT_CRON_IDENTIFIER:b\n@reboot /bin/boot\n")
+    assert tables["u"] == (
+        "# mine\nSHELL=/bin/sh\n0 0 * * * /bin/mine\n" + TAG + "\nMAILTO=x@y\n"
+        "# SALT_CRON_IDENTIFIER:j\n#DISABLED#1 2 3 4 5 /bin/j\n"
+        "# c SALT_CRON_IDENTIFIER:b\n@reboot /bin/boot\n"
+    )
     tab = salt["cron.list_tab"]("u")
-    assert tab["special"] == [{"spec": "@reboot", "cmd": "/bin/boot", "identifier": "b", "comment": "c",
-                               "commented": False}]
+    assert tab["special"] == [
+        {"spec": "@reboot", "cmd": "/bin/boot", "identifier": "b", "comment": "c", "commented": False}
+    ]
     assert tab["crons"][0]["commented"] is True and tab["env"] == [{"name": "MAILTO", "value": "x@y"}]
     assert salt["cron.rm_env"]("u", "MAILTO") == "removed" and salt["cron.rm_env"]("u", "MAILTO") == "absent"
     assert salt["cron.rm_special"]("u", "/bin/boot", identifier="b") == "removed"

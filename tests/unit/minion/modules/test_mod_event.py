@@ -23,14 +23,20 @@ def test_send_reaches_the_bus(sock_dir: str) -> None:
     bus = EventBus(opts).start_thread()
     try:
         with EventListener(opts, "briny/*") as events:
-            assert salt["event.send"]("briny/t1", data={"a": 1}, with_grains=["os"], with_pillar=True,
-                                      with_env_opts=True, extra="x")
+            assert salt["event.send"](
+                "briny/t1", data={"a": 1}, with_grains=["os"], with_pillar=True, with_env_opts=True, extra="x"
+            )
             tag, data = next(events.iter(timeout=5))
     finally:
         bus.stop()
     assert tag == "briny/t1"
     assert {k: data[k] for k in ("a", "grains", "pillar", "saltenv", "extra")} == {
-        "a": 1, "grains": {"os": "Debian"}, "pillar": {"p": 1, "q": 2}, "saltenv": "dev", "extra": "x"}
+        "a": 1,
+        "grains": {"os": "Debian"},
+        "pillar": {"p": 1, "q": 2},
+        "saltenv": "dev",
+        "extra": "x",
+    }
     assert "_stamp" in data
 
 

@@ -24,8 +24,12 @@ def test_item_items_ls(loader):
     assert loader["grains.item"]("os", "roles", "nope") == {"os": "Debian", "roles": ["web", "db"], "nope": ""}
     assert loader["grains.item"]("nope", default=None) == {"nope": None}
     assert loader["grains.item"]("id", "fqdn", "host", "os", "serialnumber", sanitize=True) == {
-        "id": "MINION.DOMAINNAME", "fqdn": "MINION.DOMAINNAME", "host": "MINION", "os": "Debian",
-        "serialnumber": "ABCDEFXX"}
+        "id": "MINION.DOMAINNAME",
+        "fqdn": "MINION.DOMAINNAME",
+        "host": "MINION",
+        "os": "Debian",
+        "serialnumber": "ABCDEFXX",
+    }
     items = loader["grains.items"]()
     assert items["os"] == "Debian" and items["num"] == 5
     assert loader["grains.items"](sanitize=True)["domain"] == "DOMAINNAME"
@@ -36,7 +40,7 @@ def test_item_items_ls(loader):
 def test_has_value_means_exists(loader):
     hv = loader["grains.has_value"]
     assert hv("roles") is True
-    assert hv("emptyl") is True      # Salt 3007: existence, not truthiness
+    assert hv("emptyl") is True  # Salt 3007: existence, not truthiness
     assert hv("flag") is True
     assert hv("nonestr") is True
     assert hv("nope") is False
@@ -44,25 +48,30 @@ def test_has_value_means_exists(loader):
     assert hv("mydict:n:y") is False
 
 
-@pytest.mark.parametrize("kwargs,expected", [
-    ({"lookup_dict": {"Debian": {"a": 1}, "RedHat": {"a": 2}}}, {"a": 1}),
-    ({"lookup_dict": {"Debian": {"a": 1, "b": {"c": 1}}, "default": {"a": 0}}, "merge": {"b": {"d": 2}}},
-     {"a": 1, "b": {"c": 1, "d": 2}}),
-    ({"lookup_dict": {"Deb*": {"a": 1}}}, {"a": 1}),
-    ({"lookup_dict": {"web": {"a": 1}, "db": {"a": 2}}, "grain": "roles"}, {"a": 1}),
-    ({"lookup_dict": {"db": {"a": 2}, "web": {"a": 1}}, "grain": "roles"}, {"a": 1}),  # grain order wins
-    ({"lookup_dict": {"x": {"a": 1}, "default": {"a": 0}}, "grain": "nope"}, {"a": 0}),
-    ({"lookup_dict": {"x": {"a": 1}}, "grain": "nope"}, None),
-    ({"lookup_dict": {"x": {"a": 1}, "foo": {"b": 2}}, "grain": "nope", "default": "foo"}, {"b": 2}),
-    ({"lookup_dict": {"Debian": {"a": 1}, "common": {"a": 0, "c": 3}}, "base": "common"}, {"a": 1, "c": 3}),
-    ({"lookup_dict": {"RedHat": {"a": 1}, "common": {"a": 0, "c": 3}}, "base": "common"}, {"a": 0, "c": 3}),
-    ({"lookup_dict": {5: {"a": 1}}, "grain": "num"}, {"a": 1}),
-    ({"lookup_dict": {False: {"a": 1}}, "grain": "flag"}, {"a": 1}),
-    ({"lookup_dict": {"Debian": "str"}}, "str"),
-    ({"lookup_dict": {"Debian": {"a": 1}, "default": {"a": 2}}, "grain": "nonestr"}, {"a": 2}),
-    ({"lookup_dict": {"x": 1}, "grain": "nope", "merge": {"m": 1}}, {"m": 1}),
-    ({"lookup_dict": {"debian": {"a": 1}, "default": {"a": 0}}}, {"a": 0}),  # case-sensitive
-])
+@pytest.mark.parametrize(
+    "kwargs,expected",
+    [
+        ({"lookup_dict": {"Debian": {"a": 1}, "RedHat": {"a": 2}}}, {"a": 1}),
+        (
+            {"lookup_dict": {"Debian": {"a": 1, "b": {"c": 1}}, "default": {"a": 0}}, "merge": {"b": {"d": 2}}},
+            {"a": 1, "b": {"c": 1, "d": 2}},
+        ),
+        ({"lookup_dict": {"Deb*": {"a": 1}}}, {"a": 1}),
+        ({"lookup_dict": {"web": {"a": 1}, "db": {"a": 2}}, "grain": "roles"}, {"a": 1}),
+        ({"lookup_dict": {"db": {"a": 2}, "web": {"a": 1}}, "grain": "roles"}, {"a": 1}),  # grain order wins
+        ({"lookup_dict": {"x": {"a": 1}, "default": {"a": 0}}, "grain": "nope"}, {"a": 0}),
+        ({"lookup_dict": {"x": {"a": 1}}, "grain": "nope"}, None),
+        ({"lookup_dict": {"x": {"a": 1}, "foo": {"b": 2}}, "grain": "nope", "default": "foo"}, {"b": 2}),
+        ({"lookup_dict": {"Debian": {"a": 1}, "common": {"a": 0, "c": 3}}, "base": "common"}, {"a": 1, "c": 3}),
+        ({"lookup_dict": {"RedHat": {"a": 1}, "common": {"a": 0, "c": 3}}, "base": "common"}, {"a": 0, "c": 3}),
+        ({"lookup_dict": {5: {"a": 1}}, "grain": "num"}, {"a": 1}),
+        ({"lookup_dict": {False: {"a": 1}}, "grain": "flag"}, {"a": 1}),
+        ({"lookup_dict": {"Debian": "str"}}, "str"),
+        ({"lookup_dict": {"Debian": {"a": 1}, "default": {"a": 2}}, "grain": "nonestr"}, {"a": 2}),
+        ({"lookup_dict": {"x": 1}, "grain": "nope", "merge": {"m": 1}}, {"m": 1}),
+        ({"lookup_dict": {"debian": {"a": 1}, "default": {"a": 0}}}, {"a": 0}),  # case-sensitive
+    ],
+)
 def test_filter_by(loader, kwargs, expected):
     assert loader["grains.filter_by"](**kwargs) == expected
 

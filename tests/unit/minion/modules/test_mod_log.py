@@ -7,10 +7,16 @@ import logging
 import pytest
 
 
-@pytest.mark.parametrize("fun,level", [
-    ("debug", logging.DEBUG), ("info", logging.INFO), ("warning", logging.WARNING),
-    ("error", logging.ERROR), ("critical", logging.CRITICAL),
-])
+@pytest.mark.parametrize(
+    "fun,level",
+    [
+        ("debug", logging.DEBUG),
+        ("info", logging.INFO),
+        ("warning", logging.WARNING),
+        ("error", logging.ERROR),
+        ("critical", logging.CRITICAL),
+    ],
+)
 def test_levels(loader, caplog, fun, level):
     with caplog.at_level(logging.DEBUG, logger="briny.log"):
         assert loader[f"log.{fun}"]("hello %s") is True

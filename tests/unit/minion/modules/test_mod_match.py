@@ -40,11 +40,19 @@ def test_compound_and_nodegroups(loader):
     assert loader["match.compound"]("G@os:Debian", minion_id="other") is True
 
 
-@pytest.mark.parametrize("fun,tgt", [
-    ("match.compound", "web* and"), ("match.compound", "and web*"), ("match.compound", ""),
-    ("match.compound", "N@nosuch"), ("match.pcre", "[unclosed"), ("match.ipcidr", "notanip"),
-    ("match.grain", "roles"), ("match.grain_pcre", "os:[bad"),
-])
+@pytest.mark.parametrize(
+    "fun,tgt",
+    [
+        ("match.compound", "web* and"),
+        ("match.compound", "and web*"),
+        ("match.compound", ""),
+        ("match.compound", "N@nosuch"),
+        ("match.pcre", "[unclosed"),
+        ("match.ipcidr", "notanip"),
+        ("match.grain", "roles"),
+        ("match.grain_pcre", "os:[bad"),
+    ],
+)
 def test_bad_targets_answer_false_and_log(loader, caplog, fun, tgt):
     with caplog.at_level(logging.ERROR):
         assert loader[fun](tgt) is False

@@ -22,7 +22,11 @@ def test_get(loader):
 def test_get_merge(loader, caplog):
     get = loader["pillar.get"]
     assert get("foo", merge=True, default={"bar": "x", "extra": 1}) == {
-        "bar": "baz", "extra": 1, "lst": [1, 2], "nested": {"deep": 1}}
+        "bar": "baz",
+        "extra": 1,
+        "lst": [1, 2],
+        "nested": {"deep": 1},
+    }
     assert get("roles", merge=True, default=["a", "web"]) == ["a", "web", "db"]
     assert get("foo", merge=True, default={"lst": [3]}, merge_nested_lists=True)["lst"] == [3, 1, 2]
     assert get("foo", merge=True, default={"lst": [3]})["lst"] == [1, 2]
@@ -47,8 +51,9 @@ def test_item_items_raw_ls(loader):
     assert loader["pillar.raw"]("nope") == {}
     assert set(loader["pillar.raw"]()) == {"foo", "roles", "apps"}
     assert loader["pillar.ls"]() == ["foo", "roles", "apps"]
-    assert loader["pillar.obfuscate"]("foo") == {"foo": {"bar": "<str>", "lst": ["<int>", "<int>"],
-                                                          "nested": {"deep": "<int>"}}}
+    assert loader["pillar.obfuscate"]("foo") == {
+        "foo": {"bar": "<str>", "lst": ["<int>", "<int>"], "nested": {"deep": "<int>"}}
+    }
 
 
 def test_keys(loader):

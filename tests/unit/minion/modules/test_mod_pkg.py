@@ -14,10 +14,11 @@ import pytest
 from briny.common import loader
 from briny.common.exceptions import CommandExecutionError
 
-pytestmark = pytest.mark.skipif(not (shutil.which("dpkg-query") and shutil.which("apt-get")),
-                                reason="the apt pkg module needs dpkg and apt")
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("dpkg-query") and shutil.which("apt-get")), reason="the apt pkg module needs dpkg and apt"
+)
 
-_FAKE_CMD = textwrap.dedent('''
+_FAKE_CMD = textwrap.dedent("""
     def run_all(cmd, **kwargs):
         db = __opts__["_fakecmd"]
         db["calls"].append((list(cmd), kwargs))
@@ -26,13 +27,15 @@ _FAKE_CMD = textwrap.dedent('''
                 out = handler(list(cmd)) if callable(handler) else handler
                 return {"pid": 1, "retcode": 0, "stdout": "", "stderr": "", **out}
         return {"pid": 1, "retcode": 0, "stdout": "", "stderr": ""}
-''')
+""")
 
-STATUS = ("install ok installed\tdpkg\t1.21.22\tamd64\n"
-          "hold ok installed\thello\t2.10-3\tamd64\n"
-          "deinstall ok config-files\toldpkg\t0.9\tall\n"
-          "install ok installed\tlibfoo\t1.0\ti386\n"
-          "unknown ok not-installed\tgone\t\tamd64\n")
+STATUS = (
+    "install ok installed\tdpkg\t1.21.22\tamd64\n"
+    "hold ok installed\thello\t2.10-3\tamd64\n"
+    "deinstall ok config-files\toldpkg\t0.9\tall\n"
+    "install ok installed\tlibfoo\t1.0\ti386\n"
+    "unknown ok not-installed\tgone\t\tamd64\n"
+)
 POLICY = textwrap.dedent("""\
     dpkg:
       Installed: 1.21.22
@@ -54,8 +57,14 @@ POLICY = textwrap.dedent("""\
 def _compare(cmd: list[str]) -> dict[str, Any]:
     a, op, b = cmd[2], cmd[3], cmd[4]
     key = lambda v: [int(p) if p.isdigit() else p for p in v.replace("-", ".").split(".")]  # noqa: E731
-    ok = {"lt": key(a) < key(b), "le": key(a) <= key(b), "eq": key(a) == key(b), "ge": key(a) >= key(b),
-          "gt": key(a) > key(b), "ne": key(a) != key(b)}[op]
+    ok = {
+        "lt": key(a) < key(b),
+        "le": key(a) <= key(b),
+        "eq": key(a) == key(b),
+        "ge": key(a) >= key(b),
+        "gt": key(a) > key(b),
+        "ne": key(a) != key(b),
+    }[op]
     return {"retcode": 0 if ok else 1}
 
 
@@ -96,8 +105,12 @@ def test_list_pkgs_and_version(pkg) -> None:
 
 def test_latest_version_reads_apt_cache_policy(pkg, fake) -> None:
     assert pkg["pkg.latest_version"]("dpkg", refresh=False) == "1.21.23"
-    assert pkg["pkg.latest_version"]("dpkg", "hello", "sl", "nope", refresh=False) == \
-        {"dpkg": "1.21.23", "hello": "", "sl": "5.02-1+b1", "nope": ""}
+    assert pkg["pkg.latest_version"]("dpkg", "hello", "sl", "nope", refresh=False) == {
+        "dpkg": "1.21.23",
+        "hello": "",
+        "sl": "5.02-1+b1",
+        "nope": "",
+    }
     assert pkg["pkg.available_version"]("sl", refresh=False) == "5.02-1+b1"
     assert not _apt_calls(fake)
     pkg["pkg.latest_version"]("sl")  # refresh=True by default, as Salt
@@ -105,14 +118,25 @@ def test_latest_version_reads_apt_cache_policy(pkg, fake) -> None:
 
 
 def test_refresh_db_parses_sources(pkg, fake) -> None:
-    fake["answers"].insert(0, (["apt-get", "-q", "update"], {"stdout": (
-        "Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]\n"
-        "Hit:2 http://deb.debian.org/debian-security bookworm-security InRelease\n"
-        "Ign:3 http://example.invalid/repo stable InRelease\n"
-        "Reading package lists...\n")}))
-    assert pkg["pkg.refresh_db"]() == {"http://deb.debian.org/debian bookworm InRelease": True,
-                                       "http://deb.debian.org/debian-security bookworm-security InRelease": False,
-                                       "http://example.invalid/repo stable InRelease": None}
+    fake["answers"].insert(
+        0,
+        (
+            ["apt-get", "-q", "update"],
+            {
+                "stdout": (
+                    "Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]\n"
+                    "Hit:2 http://deb.debian.org/debian-security bookworm-security InRelease\n"
+                    "Ign:3 http://example.invalid/repo stable InRelease\n"
+                    "Reading package lists...\n"
+                )
+            },
+        ),
+    )
+    assert pkg["pkg.refresh_db"]() == {
+        "http://deb.debian.org/debian bookworm InRelease": True,
+        "http://deb.debian.org/debian-security bookworm-security InRelease": False,
+        "http://example.invalid/repo stable InRelease": None,
+    }
     cmd, kwargs = _apt_calls(fake)[0]
     assert kwargs["env"]["DEBIAN_FRONTEND"] == "noninteractive" and kwargs["timeout"]
 
@@ -121,14 +145,28 @@ def test_install_command_and_changes(pkg, fake, tmp_path: Path) -> None:
     def after_install(cmd: list[str]) -> dict[str, Any]:
         fake["status"] = STATUS + "install ok installed\tsl\t5.02-1+b1\tamd64\n"
         return {"stdout": "Setting up sl ...\n"}
+
     fake["answers"].insert(0, (["apt-get"], after_install))
     changes = pkg["pkg.install"](pkgs=["sl", {"hello": "2.10-3"}])
     assert changes == {"sl": {"old": "", "new": "5.02-1+b1"}}
     cmd, kwargs = _apt_calls(fake)[0]
-    assert cmd == ["apt-get", "-q", "-y", "-o", "DPkg::Options::=--force-confold", "-o",
-                   "DPkg::Options::=--force-confdef", "install", "sl", "hello=2.10-3"]
-    assert kwargs["env"] == {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTBUGS_FRONTEND": "none",
-                             "APT_LISTCHANGES_FRONTEND": "none"}
+    assert cmd == [
+        "apt-get",
+        "-q",
+        "-y",
+        "-o",
+        "DPkg::Options::=--force-confold",
+        "-o",
+        "DPkg::Options::=--force-confdef",
+        "install",
+        "sl",
+        "hello=2.10-3",
+    ]
+    assert kwargs["env"] == {
+        "DEBIAN_FRONTEND": "noninteractive",
+        "APT_LISTBUGS_FRONTEND": "none",
+        "APT_LISTCHANGES_FRONTEND": "none",
+    }
     assert kwargs["python_shell"] is False and kwargs["timeout"] > 0
     deb = tmp_path / "x.deb"
     deb.write_bytes(b"!<arch>\n")
@@ -137,8 +175,13 @@ def test_install_command_and_changes(pkg, fake, tmp_path: Path) -> None:
 
 
 def test_install_failure_carries_apt_error(pkg, fake) -> None:
-    fake["answers"].insert(0, (["apt-get"], {"retcode": 100, "stdout": "Reading package lists...",
-                                             "stderr": "E: Unable to locate package nope"}))
+    fake["answers"].insert(
+        0,
+        (
+            ["apt-get"],
+            {"retcode": 100, "stdout": "Reading package lists...", "stderr": "E: Unable to locate package nope"},
+        ),
+    )
     with pytest.raises(CommandExecutionError) as err:
         pkg["pkg.install"](name="nope")
     assert str(err.value) == "Problem encountered installing package(s)"
@@ -151,19 +194,26 @@ def test_remove_and_purge(pkg, fake) -> None:
     def after(cmd: list[str]) -> dict[str, Any]:
         fake["status"] = "install ok installed\tdpkg\t1.21.22\tamd64\nhold ok installed\thello\t2.10-3\tamd64\n"
         return {}
+
     fake["answers"].insert(0, (["apt-get"], after))
     assert pkg["pkg.remove"](name="notinstalled") == {}
     assert not _apt_calls(fake)
     ret = pkg["pkg.purge"](pkgs=["libfoo:i386", "oldpkg"])
     assert _apt_calls(fake)[0][0] == ["apt-get", "-q", "-y", "purge", "libfoo:i386", "oldpkg"]
-    assert ret == {"removed": {"oldpkg": {"new": "", "old": ""}},
-                   "installed": {"libfoo:i386": {"old": "1.0", "new": ""}}}
+    assert ret == {
+        "removed": {"oldpkg": {"new": "", "old": ""}},
+        "installed": {"libfoo:i386": {"old": "1.0", "new": ""}},
+    }
 
 
 def test_hold_unhold(pkg, fake) -> None:
     ret = pkg["pkg.hold"](pkgs=["dpkg", "hello"])
-    assert ret["dpkg"] == {"name": "dpkg", "result": True, "changes": {"old": "install", "new": "hold"},
-                           "comment": "Package dpkg is now being held."}
+    assert ret["dpkg"] == {
+        "name": "dpkg",
+        "result": True,
+        "changes": {"old": "install", "new": "hold"},
+        "comment": "Package dpkg is now being held.",
+    }
     assert ret["hello"]["comment"] == "Package hello is already set to be held."
     assert any(c[0] == ["apt-mark", "hold", "dpkg"] for c in fake["calls"])
     fake["status"] = STATUS

@@ -16,16 +16,44 @@ from briny.common.jobcontext import JobContext, RunningJob
 from briny.minion.jobregistry import JobRegistry
 
 JID_A, JID_B, JID_C = "20240101000000000001", "20240101000000000002", "20240101000000000003"
-SALT_SYNC_KEYS = ["tops", "clouds", "beacons", "modules", "states", "sdb", "grains", "renderers",
-                  "returners", "output", "utils", "log_handlers", "executors", "proxymodules", "engines",
-                  "thorium", "serializers", "matchers", "pillar", "wrapper"]
+SALT_SYNC_KEYS = [
+    "tops",
+    "clouds",
+    "beacons",
+    "modules",
+    "states",
+    "sdb",
+    "grains",
+    "renderers",
+    "returners",
+    "output",
+    "utils",
+    "log_handlers",
+    "executors",
+    "proxymodules",
+    "engines",
+    "thorium",
+    "serializers",
+    "matchers",
+    "pillar",
+    "wrapper",
+]
 
 
 @pytest.fixture
 def opts(tmp_path):
     (tmp_path / "srv").mkdir()
-    return apply_config({"id": "m1", "root_dir": str(tmp_path), "cachedir": "cache", "file_client": "local",
-                         "file_roots": {"base": [str(tmp_path / "srv")]}}, MINION_DEFAULTS, "test")
+    return apply_config(
+        {
+            "id": "m1",
+            "root_dir": str(tmp_path),
+            "cachedir": "cache",
+            "file_client": "local",
+            "file_roots": {"base": [str(tmp_path / "srv")]},
+        },
+        MINION_DEFAULTS,
+        "test",
+    )
 
 
 def salt(opts, **job):
@@ -36,8 +64,19 @@ def salt(opts, **job):
 def write_proc(opts, jid, pid, fun="test.sleep", **extra):
     proc = os.path.join(opts["cachedir"], "proc")
     os.makedirs(proc, exist_ok=True)
-    record = {"jid": jid, "fun": fun, "arg": [30], "pid": pid, "tid": 1, "started": "x", "tgt": "m1",
-              "tgt_type": "glob", "user": "root", "ret": "", **extra}
+    record = {
+        "jid": jid,
+        "fun": fun,
+        "arg": [30],
+        "pid": pid,
+        "tid": 1,
+        "started": "x",
+        "tgt": "m1",
+        "tgt_type": "glob",
+        "user": "root",
+        "ret": "",
+        **extra,
+    }
     with open(os.path.join(proc, jid), "w") as fh:
         json.dump(record, fh)
     return os.path.join(proc, jid)
@@ -53,12 +92,21 @@ def sleeper():
 
 def test_running_find_job_and_is_running(opts, sleeper):
     write_proc(opts, JID_A, sleeper.pid)
-    dead = write_proc(opts, JID_B, 2 ** 22 + 12345, fun="state.apply")   # no such pid: cleaned up
+    dead = write_proc(opts, JID_B, 2**22 + 12345, fun="state.apply")  # no such pid: cleaned up
     s = salt(opts)
     running = s["saltutil.running"]()
     assert [j["jid"] for j in running] == [JID_A]
-    assert running[0] == {"jid": JID_A, "fun": "test.sleep", "arg": [30], "pid": sleeper.pid, "started": "x",
-                          "tgt": "m1", "tgt_type": "glob", "user": "root", "ret": ""}
+    assert running[0] == {
+        "jid": JID_A,
+        "fun": "test.sleep",
+        "arg": [30],
+        "pid": sleeper.pid,
+        "started": "x",
+        "tgt": "m1",
+        "tgt_type": "glob",
+        "user": "root",
+        "ret": "",
+    }
     assert not os.path.exists(dead)
     assert s["saltutil.find_job"](JID_A)["fun"] == "test.sleep"
     assert s["saltutil.find_job"](JID_C) == {}
@@ -70,7 +118,7 @@ def test_running_skips_the_asking_job_and_stale_thread_jobs(opts):
     registry = JobRegistry()
     registry.add(RunningJob(JID_A, "test.sleep", time.time(), os.getpid(), threading.get_ident()))
     write_proc(opts, JID_A, os.getpid())
-    stale = write_proc(opts, JID_B, os.getpid())          # our pid, but no such thread job
+    stale = write_proc(opts, JID_B, os.getpid())  # our pid, but no such thread job
     write_proc(opts, JID_C, os.getpid(), fun="saltutil.running")
     s = salt(opts, jid=JID_C, jobs=registry)
     registry.add(RunningJob(JID_C, "saltutil.running", time.time(), os.getpid(), threading.get_ident()))
@@ -84,7 +132,7 @@ def test_kill_job_signals_another_process(opts, sleeper):
     assert s["saltutil.kill_job"](JID_A) == f"Signal 9 sent to job {JID_A} at pid {sleeper.pid}"
     assert sleeper.wait(5) == -9
     assert s["saltutil.kill_job"](JID_B) == ""
-    assert s["saltutil.signal_job"](JID_A, 15) == ""     # gone now: its proc file was cleaned up
+    assert s["saltutil.signal_job"](JID_A, 15) == ""  # gone now: its proc file was cleaned up
 
 
 def test_thread_jobs_are_stopped_through_the_registry_never_the_minion(opts):
@@ -104,7 +152,7 @@ def test_thread_jobs_are_stopped_through_the_registry_never_the_minion(opts):
     worker.start()
     registry.add(RunningJob(JID_A, "test.sleep", time.time(), os.getpid(), worker.ident))
     try:
-        assert "cannot be signalled" in salt(opts)["saltutil.term_job"](JID_A)   # no registry: refuse
+        assert "cannot be signalled" in salt(opts)["saltutil.term_job"](JID_A)  # no registry: refuse
         msg = salt(opts, jobs=registry)["saltutil.term_job"](JID_A)
         assert msg == f"Signal 15 sent to job {JID_A} at pid {os.getpid()}"
         worker.join(5)
@@ -121,6 +169,7 @@ def test_sync_copies_custom_modules_reports_changes_and_cleans(opts, tmp_path):
     (srv / "_modules" / "mymod.py").write_text("def hi():\n    return 1\n")
     (srv / "_modules" / "other.py").write_text("def yo():\n    return 2\n")
     (srv / "_states" / "mystate.py").write_text("def x(name):\n    return {}\n")
+
     def s():  # a loader per call, as each job has (and so a fresh file listing)
         return salt(opts)
 
@@ -154,10 +203,9 @@ def test_synced_modules_are_used_by_the_next_job(opts, tmp_path):
 
 
 def test_refreshes(opts):
-    assert salt(opts)["saltutil.refresh_pillar"]() is False          # no daemon keeps pillar
+    assert salt(opts)["saltutil.refresh_pillar"]() is False  # no daemon keeps pillar
     assert salt(opts)["saltutil.refresh_grains"]() is True
     calls = []
-    s = salt(opts, refresh_pillar=lambda: calls.append("p") or True,
-             refresh_grains=lambda: calls.append("g") or True)
+    s = salt(opts, refresh_pillar=lambda: calls.append("p") or True, refresh_grains=lambda: calls.append("g") or True)
     assert s["saltutil.refresh_pillar"]() is True and s["saltutil.refresh_grains"]() is True
     assert calls == ["p", "g"]

@@ -94,6 +94,7 @@ def test_status_by_signature(sysv) -> None:
     import subprocess
     import sys
     import time
+
     _, salt, _ = sysv
     marker = f"briny-sig-{os.getpid()}"
     proc = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(30)", marker])
@@ -193,8 +194,13 @@ def test_systemd_provider(systemd) -> None:
     assert salt["service.enable"]("down") is True
     assert salt["service.full_restart"]("up") is True
     calls = log.read_text().splitlines()
-    for expected in ("start down.service", "reload up.service", "enable down.service",
-                     "stop up.service", "start up.service"):
+    for expected in (
+        "start down.service",
+        "reload up.service",
+        "enable down.service",
+        "stop up.service",
+        "start up.service",
+    ):
         assert expected in calls
 
 

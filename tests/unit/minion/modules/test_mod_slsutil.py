@@ -10,23 +10,26 @@ A = {"a": {"b": 1, "l": [1]}}
 B = {"a": {"c": 2, "l": [2]}}
 
 
-@pytest.mark.parametrize("a,b,kwargs,expected", [
-    (A, B, {}, {"a": {"b": 1, "l": [2], "c": 2}}),
-    (A, B, {"merge_lists": True}, {"a": {"b": 1, "l": [1, 2], "c": 2}}),
-    ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "overwrite"}, {"a": {"c": 2}}),
-    ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "list"}, {"a": [{"b": 1}, {"c": 2}]}),
-    ({"a": [1]}, {"a": [2]}, {"strategy": "list"}, {"a": [[1], [2]]}),
-    ({"a": 1, "x": 5}, {"b": 2, "x": 6}, {"strategy": "list"}, {"a": 1, "x": [5, 6]}),
-    ({"a": [1]}, {"a": [2]}, {"strategy": "aggregate"}, {"a": [2]}),
-    ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "aggregate"}, {"a": {"c": 2}}),
-    ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "smart"}, {"a": {"b": 1, "c": 2}}),
-    ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "bogus"}, {"a": {"b": 1, "c": 2}}),
-    ({"a": 1}, {"a": {"c": 2}}, {"strategy": "recurse"}, {"a": {"c": 2}}),
-    ({"a": {"b": 1}}, {"a": 3}, {"strategy": "recurse"}, {"a": 3}),
-    ({"a": [1, 2]}, {"a": [2, 3]}, {"merge_lists": True}, {"a": [1, 2, 3]}),
-    ({"a": [1]}, {"a": 5}, {"merge_lists": True}, {"a": 5}),
-    ({"a": [1]}, {"a": [2]}, {"strategy": "overwrite", "merge_lists": True}, {"a": [2]}),
-])
+@pytest.mark.parametrize(
+    "a,b,kwargs,expected",
+    [
+        (A, B, {}, {"a": {"b": 1, "l": [2], "c": 2}}),
+        (A, B, {"merge_lists": True}, {"a": {"b": 1, "l": [1, 2], "c": 2}}),
+        ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "overwrite"}, {"a": {"c": 2}}),
+        ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "list"}, {"a": [{"b": 1}, {"c": 2}]}),
+        ({"a": [1]}, {"a": [2]}, {"strategy": "list"}, {"a": [[1], [2]]}),
+        ({"a": 1, "x": 5}, {"b": 2, "x": 6}, {"strategy": "list"}, {"a": 1, "x": [5, 6]}),
+        ({"a": [1]}, {"a": [2]}, {"strategy": "aggregate"}, {"a": [2]}),
+        ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "aggregate"}, {"a": {"c": 2}}),
+        ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "smart"}, {"a": {"b": 1, "c": 2}}),
+        ({"a": {"b": 1}}, {"a": {"c": 2}}, {"strategy": "bogus"}, {"a": {"b": 1, "c": 2}}),
+        ({"a": 1}, {"a": {"c": 2}}, {"strategy": "recurse"}, {"a": {"c": 2}}),
+        ({"a": {"b": 1}}, {"a": 3}, {"strategy": "recurse"}, {"a": 3}),
+        ({"a": [1, 2]}, {"a": [2, 3]}, {"merge_lists": True}, {"a": [1, 2, 3]}),
+        ({"a": [1]}, {"a": 5}, {"merge_lists": True}, {"a": 5}),
+        ({"a": [1]}, {"a": [2]}, {"strategy": "overwrite", "merge_lists": True}, {"a": [2]}),
+    ],
+)
 def test_merge(loader, a, b, kwargs, expected):
     assert loader["slsutil.merge"](a, b, **kwargs) == expected
 
@@ -61,6 +64,7 @@ def test_boolstr(loader):
 
 def test_file_server_checks_need_cp(tmp_path):
     from briny.common.loader import minion_mods
+
     salt = minion_mods({"id": "x"}, {}, {})
     salt._funcs["cp"] = {}  # a host where cp offers nothing
     with pytest.raises(CommandExecutionError, match="cp.list_master"):
@@ -69,6 +73,7 @@ def test_file_server_checks_need_cp(tmp_path):
 
 def test_file_server_checks_with_local_roots(tmp_path):
     from briny.common.loader import minion_mods
+
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "file.txt").write_text("hi\n")
     salt = minion_mods({"id": "x", "file_client": "local", "file_roots": {"base": [str(tmp_path)]}}, {}, {})
@@ -79,9 +84,11 @@ def test_file_server_checks_with_local_roots(tmp_path):
 
 def test_file_server_checks_with_fake_cp(tmp_path):
     from briny.common.loader import minion_mods
+
     (tmp_path / "cp.py").write_text(
         "def list_master(saltenv='base', **kw):\n    return ['sub/file.txt', 'top.sls']\n"
-        "def list_master_dirs(saltenv='base', **kw):\n    return ['sub']\n")
+        "def list_master_dirs(saltenv='base', **kw):\n    return ['sub']\n"
+    )
     salt = minion_mods({"id": "x"}, {}, {}, extra_dirs=[tmp_path])
     assert salt["slsutil.file_exists"]("sub/file.txt") is True
     assert salt["slsutil.file_exists"]("salt://sub/file.txt") is True

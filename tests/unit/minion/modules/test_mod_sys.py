@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_list_functions(loader):
     funcs = loader["sys.list_functions"]()
     assert "test.ping" in funcs and "sys.doc" in funcs and funcs == sorted(funcs)
-    assert loader["sys.list_functions"]("test.p") == []          # no glob: module name only
+    assert loader["sys.list_functions"]("test.p") == []  # no glob: module name only
     assert "test.ping" in loader["sys.list_functions"]("test.p*")
     match_funcs = loader["sys.list_functions"]("match")
     assert "match.compound" in match_funcs and "match.list" in match_funcs

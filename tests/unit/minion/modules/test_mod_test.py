@@ -28,6 +28,7 @@ def test_version(loader):
 def test_version_without_grain_falls_back_to_package(tmp_path):
     import briny
     from briny.common.loader import minion_mods
+
     assert minion_mods({"id": "x"}, {}, {})["test.version"]() == briny.SALT_COMPAT_VERSION
 
 
@@ -78,5 +79,6 @@ def test_misc(loader):
     with pytest.raises(KeyError):
         loader["test.raise_exception"]("KeyError", "k")
     from briny.common.exceptions import CommandExecutionError
+
     with pytest.raises(CommandExecutionError):
         loader["test.raise_exception"]("salt.exceptions.CommandExecutionError", "boom")

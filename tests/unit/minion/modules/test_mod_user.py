@@ -13,8 +13,9 @@ import pytest
 
 from briny.common.loader import minion_mods
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
-                                reason="needs root and shadow-utils")
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("useradd") is None, reason="needs root and shadow-utils"
+)
 
 
 @pytest.fixture
@@ -24,8 +25,20 @@ def salt():
 
 def test_info_shape(salt) -> None:
     info = salt["user.info"]("root")
-    assert list(info) == ["gid", "groups", "home", "name", "passwd", "shell", "uid", "fullname", "roomnumber",
-                          "workphone", "homephone", "other"]
+    assert list(info) == [
+        "gid",
+        "groups",
+        "home",
+        "name",
+        "passwd",
+        "shell",
+        "uid",
+        "fullname",
+        "roomnumber",
+        "workphone",
+        "homephone",
+        "other",
+    ]
     assert info["uid"] == 0 and "root" in info["groups"]
     assert salt["user.info"]("nosuchuser-briny") == {}
     assert salt["user.list_groups"]("nosuchuser-briny") == []

@@ -1,4 +1,5 @@
 """Fake ``cmd`` execution module for the engine's unit tests."""
+
 import subprocess
 
 

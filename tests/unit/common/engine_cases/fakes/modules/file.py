@@ -1,4 +1,5 @@
 """Fake ``file`` execution module for the engine's unit tests."""
+
 import os
 
 

@@ -1,4 +1,5 @@
 """Fake ``test`` execution module for the engine's unit tests."""
+
 import time
 
 

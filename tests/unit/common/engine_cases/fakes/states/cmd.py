@@ -1,17 +1,29 @@
 """Fake ``cmd`` state module for the engine's unit tests."""
+
 import os
 import subprocess
 
 
 def run(name, cwd=None, **kwargs):
     if __opts__["test"]:
-        return {"name": name, "result": None, "changes": {"cmd": name},
-                "comment": 'Command "{}" would have been executed'.format(name)}
+        return {
+            "name": name,
+            "result": None,
+            "changes": {"cmd": name},
+            "comment": 'Command "{}" would have been executed'.format(name),
+        }
     proc = subprocess.run(name, shell=True, cwd=cwd, capture_output=True, text=True)
-    return {"name": name, "result": proc.returncode == 0,
-            "changes": {"pid": os.getpid(), "retcode": proc.returncode,
-                        "stdout": proc.stdout.rstrip("\n"), "stderr": proc.stderr.rstrip("\n")},
-            "comment": 'Command "{}" run'.format(name)}
+    return {
+        "name": name,
+        "result": proc.returncode == 0,
+        "changes": {
+            "pid": os.getpid(),
+            "retcode": proc.returncode,
+            "stdout": proc.stdout.rstrip("\n"),
+            "stderr": proc.stderr.rstrip("\n"),
+        },
+        "comment": 'Command "{}" run'.format(name),
+    }
 
 
 def wait(name, **kwargs):

@@ -35,8 +35,7 @@ def fail_with_changes(name, **kwargs):
 
 
 def configurable_test_state(name, changes=True, result=True, comment="", **kwargs):
-    ret = {"name": name, "changes": dict(_CHANGES) if changes else {}, "result": result,
-           "comment": comment}
+    ret = {"name": name, "changes": dict(_CHANGES) if changes else {}, "result": result, "comment": comment}
     if __opts__["test"]:
         ret["result"] = True if not changes else None
     return ret
@@ -53,5 +52,9 @@ def mod_watch(name, sfun=None, **kwargs):
             tag = "{0[state]}_|-{0[__id__]}_|-{0[name]}_|-{0[fun]}".format(low)
             if __running__.get(tag, {}).get("changes"):
                 changed.append("{0[state]}: {0[__id__]}".format(low))
-    return {"name": name, "changes": {"Requisites with changes": changed}, "result": True,
-            "comment": "Watch statement fired."}
+    return {
+        "name": name,
+        "changes": {"Requisites with changes": changed},
+        "result": True,
+        "comment": "Watch statement fired.",
+    }
