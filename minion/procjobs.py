@@ -96,15 +96,31 @@ class ProcessJobs:
             if self.slots is not None:
                 self.slots.release()
 
-    async def _run(self, job: Job, running: RunningJob) -> JobResult:
-        ours, theirs = socket.socketpair()
-        try:
+    async def _start(self, job: Job) -> tuple[int, socket.socket]:
+        """A process for ``job`` and the daemon's end of its channel. A launcher that dies while
+        it takes the job (it may still look alive an instant after it was killed) is replaced and
+        asked once more."""
+        for attempt in (1, 2):
+            ours, theirs = socket.socketpair()
             try:
-                pid = await self._launcher().launch(job.jid, theirs)
-            finally:
-                theirs.close()
+                try:
+                    return await self._launcher().launch(job.jid, theirs), ours
+                finally:
+                    theirs.close()
+            except LauncherGone:
+                ours.close()
+                if attempt == 2:
+                    raise
+                log.warning("job %s: the job launcher stopped while taking it; asking a new one", job.jid)
+            except OSError:
+                ours.close()
+                raise
+        raise AssertionError("unreachable")
+
+    async def _run(self, job: Job, running: RunningJob) -> JobResult:
+        try:
+            pid, ours = await self._start(job)
         except (LauncherGone, OSError) as exc:
-            ours.close()
             log.error("job %s: no process to run it: %s", job.jid, exc)
             return _error(job, "exception", f"ERROR: the job process could not start: {exc}")
         running.pid = pid

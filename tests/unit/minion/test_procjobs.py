@@ -212,6 +212,21 @@ def test_a_launcher_that_died_is_replaced_by_a_fresh_interpreter(opts, launcher)
     assert procs.launcher is not launcher and procs.launcher.popen is not None
 
 
+def test_a_launcher_that_dies_while_taking_a_job_is_replaced_and_asked_again(opts, launcher, monkeypatch):
+    # the race the test above can hit: just killed, the launcher still looks alive, takes the job
+    # and vanishes under it; the job must go to a new launcher, not fail
+    procs = ProcessJobs(Daemon(opts, StaticPillar()).links, JobRegistry(), launcher)
+    monkeypatch.setattr(launcher, "alive", lambda: not launcher.closed)
+    os.kill(launcher.pid, signal.SIGKILL)
+    os.waitpid(launcher.pid, 0)  # dead for sure, and still "alive" to the daemon
+    try:
+        (ping,) = run(procs, Job(JID, "test.ping"))
+    finally:
+        procs.close()
+    assert ping.ret is True
+    assert procs.launcher is not launcher and launcher.closed
+
+
 def test_process_count_max_queues_jobs_beyond_the_limit(opts, launcher, tmp_path):
     registry = JobRegistry()
     procs = ProcessJobs(Daemon({**opts, "process_count_max": 1}, StaticPillar()).links, registry, launcher)
