@@ -31,15 +31,25 @@ runs):
 passed on. An unknown argument fails the state with Salt's ``The following
 keyword arguments are not valid: ...``.
 
-Deliberate difference: when ``user`` does not exist (a user a state of the
-same run would create, seen in test mode), Salt's ``git.config_set`` /
-``config_unset`` raise and their result is a traceback; here the state
-fails with the same message, ``User 'x' is not available``, and no
-traceback.
+Deliberate differences from Salt 3007, where Salt's result is a traceback
+or contradicts its own documentation:
+
+- when ``user`` does not exist (say a user that a state of the same run
+  creates, seen in test mode), Salt's ``git.config_set`` / ``config_unset``
+  raise and their comment is a traceback; here the state fails with the
+  same message, ``User 'x' is not available``, without the traceback;
+- ``git.config_unset`` whose ``name`` is a regex (``color\..+``): Salt
+  documents it, but passes the regex to ``git config --unset`` as a key
+  name, which git refuses (``Error(s) occurred unsetting values for the
+  following keys ...``); here each matching key is unset by its own name;
+- ``git.config_unset`` that removes a key's last value: Salt unsets it, then
+  fails with a ``KeyError`` traceback; here the state succeeds and reports
+  the removed values (``changes: {key: [values]}``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -47,6 +57,8 @@ import string
 from typing import Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+log = logging.getLogger(__name__)
 
 
 def _salt(fun: str) -> Any:
@@ -379,9 +391,7 @@ class _Latest:
         try:
             revs = self._update()
         except Exception as exc:  # Salt reports any failure of the update as the state's comment
-            import logging
-
-            logging.getLogger(__name__).error("Unexpected exception in git.latest state", exc_info=True)
+            log.error("Unexpected exception in git.latest state", exc_info=True)
             msg = _strip_exc(exc) if isinstance(exc, CommandExecutionError) else str(exc)
             return _fail(self.ret, msg, self.comments)
         if isinstance(revs, dict):
@@ -1179,11 +1189,9 @@ def config_unset(
     failed = []
     for key_name in pre_matches:
         try:
-            _salt("git.config_unset")(cwd=repo, key=name, value_regex=value_regex, all=all_, **kw)
+            _salt("git.config_unset")(cwd=repo, key=key_name, value_regex=value_regex, all=all_, **kw)
         except CommandExecutionError as exc:
-            import logging
-
-            logging.getLogger(__name__).error("Failed to unset '%s': %s", key_name, _strip_exc(exc))
+            log.error("Failed to unset '%s': %s", key_name, _strip_exc(exc))
             failed.append(key_name)
     if failed:
         return _fail(
