@@ -1,7 +1,7 @@
 {%- import 'lib/remote.jinja' as r with context %}
 {%- set sb = '@SANDBOX@' %}
 {%- set url = 'file://' ~ sb ~ '/remote.git' %}
-{%- do salt['cmd.run']('set -e; cd ' ~ sb ~ '; if [ ! -d busy ]; then mkdir busy; echo x > busy/f; git clone -q ' ~ url ~ ' onmain; fi', python_shell=True) %}
+{%- do salt['cmd.run']('set -e; cd ' ~ sb ~ '; if [ ! -d busy ]; then mkdir busy; echo x > busy/f; git clone -q ' ~ url ~ ' onmain; git clone -q ' ~ url ~ ' ondev; fi', python_shell=True) %}
 bare_repo:
   git.present:
     - name: {{ sb }}/new.git
@@ -32,10 +32,8 @@ cloned_existing:
 cloned_switch:
   git.cloned:
     - name: {{ url }}
-    - target: {{ sb }}/onmain
+    - target: {{ sb }}/ondev
     - branch: dev
-    - require:
-      - git: cloned_existing
 cloned_unreachable:
   git.cloned:
     - name: file://{{ sb }}/nowhere.git
