@@ -29,7 +29,7 @@ import goldenlib  # put on sys.path by conftest.py
 from tests.integration.test_golden import _check  # the golden harness's comparison, reused
 
 GOLDEN = goldenlib.GOLDEN
-CORPORA = {"vcs": "git"}
+CORPORA = {"vcs": "git", "langpkg": "python3"}
 
 # Deliberate differences from Salt, each a whole case (say why).
 KNOWN_DIFFERENCES = {
@@ -54,7 +54,10 @@ def _params():
 
 
 def _volatile(rel: str) -> bool:
+    """git's own files, and what a virtualenv, a wheel folder or a gem home holds (paths, bytecode)."""
     parts = rel.split("/")
+    if parts[0] in ("venv", "wheels", "gems") and len(parts) > 1:
+        return True
     return any(p == ".git" or p.endswith(".git") for p in parts[:-1]) or parts[-1] == ".git"
 
 
@@ -93,6 +96,7 @@ def test_known_differences_name_real_tests():
 def test_volatile_paths() -> None:
     assert _volatile("head/.git/index") and _volatile("remote.git/HEAD") and _volatile("head/.git")
     assert not _volatile("head/a.txt") and not _volatile("head") and not _volatile("remote.git")
+    assert _volatile("venv/bin/python") and not _volatile("venv")
 
 
 if __name__ == "__main__":  # drop the volatile paths from freshly recorded goldens (see the docstring)
