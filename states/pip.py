@@ -21,6 +21,10 @@ options pip itself dropped long ago (``use_wheel``, ``mirrors``,
 ``download_cache``, ...) fail the state, naming them. Version specifiers are
 compared by release numbers (``1.10`` > ``1.9``; pre-release tags sort
 before the release).
+
+Deliberate difference: a requirements file installed with ``find_links``
+makes pip print ``Looking in links: ...``, which Salt 3007 counts as a
+change, so it reports ``requirements: True`` on every run; briny does not.
 """
 
 from __future__ import annotations
@@ -302,6 +306,7 @@ def installed(
                     "Cloning",
                     "Cleaning up...",
                     "Looking in indexes",
+                    "Looking in links",  # not in Salt's list: Salt reports a change on every run with find_links
                 )
                 if any(not line.strip().startswith(quiet) for line in str(call.get("stdout", "")).split("\n")):
                     ret["changes"]["requirements"] = True

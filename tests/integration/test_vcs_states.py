@@ -1,4 +1,4 @@
-"""git states applied live on this host with briny-call --local: twice (the
+"""git and pip states applied live on this host with briny-call --local: twice (the
 second run changes nothing) and in test mode (nothing changes on disk), on
 the golden cases' trees (tests/golden/vcs/cases) and on a user's global
 ~/.gitconfig (a throwaway user, removed afterwards)."""
@@ -17,7 +17,6 @@ import pytest
 import goldenlib
 
 pytestmark = [pytest.mark.host, pytest.mark.skipif(shutil.which("git") is None, reason="needs git")]
-VCS = goldenlib.GOLDEN / "vcs" / "cases"
 
 
 def _states(proc: subprocess.CompletedProcess) -> dict:
@@ -26,9 +25,32 @@ def _states(proc: subprocess.CompletedProcess) -> dict:
     return {v["__id__"]: v for v in data.values()}
 
 
-@pytest.mark.parametrize("case", ["git_latest", "git_present", "git_config"])
-def test_second_run_changes_nothing(case, briny_call, tmp_path):
-    conf, sandbox = goldenlib.build_requisite_case(tmp_path, VCS)
+PIP_IDEMPOTENT = """\
+{%- set sb = '@SANDBOX@' %}
+{%- do salt['cmd.run']('/usr/bin/python3 ' ~ salt['cp.cache_file']('salt://lib/mkwheel.py') ~ ' ' ~ sb) %}
+{%- set src = {'no_index': True, 'find_links': sb ~ '/wheels', 'bin_env': sb ~ '/venv',
+               'env_vars': {'PIP_CONFIG_FILE': '/dev/null', 'PIP_FIND_LINKS': sb ~ '/wheels'}} %}
+toy:
+  pip.installed:
+    - pkgs: ['brinytoy>=2.0']
+    {%- for k, v in src.items() %}
+    - {{ k }}: {{ v|json }}
+    {%- endfor %}
+reqs:
+  pip.installed:
+    - requirements: salt://files/reqs.txt
+    {%- for k, v in src.items() %}
+    - {{ k }}: {{ v|json }}
+    {%- endfor %}
+"""
+
+
+@pytest.mark.parametrize(
+    "corpus,case", [("vcs", "git_latest"), ("vcs", "git_present"), ("vcs", "git_config"), ("langpkg", "pip_idem")]
+)
+def test_second_run_changes_nothing(corpus, case, briny_call, tmp_path):
+    conf, sandbox = goldenlib.build_requisite_case(tmp_path, goldenlib.GOLDEN / corpus / "cases")
+    (tmp_path / "srv" / "pip_idem.sls").write_text(PIP_IDEMPOTENT.replace("@SANDBOX@", str(sandbox)))
     first = _states(briny_call(conf, ["state.sls", case], cwd=tmp_path))
     assert any(r["changes"] for r in first.values())
     disk = goldenlib.snapshot(sandbox)
@@ -53,7 +75,14 @@ def test_second_run_changes_nothing(case, briny_call, tmp_path):
     assert not changed
     assert {k: r["result"] for k, r in second.items()} == {k: r["result"] for k, r in first.items()}
     assert goldenlib.snapshot(sandbox) == disk
+    if case == "pip_idem":
+        assert (sandbox / "venv" / "lib").is_dir()
+        site = next((sandbox / "venv" / "lib").glob("python3*/site-packages"))
+        assert (site / "brinytoy" / "__init__.py").read_text() == "VERSION = '2.0'\n"
+        assert (site / "brinyother" / "__init__.py").exists()
     tested = _states(briny_call(conf, ["state.sls", case, "test=True"], cwd=tmp_path))
+    if case == "pip_idem":  # as Salt: a requirements file is never checked in test mode
+        assert tested.pop("reqs")["comment"] == "Requirements file 'salt://files/reqs.txt' will be processed."
     for key, ret in tested.items():
         if first[key]["result"] is True:
             assert (ret["result"], ret["changes"]) == (True, {}), key
@@ -61,7 +90,7 @@ def test_second_run_changes_nothing(case, briny_call, tmp_path):
 
 
 def test_latest_follows_new_commits_and_checks_out_files(briny_call, tmp_path):
-    conf, sandbox = goldenlib.build_requisite_case(tmp_path, VCS)
+    conf, sandbox = goldenlib.build_requisite_case(tmp_path, goldenlib.GOLDEN / "vcs" / "cases")
     _states(briny_call(conf, ["state.sls", "git_latest"], cwd=tmp_path))
     assert (sandbox / "head" / "a.txt").read_text() == "two\n"
     assert (sandbox / "dev" / "d.txt").read_text() == "dev\n"
