@@ -1,4 +1,4 @@
-"""The ``git`` state module: clones kept up to date, repositories, git config.
+r"""The ``git`` state module: clones kept up to date, repositories, git config.
 
 Everything goes through the ``git`` execution module. Results follow Salt
 3007 (comments, changes, result values and argument names, checked against
