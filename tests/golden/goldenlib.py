@@ -169,10 +169,11 @@ def compiler_expected(case):
 # ---------------------------------------------------------------- requisite corpus
 
 
-def requisite_cases():
-    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
+def requisite_cases(root=REQ_CASES):
+    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls (of `root`,
+    another corpus in salt-golden.py's convention, e.g. vcs/cases)."""
     out = []
-    for p in sorted(REQ_CASES.iterdir()):
+    for p in sorted(root.iterdir()):
         if p.suffix == ".sls":
             out.append(p.stem)
         elif p.is_dir() and (p / "init.sls").exists():
@@ -187,16 +188,16 @@ REQUISITE_RUNS = {
 }
 
 
-def build_requisite_case(work):
+def build_requisite_case(work, root=REQ_CASES):
     """salt-golden.py's layout: work/{sandbox,srv,etc}; the whole cases folder
-    is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
+    (`root`) is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
     work = pathlib.Path(work)
     sandbox, tree, conf = work / "sandbox", work / "srv", work / "etc"
     for d in (sandbox, tree, conf):
         d.mkdir()
-    for p in REQ_CASES.rglob("*"):
+    for p in root.rglob("*"):
         if p.is_file():
-            out = tree / p.relative_to(REQ_CASES)
+            out = tree / p.relative_to(root)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
     (conf / "minion").write_text(
