@@ -11,7 +11,14 @@ Each call is logged as Salt logs it, at ``info``: ``Running state [NAME] at
 time T``, ``Executing state MOD.FUN for [NAME]``, the outcome (the changes,
 else the comment; at ``error`` when the state failed) and ``Completed state
 [NAME] at time T (duration_in_ms=D)``. Nothing is formatted when ``info`` is
-off.
+off, but for a failed state's outcome: it is logged at ``error`` whatever the
+level, as Salt's ``format_log`` does (so the traceback of a state that raised,
+which its comment carries, reaches the log at the default level).
+
+``onlyif``/``unless`` commands and ``check_cmd`` run through ``cmd.retcode``
+(never a shell of our own), with the options Salt passes: the state's
+``cwd``, ``runas``, ``env``, ... for ``onlyif``/``unless`` (less
+``cmd_opts_exclude``), none for ``check_cmd``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,6 @@ import inspect
 import logging
 import os
 import random
-import subprocess
 import time
 import traceback
 from collections.abc import Callable
@@ -30,6 +36,7 @@ from typing import Any
 
 from .exceptions import CommandExecutionError, SaltInvocationError
 from .requisites import INTERNAL_KEYS, LowChunk
+from .traverse import traverse
 
 log = logging.getLogger(__name__)
 
@@ -70,23 +77,6 @@ def verify_retry(data: Any) -> dict[str, Any]:
     return dict(RETRY_DEFAULTS)
 
 
-def traverse(data: Any, path: str, default: Any = None) -> Any:
-    """``a:b:0`` lookup through dicts and lists (``get_return``)."""
-    for part in str(path).split(":"):
-        if isinstance(data, dict):
-            if part not in data:
-                return default
-            data = data[part]
-        elif isinstance(data, (list, tuple)):
-            try:
-                data = data[int(part)]
-            except (ValueError, IndexError):
-                return default
-        else:
-            return default
-    return data
-
-
 @dataclass
 class RunState:
     """What one run shares between state calls."""
@@ -112,14 +102,12 @@ class RunState:
 
     # -- helpers -----------------------------------------------------------
     def retcode(self, cmd: str, **opts: Any) -> int:
-        """``cmd.retcode`` through ``__salt__``; a local shell if it is not there yet."""
-        if "cmd.retcode" in self.salt:
-            try:
-                return int(self.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
-            except CommandExecutionError:
-                raise
-        log.debug("cmd.retcode not available; running %r with /bin/sh", cmd)
-        return subprocess.run(cmd, shell=True, cwd=opts.get("cwd"), capture_output=True, check=False).returncode
+        """``cmd.retcode`` through ``__salt__`` (a shell command, its exit status not logged as an
+        error), as Salt runs ``onlyif``/``unless``/``check_cmd`` commands: with ``runas``,
+        ``env``, ``cwd``... honoured by ``cmd`` itself."""
+        rc = int(self.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
+        log.debug("Last command return code: %s", rc)
+        return rc
 
     def module(self, state: str) -> Any:
         """The loaded state module object (to set ``__low__`` on), cached per run."""
@@ -192,7 +180,14 @@ def _call_check_function(run: RunState, entry: dict[str, Any]) -> Any:
 
 
 def _cmd_opts(low: LowChunk) -> dict[str, Any]:
-    return {k: low[k] for k in _CHECK_CMD_ARGS if low.get(k)}
+    """The ``cmd.retcode`` options of ``onlyif``/``unless`` commands, as Salt's ``_run_check``
+    takes them from the state: ``cwd``, ``root``, ``runas``, ``env``, ``prepend_path``, ``umask``,
+    ``timeout``, ``success_retcodes`` and ``shell``, less those named in ``cmd_opts_exclude``
+    (unset ones are left to ``cmd``'s defaults; ``shell`` defaults to the ``shell`` grain)."""
+    exclude = low.get("cmd_opts_exclude") or []
+    if not isinstance(exclude, list):
+        exclude = [exclude]
+    return {k: low[k] for k in (*_CHECK_CMD_ARGS, "shell") if k not in exclude and low.get(k) is not None}
 
 
 def check_onlyif(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str, Any]:
@@ -287,7 +282,7 @@ def run_checks(run: RunState, low: LowChunk) -> dict[str, Any]:
 def run_check_cmd(run: RunState, low: LowChunk) -> dict[str, Any]:
     ret: dict[str, Any] = {"result": False}
     for entry in _as_list(low["check_cmd"]):
-        rc = run.retcode(entry, **_cmd_opts(low))
+        rc = run.retcode(entry)  # as Salt: only the shell (cmd's default, the grain), no runas/env/cwd
         if rc == 0 and ret["result"] is False:
             ret.update({"comment": "check_cmd determined the state succeeded", "result": True})
         elif rc != 0:
@@ -393,8 +388,8 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
                     or "check_cmd" not in sig.parameters
                 ):
                     ret.update(run_check_cmd(run, low))
-        except Exception:  # a state's own failure becomes its result, as in Salt
-            log.debug("An exception occurred in state %s", full, exc_info=True)
+        except Exception as exc:  # a state's own failure becomes its result, as in Salt
+            log.debug("An exception occurred in this state: %s", exc, exc_info=True)
             ret = _exception_ret(low)
     ret.setdefault("changes", {})
     ret.setdefault("comment", "")
@@ -467,8 +462,9 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
         ret["start_time"] = start.time().isoformat()
         ret["duration"] = duration_ms(start, end)
         ret["__id__"] = low["__id__"]
+        if logging_on or ret["result"] is False:
+            log_outcome(ret)  # a failure at error whatever the level, as Salt: its traceback too
         if logging_on:
-            log_outcome(ret)
             log.info(
                 "Completed state [%s] at time %s (duration_in_ms=%s)",
                 low["name"],

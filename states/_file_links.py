@@ -237,9 +237,7 @@ def serialize(
     if dataset is not None and dataset_pillar is not None:
         return _fail(ret, "Only one of 'dataset' and 'dataset_pillar' is permitted")
     if dataset_pillar is not None:
-        found, dataset = _lookup(__pillar__, dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
-        if not found:
-            dataset = ""
+        dataset = __salt__["pillar.get"](dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
     if not create and not os.path.isfile(name):
         ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
         return ret

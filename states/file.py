@@ -43,6 +43,7 @@ from briny.common.exceptions import BrinyError
 
 log = logging.getLogger(__name__)
 __parts__ = ("_file_edit", "_file_links")  # more file.* states, in this namespace
+_NOT_FOUND = object()  # contents_pillar / contents_grains: no such key
 _TEST_NOTE = "\nNote: No changes made, actual changes may\nbe different due to other states."
 
 
@@ -80,15 +81,6 @@ def _env(saltenv: Any, kwargs: dict[str, Any]) -> str:
 
 def _err(exc: BaseException) -> str:
     return str(getattr(exc, "strerror", None) or exc)
-
-
-def _lookup(data: Any, key: str, delimiter: str = ":") -> tuple[bool, Any]:
-    for part in str(key).split(delimiter):
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        else:
-            return False, None
-    return True, data
 
 
 def _as_text(value: Any) -> str:
@@ -166,9 +158,9 @@ def managed(
         return _fail(ret, str(exc))
     if contents_pillar is not None or contents_grains is not None:
         key = contents_pillar if contents_pillar is not None else contents_grains
-        store = __pillar__ if contents_pillar is not None else __grains__  # type: ignore[name-defined]  # noqa: F821
-        found, value = _lookup(store, str(key), contents_delimiter)
-        if not found:
+        lookup = __salt__["pillar.get" if contents_pillar is not None else "grains.get"]  # type: ignore[name-defined]  # noqa: F821
+        value = lookup(str(key), _NOT_FOUND, delimiter=contents_delimiter)
+        if value is _NOT_FOUND:
             return _fail(ret, f"{'Pillar' if contents_pillar is not None else 'Grain'} {key} does not exist")
         contents = _as_text(value)
     if contents is not None:

@@ -17,10 +17,9 @@ from typing import Any
 
 from briny.common import matchers
 from briny.common.exceptions import SaltInvocationError
+from briny.common.traverse import DEFAULT_DELIM
 
 log = logging.getLogger(__name__)
-
-DEFAULT_DELIM = ":"
 
 
 def _id(minion_id: str | None) -> str:
