@@ -70,9 +70,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
-
-from briny.common.args import KWARG_RE, parse_input
+from briny.common.args import publish_args, split_input
+from briny.common.digest import data_digest
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
@@ -95,24 +94,6 @@ GrainsLookup = Callable[[str], Mapping[str, Any] | None]
 Compiled = dict[str, Any]
 
 
-def digest(data: Any) -> str:
-    """A short stable digest of plain data (grains, pillar, overrides)."""
-    try:
-        raw = msgpack.packb(data, use_bin_type=True, default=repr)
-    except (TypeError, ValueError, OverflowError):
-        raw = repr(data).encode("utf-8", "replace")
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
-
-
-def _split(mods: Any) -> list[str]:
-    """Salt's comma list (or list) of SLS names, as ``state`` on the minion reads it."""
-    if mods is None:
-        return []
-    if isinstance(mods, (list, tuple)):
-        return [str(m).strip() for m in mods if str(m).strip()]
-    return [m.strip() for m in str(mods).split(",") if m.strip()]
-
-
 @dataclass(frozen=True)
 class StateRequest:
     """What a state job asks for, read from the publish as the minion's ``state`` module reads it."""
@@ -122,7 +103,7 @@ class StateRequest:
     saltenv: str | None
     pillarenv: str | None
     test: bool | None
-    exclude: tuple[str, ...]
+    exclude: tuple[Any, ...]  # SLS globs, or {"id": ...} / {"sls": ...} maps
     pillar: dict[str, Any] | None
     force: bool
 
@@ -135,25 +116,10 @@ class StateRequest:
             self.saltenv,
             self.pillarenv,
             self.test,
-            self.exclude,
-            None if self.pillar is None else digest(self.pillar),
+            data_digest(list(self.exclude)),
+            None if self.pillar is None else data_digest(self.pillar),
             self.force,
         )
-
-
-def call_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """Positional and keyword arguments of a publish, as the minion's executor makes them."""
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    for item in arg:
-        if isinstance(item, dict) and item.get("__kwarg__") is True:
-            kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
-        elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
-            kwargs.update(parse_input([item])[1])
-        else:
-            args.append(item)
-    kwargs.update(kwarg)
-    return args, kwargs
 
 
 # positional parameters of the minion's state functions, in order
@@ -169,7 +135,7 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
     then compiles, and answers odd arguments with its own errors)."""
     if fun not in STATE_FUNS or not isinstance(arg, list) or not isinstance(kwarg, dict):
         return None
-    args, kwargs = call_args(arg, {str(k): v for k, v in kwarg.items()})
+    args, kwargs = publish_args(arg, {str(k): v for k, v in kwarg.items()})
     names = _POSITIONAL[fun]
     if len(args) > len(names):
         return None
@@ -177,10 +143,11 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
     if set(bound) & set(kwargs):
         return None  # the same argument twice: the minion's TypeError is the answer
     bound.update(kwargs)
-    mods = _split(bound.get("mods"))
-    kind = "sls" if fun == "state.sls" or (fun == "state.apply" and mods) else "highstate"
-    if kind == "sls" and not mods:
-        return None
+    raw = bound.get("mods")
+    kind = "sls" if fun == "state.sls" or (fun == "state.apply" and raw) else "highstate"
+    if kind == "sls" and not raw:
+        return None  # the minion answers a state.sls without SLS with Salt's error
+    mods = split_input(raw, str) if kind == "sls" else []
     override = bound.get("pillar")
     if override is not None and not isinstance(override, dict):
         return None  # the minion returns Salt's error for a pillar that is not a map
@@ -196,7 +163,7 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
         saltenv or None,
         pillarenv or None,
         None if test is None else bool(test),
-        tuple(_split(bound.get("exclude"))),
+        tuple(split_input(bound.get("exclude"))),
         override,
         bool(bound.get("force")),
     )
@@ -351,7 +318,7 @@ class MasterCompiler:
         pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
         key = request.cache_key(minion_id, fun)
         report = self.reported(minion_id)
-        grains_digest, pillar_digest = digest([grains, report and report.digest]), digest(pillar)
+        grains_digest, pillar_digest = data_digest([grains, report and report.digest]), data_digest(pillar)
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest, pillar_digest):

@@ -47,9 +47,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
-
 from briny.common import loader
+from briny.common.digest import data_digest
 from briny.common.exceptions import WireError
 from briny.common.fileclient import FileClient
 from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
@@ -150,14 +149,6 @@ def master_side_mods(
     salt = SaltFunctions(mods, boundary)
     mods.pack["__salt__"] = salt
     return salt
-
-
-def _digest(data: Any) -> str:
-    try:
-        raw = msgpack.packb(data, use_bin_type=True, default=repr)
-    except (TypeError, ValueError, OverflowError):
-        raw = repr(data).encode("utf-8", "replace")
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def check_env(value: Any, what: str) -> str | None:
@@ -295,7 +286,7 @@ class MinionPillars:
             gate = self._compiling.setdefault(key, threading.Lock())
         with gate:
             grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
-            grains_digest = _digest(grains)
+            grains_digest = data_digest(grains)
             tree = self.tree_signature()
             with self._lock:
                 entry = self._entries.get(key)

@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 from briny.common import loader
 from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
-from briny.common.args import KWARG_RE, call_function, parse_input
+from briny.common.args import call_function, parse_input, publish_args
 from briny.common.exceptions import (
     BrinyError,
     CommandExecutionError,
@@ -138,17 +138,7 @@ class Job:
 
     def call_args(self) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments as Salt's minion makes them from a load."""
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for item in self.arg:
-            if isinstance(item, dict) and item.get("__kwarg__") is True:
-                kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
-            elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
-                kwargs.update(parse_input([item])[1])
-            else:
-                args.append(item)
-        kwargs.update(self.kwarg)
-        return args, kwargs
+        return publish_args(self.arg, self.kwarg)
 
     def fun_args(self) -> list[Any]:
         """The arguments as Salt reports them (``fun_args``): keywords last, in a ``__kwarg__`` map."""

@@ -22,6 +22,7 @@ import logging
 from typing import Any
 
 from briny.common import fileclient, loader
+from briny.common.args import split_input
 from briny.common.compiler import StateCompiler, no_states_result
 from briny.common.exceptions import SaltInvocationError
 from briny.common.jid import gen_jid
@@ -36,22 +37,6 @@ EX_STATE_FAILURE = 2
 
 
 # -- helpers -----------------------------------------------------------------
-
-
-def _split(mods: Any) -> list[str]:
-    if mods is None:
-        return []
-    if isinstance(mods, (list, tuple)):
-        return [str(m).strip() for m in mods if str(m).strip()]
-    return [m.strip() for m in str(mods).split(",") if m.strip()]
-
-
-def _sls_names(mods: Any) -> list[str]:
-    """The SLS names of ``state.sls`` as Salt splits them: an empty name stays (``''``, ``'a,'``)
-    and is reported as an SLS not found, never dropped into a successful run of nothing."""
-    if isinstance(mods, (list, tuple)):
-        return [str(m).strip() for m in mods]
-    return [m.strip() for m in str(mods).split(",")]
 
 
 def _run_opts(test: Any = None, saltenv: Any = None, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -207,7 +192,7 @@ def show_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
         return conflict
     opts, pillar = _prepared(test, kwargs)
     saltenv = opts.get("saltenv") or "base"
-    result = _compiler(opts, pillar)[0].show_sls(_split(mods), saltenv)
+    result = _compiler(opts, pillar)[0].show_sls(split_input(mods, str), saltenv)
     return _compile_errors(result) if isinstance(result, list) else result
 
 
@@ -218,7 +203,7 @@ def show_low_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
         return conflict
     opts, pillar = _prepared(test, kwargs)
     saltenv = opts.get("saltenv") or "base"
-    result = _compiler(opts, pillar)[0].show_low_sls(_split(mods), saltenv)
+    result = _compiler(opts, pillar)[0].show_low_sls(split_input(mods, str), saltenv)
     if result and all(isinstance(r, str) for r in result):
         return _compile_errors(result)
     return result
@@ -246,7 +231,7 @@ def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     if errs:
         return errs
     compiler, salt = _compiler(opts, pillar)
-    compiled = compiler.for_sls(_sls_names(mods), opts.get("saltenv") or "base", _split(exclude) or None)
+    compiled = compiler.for_sls(split_input(mods, str), opts.get("saltenv") or "base", split_input(exclude) or None)
     if compiled.errors:
         return _compile_errors(compiled.errors)
     return _execute(compiled.chunks, opts, salt, kwargs)
@@ -266,7 +251,7 @@ def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
         return errs
     _sync_custom(opts)
     compiler, salt = _compiler(opts, pillar)
-    compiled = compiler.for_highstate(_split(exclude) or None)
+    compiled = compiler.for_highstate(split_input(exclude) or None)
     if compiled.no_states:
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
         return no_states_result(compiled.no_states)
