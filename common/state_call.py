@@ -89,7 +89,6 @@ class RunState:
     run_num: int = 0
     mod_init: set[str] = field(default_factory=set)
     _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
-    _modules: dict[str, Any] = field(default_factory=dict)
 
     def next_run_num(self) -> int:
         n = self.run_num
@@ -109,15 +108,14 @@ class RunState:
         log.debug("Last command return code: %s", rc)
         return rc
 
-    def module(self, state: str) -> Any:
-        """The loaded state module object (to set ``__low__`` on), cached per run."""
-        if state not in self._modules:
-            getter = getattr(self.states, "module", None)
-            self._modules[state] = getter(state) if callable(getter) else None
-        return self._modules[state]
+    def inject(self, state: str, dunders: dict[str, Any]) -> None:
+        """Set a call's dunders (``__low__``, ``__env__``, ...) on the state module ``state`` and the
+        private files it imported (:meth:`briny.common.loader.LazyLoader.inject`)."""
+        inject = getattr(self.states, "inject", None)
+        if callable(inject):
+            inject(state, dunders)
 
     def forget_modules(self) -> None:
-        self._modules.clear()
         self._sig_cache.clear()
 
     def signature(self, func: Callable[..., Any]) -> inspect.Signature | None:
@@ -335,14 +333,10 @@ def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[l
 
 
 def _inject(run: RunState, low: LowChunk) -> None:
-    mod = run.module(low["state"])
-    if mod is None:
-        return
     env = low.get("saltenv") or low.get("__env__") or "base"
-    mod.__low__ = low
-    mod.__env__ = str(env)
-    mod.__running__ = run.running
-    mod.__lowstate__ = run.chunks
+    run.inject(
+        low["state"], {"__low__": low, "__env__": str(env), "__running__": run.running, "__lowstate__": run.chunks}
+    )
 
 
 def _exception_ret(low: LowChunk) -> dict[str, Any]:

@@ -27,21 +27,13 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import MasterError, MasterNotRunning
 from briny.common.localipc import IpcServer, dealer, denied_message, pack, probe, unpack
 
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "master_client.ipc"
 DEFAULT_TIMEOUT = 30.0
-
-
-class MasterNotRunning(BrinyError):
-    """No master answers on the client socket, or this user may not reach it (the CLIs exit 2)."""
-
-
-class MasterError(BrinyError):
-    """The master answered with an error."""
 
 
 def client_socket_path(opts: dict[str, Any]) -> str:

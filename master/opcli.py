@@ -44,9 +44,9 @@ from typing import Any, NoReturn, TextIO
 
 from briny.common.args import parse_input
 from briny.common.config import load_master_config
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common import logsetup
-from briny.master.clientapi import MasterClient, MasterError, MasterNotRunning
+from briny.master.clientapi import MasterClient
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +83,6 @@ TARGET_FLAGS = (
     ("-N", "--nodegroup", "nodegroup"),
     ("-S", "--ipcidr", "ipcidr"),
 )
-
-
-class UsageError(BrinyError):
-    """A bad command line (exit 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -283,10 +279,7 @@ class Waiter:
                 found = cache.get_returns(jid)
             finally:
                 cache.close()
-        except (BrinyError, OSError, RuntimeError, ValueError) as exc:
-            log.debug("job cache not readable: %s", exc)
-            return {}
-        except Exception as exc:  # sqlite3 errors and the like: the cache is only a fallback
+        except Exception as exc:  # a job cache error, sqlite3's own: the cache is only a fallback
             log.debug("job cache not readable: %s", exc)
             return {}
         return {m: found[m] for m in minions if m in found}

@@ -148,7 +148,8 @@ def _through_minion(ns: argparse.Namespace, opts: dict[str, Any]) -> int:
         )
         return 2
     from briny.common.args import parse_input
-    from briny.minion.localapi import LocalClient, MinionNotRunning
+    from briny.common.exceptions import MinionNotRunning
+    from briny.minion.localapi import LocalClient
 
     args, kwargs = parse_input(ns.arg)
     try:

@@ -53,13 +53,15 @@ from briny.common.args import call_function, parse_input, publish_args
 from briny.common.exceptions import (
     BrinyError,
     CommandExecutionError,
+    CommandNotFoundError,
     FunctionNotFound,
     InvalidArguments,
+    JobKilled,
     SaltInvocationError,
     WireError,
 )
 from briny.common.ids import valid_jid
-from briny.minion.jobregistry import JobKilled, killed_message
+from briny.minion.jobregistry import killed_message
 
 log = logging.getLogger(__name__)
 
@@ -495,6 +497,10 @@ class Executor:
             pub["__pub_ret"] = ""
         try:
             ret = call_function(func, job.fun, args, kwargs, pub)
+        except CommandNotFoundError as exc:  # Salt's words for a missing command
+            msg = f"Command required for '{job.fun}' not found"
+            log.debug("%s", msg, exc_info=True)
+            return self._error(job, "execution", f"{msg}: {exc}", exc, module)
         except CommandExecutionError as exc:
             log.error("A command in '%s' had a problem: %s", job.fun, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc, module)

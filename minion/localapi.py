@@ -35,7 +35,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from briny.common.exceptions import BrinyError, WireError
+from briny.common.exceptions import BrinyError, MinionNotRunning, WireError
 from briny.common.jid import gen_jid
 from briny.common.localipc import IpcServer, dealer, denied_message, pack, probe, unpack
 from briny.minion.executor import COMPILED_FUNS, Job
@@ -45,10 +45,6 @@ log = logging.getLogger(__name__)
 SOCKET_NAME = "minion_client.ipc"
 COMPILE_TIMEOUT = 30.0  # seconds the minion waits for the master's compile (a big tree)
 PROBE_EVERY = 1.0  # seconds between checks that the daemon is still there
-
-
-class MinionNotRunning(BrinyError):
-    """No minion daemon answers on the local socket, or this user may not reach it (exit 2)."""
 
 
 def socket_path(opts: dict[str, Any]) -> str:

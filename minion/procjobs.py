@@ -31,12 +31,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import BrinyError, LauncherGone
 from briny.common.jobcontext import RunningJob
 from briny.minion.executor import EX_GENERIC, Job, JobResult, LocalPillar
 from briny.minion.jobregistry import JobRegistry, killed_message
 from briny.minion.jobchannel import frame, read_frame
-from briny.minion.launcher import Launcher, LauncherGone
+from briny.minion.launcher import Launcher
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,21 @@
 """Link, copy, rename and serialize functions of the ``file`` state module.
 
-Runs on the host applying states. A part of ``states/file.py`` (listed in its
-``__parts__``): the loader runs this file in that module's namespace, so the
-helpers there and the dunders are shared; read ``states/file.py`` first.
+Runs on the host applying states. A private file of ``states/file.py``, which
+imports these functions and so exposes them as its own; loaded with that
+module's dunders (see :mod:`briny.common.loader`).
 """
 
-# ruff: noqa: F821 - names come from states/file.py, whose namespace this runs in
 from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import yaml
+from briny.common.exceptions import BrinyError
+
+from ._file_common import _err, _fail, _salt, _start, _testing
+from ._file_managed import managed
 
 
 # -- links, copies, renames -------------------------------------------------------------------------

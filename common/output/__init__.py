@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from .colors import get_colors
 from .highstate import render_highstate
-from .nested import FallbackToNested, render_nested
+from ..exceptions import FallbackToNested
+from .nested import render_nested
 from .structured import (
     render_json,
     render_pprint,

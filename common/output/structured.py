@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .nested import FallbackToNested
+from ..exceptions import FallbackToNested
 
 
 # -- json ------------------------------------------------------------------
