@@ -36,13 +36,12 @@ import msgpack
 import zmq
 import zmq.asyncio
 
-from .exceptions import BrinyError, WireError
+from .exceptions import WireError
+from .ipcpath import ipc_path
 from .unpacking import MAX_FRAME
 from .unpacking import unpack as _unpack
 
 log = logging.getLogger(__name__)
-
-IPC_PATH_MAX = 107
 
 
 def pack(data: Any) -> bytes:
@@ -135,9 +134,7 @@ class IpcServer:
     label = "local IPC"
 
     def __init__(self, path: str, ctx: zmq.asyncio.Context | None = None) -> None:
-        if len(path.encode()) > IPC_PATH_MAX:
-            raise BrinyError(f"the path {path} is too long for an IPC socket; set a shorter sock_dir")
-        self.path = path
+        self.path = ipc_path(path)
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.sock: zmq.asyncio.Socket | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
