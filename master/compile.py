@@ -75,6 +75,7 @@ from briny.common.digest import data_digest
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
+from briny.common.ids import other_minion
 from briny.common.jid import gen_jid
 from briny.common.loader import VIRTUALNAME_RE
 from briny.common.reported import COMPILE_KEYS, JOB_KEYS, ReportedConfig, accept_reported
@@ -232,14 +233,10 @@ class MasterCompiler:
         (``None``: the minion compiles itself). There is no way to name another minion: a
         payload carrying ``id``/``minion_id``/``tgt`` other than the sender's is refused."""
         minion_id = session.id
-        for name in ("id", "minion_id", "tgt"):
-            named = payload.get(name)
-            if named is not None and named != minion_id:
-                log.warning("%s asked for the compiled states of %r; refused", minion_id, str(named)[:64])
-                return {
-                    "error": f"a minion can get only its own compiled states; {minion_id} cannot "
-                    f"get those of {str(named)[:64]!r}"
-                }
+        other = other_minion(payload, minion_id)
+        if other is not None:
+            log.warning("%s asked for the compiled states of %s; refused", minion_id, other)
+            return {"error": f"a minion can get only its own compiled states; {minion_id} cannot get those of {other}"}
         fun, arg, kwarg = payload.get("fun"), payload.get("arg"), payload.get("kwarg")
         arg = [] if arg is None else arg
         kwarg = {} if kwarg is None else kwarg

@@ -46,6 +46,7 @@ from briny.common.args import parse_input
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common import logsetup
+from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
 
 log = logging.getLogger(__name__)
@@ -55,24 +56,6 @@ NO_RESPONSE = (
     "Minion did not return. [No response]\nThe minions may not have all finished running and "
     "any remaining minions will return upon completion. To look up the return data for this "
     "job later, run the following command:\n\nbriny-run jobs.lookup_jid {jid}"
-)
-# functions whose returns Salt prints with the highstate outputter
-STATE_FUNS = frozenset(
-    {
-        "state.apply",
-        "state.highstate",
-        "state.sls",
-        "state.single",
-        "state.low",
-        "state.sls_id",
-        "state.top",
-        "state.template",
-        "state.template_str",
-        "state.pkg",
-        "state.request",
-        "state.run_request",
-        "state.orchestrate",
-    }
 )
 TARGET_FLAGS = (
     ("-L", "--list", "list"),
@@ -176,7 +159,7 @@ def result_from_event(fun: str, data: dict[str, Any]) -> MinionResult:
     if not isinstance(retcode, int) or isinstance(retcode, bool):
         retcode = 1 if retcode else 0
     success = data.get("success", True) is not False and retcode == 0
-    if fun in STATE_FUNS and _states_failed(ret):
+    if fun in HIGHSTATE_FUNCS and _states_failed(ret):
         success = False
     if isinstance(ret, bool) and not ret and fun == "test.ping":
         success = False
@@ -350,7 +333,7 @@ class Printer:
             return self.ns.out
         if result is not None and result.out:
             return result.out
-        return "highstate" if self.fun in STATE_FUNS else "nested"
+        return "highstate" if self.fun in HIGHSTATE_FUNCS else "nested"
 
     def emit(self, data: dict[str, Any], result: MinionResult | None) -> None:
         from briny.common.output import render_output
@@ -465,8 +448,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         client.check_running()
         from briny.common.event import EventListener
 
-        live = ns.fun in STATE_FUNS and _is_tty(stdout)
-        progress = ns.fun in STATE_FUNS and (live or ns.progress)
+        live = ns.fun in HIGHSTATE_FUNCS and _is_tty(stdout)
+        progress = ns.fun in HIGHSTATE_FUNCS and (live or ns.progress)
         listener = EventListener(opts, "salt/job/*" if progress else "salt/job/*/ret/*", name="master")
         time.sleep(0.05)  # let the subscription reach the bus before anything can return
         waiter = Waiter(client, listener, opts, timeout, gather)

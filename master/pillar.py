@@ -52,6 +52,7 @@ from briny.common.digest import data_digest
 from briny.common.exceptions import WireError
 from briny.common.fileclient import FileClient
 from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
+from briny.common.ids import other_minion
 from briny.common.jobcontext import JobContext
 from briny.common.reported import is_env_name
 
@@ -314,14 +315,10 @@ class MinionPillars:
         its own pillar.
         """
         minion_id = session.id
-        for field in ("id", "minion_id", "tgt"):
-            named = payload.get(field)
-            if named is not None and named != minion_id:
-                log.warning("%s asked for the pillar of %r; refused", minion_id, str(named)[:64])
-                return {
-                    "error": f"a minion can read only its own pillar; {minion_id} cannot read "
-                    f"the pillar of {str(named)[:64]!r}"
-                }
+        other = other_minion(payload, minion_id)
+        if other is not None:
+            log.warning("%s asked for the pillar of %s; refused", minion_id, other)
+            return {"error": f"a minion can read only its own pillar; {minion_id} cannot read the pillar of {other}"}
         try:
             saltenv = check_env(payload.get("saltenv"), "saltenv")
             pillarenv = check_env(payload.get("pillarenv"), "pillarenv")

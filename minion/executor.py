@@ -61,29 +61,11 @@ from briny.common.exceptions import (
     WireError,
 )
 from briny.common.ids import valid_jid
+from briny.common.output import HIGHSTATE_FUNCS
 from briny.minion.jobregistry import killed_message
 
 log = logging.getLogger(__name__)
 
-# The outputter Salt picks for these functions when the module does not say.
-HIGHSTATE_FUNCS = frozenset(
-    {
-        "state.sls",
-        "state.apply",
-        "state.highstate",
-        "state.single",
-        "state.low",
-        "state.sls_id",
-        "state.top",
-        "state.template",
-        "state.template_str",
-        "state.test",
-        "state.pkg",
-        "state.request",
-        "state.run_request",
-        "state.check_request",
-    }
-)
 EX_OK = 0
 EX_GENERIC = 1
 THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
