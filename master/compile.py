@@ -88,7 +88,6 @@ STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
 MODES = ("auto", "master", "minion")
 CACHE_MAX = 4096
 EX_STATE_COMPILER_ERROR = 1
-EX_PILLAR_FAILURE = 5
 PY_HINT = "with state_compile: auto (the default) or minion, the minion compiles such an SLS itself"
 _MISSING = object()
 GrainsLookup = Callable[[str], Mapping[str, Any] | None]
@@ -433,18 +432,15 @@ class MasterCompiler:
     ) -> Compiled | None:
         """Render and compile now (no cache); see the module docstring for the result."""
         from briny.common.compiler import StateCompiler  # Jinja and the compiler: only now
-        from briny.common.dictupdate import merge
+        from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
         from briny.common.render import RenderEnv
         from briny.common import wire
 
-        errors = pillar.get("_errors") if isinstance(pillar, dict) else None
-        if errors and not request.force:
-            return {
-                "errors": ["Pillar failed to render with the following messages:", *map(str, errors)],
-                "retcode": EX_PILLAR_FAILURE,
-            }
+        errors = pillar_errors(pillar, request.force)
+        if errors is not None:
+            return {"errors": errors, "retcode": EX_PILLAR_FAILURE}
         if request.pillar is not None:
-            pillar = merge(copy.deepcopy(pillar), request.pillar)
+            pillar = with_override(pillar, request.pillar)
         custom = self.custom_modules(roots if roots is not None else self.roots_signature())
         boundary = HostBoundary(
             minion_id,

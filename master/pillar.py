@@ -214,14 +214,11 @@ class MinionPillars:
     # -- compiling -----------------------------------------------------------------------------
     def minion_opts(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None) -> dict[str, Any]:
         """The master's opts as a minion's templates see them (``id`` is the minion's)."""
-        opts = {k: v for k, v in self.opts.items() if not k.startswith("__")}
+        from briny.common.pillar import render_opts
+
+        opts = render_opts({k: v for k, v in self.opts.items() if not k.startswith("__")}, pillarenv)
         opts["id"] = minion_id
         opts["grains"] = grains
-        opts["pillarenv"] = pillarenv
-        # the top file and SLS come from pillarenv only when one is asked for (common.top reads
-        # "saltenv"), as compile_local_pillar does masterless
-        opts["saltenv"] = pillarenv
-        opts["state_top"] = self.opts.get("state_top") or "top.sls"
         return opts
 
     def compile_now(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None = None) -> dict[str, Any]:

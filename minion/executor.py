@@ -11,8 +11,9 @@ For each job :meth:`Executor.run`:
 
 1. copies the opts, builds the job's context (``__job__``: file client,
    event sink, master channel, job registry, pillar hooks, the master's
-   compile) and a fresh loader with the host's grains and pillar, so two
-   jobs never share module globals;
+   compile) and a fresh loader with the host's grains and pillar (from the
+   daemon's source, :mod:`briny.minion.pillar`), so two jobs never share
+   module globals;
 2. turns the publish's ``arg``/``kwarg`` into Python arguments the way Salt's
    minion does (``{"__kwarg__": True, ...}`` maps and ``key=value`` strings
    become keyword arguments);
@@ -45,7 +46,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from briny.common import loader
 from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
@@ -63,6 +64,7 @@ from briny.common.exceptions import (
 from briny.common.ids import valid_jid
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.minion.jobregistry import killed_message
+from briny.minion.pillar import LocalPillar, PillarSource, StaticPillar
 
 log = logging.getLogger(__name__)
 
@@ -161,134 +163,6 @@ class JobResult:
         return body
 
 
-# -- pillar sources ------------------------------------------------------------------------
-
-
-class PillarSource(Protocol):
-    """Where a job's pillar comes from (worker code)."""
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]: ...
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """Pillar with a ``pillar=`` override, or None to merge the override in the module."""
-
-    def refresh(self) -> None:
-        """Forget a kept pillar (``saltutil.refresh_pillar``)."""
-
-
-class LocalPillar:
-    """Pillar rendered from this host's ``pillar_roots`` (masterless).
-
-    With ``cache`` (the daemon) the pillar is rendered on first use and kept
-    until :meth:`refresh`; without (``briny-call``) every call renders it.
-    """
-
-    def __init__(self, cache: bool = False) -> None:
-        self.cache = cache
-        self._lock = threading.Lock()
-        self._pillar: dict[str, Any] | None = None
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        from briny.common.pillar import compile_local_pillar  # Jinja and the compiler: only now
-
-        if not self.cache:
-            return compile_local_pillar(opts, grains, salt)
-        with self._lock:
-            if self._pillar is None:
-                self._pillar = compile_local_pillar(opts, grains, salt)
-            return copy.deepcopy(self._pillar)
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        from briny.common.pillar import compile_local_pillar
-
-        return compile_local_pillar(opts, grains, salt, override)
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._pillar = None
-
-    def kept(self) -> dict[str, Any] | None:
-        """The kept pillar (a copy), or None when the next job renders it."""
-        with self._lock:
-            return copy.deepcopy(self._pillar) if self._pillar is not None else None
-
-    def keep(self, pillar: dict[str, Any]) -> None:
-        """Keep a pillar a job process rendered (``multiprocessing: True``) until :meth:`refresh`."""
-        if self.cache:
-            with self._lock:
-                if self._pillar is None:
-                    self._pillar = copy.deepcopy(pillar)
-
-
-class StaticPillar:
-    """The ``pillar:`` key of the config (a minion whose master serves no pillar yet)."""
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        value = opts.get("pillar")
-        return copy.deepcopy(value) if isinstance(value, dict) else {}
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return None
-
-    def refresh(self) -> None:
-        pass
-
-
-class MasterPillar:
-    """Pillar the master renders for this minion (a ``pillar`` request, made by ``fetch`` from the
-    worker), kept until :meth:`refresh`; the config's ``pillar:`` when the master serves none.
-
-    ``fetch`` returns the reply payload, or None when the master did not answer (no session, a
-    timeout): then this job gets the config's ``pillar:`` and the next job asks again; an answer
-    without a pillar (``{"error": ...}``: a master that serves none) is kept like a pillar."""
-
-    def __init__(self, fetch: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
-        self.fetch = fetch
-        self._lock = threading.Lock()
-        self._pillar: dict[str, Any] | None = None
-
-    def _ask(self, opts: dict[str, Any]) -> dict[str, Any] | None:
-        """Ask the master (lock held); the pillar to keep, or None when it did not answer."""
-        reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
-        if reply is None:
-            return None
-        if isinstance(reply.get("pillar"), dict):
-            return reply["pillar"]
-        log.debug("the master served no pillar; using the config's 'pillar'")
-        return StaticPillar().get(opts, {}, None)
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        with self._lock:
-            if self._pillar is None:
-                self._pillar = self._ask(opts)
-                if self._pillar is None:
-                    log.warning("no pillar from the master for this job; using the config's 'pillar'")
-                    return StaticPillar().get(opts, grains, salt)
-            return copy.deepcopy(self._pillar)
-
-    def reload(self, opts: dict[str, Any]) -> bool:
-        """Ask the master again now (``saltutil.refresh_pillar``); False when it did not answer
-        (the next job asks again)."""
-        with self._lock:
-            self._pillar = self._ask(opts)
-            return self._pillar is not None
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return None
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._pillar = None
-
-
 # -- the executor --------------------------------------------------------------------------
 
 
@@ -374,7 +248,11 @@ class Executor:
 
         def compile_pillar(override: dict[str, Any]) -> dict[str, Any]:
             compiled = source.compile_with(opts, grains, salt, override)
-            return compiled if compiled is not None else _merged(pillar, override)
+            if compiled is not None:
+                return compiled
+            from briny.common.pillar import with_override  # Jinja and the compiler: only now
+
+            return with_override(pillar, override)
 
         ctx.compile_pillar = compile_pillar
         return grains, pillar, salt
@@ -548,12 +426,6 @@ def _compiled(fun: str, value: Any) -> dict[str, Any] | None:
         log.warning("a %s publish carried an unusable 'compiled' field; compiling here", fun)
         return None
     return value
-
-
-def _merged(pillar: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    from briny.common.dictupdate import merge
-
-    return merge(copy.deepcopy(pillar), override)
 
 
 def default_outputter(fun: str, module: Any) -> str | None:

@@ -33,7 +33,8 @@ from typing import Any
 
 from briny.common.exceptions import BrinyError, LauncherGone
 from briny.common.jobcontext import RunningJob
-from briny.minion.executor import EX_GENERIC, Job, JobResult, LocalPillar
+from briny.minion.executor import EX_GENERIC, Job, JobResult
+from briny.minion.pillar import LocalPillar
 from briny.minion.jobregistry import JobRegistry, killed_message
 from briny.minion.jobchannel import frame, read_frame
 from briny.minion.launcher import Launcher

@@ -26,6 +26,7 @@ from briny.common.args import split_input
 from briny.common.compiler import StateCompiler, no_states_result
 from briny.common.exceptions import SaltInvocationError
 from briny.common.jid import gen_jid
+from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
 from briny.common.render import RenderEnv
 
 log = logging.getLogger(__name__)
@@ -60,9 +61,7 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
     compile_pillar = __job__.compile_pillar
     if callable(compile_pillar):
         return compile_pillar(override)
-    from briny.common.dictupdate import merge
-
-    return merge(dict(__pillar__), override)
+    return with_override(__pillar__, override)
 
 
 def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
@@ -79,11 +78,10 @@ def _compile_errors(errors: list[str]) -> list[str]:
 
 
 def _pillar_errors(pillar: dict[str, Any], kwargs: dict[str, Any]) -> list[str] | None:
-    errors = pillar.get("_errors") if isinstance(pillar, dict) else None
-    if errors and not kwargs.get("force"):
-        __context__["retcode"] = 5
-        return ["Pillar failed to render with the following messages:"] + list(errors)
-    return None
+    errors = pillar_errors(pillar, bool(kwargs.get("force")))
+    if errors is not None:
+        __context__["retcode"] = EX_PILLAR_FAILURE
+    return errors
 
 
 def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

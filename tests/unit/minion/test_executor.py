@@ -13,7 +13,8 @@ import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.exceptions import WireError
-from briny.minion.executor import Executor, Job, LocalPillar
+from briny.minion.executor import Executor, Job
+from briny.minion.pillar import LocalPillar
 from briny.minion.jobregistry import JobRegistry
 
 
