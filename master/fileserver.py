@@ -44,6 +44,7 @@ from typing import Any
 
 from briny.common.exceptions import FileServerError
 from briny.common.fileclient import clean_path
+from briny.common.numbers import whole
 
 log = logging.getLogger(__name__)
 
@@ -312,11 +313,11 @@ class FileServer:
 
     def read_chunk(self, path: Any, saltenv: Any, offset: Any, size: Any = None) -> dict[str, Any]:
         """``{"data", "eof", "size"}``: up to ``size`` bytes of a file from ``offset`` (worker)."""
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        if whole(offset, None) is None:
             raise FileServerError("'offset' must be an integer >= 0")
         if size is None:
             size = CHUNK_SIZE
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= CHUNK_MAX:
+        if whole(size, None, 1, CHUNK_MAX) is None:
             raise FileServerError(f"'size' must be an integer from 1 to {CHUNK_MAX}")
         found = self.resolve(path, saltenv)
         if found is None:

@@ -46,6 +46,7 @@ from briny.common.args import parse_input
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common import logsetup
+from briny.common.numbers import positive
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
 
@@ -431,7 +432,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     except BrinyError as exc:
         stderr.write(f"{exc}\n")
         return 2
-    timeout = ns.timeout if ns.timeout and ns.timeout > 0 else float(opts.get("timeout") or 5)
+    timeout = positive(ns.timeout, None) or float(opts.get("timeout") or 5)
     gather = float(opts.get("gather_job_timeout") or 10)
     tgt: Any = ns.tgt
     tgt_type = ns.tgt_type or "glob"

@@ -50,6 +50,7 @@ from briny.common import crypto, handshake, wire
 from briny.common.exceptions import AuthError, JobCacheError, SaltInvocationError, WireError
 from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
+from briny.common.numbers import positive
 from briny.common.transport import ServerTransport, topic_for
 from briny.master.auth import MasterAuth
 from briny.master.compile import MasterCompiler
@@ -667,8 +668,9 @@ class MasterServer:
         return {"jid": jid, "minions": minions}
 
     def _timeout(self, timeout: Any) -> float:
-        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-            return float(timeout)
+        asked = positive(timeout, None)
+        if asked is not None:
+            return asked
         default = self.opts.get("timeout", 5)
         return float(default) if isinstance(default, (int, float)) and default > 0 else 5.0
 

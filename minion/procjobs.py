@@ -33,6 +33,7 @@ from typing import Any
 
 from briny.common.exceptions import BrinyError, LauncherGone
 from briny.common.jobcontext import RunningJob
+from briny.common.numbers import positive
 from briny.minion.executor import EX_GENERIC, Job, JobResult
 from briny.minion.pillar import LocalPillar
 from briny.minion.jobregistry import JobRegistry, killed_message
@@ -182,7 +183,7 @@ class ProcessJobs:
             payload, timeout = message.get("payload"), message.get("timeout")
             if not isinstance(payload, dict):
                 return None
-            return await links.request(payload, float(timeout) if isinstance(timeout, (int, float)) else None)
+            return await links.request(payload, positive(timeout, None))
         if op == "pillar":
             if isinstance(links.pillar, LocalPillar):
                 return links.pillar.kept()

@@ -31,6 +31,7 @@ from typing import Any
 from briny.common.args import split_input
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import valid_jid
+from briny.common.numbers import is_number
 from briny.master.jobcache import JobRecord
 from briny.master.runners import RunnerContext
 
@@ -100,7 +101,7 @@ def _globs(value: Any) -> list[str]:
 
 
 def _parse_time(value: Any, name: str) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if is_number(value):
         return float(value)
     if isinstance(value, datetime.datetime):
         return value.timestamp()
