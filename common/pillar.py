@@ -24,8 +24,7 @@ from .dictupdate import merge
 from .exceptions import BrinyError
 from .fileclient import LocalFileClient, find_sls
 from .highstate import HighStateBuilder
-from .logsetup import timed
-from .render import RenderEnv, render_text
+from .render import RenderEnv
 from . import top as topfile
 
 log = logging.getLogger(__name__)
@@ -54,16 +53,7 @@ class PillarCompiler:
         relpath, _ = found
         state: Any = None
         try:
-            with timed(
-                log,
-                "Rendering pillar SLS '%s:%s' (%s)",
-                "Time (in seconds) to render pillar SLS '%s:%s' (%s): %.6f",
-                saltenv,
-                sls,
-                relpath,
-            ):
-                text = self.env.client.get_text(relpath, saltenv) or ""
-                state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
+            state = self.builder.render_file(sls, saltenv, relpath, "pillar SLS")
         except BrinyError as exc:
             log.critical("Rendering SLS '%s' failed, render error:\n%s", sls, exc)
             if self.opts.get("pillar_safe_render_error", True):

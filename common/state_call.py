@@ -168,13 +168,16 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _call_check_function(run: RunState, entry: dict[str, Any]) -> Any:
+    """The answer of an ``onlyif``/``unless`` function entry (``fun``, ``args``, keyword
+    arguments), or the part of it ``get_return`` names."""
     entry = dict(entry)
     fun = entry.pop("fun")
-    entry.pop("get_return", None)
+    get_return = entry.pop("get_return", None)
     args = entry.pop("args", [])
     if not isinstance(args, list):
         args = [args]
-    return run.salt[fun](*args, **entry)
+    result = run.salt[fun](*args, **entry)
+    return traverse(result, get_return) if get_return else result
 
 
 def _cmd_opts(low: LowChunk) -> dict[str, Any]:
@@ -207,8 +210,6 @@ def check_onlyif(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str
                 ret["comment"] = f"no `fun` argument in onlyif: {entry}"
                 return ret
             result = _call_check_function(run, entry)
-            if entry.get("get_return"):
-                result = traverse(result, entry["get_return"])
             if not result:
                 ret.update(false)
                 return ret
@@ -233,8 +234,6 @@ def check_unless(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str
                 ret["comment"] = f"no `fun` argument in unless: {entry}"
                 return ret
             result = _call_check_function(run, entry)
-            if entry.get("get_return"):
-                result = traverse(result, entry["get_return"])
             true = bool(result)
         else:
             ret.update({"comment": "unless execution failed, bad type passed", "result": False})
