@@ -215,19 +215,26 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 # -- running -----------------------------------------------------------------
 
 
-def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-    """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
-    for a state run in progress instead of refusing to start."""
+def _begin(test: Any, kwargs: dict[str, Any], highstate: bool) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """What ``sls`` and ``highstate`` do first: (their answer when it is already known, opts,
+    pillar). The answer is another state run's refusal, the run of the master's compile, or the
+    pillar's errors; None when the run compiles here."""
     conflict = _conflict(kwargs)
     if conflict:
-        return conflict
+        return conflict, {}, {}
     opts, pillar = _prepared(test, kwargs)
     pre = _take_compiled()
     if pre is not None:
-        return _run_compiled(pre, opts, pillar, kwargs, highstate=False)
-    errs = _pillar_errors(pillar, kwargs)
-    if errs:
-        return errs
+        return _run_compiled(pre, opts, pillar, kwargs, highstate=highstate), opts, pillar
+    return _pillar_errors(pillar, kwargs), opts, pillar
+
+
+def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+    """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
+    for a state run in progress instead of refusing to start."""
+    answer, opts, pillar = _begin(test, kwargs, highstate=False)
+    if answer is not None:
+        return answer
     compiler, salt = _compiler(opts, pillar)
     compiled = compiler.for_sls(split_input(mods, str), opts.get("saltenv") or "base", split_input(exclude) or None)
     if compiled.errors:
@@ -237,16 +244,9 @@ def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
 
 def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     """Apply everything the top file gives this host."""
-    conflict = _conflict(kwargs)
-    if conflict:
-        return conflict
-    opts, pillar = _prepared(test, kwargs)
-    pre = _take_compiled()
-    if pre is not None:
-        return _run_compiled(pre, opts, pillar, kwargs, highstate=True)
-    errs = _pillar_errors(pillar, kwargs)
-    if errs:
-        return errs
+    answer, opts, pillar = _begin(test, kwargs, highstate=True)
+    if answer is not None:
+        return answer
     _sync_custom(opts)
     compiler, salt = _compiler(opts, pillar)
     compiled = compiler.for_highstate(split_input(exclude) or None)
