@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -43,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 from briny.common.args import parse_input
+from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common import logsetup
@@ -52,7 +52,6 @@ from briny.master.clientapi import MasterClient
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
 NO_RESPONSE = (
     "Minion did not return. [No response]\nThe minions may not have all finished running and "
     "any remaining minions will return upon completion. To look up the return data for this "
@@ -76,12 +75,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="briny", description="Run a function on targeted minions through the master.")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'master' config file (default %(default)s)",
-    )
+    add_config_dir(p, "master")
     group = p.add_mutually_exclusive_group()
     for short, long, kind in TARGET_FLAGS:
         group.add_argument(
@@ -370,10 +364,7 @@ class Printer:
 
 
 def _opts(ns: argparse.Namespace) -> dict[str, Any]:
-    cdir = ns.config_dir
-    if not os.path.isdir(cdir):
-        raise BrinyError(f"config directory {cdir} does not exist (use -c DIR)")
-    opts = load_master_config(cdir)
+    opts = load_master_config(config_dir(ns.config_dir, required=True))
     opts.update(logsetup.cli_overrides(ns))
     for key in ("state_output", "state_verbose"):
         if getattr(ns, key) is not None:
