@@ -66,6 +66,37 @@ def parse_input(args: list[Any]) -> tuple[list[Any], dict[str, Any]]:
     return out_args, kwargs
 
 
+def split_input(value: Any, mapper: Callable[[Any], Any] | None = None) -> list[Any]:
+    """Salt's comma list (``split_input``): a list (or tuple) as it is, anything else split on
+    ``,`` with each part stripped; empty parts stay (``"a,"`` gives ``["a", ""]``: an empty SLS
+    name is reported, never dropped); ``None`` gives ``[]``. ``mapper`` is applied to each item
+    (``split_input(mods, str)``)."""
+    if value is None:
+        items: list[Any] = []
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        items = [part.strip() for part in str(value).split(",")]
+    return items if mapper is None else [mapper(item) for item in items]
+
+
+def publish_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Positional and keyword arguments of a publish's ``arg``/``kwarg``, as Salt's minion makes
+    them (``load_args_and_kwargs``): a ``{"__kwarg__": True, ...}`` map and a ``key=value`` string
+    in ``arg`` become keyword arguments (the value read as YAML); ``kwarg`` is merged last."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for item in arg:
+        if isinstance(item, dict) and item.get("__kwarg__") is True:
+            kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
+        elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
+            kwargs.update(parse_input([item])[1])
+        else:
+            args.append(item)
+    kwargs.update(kwarg)
+    return args, kwargs
+
+
 def call_function(
     func: Callable[..., Any], name: str, args: list[Any], kwargs: dict[str, Any], pub: dict[str, Any] | None = None
 ) -> Any:

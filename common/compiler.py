@@ -14,8 +14,12 @@ The pipelines mirror what Salt's ``state`` functions show:
 ``show_lowstate``      chunks of the highstate, extends and ``_in`` applied
 ``show_sls``           high data of some SLS (before extend)
 ``show_low_sls``       chunks of some SLS as written (no extend, no ``_in``)
-``run_chunks_for_*``   what a run executes: everything applied
+``for_sls``            what ``state.sls`` runs: everything applied
+``for_highstate``      what ``state.highstate`` runs (or the no-states answer)
 =====================  ==================================================
+
+Both ``for_*`` return a :class:`Compiled` (chunks, or Salt's error strings, or
+``no_states``), through :meth:`StateCompiler.prepare`.
 """
 
 from __future__ import annotations

@@ -11,18 +11,21 @@ Inputs are never modified; the result shares no mutable containers with
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 
-def update(dest: dict[str, Any], upd: dict[str, Any], merge_lists: bool = False) -> dict[str, Any]:
-    """Recursive merge of ``upd`` into a copy of ``dest``."""
+def update(dest: Mapping[Any, Any], upd: Mapping[Any, Any], merge_lists: bool = False) -> dict[Any, Any]:
+    """Recursive merge of ``upd`` into a copy of ``dest`` (Salt's ``dictupdate.update``): mappings
+    merge key by key, lists are replaced, or extended with the new items with ``merge_lists``,
+    anything else is replaced by a deep copy of ``upd``'s value."""
     out = dict(dest)
     stack = [(out, upd)]
     while stack:
         target, source = stack.pop()
         for key, val in source.items():
             cur = target.get(key)
-            if isinstance(cur, dict) and isinstance(val, dict):
+            if isinstance(cur, Mapping) and isinstance(val, Mapping):
                 target[key] = dict(cur)
                 stack.append((target[key], val))
             elif merge_lists and isinstance(cur, list) and isinstance(val, list):

@@ -1,9 +1,9 @@
 """The local event bus: fire events, listen to them by tag glob.
 
-Runs on a host with a daemon (the minion now, the master in a later issue)
-and in any local process that fires or listens. Two IPC sockets under
-``sock_dir`` make the bus, owned by one :class:`EventBus` (in the daemon, or
-in a test):
+Runs on a host with a daemon (the minion's bus, ``name="minion"``, and the
+master's, ``name="master"``) and in any local process that fires or listens.
+Two IPC sockets under ``sock_dir`` make the bus, owned by one
+:class:`EventBus` (in the daemon, or in a test):
 
 - ``<name>_event_pull.ipc``: processes that fire connect a PUSH socket and
   send; :func:`fire_event` does this and returns at once;
@@ -48,7 +48,8 @@ from typing import Any
 import msgpack
 import zmq
 
-from .exceptions import WireError
+from .exceptions import BrinyError, ConfigError, WireError
+from .ipcpath import ipc_path
 from .unpacking import MAX_FRAME, unpack
 
 log = logging.getLogger(__name__)
@@ -65,18 +66,6 @@ def stamp() -> str:
 def _paths(opts: dict[str, Any], name: str) -> tuple[str, str]:
     sock_dir = str(opts.get("sock_dir") or "/var/run/briny")
     return (os.path.join(sock_dir, f"{name}_event_pull.ipc"), os.path.join(sock_dir, f"{name}_event_pub.ipc"))
-
-
-IPC_PATH_MAX = 107  # sun_path is 108 bytes on Linux, with the NUL
-
-
-def _check_path(path: str) -> str:
-    if len(path.encode()) > IPC_PATH_MAX:
-        raise ValueError(
-            f"the path {path} is too long for an IPC socket "
-            f"({len(path.encode())} > {IPC_PATH_MAX} bytes); set a shorter sock_dir"
-        )
-    return path
 
 
 def encode(tag: str, data: dict[str, Any]) -> list[bytes]:
@@ -111,9 +100,9 @@ def fire_event(
     sock.setsockopt(zmq.LINGER, linger_ms)
     sock.setsockopt(zmq.SNDHWM, 10000)
     try:
-        sock.connect(f"ipc://{_check_path(pull)}")
+        sock.connect(f"ipc://{ipc_path(pull)}")
         sock.send_multipart(encode(tag, data), flags=zmq.NOBLOCK)
-    except (zmq.ZMQError, ValueError) as exc:
+    except (zmq.ZMQError, ConfigError) as exc:
         log.debug("event %s not sent: %s", tag, exc)
     finally:
         sock.close()
@@ -134,8 +123,8 @@ class EventSender:
         self._sock.setsockopt(zmq.LINGER, linger_ms)
         self._sock.setsockopt(zmq.SNDHWM, 100000)
         try:
-            self._sock.connect(f"ipc://{_check_path(pull)}")
-        except (zmq.ZMQError, ValueError) as exc:
+            self._sock.connect(f"ipc://{ipc_path(pull)}")
+        except (zmq.ZMQError, ConfigError) as exc:
             log.error("events will not be sent: %s", exc)
             self._sock.close()
             self._sock = None
@@ -177,8 +166,8 @@ class EventBus:
             sock.setsockopt(zmq.LINGER, 0)
         old = os.umask(0o077)
         try:
-            pull.bind(f"ipc://{_check_path(self.pull_path)}")
-            pub.bind(f"ipc://{_check_path(self.pub_path)}")
+            pull.bind(f"ipc://{ipc_path(self.pull_path)}")
+            pub.bind(f"ipc://{ipc_path(self.pub_path)}")
         finally:
             os.umask(old)
         self._ready.set()
@@ -203,10 +192,22 @@ class EventBus:
                     pass
 
     def start_thread(self, timeout: float = 5.0) -> "EventBus":
-        self._thread = threading.Thread(target=self.run, name="briny-event-bus", daemon=True)
+        """Run the bus in a daemon thread; BrinyError when it is not serving within ``timeout``."""
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.run()
+            except Exception as exc:  # reported by start_thread (the bus could not bind)
+                log.error("the event bus stopped: %s", exc)
+                failed.append(exc)
+                self._ready.set()
+
+        self._thread = threading.Thread(target=run, name="briny-event-bus", daemon=True)
         self._thread.start()
-        if not self._ready.wait(timeout):
-            raise RuntimeError("event bus did not start")
+        if not self._ready.wait(timeout) or failed:
+            why = f": {failed[0]}" if failed else f" within {timeout:g} s"
+            raise BrinyError(f"the event bus on {self.pull_path} did not start{why}")
         return self
 
     def stop(self) -> None:
@@ -228,7 +229,7 @@ class EventListener:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, 100000)
         self._sock.setsockopt(zmq.SUBSCRIBE, prefix.encode("utf-8"))
-        self._sock.connect(f"ipc://{_check_path(pub_path)}")
+        self._sock.connect(f"ipc://{ipc_path(pub_path)}")
 
     def get_event(self, timeout: float | None = 5.0) -> tuple[str, dict[str, Any]] | None:
         """The next matching event, or None after ``timeout`` seconds."""

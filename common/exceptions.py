@@ -1,4 +1,4 @@
-"""The one exceptions tree of briny.
+"""The one exceptions tree of briny: every exception class briny defines is here.
 
 Every error briny raises on purpose is a :class:`BrinyError`. Each carries a
 message a user can act on; the edges (the CLIs, the engine, the daemons) turn
@@ -8,22 +8,36 @@ them into Salt-style results or CLI errors, never into tracebacks.
 
     BrinyError
     ├── ConfigError                 a config file or value is wrong
+    ├── UsageError                  a bad command line (the CLIs exit 2)
     ├── RenderError                 an SLS, top file or template did not render
     │   └── TemplateError           Jinja failed (carries the SLS name and line)
-    ├── CompileError                high data is unsound (carries Salt's error strings)
     ├── LoaderError                 a module could not be found or loaded
-    │   └── FunctionNotFound        ``mod.fun`` is not available on this host
+    │   └── FunctionNotFound        ``mod.fun`` is not available on this host (also a KeyError)
     ├── CommandExecutionError       an execution function failed doing its work
     │   └── HostAccessError         a render away from a minion needed that minion's host
+    ├── CommandNotFoundError        a command an execution function needs is not on this host
     ├── SaltInvocationError         a function was called with bad arguments
+    │   └── InvalidArguments        the arguments do not fit the function's signature
+    ├── HashError                   a ``source_hash`` that cannot be used (also a ValueError)
     ├── FileServerError             a ``salt://`` path is missing, hostile or unreadable
     ├── WireError                   a frame does not parse or fails its checks
-    │   └── AuthError               signature, key or replay check failed
-    └── TimeoutError_               a peer did not answer in time
+    │   ├── AuthError               signature, key or replay check failed
+    │   └── ChannelClosed           the other end of a job channel is gone
+    ├── JobCacheError               the job cache is closed, or was opened read-only
+    ├── MasterNotRunning            no master answers on the operator socket (or it is not ours)
+    ├── MasterError                 the master answered an operator request with an error
+    ├── MinionNotRunning            no minion daemon answers on the local socket (or it is not ours)
+    └── LauncherGone                the minion's job launcher is not there to start a job
 
-Custom modules written for Salt raise ``salt.exceptions.CommandExecutionError``
-and friends; the loader maps those names to these classes, so the same
-``except`` clauses work.
+    Not errors, and so outside BrinyError:
+    JobKilled (BaseException)       raised in a job's thread by saltutil.kill_job
+    FallbackToNested (Exception)    an outputter hands data it cannot draw to the nested one
+
+Custom modules written for Salt import Salt's names
+(``from salt.exceptions import CommandExecutionError``): when no real Salt is
+installed beside briny, :mod:`briny.common.loader` provides a ``salt.exceptions``
+module that holds the classes of :data:`SALT_NAMES`, so such modules import,
+raise and catch briny's own classes.
 """
 
 from __future__ import annotations
@@ -44,23 +58,16 @@ class ConfigError(BrinyError):
     """A configuration file or value is wrong."""
 
 
+class UsageError(BrinyError):
+    """A bad command line (the CLIs exit 2)."""
+
+
 class RenderError(BrinyError):
     """An SLS, top file or template did not render."""
 
 
 class TemplateError(RenderError):
     """A Jinja template failed; the message names the file and line."""
-
-
-class CompileError(BrinyError):
-    """High data is structurally unsound.
-
-    ``errors`` holds the strings Salt would return, in Salt's order.
-    """
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("\n".join(errors))
-        self.errors = list(errors)
 
 
 class LoaderError(BrinyError):
@@ -87,6 +94,11 @@ class HostAccessError(CommandExecutionError):
     a function that is not pure, a host-reading filter, or Python code. The message names it."""
 
 
+class CommandNotFoundError(BrinyError):
+    """A command an execution function needs is not installed on this host (Salt's class of the
+    same name: the job's return is ``Command required for 'mod.fun' not found: <message>``)."""
+
+
 class SaltInvocationError(BrinyError):
     """A function was called with bad arguments."""
 
@@ -94,6 +106,10 @@ class SaltInvocationError(BrinyError):
 class InvalidArguments(SaltInvocationError):
     """The arguments do not fit the function's signature; the text is Python's own
     (``sls() missing 1 required positional argument: 'mods'``), as Salt reports it."""
+
+
+class HashError(BrinyError, ValueError):
+    """A ``source_hash`` that cannot be used; the message is Salt's comment."""
 
 
 class FileServerError(BrinyError):
@@ -108,12 +124,49 @@ class AuthError(WireError):
     """A signature, key or replay check failed."""
 
 
-class TimeoutError_(BrinyError):
-    """A peer did not answer in time."""
+class ChannelClosed(WireError):
+    """The other end of a job channel is gone (the daemon stopped, or the job process died)."""
 
 
-# Names Salt's own modules use, for custom modules that import them.
-SaltException = BrinyError
-SaltRenderError = RenderError
-CommandNotFoundError = FunctionNotFound
-MinionError = BrinyError
+class JobCacheError(BrinyError):
+    """The job cache cannot take a write: it is closed, or was opened read-only."""
+
+
+class MasterNotRunning(BrinyError):
+    """No master answers on the operator socket, or this user may not reach it (the CLIs exit 2)."""
+
+
+class MasterError(BrinyError):
+    """The master answered an operator request with an error."""
+
+
+class MinionNotRunning(BrinyError):
+    """No minion daemon answers on the local socket, or this user may not reach it (exit 2)."""
+
+
+class LauncherGone(BrinyError):
+    """The launcher process is not there to start a job."""
+
+
+class JobKilled(BaseException):
+    """Raised inside a job's thread by ``saltutil.kill_job`` (BaseException: ``except Exception``
+    in a module must not swallow it)."""
+
+
+class FallbackToNested(Exception):
+    """An outputter cannot draw this data (not state returns, a bad indent); Salt prints it with
+    the nested outputter instead, and so does briny. Control flow, not an error."""
+
+
+# What ``salt.exceptions`` holds for custom modules (see the module docstring): Salt's name ->
+# briny's class. A module that raises one gets the return Salt gives for it.
+SALT_NAMES: dict[str, type[BaseException]] = {
+    "SaltException": BrinyError,
+    "CommandExecutionError": CommandExecutionError,
+    "CommandNotFoundError": CommandNotFoundError,
+    "SaltInvocationError": SaltInvocationError,
+    "SaltRenderError": RenderError,
+    "TemplateError": TemplateError,
+    "LoaderError": LoaderError,
+    "MinionError": FileServerError,  # what Salt raises when a salt:// file cannot be had
+}

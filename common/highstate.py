@@ -65,6 +65,22 @@ class HighStateBuilder:
         return envs
 
     # -- one file ---------------------------------------------------------
+    def render_file(self, sls: str, saltenv: str, relpath: str, kind: str = "SLS") -> Any:
+        """The data the SLS file at ``relpath`` renders to (timed, as Salt logs it); RenderError,
+        FileServerError (or another BrinyError of a renderer) when it does not render. ``kind``
+        names it in the log ("SLS", "pillar SLS")."""
+        with timed(
+            log,
+            "Rendering %s '%s:%s' (%s)",
+            "Time (in seconds) to render %s '%s:%s' (%s): %.6f",
+            kind,
+            saltenv,
+            sls,
+            relpath,
+        ):
+            text = self.env.client.get_text(relpath, saltenv) or ""
+            return render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
+
     def render_state(
         self,
         sls: str,
@@ -83,16 +99,7 @@ class HighStateBuilder:
         relpath, _ = found
         state: Any = None
         try:
-            with timed(
-                log,
-                "Rendering SLS '%s:%s' (%s)",
-                "Time (in seconds) to render SLS '%s:%s' (%s): %.6f",
-                saltenv,
-                sls,
-                relpath,
-            ):
-                text = self.env.client.get_text(relpath, saltenv) or ""
-                state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
+            state = self.render_file(sls, saltenv, relpath)
         except (RenderError, FileServerError) as exc:
             msg = f"Rendering SLS '{saltenv}:{sls}' failed: {exc}"
             log.critical(msg)

@@ -19,6 +19,8 @@ targeting, and the minion at start, all ask it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from briny.common.exceptions import SaltInvocationError
 
@@ -74,3 +76,14 @@ def check_jid(value: object) -> str:
     if not valid_jid(value):
         raise SaltInvocationError(f"Invalid job id {value!r}: a jid is 20 digits (YYYYMMDDhhmmssffffff)")
     return value  # type: ignore[return-value]
+
+
+def other_minion(payload: Mapping[str, Any], minion_id: str) -> str | None:
+    """The other minion a minion's request names (in ``id``, ``minion_id`` or ``tgt``), shortened
+    for a message; None when it names no one but its sender. A minion may ask the master only
+    about itself (its pillar, its compiled states): the callers refuse the request otherwise."""
+    for field in ("id", "minion_id", "tgt"):
+        named = payload.get(field)
+        if named is not None and named != minion_id:
+            return repr(str(named)[:64])
+    return None

@@ -36,6 +36,7 @@ from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from . import yamlout, yamlloader
+from .traverse import traverse
 
 # Salt's fixed namespace for the ``uuid`` filter (uuid5 of the value).
 _UUID_NS = _uuid.UUID("91633EBF-1C86-5E33-935A-28061F4B480E")
@@ -470,26 +471,6 @@ def from_entries(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any]:
 
 
 # --- nested data ---------------------------------------------------------
-
-_MISSING = object()
-
-
-def traverse(data: Any, key: str, default: Any = None, delimiter: str = ":") -> Any:
-    ptr = data
-    for part in str(key).split(delimiter):
-        if isinstance(ptr, list):
-            try:
-                ptr = ptr[int(part)]
-                continue
-            except (ValueError, IndexError):
-                return default
-        if isinstance(ptr, Mapping):
-            ptr = ptr.get(part, _MISSING)
-            if ptr is _MISSING:
-                return default
-            continue
-        return default
-    return ptr
 
 
 def _dict_parent(data: dict[Any, Any], keys: str, delimiter: str) -> tuple[dict[Any, Any], str]:

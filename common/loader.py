@@ -22,13 +22,30 @@ How a module is written (the Salt way, which users' custom modules follow):
   ``__func_alias__ = {"list_": "list"}`` renames;
 - ``__virtualname__`` and ``__virtual__()`` choose the name (``__virtual__``
   returns True, a name, False or ``(False, reason)``);
-- a long module may list private sibling files in ``__parts__``; they run
-  in the module's namespace (see :meth:`LazyLoader._exec_parts`);
 - each module is executed afresh per loader, with these globals injected:
   ``__opts__``, ``__grains__``, ``__pillar__``, ``__salt__``, ``__context__``,
   ``__states__`` (state modules), ``__job__`` (the job's runtime, a
   :class:`~briny.common.jobcontext.JobContext`), and per call ``__low__`` and
-  ``__env__`` (set by the engine through :meth:`LazyLoader.module`).
+  ``__env__`` (set by the engine through :meth:`LazyLoader.inject`);
+- a long module may keep some of its code in private sibling files
+  (``_name.py`` beside it) and import them with ordinary relative imports
+  (``from ._file_edit import append as append``, ``from ._file_common import
+  _fail``). Each load of a module gets its own copies of the siblings it
+  imports, with the same dunders (the per-call ones too), so a function
+  defined in a sibling works as one defined in the module itself; a public
+  function the module imports from a sibling is one of its functions.
+  Nothing but private siblings (``_*.py``) can be imported this way.
+
+Kinds: ``modules`` (execution modules), ``states``, and ``grains`` (custom
+grains modules only: the core grains are :mod:`briny.minion.grains`; see
+:func:`grain_funcs`).
+
+Custom modules written for Salt may ``from salt.exceptions import
+CommandExecutionError`` (and the other names of
+:data:`briny.common.exceptions.SALT_NAMES`): when no real ``salt`` package is
+installed in briny's Python, a small ``salt`` package holding only
+``salt.exceptions`` answers that import, with briny's own classes, so
+``raise`` and ``except`` work as in Salt (:class:`SaltShimFinder`).
 
 Because each loader owns its module objects, two loaders (two minions'
 compiles on the master, two jobs on a minion) never share dunders.
@@ -36,32 +53,140 @@ compiles on the master, two jobs on a minion) never share dunders.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import logging
 import re
+import sys
+import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import exceptions
 from .exceptions import FunctionNotFound, LoaderError
 from .jobcontext import JobContext
 
 log = logging.getLogger(__name__)
 
 _PKG_ROOT = Path(__file__).resolve().parent.parent
-BUILTIN_DIRS = {
+BUILTIN_DIRS: dict[str, Path | None] = {
     "modules": _PKG_ROOT / "minion" / "modules",
     "states": _PKG_ROOT / "states",
+    "grains": None,  # custom grains modules only; the core grains are briny.minion.grains
 }
 VIRTUALNAME_RE = re.compile(r"""^__virtualname__\s*=\s*['"]([\w]+)['"]""", re.M)
 _counter = 0
+_counter_lock = threading.Lock()
+
+
+def _next_load() -> int:
+    global _counter
+    with _counter_lock:
+        _counter += 1
+        return _counter
+
+
+@dataclass
+class _Load:
+    """One module being loaded: its folder, its dunders, the private siblings it imported."""
+
+    folder: Path
+    pack: dict[str, Any]
+    siblings: list[types.ModuleType] = field(default_factory=list)
+
+
+class _SiblingLoader(importlib.machinery.SourceFileLoader):
+    """Loads a private sibling of a loaded module with that module's dunders."""
+
+    def __init__(self, fullname: str, path: str, load: _Load) -> None:
+        super().__init__(fullname, path)
+        self.load = load
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        for key, val in self.load.pack.items():
+            setattr(module, key, val)
+        setattr(module, "__salt_system_encoding__", "utf-8")
+        self.load.siblings.append(module)
+        super().exec_module(module)
+
+
+class SiblingFinder(importlib.abc.MetaPathFinder):
+    """Finds ``from ._name import ...`` of a module being loaded (first on ``sys.meta_path``).
+
+    While :meth:`LazyLoader._load` runs a module, its own package (one per load, e.g.
+    ``briny.loaded.states17``) is registered here with the folder and the dunders; a private
+    file of that folder imported by the module (or by one of its siblings) is loaded from it with
+    the dunders. Any other name is left to the other finders."""
+
+    def __init__(self) -> None:
+        self.packages: dict[str, _Load] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        parent, _, stem = fullname.rpartition(".")
+        load = self.packages.get(parent)
+        if load is None:
+            return None
+        if not stem.startswith("_") or not stem.isidentifier():
+            raise ImportError(
+                f"{fullname}: a loaded module imports only its private sibling files (_name.py), not {stem!r}"
+            )
+        source = load.folder / f"{stem}.py"
+        if not source.is_file():
+            raise ModuleNotFoundError(f"no private sibling file {source}", name=fullname)
+        return importlib.util.spec_from_file_location(
+            fullname, source, loader=_SiblingLoader(fullname, str(source), load)
+        )
+
+
+class SaltShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``salt`` and ``salt.exceptions`` for custom modules written for Salt (last on
+    ``sys.meta_path``: a real ``salt`` package, when one is installed, is found first and wins).
+
+    ``salt`` is an empty package; ``salt.exceptions`` holds briny's classes under Salt's names
+    (:data:`briny.common.exceptions.SALT_NAMES`). No other ``salt.*`` module is provided."""
+
+    NAMES = ("salt", "salt.exceptions")
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.NAMES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "salt")
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None  # the default module object
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if module.__name__ == "salt":
+            module.__doc__ = "briny's stand-in for Salt: only salt.exceptions (see briny.common.loader)"
+            module.__path__ = []
+            return
+        module.__doc__ = "Salt's exception names, as briny's classes (briny.common.exceptions.SALT_NAMES)"
+        for name, cls in exceptions.SALT_NAMES.items():
+            setattr(module, name, cls)
+
+
+def _install_finders() -> SiblingFinder:
+    for finder in sys.meta_path:
+        if isinstance(finder, SiblingFinder):
+            return finder
+    siblings = SiblingFinder()
+    sys.meta_path.insert(0, siblings)
+    if not any(isinstance(f, SaltShimFinder) for f in sys.meta_path):
+        sys.meta_path.append(SaltShimFinder())
+    return siblings
+
+
+_SIBLINGS = _install_finders()
 
 
 class LazyLoader(Mapping[str, Callable[..., Any]]):
     """``"mod.fun"`` → function, loading each module on first use.
 
-    ``kind`` is ``"modules"`` or ``"states"``; ``pack`` holds the dunders to
+    ``kind`` is ``"modules"``, ``"states"`` or ``"grains"``; ``pack`` holds the dunders to
     inject (``__opts__``, ``__grains__``, ...). ``__context__`` is created per
     loader unless given, and so is an empty ``__job__``.
     """
@@ -73,8 +198,10 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self.pack = dict(pack)
         self.pack.setdefault("__context__", {})
         self.pack.setdefault("__job__", JobContext())
-        self.dirs = [Path(d) for d in (extra_dirs or [])] + [BUILTIN_DIRS[kind]]
+        builtin = BUILTIN_DIRS[kind]
+        self.dirs = [Path(d) for d in (extra_dirs or [])] + ([builtin] if builtin is not None else [])
         self._modules: dict[str, types.ModuleType | None] = {}  # name -> module or None (unavailable)
+        self._siblings: dict[str, list[types.ModuleType]] = {}  # name -> the private files it imported
         self._reasons: dict[str, str] = {}
         self._funcs: dict[str, dict[str, Callable[..., Any]]] = {}
         self._virtual_index: dict[str, list[Path]] | None = None
@@ -120,10 +247,26 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return f"'{key}' is not available."
 
     def module(self, name: str) -> types.ModuleType | None:
-        """The loaded module object for ``name`` (to set ``__low__`` on), or None."""
+        """The loaded module object for ``name``, or None."""
         if self._functions(name) is None:
             return None
         return self._modules.get(name)
+
+    def functions(self, name: str) -> dict[str, Callable[..., Any]]:
+        """The public functions of module ``name`` by their exposed names (``{}`` when it is not
+        available)."""
+        return dict(self._functions(name) or {})
+
+    def inject(self, name: str, dunders: Mapping[str, Any]) -> bool:
+        """Set per-call dunders (``__low__``, ``__env__``, ...) on module ``name`` and on the private
+        sibling files it imported; False when there is no such module."""
+        mod = self.module(name)
+        if mod is None:
+            return False
+        for target in (mod, *self._siblings.get(name, ())):
+            for key, val in dunders.items():
+                setattr(target, key, val)
+        return True
 
     def has_module(self, name: str) -> bool:
         return self._functions(name) is not None
@@ -143,6 +286,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def reload(self) -> None:
         """Forget every loaded module (``reload_modules``)."""
         self._modules.clear()
+        self._siblings.clear()
         self._funcs.clear()
         self._reasons.clear()
         self._virtual_index = None
@@ -156,46 +300,60 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         candidates = [d / f"{name}.py" for d in self.dirs if (d / f"{name}.py").is_file()]
         candidates += [p for p in self._index().get(name, []) if p not in candidates]
         for path in candidates:
-            mod, virtual = self._load(path)
+            mod, virtual, siblings = self._load(path)
             if mod is None or virtual != name:
                 continue
-            self._register(name, mod)
+            self._register(name, mod, siblings)
             return self._funcs[name]
         self._modules[name] = None
         return None
 
-    def _register(self, name: str, mod: types.ModuleType) -> None:
+    def _register(self, name: str, mod: types.ModuleType, siblings: list[types.ModuleType]) -> None:
         aliases = getattr(mod, "__func_alias__", {}) or {}
+        own = {mod.__name__, *(s.__name__ for s in siblings)}
         funcs: dict[str, Callable[..., Any]] = {}
         for attr, val in vars(mod).items():
             if attr.startswith("_") and attr not in aliases:
                 continue
             if not callable(val) or not isinstance(val, types.FunctionType):
                 continue
-            if val.__module__ != mod.__name__:
-                continue
+            if val.__module__ not in own:
+                continue  # imported from elsewhere: not one of the module's functions
             funcs[aliases.get(attr, attr)] = val
         self._modules[name] = mod
+        self._siblings[name] = siblings
         self._funcs[name] = funcs
 
-    def _load(self, path: Path) -> tuple[types.ModuleType | None, str | None]:
-        global _counter
-        _counter += 1
-        modname = f"briny.loaded.{self.kind}.{path.stem}_{_counter}"
+    def _load(self, path: Path) -> tuple[types.ModuleType | None, str | None, list[types.ModuleType]]:
+        """Run ``path`` as a fresh module with the dunders: (module, name, private siblings it
+        imported), or (None, None, []) when it fails or its ``__virtual__`` says no."""
+        package = f"briny.loaded.{self.kind}{_next_load()}"  # one per load: its siblings are its own
+        modname = f"{package}.{path.stem}"
         spec = importlib.util.spec_from_file_location(modname, path)
         if spec is None or spec.loader is None:
-            return None, None
+            return None, None, []
         mod = importlib.util.module_from_spec(spec)
         for key, val in self.pack.items():
             setattr(mod, key, val)
         setattr(mod, "__salt_system_encoding__", "utf-8")
+        holder = types.ModuleType(package)
+        holder.__path__ = [str(path.parent)]
+        holder.__package__ = package
+        load = _Load(path.parent, self.pack)
+        sys.modules[package] = holder
+        _SIBLINGS.packages[package] = load
         try:
             spec.loader.exec_module(mod)
-            self._exec_parts(mod, path)
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
-            return None, None
+            return None, None, []
+        finally:  # the package and its siblings live on in the module's functions only
+            del _SIBLINGS.packages[package]
+            for sibling in load.siblings:
+                sys.modules.pop(sibling.__name__, None)
+            sys.modules.pop(package, None)
+        siblings = load.siblings
         name = getattr(mod, "__virtualname__", path.stem)
         virtual = getattr(mod, "__virtual__", None)
         if callable(virtual):
@@ -204,34 +362,18 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
             except Exception as exc:
                 log.error("__virtual__ of %s raised: %s", path, exc)
                 self._reasons[name] = f"__virtual__ raised {exc}"
-                return None, None
+                return None, None, []
             if isinstance(ret, tuple):
                 ret, reason = (ret + (None,))[:2]
                 if ret is False:
                     self._reasons[name] = str(reason or "__virtual__ returned False")
-                    return None, None
+                    return None, None, []
             if ret is False:
                 self._reasons[name] = "__virtual__ returned False"
-                return None, None
+                return None, None, []
             if isinstance(ret, str):
                 name = ret
-        return mod, name
-
-    @staticmethod
-    def _exec_parts(mod: types.ModuleType, path: Path) -> None:
-        """Run the module's ``__parts__`` (private sibling files) in its own namespace.
-
-        A long module may keep some of its functions in ``_name_part.py``
-        files beside it and list them in ``__parts__``: they run after the
-        module body, in the same globals, so they share its helpers and the
-        dunders, and their functions count as the module's own.
-        """
-        for part in getattr(mod, "__parts__", ()) or ():
-            if not isinstance(part, str) or not part.startswith("_") or not part.isidentifier():
-                raise LoaderError(f"{path.name}: __parts__ entries must be private module names, not {part!r}")
-            part_path = path.parent / f"{part}.py"
-            code = compile(part_path.read_text(encoding="utf-8"), str(part_path), "exec")
-            exec(code, mod.__dict__)  # noqa: S102 - our own module source, as import would run it
+        return mod, name, siblings
 
     def _index(self) -> dict[str, list[Path]]:
         """Virtual name -> files declaring it, read from the text (no import)."""
@@ -329,6 +471,12 @@ def minion_mods(
     loader = LazyLoader("modules", pack, custom_dirs(opts, "modules") if extra_dirs is None else extra_dirs)
     loader.pack["__salt__"] = loader
     return loader
+
+
+def grain_funcs(opts: dict[str, Any], grains: dict[str, Any]) -> LazyLoader:
+    """The custom grains modules of this host (``_grains``: :func:`custom_dirs`), with ``__opts__``
+    and ``grains`` as their ``__grains__`` (the grains found so far; the caller adds to it)."""
+    return LazyLoader("grains", {"__opts__": opts, "__grains__": grains}, custom_dirs(opts, "grains"))
 
 
 def states(opts: dict[str, Any], salt: LazyLoader, extra_dirs: list[Path] | None = None) -> LazyLoader:

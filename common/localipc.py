@@ -17,8 +17,16 @@ denied", naming the socket and the user (:func:`denied_message`), not
 "not running". Requests and replies are
 msgpack maps; a request may carry ``corr``, echoed in its reply. Each request
 is answered in its own task, so a slow one never holds up the others, and a
-request that raises gets the subclass's error reply instead of taking the
-socket down.
+request that raises gets an error reply instead of taking the socket down.
+
+Every error answer of both daemons has one shape, made by :func:`error_reply`
+and read by :func:`reply_error`: ``{"error": <kind>, "message": <text a user
+can act on>}``. Kinds: ``usage`` (not a request this daemon knows),
+``denied`` (a caller of another uid), ``exception`` (the daemon failed on
+it), ``refused`` (the daemon answered the request with an error: a bad
+target, a job it could not store); the minion's ``call`` replies also use
+the executor's kinds (``not_found``, ``invocation``, ``execution``,
+``killed``) with the job's fields beside them.
 """
 
 from __future__ import annotations
@@ -36,13 +44,24 @@ import msgpack
 import zmq
 import zmq.asyncio
 
-from .exceptions import BrinyError, WireError
+from .exceptions import WireError
+from .ipcpath import ipc_path
 from .unpacking import MAX_FRAME
 from .unpacking import unpack as _unpack
 
 log = logging.getLogger(__name__)
 
-IPC_PATH_MAX = 107
+
+def error_reply(kind: str, message: str) -> dict[str, Any]:
+    """The one shape of an error answer on local IPC (see the module docstring)."""
+    return {"error": kind, "message": message}
+
+
+def reply_error(reply: Any) -> str | None:
+    """The message of an error answer (:func:`error_reply`), or None when ``reply`` is not one."""
+    if isinstance(reply, dict) and reply.get("error") is not None:
+        return str(reply.get("message") or reply["error"])
+    return None
 
 
 def pack(data: Any) -> bytes:
@@ -133,25 +152,16 @@ class IpcServer:
     """A ROUTER on ``path`` answering msgpack maps (loop). Subclasses define :meth:`handle`."""
 
     label = "local IPC"
+    daemon = "the daemon"  # how error answers name the daemon
 
     def __init__(self, path: str, ctx: zmq.asyncio.Context | None = None) -> None:
-        if len(path.encode()) > IPC_PATH_MAX:
-            raise BrinyError(f"the path {path} is too long for an IPC socket; set a shorter sock_dir")
-        self.path = path
+        self.path = ipc_path(path)
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.sock: zmq.asyncio.Socket | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def handle(self, request: Any) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def failure_reply(self, exc: Exception) -> dict[str, Any]:
-        """The reply to a request whose handling raised."""
-        return {"error": f"the daemon failed on this request: {exc}"}
-
-    def denied_reply(self, message: str) -> dict[str, Any]:
-        """The reply to a request from a user who may not use this socket."""
-        return {"error": message}
 
     def bind(self) -> None:
         folder = os.path.dirname(self.path)
@@ -204,10 +214,10 @@ class IpcServer:
         request = unpack(body)
         corr = request.get("corr") if isinstance(request, dict) else None
         try:
-            reply = self.denied_reply(denied) if denied is not None else await self.handle(request)
+            reply = error_reply("denied", denied) if denied is not None else await self.handle(request)
         except Exception as exc:  # one bad request must not take the IPC down
             log.exception("%s request failed", self.label)
-            reply = self.failure_reply(exc)
+            reply = error_reply("exception", f"{self.daemon} failed on this request: {exc}")
         if corr is not None:
             reply = {**reply, "corr": corr}
         if self.sock is not None:

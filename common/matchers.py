@@ -38,11 +38,9 @@ from typing import Any
 
 from .dictupdate import update
 from .exceptions import SaltInvocationError
+from .traverse import DEFAULT_DELIM, traverse
 
 log = logging.getLogger(__name__)
-
-DEFAULT_DELIM = ":"
-_MISSING = object()
 
 # Engine letter, optional one-character delimiter (G P I J only), '@', pattern.
 _TARGET_RE = re.compile(r"^(?:(?P<engine>[GPIJLNSER])(?P<delimiter>(?<=[GPIJ]).)?@)?(?P<pattern>.+)$", re.S)
@@ -85,49 +83,6 @@ def list_match(tgt: str | Iterable[str], minion_id: str) -> bool:
         return minion_id in list(tgt)
     except TypeError:
         return False
-
-
-# -- nested data (grains, pillar) ------------------------------------------
-
-
-def traverse(data: Any, key: str | list[str], default: Any = None, delimiter: str = DEFAULT_DELIM) -> Any:
-    """The value at ``a:b:c`` in nested dicts and lists, or ``default``.
-
-    A list step takes an integer index, or else the first dict in the list
-    that holds the key (Salt's ``traverse_dict_and_list``).
-    """
-    parts = key.split(delimiter) if isinstance(key, str) else list(key)
-    ptr = data
-    for part in parts:
-        if isinstance(ptr, list):
-            found = _MISSING
-            try:
-                idx: Any = int(part)
-            except (TypeError, ValueError):
-                idx = part
-            for item in ptr:
-                if isinstance(item, dict) and idx in item:
-                    found = item[idx]
-                    break
-            if found is _MISSING and isinstance(idx, int):
-                try:
-                    found = ptr[idx]
-                except IndexError:
-                    return default
-            if found is _MISSING:
-                return default
-            ptr = found
-        elif isinstance(ptr, Mapping):
-            if part in ptr:
-                ptr = ptr[part]
-            else:
-                try:
-                    ptr = ptr[int(part)]
-                except (ValueError, KeyError, TypeError):
-                    return default
-        else:
-            return default
-    return ptr
 
 
 def _match_value(target: Any, pattern: str, regex: bool, exact: bool) -> bool:

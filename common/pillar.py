@@ -1,14 +1,21 @@
 """Pillar: per-host data rendered from ``pillar_roots`` with its own top file.
 
-Runs where pillar is compiled: the master for each minion (issue
-"Highstate across the fleet"), or ``briny-call --local`` from local
-``pillar_roots``. Pure given a :class:`RenderEnv` whose file client serves
-the pillar roots. Render problems never raise: they are collected under the
-``_errors`` key, and state runs refuse to start on them, as Salt's do.
+Runs where pillar is compiled: the master for each minion
+(:mod:`briny.master.pillar`), or a masterless minion from its local
+``pillar_roots`` (:mod:`briny.minion.pillar`). Pure given a :class:`RenderEnv`
+whose file client serves the pillar roots. Render problems never raise: they
+are collected under the ``_errors`` key, and state runs refuse to start on
+them, as Salt's do (:func:`pillar_errors`, the same words on both sides).
+
+Both sides also share :func:`render_opts` (the opts a pillar render sees:
+the top file and SLS come from ``pillarenv`` when one is asked for) and
+:func:`with_override` (a ``pillar=`` override merged over a pillar that was
+not rendered with it).
 """
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import logging
 from typing import Any
@@ -17,8 +24,7 @@ from .dictupdate import merge
 from .exceptions import BrinyError
 from .fileclient import LocalFileClient, find_sls
 from .highstate import HighStateBuilder
-from .logsetup import timed
-from .render import RenderEnv, render_text
+from .render import RenderEnv
 from . import top as topfile
 
 log = logging.getLogger(__name__)
@@ -47,16 +53,7 @@ class PillarCompiler:
         relpath, _ = found
         state: Any = None
         try:
-            with timed(
-                log,
-                "Rendering pillar SLS '%s:%s' (%s)",
-                "Time (in seconds) to render pillar SLS '%s:%s' (%s): %.6f",
-                saltenv,
-                sls,
-                relpath,
-            ):
-                text = self.env.client.get_text(relpath, saltenv) or ""
-                state = render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
+            state = self.builder.render_file(sls, saltenv, relpath, "pillar SLS")
         except BrinyError as exc:
             log.critical("Rendering SLS '%s' failed, render error:\n%s", sls, exc)
             if self.opts.get("pillar_safe_render_error", True):
@@ -122,14 +119,40 @@ class PillarCompiler:
         return pillar
 
 
+PILLAR_FAILURE_HEADER = "Pillar failed to render with the following messages:"
+EX_PILLAR_FAILURE = 5  # the retcode of a state run refused for pillar errors
+
+
+def pillar_errors(pillar: Any, force: bool = False) -> list[str] | None:
+    """Salt's result for a state run over a pillar with render errors (the header, then each
+    error), or None when the run may go on (no errors, or ``force``)."""
+    errors = pillar.get("_errors") if isinstance(pillar, dict) else None
+    if not errors or force:
+        return None
+    return [PILLAR_FAILURE_HEADER, *map(str, errors)]
+
+
+def with_override(pillar: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``pillar`` with a ``pillar=`` override merged over it (Salt's merge)."""
+    return merge(copy.deepcopy(pillar), override)
+
+
+def render_opts(opts: dict[str, Any], pillarenv: str | None) -> dict[str, Any]:
+    """A copy of ``opts`` for rendering pillar: the top file and SLS come from ``pillarenv`` only
+    when one is asked for (the top file reads ``saltenv``), ``state_top`` defaults to top.sls."""
+    popts = dict(opts)
+    popts["pillarenv"] = pillarenv
+    popts["saltenv"] = pillarenv
+    popts["state_top"] = opts.get("state_top") or "top.sls"
+    return popts
+
+
 def compile_local_pillar(
     opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Pillar for this host from its own ``pillar_roots`` (masterless)."""
     roots = opts.get("pillar_roots") or {}
     client = LocalFileClient(roots, bool(opts.get("fileserver_followsymlinks", True)))
-    popts = dict(opts)
-    popts["state_top"] = opts.get("state_top") or "top.sls"
-    popts["saltenv"] = opts.get("pillarenv")
+    popts = render_opts(opts, opts.get("pillarenv"))
     env = RenderEnv(opts=popts, client=client, salt=salt, grains=grains, pillar=dict(override or {}))
     return PillarCompiler(env, override).compile()

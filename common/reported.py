@@ -38,7 +38,6 @@ boolean: they are the minion's defaults for its jobs, as in Salt.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Mapping
@@ -46,6 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgpack
+
+from .digest import data_digest
 
 log = logging.getLogger(__name__)
 
@@ -240,5 +241,4 @@ def accept_reported(reported: Any, minion_id: str) -> ReportedConfig | None:
     other = sorted(f"{k} ({why})" for k, why in refused.items() if why != "private")
     if other:
         log.warning("%s reported config values the master does not take: %s", minion_id, ", ".join(other[:20]))
-    raw = msgpack.packb(data, use_bin_type=True)
-    return ReportedConfig(data, frozenset(refused), hashlib.blake2b(raw, digest_size=16).hexdigest())
+    return ReportedConfig(data, frozenset(refused), data_digest(data))

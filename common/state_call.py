@@ -11,7 +11,14 @@ Each call is logged as Salt logs it, at ``info``: ``Running state [NAME] at
 time T``, ``Executing state MOD.FUN for [NAME]``, the outcome (the changes,
 else the comment; at ``error`` when the state failed) and ``Completed state
 [NAME] at time T (duration_in_ms=D)``. Nothing is formatted when ``info`` is
-off.
+off, but for a failed state's outcome: it is logged at ``error`` whatever the
+level, as Salt's ``format_log`` does (so the traceback of a state that raised,
+which its comment carries, reaches the log at the default level).
+
+``onlyif``/``unless`` commands and ``check_cmd`` run through ``cmd.retcode``
+(never a shell of our own), with the options Salt passes: the state's
+``cwd``, ``runas``, ``env``, ... for ``onlyif``/``unless`` (less
+``cmd_opts_exclude``), none for ``check_cmd``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,6 @@ import inspect
 import logging
 import os
 import random
-import subprocess
 import time
 import traceback
 from collections.abc import Callable
@@ -30,6 +36,7 @@ from typing import Any
 
 from .exceptions import CommandExecutionError, SaltInvocationError
 from .requisites import INTERNAL_KEYS, LowChunk
+from .traverse import traverse
 
 log = logging.getLogger(__name__)
 
@@ -70,23 +77,6 @@ def verify_retry(data: Any) -> dict[str, Any]:
     return dict(RETRY_DEFAULTS)
 
 
-def traverse(data: Any, path: str, default: Any = None) -> Any:
-    """``a:b:0`` lookup through dicts and lists (``get_return``)."""
-    for part in str(path).split(":"):
-        if isinstance(data, dict):
-            if part not in data:
-                return default
-            data = data[part]
-        elif isinstance(data, (list, tuple)):
-            try:
-                data = data[int(part)]
-            except (ValueError, IndexError):
-                return default
-        else:
-            return default
-    return data
-
-
 @dataclass
 class RunState:
     """What one run shares between state calls."""
@@ -99,7 +89,6 @@ class RunState:
     run_num: int = 0
     mod_init: set[str] = field(default_factory=set)
     _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
-    _modules: dict[str, Any] = field(default_factory=dict)
 
     def next_run_num(self) -> int:
         n = self.run_num
@@ -112,24 +101,21 @@ class RunState:
 
     # -- helpers -----------------------------------------------------------
     def retcode(self, cmd: str, **opts: Any) -> int:
-        """``cmd.retcode`` through ``__salt__``; a local shell if it is not there yet."""
-        if "cmd.retcode" in self.salt:
-            try:
-                return int(self.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
-            except CommandExecutionError:
-                raise
-        log.debug("cmd.retcode not available; running %r with /bin/sh", cmd)
-        return subprocess.run(cmd, shell=True, cwd=opts.get("cwd"), capture_output=True, check=False).returncode
+        """``cmd.retcode`` through ``__salt__`` (a shell command, its exit status not logged as an
+        error), as Salt runs ``onlyif``/``unless``/``check_cmd`` commands: with ``runas``,
+        ``env``, ``cwd``... honoured by ``cmd`` itself."""
+        rc = int(self.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
+        log.debug("Last command return code: %s", rc)
+        return rc
 
-    def module(self, state: str) -> Any:
-        """The loaded state module object (to set ``__low__`` on), cached per run."""
-        if state not in self._modules:
-            getter = getattr(self.states, "module", None)
-            self._modules[state] = getter(state) if callable(getter) else None
-        return self._modules[state]
+    def inject(self, state: str, dunders: dict[str, Any]) -> None:
+        """Set a call's dunders (``__low__``, ``__env__``, ...) on the state module ``state`` and the
+        private files it imported (:meth:`briny.common.loader.LazyLoader.inject`)."""
+        inject = getattr(self.states, "inject", None)
+        if callable(inject):
+            inject(state, dunders)
 
     def forget_modules(self) -> None:
-        self._modules.clear()
         self._sig_cache.clear()
 
     def signature(self, func: Callable[..., Any]) -> inspect.Signature | None:
@@ -182,17 +168,27 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _call_check_function(run: RunState, entry: dict[str, Any]) -> Any:
+    """The answer of an ``onlyif``/``unless`` function entry (``fun``, ``args``, keyword
+    arguments), or the part of it ``get_return`` names."""
     entry = dict(entry)
     fun = entry.pop("fun")
-    entry.pop("get_return", None)
+    get_return = entry.pop("get_return", None)
     args = entry.pop("args", [])
     if not isinstance(args, list):
         args = [args]
-    return run.salt[fun](*args, **entry)
+    result = run.salt[fun](*args, **entry)
+    return traverse(result, get_return) if get_return else result
 
 
 def _cmd_opts(low: LowChunk) -> dict[str, Any]:
-    return {k: low[k] for k in _CHECK_CMD_ARGS if low.get(k)}
+    """The ``cmd.retcode`` options of ``onlyif``/``unless`` commands, as Salt's ``_run_check``
+    takes them from the state: ``cwd``, ``root``, ``runas``, ``env``, ``prepend_path``, ``umask``,
+    ``timeout``, ``success_retcodes`` and ``shell``, less those named in ``cmd_opts_exclude``
+    (unset ones are left to ``cmd``'s defaults; ``shell`` defaults to the ``shell`` grain)."""
+    exclude = low.get("cmd_opts_exclude") or []
+    if not isinstance(exclude, list):
+        exclude = [exclude]
+    return {k: low[k] for k in (*_CHECK_CMD_ARGS, "shell") if k not in exclude and low.get(k) is not None}
 
 
 def check_onlyif(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str, Any]:
@@ -214,8 +210,6 @@ def check_onlyif(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str
                 ret["comment"] = f"no `fun` argument in onlyif: {entry}"
                 return ret
             result = _call_check_function(run, entry)
-            if entry.get("get_return"):
-                result = traverse(result, entry["get_return"])
             if not result:
                 ret.update(false)
                 return ret
@@ -240,8 +234,6 @@ def check_unless(run: RunState, low: LowChunk, opts: dict[str, Any]) -> dict[str
                 ret["comment"] = f"no `fun` argument in unless: {entry}"
                 return ret
             result = _call_check_function(run, entry)
-            if entry.get("get_return"):
-                result = traverse(result, entry["get_return"])
             true = bool(result)
         else:
             ret.update({"comment": "unless execution failed, bad type passed", "result": False})
@@ -287,7 +279,7 @@ def run_checks(run: RunState, low: LowChunk) -> dict[str, Any]:
 def run_check_cmd(run: RunState, low: LowChunk) -> dict[str, Any]:
     ret: dict[str, Any] = {"result": False}
     for entry in _as_list(low["check_cmd"]):
-        rc = run.retcode(entry, **_cmd_opts(low))
+        rc = run.retcode(entry)  # as Salt: only the shell (cmd's default, the grain), no runas/env/cwd
         if rc == 0 and ret["result"] is False:
             ret.update({"comment": "check_cmd determined the state succeeded", "result": True})
         elif rc != 0:
@@ -340,14 +332,10 @@ def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[l
 
 
 def _inject(run: RunState, low: LowChunk) -> None:
-    mod = run.module(low["state"])
-    if mod is None:
-        return
     env = low.get("saltenv") or low.get("__env__") or "base"
-    mod.__low__ = low
-    mod.__env__ = str(env)
-    mod.__running__ = run.running
-    mod.__lowstate__ = run.chunks
+    run.inject(
+        low["state"], {"__low__": low, "__env__": str(env), "__running__": run.running, "__lowstate__": run.chunks}
+    )
 
 
 def _exception_ret(low: LowChunk) -> dict[str, Any]:
@@ -393,8 +381,8 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
                     or "check_cmd" not in sig.parameters
                 ):
                     ret.update(run_check_cmd(run, low))
-        except Exception:  # a state's own failure becomes its result, as in Salt
-            log.debug("An exception occurred in state %s", full, exc_info=True)
+        except Exception as exc:  # a state's own failure becomes its result, as in Salt
+            log.debug("An exception occurred in this state: %s", exc, exc_info=True)
             ret = _exception_ret(low)
     ret.setdefault("changes", {})
     ret.setdefault("comment", "")
@@ -467,8 +455,9 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
         ret["start_time"] = start.time().isoformat()
         ret["duration"] = duration_ms(start, end)
         ret["__id__"] = low["__id__"]
+        if logging_on or ret["result"] is False:
+            log_outcome(ret)  # a failure at error whatever the level, as Salt: its traceback too
         if logging_on:
-            log_outcome(ret)
             log.info(
                 "Completed state [%s] at time %s (duration_in_ms=%s)",
                 low["name"],

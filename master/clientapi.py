@@ -27,21 +27,13 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from briny.common.exceptions import BrinyError
-from briny.common.localipc import IpcServer, dealer, denied_message, pack, probe, unpack
+from briny.common.exceptions import MasterError, MasterNotRunning
+from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, reply_error, unpack
 
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "master_client.ipc"
 DEFAULT_TIMEOUT = 30.0
-
-
-class MasterNotRunning(BrinyError):
-    """No master answers on the client socket, or this user may not reach it (the CLIs exit 2)."""
-
-
-class MasterError(BrinyError):
-    """The master answered with an error."""
 
 
 def client_socket_path(opts: dict[str, Any]) -> str:
@@ -52,20 +44,20 @@ class ClientAPIServer(IpcServer):
     """The ROUTER on ``master_client.ipc``, serving a :class:`MasterServer` (loop)."""
 
     label = "operator IPC"
+    daemon = "the master"
 
     def __init__(self, opts: dict[str, Any], master: Any, ctx: zmq.asyncio.Context | None = None) -> None:
         super().__init__(client_socket_path(opts), ctx)
         self.opts = opts
         self.master = master
 
-    def failure_reply(self, exc: Exception) -> dict[str, Any]:
-        return {"error": f"the master failed on this request: {exc}"}
-
     async def handle(self, request: Any) -> dict[str, Any]:
         """The reply to one request map (loop)."""
         if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
-            return {"error": "a request is a msgpack map with a 'cmd'"}
-        cmd = request["cmd"]
+            return error_reply("usage", "a request is a msgpack map with a 'cmd'")
+        return _as_reply(await self._answer_cmd(request["cmd"], request))
+
+    async def _answer_cmd(self, cmd: str, request: dict[str, Any]) -> dict[str, Any]:
         if cmd == "publish":
             return await self.master.publish(
                 request.get("tgt", ""),
@@ -83,7 +75,17 @@ class ClientAPIServer(IpcServer):
             return await self.master.minions()
         if cmd == "keys_changed":
             return await self.master.keys_changed()
-        return {"error": f"unknown command {cmd[:40]!r}; the master knows publish, find_job, minions, keys_changed"}
+        return error_reply(
+            "usage", f"unknown command {cmd[:40]!r}; the master knows publish, find_job, minions, keys_changed"
+        )
+
+
+def _as_reply(answer: dict[str, Any]) -> dict[str, Any]:
+    """The master's answer as the IPC's reply: its ``{"error": text}`` refusals (a bad target, a
+    job it could not store) in the one error shape (:func:`briny.common.localipc.error_reply`)."""
+    if "error" in answer and "message" not in answer:
+        return error_reply("refused", str(answer["error"]))
+    return answer
 
 
 class MasterClient:
@@ -135,8 +137,9 @@ class MasterClient:
             if isinstance(reply, dict) and reply.get("corr") == corr:
                 break
         reply.pop("corr", None)
-        if "error" in reply:
-            raise MasterError(str(reply["error"]))
+        error = reply_error(reply)
+        if error is not None:
+            raise MasterError(error)
         return reply
 
     def publish(

@@ -70,12 +70,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
-
-from briny.common.args import KWARG_RE, parse_input
+from briny.common.args import publish_args, split_input
+from briny.common.digest import data_digest
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
+from briny.common.ids import other_minion
 from briny.common.jid import gen_jid
 from briny.common.loader import VIRTUALNAME_RE
 from briny.common.reported import COMPILE_KEYS, JOB_KEYS, ReportedConfig, accept_reported
@@ -88,29 +88,10 @@ STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
 MODES = ("auto", "master", "minion")
 CACHE_MAX = 4096
 EX_STATE_COMPILER_ERROR = 1
-EX_PILLAR_FAILURE = 5
 PY_HINT = "with state_compile: auto (the default) or minion, the minion compiles such an SLS itself"
 _MISSING = object()
 GrainsLookup = Callable[[str], Mapping[str, Any] | None]
 Compiled = dict[str, Any]
-
-
-def digest(data: Any) -> str:
-    """A short stable digest of plain data (grains, pillar, overrides)."""
-    try:
-        raw = msgpack.packb(data, use_bin_type=True, default=repr)
-    except (TypeError, ValueError, OverflowError):
-        raw = repr(data).encode("utf-8", "replace")
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
-
-
-def _split(mods: Any) -> list[str]:
-    """Salt's comma list (or list) of SLS names, as ``state`` on the minion reads it."""
-    if mods is None:
-        return []
-    if isinstance(mods, (list, tuple)):
-        return [str(m).strip() for m in mods if str(m).strip()]
-    return [m.strip() for m in str(mods).split(",") if m.strip()]
 
 
 @dataclass(frozen=True)
@@ -122,7 +103,7 @@ class StateRequest:
     saltenv: str | None
     pillarenv: str | None
     test: bool | None
-    exclude: tuple[str, ...]
+    exclude: tuple[Any, ...]  # SLS globs, or {"id": ...} / {"sls": ...} maps
     pillar: dict[str, Any] | None
     force: bool
 
@@ -135,25 +116,10 @@ class StateRequest:
             self.saltenv,
             self.pillarenv,
             self.test,
-            self.exclude,
-            None if self.pillar is None else digest(self.pillar),
+            data_digest(list(self.exclude)),
+            None if self.pillar is None else data_digest(self.pillar),
             self.force,
         )
-
-
-def call_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """Positional and keyword arguments of a publish, as the minion's executor makes them."""
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    for item in arg:
-        if isinstance(item, dict) and item.get("__kwarg__") is True:
-            kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
-        elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
-            kwargs.update(parse_input([item])[1])
-        else:
-            args.append(item)
-    kwargs.update(kwarg)
-    return args, kwargs
 
 
 # positional parameters of the minion's state functions, in order
@@ -169,7 +135,7 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
     then compiles, and answers odd arguments with its own errors)."""
     if fun not in STATE_FUNS or not isinstance(arg, list) or not isinstance(kwarg, dict):
         return None
-    args, kwargs = call_args(arg, {str(k): v for k, v in kwarg.items()})
+    args, kwargs = publish_args(arg, {str(k): v for k, v in kwarg.items()})
     names = _POSITIONAL[fun]
     if len(args) > len(names):
         return None
@@ -177,10 +143,11 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
     if set(bound) & set(kwargs):
         return None  # the same argument twice: the minion's TypeError is the answer
     bound.update(kwargs)
-    mods = _split(bound.get("mods"))
-    kind = "sls" if fun == "state.sls" or (fun == "state.apply" and mods) else "highstate"
-    if kind == "sls" and not mods:
-        return None
+    raw = bound.get("mods")
+    kind = "sls" if fun == "state.sls" or (fun == "state.apply" and raw) else "highstate"
+    if kind == "sls" and not raw:
+        return None  # the minion answers a state.sls without SLS with Salt's error
+    mods = split_input(raw, str) if kind == "sls" else []
     override = bound.get("pillar")
     if override is not None and not isinstance(override, dict):
         return None  # the minion returns Salt's error for a pillar that is not a map
@@ -196,7 +163,7 @@ def parse_request(fun: str, arg: Any, kwarg: Any) -> StateRequest | None:
         saltenv or None,
         pillarenv or None,
         None if test is None else bool(test),
-        tuple(_split(bound.get("exclude"))),
+        tuple(split_input(bound.get("exclude"))),
         override,
         bool(bound.get("force")),
     )
@@ -265,14 +232,10 @@ class MasterCompiler:
         (``None``: the minion compiles itself). There is no way to name another minion: a
         payload carrying ``id``/``minion_id``/``tgt`` other than the sender's is refused."""
         minion_id = session.id
-        for name in ("id", "minion_id", "tgt"):
-            named = payload.get(name)
-            if named is not None and named != minion_id:
-                log.warning("%s asked for the compiled states of %r; refused", minion_id, str(named)[:64])
-                return {
-                    "error": f"a minion can get only its own compiled states; {minion_id} cannot "
-                    f"get those of {str(named)[:64]!r}"
-                }
+        other = other_minion(payload, minion_id)
+        if other is not None:
+            log.warning("%s asked for the compiled states of %s; refused", minion_id, other)
+            return {"error": f"a minion can get only its own compiled states; {minion_id} cannot get those of {other}"}
         fun, arg, kwarg = payload.get("fun"), payload.get("arg"), payload.get("kwarg")
         arg = [] if arg is None else arg
         kwarg = {} if kwarg is None else kwarg
@@ -351,7 +314,7 @@ class MasterCompiler:
         pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
         key = request.cache_key(minion_id, fun)
         report = self.reported(minion_id)
-        grains_digest, pillar_digest = digest([grains, report and report.digest]), digest(pillar)
+        grains_digest, pillar_digest = data_digest([grains, report and report.digest]), data_digest(pillar)
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest, pillar_digest):
@@ -469,18 +432,15 @@ class MasterCompiler:
     ) -> Compiled | None:
         """Render and compile now (no cache); see the module docstring for the result."""
         from briny.common.compiler import StateCompiler  # Jinja and the compiler: only now
-        from briny.common.dictupdate import merge
+        from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
         from briny.common.render import RenderEnv
         from briny.common import wire
 
-        errors = pillar.get("_errors") if isinstance(pillar, dict) else None
-        if errors and not request.force:
-            return {
-                "errors": ["Pillar failed to render with the following messages:", *map(str, errors)],
-                "retcode": EX_PILLAR_FAILURE,
-            }
+        errors = pillar_errors(pillar, request.force)
+        if errors is not None:
+            return {"errors": errors, "retcode": EX_PILLAR_FAILURE}
         if request.pillar is not None:
-            pillar = merge(copy.deepcopy(pillar), request.pillar)
+            pillar = with_override(pillar, request.pillar)
         custom = self.custom_modules(roots if roots is not None else self.roots_signature())
         boundary = HostBoundary(
             minion_id,

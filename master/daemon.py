@@ -38,6 +38,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
+from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common.daemonize import (
     daemonize,
@@ -59,18 +60,12 @@ from briny.master.server import MasterServer
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
 DRAIN_SECONDS = 1.0
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-master", description="Run the briny master.")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'master' config file (default %(default)s)",
-    )
+    add_config_dir(p, "master")
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     p.add_argument("--pid-file", dest="pidfile", help="pidfile (default: the 'pidfile' option)")
     logsetup.add_arguments(p)
@@ -201,9 +196,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         overrides["pidfile"] = os.path.abspath(ns.pidfile)
     logsetup.setup_console(ns.log_level)
     try:
-        if not os.path.isdir(ns.config_dir):
-            raise BrinyError(f"config directory {ns.config_dir} does not exist (use -c DIR)")
-        opts = load_master_config(ns.config_dir, overrides)
+        opts = load_master_config(config_dir(ns.config_dir, required=True), overrides)
         opts.update(logsetup.cli_overrides(ns))
         pidfile = str(opts["pidfile"])
         other = _running_pid(pidfile)

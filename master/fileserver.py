@@ -44,6 +44,7 @@ from typing import Any
 
 from briny.common.exceptions import FileServerError
 from briny.common.fileclient import clean_path
+from briny.common.numbers import whole
 
 log = logging.getLogger(__name__)
 
@@ -281,15 +282,21 @@ class FileServer:
         }
 
     # -- hashes and contents ------------------------------------------------------------------
-    def file_hash(self, path: Any, saltenv: Any) -> dict[str, Any]:
-        """``{"hash_type", "hsum", "size"}`` of a file; FileServerError when refused, not there
-        or not a regular file (worker: may read the whole file)."""
+    def _regular_file(self, path: Any, saltenv: Any) -> tuple[str, os.stat_result]:
+        """(full path, stat) of the regular file ``salt://path`` in ``saltenv``;
+        FileServerError when refused, FileNotFoundError when not there or not a file."""
         found = self.resolve(path, saltenv)
         if found is None:
             raise FileNotFoundError(f"salt://{path} is not in saltenv {saltenv or 'base'}")
         _rel, full, st = found
         if not stat.S_ISREG(st.st_mode):
             raise FileNotFoundError(f"salt://{path} is not a file")
+        return full, st
+
+    def file_hash(self, path: Any, saltenv: Any) -> dict[str, Any]:
+        """``{"hash_type", "hsum", "size"}`` of a file; FileServerError when refused, not there
+        or not a regular file (worker: may read the whole file)."""
+        full, st = self._regular_file(path, saltenv)
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         with self._lock:
             hit = self._hashes.get(full)
@@ -312,18 +319,13 @@ class FileServer:
 
     def read_chunk(self, path: Any, saltenv: Any, offset: Any, size: Any = None) -> dict[str, Any]:
         """``{"data", "eof", "size"}``: up to ``size`` bytes of a file from ``offset`` (worker)."""
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        if whole(offset, None) is None:
             raise FileServerError("'offset' must be an integer >= 0")
         if size is None:
             size = CHUNK_SIZE
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= CHUNK_MAX:
+        if whole(size, None, 1, CHUNK_MAX) is None:
             raise FileServerError(f"'size' must be an integer from 1 to {CHUNK_MAX}")
-        found = self.resolve(path, saltenv)
-        if found is None:
-            raise FileNotFoundError(f"salt://{path} is not in saltenv {saltenv or 'base'}")
-        _rel, full, st = found
-        if not stat.S_ISREG(st.st_mode):
-            raise FileNotFoundError(f"salt://{path} is not a file")
+        full, st = self._regular_file(path, saltenv)
         with open(full, "rb") as fh:
             total = os.fstat(fh.fileno()).st_size
             fh.seek(offset)

@@ -33,6 +33,7 @@ from typing import Any
 
 import msgpack
 
+from briny.common.exceptions import JobCacheError
 from briny.master.jobcache import JobCache, JobRecord, jid_time, load_columns, return_record
 
 log = logging.getLogger(__name__)
@@ -225,9 +226,9 @@ class SqliteJobCache(JobCache):
 
     def _submit(self, op: Op | None) -> concurrent.futures.Future[Any]:
         if self.readonly:
-            raise RuntimeError("this job cache was opened read-only")
+            raise JobCacheError("this job cache was opened read-only")
         if self._closed:
-            raise RuntimeError("the job cache is closed")
+            raise JobCacheError("the job cache is closed")
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._queue.put((op, fut))
         return fut
@@ -342,7 +343,7 @@ class SqliteJobCache(JobCache):
         if conn is not None:
             return conn
         if self._closed:
-            raise RuntimeError("the job cache is closed")
+            raise JobCacheError("the job cache is closed")
         if self.readonly and not os.path.exists(self.path):
             return None
         if self.readonly:

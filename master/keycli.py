@@ -36,19 +36,18 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from briny.common import logsetup
+from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError
 from briny.master.keys import ACC, DEN, LOCAL, PEND, REJ, KeyChange, KeyStore, Matches
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
 EX_USAGE = 64
 HEADINGS = {
     PEND: "Unaccepted Keys:",
@@ -82,12 +81,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="briny-key", description="Manage the master's minion keys (salt-key).")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'master' config file (default %(default)s)",
-    )
+    add_config_dir(p, "master")
     p.add_argument(
         "-l", "--list", dest="list", metavar="ARG", help="list keys of one status: acc, pre/un, rej, den, all"
     )

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from briny.common.numbers import whole
+
 REDRAW_EVERY = 0.1  # seconds between two redraws for progress alone
 
 
@@ -33,10 +35,6 @@ class MinionProgress:
 
     def line(self, minion_id: str) -> str:
         return f"{minion_id}: {self.done}/{self.total} states, {self.failed} failed"
-
-
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
 class LiveView:
@@ -59,12 +57,12 @@ class LiveView:
             return
         ret = data.get("ret") if isinstance(data.get("ret"), dict) else {}
         entry = self.minions.setdefault(minion_id, MinionProgress())
-        run_num = _int(ret.get("__run_num__"), -1)
-        done = _int(data.get("done"), run_num + 1)
+        run_num = whole(ret.get("__run_num__"), -1)
+        done = whole(data.get("done"), run_num + 1)
         entry.done = max(entry.done, done)
-        entry.total = max(_int(data.get("len"), 0), entry.total)
+        entry.total = max(whole(data.get("len"), 0), entry.total)
         if "failed" in data:
-            entry.failed = max(entry.failed, _int(data.get("failed"), 0))
+            entry.failed = max(entry.failed, whole(data.get("failed"), 0))
         elif ret.get("result") is False:
             entry.failed += 1
         entry.done = min(entry.done, entry.total) if entry.total else entry.done

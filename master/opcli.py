@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -43,36 +42,20 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 from briny.common.args import parse_input
+from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common import logsetup
-from briny.master.clientapi import MasterClient, MasterError, MasterNotRunning
+from briny.common.numbers import positive
+from briny.common.output import HIGHSTATE_FUNCS
+from briny.master.clientapi import MasterClient
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
 NO_RESPONSE = (
     "Minion did not return. [No response]\nThe minions may not have all finished running and "
     "any remaining minions will return upon completion. To look up the return data for this "
     "job later, run the following command:\n\nbriny-run jobs.lookup_jid {jid}"
-)
-# functions whose returns Salt prints with the highstate outputter
-STATE_FUNS = frozenset(
-    {
-        "state.apply",
-        "state.highstate",
-        "state.sls",
-        "state.single",
-        "state.low",
-        "state.sls_id",
-        "state.top",
-        "state.template",
-        "state.template_str",
-        "state.pkg",
-        "state.request",
-        "state.run_request",
-        "state.orchestrate",
-    }
 )
 TARGET_FLAGS = (
     ("-L", "--list", "list"),
@@ -85,10 +68,6 @@ TARGET_FLAGS = (
 )
 
 
-class UsageError(BrinyError):
-    """A bad command line (exit 2)."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
@@ -96,12 +75,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="briny", description="Run a function on targeted minions through the master.")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'master' config file (default %(default)s)",
-    )
+    add_config_dir(p, "master")
     group = p.add_mutually_exclusive_group()
     for short, long, kind in TARGET_FLAGS:
         group.add_argument(
@@ -180,7 +154,7 @@ def result_from_event(fun: str, data: dict[str, Any]) -> MinionResult:
     if not isinstance(retcode, int) or isinstance(retcode, bool):
         retcode = 1 if retcode else 0
     success = data.get("success", True) is not False and retcode == 0
-    if fun in STATE_FUNS and _states_failed(ret):
+    if fun in HIGHSTATE_FUNCS and _states_failed(ret):
         success = False
     if isinstance(ret, bool) and not ret and fun == "test.ping":
         success = False
@@ -283,10 +257,7 @@ class Waiter:
                 found = cache.get_returns(jid)
             finally:
                 cache.close()
-        except (BrinyError, OSError, RuntimeError, ValueError) as exc:
-            log.debug("job cache not readable: %s", exc)
-            return {}
-        except Exception as exc:  # sqlite3 errors and the like: the cache is only a fallback
+        except Exception as exc:  # a job cache error, sqlite3's own: the cache is only a fallback
             log.debug("job cache not readable: %s", exc)
             return {}
         return {m: found[m] for m in minions if m in found}
@@ -357,7 +328,7 @@ class Printer:
             return self.ns.out
         if result is not None and result.out:
             return result.out
-        return "highstate" if self.fun in STATE_FUNS else "nested"
+        return "highstate" if self.fun in HIGHSTATE_FUNCS else "nested"
 
     def emit(self, data: dict[str, Any], result: MinionResult | None) -> None:
         from briny.common.output import render_output
@@ -393,10 +364,7 @@ class Printer:
 
 
 def _opts(ns: argparse.Namespace) -> dict[str, Any]:
-    cdir = ns.config_dir
-    if not os.path.isdir(cdir):
-        raise BrinyError(f"config directory {cdir} does not exist (use -c DIR)")
-    opts = load_master_config(cdir)
+    opts = load_master_config(config_dir(ns.config_dir, required=True))
     opts.update(logsetup.cli_overrides(ns))
     for key in ("state_output", "state_verbose"):
         if getattr(ns, key) is not None:
@@ -455,7 +423,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     except BrinyError as exc:
         stderr.write(f"{exc}\n")
         return 2
-    timeout = ns.timeout if ns.timeout and ns.timeout > 0 else float(opts.get("timeout") or 5)
+    timeout = positive(ns.timeout, None) or float(opts.get("timeout") or 5)
     gather = float(opts.get("gather_job_timeout") or 10)
     tgt: Any = ns.tgt
     tgt_type = ns.tgt_type or "glob"
@@ -472,8 +440,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         client.check_running()
         from briny.common.event import EventListener
 
-        live = ns.fun in STATE_FUNS and _is_tty(stdout)
-        progress = ns.fun in STATE_FUNS and (live or ns.progress)
+        live = ns.fun in HIGHSTATE_FUNCS and _is_tty(stdout)
+        progress = ns.fun in HIGHSTATE_FUNCS and (live or ns.progress)
         listener = EventListener(opts, "salt/job/*" if progress else "salt/job/*/ret/*", name="master")
         time.sleep(0.05)  # let the subscription reach the bus before anything can return
         waiter = Waiter(client, listener, opts, timeout, gather)

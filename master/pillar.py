@@ -47,12 +47,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
-
 from briny.common import loader
+from briny.common.digest import data_digest
 from briny.common.exceptions import WireError
 from briny.common.fileclient import FileClient
 from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
+from briny.common.ids import other_minion
 from briny.common.jobcontext import JobContext
 from briny.common.reported import is_env_name
 
@@ -152,14 +152,6 @@ def master_side_mods(
     return salt
 
 
-def _digest(data: Any) -> str:
-    try:
-        raw = msgpack.packb(data, use_bin_type=True, default=repr)
-    except (TypeError, ValueError, OverflowError):
-        raw = repr(data).encode("utf-8", "replace")
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
-
-
 def check_env(value: Any, what: str) -> str | None:
     """``None`` or a valid environment name; WireError for anything else."""
     if value is None or value == "":
@@ -222,14 +214,11 @@ class MinionPillars:
     # -- compiling -----------------------------------------------------------------------------
     def minion_opts(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None) -> dict[str, Any]:
         """The master's opts as a minion's templates see them (``id`` is the minion's)."""
-        opts = {k: v for k, v in self.opts.items() if not k.startswith("__")}
+        from briny.common.pillar import render_opts
+
+        opts = render_opts({k: v for k, v in self.opts.items() if not k.startswith("__")}, pillarenv)
         opts["id"] = minion_id
         opts["grains"] = grains
-        opts["pillarenv"] = pillarenv
-        # the top file and SLS come from pillarenv only when one is asked for (common.top reads
-        # "saltenv"), as compile_local_pillar does masterless
-        opts["saltenv"] = pillarenv
-        opts["state_top"] = self.opts.get("state_top") or "top.sls"
         return opts
 
     def compile_now(self, minion_id: str, grains: dict[str, Any], pillarenv: str | None = None) -> dict[str, Any]:
@@ -295,7 +284,7 @@ class MinionPillars:
             gate = self._compiling.setdefault(key, threading.Lock())
         with gate:
             grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
-            grains_digest = _digest(grains)
+            grains_digest = data_digest(grains)
             tree = self.tree_signature()
             with self._lock:
                 entry = self._entries.get(key)
@@ -323,14 +312,10 @@ class MinionPillars:
         its own pillar.
         """
         minion_id = session.id
-        for field in ("id", "minion_id", "tgt"):
-            named = payload.get(field)
-            if named is not None and named != minion_id:
-                log.warning("%s asked for the pillar of %r; refused", minion_id, str(named)[:64])
-                return {
-                    "error": f"a minion can read only its own pillar; {minion_id} cannot read "
-                    f"the pillar of {str(named)[:64]!r}"
-                }
+        other = other_minion(payload, minion_id)
+        if other is not None:
+            log.warning("%s asked for the pillar of %s; refused", minion_id, other)
+            return {"error": f"a minion can read only its own pillar; {minion_id} cannot read the pillar of {other}"}
         try:
             saltenv = check_env(payload.get("saltenv"), "saltenv")
             pillarenv = check_env(payload.get("pillarenv"), "pillarenv")

@@ -20,31 +20,25 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from briny.common import logsetup
 from briny.common.args import call_function, parse_input
+from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
 from briny.master.runners import RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
 NEEDS_DAEMON = {"state.orchestrate", "state.orch"}  # runners not written yet
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-run", description="Run a master-side runner (salt-run).")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'master' config file (default %(default)s)",
-    )
+    add_config_dir(p, "master")
     p.add_argument("--out", "--output", dest="out", help="outputter: nested, json, yaml, highstate, txt, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
     p.add_argument("--out-file", "--output-file", dest="out_file")

@@ -47,9 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from briny.common import crypto, handshake, wire
-from briny.common.exceptions import AuthError, SaltInvocationError, WireError
+from briny.common.exceptions import AuthError, JobCacheError, SaltInvocationError, WireError
 from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
+from briny.common.numbers import positive
 from briny.common.transport import ServerTransport, topic_for
 from briny.master.auth import MasterAuth
 from briny.master.compile import MasterCompiler
@@ -525,7 +526,7 @@ class MasterServer:
             load["local_jid"] = local
         try:
             self.jobcache.save_load(jid, load, [sess.id])
-        except (RuntimeError, SaltInvocationError) as exc:
+        except (JobCacheError, SaltInvocationError) as exc:
             log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
             return {"error": f"the master could not store the call: {exc}"}
         if local:
@@ -541,7 +542,7 @@ class MasterServer:
         if job is None or job.cached:
             try:
                 self.jobcache.save_return(jid, sess.id, record)
-            except (RuntimeError, SaltInvocationError) as exc:
+            except (JobCacheError, SaltInvocationError) as exc:
                 log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
         if job is not None:
             job.returned.add(sess.id)
@@ -645,7 +646,7 @@ class MasterServer:
         if cache:
             try:
                 self.jobcache.save_load(jid, load, minions)
-            except (RuntimeError, SaltInvocationError) as exc:
+            except (JobCacheError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
         self.jobs[jid] = Job(jid, fun, set(minions), time.monotonic(), cache, load=load)
         log.info("User %s Published command %s with jid %s", load["user"], fun, jid)
@@ -667,8 +668,9 @@ class MasterServer:
         return {"jid": jid, "minions": minions}
 
     def _timeout(self, timeout: Any) -> float:
-        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-            return float(timeout)
+        asked = positive(timeout, None)
+        if asked is not None:
+            return asked
         default = self.opts.get("timeout", 5)
         return float(default) if isinstance(default, (int, float)) and default > 0 else 5.0
 
@@ -804,7 +806,8 @@ class MasterServer:
                 peer, corr, frame = await asyncio.wait_for(self.transport.recv(), 0.1)
             except asyncio.TimeoutError:
                 break
-            except Exception:
+            except Exception:  # the transport is gone: nothing more to drain
+                log.warning("draining requests stopped: the transport failed", exc_info=True)
                 break
             await self.handle_frame(peer, corr, frame)
             handled += 1

@@ -60,7 +60,8 @@ from briny.common.event import stamp
 from briny.common.exceptions import AuthError, ConfigError, WireError
 from briny.common.ids import id_problem
 from briny.common.transport import ClientTransport, topic_for
-from briny.minion.executor import Executor, Job, JobResult, LocalPillar, MasterPillar
+from briny.minion.executor import Executor, Job, JobResult
+from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 
 log = logging.getLogger(__name__)

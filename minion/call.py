@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from briny import __version__, SALT_COMPAT_VERSION
+from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.exceptions import BrinyError, InvalidArguments
 from briny.common.jid import gen_jid
@@ -27,17 +28,10 @@ from briny.common import logsetup
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
-
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-call", description="Run an execution function on this host.")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'minion' config file (default %(default)s)",
-    )
+    add_config_dir(p, "minion")
     p.add_argument("--local", action="store_true", help="run without a master: file_client local")
     p.add_argument("--id", dest="minion_id", help="use this minion id")
     p.add_argument("--file-root", action="append", help="a file root for the base saltenv (repeatable)")
@@ -80,10 +74,7 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
     for key in ("state_output", "state_verbose"):
         if getattr(ns, key) is not None:
             overrides[key] = getattr(ns, key)
-    cdir = ns.config_dir if os.path.isdir(ns.config_dir) else None
-    if cdir is None and ns.config_dir != DEFAULT_CONFIG_DIR:
-        raise BrinyError(f"config directory {ns.config_dir} does not exist")
-    opts = load_minion_config(cdir, overrides)
+    opts = load_minion_config(config_dir(ns.config_dir), overrides)
     opts.update(logsetup.cli_overrides(ns))
     logsetup.setup_logging(opts, console_level=ns.log_level)
     return opts
@@ -148,7 +139,8 @@ def _through_minion(ns: argparse.Namespace, opts: dict[str, Any]) -> int:
         )
         return 2
     from briny.common.args import parse_input
-    from briny.minion.localapi import LocalClient, MinionNotRunning
+    from briny.common.exceptions import MinionNotRunning
+    from briny.minion.localapi import LocalClient
 
     args, kwargs = parse_input(ns.arg)
     try:

@@ -31,23 +31,17 @@ from typing import Any
 
 from briny import SALT_COMPAT_VERSION, __version__
 from briny.common import logsetup
+from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
 from briny.common.exceptions import BrinyError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG_DIR = "/etc/briny"
-
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="briny-minion", description="Run a briny minion.")
-    p.add_argument(
-        "-c",
-        "--config-dir",
-        default=os.environ.get("BRINY_CONFIG_DIR", DEFAULT_CONFIG_DIR),
-        help="folder holding the 'minion' config file (default %(default)s)",
-    )
+    add_config_dir(p, "minion")
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     logsetup.add_arguments(p)
     p.add_argument("--pid-file", dest="pidfile", help="pid file (default: the config's pidfile)")
@@ -59,10 +53,7 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     if ns.pidfile:
         overrides["pidfile"] = os.path.abspath(ns.pidfile)
-    cdir = ns.config_dir if os.path.isdir(ns.config_dir) else None
-    if cdir is None and ns.config_dir != DEFAULT_CONFIG_DIR:
-        raise BrinyError(f"config directory {ns.config_dir} does not exist")
-    opts = load_minion_config(cdir, overrides)
+    opts = load_minion_config(config_dir(ns.config_dir), overrides)
     opts.update(logsetup.cli_overrides(ns))
     return opts
 

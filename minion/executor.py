@@ -11,8 +11,9 @@ For each job :meth:`Executor.run`:
 
 1. copies the opts, builds the job's context (``__job__``: file client,
    event sink, master channel, job registry, pillar hooks, the master's
-   compile) and a fresh loader with the host's grains and pillar, so two
-   jobs never share module globals;
+   compile) and a fresh loader with the host's grains and pillar (from the
+   daemon's source, :mod:`briny.minion.pillar`), so two jobs never share
+   module globals;
 2. turns the publish's ``arg``/``kwarg`` into Python arguments the way Salt's
    minion does (``{"__kwarg__": True, ...}`` maps and ``key=value`` strings
    become keyword arguments);
@@ -45,43 +46,28 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from briny.common import loader
 from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
-from briny.common.args import KWARG_RE, call_function, parse_input
+from briny.common.args import call_function, parse_input, publish_args
 from briny.common.exceptions import (
     BrinyError,
     CommandExecutionError,
+    CommandNotFoundError,
     FunctionNotFound,
     InvalidArguments,
+    JobKilled,
     SaltInvocationError,
     WireError,
 )
 from briny.common.ids import valid_jid
-from briny.minion.jobregistry import JobKilled, killed_message
+from briny.common.output import HIGHSTATE_FUNCS
+from briny.minion.jobregistry import killed_message
+from briny.minion.pillar import LocalPillar, PillarSource, StaticPillar
 
 log = logging.getLogger(__name__)
 
-# The outputter Salt picks for these functions when the module does not say.
-HIGHSTATE_FUNCS = frozenset(
-    {
-        "state.sls",
-        "state.apply",
-        "state.highstate",
-        "state.single",
-        "state.low",
-        "state.sls_id",
-        "state.top",
-        "state.template",
-        "state.template_str",
-        "state.test",
-        "state.pkg",
-        "state.request",
-        "state.run_request",
-        "state.check_request",
-    }
-)
 EX_OK = 0
 EX_GENERIC = 1
 THREAD_PREFIX = "job-"  # a job's worker thread is named job-<jid> while it runs (saltutil reads it)
@@ -138,17 +124,7 @@ class Job:
 
     def call_args(self) -> tuple[list[Any], dict[str, Any]]:
         """Positional and keyword arguments as Salt's minion makes them from a load."""
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for item in self.arg:
-            if isinstance(item, dict) and item.get("__kwarg__") is True:
-                kwargs.update({k: v for k, v in item.items() if k != "__kwarg__"})
-            elif isinstance(item, str) and KWARG_RE.match(item) and "\n" not in item.split("=", 1)[0]:
-                kwargs.update(parse_input([item])[1])
-            else:
-                args.append(item)
-        kwargs.update(self.kwarg)
-        return args, kwargs
+        return publish_args(self.arg, self.kwarg)
 
     def fun_args(self) -> list[Any]:
         """The arguments as Salt reports them (``fun_args``): keywords last, in a ``__kwarg__`` map."""
@@ -185,134 +161,6 @@ class JobResult:
         if self.out:
             body["out"] = self.out
         return body
-
-
-# -- pillar sources ------------------------------------------------------------------------
-
-
-class PillarSource(Protocol):
-    """Where a job's pillar comes from (worker code)."""
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]: ...
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """Pillar with a ``pillar=`` override, or None to merge the override in the module."""
-
-    def refresh(self) -> None:
-        """Forget a kept pillar (``saltutil.refresh_pillar``)."""
-
-
-class LocalPillar:
-    """Pillar rendered from this host's ``pillar_roots`` (masterless).
-
-    With ``cache`` (the daemon) the pillar is rendered on first use and kept
-    until :meth:`refresh`; without (``briny-call``) every call renders it.
-    """
-
-    def __init__(self, cache: bool = False) -> None:
-        self.cache = cache
-        self._lock = threading.Lock()
-        self._pillar: dict[str, Any] | None = None
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        from briny.common.pillar import compile_local_pillar  # Jinja and the compiler: only now
-
-        if not self.cache:
-            return compile_local_pillar(opts, grains, salt)
-        with self._lock:
-            if self._pillar is None:
-                self._pillar = compile_local_pillar(opts, grains, salt)
-            return copy.deepcopy(self._pillar)
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        from briny.common.pillar import compile_local_pillar
-
-        return compile_local_pillar(opts, grains, salt, override)
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._pillar = None
-
-    def kept(self) -> dict[str, Any] | None:
-        """The kept pillar (a copy), or None when the next job renders it."""
-        with self._lock:
-            return copy.deepcopy(self._pillar) if self._pillar is not None else None
-
-    def keep(self, pillar: dict[str, Any]) -> None:
-        """Keep a pillar a job process rendered (``multiprocessing: True``) until :meth:`refresh`."""
-        if self.cache:
-            with self._lock:
-                if self._pillar is None:
-                    self._pillar = copy.deepcopy(pillar)
-
-
-class StaticPillar:
-    """The ``pillar:`` key of the config (a minion whose master serves no pillar yet)."""
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        value = opts.get("pillar")
-        return copy.deepcopy(value) if isinstance(value, dict) else {}
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return None
-
-    def refresh(self) -> None:
-        pass
-
-
-class MasterPillar:
-    """Pillar the master renders for this minion (a ``pillar`` request, made by ``fetch`` from the
-    worker), kept until :meth:`refresh`; the config's ``pillar:`` when the master serves none.
-
-    ``fetch`` returns the reply payload, or None when the master did not answer (no session, a
-    timeout): then this job gets the config's ``pillar:`` and the next job asks again; an answer
-    without a pillar (``{"error": ...}``: a master that serves none) is kept like a pillar."""
-
-    def __init__(self, fetch: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
-        self.fetch = fetch
-        self._lock = threading.Lock()
-        self._pillar: dict[str, Any] | None = None
-
-    def _ask(self, opts: dict[str, Any]) -> dict[str, Any] | None:
-        """Ask the master (lock held); the pillar to keep, or None when it did not answer."""
-        reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
-        if reply is None:
-            return None
-        if isinstance(reply.get("pillar"), dict):
-            return reply["pillar"]
-        log.debug("the master served no pillar; using the config's 'pillar'")
-        return StaticPillar().get(opts, {}, None)
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        with self._lock:
-            if self._pillar is None:
-                self._pillar = self._ask(opts)
-                if self._pillar is None:
-                    log.warning("no pillar from the master for this job; using the config's 'pillar'")
-                    return StaticPillar().get(opts, grains, salt)
-            return copy.deepcopy(self._pillar)
-
-    def reload(self, opts: dict[str, Any]) -> bool:
-        """Ask the master again now (``saltutil.refresh_pillar``); False when it did not answer
-        (the next job asks again)."""
-        with self._lock:
-            self._pillar = self._ask(opts)
-            return self._pillar is not None
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return None
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._pillar = None
 
 
 # -- the executor --------------------------------------------------------------------------
@@ -400,7 +248,11 @@ class Executor:
 
         def compile_pillar(override: dict[str, Any]) -> dict[str, Any]:
             compiled = source.compile_with(opts, grains, salt, override)
-            return compiled if compiled is not None else _merged(pillar, override)
+            if compiled is not None:
+                return compiled
+            from briny.common.pillar import with_override  # Jinja and the compiler: only now
+
+            return with_override(pillar, override)
 
         ctx.compile_pillar = compile_pillar
         return grains, pillar, salt
@@ -505,6 +357,10 @@ class Executor:
             pub["__pub_ret"] = ""
         try:
             ret = call_function(func, job.fun, args, kwargs, pub)
+        except CommandNotFoundError as exc:  # Salt's words for a missing command
+            msg = f"Command required for '{job.fun}' not found"
+            log.debug("%s", msg, exc_info=True)
+            return self._error(job, "execution", f"{msg}: {exc}", exc, module)
         except CommandExecutionError as exc:
             log.error("A command in '%s' had a problem: %s", job.fun, exc)
             return self._error(job, "execution", f"ERROR: {exc}", exc, module)
@@ -570,12 +426,6 @@ def _compiled(fun: str, value: Any) -> dict[str, Any] | None:
         log.warning("a %s publish carried an unusable 'compiled' field; compiling here", fun)
         return None
     return value
-
-
-def _merged(pillar: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    from briny.common.dictupdate import merge
-
-    return merge(copy.deepcopy(pillar), override)
 
 
 def default_outputter(fun: str, module: Any) -> str | None:

@@ -639,59 +639,41 @@ def custom_grains(opts: dict[str, Any], grains: dict[str, Any]) -> dict[str, Any
     """Grains from custom grains modules (``_grains`` synced to ``extension_modules/grains``,
     or read in place from a local tree), as Salt runs them.
 
-    Every public function a module defines is called (with the grains so far
-    when it takes a ``grains`` argument) and a dict it returns is merged in,
-    module by module in name order; ``__virtual__`` returning False skips a
-    module. A module that fails is logged and skipped: grains never stop a
-    minion.
+    The modules come from the loader (:func:`briny.common.loader.grain_funcs`), so
+    ``__virtual__`` (False skips a module, a name renames it), ``__virtualname__``,
+    ``__func_alias__`` and private sibling files work as in any module. Every public
+    function is called, module by module in name order, function by function in
+    name order: with the grains so far when it takes a ``grains`` argument; one that
+    needs other arguments is skipped. A dict it returns is merged in. The modules'
+    ``__grains__`` is the grains found so far. A module or function that fails is
+    logged and skipped (Salt logs it as critical): grains never stop a minion.
     """
-    import importlib.util
     import inspect
-    import types
 
-    from briny.common.loader import custom_dirs
+    from briny.common.loader import grain_funcs
 
     found: dict[str, Any] = {}
-    seen: set[str] = set()
-    for folder in custom_dirs(opts, "grains"):
-        for path in sorted(folder.glob("*.py")):
-            if path.name.startswith("_") or path.stem in seen:
-                continue
-            seen.add(path.stem)
-            spec = importlib.util.spec_from_file_location(f"briny.loaded.grains.{path.stem}", path)
-            if spec is None or spec.loader is None:
-                continue
-            mod = importlib.util.module_from_spec(spec)
-            mod.__opts__ = opts  # type: ignore[attr-defined]
-            mod.__grains__ = {**grains, **found}  # type: ignore[attr-defined]
+    current = dict(grains)  # the modules' __grains__: grows as functions answer
+    mods = grain_funcs(opts, current)
+    for name in mods.list_modules():
+        for fun, func in sorted(mods.functions(name).items()):
             try:
-                spec.loader.exec_module(mod)
-                virtual = getattr(mod, "__virtual__", None)
-                if callable(virtual):
-                    verdict = virtual()
-                    if verdict is False or (isinstance(verdict, tuple) and verdict and verdict[0] is False):
-                        continue
-                for name, func in sorted(vars(mod).items()):
-                    if (
-                        name.startswith("_")
-                        or not isinstance(func, types.FunctionType)
-                        or func.__module__ != mod.__name__
-                    ):
-                        continue
-                    params = inspect.signature(func).parameters
-                    if "grains" in params:
-                        value = func(grains={**grains, **found})
-                    elif any(
-                        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                        for p in params.values()
-                    ):
-                        continue  # needs arguments: not a grain function
-                    else:
-                        value = func()
-                    if isinstance(value, dict):
-                        found.update(value)
-            except Exception as exc:  # a custom grains module must never stop the minion
-                log.error("custom grains module %s failed: %s", path, exc)
+                params = inspect.signature(func).parameters
+            except (TypeError, ValueError):
+                continue
+            if "grains" not in params and any(
+                p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params.values()
+            ):
+                log.debug("custom grains function %s.%s takes arguments; not a grain function", name, fun)
+                continue
+            try:
+                value = func(grains=dict(current)) if "grains" in params else func()
+            except Exception:  # a custom grains function must never stop the minion
+                log.critical("Failed to load grains defined in grain file %s.%s", name, fun, exc_info=True)
+                continue
+            if isinstance(value, dict):
+                found.update(value)
+                current.update(value)
     return found
 
 

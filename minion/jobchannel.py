@@ -24,14 +24,10 @@ import threading
 from typing import Any
 
 from briny.common import wire
-from briny.common.exceptions import WireError
+from briny.common.exceptions import ChannelClosed, WireError
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 512 * 1024 * 1024  # a job's return can be large; the peer is this host's own daemon
-
-
-class ChannelClosed(WireError):
-    """The other end of a job channel is gone (the daemon stopped, or the job process died)."""
 
 
 def frame(message: dict[str, Any]) -> bytes:

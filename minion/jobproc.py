@@ -23,8 +23,9 @@ from typing import Any
 
 from briny.common.exceptions import BrinyError
 from briny.common.jobcontext import RunningJob
-from briny.minion.executor import Executor, Job, JobResult, LocalPillar, StaticPillar
+from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.jobchannel import JobChannel
+from briny.minion.pillar import ChannelPillar
 
 log = logging.getLogger(__name__)
 
@@ -64,33 +65,6 @@ class ChannelJobs:
 
     def remove(self, jid: str) -> None:
         pass
-
-
-class ChannelPillar:
-    """The job's pillar source: the daemon's kept pillar; masterless, rendered here when the daemon
-    keeps none yet (and handed to the daemon to keep)."""
-
-    def __init__(self, chan: JobChannel, local: bool) -> None:
-        self.chan = chan
-        self.local = local
-
-    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
-        value = self.chan.call("pillar")
-        if isinstance(value, dict):
-            return value
-        if not self.local:
-            return StaticPillar().get(opts, grains, salt)
-        pillar = LocalPillar().get(opts, grains, salt)
-        self.chan.send("pillar_keep", pillar=pillar)
-        return pillar
-
-    def compile_with(
-        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return LocalPillar().compile_with(opts, grains, salt, override) if self.local else None
-
-    def refresh(self) -> None:
-        self.chan.call("refresh_pillar")
 
 
 def result_message(result: JobResult) -> dict[str, Any]:

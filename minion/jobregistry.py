@@ -21,12 +21,8 @@ import os
 import signal
 import threading
 
+from briny.common.exceptions import JobKilled
 from briny.common.jobcontext import RunningJob
-
-
-class JobKilled(BaseException):
-    """Raised inside a job's thread by ``saltutil.kill_job`` (BaseException: ``except Exception``
-    in a module must not swallow it)."""
 
 
 class JobRegistry:

@@ -33,7 +33,6 @@ asyncio loop.
 
 from __future__ import annotations
 
-import array
 import asyncio
 import gc
 import logging
@@ -48,7 +47,7 @@ import time
 from typing import Any
 
 from briny.common import wire
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import BrinyError, LauncherGone
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +68,6 @@ PRELOAD = (
 )
 MAX_MESSAGE = 1 << 20
 EX_SOFTWARE = 70
-
-
-class LauncherGone(BrinyError):
-    """The launcher process is not there to start a job."""
 
 
 # -- the launcher process ---------------------------------------------------------------------

@@ -35,9 +35,9 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from briny.common.exceptions import BrinyError, WireError
+from briny.common.exceptions import BrinyError, MinionNotRunning, WireError
 from briny.common.jid import gen_jid
-from briny.common.localipc import IpcServer, dealer, denied_message, pack, probe, unpack
+from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, unpack
 from briny.minion.executor import COMPILED_FUNS, Job
 
 log = logging.getLogger(__name__)
@@ -45,10 +45,6 @@ log = logging.getLogger(__name__)
 SOCKET_NAME = "minion_client.ipc"
 COMPILE_TIMEOUT = 30.0  # seconds the minion waits for the master's compile (a big tree)
 PROBE_EVERY = 1.0  # seconds between checks that the daemon is still there
-
-
-class MinionNotRunning(BrinyError):
-    """No minion daemon answers on the local socket, or this user may not reach it (exit 2)."""
 
 
 def socket_path(opts: dict[str, Any]) -> str:
@@ -59,22 +55,17 @@ class LocalAPIServer(IpcServer):
     """The ROUTER on ``minion_client.ipc``, serving one :class:`MinionAgent` (loop)."""
 
     label = "local calls (briny-call)"
+    daemon = "the minion"
 
     def __init__(self, opts: dict[str, Any], agent: Any, ctx: zmq.asyncio.Context | None = None) -> None:
         super().__init__(socket_path(opts), ctx)
         self.opts = opts
         self.agent = agent
 
-    def failure_reply(self, exc: Exception) -> dict[str, Any]:
-        return {"error": "exception", "message": f"the minion failed on this request: {exc}"}
-
-    def denied_reply(self, message: str) -> dict[str, Any]:
-        return {"error": "denied", "message": message}
-
     async def handle(self, request: Any) -> dict[str, Any]:
         """The reply to one request map (loop)."""
         if not isinstance(request, dict) or request.get("cmd") != "call":
-            return {"error": "usage", "message": "a request is a msgpack map with 'cmd': 'call'"}
+            return error_reply("usage", "a request is a msgpack map with 'cmd': 'call'")
         load = {
             "jid": gen_jid(),
             "fun": request.get("fun"),
@@ -85,13 +76,13 @@ class LocalAPIServer(IpcServer):
         try:
             Job.from_publish(load)  # checks fun, arg and kwarg before asking the master anything
         except WireError as exc:
-            return {"error": "usage", "message": str(exc)}
+            return error_reply("usage", str(exc))
         if load["fun"] in COMPILED_FUNS and self.opts.get("file_client") != "local":
             load["compiled"] = await self._compiled(load)
         job = Job.from_publish(load)
         task = self.agent.start_local(job)
         if task is None:
-            return {"error": "usage", "jid": job.jid, "message": "the minion is shutting down; it takes no new calls"}
+            return {**error_reply("usage", "the minion is shutting down; it takes no new calls"), "jid": job.jid}
         result = await task
         message = None
         if result.error is not None:

@@ -31,12 +31,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from briny.common.exceptions import BrinyError
+from briny.common.exceptions import BrinyError, LauncherGone
 from briny.common.jobcontext import RunningJob
-from briny.minion.executor import EX_GENERIC, Job, JobResult, LocalPillar
+from briny.common.numbers import positive
+from briny.minion.executor import EX_GENERIC, Job, JobResult
+from briny.minion.pillar import LocalPillar
 from briny.minion.jobregistry import JobRegistry, killed_message
 from briny.minion.jobchannel import frame, read_frame
-from briny.minion.launcher import Launcher, LauncherGone
+from briny.minion.launcher import Launcher
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +199,7 @@ class ProcessJobs:
             payload, timeout = message.get("payload"), message.get("timeout")
             if not isinstance(payload, dict):
                 return None
-            return await links.request(payload, float(timeout) if isinstance(timeout, (int, float)) else None)
+            return await links.request(payload, positive(timeout, None))
         if op == "pillar":
             if isinstance(links.pillar, LocalPillar):
                 return links.pillar.kept()

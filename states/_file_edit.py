@@ -1,14 +1,35 @@
 """Text-editing functions of the ``file`` state module: append, prepend, line, replace,
 blockreplace, comment, uncomment, keyvalue.
 
-Runs on the host applying states. A part of ``states/file.py`` (listed in its
-``__parts__``): the loader runs this file in that module's namespace, so the
-helpers there (``_ret``, ``_fail``, ``_start``, ...) and the dunders are
-shared; read ``states/file.py`` first.
+Runs on the host applying states. A private file of ``states/file.py``, which
+imports these functions and so exposes them as its own; loaded with that
+module's dunders (see :mod:`briny.common.loader`).
 """
 
-# ruff: noqa: F821 - names come from states/file.py, whose namespace this runs in
 from __future__ import annotations
+
+import os
+from typing import Any
+
+from briny.common.exceptions import BrinyError
+
+from ._file_common import _env, _err, _fail, _salt, _start, _testing
+
+
+def _lines_of(text: Any) -> list[str]:
+    chunks = text if isinstance(text, list) else [text]
+    out: list[str] = []
+    for chunk in chunks:
+        out.extend(str(chunk).splitlines() or [""])
+    return out
+
+
+def _text_from_sources(source: Any, saltenv: str) -> tuple[list[str] | None, str]:
+    """The lines of ``source`` (for append/prepend), or an error comment."""
+    plan = _salt("managed_data")("", source=source, saltenv=saltenv)
+    if plan["data"] is None:
+        return None, plan["comment"] or "Source file not found"
+    return plan["data"].decode("utf-8", errors="replace").splitlines(), ""
 
 
 # -- append / prepend -----------------------------------------------------------------------------

@@ -1,12 +1,21 @@
 """Link, copy, rename and serialize functions of the ``file`` state module.
 
-Runs on the host applying states. A part of ``states/file.py`` (listed in its
-``__parts__``): the loader runs this file in that module's namespace, so the
-helpers there and the dunders are shared; read ``states/file.py`` first.
+Runs on the host applying states. A private file of ``states/file.py``, which
+imports these functions and so exposes them as its own; loaded with that
+module's dunders (see :mod:`briny.common.loader`).
 """
 
-# ruff: noqa: F821 - names come from states/file.py, whose namespace this runs in
 from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import yaml
+from briny.common.exceptions import BrinyError
+
+from ._file_common import _err, _fail, _salt, _start, _testing
+from ._file_managed import managed
 
 
 # -- links, copies, renames -------------------------------------------------------------------------
@@ -237,9 +246,7 @@ def serialize(
     if dataset is not None and dataset_pillar is not None:
         return _fail(ret, "Only one of 'dataset' and 'dataset_pillar' is permitted")
     if dataset_pillar is not None:
-        found, dataset = _lookup(__pillar__, dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
-        if not found:
-            dataset = ""
+        dataset = __salt__["pillar.get"](dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
     if not create and not os.path.isfile(name):
         ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
         return ret

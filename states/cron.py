@@ -90,6 +90,19 @@ def _status(
     return "absent"
 
 
+def _outcome(ret: dict[str, Any], data: Any, what: str, name: str, user: str) -> dict[str, Any]:
+    """``ret`` for what ``cron.set_job``/``set_special``/``set_env`` answered, in Salt's words."""
+    if data == "present":
+        ret["comment"] = f"{what} {name} already present"
+    elif data == "new":
+        ret.update(comment=f"{what} {name} added to {user}'s crontab", changes={user: name})
+    elif data == "updated":
+        ret.update(comment=f"{what} {name} updated", changes={user: name})
+    else:
+        ret.update(result=False, comment=f"{what} {name} for user {user} failed to commit with error \n{data}")
+    return ret
+
+
 def present(
     name: str,
     user: str = "root",
@@ -136,15 +149,7 @@ def present(
         data = _salt("cron.set_special")(
             user=user, special=special, cmd=name, comment=comment, commented=commented, identifier=identifier
         )
-    if data == "present":
-        ret["comment"] = f"Cron {name} already present"
-    elif data == "new":
-        ret.update(comment=f"Cron {name} added to {user}'s crontab", changes={user: name})
-    elif data == "updated":
-        ret.update(comment=f"Cron {name} updated", changes={user: name})
-    else:
-        ret.update(result=False, comment=f"Cron {name} for user {user} failed to commit with error \n{data}")
-    return ret
+    return _outcome(ret, data, "Cron", name, user)
 
 
 def absent(
@@ -195,15 +200,7 @@ def env_present(name: str, value: Any = None, user: str = "root", **kwargs: Any)
         }[status]
         return ret
     data = _salt("cron.set_env")(user, name, value=value)
-    if data == "present":
-        ret["comment"] = f"Cron env {name} already present"
-    elif data == "new":
-        ret.update(comment=f"Cron env {name} added to {user}'s crontab", changes={user: name})
-    elif data == "updated":
-        ret.update(comment=f"Cron env {name} updated", changes={user: name})
-    else:
-        ret.update(result=False, comment=f"Cron env {name} for user {user} failed to commit with error \n{data}")
-    return ret
+    return _outcome(ret, data, "Cron env", name, user)
 
 
 def env_absent(name: str, user: str = "root", **kwargs: Any) -> dict[str, Any]:

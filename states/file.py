@@ -9,9 +9,12 @@ Salt's unified diffs, test-mode predictions); the disk work is done by the
 Functions: ``managed``, ``directory``, ``recurse``, ``absent``, ``exists``,
 ``missing``, ``touch``, ``append``, ``prepend``, ``replace``, ``line``,
 ``blockreplace``, ``comment``, ``uncomment``, ``symlink``, ``copy``,
-``rename``, ``serialize``, ``keyvalue``. The text edits live in
-``states/_file_edit.py`` and links/copies/serialize in ``states/_file_links.py``,
-parts of this module (``__parts__``) that run in its namespace.
+``rename``, ``serialize``, ``keyvalue``. ``managed`` lives in
+``states/_file_managed.py``, the text edits in ``states/_file_edit.py``,
+links/copies/serialize in ``states/_file_links.py`` and the helpers they share
+in ``states/_file_common.py``: private files this module imports (and so
+exposes as its own functions), loaded with its dunders (see
+:mod:`briny.common.loader`).
 
 Writes are atomic (a temporary file in the destination's folder, then a
 rename). A symlink at a managed path is followed to its target, as Salt's
@@ -32,222 +35,42 @@ order (Salt's order is random, so are the folders its changes name).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
 
-import yaml
-
 from briny.common.exceptions import BrinyError
 
+from ._file_common import _env, _err, _fail, _ret, _salt, _start, _testing
+from ._file_edit import append, blockreplace, comment, keyvalue, line, prepend, replace, uncomment
+from ._file_links import copy, rename, serialize, symlink
+from ._file_managed import managed
+
 log = logging.getLogger(__name__)
-__parts__ = ("_file_edit", "_file_links")  # more file.* states, in this namespace
-_TEST_NOTE = "\nNote: No changes made, actual changes may\nbe different due to other states."
 
-
-# -- helpers ------------------------------------------------------------------------
-def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[f"file.{fun}"]  # type: ignore[name-defined]  # noqa: F821
-
-
-def _ret(name: str) -> dict[str, Any]:
-    return {"name": name, "changes": {}, "result": False, "comment": ""}
-
-
-def _fail(ret: dict[str, Any], comment: str) -> dict[str, Any]:
-    ret["result"] = False
-    ret["comment"] = comment
-    return ret
-
-
-def _start(name: Any) -> tuple[str, dict[str, Any], str | None]:
-    """(expanded name, fresh ret, error comment when ``name`` is not absolute)."""
-    name = os.path.expanduser(str(name)) if name else ""
-    ret = _ret(name)
-    if not name or not os.path.isabs(name):
-        return name, ret, f"Specified file {name} is not an absolute path"
-    return name, ret, None
-
-
-def _env(saltenv: Any, kwargs: dict[str, Any]) -> str:
-    return str(saltenv or kwargs.get("__env__") or globals().get("__env__") or "base")
-
-
-def _err(exc: BaseException) -> str:
-    return str(getattr(exc, "strerror", None) or exc)
-
-
-def _lookup(data: Any, key: str, delimiter: str = ":") -> tuple[bool, Any]:
-    for part in str(key).split(delimiter):
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        else:
-            return False, None
-    return True, data
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return "\n".join(str(v) for v in value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
-
-
-def _lines_of(text: Any) -> list[str]:
-    chunks = text if isinstance(text, list) else [text]
-    out: list[str] = []
-    for chunk in chunks:
-        out.extend(str(chunk).splitlines() or [""])
-    return out
-
-
-def _text_from_sources(source: Any, saltenv: str) -> tuple[list[str] | None, str]:
-    """The lines of ``source`` (for append/prepend), or an error comment."""
-    plan = _salt("managed_data")("", source=source, saltenv=saltenv)
-    if plan["data"] is None:
-        return None, plan["comment"] or "Source file not found"
-    return plan["data"].decode("utf-8", errors="replace").splitlines(), ""
-
-
-# -- file.managed ---------------------------------------------------------------------
-def managed(
-    name: str,
-    source: Any = None,
-    source_hash: Any = "",
-    source_hash_name: str | None = None,
-    user: Any = None,
-    group: Any = None,
-    mode: Any = None,
-    template: str | None = None,
-    makedirs: bool = False,
-    dir_mode: Any = None,
-    context: Any = None,
-    replace: bool = True,
-    defaults: Any = None,
-    backup: str = "",
-    show_changes: bool = True,
-    create: bool = True,
-    contents: Any = None,
-    tmp_dir: str = "",
-    contents_pillar: str | None = None,
-    contents_grains: str | None = None,
-    contents_newline: bool = True,
-    contents_delimiter: str = ":",
-    follow_symlinks: bool = True,
-    check_cmd: str | None = None,
-    skip_verify: bool = False,
-    saltenv: str | None = None,
-    attrs: Any = None,
-    **kwargs: Any,
-) -> dict[str, Any]:
-    """Make ``name`` a file with the given contents (source, template, text), owner and mode."""
-    name, ret, bad = _start(name)
-    if bad:
-        return _fail(ret, bad)
-    given = [x for x in (contents, contents_pillar, contents_grains) if x is not None]
-    if source and given:
-        return _fail(
-            ret, "'source' cannot be used in combination with 'contents', 'contents_pillar', or 'contents_grains'"
-        )
-    if len(given) > 1:
-        return _fail(ret, "Only one of 'contents', 'contents_pillar', and 'contents_grains' is permitted")
-    if template and str(template).lower() != "jinja":
-        return _fail(ret, f"Specified template format {template} is not supported")
-    try:
-        mode = _salt("normalize_mode")(mode)
-        dir_mode = _salt("normalize_mode")(dir_mode)
-    except BrinyError as exc:
-        return _fail(ret, str(exc))
-    if contents_pillar is not None or contents_grains is not None:
-        key = contents_pillar if contents_pillar is not None else contents_grains
-        store = __pillar__ if contents_pillar is not None else __grains__  # type: ignore[name-defined]  # noqa: F821
-        found, value = _lookup(store, str(key), contents_delimiter)
-        if not found:
-            return _fail(ret, f"{'Pillar' if contents_pillar is not None else 'Grain'} {key} does not exist")
-        contents = _as_text(value)
-    if contents is not None:
-        contents = _as_text(contents)
-        if contents_newline and not contents.endswith("\n"):
-            contents += "\n"
-
-    real = os.path.realpath(name) if follow_symlinks else name
-    if os.path.isdir(real) and not os.path.islink(name if not follow_symlinks else real):
-        return _fail(ret, f"Specified target {name} is a directory")
-    present = os.path.lexists(real)
-    if not present and not create:
-        ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
-        return ret
-    if present and not os.path.isfile(real) and not (not follow_symlinks and os.path.islink(name)):
-        return _fail(ret, f"Specified target {name} exists and is not a regular file")
-
-    env = _env(saltenv, kwargs)
-    extra = {
-        "name": name,
-        "source": source,
-        "source_hash": source_hash,
-        "user": user,
-        "group": group,
-        "mode": mode,
-        "attrs": attrs,
-        "saltenv": env,
-    }
-    plan = _salt("managed_data")(
-        name,
-        source=source,
-        source_hash=source_hash,
-        source_hash_name=source_hash_name,
-        template=template,
-        context=context,
-        defaults=defaults,
-        contents=contents,
-        saltenv=env,
-        skip_verify=skip_verify,
-        extra=extra,
-    )
-    if plan["comment"]:
-        if plan["raw"] and _testing():
-            return _fail(ret, plan["comment"])
-        return _fail(ret, "Unable to manage file: " + plan["comment"])
-    data = plan["data"]
-    if not replace and present:
-        data = None
-    if _testing():
-        result, changes, comment = _salt("check_managed_data")(
-            name, data, user, group, mode, show_changes, follow_symlinks, replace
-        )
-        ret.update(result=result, changes=changes, comment=comment)
-        return ret
-    if check_cmd and data is not None:
-        cret = _salt("check_cmd_data")(check_cmd, data, tmp_dir or None)
-        if cret.get("retcode"):
-            ret["skip_watch"] = True
-            return _fail(ret, "check_cmd execution failed")
-    out = _salt("manage_data")(
-        name,
-        data,
-        user,
-        group,
-        mode,
-        plan["from_source"],
-        plan["sums"],
-        backup,
-        makedirs,
-        dir_mode,
-        show_changes,
-        follow_symlinks,
-        replace,
-        tmp_dir or None,
-    )
-    ret.update(out)
-    if ret["result"] is False:
-        ret["changes"] = {} if "diff" not in ret["changes"] else ret["changes"]
-    return ret
+# the state functions: those defined here and those of the private files imported above
+__all__ = [
+    "absent",
+    "append",
+    "blockreplace",
+    "comment",
+    "copy",
+    "directory",
+    "exists",
+    "keyvalue",
+    "line",
+    "managed",
+    "missing",
+    "mod_run_check_cmd",
+    "prepend",
+    "recurse",
+    "rename",
+    "replace",
+    "serialize",
+    "symlink",
+    "touch",
+    "uncomment",
+]
 
 
 def mod_run_check_cmd(cmd: str, filename: str, **check_cmd_opts: Any) -> Any:

@@ -57,6 +57,18 @@ def _refreshed() -> None:
     __context__[_REFRESH_FLAG] = False  # type: ignore[name-defined]  # noqa: F821
 
 
+def _refresh_db(ret: dict[str, Any]) -> bool:
+    """Refresh the package database (and note that it is fresh); False, with the failure in
+    ``ret``, when it could not be refreshed."""
+    try:
+        __salt__["pkg.refresh_db"]()  # type: ignore[name-defined]  # noqa: F821
+    except CommandExecutionError as exc:
+        ret.update(result=False, comment=f"Unable to refresh the package database: {exc}")
+        return False
+    _refreshed()
+    return True
+
+
 def _nested(data: Any, indent: int = 0) -> list[str]:
     """Salt's nested outputter, as used in its error comments."""
     pad = " " * indent
@@ -192,12 +204,8 @@ def installed(
         return ret
     saltenv = str(kwargs.get("saltenv") or globals().get("__env__") or "base")
     if refresh is True and not _test():
-        try:
-            __salt__["pkg.refresh_db"]()  # type: ignore[name-defined]  # noqa: F821
-        except CommandExecutionError as exc:
-            ret.update(result=False, comment=f"Unable to refresh the package database: {exc}")
+        if not _refresh_db(ret):
             return ret
-        _refreshed()
         refresh = False
     current = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
 
@@ -320,13 +328,8 @@ def latest(
         ret.update(result=False, comment='Invalidly formatted "pkgs" parameter: it must be a list')
         return ret
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
-    if not _test() and _want_refresh(refresh):
-        try:
-            __salt__["pkg.refresh_db"]()  # type: ignore[name-defined]  # noqa: F821
-        except CommandExecutionError as exc:
-            ret.update(result=False, comment=f"Unable to refresh the package database: {exc}")
-            return ret
-        _refreshed()
+    if not _test() and _want_refresh(refresh) and not _refresh_db(ret):
+        return ret
     cur = __salt__["pkg.version"](*names)  # type: ignore[name-defined]  # noqa: F821
     avail = __salt__["pkg.latest_version"](*names, refresh=False, fromrepo=fromrepo)  # type: ignore[name-defined]  # noqa: F821
     if len(names) == 1:

@@ -149,19 +149,11 @@ def check_pillar(
     ):
         for key in [keys] if isinstance(keys, str) else list(keys or []):
             wanted[str(key)] = kind
-    pillar = __pillar__  # type: ignore[name-defined]  # noqa: F821
     failed: list[str] = []
     passed: list[str] = []
     for key, kind in wanted.items():
-        value: Any = pillar
-        found = True
-        for part in key.split(":"):
-            if isinstance(value, dict) and part in value:
-                value = value[part]
-            else:
-                found = False
-                break
-        if not found:
+        value = __salt__["pillar.get"](key, None)  # type: ignore[name-defined]  # noqa: F821
+        if value is None:  # as Salt: a key set to None counts as missing
             failed.append(f'Pillar key "{key}" is missing.\n')
         elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             failed.append(f'Pillar key "{key}" is not {kind}.\n')

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from .colors import get_colors
 from .highstate import render_highstate
-from .nested import FallbackToNested, render_nested
+from ..exceptions import FallbackToNested
+from .nested import render_nested
 from .structured import (
     render_json,
     render_pprint,
@@ -28,7 +29,29 @@ from .structured import (
     render_yaml,
 )
 
-__all__ = ["render_output", "OUTPUTTERS", "get_colors"]
+__all__ = ["render_output", "OUTPUTTERS", "HIGHSTATE_FUNCS", "get_colors"]
+
+# Functions whose returns Salt prints with the highstate outputter (the state module's
+# __outputter__, and the orchestrate runner), when the return does not name one.
+HIGHSTATE_FUNCS = frozenset(
+    {
+        "state.apply",
+        "state.highstate",
+        "state.sls",
+        "state.single",
+        "state.low",
+        "state.sls_id",
+        "state.top",
+        "state.template",
+        "state.template_str",
+        "state.test",
+        "state.pkg",
+        "state.request",
+        "state.run_request",
+        "state.check_request",
+        "state.orchestrate",
+    }
+)
 
 # Outputters that colour their text; the rest take only (data, opts).
 _COLORED: dict[str, Callable[[Any, dict, bool], str]] = {

@@ -14,7 +14,7 @@ Input is the whole return, ``{host: host_return, ...}``. Per host:
 ``opts`` keys read here: ``state_output`` (full, terse, mixed, changes and the
 ``_id`` forms), ``state_verbose``, ``state_output_diff``,
 ``state_output_profile``, ``state_output_pct``. Data that is not a state
-return at all is handed back to the caller (``NotStateData``), which prints
+return at all is handed back to the caller (``FallbackToNested``), which prints
 it with the nested outputter, as Salt does when its highstate printer fails.
 """
 
@@ -25,14 +25,11 @@ import textwrap
 from typing import Any
 
 from .colors import get_colors
-from .nested import FallbackToNested, NestedDisplay
+from ..exceptions import FallbackToNested
+from .nested import NestedDisplay
 
 _SEP = "_|-"
 _STATE_MODES = ("full", "terse", "mixed", "changes")
-
-
-class NotStateData(FallbackToNested):
-    """The data cannot be drawn as state returns; print it nested instead."""
 
 
 def _is_state(ret: Any) -> bool:
@@ -42,15 +39,15 @@ def _is_state(ret: Any) -> bool:
 
 def _check_state(key: Any, ret: dict) -> None:
     if not isinstance(key, str) or len(key.split(_SEP)) < 3:
-        raise NotStateData(f"{key!r} is not a state key")
+        raise FallbackToNested(f"{key!r} is not a state key")
     for needed in ("comment", "changes"):
         if needed not in ret:
-            raise NotStateData(f"state return has no {needed!r}")
+            raise FallbackToNested(f"state return has no {needed!r}")
     if "duration" in ret:
         try:
             float(ret["duration"])
         except (TypeError, ValueError) as exc:
-            raise NotStateData("duration is not a number") from exc
+            raise FallbackToNested("duration is not a number") from exc
 
 
 def _as_lists(value: Any) -> Any:
@@ -90,10 +87,10 @@ class HighstateDisplay:
         if data is None or isinstance(data, str):
             return str(data)
         if not isinstance(data, dict):
-            raise NotStateData("highstate data is not a mapping of hosts")
+            raise FallbackToNested("highstate data is not a mapping of hosts")
         for host, host_data in data.items():
             if not isinstance(host, str):
-                raise NotStateData(f"host name {host!r} is not text")
+                raise FallbackToNested(f"host name {host!r} is not text")
             if isinstance(host_data, dict):
                 for key, ret in host_data.items():
                     if _is_state(ret):
@@ -215,7 +212,7 @@ class HighstateDisplay:
             if "start_time" in ret:
                 if "duration" not in ret:
                     # Salt's terse line needs both; it prints the data nested.
-                    raise NotStateData("terse state with start_time but no duration")
+                    raise FallbackToNested("terse state with start_time but no duration")
                 text += f" - Started: {ret['start_time']} - Duration: {_duration(ret)}"
         line = f" {tcolor}{text}{c['ENDC']}"
         if "warnings" in ret:
@@ -307,5 +304,5 @@ class HighstateDisplay:
 
 
 def render_highstate(data: Any, opts: dict, color: bool) -> str:
-    """Text of state returns; raises ``NotStateData`` for anything else."""
+    """Text of state returns; raises ``FallbackToNested`` for anything else."""
     return HighstateDisplay(opts, color).render(data)

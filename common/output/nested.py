@@ -25,10 +25,6 @@ from typing import Any
 from .colors import get_colors
 
 
-class FallbackToNested(Exception):
-    """An outputter cannot print this data; Salt prints it nested instead."""
-
-
 class NestedDisplay:
     """Render data in Salt's nested layout with one colour table."""
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import pprint
-from collections import OrderedDict
 from typing import Any
 
-import yaml
-
-from .nested import FallbackToNested
+from .. import yamlout
+from ..exceptions import FallbackToNested
 
 
 # -- json ------------------------------------------------------------------
@@ -46,33 +44,9 @@ def render_json(data: Any, opts: dict) -> str:
 
 
 # -- yaml ------------------------------------------------------------------
-# Salt dumps with libyaml's emitter when PyYAML has it; the two emitters
-# differ in small ways (an empty key prints as '' instead of ? '').
-_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _OutputDumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    """Safe YAML with ordered mappings in order, tuples and sets as lists,
-    and anything else as its text."""
-
-
-def _repr_ordered(dumper: yaml.SafeDumper, value: OrderedDict) -> yaml.Node:
-    return dumper.represent_mapping("tag:yaml.org,2002:map", list(value.items()))
-
-
-def _repr_seq(dumper: yaml.SafeDumper, value: Any) -> yaml.Node:
-    return dumper.represent_list(list(value))
-
-
-def _repr_other(dumper: yaml.SafeDumper, value: Any) -> yaml.Node:
-    return dumper.represent_str(str(value))
-
-
-_OutputDumper.add_representer(OrderedDict, _repr_ordered)
-_OutputDumper.add_representer(tuple, _repr_seq)
-_OutputDumper.add_representer(set, _repr_seq)
-_OutputDumper.add_representer(frozenset, _repr_seq)
-_OutputDumper.add_multi_representer(object, _repr_other)
+# The dumper of the yaml Jinja filters (briny.common.yamlout), as in Salt, where the outputter and
+# the filters share one: ordered mappings in order, tuples and sets as lists, anything else as its
+# text, libyaml's emitter when PyYAML has it.
 
 
 def _indent_opt(opts: dict) -> int | None:
@@ -99,7 +73,7 @@ def render_yaml(data: Any, opts: dict) -> str:
             kwargs["default_flow_style"] = True
         else:
             kwargs["indent"] = indent
-    text = yaml.dump(data, Dumper=_OutputDumper, allow_unicode=True, **kwargs)
+    text = yamlout.safe_dump(data, **kwargs)
     # A bare scalar document ends with an explicit "..." marker; Salt does not
     # print it.
     if text.endswith("\n...\n"):

@@ -28,8 +28,10 @@ import logging
 import time
 from typing import Any
 
+from briny.common.args import split_input
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import valid_jid
+from briny.common.numbers import is_number
 from briny.master.jobcache import JobRecord
 from briny.master.runners import RunnerContext
 
@@ -93,16 +95,13 @@ def _jid(jid: Any) -> str:
     return text
 
 
-def _split(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return [v.strip() for v in str(value).split(",") if v.strip()]
+def _globs(value: Any) -> list[str]:
+    """The globs of a ``search_*`` filter: a list, or a comma-separated string."""
+    return [glob for glob in split_input(value, str) if glob]
 
 
 def _parse_time(value: Any, name: str) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if is_number(value):
         return float(value)
     if isinstance(value, datetime.datetime):
         return value.timestamp()
@@ -148,9 +147,9 @@ def list_jobs(
     records = cache.list_jobs(
         start_time=_parse_time(start_time, "start_time") if start_time else None,
         end_time=_parse_time(end_time, "end_time") if end_time else None,
-        functions=_split(search_function) or None,
+        functions=_globs(search_function) or None,
     )
-    targets = _split(search_target)
+    targets = _globs(search_target)
     out: dict[str, Any] = {}
     for record in records:
         summary = _summary(record)

@@ -14,6 +14,8 @@ import os
 import re
 from typing import Any
 
+from briny.common.exceptions import HashError
+
 log = logging.getLogger(__name__)
 
 HASH_LENGTHS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
@@ -31,10 +33,6 @@ INVALID_FORMAT = (
     "ftp, swift, s3. The hash may also not be of a valid length, the following are supported hash "
     "types and lengths: md5 (32), sha1 (40), sha224 (56), sha256 (64), sha384 (96), sha512 (128)."
 )
-
-
-class HashError(ValueError):
-    """A ``source_hash`` that cannot be used; the message is Salt's comment."""
 
 
 def is_binary(data: bytes) -> bool:

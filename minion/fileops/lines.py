@@ -116,6 +116,32 @@ def _padded(body: list[str], anchor: str, indent: bool) -> list[str]:
     return [pad + b.lstrip() if indent else b for b in body]
 
 
+def _anchor(lines: list[str], pattern: str) -> int:
+    """The index of the first line matching ``pattern``; CommandExecutionError (Salt's words) when
+    none does."""
+    i = _find(lines, pattern)
+    if i < 0:
+        raise CommandExecutionError(f'Neither before or after was found in file: "{pattern}"')
+    return i
+
+
+def _put_after(lines: list[str], body: list[str], after: str, indent: bool) -> list[str]:
+    """``body`` right after the first line matching ``after`` (unchanged when it is there)."""
+    i = _anchor(lines, after)
+    if _same(lines[i + 1 : i + 1 + len(body)], body):
+        return lines
+    return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
+
+
+def _put_before(lines: list[str], body: list[str], before: str, indent: bool) -> list[str]:
+    """``body`` right before the first line matching ``before`` (unchanged when it is there)."""
+    j = _anchor(lines, before)
+    n = len(body)
+    if j >= n and _same(lines[j - n : j], body):
+        return lines
+    return lines[:j] + _padded(body, lines[j], indent) + lines[j:]
+
+
 def _insert(
     lines: list[str], body: list[str], location: str | None, before: str | None, after: str | None, indent: bool
 ) -> list[str]:
@@ -126,26 +152,17 @@ def _insert(
         if location == "end" or location is None:
             return lines if lines and _same(lines[-n:], body) else lines + body
         raise CommandExecutionError(f'Unknown location: "{location}"')
-    if after is not None:
-        i = _find(lines, after)
-        if i < 0:
-            raise CommandExecutionError(f'Neither before or after was found in file: "{after}"')
-        if before is not None:
-            j = _find(lines, before, i + 1)
-            if j < 0:
-                raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
-            if _same(lines[i + 1 : j], body):
-                return lines
-            return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
-        if _same(lines[i + 1 : i + 1 + n], body):
+    if after is not None and before is not None:
+        i = _anchor(lines, after)
+        j = _find(lines, before, i + 1)
+        if j < 0:
+            raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
+        if _same(lines[i + 1 : j], body):
             return lines
         return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
-    j = _find(lines, before)
-    if j < 0:
-        raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
-    if j >= n and _same(lines[j - n : j], body):
-        return lines
-    return lines[:j] + _padded(body, lines[j], indent) + lines[j:]
+    if after is not None:
+        return _put_after(lines, body, after, indent)
+    return _put_before(lines, body, before, indent)
 
 
 def _ensure(lines: list[str], body: list[str], before: str | None, after: str | None, indent: bool) -> list[str]:
@@ -166,18 +183,8 @@ def _ensure(lines: list[str], body: list[str], before: str | None, after: str | 
             raise CommandExecutionError('Found more than one line between boundaries "before" and "after".')
         return lines[: i + 1] + _padded(body, lines[i], indent) + lines[j:]
     if after is not None:
-        i = _find(lines, after)
-        if i < 0:
-            raise CommandExecutionError(f'Neither before or after was found in file: "{after}"')
-        if _same(lines[i + 1 : i + 1 + n], body):
-            return lines
-        return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
-    j = _find(lines, before)
-    if j < 0:
-        raise CommandExecutionError(f'Neither before or after was found in file: "{before}"')
-    if j >= n and _same(lines[j - n : j], body):
-        return lines
-    return lines[:j] + _padded(body, lines[j], indent) + lines[j:]
+        return _put_after(lines, body, after, indent)
+    return _put_before(lines, body, before, indent)
 
 
 # -- file.replace / blockreplace --------------------------------------------------

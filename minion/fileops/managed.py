@@ -23,7 +23,7 @@ import os
 import tempfile
 from typing import Any, Callable
 
-from briny.common.exceptions import BrinyError, CommandExecutionError
+from briny.common.exceptions import BrinyError, HashError
 
 from . import diff, perms, tree
 
@@ -73,7 +73,7 @@ def resolve(source: Any, source_hash: Any, saltenv: str, cache: Cache) -> tuple[
 def source_sum(
     source_hash: Any, source: str, saltenv: str, cache: Cache, source_hash_name: str | None = None
 ) -> dict[str, str]:
-    """The ``{"hash_type", "hsum"}`` ``source_hash`` stands for (raises diff.HashError)."""
+    """The ``{"hash_type", "hsum"}`` ``source_hash`` stands for (raises HashError)."""
     parsed = diff.parse_hash(str(source_hash))
     if parsed is not None:
         return parsed
@@ -84,7 +84,7 @@ def source_sum(
         else (local_path(where) if os.path.isfile(local_path(where)) else "")
     )
     if not local:
-        raise diff.HashError(diff.INVALID_FORMAT.format(source_hash))
+        raise HashError(diff.INVALID_FORMAT.format(source_hash))
     with open(str(local), encoding="utf-8", errors="replace") as fh:
         text = fh.read()
     return diff.hash_from_text(text, source_hash, os.path.basename(source.split("?")[0]), source_hash_name)

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from briny.common.dictupdate import merge as _dict_merge
-from briny.common.matchers import traverse as _traverse
+from briny.common.traverse import DEFAULT_DELIM
+from briny.common.traverse import traverse as _traverse
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DELIM = ":"
 _MISSING = object()
 
 # Defaults some Salt modules expect config.get to know about.

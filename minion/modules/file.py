@@ -23,7 +23,7 @@ import tempfile
 from typing import Any
 
 from briny.common import fileclient
-from briny.common.exceptions import BrinyError, CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import BrinyError, CommandExecutionError, HashError, SaltInvocationError
 from briny.common.jinja import render_jinja
 from briny.minion.fileops import diff, lines, managed, perms, tree
 
@@ -387,7 +387,7 @@ def get_source_sum(
     """``{"hash_type", "hsum"}`` for ``source_hash`` (a hash, ``type=hash`` or a hash file)."""
     try:
         return managed.source_sum(source_hash, source or file_name, saltenv, _cache, source_hash_name)
-    except diff.HashError as exc:
+    except HashError as exc:
         raise CommandExecutionError(str(exc)) from None
 
 
@@ -434,7 +434,7 @@ def managed_data(
             ctx_extra.setdefault("source", src)
             data = _render(data.decode("utf-8"), template, context, defaults, saltenv, ctx_extra).encode("utf-8")
         out.update(data=data, from_source=True)
-    except diff.HashError as exc:
+    except HashError as exc:
         out["comment"] = str(exc)
     except (BrinyError, OSError, UnicodeDecodeError) as exc:
         out["comment"] = str(getattr(exc, "strerror", None) or exc)

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from briny.common.matchers import filter_by as _filter_by
-from briny.common.matchers import traverse as _traverse
+from briny.common.traverse import DEFAULT_DELIM
+from briny.common.traverse import traverse as _traverse
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DELIM = ":"
 _MISSING = object()
 
 _HOST_SANITIZED = {

@@ -15,10 +15,11 @@ import logging
 import os
 from typing import Any
 
+from briny.minion.shadowtools import run_tool
+
 log = logging.getLogger(__name__)
 
 __virtualname__ = "group"
-_TIMEOUT = 60
 
 
 def __virtual__() -> Any:
@@ -28,19 +29,8 @@ def __virtual__() -> Any:
 
 
 def _run(cmd: list[str]) -> bool:
-    res = __salt__["cmd.run_all"](
-        cmd,
-        python_shell=False,
-        timeout=_TIMEOUT,  # type: ignore[name-defined]  # noqa: F821
-        ignore_retcode=True,
-        output_loglevel="quiet",
-    )
-    if res.get("retcode") == 0:
-        return True
-    reason = (res.get("stderr") or res.get("stdout") or f"exit status {res.get('retcode')}").strip()
-    __context__["group.error"] = reason  # type: ignore[name-defined]  # noqa: F821
-    log.error("%s failed: %s", cmd[0], reason)
-    return False
+    """Run a shadow-utils command; True when it exited 0."""
+    return run_tool(__salt__, cmd, context=__context__, error_key="group.error")  # type: ignore[name-defined]  # noqa: F821
 
 
 def _format(gr: grp.struct_group) -> dict[str, Any]:

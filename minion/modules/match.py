@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from briny.common import matchers
+from briny.common.dictupdate import update as _update
 from briny.common.exceptions import SaltInvocationError
+from briny.common.traverse import DEFAULT_DELIM
 
 log = logging.getLogger(__name__)
-
-DEFAULT_DELIM = ":"
 
 
 def _id(minion_id: str | None) -> str:
@@ -179,21 +179,9 @@ def filter_by(
             if value is None:
                 return copy.deepcopy(dict(merge))
             if isinstance(value, Mapping):
-                return _update(dict(value), merge, merge_lists)
+                return _update(value, merge, merge_lists)
         return value
     return copy.deepcopy(lookup.get(default, {}))
-
-
-def _update(dest: dict[str, Any], upd: Mapping[str, Any], merge_lists: bool) -> dict[str, Any]:
-    for key, val in upd.items():
-        cur = dest.get(key)
-        if isinstance(cur, Mapping) and isinstance(val, Mapping):
-            dest[key] = _update(dict(cur), val, merge_lists)
-        elif merge_lists and isinstance(cur, list) and isinstance(val, list):
-            dest[key] = cur + [v for v in val if v not in cur]
-        else:
-            dest[key] = copy.deepcopy(val)
-    return dest
 
 
 __func_alias__ = {"list_": "list"}

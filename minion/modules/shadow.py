@@ -20,10 +20,11 @@ from typing import Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from briny.minion.shadowtools import TIMEOUT, run_tool
+
 log = logging.getLogger(__name__)
 
 __virtualname__ = "shadow"
-_TIMEOUT = 60
 _SHADOW = "/etc/shadow"
 _FIELDS = ("name", "passwd", "lstchg", "min", "max", "warn", "inact", "expire")
 _ALGOS = {"md5": "1", "blowfish": "2a", "sha256": "5", "sha512": "6"}
@@ -36,19 +37,8 @@ def __virtual__() -> Any:
 
 
 def _run(cmd: list[str], stdin: str | None = None) -> bool:
-    call: dict[str, Any] = {
-        "python_shell": False,
-        "timeout": _TIMEOUT,
-        "ignore_retcode": True,
-        "output_loglevel": "quiet",
-    }
-    if stdin is not None:
-        call["stdin"] = stdin
-    res = __salt__["cmd.run_all"](cmd, **call)  # type: ignore[name-defined]  # noqa: F821
-    if res.get("retcode") == 0:
-        return True
-    log.error("%s failed: %s", cmd[0], (res.get("stderr") or res.get("stdout") or "").strip())
-    return False
+    """Run a shadow-utils command; True when it exited 0."""
+    return run_tool(__salt__, cmd, stdin)  # type: ignore[name-defined]  # noqa: F821
 
 
 def _num(text: str) -> int | str:
@@ -167,7 +157,7 @@ def gen_password(password: str, crypt_salt: str | None = None, algorithm: str = 
         ["openssl", "passwd", f"-{algo}", "-salt", crypt_salt, "-stdin"],
         stdin=str(password),
         python_shell=False,
-        timeout=_TIMEOUT,
+        timeout=TIMEOUT,
         ignore_retcode=True,
         output_loglevel="quiet",
     )

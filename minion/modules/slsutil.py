@@ -25,23 +25,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from briny.common.dictupdate import update as _update
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 log = logging.getLogger(__name__)
 
 _STRATEGIES = ("smart", "recurse", "aggregate", "overwrite", "list")
-
-
-def _recurse(dest: dict[Any, Any], upd: Mapping[Any, Any], merge_lists: bool) -> dict[Any, Any]:
-    for key, val in upd.items():
-        cur = dest.get(key)
-        if isinstance(cur, Mapping) and isinstance(val, Mapping):
-            dest[key] = _recurse(dict(cur), val, merge_lists)
-        elif merge_lists and isinstance(cur, list) and isinstance(val, list):
-            dest[key] = cur + [v for v in val if v not in cur]
-        else:
-            dest[key] = val
-    return dest
 
 
 def _check_dicts(obj_a: Any, obj_b: Any) -> None:
@@ -64,7 +53,7 @@ def update(
     if not recursive_update:
         result.update(copy.deepcopy(dict(upd)))
         return result
-    return _recurse(result, copy.deepcopy(dict(upd)), merge_lists)
+    return _update(result, upd, merge_lists)
 
 
 def merge(
@@ -86,7 +75,7 @@ def merge(
     a = copy.deepcopy(dict(obj_a))
     b = copy.deepcopy(dict(obj_b))
     if strategy == "recurse":
-        return _recurse(a, b, merge_lists)
+        return _update(a, b, merge_lists)
     if strategy == "overwrite":
         a.update(b)
         return a

@@ -326,6 +326,17 @@ def set_auth_key(
     return "new"
 
 
+def _keys_in_file(source: str, saltenv: str, hash_type: str | None) -> dict[str, dict[str, Any]]:
+    """The keys of the key file ``source`` (``{}``, noted for the state, when it holds none);
+    CommandExecutionError when it cannot be fetched."""
+    keys = _source_keys(source, saltenv, hash_type)
+    if keys is None:
+        raise CommandExecutionError("Failed to pull key file from salt file server")
+    if not keys:
+        _note(f"No keys detected in {source}. Is file properly formatted?")
+    return keys
+
+
 def set_auth_key_from_file(
     user: str,
     source: str,
@@ -335,11 +346,8 @@ def set_auth_key_from_file(
     **kwargs: Any,
 ) -> str:
     """Add every key of the file ``source``; the strongest outcome of them."""
-    keys = _source_keys(source, saltenv, fingerprint_hash_type)
-    if keys is None:
-        raise CommandExecutionError("Failed to pull key file from salt file server")
+    keys = _keys_in_file(source, saltenv, fingerprint_hash_type)
     if not keys:
-        _note(f"No keys detected in {source}. Is file properly formatted?")
         return "fail"
     outcomes = [
         set_auth_key(
@@ -392,11 +400,8 @@ def rm_auth_key_from_file(
     **kwargs: Any,
 ) -> str:
     """Remove every key of the file ``source``."""
-    keys = _source_keys(source, saltenv, fingerprint_hash_type)
-    if keys is None:
-        raise CommandExecutionError("Failed to pull key file from salt file server")
+    keys = _keys_in_file(source, saltenv, fingerprint_hash_type)
     if not keys:
-        _note(f"No keys detected in {source}. Is file properly formatted?")
         return "fail"
     outcomes = [rm_auth_key(user, k, config=config, fingerprint_hash_type=fingerprint_hash_type) for k in keys]
     for outcome in ("Key not removed", "Key removed"):

@@ -22,9 +22,11 @@ import logging
 from typing import Any
 
 from briny.common import fileclient, loader
+from briny.common.args import split_input
 from briny.common.compiler import StateCompiler, no_states_result
 from briny.common.exceptions import SaltInvocationError
 from briny.common.jid import gen_jid
+from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
 from briny.common.render import RenderEnv
 
 log = logging.getLogger(__name__)
@@ -36,22 +38,6 @@ EX_STATE_FAILURE = 2
 
 
 # -- helpers -----------------------------------------------------------------
-
-
-def _split(mods: Any) -> list[str]:
-    if mods is None:
-        return []
-    if isinstance(mods, (list, tuple)):
-        return [str(m).strip() for m in mods if str(m).strip()]
-    return [m.strip() for m in str(mods).split(",") if m.strip()]
-
-
-def _sls_names(mods: Any) -> list[str]:
-    """The SLS names of ``state.sls`` as Salt splits them: an empty name stays (``''``, ``'a,'``)
-    and is reported as an SLS not found, never dropped into a successful run of nothing."""
-    if isinstance(mods, (list, tuple)):
-        return [str(m).strip() for m in mods]
-    return [m.strip() for m in str(mods).split(",")]
 
 
 def _run_opts(test: Any = None, saltenv: Any = None, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -75,9 +61,7 @@ def _pillar(opts: dict[str, Any], override: Any) -> dict[str, Any]:
     compile_pillar = __job__.compile_pillar
     if callable(compile_pillar):
         return compile_pillar(override)
-    from briny.common.dictupdate import merge
-
-    return merge(dict(__pillar__), override)
+    return with_override(__pillar__, override)
 
 
 def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompiler, Any]:
@@ -94,11 +78,10 @@ def _compile_errors(errors: list[str]) -> list[str]:
 
 
 def _pillar_errors(pillar: dict[str, Any], kwargs: dict[str, Any]) -> list[str] | None:
-    errors = pillar.get("_errors") if isinstance(pillar, dict) else None
-    if errors and not kwargs.get("force"):
-        __context__["retcode"] = 5
-        return ["Pillar failed to render with the following messages:"] + list(errors)
-    return None
+    errors = pillar_errors(pillar, bool(kwargs.get("force")))
+    if errors is not None:
+        __context__["retcode"] = EX_PILLAR_FAILURE
+    return errors
 
 
 def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +190,7 @@ def show_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
         return conflict
     opts, pillar = _prepared(test, kwargs)
     saltenv = opts.get("saltenv") or "base"
-    result = _compiler(opts, pillar)[0].show_sls(_split(mods), saltenv)
+    result = _compiler(opts, pillar)[0].show_sls(split_input(mods, str), saltenv)
     return _compile_errors(result) if isinstance(result, list) else result
 
 
@@ -218,7 +201,7 @@ def show_low_sls(mods: Any, test: Any = None, **kwargs: Any) -> Any:
         return conflict
     opts, pillar = _prepared(test, kwargs)
     saltenv = opts.get("saltenv") or "base"
-    result = _compiler(opts, pillar)[0].show_low_sls(_split(mods), saltenv)
+    result = _compiler(opts, pillar)[0].show_low_sls(split_input(mods, str), saltenv)
     if result and all(isinstance(r, str) for r in result):
         return _compile_errors(result)
     return result
@@ -232,21 +215,28 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 # -- running -----------------------------------------------------------------
 
 
-def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-    """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
-    for a state run in progress instead of refusing to start."""
+def _begin(test: Any, kwargs: dict[str, Any], highstate: bool) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """What ``sls`` and ``highstate`` do first: (their answer when it is already known, opts,
+    pillar). The answer is another state run's refusal, the run of the master's compile, or the
+    pillar's errors; None when the run compiles here."""
     conflict = _conflict(kwargs)
     if conflict:
-        return conflict
+        return conflict, {}, {}
     opts, pillar = _prepared(test, kwargs)
     pre = _take_compiled()
     if pre is not None:
-        return _run_compiled(pre, opts, pillar, kwargs, highstate=False)
-    errs = _pillar_errors(pillar, kwargs)
-    if errs:
-        return errs
+        return _run_compiled(pre, opts, pillar, kwargs, highstate=highstate), opts, pillar
+    return _pillar_errors(pillar, kwargs), opts, pillar
+
+
+def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+    """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
+    for a state run in progress instead of refusing to start."""
+    answer, opts, pillar = _begin(test, kwargs, highstate=False)
+    if answer is not None:
+        return answer
     compiler, salt = _compiler(opts, pillar)
-    compiled = compiler.for_sls(_sls_names(mods), opts.get("saltenv") or "base", _split(exclude) or None)
+    compiled = compiler.for_sls(split_input(mods, str), opts.get("saltenv") or "base", split_input(exclude) or None)
     if compiled.errors:
         return _compile_errors(compiled.errors)
     return _execute(compiled.chunks, opts, salt, kwargs)
@@ -254,19 +244,12 @@ def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
 
 def highstate(test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
     """Apply everything the top file gives this host."""
-    conflict = _conflict(kwargs)
-    if conflict:
-        return conflict
-    opts, pillar = _prepared(test, kwargs)
-    pre = _take_compiled()
-    if pre is not None:
-        return _run_compiled(pre, opts, pillar, kwargs, highstate=True)
-    errs = _pillar_errors(pillar, kwargs)
-    if errs:
-        return errs
+    answer, opts, pillar = _begin(test, kwargs, highstate=True)
+    if answer is not None:
+        return answer
     _sync_custom(opts)
     compiler, salt = _compiler(opts, pillar)
-    compiled = compiler.for_highstate(_split(exclude) or None)
+    compiled = compiler.for_highstate(split_input(exclude) or None)
     if compiled.no_states:
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
         return no_states_result(compiled.no_states)

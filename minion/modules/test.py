@@ -255,12 +255,14 @@ def stack(**kwargs: Any) -> str:
 
 
 def raise_exception(name: str, *args: Any, **kwargs: Any) -> None:
-    """Raise the exception class ``name`` (a builtin, or one of briny's) with ``args``."""
+    """Raise the exception class ``name`` (a builtin, one of ``salt.exceptions`` as briny provides
+    them, or one of briny's) with ``args``."""
     import builtins
 
     from briny.common import exceptions as exc_mod
 
-    cls = getattr(exc_mod, name.rsplit(".", 1)[-1], None) or getattr(builtins, name, None)
+    short = name.rsplit(".", 1)[-1]
+    cls = exc_mod.SALT_NAMES.get(short) or getattr(exc_mod, short, None) or getattr(builtins, name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseException)):
         log.error("Unknown exception class %r", name)
         return None

@@ -24,10 +24,11 @@ from typing import Any
 
 from briny.common.exceptions import CommandExecutionError
 
+from briny.minion.shadowtools import run_tool
+
 log = logging.getLogger(__name__)
 
 __virtualname__ = "user"
-_TIMEOUT = 60
 _GECOS_KEYS = ("fullname", "roomnumber", "workphone", "homephone", "other")
 
 
@@ -39,21 +40,7 @@ def __virtual__() -> Any:
 
 def _run(cmd: list[str], stdin: str | None = None) -> bool:
     """Run a shadow-utils command; True when it exited 0."""
-    call: dict[str, Any] = {
-        "python_shell": False,
-        "timeout": _TIMEOUT,
-        "ignore_retcode": True,
-        "output_loglevel": "quiet",
-    }
-    if stdin is not None:
-        call["stdin"] = stdin
-    res = __salt__["cmd.run_all"](cmd, **call)  # type: ignore[name-defined]  # noqa: F821
-    if res.get("retcode") == 0:
-        return True
-    reason = (res.get("stderr") or res.get("stdout") or f"exit status {res.get('retcode')}").strip()
-    __context__["user.error"] = reason  # type: ignore[name-defined]  # noqa: F821
-    log.error("%s failed: %s", cmd[0], reason)
-    return False
+    return run_tool(__salt__, cmd, stdin, context=__context__, error_key="user.error")  # type: ignore[name-defined]  # noqa: F821
 
 
 def _str(value: Any) -> str:

@@ -384,7 +384,7 @@ class Fleet:
             raise FleetError(
                 f"the master exited with {self.master.proc.returncode if self.master.proc else '?'}\n{self.logs()}"
             )
-        from briny.master.clientapi import MasterError, MasterNotRunning
+        from briny.common.exceptions import MasterError, MasterNotRunning
 
         try:
             self._client_obj().minions()

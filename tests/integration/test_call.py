@@ -119,6 +119,23 @@ def test_compile_errors_exit_1_and_nothing_runs(minion, files, fragment):
     assert not (root / "written").exists()
 
 
+def test_exclude_by_id_and_by_sls_as_salt(minion):
+    """``exclude`` given as a list of ``{id: ...}`` / ``{sls: ...}`` maps (Salt's documented form)
+    and as a comma list of SLS globs."""
+    conf, tree, root = minion
+    write(
+        tree,
+        {
+            "a.sls": "include:\n  - b\none:\n  test.succeed_without_changes\ntwo:\n  test.succeed_without_changes\n",
+            "b.sls": "three:\n  test.succeed_without_changes\n",
+        },
+    )
+    ids = lambda proc: sorted(r["__id__"] for r in local(proc).values())  # noqa: E731
+    assert ids(call(conf, "state.sls", "a", "exclude=[{'id': 'one'}]")) == ["three", "two"]
+    assert ids(call(conf, "state.sls", "a", "exclude=[{'sls': 'b'}, {'id': 'two'}]")) == ["one"]
+    assert ids(call(conf, "state.sls", "a", "exclude=b")) == ["one", "two"]
+
+
 def test_test_mode_changes_nothing(minion):
     conf, tree, root = minion
     write(tree, {"t.sls": f"f:\n  file.managed:\n    - name: {root}/new\n    - contents: x\n"})

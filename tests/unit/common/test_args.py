@@ -2,7 +2,7 @@
 
 import pytest
 
-from briny.common.args import call_function, parse_input, yamlify_arg
+from briny.common.args import call_function, parse_input, publish_args, split_input, yamlify_arg
 from briny.common.exceptions import InvalidArguments, SaltInvocationError
 
 
@@ -50,3 +50,31 @@ def test_call_function_passes_pub_only_to_kwargs_functions():
         call_function(strict, "m.strict", [1], {"c": 3})
     with pytest.raises(InvalidArguments, match=r"strict\(\) missing 1 required positional argument: 'a'$"):
         call_function(strict, "m.strict", [], {})  # Python's words, as Salt reports them
+
+
+@pytest.mark.parametrize(
+    ("value", "mapper", "expected"),
+    [
+        (None, None, []),
+        ("a,b", None, ["a", "b"]),
+        (" a , b ", None, ["a", "b"]),
+        ("a,", None, ["a", ""]),
+        ("", None, [""]),
+        (["a ", {"id": "x"}], None, ["a ", {"id": "x"}]),
+        (("a", "b"), None, ["a", "b"]),
+        (5, None, ["5"]),
+        ([1, "b"], str, ["1", "b"]),
+    ],
+)
+def test_split_input_as_salt(value, mapper, expected):
+    assert split_input(value, mapper) == expected
+
+
+def test_publish_args_the_minion_way():
+    args, kwargs = publish_args(
+        [1, "k=v", "plain text", "x={a: 1}", "multi\nline=1", {"__kwarg__": True, "a": 2}, {"b": 9}],
+        {"b": 3},
+    )
+    assert args == [1, "plain text", "multi\nline=1", {"b": 9}]
+    assert kwargs == {"k": "v", "x": {"a": 1}, "a": 2, "b": 3}
+    assert publish_args([], {}) == ([], {})

@@ -91,3 +91,30 @@ def test_firing_without_a_bus_returns_quickly(tmp_path):
     start = time.monotonic()
     fire_event({"sock_dir": str(tmp_path / "none")}, "x/y", {"a": 1}, linger_ms=50)
     assert time.monotonic() - start < 2
+
+
+def test_a_bus_that_cannot_bind_says_why_at_once(tmp_path):
+    """A sock_dir that is a file, or too deep for a socket path: start_thread raises a BrinyError
+    naming the problem right away (no wait for the start timeout), and the process goes on."""
+    from briny.common.exceptions import BrinyError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    started = time.monotonic()
+    with pytest.raises(BrinyError, match="did not start: .*a-file"):
+        EventBus({"sock_dir": str(blocker / "sock")}).start_thread(timeout=30)
+    with pytest.raises(BrinyError, match="too long for an IPC socket"):
+        EventBus({"sock_dir": str(tmp_path / ("d" * 120))}).start_thread(timeout=30)
+    assert time.monotonic() - started < 10
+
+
+def test_ipc_path_refuses_paths_a_socket_cannot_have():
+    from briny.common.exceptions import ConfigError
+    from briny.common.ipcpath import IPC_PATH_MAX, ipc_path
+
+    ok = "/" + "s" * (IPC_PATH_MAX - 1)
+    assert ipc_path(ok) == ok
+    with pytest.raises(ConfigError, match=f"{IPC_PATH_MAX + 1} > {IPC_PATH_MAX} bytes"):
+        ipc_path(ok + "s")
+    with pytest.raises(ConfigError):
+        ipc_path("/" + "é" * 60)  # bytes count, not characters

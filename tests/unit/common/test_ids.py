@@ -76,3 +76,14 @@ def test_valid_jid(jid, ok):
             check_jid(jid)
     else:
         assert check_jid(jid) == jid
+
+
+def test_other_minion_names_who_else_a_request_asks_about():
+    from briny.common.ids import other_minion
+
+    assert other_minion({}, "web1") is None
+    assert other_minion({"id": "web1", "tgt": "web1", "saltenv": "x"}, "web1") is None
+    assert other_minion({"minion_id": "db1"}, "web1") == "'db1'"
+    assert other_minion({"id": "web1", "tgt": "*"}, "web1") == "'*'"
+    assert other_minion({"tgt": "x" * 100}, "web1") == repr("x" * 64)
+    assert other_minion({"id": 7}, "web1") == "'7'"

@@ -61,14 +61,81 @@ def test_reload_forgets_modules(custom):
     assert salt["mymod.list"] is not first
 
 
-def test_module_parts_share_the_namespace(tmp_path):
+def _siblings(tmp_path):
+    """``big.py`` keeps functions in private files beside it and imports them."""
     (tmp_path / "big.py").write_text(
-        "__parts__ = ('_big_more',)\ndef _helper():\n    return __opts__['id']\ndef one():\n    return 1\n"
+        "from ._big_more import two\n"
+        "from ._big_util import _helper\n"
+        "from . import _big_util\n"
+        "__all__ = ['one', 'two']\n"
+        "def one():\n    return _helper()\n"
+        "def util_module():\n    return _big_util\n"
     )
-    (tmp_path / "_big_more.py").write_text("def two():\n    return _helper() + '!'\n")
-    (tmp_path / "bad.py").write_text("__parts__ = ('../evil',)\ndef f():\n    pass\n")
+    (tmp_path / "_big_more.py").write_text(
+        "from ._big_util import _helper, visible\n"
+        "def two():\n    return _helper() + '!' + str(globals().get('__env__'))\n"
+    )
+    (tmp_path / "_big_util.py").write_text(
+        "def _helper():\n    return __opts__['id'] + ':' + __salt__['big.one'].__name__\n"
+        "def visible():\n    return 'a public helper the module does not import'\n"
+    )
+    return loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])
+
+
+def test_private_sibling_files_are_the_modules_own(tmp_path):
+    salt = _siblings(tmp_path)
+    assert salt["big.one"]() == "m:one"
+    assert salt["big.two"]() == "m:one!None"  # a function defined in a sibling, with the dunders
+    assert sorted(salt.functions("big")) == ["one", "two", "util_module"]  # "visible" is not imported
+    assert "_big_more.two" not in salt and "_big_util.visible" not in salt  # siblings are not modules
+    # one copy of a sibling per load, shared by the module and its other siblings
+    assert salt["big.util_module"]()._helper is salt["big.two"].__globals__["_helper"]
+    import sys
+
+    assert not [m for m in sys.modules if m.startswith("briny.loaded.")]  # nothing left in sys.modules
+
+
+def test_per_call_dunders_reach_the_siblings(tmp_path):
+    salt = _siblings(tmp_path)
+    assert salt.inject("big", {"__env__": "prod", "__low__": {"x": 1}}) is True
+    assert salt["big.two"]() == "m:one!prod"
+    assert salt.inject("nosuch", {"__env__": "x"}) is False
+
+
+def test_two_loaders_never_share_a_sibling(tmp_path):
+    a = _siblings(tmp_path)
+    b = loader.minion_mods({"id": "other"}, {}, {}, extra_dirs=[tmp_path])
+    assert a["big.two"]() == "m:one!None" and b["big.two"]() == "other:one!None"
+    assert a["big.util_module"]() is not b["big.util_module"]()
+    a.reload()
+    assert a["big.util_module"]() is not b["big.util_module"]()
+
+
+def test_only_private_siblings_may_be_imported(tmp_path):
+    (tmp_path / "greedy.py").write_text("from . import other\ndef f():\n    pass\n")
+    (tmp_path / "other.py").write_text("def g():\n    pass\n")
+    (tmp_path / "lost.py").write_text("from ._nowhere import x\ndef f():\n    pass\n")
     salt = loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])
-    assert salt["big.one"]() == 1 and salt["big.two"]() == "m!"
-    assert "_big_more.two" not in salt  # parts are not modules of their own
-    with pytest.raises(FunctionNotFound, match="private module names"):
-        salt["bad.f"]
+    with pytest.raises(FunctionNotFound, match="imports only its private sibling files"):
+        salt["greedy.f"]
+    with pytest.raises(FunctionNotFound, match="no private sibling file .*_nowhere.py"):
+        salt["lost.f"]
+    assert salt["other.g"]() is None  # the module itself is fine
+
+
+def test_file_state_functions_from_private_files(tmp_path):
+    """file.serialize, file.line, file.symlink, ... live in private files of states/file.py."""
+    opts = {"id": "m", "test": False}
+    salt = loader.minion_mods(opts, {}, {"app": {"conf": {"a": 1}}})
+    states = loader.states(opts, salt)
+    funcs = states.functions("file")
+    for fun in ("managed", "serialize", "line", "symlink", "append", "blockreplace", "copy", "rename", "keyvalue"):
+        assert fun in funcs, fun
+    target = tmp_path / "out.json"
+    ret = states["file.serialize"](name=str(target), dataset_pillar="app:conf", serializer="json")
+    assert ret["result"] is True and target.read_text() == '{\n  "a": 1\n}\n'
+    ret = states["file.line"](name=str(target), content='  "z": 0,', mode="insert", before='"a": 1')
+    assert ret["result"] is True and target.read_text() == '{\n  "z": 0,\n  "a": 1\n}\n'
+    link = tmp_path / "link"
+    assert states["file.symlink"](name=str(link), target=str(target))["result"] is True
+    assert link.is_symlink() and link.resolve() == target

@@ -43,7 +43,11 @@ def test_serves_owner_only_echoes_corr_and_survives_garbage(tmp_path):
             await client.send(b"\xc1 not msgpack")  # garbage: answered, not fatal
             assert unpack(await client.recv()) == {"got": None}
             await client.send(pack({"boom": True, "corr": 7}))  # a handler that raises
-            assert unpack(await client.recv()) == {"error": "the daemon failed on this request: boom", "corr": 7}
+            assert unpack(await client.recv()) == {
+                "error": "exception",
+                "message": "the daemon failed on this request: boom",
+                "corr": 7,
+            }
             await client.send(pack({"x": 1, "corr": "c"}))
             assert unpack(await client.recv()) == {"got": {"x": 1, "corr": "c"}, "corr": "c"}
         finally:
@@ -131,7 +135,8 @@ def test_only_the_daemons_user_and_root_are_answered():
             refused = await loop.run_in_executor(None, run_as, NOBODY, ask, path)
             assert refused == repr(
                 {
-                    "error": f"permission denied: uid {NOBODY} may not use local IPC on "
+                    "error": "denied",
+                    "message": f"permission denied: uid {NOBODY} may not use local IPC on "
                     f"{path} (only uid 0 and root may)",
                     "corr": 9,
                 }

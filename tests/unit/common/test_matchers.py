@@ -285,16 +285,6 @@ def test_match_dispatch_and_unknown_type():
         m.match("x", "bogus", MID)
 
 
-def test_traverse():
-    data = {"a": {"b": [10, {"c": 3}]}, 1: "int-key"}
-    assert m.traverse(data, "a:b:0") == 10
-    assert m.traverse(data, "a:b:c") == 3
-    assert m.traverse(data, "a:b:5", "dflt") == "dflt"
-    assert m.traverse(data, "a:x", "dflt") == "dflt"
-    assert m.traverse(data, "1") == "int-key"
-    assert m.traverse(data, "a:b:0:z", "dflt") == "dflt"
-
-
 def test_parse_target():
     assert m.parse_target("G@os:Debian") == ("G", None, "os:Debian")
     assert m.parse_target("G|@os|Debian") == ("G", "|", "os|Debian")

@@ -18,7 +18,7 @@ from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.fileclient import LocalFileClient
 from briny.common.render import RenderEnv
 from briny.common.reported import public_opts
-from briny.master.compile import MasterCompiler, call_args, parse_request
+from briny.master.compile import MasterCompiler, parse_request
 from briny.master.fileserver import FileServer
 from briny.master.pillar import MinionPillars
 
@@ -250,7 +250,30 @@ def test_parse_request_leaves_odd_calls_to_the_minion():
     assert parse_request("state.apply", ["a", "b"], {}) is None  # too many positionals
     assert parse_request("state.sls", ["a"], {"mods": "b"}) is None  # the same argument twice
     assert parse_request("state.apply", [], {"pillar": "x"}) is None  # a pillar that is not a map
-    assert call_args(["a", "b=1", {"__kwarg__": True, "c": 2}], {"d": 3}) == (["a"], {"b": 1, "c": 2, "d": 3})
+
+
+def test_parse_request_reads_sls_names_and_exclude_as_the_minion_does():
+    """The same split as the minion's state module (common.args.split_input): an empty name
+    stays (the compile reports it, as the minion would), exclude maps are kept as maps."""
+    req = parse_request("state.sls", ["a,"], {"exclude": [{"id": "x"}, {"sls": "y"}]})
+    assert req is not None and req.mods == ("a", "") and req.exclude == ({"id": "x"}, {"sls": "y"})
+    assert req.cache_key("m1", "state.sls") != parse_request("state.sls", ["a,"], {}).cache_key("m1", "state.sls")
+    assert parse_request("state.highstate", [], {"exclude": "a, b"}).exclude == ("a", "b")
+
+
+def test_positional_parameters_are_the_minion_state_functions():
+    """The master binds a publish's positional arguments to the names the minion's state
+    functions take, in their order (checked against their signatures, not kept by a comment)."""
+    import inspect
+
+    from briny.master import compile as master_compile
+    from briny.minion.modules import state
+
+    functions = {"state.apply": state.apply_, "state.sls": state.sls, "state.highstate": state.highstate}
+    for fun, names in master_compile._POSITIONAL.items():
+        params = inspect.signature(functions[fun]).parameters.values()
+        positional = tuple(p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD)
+        assert names == positional, fun
 
 
 def test_templates_see_the_minions_own_config_but_never_its_paths(tmp_path: Path) -> None:

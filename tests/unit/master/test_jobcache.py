@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from briny.common.exceptions import ConfigError, SaltInvocationError
+from briny.common.exceptions import ConfigError, JobCacheError, SaltInvocationError
 from briny.master.jobcache import JobCache, keep_hours, open_job_cache, return_record
 from briny.master.jobcache_sqlite import SqliteJobCache
 
@@ -216,7 +216,7 @@ def test_flush_before_close_writes_everything(tmp_path):
         assert reader.missing(jid) == []
     finally:
         reader.close()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(JobCacheError):
         c.save_return(jid, "m1", {"return": 1})
 
 
@@ -225,7 +225,7 @@ def test_readonly_cache_creates_nothing(tmp_path):
     c = SqliteJobCache(str(path), readonly=True)
     assert c.list_jobs() == [] and c.get_load(now_jid()) == {}
     assert not path.parent.exists()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(JobCacheError):
         c.save_load(now_jid(), load("x"))
     c.close()
 

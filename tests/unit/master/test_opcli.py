@@ -23,7 +23,8 @@ from briny.common.config import load_master_config
 from briny.common.event import EventBus, EventSender
 from briny.common.transport import MemoryHub
 from briny.master import opcli
-from briny.master.clientapi import ClientAPIServer, MasterClient, MasterNotRunning
+from briny.common.exceptions import MasterNotRunning
+from briny.master.clientapi import ClientAPIServer, MasterClient
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.server import MasterServer

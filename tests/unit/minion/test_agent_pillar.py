@@ -18,7 +18,8 @@ from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
-from briny.minion.executor import Executor, Job, MasterPillar
+from briny.minion.executor import Executor, Job
+from briny.minion.pillar import MasterPillar
 
 from .test_agent_support import Running, minion_opts, run
 

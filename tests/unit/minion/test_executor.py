@@ -13,7 +13,8 @@ import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
 from briny.common.exceptions import WireError
-from briny.minion.executor import Executor, Job, LocalPillar
+from briny.minion.executor import Executor, Job
+from briny.minion.pillar import LocalPillar
 from briny.minion.jobregistry import JobRegistry
 
 
@@ -208,3 +209,59 @@ def test_a_thread_job_can_be_stopped(opts):
     assert res.error == "killed" and res.success is False and "killed by signal 9 (SIGKILL)" in res.ret
     assert len(registry) == 0 and registry.signal("20240101000000000001", 9) is None
     assert not os.listdir(os.path.join(opts["cachedir"], "proc"))
+
+
+SALT_STYLE = """
+import salt.exceptions
+from salt.exceptions import CommandExecutionError, CommandNotFoundError, SaltInvocationError
+
+def fails(**kwargs):
+    raise CommandExecutionError("the disk is full")
+
+def bad_args(**kwargs):
+    raise SaltInvocationError("give me a name")
+
+def no_tool(**kwargs):
+    raise CommandNotFoundError("the 'frob' tool is not installed")
+
+def catches(**kwargs):
+    try:
+        __salt__["probe.fail"]()  # briny's own CommandExecutionError
+    except salt.exceptions.CommandExecutionError as exc:
+        return f"caught: {exc}"
+
+def base(**kwargs):
+    raise salt.exceptions.SaltException("generic")
+"""
+
+
+def test_custom_modules_written_for_salt_import_salt_exceptions(opts, tmp_path):
+    """``from salt.exceptions import ...`` works in a custom module (briny provides
+    salt.exceptions when no Salt is installed) and gives the returns Salt gives."""
+    (tmp_path / "extmods/modules/saltish.py").write_text(textwrap.dedent(SALT_STYLE))
+    ex = Executor(opts, dict)
+    fails = ex.run(job("saltish.fails"))
+    assert (fails.error, fails.ret, fails.retcode) == ("execution", "ERROR: the disk is full", 1)
+    bad = ex.run(job("saltish.bad_args"))
+    assert (bad.error, bad.ret) == ("invocation", "ERROR executing 'saltish.bad_args': give me a name")
+    missing = ex.run(job("saltish.no_tool"))
+    assert (
+        missing.ret == ("Command required for 'saltish.no_tool' not found: the 'frob' tool is not installed")
+        and missing.retcode == 1
+    )
+    assert ex.run(job("saltish.catches")).ret == "caught: the disk is full"
+    generic = ex.run(job("saltish.base"))
+    assert (generic.error, generic.ret) == ("execution", "ERROR: generic")
+
+
+def test_salt_exceptions_holds_brinys_classes_and_nothing_else():
+    import importlib
+
+    from briny.common import exceptions
+    from briny.common import loader  # noqa: F401 - installs the finder
+
+    mod = importlib.import_module("salt.exceptions")
+    assert {name: getattr(mod, name) for name in exceptions.SALT_NAMES} == exceptions.SALT_NAMES
+    assert mod.CommandExecutionError is exceptions.CommandExecutionError
+    with pytest.raises(ImportError):
+        importlib.import_module("salt.utils")

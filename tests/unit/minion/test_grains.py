@@ -257,3 +257,40 @@ def test_custom_grains_modules(tmp_path):
     assert grains["roles"] == ["web"] and grains["kernel_again"] == grains["kernel"]
     assert "never" not in grains and "hidden" not in grains and "off" not in grains
     assert grains["os"] == "FromConfig"  # configured grains win over custom modules
+
+
+def test_custom_grains_modules_are_loaded_as_salt_loads_them(tmp_path, caplog):
+    """Through the loader: __virtual__ names and refusals, __virtualname__, __func_alias__, private
+    sibling files; a failing function is logged (critical, as Salt) and the others still count;
+    __grains__ and a ``grains`` argument see the grains found so far."""
+    from briny.minion.grains import custom_grains
+
+    ext = tmp_path / "extmods" / "grains"
+    ext.mkdir(parents=True)
+    (ext / "a_first.py").write_text("def first():\n    return {'first': 1}\n")
+    (ext / "b_virtual.py").write_text(
+        "__virtualname__ = 'renamed'\n"
+        "__func_alias__ = {'list_': 'list'}\n"
+        "from ._b_helpers import _value\n"
+        "def __virtual__():\n    return __virtualname__\n"
+        "def list_():\n    return {'aliased': _value()}\n"
+        "def sees(grains):\n    return {'saw_first': grains.get('first'), 'dunder_first': __grains__.get('first')}\n"
+        "def broken():\n    raise ValueError('bad grain')\n"
+        "def last():\n    return {'after_broken': True}\n"
+    )
+    (ext / "_b_helpers.py").write_text("def _value():\n    return __opts__['id'] + '-helper'\n")
+    (ext / "c_refused.py").write_text(
+        "def __virtual__():\n    return (False, 'not here')\ndef g():\n    return {'refused': 1}\n"
+    )
+    opts = {"id": "m1", "extension_modules": str(tmp_path / "extmods")}
+    with caplog.at_level("CRITICAL", logger="briny.minion.grains"):
+        found = custom_grains(opts, {"kernel": "Linux"})
+    assert found == {
+        "first": 1,
+        "aliased": "m1-helper",
+        "saw_first": 1,
+        "dunder_first": 1,
+        "after_broken": True,
+    }
+    assert [r.levelname for r in caplog.records] == ["CRITICAL"]
+    assert "renamed.broken" in caplog.records[0].getMessage() and "bad grain" in caplog.text

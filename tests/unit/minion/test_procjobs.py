@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from briny.common.config import MINION_DEFAULTS, apply_config
-from briny.minion.executor import Job, LocalPillar, StaticPillar
+from briny.minion.executor import Job
+from briny.minion.pillar import LocalPillar, StaticPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.launcher import Launcher
 from briny.minion.procjobs import DaemonLinks, ProcessJobs

@@ -79,6 +79,22 @@ def test_managed_contents_list_and_pillar(tmp_path: Path, tree: Path, out: Path)
     assert not (out / "cpm.txt").exists()
 
 
+def test_managed_contents_pillar_and_grains_look_up_as_salt(tmp_path: Path, out: Path) -> None:
+    """contents_pillar / contents_grains read through pillar.get / grains.get (Salt's nested
+    lookup: a dict inside a list, a numeric index, another delimiter)."""
+    opts = {"test": False, "id": "t", "cachedir": str(tmp_path / "cache")}
+    salt = loader.minion_mods(opts, pillar={"a": [{"b": "in a list"}]}, grains={"g": {"h": ["x", "second"]}})
+    st = loader.states(opts, salt)
+    ret = st["file.managed"](name=str(out / "p.txt"), contents_pillar="a:b")
+    assert ret["result"] is True
+    assert (out / "p.txt").read_text() == "in a list\n"
+    ret = st["file.managed"](name=str(out / "g.txt"), contents_grains="g/h/1", contents_delimiter="/")
+    assert ret["result"] is True
+    assert (out / "g.txt").read_text() == "second\n"
+    ret = st["file.managed"](name=str(out / "gm.txt"), contents_grains="g:nope")
+    assert _rcc(ret) == (False, "Grain g:nope does not exist", {})
+
+
 def test_managed_sources(tmp_path: Path, tree: Path, out: Path) -> None:
     st = _states(tmp_path)
     f = out / "newsrc.txt"

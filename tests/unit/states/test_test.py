@@ -143,3 +143,8 @@ def test_check_pillar(tmp_path: Path) -> None:
     assert _strip(ret) == (True, "Those keys passed the check:\n- s ((<class 'str'>,))\n", {})
     ret = st["test.check_pillar"](name="k", integer=["s"], dictionary=["d"])
     assert _strip(ret) == (False, 'Pillar key "s" is not <class \'int\'>.\nPillar key "d" is missing.\n', {})
+    # Salt's pillar.get lookup: a dict inside a list, and a key set to None counts as missing
+    st = _states(tmp_path, pillar={"l": [{"x": 1}], "n": None})
+    assert st["test.check_pillar"](name="k", integer=["l:x"])["result"] is True
+    ret = st["test.check_pillar"](name="k", present=["n"])
+    assert _strip(ret) == (False, 'Pillar key "n" is missing.\n', {})

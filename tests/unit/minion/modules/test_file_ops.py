@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError, HashError, SaltInvocationError
 from briny.minion.fileops import diff, lines, perms, tree
 
 BASE = "a=1\nb=2\nd=4\n"
@@ -36,12 +36,12 @@ def test_parse_hash(given: str, want: dict | None) -> None:
 
 def test_parse_hash_errors() -> None:
     with pytest.raises(
-        diff.HashError,
+        HashError,
         match=r"^Invalid hash type 'foo'\. Supported hash types are: sha512, "
         r"sha384, sha256, sha224, sha1, md5\. Either remove",
     ):
         diff.parse_hash("foo=abc")
-    with pytest.raises(diff.HashError, match="format is invalid"):
+    with pytest.raises(HashError, match="format is invalid"):
         diff.parse_hash("abc")
 
 
@@ -49,9 +49,9 @@ def test_hash_from_text() -> None:
     text = f"{'1' * 64}  other.txt\n{'2' * 64}  plain.txt\n"
     assert diff.hash_from_text(text, "/h", "plain.txt") == {"hash_type": "sha256", "hsum": "2" * 64}
     assert diff.hash_from_text(f"{'3' * 32}\n", "/h", "x") == {"hash_type": "md5", "hsum": "3" * 32}
-    with pytest.raises(diff.HashError):
+    with pytest.raises(HashError):
         diff.hash_from_text("nothing here\n", "/h", "x")
-    with pytest.raises(diff.HashError):
+    with pytest.raises(HashError):
         diff.hash_from_text(text, "/h", "third.txt")
 
 

@@ -1,0 +1,182 @@
+"""This minion's pillar: where a job's pillar comes from, and where the daemon keeps it.
+
+Runs in the minion daemon (its worker threads) and in job processes. The
+rendering itself is :mod:`briny.common.pillar` (the same compiler the master
+runs for each minion in :mod:`briny.master.pillar`); this module only chooses
+the source and keeps what it got:
+
+- :class:`LocalPillar`: rendered from this host's ``pillar_roots``
+  (masterless: ``briny-call --local``, a daemon with ``file_client: local``);
+- :class:`MasterPillar`: what the master renders for this minion, asked with a
+  ``pillar`` request, kept until ``saltutil.refresh_pillar``;
+- :class:`StaticPillar`: the config's ``pillar:`` (no master answer yet);
+- :class:`ChannelPillar`: a job process's view of the daemon's source (the
+  daemon's kept pillar over the job channel; masterless, rendered in the job
+  process when the daemon keeps none yet, and handed back to keep).
+
+A ``pillar=`` override is rendered into the pillar where the source renders
+(``compile_with``), else merged over it
+(:func:`briny.common.pillar.with_override`).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+
+class PillarSource(Protocol):
+    """Where a job's pillar comes from (worker code)."""
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]: ...
+
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Pillar with a ``pillar=`` override, or None to merge the override in the module."""
+
+    def refresh(self) -> None:
+        """Forget a kept pillar (``saltutil.refresh_pillar``)."""
+
+
+class LocalPillar:
+    """Pillar rendered from this host's ``pillar_roots`` (masterless).
+
+    With ``cache`` (the daemon) the pillar is rendered on first use and kept
+    until :meth:`refresh`; without (``briny-call``) every call renders it.
+    """
+
+    def __init__(self, cache: bool = False) -> None:
+        self.cache = cache
+        self._lock = threading.Lock()
+        self._pillar: dict[str, Any] | None = None
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        from briny.common.pillar import compile_local_pillar  # Jinja and the compiler: only now
+
+        if not self.cache:
+            return compile_local_pillar(opts, grains, salt)
+        with self._lock:
+            if self._pillar is None:
+                self._pillar = compile_local_pillar(opts, grains, salt)
+            return copy.deepcopy(self._pillar)
+
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        from briny.common.pillar import compile_local_pillar
+
+        return compile_local_pillar(opts, grains, salt, override)
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._pillar = None
+
+    def kept(self) -> dict[str, Any] | None:
+        """The kept pillar (a copy), or None when the next job renders it."""
+        with self._lock:
+            return copy.deepcopy(self._pillar) if self._pillar is not None else None
+
+    def keep(self, pillar: dict[str, Any]) -> None:
+        """Keep a pillar a job process rendered (``multiprocessing: True``) until :meth:`refresh`."""
+        if self.cache:
+            with self._lock:
+                if self._pillar is None:
+                    self._pillar = copy.deepcopy(pillar)
+
+
+class StaticPillar:
+    """The ``pillar:`` key of the config (a minion whose master serves no pillar yet)."""
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        value = opts.get("pillar")
+        return copy.deepcopy(value) if isinstance(value, dict) else {}
+
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
+
+    def refresh(self) -> None:
+        pass
+
+
+class MasterPillar:
+    """Pillar the master renders for this minion (a ``pillar`` request, made by ``fetch`` from the
+    worker), kept until :meth:`refresh`; the config's ``pillar:`` when the master serves none.
+
+    ``fetch`` returns the reply payload, or None when the master did not answer (no session, a
+    timeout): then this job gets the config's ``pillar:`` and the next job asks again; an answer
+    without a pillar (``{"error": ...}``: a master that serves none) is kept like a pillar."""
+
+    def __init__(self, fetch: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+        self.fetch = fetch
+        self._lock = threading.Lock()
+        self._pillar: dict[str, Any] | None = None
+
+    def _ask(self, opts: dict[str, Any]) -> dict[str, Any] | None:
+        """Ask the master (lock held); the pillar to keep, or None when it did not answer."""
+        reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
+        if reply is None:
+            return None
+        if isinstance(reply.get("pillar"), dict):
+            return reply["pillar"]
+        log.debug("the master served no pillar; using the config's 'pillar'")
+        return StaticPillar().get(opts, {}, None)
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        with self._lock:
+            if self._pillar is None:
+                self._pillar = self._ask(opts)
+                if self._pillar is None:
+                    log.warning("no pillar from the master for this job; using the config's 'pillar'")
+                    return StaticPillar().get(opts, grains, salt)
+            return copy.deepcopy(self._pillar)
+
+    def reload(self, opts: dict[str, Any]) -> bool:
+        """Ask the master again now (``saltutil.refresh_pillar``); False when it did not answer
+        (the next job asks again)."""
+        with self._lock:
+            self._pillar = self._ask(opts)
+            return self._pillar is not None
+
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._pillar = None
+
+
+class ChannelPillar:
+    """The job's pillar source: the daemon's kept pillar; masterless, rendered here when the daemon
+    keeps none yet (and handed to the daemon to keep)."""
+
+    def __init__(self, chan: Any, local: bool) -> None:  # chan: the job's JobChannel
+        self.chan = chan
+        self.local = local
+
+    def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
+        value = self.chan.call("pillar")
+        if isinstance(value, dict):
+            return value
+        if not self.local:
+            return StaticPillar().get(opts, grains, salt)
+        pillar = LocalPillar().get(opts, grains, salt)
+        self.chan.send("pillar_keep", pillar=pillar)
+        return pillar
+
+    def compile_with(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return LocalPillar().compile_with(opts, grains, salt, override) if self.local else None
+
+    def refresh(self) -> None:
+        self.chan.call("refresh_pillar")

@@ -1,0 +1,139 @@
+"""One state call (``common/state_call.py``): the check commands go through ``cmd.retcode`` with
+Salt's options, ``get_return`` is Salt's nested lookup, a state that raises is logged at error."""
+
+from __future__ import annotations
+
+import logging
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briny.common import loader
+from briny.common.engine import run_low_chunks
+
+# A cmd module that records how it was called and answers from a table, and a state module
+CMD = """
+CALLS = []
+ANSWERS = {}
+
+def retcode(cmd, **kwargs):
+    CALLS.append((cmd, kwargs))
+    return ANSWERS.get(cmd, 0)
+
+def info(**kwargs):
+    return {"a": [{"ready": True}, {"other": 1}], "n": [0, "yes"]}
+"""
+STATES = """
+def ok(name, **kwargs):
+    return {"name": name, "changes": {}, "result": True, "comment": "ran"}
+
+def boom(name, **kwargs):
+    raise ValueError("kaboom in the state")
+"""
+
+
+@pytest.fixture()
+def loaders(tmp_path: Path):
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "cmd.py").write_text(textwrap.dedent(CMD))
+    (tmp_path / "states").mkdir()
+    (tmp_path / "states" / "probe.py").write_text(textwrap.dedent(STATES))
+    opts = {"test": False, "id": "m1"}
+    salt = loader.minion_mods(opts, extra_dirs=[tmp_path / "mods"])
+    states = loader.states(opts, salt, extra_dirs=[tmp_path / "states"])
+    return opts, salt, states
+
+
+def _low(fun: str = "ok", **kw: Any) -> dict[str, Any]:
+    return {"state": "probe", "fun": fun, "__id__": "x", "name": "x", "__sls__": "s", "__env__": "base", **kw}
+
+
+def _run(loaders, low: dict[str, Any]) -> tuple[dict[str, Any], list]:
+    opts, salt, states = loaders
+    ret = run_low_chunks([low], salt=salt, states=states, opts=opts, jid="20240101000000000000")
+    return next(iter(ret.values())), salt.module("cmd").CALLS
+
+
+def test_onlyif_and_unless_run_through_cmd_with_the_states_options(loaders):
+    low = _low(
+        onlyif="true-cmd",
+        unless="false-cmd",
+        runas="nobody",
+        cwd="/tmp",
+        env={"A": "1"},
+        shell="/bin/bash",
+        umask="022",
+        timeout=5,
+    )
+    loaders[1].module("cmd").ANSWERS.update({"false-cmd": 1})
+    ret, calls = _run(loaders, low)
+    assert ret["result"] is True and ret["comment"] == "ran"
+    expected = {
+        "ignore_retcode": True,
+        "python_shell": True,
+        "runas": "nobody",
+        "cwd": "/tmp",
+        "env": {"A": "1"},
+        "shell": "/bin/bash",
+        "umask": "022",
+        "timeout": 5,
+    }
+    assert calls == [("true-cmd", expected), ("false-cmd", expected)]
+
+
+def test_cmd_opts_exclude_drops_options(loaders):
+    ret, calls = _run(loaders, _low(onlyif="c", runas="nobody", cwd="/tmp", cmd_opts_exclude="runas"))
+    assert ret["result"] is True
+    assert calls == [("c", {"ignore_retcode": True, "python_shell": True, "cwd": "/tmp"})]
+    loaders[1].module("cmd").CALLS.clear()
+    _run(loaders, _low(onlyif="c", runas="nobody", shell="/bin/zsh", cmd_opts_exclude=["runas", "shell"]))
+    assert calls == [("c", {"ignore_retcode": True, "python_shell": True})]
+
+
+def test_check_cmd_gets_no_runas_env_or_cwd(loaders):
+    """Salt's _run_check_cmd passes only the shell grain (cmd's own default here)."""
+    ret, calls = _run(loaders, _low(check_cmd="verify", runas="nobody", cwd="/tmp", env={"A": "1"}))
+    assert ret["comment"] == "check_cmd determined the state succeeded"
+    assert calls == [("verify", {"ignore_retcode": True, "python_shell": True})]
+    loaders[1].module("cmd").ANSWERS.update({"verify": 3})
+    ret, _ = _run(loaders, _low(check_cmd="verify"))
+    assert (ret["result"], ret["comment"]) == (False, "check_cmd determined the state failed")
+
+
+def test_onlyif_false_skips_the_state(loaders):
+    loaders[1].module("cmd").ANSWERS.update({"no": 1})
+    ret, _ = _run(loaders, _low(onlyif="no"))
+    assert (ret["result"], ret["comment"]) == (True, "onlyif condition is false")
+
+
+@pytest.mark.parametrize(
+    ("get_return", "result", "comment"),
+    [
+        ("a:ready", True, "ran"),  # a dict inside a list, as Salt's traverse_dict_and_list
+        ("n:1", True, "ran"),
+        ("n:0", True, "onlyif condition is false"),
+        ("a:missing", True, "onlyif condition is false"),
+    ],
+)
+def test_onlyif_get_return_is_salts_nested_lookup(loaders, get_return, result, comment):
+    ret, _ = _run(loaders, _low(onlyif=[{"fun": "cmd.info", "get_return": get_return}]))
+    assert (ret["result"], ret["comment"]) == (result, comment)
+
+
+def test_a_state_that_raises_is_logged_at_error_with_its_traceback(loaders, caplog):
+    with caplog.at_level(logging.WARNING, logger="briny.common.state_call"):
+        ret, _ = _run(loaders, _low(fun="boom"))
+    assert ret["result"] is False
+    assert ret["comment"].startswith("An exception occurred in this state: Traceback")
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "Traceback" in errors[0].getMessage() and "kaboom in the state" in errors[0].getMessage()
+
+
+def test_a_successful_state_logs_nothing_above_info(loaders, caplog):
+    with caplog.at_level(logging.WARNING, logger="briny.common.state_call"):
+        ret, _ = _run(loaders, _low())
+    assert ret["result"] is True
+    assert caplog.records == []
