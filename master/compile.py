@@ -72,6 +72,7 @@ from typing import Any
 
 import msgpack
 
+from briny.common import config
 from briny.common.args import KWARG_RE, parse_input
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
@@ -248,7 +249,7 @@ class MasterCompiler:
         self.fallbacks = 0
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
-        mode = str(opts.get("state_compile") or "auto").lower()
+        mode = str(config.setting(opts, "state_compile")).lower()
         if mode not in MODES:
             log.warning("state_compile %r is not one of %s; using auto", mode, ", ".join(MODES))
             mode = "auto"

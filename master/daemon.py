@@ -44,6 +44,7 @@ import zmq
 import zmq.asyncio
 
 from briny.common.config import load_master_config
+from briny.common import config
 from briny.common.daemonize import (
     daemonize,
     remove_pidfile,
@@ -86,10 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_ports(opts: dict[str, Any]) -> None:
     """Refuse early, with a clear message, when a port is taken (before forking)."""
-    host = str(opts.get("interface") or "0.0.0.0")
+    host = str(config.setting(opts, "interface"))
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     for key in ("ret_port", "publish_port"):
-        port = int(opts.get(key) or 0)
+        port = config.count(opts, key)
         probe = socket.socket(family, socket.SOCK_STREAM)
         try:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -119,7 +120,7 @@ def build_server(
     (loaded from ``cachedir``), each minion's pillar, the file server and the state compiler,
     whose requests run in the server's workers. The caller closes ``server.grains`` after
     :meth:`MasterServer.close`."""
-    grains = GrainsCache(str(opts.get("cachedir") or "/var/cache/briny/master"))
+    grains = GrainsCache(str(config.setting(opts, "cachedir", "master")))
     loaded = grains.load_all()
     if loaded:
         log.info("loaded the cached grains of %d minions", loaded)

@@ -73,6 +73,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from briny.common import crypto
+from briny.common import config
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 
@@ -188,9 +189,9 @@ class KeyStore:
 
     def __init__(self, opts: dict[str, Any], *, fire_events: bool = True) -> None:
         self.opts = opts
-        self.pki_dir = os.path.abspath(str(opts.get("pki_dir") or "/etc/briny/pki/master"))
+        self.pki_dir = os.path.abspath(str(config.setting(opts, "pki_dir", "master")))
         self.fire_events = fire_events
-        self.hash_type = str(opts.get("hash_type") or "sha256")  # of the fingerprints, as salt-key
+        self.hash_type = str(config.setting(opts, "hash_type"))  # of the fingerprints, as salt-key
         self._tlock = threading.RLock()
         self._listings: dict[str, _Listing] = {}
         # what each folder held at its last scan, and how many scans found a change (any folder)
@@ -500,7 +501,7 @@ class KeyStore:
         offered = load_public_pem(pub_pem)
         text = pub_pem.decode("utf-8") if isinstance(pub_pem, bytes) else pub_pem
         if auto_accept is None:
-            auto_accept = bool(self.opts.get("auto_accept", False))
+            auto_accept = bool(config.setting(self.opts, "auto_accept"))
         event: dict[str, Any] = {"id": minion_id, "pub": text}
         with self._locked():
 

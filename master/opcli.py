@@ -44,6 +44,7 @@ from typing import Any, NoReturn, TextIO
 
 from briny.common.args import parse_input
 from briny.common.config import load_master_config
+from briny.common import config
 from briny.common.exceptions import BrinyError
 from briny.common import logsetup
 from briny.master.clientapi import MasterClient, MasterError, MasterNotRunning
@@ -455,8 +456,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     except BrinyError as exc:
         stderr.write(f"{exc}\n")
         return 2
-    timeout = ns.timeout if ns.timeout and ns.timeout > 0 else float(opts.get("timeout") or 5)
-    gather = float(opts.get("gather_job_timeout") or 10)
+    timeout = ns.timeout if ns.timeout and ns.timeout > 0 else config.number(opts, "timeout")
+    gather = config.number(opts, "gather_job_timeout")
     tgt: Any = ns.tgt
     tgt_type = ns.tgt_type or "glob"
     client = MasterClient(opts)

@@ -51,7 +51,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from briny.common import crypto, handshake, wire
+from briny.common import config, crypto, handshake, wire
 from briny.common.exceptions import AuthError, SaltInvocationError, WireError
 from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
@@ -153,8 +153,9 @@ class MasterServer:
         self.compiler = compiler
         self._fire = fire or (lambda tag, data: None)
         self._own_executor = executor is None
+        workers = max(2, config.count(opts, "worker_threads"))
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(
-            max_workers=max(2, int(opts.get("worker_threads") or 5)), thread_name_prefix="briny-master"
+            max_workers=workers, thread_name_prefix="briny-master"
         )
         self.keys.ensure_master_keys()
         self._master_priv = self.keys.master_key()
@@ -166,7 +167,7 @@ class MasterServer:
             self._master_priv,
             self.master_pub,
             self.sign_pub,
-            lambda: bool(self.opts.get("auto_accept", False)),
+            lambda: bool(config.setting(self.opts, "auto_accept")),
         )
         self.keywatch = KeyWatch(keys)
         self._keys_applied = 0  # the generation of the last key store view applied
@@ -174,7 +175,7 @@ class MasterServer:
         self.jobs = JobBook()
         self.trust = MinionTrust(self.jobs, jobcache)
         self.replay = wire.ReplayGuard()
-        self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
+        self._auth_slots = asyncio.Semaphore(workers * 4)
         self._auth_backlog = Backlog(AUTH_BACKLOG_BYTES, "auth frames")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
@@ -479,8 +480,7 @@ class MasterServer:
     def _timeout(self, timeout: Any) -> float:
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
             return float(timeout)
-        default = self.opts.get("timeout", 5)
-        return float(default) if isinstance(default, (int, float)) and default > 0 else 5.0
+        return config.number(self.opts, "timeout")
 
     def _pub_frame(self, sess: Session, load: dict[str, Any]) -> bytes:
         env = wire.sealed("pub", sess.id, sess.key, load)
@@ -533,8 +533,7 @@ class MasterServer:
         """Accepted ids, and those heard from within two ping intervals (loop + a worker)."""
         view = await self._in_worker(self.keywatch.read)
         self.apply_keys(view)
-        interval = self.opts.get("ping_interval") or 10
-        window = 2 * float(interval if isinstance(interval, (int, float)) and interval > 0 else 10)
+        window = 2 * config.number(self.opts, "ping_interval")  # the minions' heartbeat
         return {"accepted": sorted(view.accepted), "connected": self.sessions.connected(window)}
 
     # ----- housekeeping -----------------------------------------------------------------------

@@ -53,7 +53,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from briny.common import wire
+from briny.common import config, wire
 from briny.common.exceptions import ConfigError, WireError
 from briny.common.ids import id_problem
 from briny.common.transport import ClientTransport, topic_for
@@ -65,9 +65,7 @@ from briny.minion.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PING_INTERVAL = 10.0
-DEFAULT_AUTH_TIMEOUT = 10.0
-DEFAULT_WORKERS = 16
+DEFAULT_WORKERS = 16  # job threads at once when process_count_max sets no limit
 
 TransportFactory = Callable[[], ClientTransport]
 
@@ -130,17 +128,17 @@ class MinionAgent:
         self.topic = topic_for(self.id)
         self.factory = transport_factory
         self.grains: dict[str, Any] = dict(grains or {})
-        self.ping_interval = _seconds(opts.get("ping_interval"), DEFAULT_PING_INTERVAL)
-        self.auth_timeout = _seconds(opts.get("auth_timeout"), DEFAULT_AUTH_TIMEOUT)
-        self.acceptance_wait = _seconds(opts.get("acceptance_wait_time"), 10.0)
-        self.backoff = Backoff(float(opts.get("recon_default") or 1000), float(opts.get("recon_max") or 10000))
-        self.shutdown_grace = _seconds(opts.get("shutdown_grace"), 5.0)
+        self.ping_interval = config.number(opts, "ping_interval")
+        self.auth_timeout = config.number(opts, "auth_timeout")
+        self.acceptance_wait = config.number(opts, "acceptance_wait_time")
+        self.backoff = Backoff(config.number(opts, "recon_default"), config.number(opts, "recon_max"))
+        self.shutdown_grace = config.number(opts, "shutdown_grace")
         self.use_bus = event_bus
         self.auth = MinionAuth(opts, self.id, self.auth_timeout)
         self.pub_pem = self.auth.pub_pem
-        count = int(opts.get("process_count_max") or -1)
         self.pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers or (count if count > 0 else DEFAULT_WORKERS), thread_name_prefix="briny-job"
+            max_workers=workers or config.limit(opts, "process_count_max") or DEFAULT_WORKERS,
+            thread_name_prefix="briny-job",
         )
         self.registry = JobRegistry()
         local = opts.get("file_client") == "local"
@@ -518,12 +516,6 @@ class MinionAgent:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def _seconds(value: Any, default: float) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return default
 
 
 def public_opts(opts: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from briny.common import crypto, handshake, wire
+from briny.common import config, crypto, handshake, wire
 from briny.common.exceptions import AuthError, WireError
 from briny.common.transport import ClientTransport
 
@@ -60,11 +60,11 @@ class MinionAuth:
     def __init__(self, opts: dict[str, Any], minion_id: str, timeout: float) -> None:
         self.id = minion_id
         self.timeout = timeout  # seconds to wait for each answer of the master
-        pki = Path(str(opts.get("pki_dir") or "."))
+        pki = Path(str(config.setting(opts, "pki_dir", "minion")))
         self.pki_dir = pki
         self.master_pub_path = pki / "minion_master.pub"
-        self.master_finger = str(opts.get("master_finger") or "")
-        self.hash_type = str(opts.get("hash_type") or "sha256")  # of master_finger, as Salt's
+        self.master_finger = str(config.setting(opts, "master_finger"))
+        self.hash_type = str(config.setting(opts, "hash_type"))  # of master_finger, as Salt's
         if self.master_finger:
             crypto.fingerprint("", self.hash_type)  # ConfigError now for a hash_type briny lacks
         self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub")
