@@ -235,7 +235,7 @@ class MasterCompiler:
         fileserver: FileServer,
         pillars: MinionPillars,
         grains_of: GrainsLookup,
-        opts_of: Callable[[str], Mapping[str, Any] | None] | None = None,
+        opts_of: Callable[[str], ReportedConfig | Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.opts = opts
         self.fileserver = fileserver

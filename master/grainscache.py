@@ -41,6 +41,7 @@ import msgpack
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 from briny.common.onloop import assert_on_loop
+from briny.common.reported import ReportedConfig
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class GrainsCache:
     def __init__(self, cachedir: str) -> None:
         self.folder = os.path.join(cachedir, "grains")
         self._data: dict[str, Mapping[str, Any]] = {}
-        self._opts: dict[str, Mapping[str, Any]] = {}
+        self._opts: dict[str, ReportedConfig] = {}
         self._lock = threading.Lock()
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
 
@@ -65,8 +66,8 @@ class GrainsCache:
         with self._lock:
             return self._data.get(minion_id)
 
-    def opts_of(self, minion_id: str) -> Mapping[str, Any] | None:
-        """The public config ``minion_id`` reported (None when it reported none)."""
+    def opts_of(self, minion_id: str) -> ReportedConfig | None:
+        """What the master took of the config ``minion_id`` reported (None: it knows none)."""
         with self._lock:
             return self._opts.get(minion_id)
 
@@ -88,8 +89,8 @@ class GrainsCache:
             self._data[minion_id] = grains
         self._submit(self._write, minion_id, grains)
 
-    def put_opts(self, minion_id: str, opts: Mapping[str, Any] | None) -> None:
-        """Keep the public config a minion reported (None: it reported nothing usable); loop."""
+    def put_opts(self, minion_id: str, opts: ReportedConfig | None) -> None:
+        """Keep what the master took of a minion's reported config (None: nothing usable); loop."""
         assert_on_loop("the grains cache")
         with self._lock:
             if opts is None:

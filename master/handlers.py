@@ -89,7 +89,7 @@ class MinionHandlers:
         jid = payload.get("jid")
         if jid == "req":
             return self._local_return(sess, payload)
-        if not valid_jid(jid):
+        if not isinstance(jid, str) or not valid_jid(jid):
             raise WireError(f"'jid' must be a job id of 20 digits, not {str(jid)[:40]!r}")
         if "return" not in payload:
             raise WireError("a return needs a 'return' field")

@@ -279,9 +279,10 @@ class MasterServer:
             log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
             await self._refuse(peer, corr, env.id, str(exc))
             return
-        if self._auth_backlog.admit(len(env.body)):
+        size = len(env.body)
+        if self._auth_backlog.admit(size):
             task = self._spawn(self._auth(peer, corr, msg))
-            task.add_done_callback(lambda _t, size=len(env.body): self._auth_backlog.release(size))
+            task.add_done_callback(lambda _t: self._auth_backlog.release(size))
 
     async def _refuse(self, peer: bytes, corr: bytes, minion_id: str, why: str) -> None:
         """A clear ``err`` reply to the peer that sent a request."""

@@ -29,7 +29,7 @@ import functools
 import logging
 import signal
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from briny.common.event import stamp
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 RECENT_JIDS = 1000  # publishes already taken (a master may hand a job again after a reconnect)
 WHAT = "the minion's job table"
 
-Deliver = Callable[[str, dict[str, Any]], Awaitable[bool]]  # (cmd, payload): send or keep in the outbox
+Deliver = Callable[[str, dict[str, Any]], Coroutine[Any, Any, bool]]  # (cmd, payload): send, or keep in the outbox
 ToLoop = Callable[[Coroutine[Any, Any, Any]], None]  # a worker hands a coroutine to the loop
 Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]  # a task the daemon tracks (loop)
 
