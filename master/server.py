@@ -170,7 +170,7 @@ class MasterServer:
             lambda: bool(config.setting(self.opts, "auto_accept")),
         )
         self.keywatch = KeyWatch(keys)
-        self._keys_applied = 0  # the generation of the last key store view applied
+        self._keys_view: KeyView | None = None  # the newest view of the key store applied
         self.sessions = SessionTable()
         self.jobs = JobBook()
         self.trust = MinionTrust(self.jobs, jobcache)
@@ -291,7 +291,6 @@ class MasterServer:
     async def _auth(self, peer: bytes, corr: bytes, req: handshake.AuthRequest) -> None:
         """A signed auth with its challenge taken: RSA and key files in a worker, then the session."""
         async with self._auth_slots:
-            started = time.monotonic()  # the decision reads the key store after this
             try:
                 result = await self._in_worker(self.auth.decide, req)
             except (WireError, AuthError, SaltInvocationError) as exc:
@@ -304,9 +303,13 @@ class MasterServer:
         if self._stopping:
             return
         if result.key is not None:
-            heard = self.sessions.open(req.id, result.key, peer, started)
+            heard = self.sessions.open(req.id, result.key, peer, result.decided_at)
             log.info("authenticated %s (new session key)", req.id)
-            if heard is not None:  # it had a session: hand it again what it may have missed
+            view = self._keys_view
+            if view is not None and view.read_at > result.decided_at and req.id not in view.accepted:
+                # the key store, read after this decision, no longer accepts the key
+                self.drop_session(req.id, "its key is no longer accepted")
+            elif heard is not None:  # it had a session: hand it again what it may have missed
                 self.jobs.requeue(req.id, heard)
         elif result.status in ("rejected", "pending"):
             # "denied" leaves the accepted key (and its session) alone: anyone can offer
@@ -384,13 +387,14 @@ class MasterServer:
         """Bring the sessions in step with a view of the key store newer than the last applied
         (loop): drop the sessions of minions no longer accepted, forget the grains of minions
         with no key left. An older view (a slower read) changes nothing."""
-        if view.generation <= self._keys_applied:
+        if self._keys_view is not None and view.generation <= self._keys_view.generation:
             return
-        self._keys_applied = view.generation
+        self._keys_view = view
         for minion_id in self.sessions.keep_only(view.accepted, view.read_at):
             self.jobs.drop_pending(minion_id)
         for minion_id in self.grains.ids():
-            if minion_id not in view.known:
+            sess = self.sessions.get(minion_id)
+            if minion_id not in view.known and (sess is None or sess.since < view.read_at):
                 self.sessions.forget(minion_id)
                 self.grains.remove(minion_id)
 

@@ -34,7 +34,7 @@ class Session:
     id: str
     key: bytes
     peer: bytes
-    since: float  # monotonic time the auth decision that made the key started
+    since: float  # monotonic time of the key store decision of the auth that made the key
     started: bool = False  # salt/minion/<id>/start fired for this session
 
 
@@ -69,9 +69,9 @@ class SessionTable:
 
     # -- changes ----------------------------------------------------------------------------------
     def open(self, minion_id: str, key: bytes, peer: bytes, since: float) -> float | None:
-        """A new session for an accepted auth whose decision started at ``since`` (monotonic: it
-        read the key store after that). When it replaces one, when the minion was last heard
-        from before (so jobs sent since can be handed to it again); else None."""
+        """A new session for an accepted auth whose key store decision was made at ``since``
+        (monotonic). When it replaces one, when the minion was last heard from before (so jobs
+        sent since can be handed to it again); else None."""
         assert_on_loop(WHAT)
         replaced = minion_id in self._sessions
         heard = self.last_seen.get(minion_id, 0.0)
@@ -95,8 +95,8 @@ class SessionTable:
 
     def keep_only(self, accepted: Iterable[str] | frozenset[str], read_at: float) -> list[str]:
         """Drop the sessions of minions not in ``accepted`` (the key store as read from monotonic
-        time ``read_at``); a session whose auth decision started after ``read_at`` stays, it saw
-        a newer key store. The ids dropped."""
+        time ``read_at``); a session whose key store decision came after ``read_at`` stays: that
+        read may not have seen it. The ids dropped."""
         assert_on_loop(WHAT)
         allowed = accepted if isinstance(accepted, (set, frozenset)) else set(accepted)
         dropped = [i for i, sess in self._sessions.items() if i not in allowed and sess.since < read_at]

@@ -15,7 +15,7 @@ from briny.master.keys import KeyStore
 from briny.master.keywatch import KeyWatch
 from briny.master.server import MasterServer
 
-from .test_server import RawMinion, rsa_key
+from .test_server import Ctx, RawMinion, rsa_key, run_master
 
 
 class FakeCompiler:
@@ -96,3 +96,64 @@ def _changed(watch: KeyWatch, last: Any) -> Any:
     while (view := watch.read()) is last and time.monotonic() < deadline:
         time.sleep(0.005)
     return view
+
+
+# -- sessions and key store reads racing an auth --------------------------------------------------
+
+
+def test_a_key_rejected_right_after_its_auth_decision_gets_no_lasting_session(master_opts):
+    """The operator rejects the key between the auth's key store decision and the session: whether
+    the master reads the key store before the session opens or after, the session goes."""
+    master_opts["auto_accept"] = True
+
+    async def body(c: Ctx) -> None:
+        loop = asyncio.get_running_loop()
+        real = c.server.auth.decide
+        apply_first = [False]
+
+        def decide_then_reject(req: Any) -> Any:
+            result = real(req)
+            KeyStore(c.opts, fire_events=False).reject(req.id, include_accepted=True)
+            if apply_first[0]:  # the housekeeping reads (and applies) before the session opens
+                asyncio.run_coroutine_threadsafe(_applied_after(c, result.decided_at), loop).result(10)
+            return result
+
+        c.server.auth.decide = decide_then_reject  # type: ignore[method-assign]
+        m1 = c.minion("m1", 0)
+        assert (await m1.auth())["status"] == "accepted"
+        assert "m1" in c.server.sessions  # no read of the key store since the decision
+        await _applied_after(c, c.server.sessions["m1"].since)
+        assert "m1" not in c.server.sessions
+        apply_first[0] = True
+        m2 = c.minion("m2", 1)
+        assert (await m2.auth())["status"] == "accepted"
+        assert "m2" not in c.server.sessions
+        assert await m2.req("ping") == ("err", {"error": "unauthenticated"})
+
+    run_master(master_opts, body)
+
+
+def test_a_key_store_read_from_before_an_auto_accept_keeps_the_new_session(master_opts):
+    master_opts["auto_accept"] = True
+
+    async def body(c: Ctx) -> None:
+        before = await asyncio.get_running_loop().run_in_executor(None, c.server.keywatch.read)
+        assert "m1" not in before.known
+        m1 = await c.accepted("m1", 0)  # auto-accepted: its key written after that read
+        c.server.apply_keys(before)  # a slow read, applied late
+        assert "m1" in c.server.sessions and c.server.grains.get("m1") == {"id": "m1"}
+        assert (await m1.req("ping"))[0] == "rep"
+
+    run_master(master_opts, body)
+
+
+async def _applied_after(c: Ctx, moment: float) -> None:
+    """Read the key store (as the housekeeping does) until a view read after ``moment`` is applied
+    (a change within one timestamp tick shows at the next rescan, within ~20 ms)."""
+    deadline = time.monotonic() + 5
+    while True:
+        await c.server.check_keys()
+        view = c.server._keys_view
+        if (view is not None and view.read_at > moment) or time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.005)
