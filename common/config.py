@@ -11,6 +11,17 @@ Paths (``pki_dir``, ``cachedir``, ``sock_dir``, ``log_file``, ``pidfile``,
 places them: a relative path is joined to ``root_dir``, and an absolute one not
 already under it is re-rooted there (a syslog ``log_file`` URL is left as it is).
 
+Code reads a setting through one accessor, never restating its default:
+:func:`setting` (the value, or its default when unset), :func:`number` (a
+positive number: seconds, milliseconds), :func:`count` (a positive
+integer) and :func:`limit` (a positive integer, or no limit). The defaults
+are the tables below (``MINION_DEFAULTS``, ``MASTER_DEFAULTS``); a value
+that cannot be used (zero or negative where a positive number is needed)
+falls back to the default with a warning naming the key, once.
+``ping_interval`` is the one setting whose 0 (Salt's default: no
+heartbeat) means something else in briny: a heartbeat every 10 s
+(:data:`ZERO_MEANS`).
+
 Their defaults are briny's own, never Salt's: a host may still run Salt, and
 briny must not take its keys, pidfiles, sockets, caches or logs
 (``/etc/briny/pki/{master,minion}``, ``/var/cache/briny/{master,minion}``,
@@ -26,12 +37,14 @@ import copy
 import logging
 import os
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .exceptions import ConfigError
+from .numbers import non_negative, positive
 from .logsetup import CONSOLE_DATEFMT, CONSOLE_FORMAT, FILE_DATEFMT, FILE_FORMAT, FORMAT_KEYS, LEVELS
 from .logsetup import format_problem, is_syslog
 
@@ -126,11 +139,15 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "extension_modules": "",
     "auto_accept": False,
     "worker_threads": 5,
+    "gather_job_timeout": 10,
     "state_compile": "auto",
     "job_cache": "sqlite",
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
 }
+
+# settings whose 0 (or unset) means another value than their default says, in briny
+ZERO_MEANS: dict[str, float] = {"ping_interval": 10.0}  # Salt's 0 is "no heartbeat"; briny's minions always beat
 
 PATH_KEYS = ("pki_dir", "cachedir", "sock_dir", "log_file", "key_logfile", "pidfile", "extension_modules")
 LOG_LEVELS = tuple(LEVELS)
@@ -284,3 +301,76 @@ def load_master_config(
     if not opts.get("id"):
         opts["id"] = socket.gethostname() + "_master"
     return opts
+
+
+# -- reading settings: the defaults above, in one place ----------------------------------------
+
+_ROLES = {"master": MASTER_DEFAULTS, "minion": MINION_DEFAULTS}
+_warned: set[tuple[str, str]] = set()
+
+
+def default(key: str, role: str | None = None) -> Any:
+    """The default of ``key`` for ``role`` (``master`` or ``minion``): needed only for a key
+    whose master and minion defaults differ (the paths). ConfigError for a key briny does not
+    know (a programming error: add it to the tables)."""
+    table = _ROLES.get(role or "")
+    if table is not None and key in table:
+        return table[key]
+    master, minion = MASTER_DEFAULTS.get(key, ...), MINION_DEFAULTS.get(key, ...)
+    if master is not ... and minion is not ... and master != minion:
+        raise ConfigError(f"'{key}' has a master default and a minion default; the caller must say which")
+    for value in (master, minion):
+        if value is not ...:
+            return value
+    raise ConfigError(f"'{key}' is not a setting briny knows")
+
+
+def setting(opts: Mapping[str, Any], key: str, role: str | None = None) -> Any:
+    """``opts[key]``, or its default (:func:`default`) when it is unset (missing, None or an empty
+    string). ``role`` defaults to the config's own (``opts["__role"]``, set by the loaders)."""
+    value = opts.get(key)
+    return value if value is not None and value != "" else default(key, role or opts.get("__role"))
+
+
+def _unusable(key: str, value: Any, wanted: str, fallback: Any) -> None:
+    if value is None or (key in ZERO_MEANS and value == 0):
+        return
+    mark = (key, repr(value))
+    if mark not in _warned:
+        _warned.add(mark)
+        log.warning("config: '%s' must be %s, not %r; using %s", key, wanted, value, fallback)
+
+
+def number(opts: Mapping[str, Any], key: str, *, zero: bool = False) -> float:
+    """The positive number ``key`` holds (with ``zero``: 0 too), else :data:`ZERO_MEANS` or its
+    default (an unusable value is named in a warning)."""
+    value = opts.get(key)
+    found = (non_negative if zero else positive)(value, None)
+    if found is not None:
+        return found
+    fallback = float(ZERO_MEANS.get(key, default(key, opts.get("__role"))))
+    _unusable(key, value, "a number of 0 or more" if zero else "a positive number", fallback)
+    return fallback
+
+
+def _whole(value: Any) -> int | None:
+    """A number of 1 or more, as an int (rounded down, as ``int()``); None for anything else."""
+    found = positive(value, None)
+    return int(found) if found is not None and found >= 1 else None
+
+
+def count(opts: Mapping[str, Any], key: str) -> int:
+    """The positive integer ``key`` holds, else its default (an unusable value is named in a
+    warning)."""
+    value = opts.get(key)
+    whole = _whole(value)
+    if whole is not None:
+        return whole
+    fallback = int(default(key, opts.get("__role")))
+    _unusable(key, value, "a positive integer", fallback)
+    return fallback
+
+
+def limit(opts: Mapping[str, Any], key: str) -> int | None:
+    """The positive integer ``key`` holds, or None for no limit (0 or less, Salt's -1, unset)."""
+    return _whole(setting(opts, key))

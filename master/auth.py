@@ -106,13 +106,15 @@ class Challenges:
 
 @dataclass
 class AuthResult:
-    """One decided auth: the reply frame, the status, the new session key (accepted only) and the
-    ``salt/auth`` event data."""
+    """One decided auth: the reply frame, the status, the new session key (accepted only), the
+    ``salt/auth`` event data, and when the key store decision was made (monotonic: a read of
+    the key store that starts later sees it, and any change after it)."""
 
     frame: bytes
     status: str
     key: bytes | None
     event: dict[str, Any]
+    decided_at: float = 0.0
 
 
 class MasterAuth:
@@ -154,6 +156,7 @@ class MasterAuth:
         does not verify (nothing is recorded then)."""
         minion_key = handshake.check_auth_signature(req, self.finger)
         decision = self.keys.authorize(req.id, req.pub, bool(self.auto_accept()))
+        decided_at = time.monotonic()
         status = decision.status
         key: bytes | None = None
         session_enc = sign_pub = b""
@@ -165,4 +168,4 @@ class MasterAuth:
         event = dict(decision.event)
         event.setdefault("act", ACTS.get(status, status))
         event.setdefault("result", status in ("accepted", "pending"))
-        return AuthResult(frame, status, key, event)
+        return AuthResult(frame, status, key, event, decided_at)

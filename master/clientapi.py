@@ -3,7 +3,7 @@
 ``sock_dir/master_client.ipc`` is a ZeroMQ ROUTER the master binds inside
 ``sock_dir`` (mode 0700, socket 0600: only the master's user reaches it).
 Requests and replies are msgpack maps (``docs/PROTOCOL.md``, "Operator
-IPC"): ``publish``, ``find_job``, ``minions``, ``keys_changed``. A request
+IPC"): ``publish``, ``find_job``, ``minions``. A request
 may carry ``corr`` (any scalar); the reply echoes it, so a client never
 mistakes a late reply for the answer to a newer request.
 
@@ -73,11 +73,7 @@ class ClientAPIServer(IpcServer):
             return await self.master.find_job(request.get("jid"), request.get("minions"))
         if cmd == "minions":
             return await self.master.minions()
-        if cmd == "keys_changed":
-            return await self.master.keys_changed()
-        return error_reply(
-            "usage", f"unknown command {cmd[:40]!r}; the master knows publish, find_job, minions, keys_changed"
-        )
+        return error_reply("usage", f"unknown command {cmd[:40]!r}; the master knows publish, find_job, minions")
 
 
 def _as_reply(answer: dict[str, Any]) -> dict[str, Any]:
@@ -174,9 +170,6 @@ class MasterClient:
 
     def minions(self) -> dict[str, Any]:
         return self.request({"cmd": "minions"})
-
-    def keys_changed(self) -> dict[str, Any]:
-        return self.request({"cmd": "keys_changed"})
 
     def close(self) -> None:
         if self._sock is not None:

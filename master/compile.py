@@ -70,6 +70,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from briny.common import config
 from briny.common.args import publish_args, split_input
 from briny.common.digest import data_digest
 from briny.common.exceptions import BrinyError, FileServerError
@@ -201,7 +202,7 @@ class MasterCompiler:
         fileserver: FileServer,
         pillars: MinionPillars,
         grains_of: GrainsLookup,
-        opts_of: Callable[[str], Mapping[str, Any] | None] | None = None,
+        opts_of: Callable[[str], ReportedConfig | Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.opts = opts
         self.fileserver = fileserver
@@ -215,7 +216,7 @@ class MasterCompiler:
         self.fallbacks = 0
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
-        mode = str(opts.get("state_compile") or "auto").lower()
+        mode = str(config.setting(opts, "state_compile")).lower()
         if mode not in MODES:
             log.warning("state_compile %r is not one of %s; using auto", mode, ", ".join(MODES))
             mode = "auto"

@@ -9,13 +9,17 @@ one asyncio loop (``zmq.asyncio``) holding:
   (``interface:ret_port`` / ``interface:publish_port``);
 - :class:`briny.master.clientapi.ClientAPIServer` on
   ``sock_dir/master_client.ipc``;
-- the housekeeping task (key store re-reads, job cache pruning) and a
-  listener for ``salt/key`` events on the master bus (so ``briny-key`` in
-  another process drops sessions at once).
+- the housekeeping task (key store reads, job cache pruning).
 
-Threads besides the loop: the master event bus (``EventBus``, its own
-thread), the job cache writer, and the master's worker pool (RSA, key
-store, targeting). SIGTERM/SIGINT shut down cleanly: the operator IPC
+:func:`build_server` builds the master's subsystems (the grains cache, each
+minion's pillar, the file server, the state compiler) and the
+:class:`~briny.master.server.MasterServer` they plug into; tests build them
+the same way, or with fakes.
+
+Threads besides the loop (``docs/DEVELOPING.md``, "Threads"): the master
+event bus (``EventBus``, its own thread), the job cache writer, the grains
+cache writer, and the master's worker pool (RSA, key store, targeting,
+pillar, files, compiles). SIGTERM/SIGINT shut down cleanly: the operator IPC
 closes (no new jobs), the ROUTER stops being read after the frames already
 queued are handled (so in-flight returns are stored), the job cache is
 flushed and closed, then the bus stops and the pidfile is removed. SIGHUP
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -40,6 +45,7 @@ import zmq.asyncio
 
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
+from briny.common import config
 from briny.common.daemonize import (
     daemonize,
     remove_pidfile,
@@ -48,15 +54,17 @@ from briny.common.daemonize import (
     write_pidfile,
 )
 from briny.common.event import EventBus, EventSender
-from briny.common.event import decode as decode_event
 from briny.common.exceptions import BrinyError
 from briny.common import logsetup
-from briny.common.transport import ZmqServer
-from briny.master import keys as keys_mod
+from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
-from briny.master.jobcache import open_job_cache
+from briny.master.compile import MasterCompiler
+from briny.master.fileserver import FileServer
+from briny.master.grainscache import GrainsCache
+from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
-from briny.master.server import MasterServer
+from briny.master.pillar import MinionPillars
+from briny.master.server import Fire, MasterServer
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_ports(opts: dict[str, Any]) -> None:
     """Refuse early, with a clear message, when a port is taken (before forking)."""
-    host = str(opts.get("interface") or "0.0.0.0")
+    host = str(config.setting(opts, "interface"))
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     for key in ("ret_port", "publish_port"):
-        port = int(opts.get(key) or 0)
+        port = config.count(opts, key)
         probe = socket.socket(family, socket.SOCK_STREAM)
         try:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -91,23 +99,39 @@ def check_ports(opts: dict[str, Any]) -> None:
             probe.close()
 
 
+# -- the master and its subsystems -------------------------------------------------------
+
+
+def build_server(
+    opts: dict[str, Any],
+    transport: ServerTransport,
+    keys: KeyStore,
+    jobcache: JobCache,
+    *,
+    fire: Fire | None = None,
+    executor: concurrent.futures.Executor | None = None,
+) -> MasterServer:
+    """The master with its subsystems plugged in (on the loop, before it serves): the grains cache
+    (loaded from ``cachedir``), each minion's pillar, the file server and the state compiler,
+    whose requests run in the server's workers. The caller closes ``server.grains`` after
+    :meth:`MasterServer.close`."""
+    grains = GrainsCache(str(config.setting(opts, "cachedir", "master")))
+    loaded = grains.load_all()
+    if loaded:
+        log.info("loaded the cached grains of %d minions", loaded)
+    pillar = MinionPillars(opts, grains.get)  # each minion's pillar from the master's pillar_roots
+    fileserver = FileServer(opts)  # file_roots for authenticated minions
+    compiler = MasterCompiler(opts, fileserver, pillar, grains.get, grains.opts_of)  # state jobs per minion
+    server = MasterServer(
+        opts, transport, keys, jobcache, grains=grains, compiler=compiler, fire=fire, executor=executor
+    )
+    pillar.register(server)  # pillar
+    fileserver.register(server)  # file_envs, file_list, file_hash, file_chunk
+    compiler.register(server)  # compile (briny-call on a minion)
+    return server
+
+
 # -- the loop ---------------------------------------------------------------------------
-
-
-async def watch_key_events(opts: dict[str, Any], server: MasterServer, ctx: zmq.asyncio.Context) -> None:
-    """Drop sessions as soon as ``briny-key`` fires ``salt/key`` on the master bus (loop)."""
-    path = os.path.join(str(opts.get("sock_dir")), "master_event_pub.ipc")
-    sock = ctx.socket(zmq.SUB)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.SUBSCRIBE, b"salt/key")
-    sock.connect(f"ipc://{path}")
-    try:
-        while True:
-            frames = await sock.recv_multipart()
-            if decode_event(frames) is not None:
-                await server.keys_changed()
-    finally:
-        sock.close()
 
 
 async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
@@ -124,8 +148,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
     try:
         keys = KeyStore(opts)
         transport = ZmqServer(str(opts["interface"]), int(opts["ret_port"]), int(opts["publish_port"]), ctx=ctx)
-        server = MasterServer(opts, transport, keys, cache, fire=sender.fire)
-        keys_mod.set_notify_hook(server.key_hook(loop))
+        server = build_server(opts, transport, keys, cache, fire=sender.fire)
         capi = ClientAPIServer(opts, server, ctx=ctx)
         capi.bind()
         stop = asyncio.Event()
@@ -137,7 +160,6 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             serving,
             asyncio.ensure_future(capi.serve()),
             asyncio.ensure_future(server.housekeeping()),
-            asyncio.ensure_future(watch_key_events(opts, server, ctx)),
         ]
         log.warning(
             "briny-master %s serving on %s (ret %s, publish %s)",
@@ -175,7 +197,6 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        keys_mod.set_notify_hook(None)
         if capi is not None:
             capi.close()
         if transport is not None:
@@ -183,6 +204,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         await loop.run_in_executor(None, cache.close)  # flushes every queued write
         if server is not None:
             server.close()
+            await loop.run_in_executor(None, server.grains.close)  # writes what is queued
         sender.close()
         bus.stop()
         ctx.term()

@@ -42,6 +42,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+from briny.common import config
 from briny.common.exceptions import FileServerError
 from briny.common.fileclient import clean_path
 from briny.common.numbers import whole
@@ -53,7 +54,6 @@ CHUNK_SIZE = 1024 * 1024  # what a chunk request gets when it names no size
 CHUNK_MAX = 8 * 1024 * 1024  # the largest chunk served
 MAX_PATH = 4096
 MAX_SALTENV = 255
-DEFAULT_LIST_TTL = 1.0  # seconds a listing is trusted before its folders are stat'ed
 HASH_CACHE_MAX = 100_000
 RACY_NS = 2_000_000_000  # a stamp this close to "now" may hide a change made in the same tick
 
@@ -119,11 +119,9 @@ class FileServer:
         self.roots: dict[str, list[str]] = {
             str(env): [os.path.abspath(str(d)) for d in dirs] for env, dirs in raw.items() if isinstance(dirs, list)
         }
-        self.followsymlinks = bool(self.opts.get("fileserver_followsymlinks", True))
-        ttl = self.opts.get("fileserver_list_cache_time", DEFAULT_LIST_TTL)
-        self.ttl = (
-            float(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl >= 0 else DEFAULT_LIST_TTL
-        )
+        self.followsymlinks = bool(config.setting(self.opts, "fileserver_followsymlinks"))
+        # seconds a listing is trusted before its folders are stat'ed again
+        self.ttl = config.number(self.opts, "fileserver_list_cache_time", zero=True)
         self._lock = threading.Lock()
         self._listings: dict[str, _Listing] = {}
         self._hashes: dict[str, _Hashed] = {}

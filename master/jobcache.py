@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common.exceptions import ConfigError
+from briny.common import config
 from briny.common.ids import check_id, check_jid
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ class JobCache(abc.ABC):
 
 
 def cache_path(opts: dict[str, Any]) -> str:
-    return os.path.join(str(opts.get("cachedir") or "/var/cache/briny/master"), DB_NAME)
+    return os.path.join(str(config.setting(opts, "cachedir", "master")), DB_NAME)
 
 
 def keep_hours(opts: dict[str, Any]) -> float:
@@ -187,8 +188,7 @@ def keep_hours(opts: dict[str, Any]) -> float:
     seconds = opts.get("keep_jobs_seconds")
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
         return seconds / 3600.0
-    hours = opts.get("keep_jobs", 24)
-    return float(hours) if isinstance(hours, (int, float)) and not isinstance(hours, bool) else 24.0
+    return config.number(opts, "keep_jobs", zero=True)
 
 
 def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
@@ -197,7 +197,7 @@ def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
     ``readonly`` (``briny-run``) starts no writer and creates nothing: a
     missing cache reads as empty.
     """
-    kind = str(opts.get("job_cache") or "sqlite").lower()
+    kind = str(config.setting(opts, "job_cache")).lower()
     if kind == "sqlite":
         from briny.master.jobcache_sqlite import SqliteJobCache
 

@@ -38,10 +38,15 @@ is Salt 3007's, checked in the order Salt checks it:
 Keys are compared by their RSA numbers, so PEM formatting does not matter.
 Every change comes back as :class:`KeyChange` records; the operator
 operations (accept/reject/delete) fire ``salt/key`` events with Salt's data
-``{"result": True, "act": "accept"|"reject"|"delete", "id": ...}`` and call
-:func:`notify_master`. The auth decision fires nothing itself: it returns
-the ``salt/auth`` event data Salt fires (``act`` ``pend``/``accept``/
-``denied``) for the daemon to send.
+``{"result": True, "act": "accept"|"reject"|"delete", "id": ...}`` (for
+listeners and reactors, as Salt). The auth decision fires nothing itself:
+it returns the ``salt/auth`` event data Salt fires (``act`` ``pend``/
+``accept``/``denied``) for the daemon to send.
+
+The folders are the source of truth: a running master learns of any change,
+whoever made it, by reading them (:mod:`briny.master.keywatch`, through
+:meth:`KeyStore.folders` and :attr:`KeyStore.generation`); nothing here
+tells it.
 
 Fingerprints are :func:`briny.common.crypto.fingerprint` (Salt's
 ``pem_finger``) with the config's ``hash_type`` (default sha256): the same
@@ -60,7 +65,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +73,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from briny.common import crypto
+from briny.common import config
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 
@@ -92,9 +98,6 @@ TMP_PREFIX = ".tmp-"  # a key file being written (then renamed)
 # listing is scanned again (at most every _RESCAN_NS) until it is old enough.
 _RACY_NS = 1_000_000_000
 _RESCAN_NS = 20_000_000
-
-NotifyHook = Callable[[dict[str, Any], "KeyChange"], None]
-_notify_hook: NotifyHook | None = None
 
 
 @dataclass(frozen=True)
@@ -128,27 +131,6 @@ class AuthDecision:
     status: str
     changes: list[KeyChange] = field(default_factory=list)
     event: dict[str, Any] = field(default_factory=dict)
-
-
-def set_notify_hook(hook: NotifyHook | None) -> None:
-    """Install the function :func:`notify_master` calls (the master daemon does this)."""
-    global _notify_hook
-    _notify_hook = hook
-
-
-def notify_master(opts: dict[str, Any], change: KeyChange) -> None:
-    """Tell the running master about a key change (placeholder).
-
-    A no-op until the master daemon installs a hook with
-    :func:`set_notify_hook`. In a separate ``briny-key`` process the hook is
-    not installed; the daemon learns of the change from the ``salt/key``
-    event on its bus (and from the folder stamps :class:`KeyStore` watches).
-    """
-    if _notify_hook is not None:
-        try:
-            _notify_hook(opts, change)
-        except Exception:  # a broken hook must not undo a key change already made
-            log.exception("key change hook failed for %s", change)
 
 
 def load_public_pem(pem: bytes | str) -> rsa.RSAPublicKey:
@@ -202,16 +184,20 @@ class KeyStore:
     """Minion keys and the master key pair under ``opts["pki_dir"]``.
 
     ``fire_events`` (default True): accept/reject/delete fire ``salt/key``
-    on the master bus and call :func:`notify_master`.
+    on the master bus.
     """
 
     def __init__(self, opts: dict[str, Any], *, fire_events: bool = True) -> None:
         self.opts = opts
-        self.pki_dir = os.path.abspath(str(opts.get("pki_dir") or "/etc/briny/pki/master"))
+        self.pki_dir = os.path.abspath(str(config.setting(opts, "pki_dir", "master")))
         self.fire_events = fire_events
-        self.hash_type = str(opts.get("hash_type") or "sha256")  # of the fingerprints, as salt-key
+        self.hash_type = str(config.setting(opts, "hash_type"))  # of the fingerprints, as salt-key
         self._tlock = threading.RLock()
         self._listings: dict[str, _Listing] = {}
+        # what each folder held at its last scan, and how many scans found a change (any folder)
+        self._seen: dict[str, frozenset[str]] = {}
+        self._seen_lock = threading.RLock()
+        self.generation = 0
         self._reads: dict[str, _KeyRead] = {}
         self._master_key: rsa.RSAPrivateKey | None = None
         self._dirs_ready = False
@@ -266,7 +252,7 @@ class KeyStore:
         try:
             st = os.stat(path)
         except FileNotFoundError:
-            return frozenset()
+            return self._note(folder, frozenset())
         stamp = (st.st_mtime_ns, st.st_ino)
         cached = self._listings.get(folder)
         if (
@@ -297,7 +283,15 @@ class KeyStore:
             )
         listing = _Listing(stamp, frozenset(names), time.time_ns() - st.st_mtime_ns < _RACY_NS, time.monotonic_ns())
         self._listings[folder] = listing
-        return listing.names
+        return self._note(folder, listing.names)
+
+    def _note(self, folder: str, names: frozenset[str]) -> frozenset[str]:
+        """Count a scan that found ``folder`` changed (:attr:`generation`)."""
+        with self._seen_lock:
+            if self._seen.get(folder) != names:
+                self._seen[folder] = names
+                self.generation += 1
+        return names
 
     def _read(self, path: str) -> _KeyRead | None:
         try:
@@ -422,6 +416,14 @@ class KeyStore:
                 return None
         return read.obj
 
+    def folders(self) -> tuple[int, dict[str, frozenset[str]]]:
+        """(:attr:`generation`, the ids in each key folder, unsorted), consistent with each other:
+        one ``stat`` per folder while nothing changed (the listings are cached by folder stamp);
+        every scan that finds a folder changed since its last scan adds one to the generation."""
+        with self._seen_lock:
+            listing = {folder: self._names(folder) for folder in KEY_DIRS}
+            return self.generation, listing
+
     def accepted_ids(self) -> list[str]:
         """Accepted ids (sorted); cheap: the listing is cached by folder stamp."""
         return _sorted_ids(self._names(ACC))
@@ -499,7 +501,7 @@ class KeyStore:
         offered = load_public_pem(pub_pem)
         text = pub_pem.decode("utf-8") if isinstance(pub_pem, bytes) else pub_pem
         if auto_accept is None:
-            auto_accept = bool(self.opts.get("auto_accept", False))
+            auto_accept = bool(config.setting(self.opts, "auto_accept"))
         event: dict[str, Any] = {"id": minion_id, "pub": text}
         with self._locked():
 
@@ -630,4 +632,3 @@ class KeyStore:
                 fire_event(self.opts, "salt/key", change.event_data(), name="master")
             except (OSError, ValueError) as exc:
                 log.warning("salt/key event for %s not sent: %s", change.id, exc)
-            notify_master(self.opts, change)

@@ -44,6 +44,7 @@ from typing import Any, NoReturn, TextIO
 from briny.common.args import parse_input
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
+from briny.common import config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common import logsetup
 from briny.common.numbers import positive
@@ -423,8 +424,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     except BrinyError as exc:
         stderr.write(f"{exc}\n")
         return 2
-    timeout = positive(ns.timeout, None) or float(opts.get("timeout") or 5)
-    gather = float(opts.get("gather_job_timeout") or 10)
+    timeout = positive(ns.timeout, None) or config.number(opts, "timeout")
+    gather = config.number(opts, "gather_job_timeout")
     tgt: Any = ns.tgt
     tgt_type = ns.tgt_type or "glob"
     client = MasterClient(opts)

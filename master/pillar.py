@@ -172,7 +172,7 @@ class MinionPillars:
     """Compiles and caches each minion's pillar (worker threads; thread-safe).
 
     ``grains_of`` gives a minion's cached grains (the server's
-    :class:`~briny.master.targeting.GrainsCache` ``get``); a minion the
+    :class:`~briny.master.grainscache.GrainsCache` ``get``, safe from any thread); a minion the
     master has no grains for is compiled with ``{}``.
     """
 

@@ -1,38 +1,44 @@
-"""The master's logic over a :class:`ServerTransport`: auth, sessions, requests, publishes.
+"""The master's protocol core over a :class:`ServerTransport`: frames, auth, sessions, requests,
+publishes.
 
-Owns what ``docs/PROTOCOL.md`` asks of the master: the auth handshake (its
-decisions are :class:`briny.master.auth.MasterAuth`) and the per-minion
-session keys, every ``req`` a minion sends (``ping``,
-``grains``, ``ret``, ``event``; more can be plugged in with
-:meth:`MasterServer.register_handler`), one sealed and signed ``pub`` per
-targeted minion, the grains cache that targeting reads, the in-memory job
-bookkeeping, the events the master fires, and the key-change hook that
-drops a session as soon as a key stops being accepted.
+Owns what ``docs/PROTOCOL.md`` asks of the master on the wire: the auth
+handshake (its decisions are :class:`briny.master.auth.MasterAuth`'s) and
+the per-minion session keys (:class:`briny.master.sessions.SessionTable`),
+every ``req`` a minion sends (dispatched to the handlers registered with
+:meth:`MasterServer.register_handler`: ``ping``/``grains``/``ret``/``event``
+are :mod:`briny.master.handlers`', the daemon registers the pillar, file
+server and compile subsystems it builds), one sealed and signed ``pub`` per
+targeted minion, and keeping the sessions in step with the key store
+(:mod:`briny.master.keywatch`). Recent jobs and the publishes waiting for a
+minion are :class:`briny.master.jobbook.JobBook`'s; what a minion may make
+the master store or fire is :class:`briny.master.trust.MinionTrust`'s.
 
-Where things run:
+Threads (``docs/DEVELOPING.md``, "Threads"):
 
-- **on the asyncio loop** (never blocking): frame parsing, auth hellos and
-  challenges, AES-GCM open and
-  seal, the replay guard, the request handlers, Ed25519 signing of
-  publishes, the session table (only the loop touches it), event firing
-  (a non-blocking PUSH), ``JobCache.save_*`` (they queue to the cache's own
-  writer thread);
-- **in the executor's worker threads**: everything RSA (the minion's auth
-  signature, the auth decision, which also reads and writes key files, the
-  session key encryption, the reply signature), targeting (key store
-  listings + grains matching), key store re-reads, grains cache writes, job
-  cache pruning.
+- **the asyncio loop** (never blocking) owns the session table, the job
+  book and the auth backlog, and runs frame parsing, auth hellos and
+  challenges, AES-GCM open and seal, the replay guard, the non-blocking
+  handlers, Ed25519 signing of publishes, event firing (a non-blocking
+  PUSH), ``JobCache.save_*`` (they queue to the cache's own writer thread),
+  and applying each newer view of the key store;
+- **the worker threads** (``run_in_executor``) run everything RSA (the
+  minion's auth signature, the auth decision, which also reads and writes
+  key files, the session key encryption, the reply signature), targeting
+  (the key store read and grains matching), the blocking handlers (pillar,
+  files, compiles), state compiles for publishes and job cache pruning;
+  they get their inputs as arguments and hand results back by returning,
+  never touching what the loop owns;
+- the grains cache and the job cache write their files in threads of
+  their own.
 
 A frame that does not parse, is over its kind's size limit (a clear
 ``auth`` frame: :data:`briny.common.wire.MAX_CLEAR_FRAME`), does not open
 with the claimed minion's session key, or fails the replay guard is logged
-with the claimed id and dropped (a request that does not open with the session key, and a
-refused auth, get a clear ``err`` reply, to the sender only); ``auth`` frames waiting for a worker hold
-at most :data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). A return, or a
-``salt/job/<jid>/ret/...`` event, is taken only for a job that targets the
-sender (in memory, else the job cache's index); the tag rules of forwarded
-events are :mod:`briny.master.tags`'. The receive loop survives anything
-(see :meth:`MasterServer.serve`).
+with the claimed id and dropped (a request that does not open with the
+session key, and a refused auth, get a clear ``err`` reply, to the sender
+only); ``auth`` frames waiting for a worker hold at most
+:data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). The receive loop survives
+anything (see :meth:`MasterServer.serve`).
 """
 
 from __future__ import annotations
@@ -42,11 +48,10 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from briny.common import crypto, handshake, wire
+from briny.common import config, crypto, handshake, wire
 from briny.common.exceptions import AuthError, JobCacheError, SaltInvocationError, WireError
 from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
@@ -54,22 +59,22 @@ from briny.common.numbers import positive
 from briny.common.transport import ServerTransport, topic_for
 from briny.master.auth import MasterAuth
 from briny.master.compile import MasterCompiler
-from briny.master.fileserver import FileServer
-from briny.master.jobcache import RETURN_KEYS, JobCache, keep_hours
+from briny.master.grainscache import GrainsCache
+from briny.master.handlers import MinionHandlers
+from briny.master.jobbook import JobBook, pending_deadline
+from briny.master.jobcache import JobCache, keep_hours
 from briny.master.keys import KeyStore
-from briny.master.pillar import MinionPillars
-from briny.master.tags import minion_tag
-from briny.master.targeting import GrainsCache, check_minions, check_target
+from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
+from briny.master.sessions import Session, SessionTable
+from briny.master.targeting import check_minions, check_target
+from briny.master.trust import MinionTrust
 
 log = logging.getLogger(__name__)
 
 Fire = Callable[[str, dict[str, Any]], None]
-Handler = Callable[["Session", dict[str, Any]], dict[str, Any]]
+Handler = Callable[[Session, dict[str, Any]], dict[str, Any]]
 
 SIGN_KEY = "master_sign.pem"
-JOB_MEMORY = 3600.0  # seconds a job's bookkeeping is kept in memory
-PENDING_MIN = 10.0  # a publish waits at least this long for a minion to (re)authenticate
-KEY_CHECK_INTERVAL = 1.0  # seconds between key store re-reads (a backstop to keys_changed)
 PRUNE_INTERVAL = 3600.0
 AUTH_BACKLOG_BYTES = 32 * 1024 * 1024  # auth frames waiting for a worker, with their bookkeeping
 TASK_OVERHEAD = 4096  # bytes counted per waiting frame for its task and envelope
@@ -79,37 +84,6 @@ NOT_OPENED = "the request does not open with this minion's session key; authenti
 
 def _short(value: str) -> str:
     return value if len(value) <= 64 else value[:61] + "..."
-
-
-@dataclass
-class Session:
-    """One authenticated minion: its session key and where it last spoke from."""
-
-    id: str
-    key: bytes
-    peer: bytes
-    since: float  # monotonic time of the auth that made the key
-    started: bool = False  # salt/minion/<id>/start fired for this session
-
-
-@dataclass
-class Job:
-    """What the master remembers of a recent job (returns themselves go to the job cache)."""
-
-    jid: str
-    fun: str
-    minions: set[str]
-    created: float
-    cached: bool  # False for saltutil.find_job probes: events only
-    returned: set[str] = field(default_factory=set)
-    load: dict[str, Any] | None = None  # the publish, to hand again to a minion that re-authenticates
-    loads: dict[str, dict[str, Any]] = field(default_factory=dict)  # per minion, with "compiled"
-
-
-@dataclass
-class _PendingPub:
-    deadline: float
-    payload: dict[str, Any]
 
 
 class Backlog:
@@ -149,10 +123,15 @@ class Backlog:
 
 
 class MasterServer:
-    """The master: see the module docstring. Build it, then ``await serve()``.
+    """The master: see the module docstring. Build it (the daemon's ``build_server`` builds it
+    with its subsystems), then ``await serve()``.
 
-    ``fire`` sends one event to the master bus (an ``EventSender``); tests
-    pass a list's ``append``-like function.
+    ``grains`` is the cache the ``grains`` requests fill and targeting reads;
+    ``compiler`` compiles state jobs per minion before they are published
+    (None: every minion compiles its own); ``fire`` sends one event to the
+    master bus (an ``EventSender``; tests pass a list's ``append``-like
+    function); ``executor`` is the worker pool (default: ``worker_threads``
+    threads of its own).
     """
 
     def __init__(
@@ -161,6 +140,9 @@ class MasterServer:
         transport: ServerTransport,
         keys: KeyStore,
         jobcache: JobCache,
+        *,
+        grains: GrainsCache,
+        compiler: MasterCompiler | None = None,
         fire: Fire | None = None,
         executor: concurrent.futures.Executor | None = None,
     ) -> None:
@@ -168,13 +150,14 @@ class MasterServer:
         self.transport = transport
         self.keys = keys
         self.jobcache = jobcache
+        self.grains = grains
+        self.compiler = compiler
         self._fire = fire or (lambda tag, data: None)
         self._own_executor = executor is None
+        workers = max(2, config.count(opts, "worker_threads"))
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(
-            max_workers=max(2, int(opts.get("worker_threads") or 5)), thread_name_prefix="briny-master"
+            max_workers=workers, thread_name_prefix="briny-master"
         )
-        # one thread for grains writes, so the writes of one minion land in order
-        self._disk = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
         self.keys.ensure_master_keys()
         self._master_priv = self.keys.master_key()
         self.master_pub = self.keys.master_public_pem()
@@ -185,38 +168,20 @@ class MasterServer:
             self._master_priv,
             self.master_pub,
             self.sign_pub,
-            lambda: bool(self.opts.get("auto_accept", False)),
+            lambda: bool(config.setting(self.opts, "auto_accept")),
         )
-        self.grains = GrainsCache(str(opts.get("cachedir") or "/var/cache/briny/master"))
-        loaded = self.grains.load_all()
-        if loaded:
-            log.info("loaded the cached grains of %d minions", loaded)
-        self.sessions: dict[str, Session] = {}
-        self.last_seen: dict[str, float] = {}
-        self.jobs: dict[str, Job] = {}
-        self._local_calls: dict[tuple[str, str], tuple[str, float]] = {}  # (id, its jid) -> (jid, made)
-        self._pending: dict[str, list[_PendingPub]] = {}
+        self.keywatch = KeyWatch(keys)
+        self._keys_view: KeyView | None = None  # the newest view of the key store applied
+        self.sessions = SessionTable()
+        self.jobs = JobBook()
+        self.trust = MinionTrust(self.jobs, jobcache)
         self.replay = wire.ReplayGuard()
-        self._auth_slots = asyncio.Semaphore(max(2, int(opts.get("worker_threads") or 5)) * 4)
+        self._auth_slots = asyncio.Semaphore(workers * 4)
         self._auth_backlog = Backlog(AUTH_BACKLOG_BYTES, "auth frames")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
-        self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {
-            "ping": (self._req_ping, False),
-            "grains": (self._req_grains, False),
-            "ret": (self._req_ret, False),
-            "event": (self._req_event, False),
-        }
-        # each minion's pillar from the master's pillar_roots (compiled in the workers)
-        self.pillar = MinionPillars(opts, self.grains.get)
-        self.pillar.register(self)
-        # file_roots for authenticated minions (file_envs, file_list, file_hash, file_chunk)
-        self.fileserver = FileServer(opts)
-        self.fileserver.register(self)
-        # state jobs compiled per minion (master/compile.py; in the workers)
-        self.minion_config: dict[str, Any] = {}  # what the master took of each minion's reported config
-        self.compiler = MasterCompiler(opts, self.fileserver, self.pillar, self.grains.get, self.minion_config.get)
-        self.compiler.register(self)  # the ``compile`` request (briny-call on a minion)
+        self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {}
+        MinionHandlers(self.jobs, self.trust, grains, jobcache, self.fire).register(self)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def fire(self, tag: str, data: dict[str, Any]) -> None:
@@ -315,9 +280,10 @@ class MasterServer:
             log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
             await self._refuse(peer, corr, env.id, str(exc))
             return
-        if self._auth_backlog.admit(len(env.body)):
+        size = len(env.body)
+        if self._auth_backlog.admit(size):
             task = self._spawn(self._auth(peer, corr, msg))
-            task.add_done_callback(lambda _t, size=len(env.body): self._auth_backlog.release(size))
+            task.add_done_callback(lambda _t: self._auth_backlog.release(size))
 
     async def _refuse(self, peer: bytes, corr: bytes, minion_id: str, why: str) -> None:
         """A clear ``err`` reply to the peer that sent a request."""
@@ -338,13 +304,14 @@ class MasterServer:
         if self._stopping:
             return
         if result.key is not None:
-            replaced = req.id in self.sessions
-            heard = self.last_seen.get(req.id, 0.0)
-            self.sessions[req.id] = Session(req.id, result.key, peer, time.monotonic())
-            self.last_seen[req.id] = time.monotonic()
+            heard = self.sessions.open(req.id, result.key, peer, result.decided_at)
             log.info("authenticated %s (new session key)", req.id)
-            if replaced:
-                self._requeue(req.id, heard)
+            view = self._keys_view
+            if view is not None and view.read_at > result.decided_at and req.id not in view.accepted:
+                # the key store, read after this decision, no longer accepts the key
+                self.drop_session(req.id, "its key is no longer accepted")
+            elif heard is not None:  # it had a session: hand it again what it may have missed
+                self.jobs.requeue(req.id, heard)
         elif result.status in ("rejected", "pending"):
             # "denied" leaves the accepted key (and its session) alone: anyone can offer
             # another key for an id, and that must not cut the real minion off
@@ -352,29 +319,10 @@ class MasterServer:
         self.fire("salt/auth", result.event)
         await self.transport.reply(peer, corr, result.frame)
 
-    def _requeue(self, minion_id: str, heard: float) -> None:
-        """A minion that authenticates again while it still had a session (it restarted, or lost
-        the master for a while) cannot open what was sealed with its old key: hand it, after its
-        first request, the recent jobs published since it was last heard from (``heard``) that it
-        has not returned (it ignores jids it already took). Jobs from before that were sent while
-        it was alive: a minion killed while running one does not run it again after a restart."""
-        now = time.monotonic()
-        waiting = self._pending.setdefault(minion_id, [])
-        queued = {p.payload.get("jid") for p in waiting}
-        for job in self.jobs.values():
-            if job.load is None or minion_id not in job.minions or minion_id in job.returned or job.created < heard:
-                continue
-            deadline = job.created + max(PENDING_MIN, float(job.load.get("timeout") or 0))
-            if deadline >= now and job.jid not in queued:
-                waiting.append(_PendingPub(deadline, job.loads.get(minion_id, job.load)))
-        if not waiting:
-            del self._pending[minion_id]
-
     def drop_session(self, minion_id: str, why: str) -> None:
-        """Forget a minion's session key at once: it can open nothing more (loop)."""
-        if self.sessions.pop(minion_id, None) is not None:
-            log.info("dropped the session of %s: %s", minion_id, why)
-        self._pending.pop(minion_id, None)
+        """Forget a minion's session key at once, and the publishes waiting for it (loop)."""
+        self.sessions.drop(minion_id, why)
+        self.jobs.drop_pending(minion_id)
 
     # ----- requests ---------------------------------------------------------------------------
     async def _request(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
@@ -400,8 +348,7 @@ class MasterServer:
         except AuthError as exc:
             log.warning("dropped a request claiming id %r: %s", _short(env.id), exc)
             return
-        sess.peer = peer
-        self.last_seen[env.id] = time.monotonic()
+        self.sessions.heard(sess, peer)
         cmd = payload.get("cmd") if isinstance(payload, dict) else None
         entry = self._handlers.get(cmd) if isinstance(cmd, str) else None
         if entry is None:
@@ -436,162 +383,31 @@ class MasterServer:
         env = wire.sealed_reply(sess.id, sess.key, nonce, payload)
         await self.transport.reply(peer, corr, env.encode())
 
-    def _req_ping(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "time": time.time()}
+    # ----- the key store ----------------------------------------------------------------------
+    def apply_keys(self, view: KeyView) -> None:
+        """Bring the sessions in step with a view of the key store newer than the last applied
+        (loop): drop the sessions of minions no longer accepted, forget the grains of minions
+        with no key left. An older view (a slower read) changes nothing."""
+        if self._keys_view is not None and view.generation <= self._keys_view.generation:
+            return
+        self._keys_view = view
+        for minion_id in self.sessions.keep_only(view.accepted, view.read_at):
+            self.jobs.drop_pending(minion_id)
+        for minion_id in self.grains.ids():
+            sess = self.sessions.get(minion_id)
+            if minion_id not in view.known and (sess is None or sess.since < view.read_at):
+                self.sessions.forget(minion_id)
+                self.grains.remove(minion_id)
 
-    def _req_grains(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        grains = payload.get("grains")
-        if not isinstance(grains, dict):
-            raise WireError("'grains' must be a map")
-        self.grains.put(sess.id, grains)
-        self._disk.submit(self.grains.write, sess.id, grains)
-        if "opts" in payload:  # only what templates may read (common/reported.py), size-capped
-            from briny.common.reported import accept_reported
-
-            taken = accept_reported(payload.get("opts"), sess.id)
-            if taken is None:
-                self.minion_config.pop(sess.id, None)
-            else:
-                self.minion_config[sess.id] = taken
-        if not sess.started:
-            sess.started = True
-            tag = f"salt/minion/{sess.id}/start"
-            self.fire(
-                tag,
-                {
-                    "id": sess.id,
-                    "cmd": "_minion_event",
-                    "pretag": None,
-                    "tag": tag,
-                    "data": f"Minion {sess.id} started at {time.ctime()}",
-                },
-            )
-        return {"ok": True}
-
-    def _not_sent(self, jid: str, minion_id: str) -> str | None:
-        """Why ``minion_id`` may not return for ``jid``, or None: the job in memory, else the job
-        cache's targets (one indexed lookup; after a restart or once JOB_MEMORY expired)."""
-        job = self.jobs.get(jid)
-        if job is not None:
-            return None if minion_id in job.minions else f"job {jid} was not sent to {minion_id}"
-        if not valid_jid(jid):
-            return f"{jid[:40]!r} is not a job id"
-        try:
-            targeted = self.jobcache.targeted(jid, minion_id)
-        except Exception as exc:  # a cache that cannot answer: refuse rather than store blindly
-            log.exception("the job cache could not say whether job %s targets %s", jid, minion_id)
-            return f"the master could not check job {jid}: {exc}"
-        if targeted is None:
-            return f"job {jid} is not a job of this master"
-        return None if targeted else f"job {jid} was not sent to {minion_id}"
-
-    def _req_ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        jid = payload.get("jid")
-        if jid == "req":
-            return self._local_return(sess, payload)
-        if not valid_jid(jid):
-            raise WireError(f"'jid' must be a job id of 20 digits, not {str(jid)[:40]!r}")
-        if "return" not in payload:
-            raise WireError("a return needs a 'return' field")
-        refused = self._not_sent(jid, sess.id)
-        if refused is not None:
-            log.warning("%s returned for job %s: %s; dropped", sess.id, jid, refused)
-            return {"error": refused}
-        self._store_return(sess, jid, payload)
-        return {"ok": True}
-
-    def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        """The return of a minion's own call (``briny-call`` through its daemon, ``jid: "req"``,
-        as Salt's ``salt-call``): the master makes the job, targeting that minion alone, under a
-        jid of its own; ``local_jid`` (the minion's) makes a return sent twice one job."""
-        if "return" not in payload or not isinstance(payload.get("fun"), str):
-            raise WireError("a return needs a 'return' field and a 'fun' string")
-        local = payload.get("local_jid")
-        if local is not None and not valid_jid(local):
-            raise WireError(f"'local_jid' must be a job id of 20 digits, not {str(local)[:40]!r}")
-        known = self._local_calls.get((sess.id, local)) if local else None
-        if known is not None:
-            return {"ok": True, "jid": known[0]}
-        jid = gen_jid()
-        fun_args = payload.get("fun_args")
-        load = {
-            "jid": jid,
-            "fun": payload["fun"],
-            "arg": fun_args if isinstance(fun_args, list) else [],
-            "tgt": sess.id,
-            "tgt_type": "glob",
-            "user": "root",
-        }
-        if local:
-            load["local_jid"] = local
-        try:
-            self.jobcache.save_load(jid, load, [sess.id])
-        except (JobCacheError, SaltInvocationError) as exc:
-            log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
-            return {"error": f"the master could not store the call: {exc}"}
-        if local:
-            self._local_calls[(sess.id, local)] = (jid, time.monotonic())
-        self._store_return(sess, jid, payload)
-        return {"ok": True, "jid": jid}
-
-    def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> None:
-        """Store a checked return (unless its job is a probe kept out of the cache) and fire it."""
-        job = self.jobs.get(jid)
-        record = {k: payload[k] for k in RETURN_KEYS if k in payload}
-        log.info("Got return from %s for job %s", sess.id, jid)
-        if job is None or job.cached:
-            try:
-                self.jobcache.save_return(jid, sess.id, record)
-            except (JobCacheError, SaltInvocationError) as exc:
-                log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
-        if job is not None:
-            job.returned.add(sess.id)
-        data = {
-            "jid": jid,
-            "id": sess.id,
-            "cmd": "_return",
-            "fun": payload.get("fun", ""),
-            "fun_args": payload.get("fun_args", []),
-            **record,
-        }
-        data.setdefault("retcode", 0)
-        data.setdefault("success", True)
-        self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
-
-    def _req_event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
-        data = payload.get("data", {})
-        if not isinstance(data, dict):
-            raise WireError("event 'data' must be a map")
-        checked = minion_tag(payload.get("tag"), sess.id)  # WireError: refused (logged, answered)
-        if checked.ret_jid is not None:
-            refused = self._not_sent(checked.ret_jid, sess.id) if checked.ret_jid else "not a job id"
-            if refused is not None:
-                log.warning("%s fired %r: %s; dropped", sess.id, _short(checked.tag), refused)
-                return {"error": f"a return event for a job not sent to {sess.id}: {refused}"}
-        if checked.bound:
-            data = {**data, "id": sess.id}
-        self.fire(checked.tag, data)
-        return {"ok": True}
+    async def check_keys(self) -> None:
+        """Read the key store (a worker: a ``stat`` per key folder) and apply what changed (loop)."""
+        self.apply_keys(await self._in_worker(self.keywatch.read))
 
     # ----- publishing -------------------------------------------------------------------------
-    def _accepted_now(self) -> set[str]:
-        """Ids whose key is accepted and not also rejected (worker: reads the key store)."""
-        listing = self.keys.list_keys()
-        return set(listing.get("minions", [])) - set(listing.get("minions_rejected", []))
-
-    def _match(self, tgt: Any, tgt_type: str) -> tuple[list[str], set[str], float]:
-        snap = time.monotonic()
-        accepted = self._accepted_now()
-        return check_minions(tgt, tgt_type, accepted, self.grains.get, self.opts), accepted, snap
-
-    def _sync_sessions(self, accepted: set[str], snapshot: float) -> None:
-        """Drop the sessions of minions no longer accepted (loop).
-
-        A session made after ``snapshot`` is kept: its auth saw a newer key store.
-        """
-        for minion_id, sess in list(self.sessions.items()):
-            if minion_id not in accepted and sess.since < snapshot:
-                self.drop_session(minion_id, "its key is no longer accepted")
+    def _match(self, tgt: Any, tgt_type: str) -> tuple[list[str], KeyView]:
+        """(the ids ``tgt`` names, the key store view they were taken from) — worker."""
+        view = self.keywatch.read()
+        return check_minions(tgt, tgt_type, view.accepted, self.grains.get, self.opts), view
 
     async def publish(
         self,
@@ -624,10 +440,10 @@ class MasterServer:
         timeout = self._timeout(timeout)
         try:
             check_target(tgt, tgt_type)
-            minions, accepted, snap = await self._in_worker(self._match, tgt, tgt_type)
+            minions, view = await self._in_worker(self._match, tgt, tgt_type)
         except SaltInvocationError as exc:
             return {"error": str(exc)}
-        self._sync_sessions(accepted, snap)
+        self.apply_keys(view)
         if not minions:
             return {"jid": "", "minions": []}
         jid = gen_jid()
@@ -648,7 +464,7 @@ class MasterServer:
                 self.jobcache.save_load(jid, load, minions)
             except (JobCacheError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
-        self.jobs[jid] = Job(jid, fun, set(minions), time.monotonic(), cache, load=load)
+        self.jobs.add(jid, fun, minions, cache, load)
         log.info("User %s Published command %s with jid %s", load["user"], fun, jid)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("job %s targets %s", jid, ", ".join(minions))
@@ -671,8 +487,7 @@ class MasterServer:
         asked = positive(timeout, None)
         if asked is not None:
             return asked
-        default = self.opts.get("timeout", 5)
-        return float(default) if isinstance(default, (int, float)) and default > 0 else 5.0
+        return config.number(self.opts, "timeout")
 
     def _pub_frame(self, sess: Session, load: dict[str, Any]) -> bytes:
         env = wire.sealed("pub", sess.id, sess.key, load)
@@ -681,43 +496,35 @@ class MasterServer:
     async def _send_publishes(self, load: dict[str, Any], minions: list[str]) -> None:
         """One sealed, signed publish per minion under its own topic (loop). A state job is
         compiled for each minion first (in a worker) and its publish carries ``compiled``."""
-        deadline = time.monotonic() + max(PENDING_MIN, float(load.get("timeout") or 0))
-        compiling = self.compiler.wants(load.get("fun"))
-        roots = await self._in_worker(self.compiler.roots_signature) if compiling else None
-        job = self.jobs.get(load["jid"])
+        deadline = pending_deadline(time.monotonic(), load)
+        compiler = self.compiler if self.compiler is not None and self.compiler.wants(load.get("fun")) else None
+        roots = await self._in_worker(compiler.roots_signature) if compiler is not None else None
         plain = load
         for count, minion_id in enumerate(minions, 1):
             load = plain
-            if compiling:
+            if compiler is not None:
                 try:
-                    compiled = await self._in_worker(self.compiler.compile_for, minion_id, plain, roots)
+                    compiled = await self._in_worker(compiler.compile_for, minion_id, plain, roots)
                 except Exception:  # never lose the job: the minion compiles itself
                     log.exception("compiling job %s for %s failed", plain["jid"], minion_id)
                     compiled = None
                 if compiled is not None:
                     load = {**plain, "compiled": compiled}
-                    if job is not None:
-                        job.loads[minion_id] = load
+                    self.jobs.compiled(plain["jid"], minion_id, load)
             sess = self.sessions.get(minion_id)
             if sess is None:
                 # not connected right now (a master restart, a reconnect): hand it the job
                 # on its first request after it authenticates, if that is soon enough
-                self._pending.setdefault(minion_id, []).append(_PendingPub(deadline, load))
-                log.debug("%s has no session; job %s waits for it", minion_id, load["jid"])
+                self.jobs.wait(minion_id, load, deadline)
                 continue
             await self.transport.publish(topic_for(minion_id), self._pub_frame(sess, load))
             if count % 64 == 0:
                 await asyncio.sleep(0)
 
     def _deliver_pending(self, sess: Session) -> None:
-        waiting = self._pending.pop(sess.id, None)
-        if not waiting:
-            return
-        now = time.monotonic()
-        for item in waiting:
-            if item.deadline >= now:
-                log.info("sending job %s to %s now that it is back", item.payload["jid"], sess.id)
-                self._spawn(self.transport.publish(topic_for(sess.id), self._pub_frame(sess, item.payload)))
+        for payload in self.jobs.take_pending(sess.id):
+            log.info("sending job %s to %s now that it is back", payload["jid"], sess.id)
+            self._spawn(self.transport.publish(topic_for(sess.id), self._pub_frame(sess, payload)))
 
     async def find_job(self, jid: Any, minions: Any) -> dict[str, Any]:
         """Ask ``minions`` whether they still run ``jid`` (``saltutil.find_job``)."""
@@ -731,57 +538,21 @@ class MasterServer:
 
     async def minions(self) -> dict[str, Any]:
         """Accepted ids, and those heard from within two ping intervals (loop + a worker)."""
-        accepted = await self._in_worker(self._accepted_now)
-        interval = self.opts.get("ping_interval") or 10
-        window = 2 * float(interval if isinstance(interval, (int, float)) and interval > 0 else 10)
-        now = time.monotonic()
-        connected = sorted(i for i, seen in self.last_seen.items() if i in self.sessions and now - seen <= window)
-        return {"accepted": sorted(accepted), "connected": connected}
-
-    async def keys_changed(self) -> dict[str, Any]:
-        """Re-read the key store; drop sessions (and grains) of keys no longer accepted."""
-        snap = time.monotonic()
-        accepted, gone = await self._in_worker(self._key_scan)
-        self._sync_sessions(accepted, snap)
-        for minion_id in gone:
-            self.last_seen.pop(minion_id, None)
-            self._disk.submit(self.grains.remove, minion_id)
-        return {"ok": True}
-
-    def _key_scan(self) -> tuple[set[str], list[str]]:
-        """(accepted ids, ids with cached grains but no key at all) — worker."""
-        listing = self.keys.list_keys()
-        accepted = set(listing.get("minions", [])) - set(listing.get("minions_rejected", []))
-        known = set().union(*(set(v) for v in listing.values()))
-        return accepted, [i for i in self.grains.ids() if i not in known]
-
-    def key_hook(self, loop: asyncio.AbstractEventLoop) -> Callable[..., None]:
-        """A ``keys.set_notify_hook`` function: safe to call from any thread."""
-
-        def hook(_opts: dict[str, Any], _change: Any) -> None:
-            loop.call_soon_threadsafe(lambda: self._spawn(self.keys_changed()))
-
-        return hook
+        view = await self._in_worker(self.keywatch.read)
+        self.apply_keys(view)
+        window = 2 * config.number(self.opts, "ping_interval")  # the minions' heartbeat
+        return {"accepted": sorted(view.accepted), "connected": self.sessions.connected(window)}
 
     # ----- housekeeping -----------------------------------------------------------------------
-    async def housekeeping(self) -> None:
-        """Every second: re-read the key store; hourly: prune the job cache (loop + workers)."""
+    async def housekeeping(self, interval: float = KEY_CHECK_INTERVAL) -> None:
+        """Every ``interval`` s: read the key store, forget old jobs; hourly: prune the job cache."""
         last_prune = 0.0
         while not self._stopping:
-            await asyncio.sleep(KEY_CHECK_INTERVAL)
+            await asyncio.sleep(interval)
             try:
-                await self.keys_changed()
+                await self.check_keys()
+                self.jobs.expire()
                 now = time.monotonic()
-                for jid in [j for j, job in self.jobs.items() if now - job.created > JOB_MEMORY]:
-                    del self.jobs[jid]
-                for key in [k for k, (_, made) in self._local_calls.items() if now - made > JOB_MEMORY]:
-                    del self._local_calls[key]
-                for minion_id in list(self._pending):
-                    kept = [p for p in self._pending[minion_id] if p.deadline >= now]
-                    if kept:
-                        self._pending[minion_id] = kept
-                    else:
-                        del self._pending[minion_id]
                 if now - last_prune >= PRUNE_INTERVAL:
                     last_prune = now
                     await self._in_worker(self.jobcache.prune, keep_hours(self.opts))
@@ -817,9 +588,9 @@ class MasterServer:
         return handled
 
     def close(self) -> None:
-        """Release the workers (not the transport or job cache: their owner closes them)."""
+        """Release the workers (not the transport, job cache or grains cache: their owner closes
+        them)."""
         for task in list(self._tasks):
             task.cancel()
-        self._disk.shutdown(wait=True)
         if self._own_executor:
             self.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,9 +1,9 @@
 """Which accepted minions a target names (``briny -L/-G/-E/-C ...``).
 
-Runs on the master, in a worker thread of the daemon's executor (it reads
-the key store's folder listings and walks every accepted minion's cached
-grains; never on the event loop). Pure otherwise: the caller passes the
-accepted ids and a grains lookup.
+Runs on the master, in a worker thread of the daemon's executor (the caller
+reads the key store's folder listings there, and matching walks every
+accepted minion's cached grains; never on the event loop). Pure otherwise:
+the caller passes the accepted ids and a grains lookup.
 
 Semantics are Salt 3007's matchers (:mod:`briny.common.matchers`), applied
 to the accepted minions only:
@@ -19,9 +19,8 @@ to the accepted minions only:
   the master compiles pillar (issue 6);
 - ``nodegroup``: ``opts["nodegroups"]``, expanded as compound.
 
-The grains themselves live in :class:`GrainsCache` (memory on the loop,
-one msgpack file per minion under ``cachedir/grains/``, written by a
-worker).
+The grains themselves live in :class:`briny.master.grainscache.GrainsCache`
+(written by the loop, read here through its lock).
 
 A malformed target raises :class:`SaltInvocationError` with a message the
 operator can act on (Salt logs and matches nothing).
@@ -29,18 +28,12 @@ operator can act on (Salt logs and matches nothing).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import msgpack
-
 from briny.common import matchers
 from briny.common.exceptions import SaltInvocationError
-from briny.common.ids import check_id, valid_id
 
 log = logging.getLogger(__name__)
 
@@ -119,74 +112,3 @@ def check_minions(
         ):
             out.append(minion_id)
     return out
-
-
-class GrainsCache:
-    """The grains each minion last sent, in memory and under ``cachedir/grains/<id>.msgpack``.
-
-    ``get`` and ``put`` are cheap dict operations (the loop calls them);
-    ``load_all``, ``write`` and ``remove`` touch the disk and run in a worker
-    (or at start, before the loop serves). Ids are validated before they
-    become file names. A file that does not parse is ignored with a log line.
-    """
-
-    def __init__(self, cachedir: str) -> None:
-        self.folder = os.path.join(cachedir, "grains")
-        self._data: dict[str, Mapping[str, Any]] = {}
-
-    def _path(self, minion_id: str) -> str:
-        return os.path.join(self.folder, check_id(minion_id) + ".msgpack")
-
-    def get(self, minion_id: str) -> Mapping[str, Any] | None:
-        return self._data.get(minion_id)
-
-    def put(self, minion_id: str, grains: Mapping[str, Any]) -> None:
-        self._data[minion_id] = grains
-
-    def ids(self) -> list[str]:
-        return sorted(self._data)
-
-    def forget(self, minion_id: str) -> None:
-        self._data.pop(minion_id, None)
-
-    def load_all(self) -> int:
-        """Read every cached file (at start); returns how many were loaded."""
-        try:
-            names = os.listdir(self.folder)
-        except FileNotFoundError:
-            return 0
-        for name in names:
-            if not name.endswith(".msgpack"):
-                continue
-            minion_id = name[: -len(".msgpack")]
-            if not valid_id(minion_id):
-                continue
-            try:
-                with open(os.path.join(self.folder, name), "rb") as fh:
-                    data = msgpack.unpackb(fh.read(), raw=False, strict_map_key=False)
-            except (OSError, ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
-                log.warning("ignoring the grains cache file %s: %s", name, exc)
-                continue
-            if isinstance(data, dict):
-                self._data.setdefault(minion_id, data)
-        return len(self._data)
-
-    def write(self, minion_id: str, grains: Mapping[str, Any]) -> None:
-        """Persist one minion's grains atomically (worker thread)."""
-        path = self._path(minion_id)
-        os.makedirs(self.folder, mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(msgpack.packb(grains, use_bin_type=True, default=str))
-            os.replace(tmp, path)
-        except OSError as exc:
-            log.error("cannot write the grains cache of %s (%s): %s", minion_id, path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-    def remove(self, minion_id: str) -> None:
-        """Forget a minion whose key was deleted (worker thread)."""
-        self.forget(minion_id)
-        with contextlib.suppress(OSError, SaltInvocationError):
-            os.unlink(self._path(minion_id))

@@ -30,7 +30,7 @@ import threading
 from typing import Any
 
 from briny import SALT_COMPAT_VERSION, __version__
-from briny.common import logsetup
+from briny.common import config, logsetup
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
@@ -64,15 +64,15 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
 def _transport_factory(opts: dict[str, Any]) -> Any:
     from briny.common.transport import ZmqClient
 
-    master = opts.get("master") or "salt"
+    master = config.setting(opts, "master")
     if isinstance(master, list):
         if len(master) > 1:
             log.warning("several masters are configured; briny talks to the first, %s", master[0])
         master = master[0]
     host = str(master)
-    port = int(opts.get("master_port") or 4506)
-    pub_port = int(opts.get("publish_port") or 4505)
-    recon, recon_max = int(opts.get("recon_default") or 1000), int(opts.get("recon_max") or 10000)
+    port = config.count(opts, "master_port")
+    pub_port = config.count(opts, "publish_port")
+    recon, recon_max = config.count(opts, "recon_default"), config.count(opts, "recon_max")
     log.info("master at %s (requests on %d, publishes on %d)", host, port, pub_port)
     return lambda: ZmqClient(host, port, pub_port, reconnect_ms=recon, reconnect_max_ms=recon_max)
 

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from briny.common import config
 from briny.common.exceptions import BrinyError, LauncherGone
 from briny.common.jobcontext import RunningJob
 from briny.common.numbers import positive
@@ -68,8 +69,8 @@ class ProcessJobs:
         self.links = links
         self.registry = registry
         self.launcher = launcher
-        count = int(links.opts.get("process_count_max") or -1)
-        self.slots = asyncio.Semaphore(count) if count > 0 else None
+        most = config.limit(links.opts, "process_count_max")
+        self.slots = asyncio.Semaphore(most) if most is not None else None
         self.proc_dir = Path(str(links.opts.get("cachedir") or "")) / "proc"
 
     def _launcher(self) -> Launcher:

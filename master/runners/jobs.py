@@ -28,6 +28,7 @@ import logging
 import time
 from typing import Any
 
+from briny.common import config
 from briny.common.args import split_input
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import valid_jid
@@ -273,7 +274,7 @@ def active(ctx: RunnerContext, display_progress: bool = False, timeout: Any = No
     "Returned": [minion_id, ...]}}`` (the pid is unknown, hence None).
     """
     try:
-        window = float(timeout if timeout is not None else ctx.opts.get("timeout", 5))
+        window = float(timeout) if timeout is not None else config.number(ctx.opts, "timeout")
     except (TypeError, ValueError):
         raise SaltInvocationError(f"timeout must be a number of seconds, not {timeout!r}") from None
     cache = ctx.job_cache()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from briny.common import config
 from briny.common.event import EventListener
 from briny.master.clientapi import MasterClient
 from briny.master.keys import KeyStore
@@ -22,7 +23,7 @@ __all__ = ["status", "up", "down"]
 def status(ctx: RunnerContext, timeout: float | None = None, **kwargs: Any) -> dict[str, list[str]]:
     """``{"up": [...], "down": [...]}`` over the accepted minions."""
     accepted = sorted(KeyStore(ctx.opts).accepted_ids())
-    wait = float(timeout if timeout is not None else ctx.opts.get("timeout") or 5)
+    wait = float(timeout) if timeout is not None else config.number(ctx.opts, "timeout")
     answered: set[str] = set()
     if accepted:
         with EventListener(ctx.opts, "salt/job/*/ret/*", name="master") as events, MasterClient(ctx.opts) as client:

@@ -13,7 +13,7 @@ from typing import Any
 
 from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.transport import MemoryHub, ServerTransport
-from briny.master import keys as keys_mod
+from briny.master.daemon import build_server
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.server import MasterServer
@@ -79,7 +79,7 @@ async def running_master(opts: dict[str, Any], transport: ServerTransport) -> As
     keys = KeyStore(opts, fire_events=False)
     cache = SqliteJobCache(os.path.join(opts["cachedir"], "jobs.sqlite"))
     events: list[tuple[str, dict[str, Any]]] = []
-    server = MasterServer(opts, transport, keys, cache, fire=lambda t, d: events.append((t, d)))
+    server = build_server(opts, transport, keys, cache, fire=lambda t, d: events.append((t, d)))
     task = asyncio.ensure_future(server.serve())
     try:
         yield RunningMaster(server, keys, cache, task, events)
@@ -87,8 +87,8 @@ async def running_master(opts: dict[str, Any], transport: ServerTransport) -> As
         server.stop()
         task.cancel()
         server.close()
+        server.grains.close()
         cache.close()
-        keys_mod.set_notify_hook(None)
 
 
 @contextlib.asynccontextmanager

@@ -124,3 +124,91 @@ def test_reading_the_config_is_logged(tmp_path, caplog):
         f"Reading configuration from {tmp_path / 'minion'}",
         f"Reading configuration from {tmp_path / 'minion.d' / '10.conf'}",
     ]
+
+
+# -- reading settings: one accessor, the defaults in one place ------------------------------------
+
+
+def test_setting_falls_back_to_the_one_default(tmp_path):
+    from briny.common import config
+
+    master = load_master_config(tmp_path, {"hash_type": "md5"})
+    assert config.setting(master, "hash_type") == "md5"
+    assert config.setting({}, "hash_type") == "sha256"
+    assert config.setting({"job_cache": None}, "job_cache") == "sqlite"
+    assert config.setting({"state_compile": ""}, "state_compile") == "auto"
+    assert config.setting({"auto_accept": False}, "auto_accept") is False
+    # a key whose master and minion defaults differ: the config's role, or the caller's
+    assert config.setting({"__role": "master"}, "cachedir") == "/var/cache/briny/master"
+    assert config.setting({}, "cachedir", "minion") == "/var/cache/briny/minion"
+    with pytest.raises(ConfigError, match="'cachedir' has a master default and a minion default"):
+        config.setting({}, "cachedir")
+    with pytest.raises(ConfigError, match="'no_such_key' is not a setting briny knows"):
+        config.setting({}, "no_such_key")
+
+
+def test_numbers_are_positive_or_the_default_with_a_warning_once(caplog):
+    from briny.common import config
+
+    assert config.number({"timeout": 2.5}, "timeout") == 2.5
+    assert config.number({}, "timeout") == 5.0  # unset: quietly the default
+    with caplog.at_level("WARNING", logger="briny.common.config"):
+        assert config.number({"auth_timeout": -3}, "auth_timeout") == 10.0
+        assert config.number({"auth_timeout": -3}, "auth_timeout") == 10.0
+        assert config.number({"recon_max": True}, "recon_max") == 10000.0
+    assert [r.getMessage() for r in caplog.records] == [
+        "config: 'auth_timeout' must be a positive number, not -3; using 10.0",
+        "config: 'recon_max' must be a positive number, not True; using 10000.0",
+    ]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="briny.common.config"):
+        # ping_interval: Salt's default 0 means a heartbeat every 10 s in briny, without a warning
+        assert config.number({"ping_interval": 0}, "ping_interval") == 10.0
+        assert config.number({"ping_interval": 0.2}, "ping_interval") == 0.2
+        # zero=True: 0 is a value (no caching, keep every job)
+        assert config.number({"fileserver_list_cache_time": 0}, "fileserver_list_cache_time", zero=True) == 0.0
+        assert config.number({"keep_jobs": 0}, "keep_jobs", zero=True) == 0.0
+    assert caplog.records == []
+
+
+def test_counts_and_limits():
+    from briny.common import config
+
+    assert config.count({"worker_threads": 8}, "worker_threads") == 8
+    assert config.count({"worker_threads": 8.9}, "worker_threads") == 8  # as int() reads it
+    assert config.count({"worker_threads": 0}, "worker_threads") == 5
+    assert config.count({}, "master_port") == 4506
+    assert config.limit({"process_count_max": -1}, "process_count_max") is None  # Salt's "no limit"
+    assert config.limit({}, "process_count_max") is None
+    assert config.limit({"process_count_max": 3}, "process_count_max") == 3
+
+
+def test_numeric_settings_are_read_through_the_accessor():
+    """No call site restates a numeric default (``opts.get("timeout") or 5``): they read
+    config.number/count/limit, whose defaults are the tables in common/config.py."""
+    import re
+    from pathlib import Path
+
+    from briny.common.config import MASTER_DEFAULTS, MINION_DEFAULTS
+
+    numeric = {
+        k
+        for table in (MASTER_DEFAULTS, MINION_DEFAULTS)
+        for k, v in table.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+    # logsetup sits below config (config imports it): its two rotation sizes (0: off) stay
+    allowed = {("common/logsetup.py", "log_rotate_max_bytes"), ("common/logsetup.py", "log_rotate_backup_count")}
+    access = re.compile(r"""(?:opts\w*|__opts__)\s*\.get\(\s*["'](\w+)["']""")
+    root = Path(__file__).resolve().parents[3]
+    found = []
+    for folder in ("common", "master", "minion", "states"):
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel == "common/config.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            for m in access.finditer(text):
+                if m.group(1) in numeric and (rel, m.group(1)) not in allowed:
+                    found.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}")
+    assert found == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
 
 import pytest
 
@@ -288,28 +289,50 @@ def test_key_writes_are_atomic_files(store, pubkeys):
         assert fh.read() == pubkeys[0]
 
 
-def test_events_and_hook(store, pubkeys, monkeypatch):
+def test_operator_changes_fire_salt_key_events(store, pubkeys, monkeypatch):
     fired = []
     monkeypatch.setattr(
         "briny.common.event.fire_event", lambda opts, tag, data, name="minion", **kw: fired.append((tag, data, name))
     )
-    seen = []
-    keysmod.set_notify_hook(lambda opts, change: seen.append(change))
-    try:
-        store.authorize("m1", pubkeys[0])
-        assert fired == [] and seen == []  # auth fires nothing itself
-        store.accept("m1")
-        store.reject("m1", include_accepted=True)
-        store.delete("m1")
-    finally:
-        keysmod.set_notify_hook(None)
+    store.authorize("m1", pubkeys[0])
+    assert fired == []  # auth fires nothing itself
+    store.accept("m1")
+    changes = store.reject("m1", include_accepted=True)
+    store.delete("m1")
     assert fired == [
         ("salt/key", {"result": True, "act": "accept", "id": "m1"}, "master"),
         ("salt/key", {"result": True, "act": "reject", "id": "m1"}, "master"),
         ("salt/key", {"result": True, "act": "delete", "id": "m1"}, "master"),
     ]
-    assert [c.act for c in seen] == ["accept", "reject", "delete"]
-    assert seen[1].revokes
+    assert changes[0].revokes
+
+
+def _next_generation(store: KeyStore, gen: int) -> tuple[int, dict]:
+    """The store's folders once a scan saw a change after ``gen`` (a change within the file
+    system's timestamp tick shows at the next rescan of a racy listing, within ~20 ms)."""
+    deadline = time.monotonic() + 5
+    while True:
+        now, folders = store.folders()
+        if now > gen or time.monotonic() > deadline:
+            return now, folders
+        time.sleep(0.005)
+
+
+def test_generation_counts_the_scans_that_find_a_change(store, pubkeys):
+    gen, folders = store.folders()
+    assert folders == {ACC: frozenset(), PEND: frozenset(), REJ: frozenset(), DEN: frozenset()}
+    other = KeyStore(store.opts, fire_events=False)  # another process: briny-key
+    other.authorize("m1", pubkeys[0])
+    gen2, folders = _next_generation(store, gen)
+    assert gen2 > gen and folders[PEND] == {"m1"}
+    other.accept("m1")
+    gen3, folders = _next_generation(store, gen2)
+    assert gen3 > gen2 and folders[ACC] == {"m1"} and folders[PEND] == frozenset()
+    os.unlink(os.path.join(store.pki_dir, ACC, "m1"))  # by hand
+    gen4, folders = _next_generation(store, gen3)
+    assert gen4 > gen3 and folders[ACC] == frozenset()
+    # nothing changed: a rescan (the listings are racy for a second) finds the same names
+    assert store.folders()[0] == gen4
 
 
 def test_fire_event_without_bus_returns(store, pubkeys):

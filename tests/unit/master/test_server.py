@@ -20,7 +20,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from briny.common import crypto, handshake, wire
 from briny.common.exceptions import AuthError
 from briny.common.transport import MemoryHub, topic_for
-from briny.master import keys as keys_mod
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.server import NOT_OPENED, MasterServer
@@ -290,20 +289,43 @@ def test_deleting_a_key_drops_the_session_at_once(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
         m2 = await c.accepted("m2", 1)
-        keys_mod.set_notify_hook(c.server.key_hook(asyncio.get_running_loop()))
-        KeyStore(c.opts).delete("m1")  # the operator, in-process: the hook drops the session
-        await asyncio.sleep(0.2)
-        assert "m1" not in c.server.sessions
+        KeyStore(c.opts).delete("m1")  # the operator (briny-key, another process)
+        await c.server.check_keys()  # the housekeeping's read of the key folders
+        assert "m1" not in c.server.sessions and "m2" in c.server.sessions
         assert await m1.req("ping") == ("err", {"error": "unauthenticated"})
+        assert c.server.grains.get("m1") is None  # no key left: its grains are forgotten
         res = await c.server.publish("*", "glob", "test.ping")
         assert res["minions"] == ["m2"]
         assert (await m2.next_pub())["fun"] == "test.ping"
         assert await m1.next_pub(0.3) is None
-        # rejecting from another process: keys_changed (the IPC command) drops it
-        keys_mod.set_notify_hook(None)
+        # rejecting it: the key is still known, the grains stay
         KeyStore(c.opts, fire_events=False).reject("m2", include_accepted=True)
-        assert (await c.server.keys_changed()) == {"ok": True}
+        await c.server.check_keys()
         assert await m2.req("ping") == ("err", {"error": "unauthenticated"})
+        assert c.server.grains.get("m2") == {"id": "m2"}
+
+    run_master(master_opts, body)
+
+
+def test_the_housekeeping_notices_a_key_removed_by_hand(master_opts):
+    """The key folders are the one source: a key moved by hand (no briny-key, no event) drops
+    the session within the housekeeping's interval."""
+    master_opts["auto_accept"] = True
+
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1", 0)
+        keeper = asyncio.ensure_future(c.server.housekeeping(interval=0.02))
+        try:
+            pki = c.keys.pki_dir
+            os.replace(os.path.join(pki, "minions", "m1"), os.path.join(pki, "minions_rejected", "m1"))
+            deadline = asyncio.get_running_loop().time() + 5
+            while "m1" in c.server.sessions and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            assert "m1" not in c.server.sessions
+            assert await m1.req("ping") == ("err", {"error": "unauthenticated"})
+        finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
 
     run_master(master_opts, body)
 

@@ -135,16 +135,16 @@ def test_a_minions_reported_config_is_kept_only_as_template_data(opts, tmp_path)
     async def body(c: Ctx) -> None:
         web = await c.accepted("web1", 0, grains=WEB)
         assert (await web.req("grains", grains=WEB, opts=hostile))[0] == "rep"
-        taken = c.server.minion_config["web1"]
+        taken = c.server.grains.opts_of("web1")
         assert isinstance(taken, ReportedConfig) and taken.data["my_setting"] == "mine"
         assert not {"extension_modules", "file_roots", "pki_dir", "mysql.pass"} & set(taken.data)
         kind, rep = await web.req("compile", fun="state.apply", arg=[], kwarg={})
         assert names(rep["compiled"]) == ["web web-secret"] and not marker.exists()
         # a report that is not a map, or too big, leaves the master knowing nothing of its config
         assert (await web.req("grains", grains=WEB, opts="x"))[0] == "rep"
-        assert "web1" not in c.server.minion_config
+        assert c.server.grains.opts_of("web1") is None
         assert (await web.req("grains", grains=WEB, opts={f"k{i}": "v" * 1000 for i in range(100)}))[0] == "rep"
-        assert "web1" not in c.server.minion_config
+        assert c.server.grains.opts_of("web1") is None
         assert (await web.req("compile", fun="state.apply", arg=[], kwarg={}))[1] == {"compiled": None}
         # and the master keeps serving
         assert (await web.req("ping"))[0] == "rep"

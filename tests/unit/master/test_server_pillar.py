@@ -129,7 +129,7 @@ def test_new_grains_give_a_new_pillar(opts):
         assert (await m.req("pillar"))[1]["pillar"]["secret"] == "web-secret"
         assert (await m.req("grains", grains={"id": "m1", "role": "db"}))[0] == "rep"
         assert (await m.req("pillar"))[1]["pillar"]["secret"] == "db-secret"
-        assert c.server.pillar.compiles == 2
+        assert c.server.compiler.pillars.compiles == 2
 
     run_master(opts, body)
 
@@ -138,14 +138,14 @@ def test_compiles_run_in_a_worker_never_on_the_loop(opts):
     async def body(c: Ctx) -> None:
         web = await c.accepted("web1", 0, grains=WEB)
         seen: list[str] = []
-        real = c.server.pillar.compile_now
+        real = c.server.compiler.pillars.compile_now
 
         def slow(*args: Any, **kwargs: Any) -> dict[str, Any]:
             seen.append(threading.current_thread().name)
             time.sleep(0.5)
             return real(*args, **kwargs)
 
-        c.server.pillar.compile_now = slow  # type: ignore[method-assign]
+        c.server.compiler.pillars.compile_now = slow  # type: ignore[method-assign]
         other = await c.accepted("db1", 1, grains=DB)
         pillar = asyncio.ensure_future(web.req("pillar"))
         await asyncio.sleep(0.1)

@@ -11,7 +11,7 @@ import zmq.asyncio
 from briny.common.transport import ZmqClient, ZmqServer, free_ports
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
-from briny.master.server import MasterServer
+from briny.master.daemon import build_server
 
 from .test_server import RawMinion, rsa_key
 
@@ -25,7 +25,7 @@ def test_auth_ping_and_publish_over_zeromq(master_opts):
         transport = ZmqServer("127.0.0.1", ret_port, pub_port, ctx=ctx)
         cache = SqliteJobCache(os.path.join(master_opts["cachedir"], "jobs.sqlite"))
         events: list = []
-        server = MasterServer(
+        server = build_server(
             master_opts,
             transport,
             KeyStore(master_opts, fire_events=False),
@@ -59,6 +59,7 @@ def test_auth_ping_and_publish_over_zeromq(master_opts):
             server.stop()
             task.cancel()
             server.close()
+            server.grains.close()
             client.close()
             raw.close()
             transport.close()

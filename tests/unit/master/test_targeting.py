@@ -1,13 +1,11 @@
-"""Which accepted minions a target names (master/targeting.py), and the grains cache."""
+"""Which accepted minions a target names (master/targeting.py)."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
 from briny.common.exceptions import SaltInvocationError
-from briny.master.targeting import GrainsCache, check_minions
+from briny.master.targeting import check_minions
 
 ACCEPTED = ["web1", "web2", "web10", "db1", "db2", "cache"]
 GRAINS = {
@@ -78,17 +76,3 @@ def test_bad_targets_say_what_is_wrong(expr, kind, words):
         tgt(expr, kind)
     with pytest.raises(SaltInvocationError):  # even with no minion to match against
         tgt(expr, kind, accepted=[])
-
-
-def test_grains_cache_round_trip(tmp_path):
-    cache = GrainsCache(str(tmp_path))
-    cache.put("m1", {"os": "Debian"})
-    cache.write("m1", {"os": "Debian"})
-    (tmp_path / "grains" / "junk.msgpack").write_bytes(b"\xc1\xc1")
-    (tmp_path / "grains" / "..msgpack").write_bytes(b"\x80")
-    again = GrainsCache(str(tmp_path))
-    assert again.load_all() == 1 and again.get("m1") == {"os": "Debian"}
-    again.remove("m1")
-    assert again.get("m1") is None and not os.path.exists(tmp_path / "grains" / "m1.msgpack")
-    with pytest.raises(SaltInvocationError):
-        cache.write("../evil", {})

@@ -16,7 +16,7 @@ from briny.common.config import MASTER_DEFAULTS, MINION_DEFAULTS, apply_config
 from briny.common.transport import MemoryHub
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
-from briny.master.server import MasterServer
+from briny.master.daemon import build_server
 from briny.minion.agent import MinionAgent
 from briny.minion.executor import Executor, Job
 from briny.minion.pillar import MasterPillar
@@ -57,7 +57,7 @@ class Master:
         self.hub = MemoryHub()
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.cache = SqliteJobCache(os.path.join(opts["cachedir"], "jobs.sqlite"))
-        self.server = MasterServer(
+        self.server = build_server(
             opts,
             self.hub.server,
             KeyStore(opts, fire_events=False),
@@ -76,6 +76,7 @@ class Master:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
         self.server.close()
+        self.server.grains.close()
         self.cache.close()
 
     async def call(self, minion_id: str, fun: str, *arg: Any, timeout: float = 10) -> Any:
@@ -117,9 +118,9 @@ def test_jobs_see_the_masters_pillar_and_refresh_pillar_asks_again(tmp_path):
                 out.append(await master.call("m1", "pillar.items"))
                 rewrite(data, "size: 2\nwho: {{ grains['id'] }}\n")
                 out.append(await master.call("m1", "pillar.get", "size"))  # kept on the minion
-                out.append(master.server.pillar.compiles)
+                out.append(master.server.compiler.pillars.compiles)
                 out.append(await master.call("m1", "saltutil.refresh_pillar"))
-                out.append(master.server.pillar.compiles)  # asked again at once
+                out.append(master.server.compiler.pillars.compiles)  # asked again at once
                 out.append(await master.call("m1", "pillar.get", "size"))
                 out.append(await master.call("m1", "pillar.get", "sky"))
         finally:

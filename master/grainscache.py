@@ -1,0 +1,166 @@
+"""What each minion last reported when it connected: its grains, in memory for targeting,
+pillar and compiles and on disk so targeting survives a master restart; and its public config
+(:mod:`briny.common.reported`, what templates the master renders for it see as ``opts``), in
+memory only.
+
+One msgpack file per minion under ``cachedir/grains/<id>.msgpack`` (ids are
+validated before they become file names; a file that does not parse is
+ignored with a log line).
+
+Threads (``docs/DEVELOPING.md``, "Threads"):
+
+- **the loop** is the only writer of the memory: :meth:`GrainsCache.put`,
+  :meth:`GrainsCache.put_opts` (a minion's ``grains`` request) and
+  :meth:`GrainsCache.remove` (its key is gone) check it with
+  :func:`briny.common.onloop.assert_on_loop`;
+- **any thread** reads: :meth:`get`, :meth:`opts_of`, :meth:`ids` and
+  :meth:`snapshot` (targeting, pillar and state compiles run in the
+  master's workers). A
+  lock held for one dict operation makes each read consistent; what a
+  minion reported is never changed in place (a new ``grains`` request
+  replaces it whole), so a reader may keep what it got;
+- **the cache's own writer thread** writes and removes the files, one at a
+  time, so the writes of one minion land in the order they were made;
+  :meth:`close` waits for them.
+
+:meth:`load_all` reads the files once, at start, before the loop serves.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+
+from briny.common.exceptions import SaltInvocationError
+from briny.common.ids import check_id, valid_id
+from briny.common.onloop import assert_on_loop
+from briny.common.reported import ReportedConfig
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".msgpack"
+
+
+class GrainsCache:
+    """What each minion last reported (see the module docstring for who may call what)."""
+
+    def __init__(self, cachedir: str) -> None:
+        self.folder = os.path.join(cachedir, "grains")
+        self._data: dict[str, Mapping[str, Any]] = {}
+        self._opts: dict[str, ReportedConfig] = {}
+        self._lock = threading.Lock()
+        self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
+
+    def _path(self, minion_id: str) -> str:
+        return os.path.join(self.folder, check_id(minion_id) + SUFFIX)
+
+    # -- reads (any thread) ----------------------------------------------------------------------
+    def get(self, minion_id: str) -> Mapping[str, Any] | None:
+        with self._lock:
+            return self._data.get(minion_id)
+
+    def opts_of(self, minion_id: str) -> ReportedConfig | None:
+        """What the master took of the config ``minion_id`` reported (None: it knows none)."""
+        with self._lock:
+            return self._opts.get(minion_id)
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            names = list(self._data)
+        return sorted(names)
+
+    def snapshot(self) -> dict[str, Mapping[str, Any]]:
+        """Every minion's grains as they are now (a shallow copy: one consistent view)."""
+        with self._lock:
+            return dict(self._data)
+
+    # -- writes (the loop) -----------------------------------------------------------------------
+    def put(self, minion_id: str, grains: Mapping[str, Any]) -> None:
+        """Keep a minion's new grains (loop) and write them to disk (the writer thread)."""
+        assert_on_loop("the grains cache")
+        with self._lock:
+            self._data[minion_id] = grains
+        self._submit(self._write, minion_id, grains)
+
+    def put_opts(self, minion_id: str, opts: ReportedConfig | None) -> None:
+        """Keep what the master took of a minion's reported config (None: nothing usable); loop."""
+        assert_on_loop("the grains cache")
+        with self._lock:
+            if opts is None:
+                self._opts.pop(minion_id, None)
+            else:
+                self._opts[minion_id] = opts
+
+    def remove(self, minion_id: str) -> None:
+        """Forget a minion whose key was deleted (loop); its file goes in the writer thread."""
+        assert_on_loop("the grains cache")
+        with self._lock:
+            self._data.pop(minion_id, None)
+            self._opts.pop(minion_id, None)
+        self._submit(self._unlink, minion_id)
+
+    def _submit(self, fn: Any, *args: Any) -> None:
+        try:
+            self._writer.submit(fn, *args)
+        except RuntimeError:  # closed: the master is stopping; memory was updated, the file is not
+            log.debug("the grains cache is closed; %s not written", args[0])
+
+    # -- files -------------------------------------------------------------------------------------
+    def load_all(self) -> int:
+        """Read every cached file (at start, before the loop serves); how many were loaded."""
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return 0
+        loaded: dict[str, Mapping[str, Any]] = {}
+        for name in names:
+            if not name.endswith(SUFFIX):
+                continue
+            minion_id = name[: -len(SUFFIX)]
+            if not valid_id(minion_id):
+                continue
+            try:
+                with open(os.path.join(self.folder, name), "rb") as fh:
+                    data = msgpack.unpackb(fh.read(), raw=False, strict_map_key=False)
+            except (OSError, ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+                log.warning("ignoring the grains cache file %s: %s", name, exc)
+                continue
+            if isinstance(data, dict):
+                loaded[minion_id] = data
+        with self._lock:
+            for minion_id, data in loaded.items():
+                self._data.setdefault(minion_id, data)
+            return len(self._data)
+
+    def _write(self, minion_id: str, grains: Mapping[str, Any]) -> None:
+        """Persist one minion's grains atomically (the writer thread)."""
+        path = self._path(minion_id)
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(msgpack.packb(grains, use_bin_type=True, default=str))
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.error("cannot write the grains cache of %s (%s): %s", minion_id, path, exc)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def _unlink(self, minion_id: str) -> None:
+        with contextlib.suppress(OSError, SaltInvocationError):
+            os.unlink(self._path(minion_id))
+
+    def flush(self) -> None:
+        """Wait for the file writes queued so far (any thread but the writer)."""
+        self._writer.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Write what is queued, then stop the writer thread."""
+        self._writer.shutdown(wait=True)

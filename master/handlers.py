@@ -1,0 +1,166 @@
+"""The master's answers to a minion's own requests: ``ping``, ``grains``, ``ret`` and ``event``.
+
+Each handler takes the sender's :class:`~briny.master.sessions.Session` and
+the opened request payload, and returns the reply payload (``docs/PROTOCOL.md``,
+"Requests"); what the sender may make the master store or fire is
+:class:`~briny.master.trust.MinionTrust`'s to decide. A malformed request
+raises ``WireError`` (the server answers it with an ``error``). The other
+requests (``pillar``, ``file_*``, ``compile``) are the subsystems' own
+handlers, registered on the server by the daemon.
+
+Threads: **the loop** (registered as not blocking): each handler is a few
+dict operations; the job cache's ``save_*`` only queue to its writer
+thread, and the grains cache writes its files in its own thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from briny.common.exceptions import JobCacheError, SaltInvocationError, WireError
+from briny.common.ids import valid_jid
+from briny.common.jid import gen_jid
+from briny.common.reported import accept_reported
+from briny.master.grainscache import GrainsCache
+from briny.master.jobbook import JobBook
+from briny.master.jobcache import RETURN_KEYS, JobCache
+from briny.master.sessions import Session
+from briny.master.trust import MinionTrust
+
+log = logging.getLogger(__name__)
+
+Fire = Callable[[str, dict[str, Any]], None]
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= 64 else value[:61] + "..."
+
+
+class MinionHandlers:
+    """``ping``, ``grains``, ``ret`` and ``event`` (loop); :meth:`register` plugs them in."""
+
+    def __init__(self, book: JobBook, trust: MinionTrust, grains: GrainsCache, jobcache: JobCache, fire: Fire) -> None:
+        self.book = book
+        self.trust = trust
+        self.grains = grains
+        self.jobcache = jobcache
+        self.fire = fire
+
+    def register(self, server: Any) -> None:
+        for cmd, handler in (
+            ("ping", self.ping),
+            ("grains", self.grains_req),
+            ("ret", self.ret),
+            ("event", self.event),
+        ):
+            server.register_handler(cmd, handler, blocking=False)
+
+    def ping(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "time": time.time()}
+
+    def grains_req(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        """A minion's grains (and its public config) after each auth; the first of a session fires
+        ``salt/minion/<id>/start``."""
+        grains = payload.get("grains")
+        if not isinstance(grains, dict):
+            raise WireError("'grains' must be a map")
+        self.grains.put(sess.id, grains)
+        if "opts" in payload:  # only what templates may read (common/reported.py), size-capped
+            self.grains.put_opts(sess.id, accept_reported(payload.get("opts"), sess.id))
+        if not sess.started:
+            sess.started = True
+            tag = f"salt/minion/{sess.id}/start"
+            self.fire(
+                tag,
+                {
+                    "id": sess.id,
+                    "cmd": "_minion_event",
+                    "pretag": None,
+                    "tag": tag,
+                    "data": f"Minion {sess.id} started at {time.ctime()}",
+                },
+            )
+        return {"ok": True}
+
+    def ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        jid = payload.get("jid")
+        if jid == "req":
+            return self._local_return(sess, payload)
+        if not isinstance(jid, str) or not valid_jid(jid):
+            raise WireError(f"'jid' must be a job id of 20 digits, not {str(jid)[:40]!r}")
+        if "return" not in payload:
+            raise WireError("a return needs a 'return' field")
+        refused = self.trust.not_sent(jid, sess.id)
+        if refused is not None:
+            log.warning("%s returned for job %s: %s; dropped", sess.id, jid, refused)
+            return {"error": refused}
+        self._store_return(sess, jid, payload)
+        return {"ok": True}
+
+    def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        """The return of a minion's own call (``briny-call`` through its daemon, ``jid: "req"``,
+        as Salt's ``salt-call``): the master makes the job, targeting that minion alone, under a
+        jid of its own; ``local_jid`` (the minion's) makes a return sent twice one job."""
+        if "return" not in payload or not isinstance(payload.get("fun"), str):
+            raise WireError("a return needs a 'return' field and a 'fun' string")
+        local = payload.get("local_jid")
+        if local is not None and not valid_jid(local):
+            raise WireError(f"'local_jid' must be a job id of 20 digits, not {str(local)[:40]!r}")
+        known = self.book.local_jid(sess.id, local) if local else None
+        if known is not None:
+            return {"ok": True, "jid": known}
+        jid = gen_jid()
+        fun_args = payload.get("fun_args")
+        load = {
+            "jid": jid,
+            "fun": payload["fun"],
+            "arg": fun_args if isinstance(fun_args, list) else [],
+            "tgt": sess.id,
+            "tgt_type": "glob",
+            "user": "root",
+        }
+        if local:
+            load["local_jid"] = local
+        try:
+            self.jobcache.save_load(jid, load, [sess.id])
+        except (JobCacheError, SaltInvocationError) as exc:
+            log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
+            return {"error": f"the master could not store the call: {exc}"}
+        if local:
+            self.book.remember_local(sess.id, local, jid)
+        self._store_return(sess, jid, payload)
+        return {"ok": True, "jid": jid}
+
+    def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> None:
+        """Store a checked return (unless its job is a probe kept out of the cache) and fire it."""
+        job = self.book.get(jid)
+        record = {k: payload[k] for k in RETURN_KEYS if k in payload}
+        log.info("Got return from %s for job %s", sess.id, jid)
+        if job is None or job.cached:
+            try:
+                self.jobcache.save_return(jid, sess.id, record)
+            except (JobCacheError, SaltInvocationError) as exc:
+                log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
+        self.book.returned(jid, sess.id)
+        data = {
+            "jid": jid,
+            "id": sess.id,
+            "cmd": "_return",
+            "fun": payload.get("fun", ""),
+            "fun_args": payload.get("fun_args", []),
+            **record,
+        }
+        data.setdefault("retcode", 0)
+        data.setdefault("success", True)
+        self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
+
+    def event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        verdict = self.trust.event(sess.id, payload)  # WireError: refused (logged, answered)
+        if verdict.refused is not None:
+            log.warning("%s fired %r: %s; dropped", sess.id, _short(verdict.tag), verdict.refused)
+            return {"error": verdict.refused}
+        self.fire(verdict.tag, verdict.data)
+        return {"ok": True}

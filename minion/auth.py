@@ -1,0 +1,148 @@
+"""The minion's half of the auth handshake: its identity, the master's key, one session per auth.
+
+Owns the minion's RSA identity (``pki_dir/minion.pem`` 0600 and
+``minion.pub``, made on first start), the master key pinning
+(``pki_dir/minion_master.pub``, pinned on the first accepted auth) and the
+``master_finger`` check, and one handshake (``docs/PROTOCOL.md``, "Trust"):
+a hello, the master's challenge (its key checked against the pinned one and
+``master_finger`` before anything is signed), the auth signed with this
+minion's key, the master's signed answer. An accepted answer gives a
+:class:`Session` (its session key, the master's publish-signing key, a
+replay guard); the caller (:class:`briny.minion.agent.MinionAgent`)
+decides when to try again.
+
+Threads: **the loop**. Reading and writing the key files and the RSA
+operations of one auth (a signature, a decryption: about a millisecond)
+run on it; they happen once per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from briny.common import config, crypto, handshake, wire
+from briny.common.exceptions import AuthError, WireError
+from briny.common.transport import ClientTransport
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Session:
+    """One authenticated connection: lives from an accepted auth until it is found dead."""
+
+    transport: ClientTransport
+    key: bytes
+    sign_pub: bytes
+    guard: wire.ReplayGuard = field(default_factory=wire.ReplayGuard)
+    dead: asyncio.Event = field(default_factory=asyncio.Event)
+    since: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class AuthOutcome:
+    """What one auth attempt gave: ``accepted`` with a session; else ``pending``, ``rejected``,
+    ``denied`` (the master's answer), ``no_reply`` or ``refused`` (the answer did not check out)."""
+
+    status: str
+    session: Session | None = None
+
+
+class MinionAuth:
+    """This minion's identity and its handshake with the master (loop)."""
+
+    def __init__(self, opts: dict[str, Any], minion_id: str, timeout: float) -> None:
+        self.id = minion_id
+        self.timeout = timeout  # seconds to wait for each answer of the master
+        pki = Path(str(config.setting(opts, "pki_dir", "minion")))
+        self.pki_dir = pki
+        self.master_pub_path = pki / "minion_master.pub"
+        self.master_finger = str(config.setting(opts, "master_finger"))
+        self.hash_type = str(config.setting(opts, "hash_type"))  # of master_finger, as Salt's
+        if self.master_finger:
+            crypto.fingerprint("", self.hash_type)  # ConfigError now for a hash_type briny lacks
+        self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub")
+        self.pub_pem = crypto.public_pem(self._priv)
+
+    async def authenticate(self, transport: ClientTransport) -> AuthOutcome:
+        """One handshake on ``transport`` (see the module docstring)."""
+        token = os.urandom(handshake.TOKEN_BYTES)
+        try:
+            raw = await transport.request(handshake.hello(self.id, token), self.timeout)
+            if raw is None:
+                return self._no_reply()
+            offer = handshake.read_challenge(wire.decode(raw), self.id, token)
+            pinned = self._check_master(offer.master_pub)
+            frame = handshake.auth_request(
+                self.id, self._priv, self.pub_pem, token, offer.challenge, crypto.fingerprint(offer.master_pub)
+            )
+            raw = await transport.request(frame, self.timeout)
+            if raw is None:
+                return self._no_reply()
+            reply = handshake.read_auth_reply(wire.decode(raw), self.id, token, offer.challenge)
+            if reply.master_pub != offer.master_pub:
+                raise AuthError("the auth reply carries another master key than its challenge")
+            opened = self._open_session(reply, pinned)
+        except WireError as exc:
+            log.error("auth refused: %s", exc)
+            return AuthOutcome("refused")
+        if opened is None:
+            return AuthOutcome(reply.status)
+        return AuthOutcome("accepted", Session(transport, opened[0], opened[1]))
+
+    def _no_reply(self) -> AuthOutcome:
+        log.info("the master did not answer the auth request within %.1f s", self.timeout)
+        return AuthOutcome("no_reply")
+
+    def _check_master(self, master_pub: str) -> bool:
+        """AuthError unless ``master_pub`` is the pinned master key (when one is pinned) and has the
+        fingerprint ``master_finger`` names (when set, with ``hash_type`` as Salt computes it);
+        whether a key is pinned."""
+        pinned = self._pinned_master()
+        if pinned is not None and crypto.fingerprint(pinned) != crypto.fingerprint(master_pub):
+            raise AuthError(
+                f"the master's key (fingerprint {crypto.fingerprint(master_pub)}) is not the "
+                f"pinned one in {self.master_pub_path}; if the master's key really changed, "
+                f"remove that file"
+            )
+        if self.master_finger:
+            finger = crypto.fingerprint(master_pub, self.hash_type)
+            if not crypto.same_fingerprint(self.master_finger, finger):
+                raise AuthError(
+                    f"the master's key fingerprint {finger} ({self.hash_type}) does not match "
+                    f"master_finger {self.master_finger}"
+                )
+        return pinned is not None
+
+    def _open_session(self, reply: handshake.AuthReply, pinned: bool) -> tuple[bytes, bytes] | None:
+        """(session key, publish signing key) of an accepted reply (pinning the master's key on
+        the first one); None for any other status."""
+        if reply.status != "accepted":
+            return None
+        key = crypto.rsa_decrypt(self._priv, reply.session_enc)
+        if len(key) != crypto.SESSION_KEY_BYTES or len(reply.sign_pub) != 32:
+            raise AuthError("the auth reply's session key or signing key has the wrong size")
+        if not pinned:
+            self._pin_master(reply.master_pub, crypto.fingerprint(reply.master_pub, self.hash_type))
+        return key, reply.sign_pub
+
+    def _pinned_master(self) -> str | None:
+        try:
+            return self.master_pub_path.read_text(encoding="ascii")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuthError(f"cannot read the pinned master key {self.master_pub_path}: {exc}") from None
+
+    def _pin_master(self, pem: str, finger: str) -> None:
+        self.pki_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.master_pub_path.with_name(f".minion_master.pub.{os.getpid()}.tmp")
+        tmp.write_text(pem, encoding="ascii")
+        os.replace(tmp, self.master_pub_path)
+        log.info("pinned the master's key (fingerprint %s) in %s", finger, self.master_pub_path)
