@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from briny.common.exceptions import SaltInvocationError
+
 
 __parts__ = ("_db_state_args",)
 

@@ -202,6 +202,19 @@ class PgServer:
         self.stop()
         raise ServerUnavailable(f"PostgreSQL did not answer within {timeout:g} s: {self.log_tail()}")
 
+    def placeholders(self) -> list[tuple[str, str]]:
+        """(marker, value) pairs for the golden cases (tests/dbgolden.py), masked back in the results."""
+        return [
+            ("@PGPORT@", str(self.port)),
+            ("@PGPASS@", self.password),
+            ("@PGROOT@", str(self.root)),
+            ("@PGDEADPORT@", str(free_port())),
+        ]
+
+    def substitutions(self) -> list[tuple[str, str]]:
+        """:meth:`placeholders` and ``@PGUSER@`` (the server's system user: put in place, never masked back)."""
+        return [*self.placeholders(), ("@PGUSER@", self.owner)]
+
     def log_tail(self) -> str:
         try:
             return (self.root / "server.log").read_text(errors="replace")[-1500:]
