@@ -186,6 +186,23 @@ def _bool(value: Any) -> bool | None:
     return {"t": True, "f": False}.get(value)
 
 
+# ---------------------------------------------------------------- passwords (briny's own functions)
+
+
+def encrypt_password(role: str, password: Any, encrypted: Any = "md5", **kwargs: Any) -> str | None:
+    """The verifier PostgreSQL stores for ``password`` (``encrypted``: md5, scram-sha-256, False: clear).
+
+    Not in Salt (its state modules import the module's private helper): the
+    ``postgres_user`` / ``postgres_group`` states call it through ``__salt__``.
+    """
+    return pgsql.encrypt_password(role, password, encrypted)
+
+
+def verify_password(role: str, password: Any, verifier: Any, encrypted: Any = "md5", **kwargs: Any) -> bool:
+    """Whether the stored ``verifier`` already holds ``password`` (briny's own, see :func:`encrypt_password`)."""
+    return pgsql.password_matches(role, password, verifier, encrypted)
+
+
 # ---------------------------------------------------------------- server
 
 
