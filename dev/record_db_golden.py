@@ -22,8 +22,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-import dbgolden  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from tests import dbgolden  # noqa: E402
 
 SALT_GOLDEN = ROOT.parent / "shared" / "tools" / "salt-golden.py"
 if not SALT_GOLDEN.exists():
@@ -32,10 +32,10 @@ if not SALT_GOLDEN.exists():
 
 def start(db):
     if db == "postgres":
-        from pgserver import PgServer
+        from tests.pgserver import PgServer
 
         return PgServer.start()
-    from mariadbserver import MariaDBServer
+    from tests.mariadbserver import MariaDBServer
 
     return MariaDBServer.start()
 

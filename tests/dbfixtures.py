@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import pgserver
+from tests import mariadbserver, pgserver
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +29,22 @@ def pg_server():
 def pg_placeholders(pg_server):
     """The golden placeholders of ``pg_server`` (tests/dbgolden.py), computed once: the dead port stays."""
     return pg_server.substitutions()
+
+
+@pytest.fixture(scope="session")
+def mariadb_server():
+    """A running :class:`mariadbserver.MariaDBServer` for the session."""
+    try:
+        server = mariadbserver.MariaDBServer.start()
+    except pgserver.ServerUnavailable as exc:
+        pytest.skip(f"no throwaway MariaDB server: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def mariadb_placeholders(mariadb_server):
+    """The golden placeholders of ``mariadb_server`` (tests/dbgolden.py), computed once."""
+    return mariadb_server.substitutions()

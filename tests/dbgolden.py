@@ -48,11 +48,22 @@ NOT_MASKED = frozenset({"@PGUSER@", "@MYUSER@"})
 
 
 def unmask(obj, placeholders):
-    """Put the markers back in place of the server's values (longest value first)."""
+    """Put the markers back in place of the server's values (longest value first); an integer
+    equal to one (a port given unquoted) becomes its marker too."""
     pairs = sorted(
         ((value, marker) for marker, value in placeholders if marker not in NOT_MASKED), key=lambda p: -len(p[0])
     )
-    return goldenlib.mask(obj, pairs)
+    return goldenlib.mask(_ints(obj, dict(pairs)), pairs)
+
+
+def _ints(obj, values):
+    if isinstance(obj, dict):
+        return {k: _ints(v, values) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_ints(v, values) for v in obj]
+    if isinstance(obj, int) and not isinstance(obj, bool) and str(obj) in values:
+        return values[str(obj)]
+    return obj
 
 
 def normalize(obj):

@@ -1,5 +1,9 @@
 """briny against the database golden corpora: what Salt 3007 returned on the same
 SLS cases against the same kind of throwaway server (tests/dbgolden.py).
+Salt's MySQL goldens were recorded with Debian's MySQLdb driver
+(python3-mysqldb, the one the mysql-formula installs) on Salt's path: the
+reference has no MySQL driver, and without one its mysql states are "not
+found" ("mysql module could not be loaded").
 
 One test per case: the live run, then test=True, then show_low_sls, in that
 order against the session's server, as the recorder ran them (each case
@@ -15,7 +19,7 @@ import pytest
 
 from tests import dbgolden
 import goldenlib
-from tests.dbfixtures import pg_placeholders, pg_server  # noqa: F401 - fixtures
+from tests.dbfixtures import mariadb_placeholders, mariadb_server, pg_placeholders, pg_server  # noqa: F401
 from tests.integration.test_golden import _check
 
 pytestmark = pytest.mark.host
@@ -53,3 +57,8 @@ def _run_case(db, case, placeholders, briny_call, tmp_path):
 @pytest.mark.parametrize("case", _params("postgres"))
 def test_postgres_golden(case, pg_placeholders, briny_call, tmp_path):  # noqa: F811
     _run_case("postgres", case, pg_placeholders, briny_call, tmp_path)
+
+
+@pytest.mark.parametrize("case", _params("mysql"))
+def test_mysql_golden(case, mariadb_placeholders, briny_call, tmp_path):  # noqa: F811
+    _run_case("mysql", case, mariadb_placeholders, briny_call, tmp_path)
