@@ -306,8 +306,12 @@ def check_privileges(object_type: str, names: list[str], text: str) -> None:
         raise SaltInvocationError(f"Invalid privilege(s): {text} provided for object {object_type}")
 
 
-def all_privileges(object_type: str) -> list[str]:
-    return [ACL_LETTERS[ch] for ch in OBJECT_PRIVILEGES[object_type]]
+def all_privileges(object_type: str, server_version_num: int = 0) -> list[str]:
+    """What ALL means for the type; MAINTAIN only from PostgreSQL 17 on (``server_version_num`` 170000)."""
+    letters = OBJECT_PRIVILEGES[object_type]
+    if server_version_num and server_version_num < 170000:
+        letters = letters.replace("m", "")
+    return [ACL_LETTERS[ch] for ch in letters]
 
 
 def on_clause(object_type: str, object_name: str, prepend: str) -> str:

@@ -204,6 +204,22 @@ class MariaDBServer:
             raise RuntimeError(f"mariadb failed ({p.returncode}): {p.stderr.strip()}")
         return p.stdout
 
+    def login_works(self, user: str, password: str) -> bool:
+        """Whether ``user`` logs in over TCP with ``password``."""
+        opts = self.root / f"client-{secrets.token_hex(4)}.cnf"
+        opts.write_text(f'[client]\nuser={user}\npassword="{password}"\nhost={self.host}\nport={self.port}\n')
+        os.chmod(opts, 0o600)
+        try:
+            p = subprocess.run(
+                [self.client, f"--defaults-file={opts}", "--batch", "-e", "SELECT 1"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            opts.unlink()
+        return p.returncode == 0
+
     def query(self, sql: str, db: str = "") -> list[list[str | None]]:
         """The rows of one SELECT; NULL comes back as None."""
         out = self.sql(sql, db, xml=True)

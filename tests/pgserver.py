@@ -252,6 +252,16 @@ class PgServer:
             raise RuntimeError(f"psql failed ({p.returncode}): {p.stderr.strip()}")
         return p
 
+    def psql_as(self, user: str, password: str, sql: str, db: str = "postgres") -> subprocess.CompletedProcess:
+        """Run SQL as ``user`` logging in with ``password`` over TCP (scram): whether that login works."""
+        return subprocess.run(
+            [self.psql_bin, "-X", "-w", "-h", self.host, "-p", str(self.port), "-U", user, "-d", db, "-c", sql],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"},
+        )
+
     def query(self, sql: str, db: str = "postgres") -> list[list[str | None]]:
         """The rows of one SELECT (header dropped); NULL comes back as None."""
         out = self.psql(f"\\pset null '<NULL>'\n{sql}", db).stdout

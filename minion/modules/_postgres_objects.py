@@ -306,21 +306,21 @@ def language_remove(
 # object type -> (ACL column query, owner query); {s} is the schema (prepend), {n} the name, as literals
 _OBJECT_QUERIES = {
     "table": (
-        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner FROM pg_class c JOIN pg_namespace n "
+        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner, current_setting('server_version_num') AS ver FROM pg_class c JOIN pg_namespace n "
         "ON n.oid = c.relnamespace WHERE nspname = {s} AND relname = {n} AND relkind IN ('r', 'v', 'm', 'p', 'f')"
     ),
     "sequence": (
-        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner FROM pg_class c JOIN pg_namespace n "
+        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner, current_setting('server_version_num') AS ver FROM pg_class c JOIN pg_namespace n "
         "ON n.oid = c.relnamespace WHERE nspname = {s} AND relname = {n} AND relkind = 'S'"
     ),
-    "schema": "SELECT nspacl AS acl, pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname = {n}",
+    "schema": "SELECT nspacl AS acl, pg_get_userbyid(nspowner) AS owner, current_setting('server_version_num') AS ver FROM pg_namespace WHERE nspname = {n}",
     "function": (
-        "SELECT proacl AS acl, pg_get_userbyid(proowner) AS owner FROM pg_proc p JOIN pg_namespace n "
+        "SELECT proacl AS acl, pg_get_userbyid(proowner) AS owner, current_setting('server_version_num') AS ver FROM pg_proc p JOIN pg_namespace n "
         "ON n.oid = p.pronamespace WHERE nspname = {s} AND p.oid::regprocedure::text = {n}"
     ),
-    "tablespace": "SELECT spcacl AS acl, pg_get_userbyid(spcowner) AS owner FROM pg_tablespace WHERE spcname = {n}",
-    "language": "SELECT lanacl AS acl, pg_get_userbyid(lanowner) AS owner FROM pg_language WHERE lanname = {n}",
-    "database": "SELECT datacl AS acl, pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = {n}",
+    "tablespace": "SELECT spcacl AS acl, pg_get_userbyid(spcowner) AS owner, current_setting('server_version_num') AS ver FROM pg_tablespace WHERE spcname = {n}",
+    "language": "SELECT lanacl AS acl, pg_get_userbyid(lanowner) AS owner, current_setting('server_version_num') AS ver FROM pg_language WHERE lanname = {n}",
+    "database": "SELECT datacl AS acl, pg_get_userbyid(datdba) AS owner, current_setting('server_version_num') AS ver FROM pg_database WHERE datname = {n}",
 }
 _GROUP_MEMBERS = (
     "SELECT r.rolname AS rolname, m.admin_option AS admin_option FROM pg_auth_members m "
@@ -374,7 +374,13 @@ def has_privileges(
     runas: Any = None,
     **kwargs: Any,
 ) -> bool:
-    """Whether role ``name`` holds ``privileges`` (``ALL``: every one) on the object; its owner always does."""
+    """Whether role ``name`` holds ``privileges`` (``ALL``: every one the server knows for that type) on the
+    object, with ``grant_option`` each of them grantable; its owner always does.
+
+    Salt 3007 asks, with ``grant_option``, for every privilege of the type whatever was named, and counts
+    MAINTAIN (PostgreSQL 17) in ALL on older servers: a table grant with a grant option, or ALL, is never
+    found there, and the second run fails or grants again. briny checks what was asked.
+    """
     object_type = str(object_type).lower()
     text, privs = pgsql.privilege_list(privileges)
     pgsql.check_privileges(object_type, privs, text)
@@ -391,12 +397,11 @@ def has_privileges(
     held = acl.get(name)
     if held is None:
         return False
-    every = pgsql.all_privileges(object_type)
+    ver = int(rows[0]["ver"] or 0) if rows else 0
+    wanted = pgsql.all_privileges(object_type, ver) if "ALL" in privs else privs
     if grant_option:
-        return held == {p: True for p in every}
-    if "ALL" in privs:
-        return sorted(every) == sorted(held)
-    return set(privs) <= set(held)
+        return all(held.get(p) is True for p in wanted)
+    return set(wanted) <= set(held)
 
 
 def privileges_grant(
@@ -419,7 +424,7 @@ def privileges_grant(
     text, privs = pgsql.privilege_list(privileges)
     pgsql.check_privileges(object_type, privs, text)
     conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    if has_privileges(name, object_name, object_type, text, None, prepend, **conn_args):
+    if has_privileges(name, object_name, object_type, text, grant_option, prepend, **conn_args):
         log.info("The object: %s of type: %s already has privileges: %s set", object_name, object_type, text)
         return False
     sql = pgsql.grant_sql(name, object_name, object_type, privs, grant_option, prepend)

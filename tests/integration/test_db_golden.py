@@ -30,6 +30,9 @@ KNOWN_GAPS = {
     "postgres/pg_err_option",
     # Salt's privileges functions crash with KeyError: 'cluster'; briny says "Invalid object_type: cluster provided".
     "postgres/pg_err_object_type",
+    # Salt never finds a grant made with grant_option naming fewer than all privileges (nor a table's ALL
+    # before PostgreSQL 17): its second run grants again or fails; briny checks what was asked.
+    "postgres/pg_privileges_grant_option",
 }
 
 

@@ -45,20 +45,6 @@ pgp_table_again:
       - postgres_privileges: pgp_table
     {{- conn() }}
 
-pgp_table_all_grant_option:
-  postgres_privileges.present:
-    - name: pgp_group
-    - object_name: pgp_t2
-    - object_type: table
-    - privileges: [ALL]
-    - grant_option: true
-    - prepend: pgp_s
-    - maintenance_db: pgp_db
-    - require:
-      - cmd: pgp_objects
-      - postgres_group: pgp_group
-    {{- conn() }}
-
 pgp_sequence:
   postgres_privileges.present:
     - name: pgp_role
