@@ -42,5 +42,14 @@ def _db_args(  # the postgres_* states
     }
 
 
+def _salt(fun: str) -> Any:
+    return __salt__[fun]
+
+
+def _mysql_error() -> Any:
+    """The error the mysql execution module left for this state (taken once), as Salt's states read it."""
+    return __context__.pop("mysql.error", None)
+
+
 def _testing() -> bool:
     return bool(__opts__.get("test"))

@@ -29,14 +29,6 @@ def __virtual__() -> Any:
     return (False, "mysql module could not be loaded")
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
-
-
-def _mysql_error() -> Any:
-    return __context__.pop("mysql.error", None)  # type: ignore[name-defined]  # noqa: F821
-
-
 def present(name: str, character_set: Any = None, collate: Any = None, **connection_args: Any) -> dict[str, Any]:
     """Ensure the database exists with this character set and collation."""
     ret: dict[str, Any] = {

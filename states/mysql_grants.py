@@ -27,14 +27,6 @@ def __virtual__() -> Any:
     return (False, "mysql module could not be loaded")
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
-
-
-def _mysql_error() -> Any:
-    return __context__.pop("mysql.error", None)  # type: ignore[name-defined]  # noqa: F821
-
-
 def present(
     name: str,
     grant: Any = None,

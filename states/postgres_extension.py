@@ -27,10 +27,6 @@ def __virtual__() -> Any:
     return True
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
-
-
 def present(
     name: str,
     if_not_exists: Any = None,

@@ -36,10 +36,6 @@ def __virtual__() -> Any:
     return True
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
-
-
 def _apply(name: str, object_name: str, object_type: str, privileges: Any, grant: bool, kwargs: dict) -> dict:
     ret = {
         "name": name,

@@ -28,10 +28,6 @@ def __virtual__() -> Any:
     return True
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
-
-
 def present(
     name: str,
     directory: str,
