@@ -20,37 +20,20 @@ _EXTENSION_TO_MOVE = "EXTENSION TO MOVE"
 
 
 def available_extensions(
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, dict[str, str]]:
     """``{name: {name, default_version, installed_version, comment}}`` of the extensions the server offers."""
-    rows = psql_query("SELECT * FROM pg_available_extensions()", user, host, port, maintenance_db, password, runas)
+    rows = psql_query("SELECT * FROM pg_available_extensions()", **conn)
     return {row["name"]: row for row in rows if "default_version" in row and "name" in row}
 
 
 def installed_extensions(
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, dict[str, str]]:
     """``{extname: pg_extension's columns + schema_name}`` of the extensions installed in ``maintenance_db``."""
     rows = psql_query(
         "SELECT a.*, b.nspname AS schema_name FROM pg_extension a, pg_namespace b WHERE a.extnamespace = b.oid",
-        user,
-        host,
-        port,
-        maintenance_db,
-        password,
-        runas,
+        **conn,
     )
     return {row["extname"]: row for row in rows if "extversion" in row and "extname" in row}
 
@@ -81,16 +64,10 @@ def create_metadata(
     name: str,
     ext_version: Any = None,
     schema: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> list[str]:
     """Where the extension stands: not installed, or installed (and to upgrade, to move to ``schema``)."""
-    ext = get_installed_extension(name, user, host, port, maintenance_db, password, runas)
+    ext = get_installed_extension(name, **conn)
     if not ext:
         return [_EXTENSION_NOT_INSTALLED]
     ret = [_EXTENSION_INSTALLED]
@@ -107,18 +84,11 @@ def create_extension(
     schema: Any = None,
     ext_version: Any = None,
     from_version: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """Install the extension, or move/upgrade it; True when it ends up installed as asked."""
-    conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    meta = create_metadata(name, ext_version, schema, **conn_args)
-    if is_available_extension(name, **conn_args):
+    meta = create_metadata(name, ext_version, schema, **conn)
+    if is_available_extension(name, **conn):
         if _EXTENSION_NOT_INSTALLED in meta:
             sql = "CREATE EXTENSION " + ("IF NOT EXISTS " if if_not_exists is None or if_not_exists else "")
             sql += ident(name)
@@ -137,8 +107,8 @@ def create_extension(
             if ext_version and _EXTENSION_TO_UPGRADE in meta:
                 stmts.append(f"ALTER EXTENSION {ident(name)} UPDATE TO {literal(ext_version)}")
         if stmts:
-            _run(_conn(**conn_args), ";\n".join(stmts) + ";", transaction=True)
-    meta = create_metadata(name, ext_version, schema, **conn_args)
+            _run(_conn(**conn), ";\n".join(stmts) + ";", transaction=True)
+    meta = create_metadata(name, ext_version, schema, **conn)
     if meta != [_EXTENSION_INSTALLED]:
         log.info("Failed to create ext: %s", name)
         return False
@@ -150,24 +120,17 @@ def drop_extension(
     if_exists: Any = None,
     restrict: Any = None,
     cascade: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """``DROP EXTENSION`` (CASCADE unless ``cascade=False``); True when it is gone."""
-    conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    if is_installed_extension(name, **conn_args):
+    if is_installed_extension(name, **conn):
         sql = "DROP EXTENSION " + ("IF EXISTS " if if_exists else "") + ident(name)
         if cascade is None or cascade:
             sql += " CASCADE"
         if restrict:
             sql += " RESTRICT"
-        _run(_conn(**conn_args), sql)
-    if is_installed_extension(name, **conn_args):
+        _run(_conn(**conn), sql)
+    if is_installed_extension(name, **conn):
         log.info("Failed to drop ext: %s", name)
         return False
     return True
@@ -189,12 +152,12 @@ def schema_list(
     rows = psql_query(
         'SELECT n.nspname AS "name", n.nspacl AS "acl", r.rolname AS "owner" '
         "FROM pg_namespace n LEFT JOIN pg_roles r ON r.oid = n.nspowner",
-        db_user,
-        db_host,
-        db_port,
-        dbname,
-        db_password,
-        user,
+        user=db_user,
+        host=db_host,
+        port=db_port,
+        maintenance_db=dbname,
+        password=db_password,
+        runas=user,
     )
     return {row["name"]: {"owner": row["owner"], "acl": row["acl"]} for row in rows}
 
@@ -254,14 +217,9 @@ def schema_remove(
 
 def language_list(
     maintenance_db: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, str]:
-    rows = psql_query('SELECT lanname AS "Name" FROM pg_language', user, host, port, maintenance_db, password, runas)
+    rows = psql_query('SELECT lanname AS "Name" FROM pg_language', maintenance_db=maintenance_db, **conn)
     return {row["Name"]: row["Name"] for row in rows}
 
 
@@ -272,33 +230,23 @@ def language_exists(name: str, maintenance_db: str, *args: Any, **kwargs: Any) -
 def language_create(
     name: str,
     maintenance_db: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
-    if language_exists(name, maintenance_db, user, host, port, password, runas):
+    if language_exists(name, maintenance_db, **conn):
         log.info("Language %s already exists in %s", name, maintenance_db)
         return False
-    return _run(_conn(user, host, port, maintenance_db, password, runas), f"CREATE LANGUAGE {ident(name)}")
+    return _run(_conn(maintenance_db=maintenance_db, **conn), f"CREATE LANGUAGE {ident(name)}")
 
 
 def language_remove(
     name: str,
     maintenance_db: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
-    if not language_exists(name, maintenance_db, user, host, port, password, runas):
+    if not language_exists(name, maintenance_db, **conn):
         log.info("Language %s does not exist in %s", name, maintenance_db)
         return False
-    return _run(_conn(user, host, port, maintenance_db, password, runas), f"DROP LANGUAGE {ident(name)}")
+    return _run(_conn(maintenance_db=maintenance_db, **conn), f"DROP LANGUAGE {ident(name)}")
 
 
 # ---------------------------------------------------------------- privileges
@@ -306,21 +254,28 @@ def language_remove(
 # object type -> (ACL column query, owner query); {s} is the schema (prepend), {n} the name, as literals
 _OBJECT_QUERIES = {
     "table": (
-        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner, current_setting('server_version_num') AS ver FROM pg_class c JOIN pg_namespace n "
+        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner, current_setting('server_version_num') AS ver"
+        " FROM pg_class c JOIN pg_namespace n "
         "ON n.oid = c.relnamespace WHERE nspname = {s} AND relname = {n} AND relkind IN ('r', 'v', 'm', 'p', 'f')"
     ),
     "sequence": (
-        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner, current_setting('server_version_num') AS ver FROM pg_class c JOIN pg_namespace n "
+        "SELECT relacl AS acl, pg_get_userbyid(relowner) AS owner, current_setting('server_version_num') AS ver"
+        " FROM pg_class c JOIN pg_namespace n "
         "ON n.oid = c.relnamespace WHERE nspname = {s} AND relname = {n} AND relkind = 'S'"
     ),
-    "schema": "SELECT nspacl AS acl, pg_get_userbyid(nspowner) AS owner, current_setting('server_version_num') AS ver FROM pg_namespace WHERE nspname = {n}",
+    "schema": "SELECT nspacl AS acl, pg_get_userbyid(nspowner) AS owner, current_setting('server_version_num') AS ver"
+    " FROM pg_namespace WHERE nspname = {n}",
     "function": (
-        "SELECT proacl AS acl, pg_get_userbyid(proowner) AS owner, current_setting('server_version_num') AS ver FROM pg_proc p JOIN pg_namespace n "
+        "SELECT proacl AS acl, pg_get_userbyid(proowner) AS owner, current_setting('server_version_num') AS ver"
+        " FROM pg_proc p JOIN pg_namespace n "
         "ON n.oid = p.pronamespace WHERE nspname = {s} AND p.oid::regprocedure::text = {n}"
     ),
-    "tablespace": "SELECT spcacl AS acl, pg_get_userbyid(spcowner) AS owner, current_setting('server_version_num') AS ver FROM pg_tablespace WHERE spcname = {n}",
-    "language": "SELECT lanacl AS acl, pg_get_userbyid(lanowner) AS owner, current_setting('server_version_num') AS ver FROM pg_language WHERE lanname = {n}",
-    "database": "SELECT datacl AS acl, pg_get_userbyid(datdba) AS owner, current_setting('server_version_num') AS ver FROM pg_database WHERE datname = {n}",
+    "tablespace": "SELECT spcacl AS acl, pg_get_userbyid(spcowner) AS owner, current_setting('server_version_num') AS ver"
+    " FROM pg_tablespace WHERE spcname = {n}",
+    "language": "SELECT lanacl AS acl, pg_get_userbyid(lanowner) AS owner, current_setting('server_version_num') AS ver"
+    " FROM pg_language WHERE lanname = {n}",
+    "database": "SELECT datacl AS acl, pg_get_userbyid(datdba) AS owner, current_setting('server_version_num') AS ver"
+    " FROM pg_database WHERE datname = {n}",
 }
 _GROUP_MEMBERS = (
     "SELECT r.rolname AS rolname, m.admin_option AS admin_option FROM pg_auth_members m "
@@ -328,29 +283,22 @@ _GROUP_MEMBERS = (
 )
 
 
-def _object_rows(name: str, object_type: str, prepend: str, conn_args: dict[str, Any]) -> list[dict[str, Any]]:
+def _object_rows(name: str, object_type: str, prepend: str, conn: dict[str, Any]) -> list[dict[str, Any]]:
     object_type = object_type.lower()
     if object_type not in pgsql.OBJECT_TYPES:
         raise SaltInvocationError(f"Invalid object_type: {object_type} provided")
     query = _GROUP_MEMBERS if object_type == "group" else _OBJECT_QUERIES[object_type]
-    return _rows(_conn(**conn_args), query.format(s=literal(prepend), n=literal(name))) or []
+    return _rows(_conn(**conn), query.format(s=literal(prepend), n=literal(name))) or []
 
 
 def privileges_list(
     name: str,
     object_type: str,
     prepend: str = "public",
-    maintenance_db: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, Any]:
     """``{role: {PRIVILEGE: grant_option}}`` on the object; for a group ``{member: admin_option}``."""
-    conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    rows = _object_rows(name, object_type, prepend, conn_args)
+    rows = _object_rows(name, object_type, prepend, conn)
     if object_type.lower() == "group":
         return {row["rolname"]: row["admin_option"] == "t" for row in rows}
     ret: dict[str, Any] = {}
@@ -366,13 +314,7 @@ def has_privileges(
     privileges: Any = None,
     grant_option: Any = None,
     prepend: str = "public",
-    maintenance_db: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """Whether role ``name`` holds ``privileges`` (``ALL``: every one the server knows for that type) on the
     object, with ``grant_option`` each of them grantable; its owner always does.
@@ -384,8 +326,7 @@ def has_privileges(
     object_type = str(object_type).lower()
     text, privs = pgsql.privilege_list(privileges)
     pgsql.check_privileges(object_type, privs, text)
-    conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    rows = _object_rows(object_name, object_type, prepend, conn_args)
+    rows = _object_rows(object_name, object_type, prepend, conn)
     if object_type == "group":
         members = {row["rolname"]: row["admin_option"] == "t" for row in rows}
         return name in members and (members[name] if grant_option else True)
@@ -411,24 +352,17 @@ def privileges_grant(
     privileges: Any = None,
     grant_option: Any = None,
     prepend: str = "public",
-    maintenance_db: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """GRANT the privileges (or, for a group, membership); False when held already or failed."""
     object_type = str(object_type).lower()
     text, privs = pgsql.privilege_list(privileges)
     pgsql.check_privileges(object_type, privs, text)
-    conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    if has_privileges(name, object_name, object_type, text, grant_option, prepend, **conn_args):
+    if has_privileges(name, object_name, object_type, text, grant_option, prepend, **conn):
         log.info("The object: %s of type: %s already has privileges: %s set", object_name, object_type, text)
         return False
     sql = pgsql.grant_sql(name, object_name, object_type, privs, grant_option, prepend)
-    return _run(_conn(**conn_args), sql)
+    return _run(_conn(**conn), sql)
 
 
 def privileges_revoke(
@@ -437,23 +371,16 @@ def privileges_revoke(
     object_type: str,
     privileges: Any = None,
     prepend: str = "public",
-    maintenance_db: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """REVOKE the privileges (or group membership); False when not held or failed."""
     object_type = str(object_type).lower()
     text, privs = pgsql.privilege_list(privileges)
     pgsql.check_privileges(object_type, privs, text)
-    conn_args = _conn_args(user, host, port, maintenance_db, password, runas)
-    if not has_privileges(name, object_name, object_type, text, None, prepend, **conn_args):
+    if not has_privileges(name, object_name, object_type, text, None, prepend, **conn):
         log.info("The object: %s of type: %s does not have privileges: %s set", object_name, object_type, text)
         return False
-    return _run(_conn(**conn_args), pgsql.revoke_sql(name, object_name, object_type, privs, prepend))
+    return _run(_conn(**conn), pgsql.revoke_sql(name, object_name, object_type, privs, prepend))
 
 
 # ---------------------------------------------------------------- data directories

@@ -7,10 +7,11 @@ SQL is built in :mod:`briny.minion.pgsql`. Extensions, schemas, languages,
 privileges and data directories are in ``_postgres_objects.py`` (a part of
 this module).
 
-**Connection.** Each function takes ``user``, ``host``, ``port``,
-``maintenance_db``, ``password`` and ``runas`` (the schema functions
-``db_user``, ``db_host``, ``db_port``, ``db_password`` and ``user`` for
-runas, as in Salt). A missing one comes from the config/pillar keys
+**Connection.** Each function takes the keyword arguments ``user``,
+``host``, ``port``, ``maintenance_db``, ``password`` and ``runas`` (the
+schema functions ``db_user``, ``db_host``, ``db_port``, ``db_password`` and
+``user`` for runas, as in Salt); unlike Salt's, they are keyword-only, and
+another keyword argument is named in a warning and ignored. A missing one comes from the config/pillar keys
 ``postgres.user``, ``postgres.host``, ``postgres.port``,
 ``postgres.maintenance_db`` (default ``postgres``) and ``postgres.pass``
 (``config.option``). Without a host, or with a socket directory as host,
@@ -76,7 +77,12 @@ def _conn(
     maintenance_db: Any = None,
     password: Any = None,
     runas: Any = None,
+    **others: Any,
 ) -> Conn:
+    """The connection of a call: its arguments, else the ``postgres.*`` config keys."""
+    ignored = sorted(k for k in others if not str(k).startswith("__"))
+    if ignored:
+        log.warning("postgres: these arguments are not connection arguments and were ignored: %s", ", ".join(ignored))
     host = host or _option("postgres.host") or None
     if runas is None and (not host or str(host).startswith("/")):
         runas = "postgres"
@@ -207,37 +213,25 @@ def verify_password(role: str, password: Any, verifier: Any, encrypted: Any = "m
 
 
 def version(
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> str | None:
     """The server's version (``server_version``), None when the server does not answer."""
-    conn = _conn(user, host, port, maintenance_db, password, runas)
-    rows = _rows(conn, "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'server_version'")
+    c = _conn(**conn)
+    rows = _rows(c, "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'server_version'")
     return rows[0]["setting"] if rows else None
 
 
 def psql_query(
     query: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
     write: bool = False,
-    **kwargs: Any,
+    **conn: Any,
 ) -> list[dict[str, str]]:
     """Run a SELECT (or a statement with RETURNING, in a read-write transaction with ``write``)."""
-    conn = _conn(user, host, port, maintenance_db, password, runas)
+    c = _conn(**conn)
     if not write:
-        return _text(_rows(conn, query))
+        return _text(_rows(c, query))
     copy = f"COPY ({query.strip().rstrip(';')}) TO STDOUT WITH (FORMAT csv, HEADER, NULL '\\N')"
-    ret = _psql(conn, f"START TRANSACTION READ WRITE;\n{copy};\nCOMMIT;")
+    ret = _psql(c, f"START TRANSACTION READ WRITE;\n{copy};\nCOMMIT;")
     if ret["retcode"] != 0:
         return []
     import csv
@@ -251,13 +245,7 @@ def psql_query(
 
 
 def db_list(
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, dict[str, str]]:
     """``{name: {Owner, Encoding, Collate, Ctype, Access privileges, Tablespace}}``."""
     rows = psql_query(
@@ -265,44 +253,27 @@ def db_list(
         'datcollate AS "Collate", datctype AS "Ctype", datacl AS "Access privileges", spcname AS "Tablespace" '
         "FROM pg_database pgd, pg_roles pga, pg_tablespace pgts "
         "WHERE pga.oid = pgd.datdba AND pgts.oid = pgd.dattablespace",
-        user,
-        host,
-        port,
-        maintenance_db,
-        password,
-        runas,
+        **conn,
     )
     return {row.pop("Name"): row for row in rows}
 
 
 def db_exists(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
-    return name in db_list(user, host, port, maintenance_db, password, runas)
+    return name in db_list(**conn)
 
 
 def db_create(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
     tablespace: Any = None,
     encoding: Any = None,
     lc_collate: Any = None,
     lc_ctype: Any = None,
     owner: Any = None,
     template: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """``CREATE DATABASE`` with the options given; True when it was created."""
     opts = [
@@ -317,55 +288,43 @@ def db_create(
     given = [f"{key} = {val}" for key, val in opts if val]
     if given:
         sql += " WITH " + " ".join(given)
-    return _run(_conn(user, host, port, maintenance_db, password, runas), sql)
+    return _run(_conn(**conn), sql)
 
 
 def db_alter(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
     tablespace: Any = None,
     owner: Any = None,
     owner_recurse: bool = False,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """Change the owner (with ``owner_recurse``, of everything in it too) and/or the tablespace."""
     if not (tablespace or owner):
         return True
-    conn = _conn(user, host, port, maintenance_db, password, runas)
+    c = _conn(**conn)
     if owner and owner_recurse:
-        return owner_to(name, owner, user, host, port, password, runas)["retcode"] == 0
+        return owner_to(name, owner, **{k: v for k, v in conn.items() if k != "maintenance_db"})["retcode"] == 0
     ok = True
     if owner:
-        ok = _run(conn, f"ALTER DATABASE {ident(name)} OWNER TO {ident(owner)}") and ok
+        ok = _run(c, f"ALTER DATABASE {ident(name)} OWNER TO {ident(owner)}") and ok
     if tablespace:
-        ok = _run(conn, f"ALTER DATABASE {ident(name)} SET TABLESPACE {ident(tablespace)}") and ok
+        ok = _run(c, f"ALTER DATABASE {ident(name)} SET TABLESPACE {ident(tablespace)}") and ok
     return ok
 
 
 def db_remove(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """Close the database's sessions and drop it; raises CommandExecutionError when a step fails."""
-    conn = _conn(user, host, port, maintenance_db, password, runas)
+    c = _conn(**conn)
     for sql in (
         f"REVOKE CONNECT ON DATABASE {ident(name)} FROM public",
         "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
         f"WHERE datname = {literal(name)} AND pid <> pg_backend_pid()",
         f"DROP DATABASE {ident(name)}",
     ):
-        ret = _psql(conn, sql)
+        ret = _psql(c, sql)
         if ret["retcode"] != 0:
             raise CommandExecutionError(f"Failed to remove database {name}: {ret.get('stderr', '').strip()}")
     return True
@@ -374,15 +333,10 @@ def db_remove(
 def owner_to(
     dbname: str,
     ownername: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, Any]:
     """Make ``ownername`` the owner of the database and of its schemas, tables, views, sequences, functions."""
-    conn = _conn(user, host, port, dbname, password, runas)
+    c = _conn(**{**conn, "maintenance_db": dbname})
     lists = (
         ("SCHEMA", "SELECT quote_ident(nspname) AS n FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
          "AND nspname <> 'information_schema'"),
@@ -401,49 +355,32 @@ def owner_to(
     )  # fmt: skip
     stmts = [f"ALTER DATABASE {ident(dbname)} OWNER TO {ident(ownername)};"]
     for kind, query in lists:
-        for row in _rows(conn, query) or []:
+        for row in _rows(c, query) or []:
             stmts.append(f"ALTER {kind} {row['n']} OWNER TO {ident(ownername)};")
-    return _psql(conn, "\n".join(stmts), transaction=True)
+    return _psql(c, "\n".join(stmts), transaction=True)
 
 
 # ---------------------------------------------------------------- tablespaces
 
 
 def tablespace_list(
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, dict[str, str]]:
     """``{name: {Owner, ACL, Opts, Location}}``."""
     rows = psql_query(
         'SELECT spcname AS "Name", pga.rolname AS "Owner", spcacl AS "ACL", spcoptions AS "Opts", '
         'pg_tablespace_location(pgts.oid) AS "Location" FROM pg_tablespace pgts, pg_roles pga '
         "WHERE pga.oid = pgts.spcowner",
-        user,
-        host,
-        port,
-        maintenance_db,
-        password,
-        runas,
+        **conn,
     )
     return {row.pop("Name"): row for row in rows}
 
 
 def tablespace_exists(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
-    return name in tablespace_list(user, host, port, maintenance_db, password, runas)
+    return name in tablespace_list(**conn)
 
 
 def _tablespace_options(options: Any) -> str:
@@ -455,13 +392,7 @@ def tablespace_create(
     location: str,
     options: Any = None,
     owner: Any = None,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """``CREATE TABLESPACE name [OWNER o] LOCATION 'dir' [WITH (opt = value, ...)]``."""
     sql = f"CREATE TABLESPACE {ident(name)}"
@@ -470,22 +401,16 @@ def tablespace_create(
     sql += f" LOCATION {literal(location)}"
     if options:
         sql += f" WITH ({_tablespace_options(options)})"
-    return _run(_conn(user, host, port, maintenance_db, password, runas), sql)
+    return _run(_conn(**conn), sql)
 
 
 def tablespace_alter(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
     new_name: Any = None,
     new_owner: Any = None,
     set_option: Any = None,
     reset_option: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
     """Rename, change the owner, set one option (``{opt: value}``) or reset one."""
     stmts = []
@@ -497,21 +422,15 @@ def tablespace_alter(
         stmts.append(f"ALTER TABLESPACE {ident(name)} SET ({_tablespace_options(set_option)})")
     if reset_option:
         stmts.append(f"ALTER TABLESPACE {ident(name)} RESET ({reset_option})")
-    conn = _conn(user, host, port, maintenance_db, password, runas)
-    return all(_run(conn, sql) for sql in stmts)
+    c = _conn(**conn)
+    return all(_run(c, sql) for sql in stmts)
 
 
 def tablespace_remove(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
-    return _run(_conn(user, host, port, maintenance_db, password, runas), f"DROP TABLESPACE {ident(name)}")
+    return _run(_conn(**conn), f"DROP TABLESPACE {ident(name)}")
 
 
 # ---------------------------------------------------------------- roles
@@ -527,17 +446,11 @@ _ROLE_FLAGS = (
 
 
 def user_list(
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
     return_password: bool = False,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, dict[str, Any]] | bool:
     """Every role with its attributes (False when the server does not answer)."""
-    conn = _conn(user, host, port, maintenance_db, password, runas)
+    c = _conn(**conn)
     cols = ", ".join(f"r.{col} AS {col}" for _, col in _ROLE_FLAGS)
     query = (
         f"SELECT r.rolname AS name, {cols}, r.rolconnlimit AS connections, "
@@ -551,7 +464,7 @@ def user_list(
         )
     else:
         query += " FROM pg_catalog.pg_roles r"
-    rows = _rows(conn, query)
+    rows = _rows(c, query)
     if rows is None:
         log.error("Could not list the roles: is the PostgreSQL server running?")
         return False
@@ -574,251 +487,103 @@ def user_list(
 
 def role_get(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
     return_password: bool = False,
-    **kwargs: Any,
+    **conn: Any,
 ) -> dict[str, Any] | None:
     """One role's attributes (see :func:`user_list`), None when it does not exist."""
-    roles = user_list(user, host, port, maintenance_db, password, runas, return_password)
+    roles = user_list(return_password=return_password, **conn)
     return roles.get(name) if isinstance(roles, dict) else None
 
 
 def user_exists(
     name: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
+    **conn: Any,
 ) -> bool:
-    return bool(role_get(name, user, host, port, maintenance_db, password, runas))
+    return bool(role_get(name, **conn))
 
 
-def _role_create(name: str, typ: str, conn_args: dict[str, Any], groups: Any = None, **flags: Any) -> bool:
-    if user_exists(name, **conn_args):
+_ROLE_ARGS = (
+    "createdb",
+    "createroles",
+    "inherit",
+    "login",
+    "connlimit",
+    "encrypted",
+    "superuser",
+    "replication",
+    "rolepassword",
+    "valid_until",
+)
+
+
+def _role_args(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """(role flags, groups, connection arguments) of a role function's keyword arguments."""
+    flags = {k: kwargs.pop(k) for k in _ROLE_ARGS if k in kwargs}
+    return flags, kwargs.pop("groups", None), kwargs
+
+
+def _role_create(name: str, typ: str, **kwargs: Any) -> bool:
+    flags, groups, conn = _role_args(kwargs)
+    if user_exists(name, **conn):
         log.info("%s '%s' already exists", typ.capitalize(), name)
         return False
-    conn = _conn(**conn_args)
     stmts = [f"CREATE ROLE {ident(name)} {pgsql.role_options(name, typ, **flags)}".rstrip()]
     stmts += [f"GRANT {ident(g)} TO {ident(name)}" for g in pgsql.group_list(groups)]
-    return _run(conn, ";\n".join(stmts) + ";", transaction=True)
+    return _run(_conn(**conn), ";\n".join(stmts) + ";", transaction=True)
 
 
-def _role_update(name: str, typ: str, conn_args: dict[str, Any], groups: Any = None, **flags: Any) -> bool:
-    current = role_get(name, **conn_args)
+def _role_update(name: str, typ: str, **kwargs: Any) -> bool:
+    flags, groups, conn = _role_args(kwargs)
+    current = role_get(name, **conn)
     if not current:
         log.info("%s '%s' could not be found", typ.capitalize(), name)
         return False
-    conn = _conn(**conn_args)
     options = pgsql.role_options(name, "role", current=current, **flags)
     stmts = [f"ALTER ROLE {ident(name)} {options}"] if options else []
     stmts += [f"GRANT {ident(g)} TO {ident(name)}" for g in pgsql.group_list(groups) if g not in current["groups"]]
     if not stmts:
         return True
-    return _run(conn, ";\n".join(stmts) + ";", transaction=True)
+    return _run(_conn(**conn), ";\n".join(stmts) + ";", transaction=True)
 
 
-def _role_remove(name: str, conn_args: dict[str, Any]) -> bool:
-    if not user_exists(name, **conn_args):
+def _role_remove(name: str, **conn: Any) -> bool:
+    if not user_exists(name, **conn):
         log.info("User '%s' does not exist", name)
         return False
-    _run(_conn(**conn_args), f"DROP ROLE {ident(name)}")
-    if user_exists(name, **conn_args):
+    _run(_conn(**conn), f"DROP ROLE {ident(name)}")
+    if user_exists(name, **conn):
         log.info("Failed to delete user '%s'.", name)
         return False
     return True
 
 
-def _conn_args(user: Any, host: Any, port: Any, maintenance_db: Any, password: Any, runas: Any) -> dict[str, Any]:
-    return {
-        "user": user,
-        "host": host,
-        "port": port,
-        "maintenance_db": maintenance_db,
-        "password": password,
-        "runas": runas,
-    }
+def user_create(username: str, **kwargs: Any) -> bool:
+    """Create a role that can log in (unless ``login=False``); False when it exists already or failed.
+
+    Role arguments: createdb, createroles, inherit, login, connlimit, encrypted, superuser,
+    replication, rolepassword, valid_until, groups (a list or comma-separated); the rest are
+    connection arguments.
+    """
+    return _role_create(username, "user", **kwargs)
 
 
-def user_create(
-    username: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    createdb: Any = None,
-    createroles: Any = None,
-    inherit: Any = None,
-    login: Any = None,
-    connlimit: Any = None,
-    encrypted: Any = None,
-    superuser: Any = None,
-    replication: Any = None,
-    rolepassword: Any = None,
-    valid_until: Any = None,
-    groups: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
-) -> bool:
-    """Create a role that can log in (unless ``login=False``); False when it exists already or failed."""
-    return _role_create(
-        username,
-        "user",
-        _conn_args(user, host, port, maintenance_db, password, runas),
-        groups=groups,
-        createdb=createdb,
-        createroles=createroles,
-        inherit=inherit,
-        login=login,
-        connlimit=connlimit,
-        encrypted=encrypted,
-        superuser=superuser,
-        replication=replication,
-        rolepassword=rolepassword,
-        valid_until=valid_until,
-    )
+def user_update(username: str, **kwargs: Any) -> bool:
+    """``ALTER ROLE`` with the role arguments given (see :func:`user_create`); grant the missing groups."""
+    return _role_update(username, "user", **kwargs)
 
 
-def user_update(
-    username: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    createdb: Any = None,
-    createroles: Any = None,
-    encrypted: Any = None,
-    superuser: Any = None,
-    inherit: Any = None,
-    login: Any = None,
-    connlimit: Any = None,
-    replication: Any = None,
-    rolepassword: Any = None,
-    valid_until: Any = None,
-    groups: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
-) -> bool:
-    """``ALTER ROLE`` with the attributes given and grant the missing ``groups``."""
-    return _role_update(
-        username,
-        "user",
-        _conn_args(user, host, port, maintenance_db, password, runas),
-        groups=groups,
-        createdb=createdb,
-        createroles=createroles,
-        inherit=inherit,
-        login=login,
-        connlimit=connlimit,
-        encrypted=encrypted,
-        superuser=superuser,
-        replication=replication,
-        rolepassword=rolepassword,
-        valid_until=valid_until,
-    )
+def user_remove(username: str, **conn: Any) -> bool:
+    return _role_remove(username, **conn)
 
 
-def user_remove(
-    username: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
-) -> bool:
-    return _role_remove(username, _conn_args(user, host, port, maintenance_db, password, runas))
+def group_create(groupname: str, **kwargs: Any) -> bool:
+    """Create a role that cannot log in (unless ``login=True``); the arguments of :func:`user_create`."""
+    return _role_create(groupname, "group", **kwargs)
 
 
-def group_create(
-    groupname: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    createdb: Any = None,
-    createroles: Any = None,
-    encrypted: Any = None,
-    login: Any = None,
-    inherit: Any = None,
-    superuser: Any = None,
-    replication: Any = None,
-    rolepassword: Any = None,
-    groups: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
-) -> bool:
-    """Create a role that cannot log in (unless ``login=True``)."""
-    return _role_create(
-        groupname,
-        "group",
-        _conn_args(user, host, port, maintenance_db, password, runas),
-        groups=groups,
-        createdb=createdb,
-        createroles=createroles,
-        encrypted=encrypted,
-        login=login,
-        inherit=inherit,
-        superuser=superuser,
-        replication=replication,
-        rolepassword=rolepassword,
-    )
+def group_update(groupname: str, **kwargs: Any) -> bool:
+    return _role_update(groupname, "group", **kwargs)
 
 
-def group_update(
-    groupname: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    createdb: Any = None,
-    createroles: Any = None,
-    encrypted: Any = None,
-    inherit: Any = None,
-    login: Any = None,
-    superuser: Any = None,
-    replication: Any = None,
-    rolepassword: Any = None,
-    groups: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
-) -> bool:
-    return _role_update(
-        groupname,
-        "group",
-        _conn_args(user, host, port, maintenance_db, password, runas),
-        groups=groups,
-        createdb=createdb,
-        createroles=createroles,
-        encrypted=encrypted,
-        inherit=inherit,
-        login=login,
-        superuser=superuser,
-        replication=replication,
-        rolepassword=rolepassword,
-    )
-
-
-def group_remove(
-    groupname: str,
-    user: Any = None,
-    host: Any = None,
-    port: Any = None,
-    maintenance_db: Any = None,
-    password: Any = None,
-    runas: Any = None,
-    **kwargs: Any,
-) -> bool:
-    return _role_remove(groupname, _conn_args(user, host, port, maintenance_db, password, runas))
+def group_remove(groupname: str, **conn: Any) -> bool:
+    return _role_remove(groupname, **conn)
