@@ -29,17 +29,30 @@ def _invalid_args(name: str, fun: str, kwargs: dict[str, Any], **extra: Any) -> 
     return {"name": name, **extra, "changes": {}, "result": False, "comment": comment}
 
 
-def _db_args(  # the postgres_* states
-    user: Any, maintenance_db: Any, db_user: Any, db_password: Any, db_host: Any, db_port: Any
-) -> dict:
-    return {
-        "maintenance_db": maintenance_db,
-        "runas": user,
-        "host": db_host,
-        "user": db_user,
-        "port": db_port,
-        "password": db_password,
-    }
+_PG_CONN = ("user", "maintenance_db", "db_user", "db_password", "db_host", "db_port")
+
+
+def _pg_args(name: str, fun: str, kwargs: dict[str, Any], schema: bool = False, **extra: Any) -> tuple[dict, Any]:
+    """(the connection arguments for the ``postgres`` functions, a failed result naming the others or None).
+
+    The ``postgres_*`` states take ``user`` (the system user psql runs as), ``maintenance_db``,
+    ``db_user``, ``db_password``, ``db_host``, ``db_port``; the schema functions want them
+    under their own names (``user``, ``db_user`` ...), the others as ``runas``, ``user`` ...
+    """
+    conn = {k: kwargs.pop(k) for k in _PG_CONN if k in kwargs}
+    if schema:
+        conn.pop("maintenance_db", None)
+        db = {k: conn.get(k) for k in ("db_user", "db_password", "db_host", "db_port", "user")}
+    else:
+        db = {
+            "maintenance_db": conn.get("maintenance_db"),
+            "runas": conn.get("user"),
+            "host": conn.get("db_host"),
+            "user": conn.get("db_user"),
+            "port": conn.get("db_port"),
+            "password": conn.get("db_password"),
+        }
+    return db, _invalid_args(name, fun, kwargs, **extra)
 
 
 def _salt(fun: str) -> Any:

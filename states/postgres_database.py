@@ -37,20 +37,13 @@ def present(
     owner: Any = None,
     owner_recurse: bool = False,
     template: Any = None,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the database exists with these parameters."""
-    bad = _invalid_args(name, "postgres_database.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_database.present", kwargs)  # noqa: F821
     if bad:
         return bad
     ret = {"name": name, "changes": {}, "result": True, "comment": f"Database {name} is already present"}
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     dbs = _salt("postgres.db_list")(**db_args)
     cur = dbs.get(name, {})
     fixed_differ = name in dbs and (
@@ -101,20 +94,13 @@ def present(
 
 def absent(
     name: str,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the database does not exist (its sessions are closed first)."""
-    bad = _invalid_args(name, "postgres_database.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_database.absent", kwargs)  # noqa: F821
     if bad:
         return bad
     ret = {"name": name, "changes": {}, "result": True, "comment": ""}
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     if not _salt("postgres.db_exists")(name, **db_args):
         ret["comment"] = f"Database {name} is not present, so it cannot be removed"
         return ret

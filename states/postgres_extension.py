@@ -33,20 +33,13 @@ def present(
     schema: Any = None,
     ext_version: Any = None,
     from_version: Any = None,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the extension is installed (in ``schema``, at least at ``ext_version``)."""
-    bad = _invalid_args(name, "postgres_extension.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_extension.present", kwargs)  # noqa: F821
     if bad:
         return bad
     ret = {"name": name, "changes": {}, "result": True, "comment": f"Extension {name} is already present"}
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     meta = _salt("postgres.create_metadata")(name, schema=schema, ext_version=ext_version, **db_args)
     if "EXTENSION NOT INSTALLED" in meta:
         mode = "install"
@@ -80,20 +73,13 @@ def absent(
     if_exists: Any = None,
     restrict: Any = None,
     cascade: Any = None,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the extension is not installed."""
-    bad = _invalid_args(name, "postgres_extension.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_extension.absent", kwargs)  # noqa: F821
     if bad:
         return bad
     ret = {"name": name, "changes": {}, "result": True, "comment": ""}
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     if not _salt("postgres.is_installed_extension")(name, **db_args):
         ret["comment"] = f"Extension {name} is not present, so it cannot be removed"
         return ret

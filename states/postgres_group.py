@@ -1,17 +1,9 @@
-"""The ``postgres_group`` state module: PostgreSQL roles (groups) present or absent.
+"""The ``postgres_group`` state module: PostgreSQL roles that do not log in, present or absent.
 
-Runs wherever states run and works through the ``postgres`` execution
-module (``psql``). Arguments, comments and changes are Salt 3007's:
-``Group x is already present``, ``The group x has been created`` (changes
-``{x: Present}``), ``... has been updated`` (changes: the attributes that
-changed, ``password: True`` for a new password), ``Group x is set to be
-created/updated`` in test mode, ``Failed to create group x``; absent:
-``Group x has been removed`` (``{x: Absent}``), ``... is not present, so it
-cannot be removed``. Role attributes: createdb, createroles, inherit, login,
-replication, superuser, password (encrypted: md5 by default, scram-sha-256,
-or False), refresh_password, groups; no valid_until or default_password, as in Salt. Connection: user
-(runas), maintenance_db, db_user, db_password, db_host, db_port. An argument
-Salt's function does not take fails the state with Salt's words.
+Salt 3007's twin of ``postgres_user`` (read its docstring): the same
+arguments but ``valid_until`` and ``default_password``, the same comments
+with "Group"/"group" for "User"/"user", and roles created NOLOGIN unless
+``login: True``. Both run ``states/_postgres_role.py``.
 """
 
 from __future__ import annotations
@@ -39,16 +31,10 @@ def present(
     password: Any = None,
     refresh_password: Any = None,
     groups: Any = None,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the role ``name`` exists with these attributes."""
-    bad = _invalid_args(name, "postgres_group.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_group.present", kwargs)  # noqa: F821
     if bad:
         return bad
     flags = {
@@ -59,7 +45,6 @@ def present(
         "inherit": inherit,
         "login": login,
     }
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     return _role_present(  # noqa: F821
         "group",
         name,
@@ -74,17 +59,10 @@ def present(
 
 def absent(
     name: str,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the role ``name`` does not exist."""
-    bad = _invalid_args(name, "postgres_group.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_group.absent", kwargs)  # noqa: F821
     if bad:
         return bad
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     return _role_absent("group", name, db_args)  # noqa: F821

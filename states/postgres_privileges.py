@@ -81,19 +81,13 @@ def present(
     privileges: Any = None,
     grant_option: Any = None,
     prepend: str = "public",
-    maintenance_db: Any = None,
-    user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure role ``name`` holds ``privileges`` on the object (or is a member of the group)."""
-    bad = _invalid_args(name, "postgres_privileges.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_privileges.present", kwargs)  # noqa: F821
     if bad:
         return bad
-    args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
+    args = dict(db_args)
     args.update(grant_option=grant_option, prepend=prepend)
     return _apply(name, object_name, object_type, privileges, True, args)
 
@@ -104,18 +98,12 @@ def absent(
     object_type: str,
     privileges: Any = None,
     prepend: str = "public",
-    maintenance_db: Any = None,
-    user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure role ``name`` does not hold ``privileges`` on the object (or is not in the group)."""
-    bad = _invalid_args(name, "postgres_privileges.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_privileges.absent", kwargs)  # noqa: F821
     if bad:
         return bad
-    args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
+    args = dict(db_args)
     args["prepend"] = prepend
     return _apply(name, object_name, object_type, privileges, False, args)

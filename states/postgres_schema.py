@@ -29,15 +29,10 @@ def present(
     dbname: str,
     name: str,
     owner: Any = None,
-    user: Any = None,
-    db_user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the schema exists in database ``dbname`` (created with ``owner``)."""
-    bad = _invalid_args(name, "postgres_schema.present", kwargs, dbname=dbname)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_schema.present", kwargs, schema=True, dbname=dbname)  # noqa: F821
     if bad:
         return bad
     ret = {
@@ -47,7 +42,6 @@ def present(
         "result": True,
         "comment": f"Schema {name} is already present in database {dbname}",
     }
-    db_args = {"db_user": db_user, "db_password": db_password, "db_host": db_host, "db_port": db_port, "user": user}
     if _salt("postgres.schema_get")(dbname, name, **db_args) is not None:
         ret["comment"] = f"Schema {name} already exists in database {dbname}"
         return ret
@@ -67,19 +61,13 @@ def present(
 def absent(
     dbname: str,
     name: str,
-    user: Any = None,
-    db_user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the schema is not in database ``dbname`` (an empty schema only: DROP SCHEMA restricts)."""
-    bad = _invalid_args(name, "postgres_schema.absent", kwargs, dbname=dbname)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_schema.absent", kwargs, schema=True, dbname=dbname)  # noqa: F821
     if bad:
         return bad
     ret = {"name": name, "dbname": dbname, "changes": {}, "result": True, "comment": ""}
-    db_args = {"db_user": db_user, "db_password": db_password, "db_host": db_host, "db_port": db_port, "user": user}
     if not _salt("postgres.schema_exists")(dbname, name, **db_args):
         ret["comment"] = f"Schema {name} is not present in database {dbname}, so it cannot be removed"
         return ret

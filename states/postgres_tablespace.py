@@ -33,16 +33,10 @@ def present(
     directory: str,
     options: Any = None,
     owner: Any = None,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the tablespace exists in ``directory`` with this owner and these options."""
-    bad = _invalid_args(name, "postgres_tablespace.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_tablespace.present", kwargs)  # noqa: F821
     if bad:
         return bad
     ret: dict[str, Any] = {
@@ -51,7 +45,6 @@ def present(
         "result": True,
         "comment": f"Tablespace {name} is already present",
     }
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     spaces = _salt("postgres.tablespace_list")(**db_args)
     if name not in spaces:
         if _testing():  # noqa: F821
@@ -95,20 +88,13 @@ def present(
 
 def absent(
     name: str,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_user: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the tablespace does not exist (an empty one: PostgreSQL refuses to drop the others)."""
-    bad = _invalid_args(name, "postgres_tablespace.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_tablespace.absent", kwargs)  # noqa: F821
     if bad:
         return bad
     ret = {"name": name, "changes": {}, "result": True, "comment": ""}
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     if _salt("postgres.tablespace_exists")(name, **db_args):
         if _testing():  # noqa: F821
             ret["result"] = None

@@ -41,16 +41,10 @@ def present(
     refresh_password: Any = None,
     valid_until: Any = None,
     groups: Any = None,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the role ``name`` exists with these attributes."""
-    bad = _invalid_args(name, "postgres_user.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_user.present", kwargs)  # noqa: F821
     if bad:
         return bad
     flags = {
@@ -61,7 +55,6 @@ def present(
         "inherit": inherit,
         "login": login,
     }
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     return _role_present(  # noqa: F821
         "user",
         name,
@@ -78,17 +71,10 @@ def present(
 
 def absent(
     name: str,
-    user: Any = None,
-    maintenance_db: Any = None,
-    db_password: Any = None,
-    db_host: Any = None,
-    db_port: Any = None,
-    db_user: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the role ``name`` does not exist."""
-    bad = _invalid_args(name, "postgres_user.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_user.absent", kwargs)  # noqa: F821
     if bad:
         return bad
-    db_args = _db_args(user, maintenance_db, db_user, db_password, db_host, db_port)  # noqa: F821
     return _role_absent("user", name, db_args)  # noqa: F821

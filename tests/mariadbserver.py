@@ -34,7 +34,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.pgserver import ServerUnavailable, free_port
+from tests.pgserver import ServerUnavailable, free_port, stop_process
 
 _NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
 
@@ -237,13 +237,7 @@ class MariaDBServer:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the server by pid (SIGTERM, SIGKILL after ``timeout``) and remove its folder."""
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
+        stop_process(proc, signal.SIGTERM, timeout)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> MariaDBServer:

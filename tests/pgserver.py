@@ -73,6 +73,18 @@ def _owner() -> pwd.struct_passwd:
         raise ServerUnavailable("running as root and there is no 'postgres' user to run the server as") from None
 
 
+def stop_process(proc: subprocess.Popen | None, sig: int, timeout: float) -> None:
+    """Send ``sig`` to a server started by a test, wait ``timeout``, then SIGKILL its process group."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
 @dataclass
 class PgServer:
     """A running throwaway cluster; :meth:`stop` (or leaving the ``with`` block) ends it."""
@@ -276,13 +288,7 @@ class PgServer:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the server by pid (fast shutdown, SIGKILL after ``timeout``) and remove its directory."""
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
+        stop_process(proc, signal.SIGINT, timeout)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> PgServer:
