@@ -17,7 +17,8 @@ them into Salt-style results or CLI errors, never into tracebacks.
     │   └── HostAccessError         a render away from a minion needed that minion's host
     ├── CommandNotFoundError        a command an execution function needs is not on this host
     ├── SaltInvocationError         a function was called with bad arguments
-    │   └── InvalidArguments        the arguments do not fit the function's signature
+    │   ├── InvalidArguments        the arguments do not fit the function's signature
+    │   └── GrantError              a privilege or grant option a database does not know (also a ValueError)
     ├── HashError                   a ``source_hash`` that cannot be used (also a ValueError)
     ├── FileServerError             a ``salt://`` path is missing, hostile or unreadable
     ├── WireError                   a frame does not parse or fails its checks
@@ -106,6 +107,10 @@ class SaltInvocationError(BrinyError):
 class InvalidArguments(SaltInvocationError):
     """The arguments do not fit the function's signature; the text is Python's own
     (``sls() missing 1 required positional argument: 'mods'``), as Salt reports it."""
+
+
+class GrantError(SaltInvocationError, ValueError):
+    """A privilege or grant option the database server does not know (``mysql_grants``)."""
 
 
 class HashError(BrinyError, ValueError):

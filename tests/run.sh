@@ -18,4 +18,17 @@ if [ "$(id -u)" = 0 ] && ! command -v crontab >/dev/null 2>&1 && command -v apt-
     || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q cron >/dev/null; } \
     || echo "tests/run.sh: could not install cron; crontab tests will be skipped" >&2
 fi
+# The database state tests start throwaway PostgreSQL and MariaDB servers of their own (never the
+# packages' default instances): install Debian's packages when missing; without them those tests skip.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  db_pkgs=""
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || db_pkgs="postgresql"
+  [ -x /usr/sbin/mariadbd ] || db_pkgs="$db_pkgs mariadb-server"
+  if [ -n "$db_pkgs" ]; then
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $db_pkgs >/dev/null \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $db_pkgs >/dev/null; } \
+      || echo "tests/run.sh: could not install ${db_pkgs# }; the database state tests will be skipped" >&2
+  fi
+fi
 exec .venv/bin/python -m pytest -q "$@"

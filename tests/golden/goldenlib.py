@@ -169,11 +169,10 @@ def compiler_expected(case):
 # ---------------------------------------------------------------- requisite corpus
 
 
-def requisite_cases(root=REQ_CASES):
-    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls (of `root`,
-    another corpus in salt-golden.py's convention, e.g. vcs/cases)."""
+def requisite_cases(cases=REQ_CASES):
+    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
     out = []
-    for p in sorted(root.iterdir()):
+    for p in sorted(pathlib.Path(cases).iterdir()):
         if p.suffix == ".sls":
             out.append(p.stem)
         elif p.is_dir() and (p / "init.sls").exists():
@@ -188,18 +187,22 @@ REQUISITE_RUNS = {
 }
 
 
-def build_requisite_case(work, root=REQ_CASES):
+def build_requisite_case(work, cases=REQ_CASES, placeholders=()):
     """salt-golden.py's layout: work/{sandbox,srv,etc}; the whole cases folder
-    (`root`) is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
-    work = pathlib.Path(work)
+    is the tree with @SANDBOX@ (and each (marker, value) of ``placeholders``)
+    replaced. Returns (conf_dir, sandbox)."""
+    work, cases = pathlib.Path(work), pathlib.Path(cases)
     sandbox, tree, conf = work / "sandbox", work / "srv", work / "etc"
     for d in (sandbox, tree, conf):
         d.mkdir()
-    for p in root.rglob("*"):
+    for p in cases.rglob("*"):
         if p.is_file():
-            out = tree / p.relative_to(root)
+            out = tree / p.relative_to(cases)
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
+            text = p.read_text().replace("@SANDBOX@", str(sandbox))
+            for marker, value in placeholders:
+                text = text.replace(marker, value)
+            out.write_text(text)
     (conf / "minion").write_text(
         f"file_client: local\nfile_roots:\n  base:\n    - {tree}\nroot_dir: {work}/root\n"
         f"cachedir: {work}/cache\npki_dir: {work}/pki\nlog_file: {work}/minion.log\nid: golden\n"

@@ -1,0 +1,298 @@
+"""A throwaway PostgreSQL server for tests: a cluster in a temporary directory.
+
+Used by the ``postgres_*`` state tests, the golden recorder
+(``dev/record_db_golden.py``) and, later, the PostgreSQL job cache tests. It
+never touches a system instance, the default port or the default socket
+directory:
+
+- ``initdb`` runs as an unprivileged user: the ``postgres`` system user when
+  the suite runs as root (Debian's ``postgresql`` package creates it), else
+  the current user;
+- the server listens on 127.0.0.1 on a free port, with its socket in the
+  temporary directory, ``fsync`` off; it is stopped by pid (fast shutdown,
+  then SIGKILL after a deadline) and the directory removed.
+
+Authentication: ``trust`` on the socket, ``scram-sha-256`` over TCP; the
+superuser ``postgres`` has the random password :attr:`PgServer.password`.
+
+    with PgServer.start() as pg:
+        pg.query("SELECT 1")            # rows as lists of strings (None for NULL)
+        pg.dsn                           # for a driver: host=127.0.0.1 port=... user=... password=...
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUPERUSER = "postgres"
+
+
+class ServerUnavailable(Exception):
+    """PostgreSQL cannot be started here (not installed, no unprivileged user): the tests skip."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bin_dir() -> Path:
+    """The folder holding ``initdb``, ``postgres`` and ``psql`` (Debian keeps them per version)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    if initdb:
+        return Path(os.path.realpath(initdb)).parent
+    raise ServerUnavailable("PostgreSQL is not installed (no initdb): install Debian's postgresql package")
+
+
+def _owner() -> pwd.struct_passwd:
+    if os.geteuid() != 0:
+        return pwd.getpwuid(os.geteuid())
+    try:
+        return pwd.getpwnam("postgres")
+    except KeyError:
+        raise ServerUnavailable("running as root and there is no 'postgres' user to run the server as") from None
+
+
+def stop_process(proc: subprocess.Popen | None, sig: int, timeout: float) -> None:
+    """Send ``sig`` to a server started by a test, wait ``timeout``, then SIGKILL its process group."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+@dataclass
+class PgServer:
+    """A running throwaway cluster; :meth:`stop` (or leaving the ``with`` block) ends it."""
+
+    root: Path
+    port: int
+    password: str
+    owner: str
+    bindir: Path
+    proc: subprocess.Popen | None = None
+    host: str = "127.0.0.1"
+    superuser: str = SUPERUSER
+    _uid: int = field(default=-1, repr=False)
+    _gid: int = field(default=-1, repr=False)
+
+    @property
+    def socket_dir(self) -> str:
+        return str(self.root / "sock")
+
+    @property
+    def datadir(self) -> str:
+        return str(self.root / "data")
+
+    @property
+    def dsn(self) -> str:
+        return f"host={self.host} port={self.port} user={self.superuser} password={self.password} dbname=postgres"
+
+    @property
+    def psql_bin(self) -> str:
+        return str(self.bindir / "psql")
+
+    @classmethod
+    def start(cls, timeout: float = 60.0) -> PgServer:
+        bindir = bin_dir()
+        owner = _owner()
+        root = Path(tempfile.mkdtemp(prefix="briny-pg-"))
+        os.chown(root, owner.pw_uid, owner.pw_gid)
+        server = cls(root, 0, secrets.token_hex(12), owner.pw_name, bindir, _uid=owner.pw_uid, _gid=owner.pw_gid)
+        try:
+            server._initdb()
+            for _attempt in range(3):
+                server.port = free_port()
+                if server._launch(timeout):
+                    return server
+            raise ServerUnavailable(f"PostgreSQL did not start: {server.log_tail()}")
+        except BaseException:
+            server.stop()
+            raise
+
+    def _as_owner(self) -> dict:
+        if os.geteuid() == 0 and self._uid != 0:
+            return {"user": self._uid, "group": self._gid, "extra_groups": []}
+        return {}
+
+    def _initdb(self) -> None:
+        pwfile = self.root / "pw"
+        pwfile.write_text(self.password + "\n")
+        os.chown(pwfile, self._uid, self._gid)
+        os.chmod(pwfile, 0o600)
+        (self.root / "sock").mkdir(mode=0o700)
+        os.chown(self.root / "sock", self._uid, self._gid)
+        cmd = [
+            str(self.bindir / "initdb"),
+            "-D",
+            self.datadir,
+            "-U",
+            self.superuser,
+            f"--pwfile={pwfile}",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=self.root, **self._as_owner())
+        pwfile.unlink()
+        if p.returncode != 0:
+            raise ServerUnavailable(f"initdb failed: {(p.stdout + p.stderr)[-1500:]}")
+
+    def _launch(self, timeout: float) -> bool:
+        log = open(self.root / "server.log", "ab")  # noqa: SIM115 - handed to the child
+        try:
+            self.proc = subprocess.Popen(
+                [
+                    str(self.bindir / "postgres"),
+                    "-D",
+                    self.datadir,
+                    "-p",
+                    str(self.port),
+                    "-c",
+                    f"listen_addresses={self.host}",
+                    "-c",
+                    f"unix_socket_directories={self.socket_dir}",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "full_page_writes=off",
+                    "-c",
+                    "synchronous_commit=off",
+                    "-c",
+                    "max_connections=40",
+                    "-c",
+                    "shared_buffers=16MB",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.root,
+                start_new_session=True,
+                **self._as_owner(),
+            )
+        finally:
+            log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.proc = None
+                return False  # the port was taken meanwhile, most likely: the caller retries
+            if os.path.exists(f"{self.socket_dir}/.s.PGSQL.{self.port}"):
+                try:
+                    self.query("SELECT 1")
+                    return True
+                except RuntimeError:
+                    pass
+            time.sleep(0.05)
+        self.stop()
+        raise ServerUnavailable(f"PostgreSQL did not answer within {timeout:g} s: {self.log_tail()}")
+
+    def placeholders(self) -> list[tuple[str, str]]:
+        """(marker, value) pairs for the golden cases (tests/dbgolden.py), masked back in the results."""
+        return [
+            ("@PGPORT@", str(self.port)),
+            ("@PGPASS@", self.password),
+            ("@PGROOT@", str(self.root)),
+            ("@PGDEADPORT@", str(free_port())),
+        ]
+
+    def substitutions(self) -> list[tuple[str, str]]:
+        """:meth:`placeholders` and ``@PGUSER@`` (the server's system user: put in place, never masked back)."""
+        return [*self.placeholders(), ("@PGUSER@", self.owner)]
+
+    def log_tail(self) -> str:
+        try:
+            return (self.root / "server.log").read_text(errors="replace")[-1500:]
+        except OSError:
+            return ""
+
+    def psql(self, sql: str, db: str = "postgres", check: bool = True) -> subprocess.CompletedProcess:
+        """Run SQL as the superuser over the socket (trust); raises RuntimeError on failure when ``check``."""
+        p = subprocess.run(
+            [
+                self.psql_bin,
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "--csv",
+                "-h",
+                self.socket_dir,
+                "-p",
+                str(self.port),
+                "-U",
+                self.superuser,
+                "-d",
+                db,
+                "-f",
+                "-",
+            ],
+            input=sql,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"},
+        )
+        if check and p.returncode != 0:
+            raise RuntimeError(f"psql failed ({p.returncode}): {p.stderr.strip()}")
+        return p
+
+    def psql_as(self, user: str, password: str, sql: str, db: str = "postgres") -> subprocess.CompletedProcess:
+        """Run SQL as ``user`` logging in with ``password`` over TCP (scram): whether that login works."""
+        return subprocess.run(
+            [self.psql_bin, "-X", "-w", "-h", self.host, "-p", str(self.port), "-U", user, "-d", db, "-c", sql],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"},
+        )
+
+    def query(self, sql: str, db: str = "postgres") -> list[list[str | None]]:
+        """The rows of one SELECT (header dropped); NULL comes back as None."""
+        out = self.psql(f"\\pset null '<NULL>'\n{sql}", db).stdout
+        rows = list(csv.reader(io.StringIO(out)))[1:]
+        return [[None if v == "<NULL>" else v for v in row] for row in rows]
+
+    def value(self, sql: str, db: str = "postgres") -> str | None:
+        """The single value of a one-row, one-column SELECT (None when no row)."""
+        rows = self.query(sql, db)
+        return rows[0][0] if rows else None
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the server by pid (fast shutdown, SIGKILL after ``timeout``) and remove its directory."""
+        proc, self.proc = self.proc, None
+        stop_process(proc, signal.SIGINT, timeout)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PgServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
