@@ -18,4 +18,11 @@ if [ "$(id -u)" = 0 ] && ! command -v crontab >/dev/null 2>&1 && command -v apt-
     || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q cron >/dev/null; } \
     || echo "tests/run.sh: could not install cron; crontab tests will be skipped" >&2
 fi
+# The debconf tests need Debian's debconf-utils (debconf-get-selections), the pkgrepo tests apt-ftparchive.
+for tool in debconf-get-selections:debconf-utils apt-ftparchive:apt-utils; do
+  if [ "$(id -u)" = 0 ] && ! command -v "${tool%%:*}" >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${tool#*:}" >/dev/null \
+      || echo "tests/run.sh: could not install ${tool#*:}; its tests will be skipped" >&2
+  fi
+done
 exec .venv/bin/python -m pytest -q "$@"
