@@ -46,7 +46,7 @@ def _bad_data(data: Any) -> str | None:
     return None
 
 
-def set(name: str, data: Any = None, **kwargs: Any) -> dict[str, Any]:  # noqa: A001
+def set(name: str, data: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Make sure package ``name``'s questions have the answers in ``data``."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     problem = _bad_data(data)

@@ -88,7 +88,7 @@ def _set_selections(text: str) -> bool:
     return True
 
 
-def set_(package: str, question: str, type: str, value: Any, *extra: Any, **kwargs: Any) -> bool:  # noqa: A002
+def set_(package: str, question: str, type: str, value: Any, *extra: Any, **kwargs: Any) -> bool:
     """Pre-answer ``question`` of ``package`` (``type``: string, boolean, select, password, ...)."""
     if extra:
         value = " ".join(str(v) for v in (value, *extra))
