@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from briny.common import loader
 from briny.minion import systemd as sd
 
@@ -72,7 +71,7 @@ def test_system_locale_file(loc) -> None:
 
 
 def test_gen_locale_edits_locale_gen(loc) -> None:
-    salt, mod, tmp = loc
+    salt, _, tmp = loc
     assert salt["locale.avail"]("nl_NL.UTF-8") is False
     assert salt["locale.gen_locale"]("nl_NL.UTF-8") is True
     text = (tmp / "locale.gen").read_text()
