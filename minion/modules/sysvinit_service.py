@@ -114,6 +114,9 @@ def _action(name: str, action: str) -> dict[str, Any]:
 
 
 def _ok(name: str, action: str) -> bool:
+    if _script(name) is None:  # as ``service NAME start`` would: a failure, not an error
+        log.error("%s %s failed: no executable %s/%s", name, action, INIT_DIR, name)
+        return False
     out = _action(name, action)
     if out["retcode"] != 0:
         log.error(
