@@ -17,7 +17,7 @@ import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE / "tests" / "golden" / "debian"))
-from sandbox import apt_sandbox  # noqa: E402
+from sandbox import apt_sandbox
 
 TOOL = HERE.parent.parent / "shared" / "tools" / "salt-golden.py"
 if not TOOL.exists():

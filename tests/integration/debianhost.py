@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 FILES = ("/etc/locale.gen", "/etc/default/locale", "/etc/timezone", "/etc/adjtime")
 LISTED = ("/etc/apt/sources.list.d", "/etc/apt/keyrings", "/etc/systemd/system", "/var/lib/dpkg/alternatives")
@@ -104,11 +104,11 @@ def restore(before: dict[str, Any]) -> None:
 class HostGuard:
     """``with HostGuard() as guard: ...``; ``guard.check()`` says what differs afterwards."""
 
-    def __enter__(self) -> HostGuard:
+    def __enter__(self) -> Self:
         self.before = snapshot()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         restore(self.before)
 
     def differences(self) -> list[str]:

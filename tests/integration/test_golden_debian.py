@@ -16,15 +16,14 @@ import os
 import shutil
 import sys
 
-import pytest
-
 import goldenlib  # put on sys.path by conftest.py
+import pytest
 
 from .debianhost import HostGuard
 from .test_golden import _check
 
 sys.path.insert(0, str(goldenlib.DEBIAN))
-from sandbox import apt_sandbox  # noqa: E402
+from sandbox import apt_sandbox
 
 CASES = goldenlib.DEBIAN / "cases"
 EXPECTED = goldenlib.DEBIAN / "expected"
