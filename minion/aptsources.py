@@ -14,7 +14,8 @@ A one-line entry is read as Salt reads it: ``[#] type [options] uri dist
 is a valid entry, any other line is kept verbatim. A deb822 stanza (Types,
 URIs, Suites, Components, Architectures, Signed-By, Enabled, ...) gives one
 entry per type, URI and suite; an entry can be edited or removed in place
-only when its stanza holds that one repo.
+only when its stanza holds that one repo (comment lines right above a
+stanza belong to it and go with it).
 
 Nothing here runs commands or reads the config: the execution module does
 the I/O (atomically) and passes text in.
@@ -274,7 +275,7 @@ def render_stanzas(blocks: list[Stanza | str]) -> str:
             out.append("\n".join([*block.comments, *rendered]))
         else:
             out.append(block)
-    text = "\n".join(out).rstrip("\n")
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
     return text + "\n" if text else ""
 
 
