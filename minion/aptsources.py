@@ -33,13 +33,7 @@ SOURCES_LIST = "/etc/apt/sources.list"
 SOURCES_DIR = "/etc/apt/sources.list.d"
 TYPES = ("deb", "deb-src", "rpm", "rpm-src")
 _DEB822_KEYS = {
-    "types": "Types",
-    "uris": "URIs",
-    "suites": "Suites",
-    "components": "Components",
-    "architectures": "Architectures",
-    "signed-by": "Signed-By",
-    "enabled": "Enabled",
+    k.lower(): k for k in ("Types", "URIs", "Suites", "Components", "Architectures", "Signed-By", "Enabled")
 }
 
 

@@ -43,6 +43,14 @@ def _testing() -> bool:
     return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
 
 
+def _answer(ret: dict[str, Any], result: bool | None, comment: str, **changes: Any) -> dict[str, Any]:
+    """``ret`` with this result and comment (and changes, when given)."""
+    ret.update(result=result, comment=comment)
+    if changes:
+        ret["changes"] = changes
+    return ret
+
+
 def install(name: str, link: str, path: str, priority: Any, **kwargs: Any) -> dict[str, Any]:
     """Make sure ``path`` is registered as an alternative for ``name`` behind ``link``."""
     ret: dict[str, Any] = {
@@ -55,23 +63,17 @@ def install(name: str, link: str, path: str, priority: Any, **kwargs: Any) -> di
         "comment": "",
     }
     if _salt("check_exists")(name, path):
-        ret["comment"] = f"Alternative {path} for {name} is already registered"
-        return ret
+        return _answer(ret, True, f"Alternative {path} for {name} is already registered")
     if _testing():
-        ret["result"] = None
-        ret["comment"] = f"Alternative will be set for {name} to {path} with priority {priority}"
-        return ret
+        return _answer(ret, None, f"Alternative will be set for {name} to {path} with priority {priority}")
     out = _salt("install")(name, link, path, priority)
     if not _salt("check_exists")(name, path):
-        ret["result"] = False
-        ret["comment"] = f"Alternative for {name} not installed: {out}"
-        return ret
+        return _answer(ret, False, f"Alternative for {name} not installed: {out}")
     if _salt("check_installed")(name, path):
-        ret["comment"] = f"Alternative for {name} set to path {path} with priority {priority}"
+        comment = f"Alternative for {name} set to path {path} with priority {priority}"
     else:
-        ret["comment"] = f"Alternative {path} for {name} registered with priority {priority} and not set to default"
-    ret["changes"] = {"name": name, "link": link, "path": path, "priority": priority}
-    return ret
+        comment = f"Alternative {path} for {name} registered with priority {priority} and not set to default"
+    return _answer(ret, True, comment, name=name, link=link, path=path, priority=priority)
 
 
 def remove(name: str, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -79,24 +81,16 @@ def remove(name: str, path: str, **kwargs: Any) -> dict[str, Any]:
     ret: dict[str, Any] = {"name": name, "path": path, "result": True, "changes": {}, "comment": ""}
     if _salt("check_exists")(name, path):
         if _testing():
-            ret["result"] = None
-            ret["comment"] = f"Alternative for {name} will be removed"
-            return ret
+            return _answer(ret, None, f"Alternative for {name} will be removed")
         _salt("remove")(name, path)
         current = _salt("show_current")(name)
         if current:
-            ret["comment"] = f"Alternative for {name} removed. Falling back to path {current}"
-            ret["changes"] = {"path": current}
-        else:
-            ret["comment"] = f"Alternative for {name} removed"
-        return ret
+            return _answer(ret, True, f"Alternative for {name} removed. Falling back to path {current}", path=current)
+        return _answer(ret, True, f"Alternative for {name} removed")
     current = _salt("show_current")(name)
     if current:
-        ret["comment"] = f"Alternative for {name} is set to it's default path {current}"
-        return ret
-    ret["result"] = False
-    ret["comment"] = f"Alternative for {name} doesn't exist"
-    return ret
+        return _answer(ret, True, f"Alternative for {name} is set to it's default path {current}")
+    return _answer(ret, False, f"Alternative for {name} doesn't exist")
 
 
 def auto(name: str, **kwargs: Any) -> dict[str, Any]:
@@ -105,17 +99,12 @@ def auto(name: str, **kwargs: Any) -> dict[str, Any]:
     shown = str(_salt("display")(name))
     first = (shown.splitlines() or [""])[0]
     if first.endswith(" auto mode"):
-        ret["comment"] = f"{name} already in auto mode"
-        return ret
+        return _answer(ret, True, f"{name} already in auto mode")
     if _testing():  # an earlier state may register it: Salt's answer
-        ret["result"] = None
-        ret["comment"] = f"{name} will be put in auto mode"
-        return ret
+        return _answer(ret, None, f"{name} will be put in auto mode")
     if not first.startswith(f"{name} - "):  # no such alternative: update-alternatives' error
-        ret["result"] = False
-        ret["comment"] = shown.strip() or f"Alternative for {name} doesn't exist"
-        return ret
-    ret["changes"]["result"] = _salt("auto")(name)
+        return _answer(ret, False, shown.strip() or f"Alternative for {name} doesn't exist")
+    ret["changes"] = {"result": _salt("auto")(name)}
     return ret
 
 
@@ -123,22 +112,13 @@ def set_(name: str, path: str, **kwargs: Any) -> dict[str, Any]:
     """Make sure ``name`` uses ``path``, one of its registered alternatives (manual mode)."""
     ret: dict[str, Any] = {"name": name, "path": path, "result": True, "changes": {}, "comment": ""}
     if _salt("show_current")(name) == path:
-        ret["comment"] = f"Alternative for {name} already set to {path}"
-        return ret
+        return _answer(ret, True, f"Alternative for {name} already set to {path}")
     if not _salt("check_exists")(name, path):
-        ret["result"] = False
-        ret["comment"] = f"Alternative {path} for {name} doesn't exist"
-        return ret
+        return _answer(ret, False, f"Alternative {path} for {name} doesn't exist")
     if _testing():
-        ret["result"] = None
-        ret["comment"] = f"Alternative for {name} will be set to path {path}"
-        return ret
+        return _answer(ret, None, f"Alternative for {name} will be set to path {path}")
     _salt("set")(name, path)
     current = _salt("show_current")(name)
     if current == path:
-        ret["comment"] = f"Alternative for {name} set to path {current}"
-        ret["changes"] = {"path": current}
-    else:
-        ret["result"] = False  # Salt 3007 leaves True here
-        ret["comment"] = f"Alternative for {name} not updated"
-    return ret
+        return _answer(ret, True, f"Alternative for {name} set to path {current}", path=current)
+    return _answer(ret, False, f"Alternative for {name} not updated")  # Salt 3007: result True

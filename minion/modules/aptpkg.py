@@ -561,17 +561,13 @@ def add_repo_key(
     text: str | None = None,
     keyserver: str | None = None,
     keyid: str | None = None,
-    saltenv: str = "base",
-    aptkey: bool = True,
-    keydir: Any = None,
-    keyfile: Any = None,
     **kwargs: Any,
 ) -> bool:
-    """Add a repo key from a file (local or ``salt://``), text, or a keyserver (with ``keyid``)."""
+    """Add a repo key from a file (local or ``salt://``), text, or a keyserver (with ``keyid``);
+    ``saltenv``, ``aptkey``, ``keydir`` and ``keyfile`` as in Salt."""
     host = _host()
-    return _aptkeys.add_repo_key(
-        host.run, host.cache_file, path, text, keyserver, keyid, saltenv, aptkey, keydir, keyfile
-    )
+    options = {k: kwargs[k] for k in ("saltenv", "aptkey", "keydir", "keyfile") if k in kwargs}
+    return _aptkeys.add_repo_key(host.run, host.cache_file, path, text, keyserver, keyid, **options)
 
 
 def del_repo_key(name: str | None = None, aptkey: bool = True, keydir: Any = None, **kwargs: Any) -> Any:

@@ -16,16 +16,15 @@ tests/golden/debian) unless a comment says otherwise.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import goldenlib  # put on sys.path by conftest.py
 import pytest
 
 from .debianhost import HostGuard
@@ -56,7 +55,7 @@ def host():
 
 
 @pytest.fixture
-def apply(tmp_path: Path, host: HostGuard):
+def apply(tmp_path: Path, host: HostGuard, briny_call):
     """apply(files, sls, test=False) -> {state id: result}; ``files`` are written into the tree first."""
     tree, conf = tmp_path / "srv", tmp_path / "etc"
     tree.mkdir()
@@ -65,21 +64,13 @@ def apply(tmp_path: Path, host: HostGuard):
         f"id: debtest\nfile_client: local\nroot_dir: {tmp_path / 'root'}\nfile_roots:\n  base: [{tree}]\n"
     )
 
-    def run(files: dict[str, str | bytes], sls: str, test: bool = False) -> dict[str, dict[str, Any]]:
+    def run(files: dict[str, str], sls: str, test: bool = False) -> dict[str, dict[str, Any]]:
         for rel, body in files.items():
-            path = tree / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(body, bytes):
-                path.write_bytes(body)
-            else:
-                path.write_text(textwrap.dedent(body))
-        cmd = [sys.executable, "-m", "briny.minion.call", "--local", "-c", str(conf), "state.sls", sls, "--out=json"]
-        proc = _run([*cmd, *(["test=True"] if test else [])])
-        try:
-            data = json.loads(proc.stdout)["local"]
-        except (ValueError, KeyError):
-            pytest.fail(f"briny-call did not return results: {proc.stdout}\n{proc.stderr}")
-        assert isinstance(data, dict), data
+            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tree / rel).write_text(textwrap.dedent(body))
+        proc = briny_call(conf, ["state.sls", sls, *(["test=True"] if test else [])], cwd=tmp_path)
+        data = goldenlib.parse_output(proc.stdout, proc.stderr)
+        assert isinstance(data, dict) and "unparsed" not in data, f"{proc.stdout}\n{proc.stderr}"
         return {v["__id__"]: v for v in data.values()}
 
     return run
@@ -263,20 +254,15 @@ def test_pkgrepo_bad_input_fails_that_state_only(apply, tmp_path: Path) -> None:
           pkgrepo.managed:
             - name: deb [arch=amd64 http://example.invalid/x stable main
             - file: {listfile}
-        not_a_key:
+        {{% for sid, key in (("not_a_key", "notakey.gpg"), ("missing_key", "nosuch.gpg")) %}}
+        {{{{ sid }}}}:
           pkgrepo.managed:
             - name: deb [signed-by={keyring}] http://example.invalid/y stable main
             - file: {listfile}
-            - key_url: salt://notakey.gpg
+            - key_url: salt://{{{{ key }}}}
             - aptkey: False
             - refresh: False
-        missing_key:
-          pkgrepo.managed:
-            - name: deb [signed-by={keyring}] http://example.invalid/y stable main
-            - file: {listfile}
-            - key_url: salt://nosuch.gpg
-            - aptkey: False
-            - refresh: False
+        {{% endfor %}}
         keyserver_offline:
           pkgrepo.managed:
             - name: deb [signed-by={keyring}] http://example.invalid/z stable main

@@ -168,14 +168,19 @@ FAKE_SYSTEMCTL = textwrap.dedent("""\
     """)
 
 
-@pytest.fixture
-def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def _fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """Put ``script`` on PATH as ``systemctl``; its calls go to the returned log."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    fake = bindir / "systemctl"
-    fake.write_text(FAKE_SYSTEMCTL.format(log=tmp_path / "systemctl.log"))
-    fake.chmod(0o755)
+    (bindir / "systemctl").write_text(script)
+    (bindir / "systemctl").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ.get('PATH', '')}")
+    return tmp_path / "systemctl.log"
+
+
+@pytest.fixture
+def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    _fake_systemctl(tmp_path, monkeypatch, FAKE_SYSTEMCTL.format(log=tmp_path / "systemctl.log"))
     salt = loader.minion_mods({"id": "t", "test": False, "providers": {"service": "systemd"}})
     mod = salt.module("service")
     assert mod is not None and mod.__name__.split(".")[-1].startswith("systemd_service")
@@ -228,16 +233,13 @@ def masking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """(tmp, log): a fake systemctl on PATH; briny.minion.systemd looks under tmp/etc and tmp/run."""
     from briny.minion import systemd as sd
 
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fake = bindir / "systemctl"
     etc, run = tmp_path / "etc" / "systemd" / "system", tmp_path / "run" / "systemd" / "system"
-    fake.write_text(MASKING_SYSTEMCTL.format(log=tmp_path / "systemctl.log", etc=etc, run=run))
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ.get('PATH', '')}")
+    log = _fake_systemctl(
+        tmp_path, monkeypatch, MASKING_SYSTEMCTL.format(log=tmp_path / "systemctl.log", etc=etc, run=run)
+    )
     monkeypatch.setattr(sd, "ETC_DIR", str(etc))
     monkeypatch.setattr(sd, "RUN_DIR", str(run))
-    return tmp_path, tmp_path / "systemctl.log"
+    return tmp_path, log
 
 
 def test_offline_mode_carries_the_systemd_extras(masking) -> None:
