@@ -40,7 +40,6 @@ GOLDEN = pathlib.Path(__file__).resolve().parent
 COMPILER = GOLDEN / "compiler"
 REQ_CASES = GOLDEN / "requisites" / "cases"
 REQ_EXPECTED = GOLDEN / "requisites" / "expected"
-DEBIAN = GOLDEN / "debian"  # the same convention: cases/ and expected/ (modules that change the host)
 
 # Files of a compiler case that are not part of its base state tree.
 RESERVED = {"case.yaml", "expected.json", "pillar", "envs"}
@@ -171,7 +170,8 @@ def compiler_expected(case):
 
 
 def requisite_cases(root=REQ_CASES):
-    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
+    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls (of `root`,
+    another corpus in salt-golden.py's convention, e.g. vcs/cases)."""
     out = []
     for p in sorted(root.iterdir()):
         if p.suffix == ".sls":
@@ -188,16 +188,16 @@ REQUISITE_RUNS = {
 }
 
 
-def build_requisite_case(work, cases=REQ_CASES):
+def build_requisite_case(work, root=REQ_CASES):
     """salt-golden.py's layout: work/{sandbox,srv,etc}; the whole cases folder
-    is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
+    (`root`) is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
     work = pathlib.Path(work)
     sandbox, tree, conf = work / "sandbox", work / "srv", work / "etc"
     for d in (sandbox, tree, conf):
         d.mkdir()
-    for p in cases.rglob("*"):
+    for p in root.rglob("*"):
         if p.is_file():
-            out = tree / p.relative_to(cases)
+            out = tree / p.relative_to(root)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
     (conf / "minion").write_text(
@@ -207,5 +207,5 @@ def build_requisite_case(work, cases=REQ_CASES):
     return conf, sandbox
 
 
-def requisite_expected(case, expected=REQ_EXPECTED):
-    return json.loads((expected / f"{case}.json").read_text())
+def requisite_expected(case):
+    return json.loads((REQ_EXPECTED / f"{case}.json").read_text())
