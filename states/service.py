@@ -9,9 +9,31 @@ difference.
 Results follow Salt 3007 (comments, changes ``{name: True}`` when started or
 enabled, ``{name: False}`` when stopped, test mode, idempotence).
 ``mod_watch`` restarts a running service when a watched state changed (or
-reloads it with ``reload: True``, stops and starts it with
-``full_restart: True``), starts it if it is not running, and stops it for
-``service.dead``.
+reloads it with ``reload: True``, force-reloads it with ``force: True`` as
+well, stops and starts it with ``full_restart: True``), starts it if it is
+not running, and stops it for ``service.dead``; as in Salt it does not ask
+whether the service exists first.
+
+**Offline mode** (Salt 3007): where ``systemctl`` is installed but systemd is
+not PID 1 (``service.offline`` answers True: a container), ``running`` and
+``dead`` change nothing and answer "Running in OFFLINE mode. Nothing to do"
+(result True, test mode too); the other functions work as usual.
+
+``masked`` / ``unmasked`` manage a systemd mask (``runtime: True`` the one
+that lasts until the next reboot): changes ``{"masked": {"old": False,
+"new": True}}`` (or ``runtime masked``), comments ``Service x was masked``,
+``Service x is already masked``, ``Service x would be masked`` (test mode),
+``Service x was unmasked`` / ``was already unmasked`` / ``would be
+unmasked``; ``Service masking not available on this minion`` without
+systemctl. A deliberate difference: in offline mode Salt 3007 checks every
+unit that has a file in ``/etc/systemd/system`` with systemd itself, so
+once a unit is masked it fails each of these states ("Cannot run in offline
+mode. Failed to get information on unit 'x'", after masking it); briny reads
+the mask link and answers as Salt does on a host running systemd. A runtime
+mask offline fails that state (``systemctl`` would create
+``/run/systemd/system`` and the host would look booted with systemd). When
+``systemctl`` succeeded but the unit is still not (un)masked, the state
+fails (Salt 3007 says "Failed to mask service x" with result True).
 """
 
 from __future__ import annotations
@@ -27,6 +49,20 @@ log = logging.getLogger(__name__)
 
 def _ret(name: str) -> dict[str, Any]:
     return {"name": name, "result": True, "changes": {}, "comment": ""}
+
+
+def _offline_or_typo(ret: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """Salt's first checks in ``running`` / ``dead``: ``enabled`` for ``enable``, offline mode."""
+    if "enabled" in kwargs:
+        ret["result"] = False
+        ret["comment"] = (
+            f'Service {ret["name"]} uses non-existent option "enabled".  Perhaps "enable" option was intended?'
+        )
+        return ret
+    if "service.offline" in __salt__ and __salt__["service.offline"]():  # type: ignore[name-defined]  # noqa: F821
+        ret["comment"] = "Running in OFFLINE mode. Nothing to do"
+        return ret
+    return None
 
 
 def _test() -> bool:
@@ -143,6 +179,8 @@ def _set_boot(ret: dict[str, Any], name: str, enable: Any, started: Any) -> bool
 def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Make sure the service runs (and, with ``enable``, starts at boot or not)."""
     ret = _ret(name)
+    if _offline_or_typo(ret, kwargs):
+        return ret
     if not _available(name):
         return _unavailable(ret, name, "started")
     before = _status(name, sig)
@@ -174,6 +212,8 @@ def running(name: str, enable: Any = None, sig: Any = None, init_delay: Any = No
 def dead(name: str, enable: Any = None, sig: Any = None, init_delay: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Make sure the service is stopped (and, with ``enable``, starts at boot or not)."""
     ret = _ret(name)
+    if _offline_or_typo(ret, kwargs):
+        return ret
     if not _available(name):
         return _unavailable(ret, name, "stopped", fail=False)
     before = _status(name, sig)
@@ -220,6 +260,45 @@ def disabled(name: str, **kwargs: Any) -> dict[str, Any]:
     return _disable(ret, name, None)
 
 
+def _set_mask(name: str, runtime: Any, want: bool) -> dict[str, Any]:
+    ret = _ret(name)
+    if "service.masked" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+        ret["result"] = False
+        ret["comment"] = "Service masking not available on this minion"
+        return ret
+    runtime = bool(runtime)
+    kind = "runtime masked" if runtime else "masked"
+    done = kind if want else ("runtime unmasked" if runtime else "unmasked")
+    changes = {kind: {"old": not want, "new": want}}
+    try:
+        if bool(__salt__["service.masked"](name, runtime)) == want:  # type: ignore[name-defined]  # noqa: F821
+            ret["comment"] = f"Service {name} is already {kind}" if want else f"Service {name} was already {done}"
+            return ret
+        if _test():
+            ret.update(result=None, changes=changes, comment=f"Service {name} would be {done}")
+            return ret
+        __salt__["service.mask" if want else "service.unmask"](name, runtime)  # type: ignore[name-defined]  # noqa: F821
+        if bool(__salt__["service.masked"](name, runtime)) == want:  # type: ignore[name-defined]  # noqa: F821
+            ret.update(changes=changes, comment=f"Service {name} was {done}")
+        else:
+            ret["result"] = False  # Salt 3007 leaves True here
+            ret["comment"] = f"Failed to {'mask' if want else 'unmask'} service {name}"
+    except CommandExecutionError as exc:
+        ret["result"] = False
+        ret["comment"] = str(exc)
+    return ret
+
+
+def masked(name: str, runtime: Any = False, **kwargs: Any) -> dict[str, Any]:
+    """Make sure the systemd unit is masked (``runtime: True``: until the next reboot)."""
+    return _set_mask(name, runtime, True)
+
+
+def unmasked(name: str, runtime: Any = False, **kwargs: Any) -> dict[str, Any]:
+    """Make sure the systemd unit is not masked (the indefinite mask, or with ``runtime`` the runtime one)."""
+    return _set_mask(name, runtime, False)
+
+
 def mod_watch(
     name: str,
     sfun: str | None = None,
@@ -233,38 +312,44 @@ def mod_watch(
     """A watched state changed: restart (or reload / full restart) a running
     service, start a stopped one; stop it for ``service.dead``."""
     ret = _ret(name)
-    if sfun not in ("running", "dead"):
-        ret["result"] = False
-        ret["comment"] = f"Unable to trigger watch for service.{sfun}"
-        return ret
-    if not _available(name):
-        return _unavailable(ret, name, "started" if sfun == "running" else "stopped", fail=sfun == "running")
-    status = _status(name, sig)
+    funs = __salt__  # type: ignore[name-defined]  # noqa: F821
     if sfun == "dead":
-        if not status:
+        if not _status(name, sig):
             ret["comment"] = "Service is already stopped"
             return ret
         fun, verb, past = "stop", "stop", "stopped"
-    elif status:
-        if reload and "service.reload" in __salt__:  # type: ignore[name-defined]  # noqa: F821
-            fun, verb, past = "reload", "reload", "reloaded"
-        elif full_restart and "service.full_restart" in __salt__:  # type: ignore[name-defined]  # noqa: F821
-            fun, verb, past = "full_restart", "restart", "restarted"
+    elif sfun == "running":
+        if not _status(name, sig):
+            fun, verb, past = "start", "start", "started"
+        elif reload and "service.reload" in funs:
+            if force and "service.force_reload" in funs:
+                fun, verb, past = "force_reload", "forcefully reload", "forcefully reloaded"
+            else:
+                fun, verb, past = "reload", "reload", "reloaded"
+        elif full_restart and "service.full_restart" in funs:
+            fun, verb, past = "full_restart", "fully restart", "fully restarted"
         else:
             fun, verb, past = "restart", "restart", "restarted"
     else:
-        fun, verb, past = "start", "start", "started"
+        ret["result"] = False
+        ret["comment"] = f"Unable to trigger watch for service.{sfun}"
+        return ret
     if _test():
         ret["result"] = None
         ret["comment"] = f"Service is set to be {past}"
         return ret
-    ok, err = _call(fun, name)
+    if fun == "start":
+        _call("stop", name)  # as Salt: stop before a start
+    try:
+        ok = bool(funs[f"service.{fun}"](name))
+    except CommandExecutionError as exc:
+        ret["result"] = False
+        ret["comment"] = str(exc)
+        return ret
     delay = _delay(init_delay)
-    if ok and delay:
+    if delay:
         time.sleep(delay)
     ret["changes"] = {name: ok}
     ret["result"] = ok
-    ret["comment"] = f"Service {past}" if ok else f"Failed to {verb} the service" + (f": {err}" if err else "")
-    if ok and delay:
-        ret["comment"] += f"\nDelayed return for {_fmt_delay(delay)} seconds"
+    ret["comment"] = f"Service {past}" if ok else f"Failed to {verb} the service"
     return ret

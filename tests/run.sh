@@ -12,23 +12,33 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-# The system-state tests manage real crontabs: install Debian's cron when it is missing.
-if [ "$(id -u)" = 0 ] && ! command -v crontab >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q cron >/dev/null \
-    || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q cron >/dev/null; } \
-    || echo "tests/run.sh: could not install cron; crontab tests will be skipped" >&2
-fi
-# The database state tests start throwaway PostgreSQL and MariaDB servers of their own (never the
-# packages' default instances): install Debian's packages when missing; without them those tests skip.
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  db_pkgs=""
-  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || db_pkgs="postgresql"
-  [ -x /usr/sbin/mariadbd ] || db_pkgs="$db_pkgs mariadb-server"
-  if [ -n "$db_pkgs" ]; then
-    # shellcheck disable=SC2086 # one word per package
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $db_pkgs >/dev/null \
-      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $db_pkgs >/dev/null; } \
-      || echo "tests/run.sh: could not install ${db_pkgs# }; the database state tests will be skipped" >&2
+# As root the suite does real host work (tests marked `host`: packages, repositories, users,
+# services, throwaway database servers); the Debian tools those tests need are installed here
+# when missing, in one apt-get run. BRINY_TEST_NO_INSTALL=1 installs nothing (the tests that
+# need a missing tool then skip, saying why); `tests/run.sh -m 'not host'` skips the host work.
+missing=()
+need() { # need PACKAGE PROBE...: PACKAGE is missing unless a PROBE (a command, or a path glob) exists
+  local pkg=$1 probe
+  shift
+  for probe in "$@"; do
+    if [[ $probe == /* ]]; then
+      compgen -G "$probe" >/dev/null && return 0
+    else
+      command -v "$probe" >/dev/null 2>&1 && return 0
+    fi
+  done
+  missing+=("$pkg")
+}
+if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  need cron crontab
+  need postgresql '/usr/lib/postgresql/*/bin/initdb'
+  need mariadb-server /usr/sbin/mariadbd
+  need debconf-utils debconf-get-selections
+  need apt-utils apt-ftparchive
+  if [ ${#missing[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; } \
+      || echo "tests/run.sh: could not install ${missing[*]}; the tests that need them will be skipped" >&2
   fi
 fi
 exec .venv/bin/python -m pytest -q "$@"

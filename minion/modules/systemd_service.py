@@ -9,36 +9,29 @@ Names without a unit suffix are ``.service`` units. ``status`` is
 ``systemctl is-active`` (or, with ``sig``, a search of the process table);
 ``enabled`` is ``systemctl is-enabled`` answering ``enabled`` (or
 ``enabled-runtime`` / ``alias`` / ``indirect`` / ``generated``);
-``available`` is a unit systemd can load.
+``available`` is a unit systemd can load. ``mask`` / ``unmask`` / ``masked``
+manage the ``/dev/null`` links (``runtime=True``: the ones under ``/run``);
+``offline`` is False while systemd runs (see :mod:`briny.minion.systemd`).
+
+With ``providers: {service: systemd}`` on a host where systemd is not PID 1,
+this module loads in Salt's "offline mode": ``offline()`` is True and the
+``service.running`` / ``service.dead`` states do nothing.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import logging
-import os
 import shutil
 from typing import Any
 
+from briny.minion import systemd as _systemd
 from briny.minion.procs import sig_running as _sig_running
 
 log = logging.getLogger(__name__)
 
 __virtualname__ = "service"
 
-_UNIT_SUFFIXES = (
-    ".service",
-    ".socket",
-    ".target",
-    ".timer",
-    ".mount",
-    ".path",
-    ".slice",
-    ".scope",
-    ".device",
-    ".swap",
-    ".automount",
-)
 _ENABLED = {"enabled", "enabled-runtime", "alias", "indirect", "generated"}
 
 
@@ -48,7 +41,7 @@ def __virtual__() -> Any:
         if provider in ("systemd", "systemd_service"):
             return __virtualname__
         return (False, f"service provider is set to {provider}")
-    if os.path.isdir("/run/systemd/system") and shutil.which("systemctl"):
+    if _systemd.booted() and shutil.which("systemctl"):
         return __virtualname__
     return (False, "systemd is not running as PID 1")
 
@@ -60,9 +53,7 @@ def _timeout() -> int:
         return 120
 
 
-def _unit(name: str) -> str:
-    name = str(name)
-    return name if name.endswith(_UNIT_SUFFIXES) else f"{name}.service"
+_unit = _systemd.unit
 
 
 def _systemctl(*args: str, quiet: bool = False) -> dict[str, Any]:
@@ -180,3 +171,11 @@ def enable(name: str, **kwargs: Any) -> bool:
 
 def disable(name: str, **kwargs: Any) -> bool:
     return _ok("disable", _unit(name))
+
+
+# offline, masked, mask, unmask: see briny.minion.systemd
+offline, masked, mask, unmask = _systemd.service_functions(
+    __name__,
+    lambda: __salt__["cmd.run_all"],  # type: ignore[name-defined]  # noqa: F821
+    _timeout,
+)

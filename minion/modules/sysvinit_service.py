@@ -16,6 +16,15 @@ provider plays there:
 
 Salt's own Debian provider mis-reads link names that contain digits (so it
 never sees such a service as enabled); here any name is read correctly.
+
+**Offline mode** (Salt 3007's word): when this module is chosen by itself
+(no ``providers: service`` in the config) on a host where ``systemctl`` is
+installed but systemd is not PID 1 (a container with Debian's ``systemd``
+package), Salt's ``service`` also carries the systemd module's ``offline``,
+``mask``, ``unmask`` and ``masked``; so does this one. ``offline()`` is then
+True and the ``service.running`` / ``service.dead`` states answer "Running in
+OFFLINE mode. Nothing to do". With ``providers: {service: debian}`` (or
+``sysvinit``) there is no offline mode and no masking, as in Salt.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import re
 import shutil
 from typing import Any
 
+from briny.minion import systemd as _systemd
 from briny.minion.procs import sig_running as _sig_running
 from briny.common.exceptions import CommandExecutionError
 
@@ -64,7 +74,7 @@ def __virtual__() -> Any:
         if provider in ("sysvinit", "debian", "service", "sysvinit_service"):
             return __virtualname__
         return (False, f"service provider is set to {provider}")
-    if os.path.isdir("/run/systemd/system"):
+    if _systemd.booted():
         return (False, "PID 1 is systemd: the systemd provider manages services")
     if os.path.isdir(INIT_DIR):
         return __virtualname__
@@ -104,6 +114,9 @@ def _action(name: str, action: str) -> dict[str, Any]:
 
 
 def _ok(name: str, action: str) -> bool:
+    if _script(name) is None:  # as ``service NAME start`` would: a failure, not an error
+        log.error("%s %s failed: no executable %s/%s", name, action, INIT_DIR, name)
+        return False
     out = _action(name, action)
     if out["retcode"] != 0:
         log.error(
@@ -311,3 +324,15 @@ def disable(name: str, **kwargs: Any) -> bool:
             _update_rc(name, "defaults")
         return _update_rc(name, "disable") and not enabled(name)
     return _relink(name, False) and not enabled(name)
+
+
+# ---------------------------------------------------------------------------
+# offline mode: systemctl installed, systemd not PID 1 (only when chosen by itself)
+# ---------------------------------------------------------------------------
+
+if not (__opts__.get("providers") or {}).get("service") and _systemd.offline():  # type: ignore[name-defined]  # noqa: F821
+    offline, masked, mask, unmask = _systemd.service_functions(
+        __name__,
+        lambda: __salt__["cmd.run_all"],  # type: ignore[name-defined]  # noqa: F821
+        _timeout,
+    )

@@ -60,6 +60,9 @@ def minion(tmp_path: Path):
         d.mkdir()
     (conf / "minion").write_text(
         f"id: pkgsvc\nfile_client: local\nroot_dir: {root}\nfile_roots:\n  base: [{tree}]\nsock_dir: sock\n"
+        # the init-script provider by name: with systemctl installed but systemd not PID 1,
+        # the provider chosen by itself is in Salt's offline mode (service.running does nothing)
+        "providers: {service: debian}\n"
     )
 
     def apply(sls: str, test: bool = False) -> dict[str, dict[str, Any]]:

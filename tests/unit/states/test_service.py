@@ -53,6 +53,36 @@ _FAKE_SERVICE = textwrap.dedent("""
 
     def disable(name, **kwargs):
         return _act(name, "disable", enabled=False)
+
+    def force_reload(name, **kwargs):
+        return _act(name, "force_reload")
+""")
+
+# Salt's systemd extras on an offline host (its `service` is the Debian
+# provider plus these functions of the systemd module)
+_FAKE_SYSTEMD_EXTRAS = textwrap.dedent("""
+    def offline(**kwargs):
+        return _db().get("offline", False)
+
+    def masked(name, runtime=False, **kwargs):
+        return ("runtime" if runtime else "mask") in _db()["services"][name].get("masks", ())
+
+    def _set(name, runtime, on):
+        _db()["calls"].append(("mask" if on else "unmask", name, runtime))
+        if _db().get("fail") == "mask":
+            raise CommandExecutionError("Failed to mask service " + repr(name))
+        masks = set(_db()["services"][name].get("masks", ()))
+        kind = "runtime" if runtime else "mask"
+        if _db().get("fail") != "silently":
+            masks = masks | {kind} if on else masks - {kind}
+        _db()["services"][name]["masks"] = masks
+        return True
+
+    def mask(name, runtime=False, **kwargs):
+        return _set(name, runtime, True)
+
+    def unmask(name, runtime=False, **kwargs):
+        return _set(name, runtime, False)
 """)
 
 S = "briny-test-svc"
@@ -67,11 +97,15 @@ def db() -> dict[str, Any]:
 def make(tmp_path: Path, db: dict[str, Any]):
     fake = tmp_path / "fake_modules"
     fake.mkdir()
-    (fake / "service.py").write_text(_FAKE_SERVICE)
+    header = "from briny.common.exceptions import CommandExecutionError\n"
+    (fake / "service.py").write_text(header + _FAKE_SERVICE + _FAKE_SYSTEMD_EXTRAS)
+    plain = tmp_path / "fake_plain"
+    plain.mkdir()
+    (plain / "service.py").write_text(_FAKE_SERVICE)
 
-    def build(test: bool = False) -> Any:
+    def build(test: bool = False, systemd: bool = True) -> Any:
         opts = {"test": test, "id": "t", "_fakesvc": db}
-        return loader.states(opts, loader.minion_mods(opts, extra_dirs=[fake]))
+        return loader.states(opts, loader.minion_mods(opts, extra_dirs=[fake if systemd else plain]))
 
     return build
 
@@ -171,7 +205,8 @@ def test_missing_service(make, db) -> None:
     [
         ({}, "restart", "restarted"),
         ({"reload": True}, "reload", "reloaded"),
-        ({"full_restart": True}, "full_restart", "restarted"),
+        ({"full_restart": True}, "full_restart", "fully restarted"),
+        ({"reload": True, "force": True}, "force_reload", "forcefully reloaded"),
     ],
 )
 def test_mod_watch_running(make, db, kwargs, action, past) -> None:
@@ -186,8 +221,63 @@ def test_mod_watch_running(make, db, kwargs, action, past) -> None:
 def test_mod_watch_stopped_and_dead(make, db) -> None:
     assert make(test=True)["service.mod_watch"](name=S, sfun="running") == _r(None, "Service is set to be started")
     assert make()["service.mod_watch"](name=S, sfun="running") == _r(True, "Service started", {S: True})
+    assert db["calls"] == [("stop", S), ("start", S)]  # Salt stops before a start
     assert make(test=True)["service.mod_watch"](name=S, sfun="dead") == _r(None, "Service is set to be stopped")
     assert make()["service.mod_watch"](name=S, sfun="dead") == _r(True, "Service stopped", {S: True})
     assert make()["service.mod_watch"](name=S, sfun="dead") == _r(True, "Service is already stopped")
     ret = make()["service.mod_watch"](name=S, sfun="enabled")
     assert ret["result"] is False and ret["comment"] == "Unable to trigger watch for service.enabled"
+
+
+def test_mod_watch_does_not_ask_availability(make, db) -> None:
+    """Salt's mod_watch never asks whether the service exists: test mode says what it would do."""
+    ret = make(test=True)["service.mod_watch"](name="briny-no-such-svc", sfun="running")
+    assert ret == {**_r(None, "Service is set to be started"), "name": "briny-no-such-svc"}
+
+
+def test_offline_mode(make, db) -> None:
+    db["offline"] = True
+    for test in (True, False):
+        for fun in ("running", "dead"):
+            assert make(test=test)[f"service.{fun}"](name=S) == _r(True, "Running in OFFLINE mode. Nothing to do")
+    assert db["calls"] == []
+    # enabled/disabled still work offline (rc links), as in Salt
+    assert make()["service.enabled"](name=S)["changes"] == {S: True}
+
+
+def test_enabled_typo(make, db) -> None:
+    db["offline"] = True
+    ret = make()["service.running"](name=S, enabled=True)
+    assert ret == _r(False, f'Service {S} uses non-existent option "enabled".  Perhaps "enable" option was intended?')
+
+
+@pytest.mark.parametrize("runtime,kind", [(False, "masked"), (True, "runtime masked")])
+def test_masked_unmasked(make, db, runtime, kind) -> None:
+    undone = kind.replace("masked", "unmasked")
+    assert make(test=True)["service.masked"](name=S, runtime=runtime) == _r(
+        None, f"Service {S} would be {kind}", {kind: {"old": False, "new": True}}
+    )
+    assert db["calls"] == []
+    assert make()["service.masked"](name=S, runtime=runtime) == _r(
+        True, f"Service {S} was {kind}", {kind: {"old": False, "new": True}}
+    )
+    assert make()["service.masked"](name=S, runtime=runtime) == _r(True, f"Service {S} is already {kind}")
+    assert make(test=True)["service.unmasked"](name=S, runtime=runtime) == _r(
+        None, f"Service {S} would be {undone}", {kind: {"old": True, "new": False}}
+    )
+    assert make()["service.unmasked"](name=S, runtime=runtime) == _r(
+        True, f"Service {S} was {undone}", {kind: {"old": True, "new": False}}
+    )
+    assert make()["service.unmasked"](name=S, runtime=runtime) == _r(True, f"Service {S} was already {undone}")
+    assert db["calls"] == [("mask", S, runtime), ("unmask", S, runtime)]
+
+
+def test_masked_failures(make, db) -> None:
+    db["fail"] = "mask"
+    assert make()["service.masked"](name=S) == _r(False, f"Failed to mask service '{S}'")
+    db["fail"] = "silently"
+    assert make()["service.masked"](name=S) == _r(False, f"Failed to mask service {S}")  # Salt: result True
+    for fun in ("masked", "unmasked"):
+        assert make(systemd=False)[f"service.{fun}"](name=S) == _r(
+            False, "Service masking not available on this minion"
+        )

@@ -168,14 +168,19 @@ FAKE_SYSTEMCTL = textwrap.dedent("""\
     """)
 
 
-@pytest.fixture
-def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def _fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """Put ``script`` on PATH as ``systemctl``; its calls go to the returned log."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    fake = bindir / "systemctl"
-    fake.write_text(FAKE_SYSTEMCTL.format(log=tmp_path / "systemctl.log"))
-    fake.chmod(0o755)
+    (bindir / "systemctl").write_text(script)
+    (bindir / "systemctl").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ.get('PATH', '')}")
+    return tmp_path / "systemctl.log"
+
+
+@pytest.fixture
+def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    _fake_systemctl(tmp_path, monkeypatch, FAKE_SYSTEMCTL.format(log=tmp_path / "systemctl.log"))
     salt = loader.minion_mods({"id": "t", "test": False, "providers": {"service": "systemd"}})
     mod = salt.module("service")
     assert mod is not None and mod.__name__.split(".")[-1].startswith("systemd_service")
@@ -207,3 +212,77 @@ def test_systemd_provider(systemd) -> None:
 def test_provider_choice_follows_config() -> None:
     salt = loader.minion_mods({"id": "t", "providers": {"service": "upstart"}})
     assert "service.start" not in salt
+
+
+MASKING_SYSTEMCTL = textwrap.dedent("""\
+    #!/bin/sh
+    # fake systemctl: mask / unmask [--runtime] UNIT as links under {etc} and {run}
+    echo "$@" >> {log}
+    verb=$1 dir={etc} unit=$2
+    [ "$2" = "--runtime" ] && dir={run} && unit=$3
+    case "$verb" in
+      mask) mkdir -p "$dir" && ln -sf /dev/null "$dir/$unit" ;;
+      unmask) [ "$unit" = "stuck.service" ] && {{ echo "Failed to unmask: Access denied"; exit 1; }}; rm -f "$dir/$unit" ;;
+      *) exit 1 ;;
+    esac
+    """)
+
+
+@pytest.fixture
+def masking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """(tmp, log): a fake systemctl on PATH; briny.minion.systemd looks under tmp/etc and tmp/run."""
+    from briny.minion import systemd as sd
+
+    etc, run = tmp_path / "etc" / "systemd" / "system", tmp_path / "run" / "systemd" / "system"
+    log = _fake_systemctl(
+        tmp_path, monkeypatch, MASKING_SYSTEMCTL.format(log=tmp_path / "systemctl.log", etc=etc, run=run)
+    )
+    monkeypatch.setattr(sd, "ETC_DIR", str(etc))
+    monkeypatch.setattr(sd, "RUN_DIR", str(run))
+    return tmp_path, log
+
+
+def test_offline_mode_carries_the_systemd_extras(masking) -> None:
+    """systemctl installed, systemd not PID 1: the sysvinit provider, plus Salt's systemd extras."""
+    tmp, log = masking
+    salt = loader.minion_mods({"id": "t", "test": False})
+    assert salt.module("service").__name__.split(".")[-1].startswith("sysvinit_service")
+    assert salt["service.offline"]() is True
+    assert salt["service.masked"]("web") is False
+    assert salt["service.mask"]("web") is True
+    assert os.readlink(tmp / "etc" / "systemd" / "system" / "web.service") == "/dev/null"
+    assert salt["service.masked"]("web") is True and salt["service.masked"]("web", runtime=True) is False
+    assert salt["service.unmask"]("web") is True
+    assert salt["service.masked"]("web") is False
+    assert salt["service.unmask"]("web") is True  # nothing to do: systemctl is not called
+    assert log.read_text().splitlines() == ["mask web.service", "unmask web.service"]
+    # a runtime mask would create /run/systemd/system and make the host look booted: refused
+    with pytest.raises(Exception, match="a runtime mask needs systemd running as PID 1"):
+        salt["service.mask"]("web", runtime=True)
+    assert not (tmp / "run").exists()
+
+
+def test_offline_extras_only_without_a_chosen_provider(masking, monkeypatch: pytest.MonkeyPatch) -> None:
+    salt = loader.minion_mods({"id": "t", "test": False, "providers": {"service": "debian"}})
+    assert "service.start" in salt and "service.offline" not in salt and "service.mask" not in salt
+    monkeypatch.setenv("PATH", "/nonexistent")  # no systemctl: no offline mode
+    salt = loader.minion_mods({"id": "t", "test": False})
+    assert "service.start" in salt and "service.masked" not in salt
+
+
+def test_systemd_provider_masks(masking) -> None:
+    tmp, log = masking
+    (tmp / "run" / "systemd" / "system").mkdir(parents=True)  # systemd "runs"
+    salt = loader.minion_mods({"id": "t", "test": False})
+    assert salt.module("service").__name__.split(".")[-1].startswith("systemd_service")
+    assert salt["service.offline"]() is False
+    assert salt["service.mask"]("db.socket", runtime=True) is True
+    assert salt["service.masked"]("db.socket", runtime=True) is True
+    assert salt["service.masked"]("db.socket") is False
+    (tmp / "etc" / "systemd" / "system").mkdir(parents=True)
+    (tmp / "etc" / "systemd" / "system" / "stuck.service").symlink_to("/dev/null")
+    with pytest.raises(Exception, match="Failed to unmask service 'stuck': Failed to unmask: Access denied"):
+        salt["service.unmask"]("stuck")
+    (tmp / "etc" / "systemd" / "system" / "plain.service").write_text("[Unit]\n")
+    assert salt["service.masked"]("plain") is False  # a unit file, not a mask
+    assert log.read_text().splitlines() == ["mask --runtime db.socket", "unmask stuck.service"]
