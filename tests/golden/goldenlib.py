@@ -171,8 +171,13 @@ def compiler_expected(case):
 
 def requisite_cases():
     """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
+    return sandbox_cases(REQ_CASES)
+
+
+def sandbox_cases(cases_dir):
+    """The cases of a folder in salt-golden.py's convention."""
     out = []
-    for p in sorted(REQ_CASES.iterdir()):
+    for p in sorted(pathlib.Path(cases_dir).iterdir()):
         if p.suffix == ".sls":
             out.append(p.stem)
         elif p.is_dir() and (p / "init.sls").exists():
@@ -190,21 +195,35 @@ REQUISITE_RUNS = {
 def build_requisite_case(work):
     """salt-golden.py's layout: work/{sandbox,srv,etc}; the whole cases folder
     is the tree with @SANDBOX@ replaced. Returns (conf_dir, sandbox)."""
+    return build_sandbox_case(work, REQ_CASES)
+
+
+def build_sandbox_case(work, cases_dir, case=None):
+    """build_requisite_case for any folder of cases; a case's ``NAME.minion``
+    (YAML, @SANDBOX@ replaced) is appended to the minion config (salt-golden.py
+    has no such file: such cases are recorded with dev/record_sandbox_golden.py)."""
     work = pathlib.Path(work)
+    cases_dir = pathlib.Path(cases_dir)
     sandbox, tree, conf = work / "sandbox", work / "srv", work / "etc"
     for d in (sandbox, tree, conf):
         d.mkdir()
-    for p in REQ_CASES.rglob("*"):
+    for p in cases_dir.rglob("*"):
         if p.is_file():
-            out = tree / p.relative_to(REQ_CASES)
+            out = tree / p.relative_to(cases_dir)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(p.read_text().replace("@SANDBOX@", str(sandbox)))
+    extra = cases_dir / f"{case}.minion"
     (conf / "minion").write_text(
         f"file_client: local\nfile_roots:\n  base:\n    - {tree}\nroot_dir: {work}/root\n"
         f"cachedir: {work}/cache\npki_dir: {work}/pki\nlog_file: {work}/minion.log\nid: golden\n"
+        + (extra.read_text().replace("@SANDBOX@", str(sandbox)) if case and extra.is_file() else "")
     )
     return conf, sandbox
 
 
 def requisite_expected(case):
-    return json.loads((REQ_EXPECTED / f"{case}.json").read_text())
+    return sandbox_expected(REQ_EXPECTED, case)
+
+
+def sandbox_expected(expected_dir, case):
+    return json.loads((pathlib.Path(expected_dir) / f"{case}.json").read_text())
