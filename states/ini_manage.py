@@ -21,8 +21,7 @@ create a missing file (Salt leaves an empty one); ``sections_absent``
 reports an empty section it removed; a file
 that cannot be read or written fails the state with the module's message
 (``Unable to open file ...``), in test mode too, instead of a traceback;
-an argument the function does not take fails that state only (Salt refuses
-the whole run). Keys are compared as strings (Salt never finds a key it
+Keys are compared as strings (Salt never finds a key it
 was given as a number, and adds it again on every run).
 """
 
@@ -47,17 +46,6 @@ def _ret(name: str) -> dict[str, Any]:
     return {"name": name, "changes": {}, "result": True, "comment": "No anomaly detected"}
 
 
-def _invalid(fun: str, kwargs: dict[str, Any]) -> str:
-    """Salt's message for arguments the function does not take ('' when there are none)."""
-    extra = [k for k in kwargs if not str(k).startswith("__")]
-    if not extra:
-        return ""
-    if len(extra) == 1:
-        return f"'{extra[0]}' is an invalid keyword argument for 'ini.{fun}'"
-    quoted = ", ".join(f"'{k}'" for k in extra[:-1])
-    return f"{quoted} and '{extra[-1]}' are invalid keyword arguments for 'ini.{fun}'"
-
-
 def _fail(ret: dict[str, Any], comment: str) -> dict[str, Any]:
     ret.update(result=False, comment=comment, changes={})
     return ret
@@ -74,15 +62,11 @@ def options_present(
     strict: bool = False,
     encoding: str | None = None,
     no_spaces: bool = False,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Set options and sections of the ini file ``name``; with ``strict``, remove the others."""
     ret = _ret(name)
     if _testing():
         ret["comment"] = ""
-    bad = _invalid("options_present", kwargs)
-    if bad:
-        return _fail(ret, bad)
     if sections is not None and not isinstance(sections, dict):
         return _fail(ret, f"sections must be a dictionary, not {type(sections).__name__}")
     common = {"file_name": name, "separator": separator, "encoding": encoding}
@@ -169,13 +153,10 @@ def _present(
 
 
 def options_absent(
-    name: str, sections: dict[str, Any] | None = None, separator: str = "=", encoding: str | None = None, **kwargs: Any
+    name: str, sections: dict[str, Any] | None = None, separator: str = "=", encoding: str | None = None
 ) -> dict[str, Any]:
     """Remove options: ``{section: [key, ...]}``; ``{key: anything}`` for a top-level key."""
     ret = _ret(name)
-    bad = _invalid("options_absent", kwargs)
-    if bad:
-        return _fail(ret, bad)
     if sections is not None and not isinstance(sections, dict):
         return _fail(ret, f"sections must be a dictionary, not {type(sections).__name__}")
     common = {"file_name": name, "separator": separator, "encoding": encoding}
@@ -230,13 +211,10 @@ def _section_names(sections: Any) -> list[str]:
 
 
 def sections_present(
-    name: str, sections: Any = None, separator: str = "=", encoding: str | None = None, **kwargs: Any
+    name: str, sections: Any = None, separator: str = "=", encoding: str | None = None
 ) -> dict[str, Any]:
     """Make sure the (empty) sections exist; options are left to ``options_present``."""
     ret = _ret(name)
-    bad = _invalid("sections_present", kwargs)
-    if bad:
-        return _fail(ret, bad)
     common = {"file_name": name, "separator": separator, "encoding": encoding}
     try:
         if _testing():
@@ -262,13 +240,10 @@ def sections_present(
 
 
 def sections_absent(
-    name: str, sections: Any = None, separator: str = "=", encoding: str | None = None, **kwargs: Any
+    name: str, sections: Any = None, separator: str = "=", encoding: str | None = None
 ) -> dict[str, Any]:
     """Remove whole sections (their options with them)."""
     ret = _ret(name)
-    bad = _invalid("sections_absent", kwargs)
-    if bad:
-        return _fail(ret, bad)
     common = {"file_name": name, "separator": separator, "encoding": encoding}
     try:
         if _testing():
