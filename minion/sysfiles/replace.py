@@ -23,9 +23,9 @@ from briny.minion.fileops import managed
 log = logging.getLogger(__name__)
 
 
-def replace_text(path: str, text: str, encoding: str = "utf-8") -> None:
+def replace_text(path: str, text: str, encoding: str = "utf-8", errors: str = "strict") -> None:
     """Replace ``path`` with ``text`` (raises OSError)."""
-    data = text.encode(encoding)
+    data = text.encode(encoding, errors)
     try:
         managed.write(path, data)
     except OSError as exc:
@@ -39,10 +39,21 @@ def replace_text(path: str, text: str, encoding: str = "utf-8") -> None:
             os.fsync(fh.fileno())
 
 
-def read_text(path: str, encoding: str = "utf-8") -> str | None:
-    """The text of ``path``, or None when it does not exist (other errors raise OSError)."""
+def read_text(path: str, encoding: str = "utf-8", errors: str = "strict") -> str | None:
+    """The text of ``path``, or None when it does not exist (other errors raise OSError).
+
+    ``errors="surrogateescape"`` reads any bytes and writes them back unchanged."""
     try:
-        with open(path, encoding=encoding, newline=None) as fh:
+        with open(path, encoding=encoding, errors=errors, newline=None) as fh:
             return fh.read()
     except FileNotFoundError:
         return None
+
+
+def read_error(exc: OSError, path: str) -> str:
+    """Salt's words for a file that could not be read (``salt.utils.files.process_read_exception``)."""
+    if exc.errno == errno.ENOENT:
+        return f"{path} does not exist"
+    if exc.errno == errno.EACCES:
+        return f"Permission denied reading from {path}"
+    return f"Error {exc.errno} encountered reading from {path}: {exc.strerror}"

@@ -46,7 +46,7 @@ def apply(tmp_path: Path, briny_call) -> Apply:
         except (ValueError, KeyError):
             raise AssertionError(f"briny-call failed: {p.stdout}\n{p.stderr}") from None
         assert isinstance(data, dict), data
-        return {r["__id__"]: r for r in data.values()}
+        return {tag.split("_|-")[1]: r for tag, r in data.items()}
 
     return run
 
@@ -111,3 +111,76 @@ def test_ini_states(apply: Apply, tmp_path: Path) -> None:
     assert first["options_gone"]["changes"] == {"old": {"x": "1"}}
     assert other.read_text() == "keep = 1\n\n[old]\ny = 2\n\n[new]\n"
     _quiet(apply(sls))
+
+
+# --------------------------------------------------------------------- hosts
+
+
+def test_host_states(apply: Apply, tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    original = "# static\n127.0.0.1\tlocalhost\n\n10.0.0.1\told.example\tdb.example\n"
+    hosts.write_text(original)
+    config = f"hosts.file: {hosts}\n"
+    sls = """
+    web:
+      host.present:
+        - name: web.example
+        - ip: [10.0.0.5, 10.0.0.6]
+        - comment: web tier
+    old:
+      host.absent:
+        - name: old.example
+        - ip: 10.0.0.1
+    only:
+      host.only:
+        - name: 127.0.0.1
+        - hostnames: [localhost, lh]
+    """
+    dry = apply(sls, test=True, config=config)
+    assert dry["web"]["result"] is None and dry["web"]["changes"]["added"] == {
+        "10.0.0.5": ["web.example"],
+        "10.0.0.6": ["web.example"],
+    }
+    assert dry["old"]["comment"] == "Host old.example (10.0.0.1) needs to be removed"
+    assert dry["only"]["comment"] == 'Would change 127.0.0.1 from "localhost" to "localhost lh"'
+    assert hosts.read_text() == original
+
+    first = apply(sls, config=config)
+    assert first["web"]["comment"].splitlines() == [
+        "Added host web.example (10.0.0.5)",
+        "Added host web.example (10.0.0.6)",
+        "Set comment for host 10.0.0.5 (web tier)",
+        "Set comment for host 10.0.0.6 (web tier)",
+    ]
+    assert first["old"]["changes"] == {"host": "old.example"}
+    assert first["only"]["changes"] == {"127.0.0.1": {"old": "localhost", "new": "localhost lh"}}
+    assert hosts.read_text() == (
+        "# static\n127.0.0.1\t\tlocalhost lh\n\n10.0.0.1\t\tdb.example \n"
+        "10.0.0.5\t\tweb.example\t\t# web tier\n10.0.0.6\t\tweb.example\t\t# web tier\n"
+    )
+    _quiet(apply(sls, config=config))
+
+
+def test_argument_errors_fail_only_their_state(apply: Apply, tmp_path: Path) -> None:
+    sls = f"""
+    bogus:
+      host.present:
+        - name: a.example
+        - ip: 10.0.0.1
+        - bogus: 1
+        - other: 2
+    missing:
+      host.present:
+        - name: b.example
+    fine:
+      ini.options_present:
+        - name: {tmp_path}/fine.ini
+        - sections:
+            a: b
+    """
+    res = apply(sls, config=f"hosts.file: {tmp_path}/hosts\n")
+    assert res["bogus"]["result"] is False
+    assert res["bogus"]["comment"] == "'bogus' and 'other' are invalid keyword arguments for 'host.present'\n"
+    assert res["missing"]["comment"] == "Missing parameter ip for state host.present\n"
+    assert res["fine"]["result"] is True and (tmp_path / "fine.ini").read_text() == "a = b\n"
+    assert not (tmp_path / "hosts").exists()
