@@ -184,3 +184,45 @@ def test_argument_errors_fail_only_their_state(apply: Apply, tmp_path: Path) -> 
     assert res["missing"]["comment"] == "Missing parameter ip for state host.present\n"
     assert res["fine"]["result"] is True and (tmp_path / "fine.ini").read_text() == "a = b\n"
     assert not (tmp_path / "hosts").exists()
+
+
+# --------------------------------------------------------------------- sysctl
+
+
+@pytest.fixture
+def msgmax():
+    """kernel.msgmax (an IPC limit nothing here depends on), put back as it was."""
+    proc = Path("/proc/sys/kernel/msgmax")
+    if not proc.exists():
+        pytest.skip("no /proc/sys/kernel/msgmax")
+    before = proc.read_text().strip()
+    try:
+        yield int(before)
+    finally:
+        proc.write_text(before + "\n")
+
+
+def test_sysctl_present_changes_the_kernel_and_the_config(apply: Apply, tmp_path: Path, msgmax: int) -> None:
+    conf = tmp_path / "sysctl.d" / "60-briny.conf"
+    new = msgmax + 1
+    sls = f"""
+    msgmax:
+      sysctl.present:
+        - name: kernel.msgmax
+        - value: {new}
+        - config: {conf}
+    """
+    dry = apply(sls, test=True)["msgmax"]
+    assert (dry["result"], dry["comment"]) == (None, f"Sysctl option kernel.msgmax set to be changed to {new}")
+    assert not conf.exists() and Path("/proc/sys/kernel/msgmax").read_text().strip() == str(msgmax)
+    first = apply(sls)["msgmax"]
+    assert (
+        first["changes"] == {"kernel.msgmax": new} and first["comment"] == f"Updated sysctl value kernel.msgmax = {new}"
+    )
+    assert Path("/proc/sys/kernel/msgmax").read_text().strip() == str(new)
+    assert conf.read_text() == f"#\n# Kernel sysctl configuration\n#\nkernel.msgmax = {new}\n"
+    _quiet(apply(sls))
+    Path("/proc/sys/kernel/msgmax").write_text(f"{msgmax}\n")  # the kernel drifted: the config is right, live is not
+    again = apply(sls)["msgmax"]
+    assert again["changes"] == {"kernel.msgmax": new}
+    assert Path("/proc/sys/kernel/msgmax").read_text().strip() == str(new)
