@@ -10,9 +10,18 @@ reference's own answers for the same kinds of cases).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -226,3 +235,130 @@ def test_sysctl_present_changes_the_kernel_and_the_config(apply: Apply, tmp_path
     again = apply(sls)["msgmax"]
     assert again["changes"] == {"kernel.msgmax": new}
     assert Path("/proc/sys/kernel/msgmax").read_text().strip() == str(new)
+
+
+# --------------------------------------------------------------------- ssh_known_hosts
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def sshd():
+    """A throwaway sshd on 127.0.0.1 (as nobody, its own host key, in a folder nobody can read):
+    (port, public key); stopped by pid, its folder removed."""
+    binary = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not os.path.exists(binary) or shutil.which("ssh-keyscan") is None:
+        pytest.skip("needs Debian's openssh-server (sshd) and openssh-client (ssh-keyscan)")
+    folder = Path(tempfile.mkdtemp(prefix="briny-sshd-"))
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / "key")], check=True)
+    os.chmod(folder, 0o755)
+    os.chown(folder / "key", pwd.getpwnam("nobody").pw_uid, -1)
+    port = _free_port()
+    (folder / "config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {folder / 'key'}\nPidFile none\nUsePAM no\n"
+    )
+    log = open(folder / "log", "wb")  # noqa: SIM115 - closed below, after sshd
+    proc = subprocess.Popen(
+        [binary, "-D", "-e", "-f", str(folder / "config")], stdout=log, stderr=log, user="nobody", group="nogroup"
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            assert proc.poll() is None, f"sshd exited: {(folder / 'log').read_text()}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "sshd did not listen in time"
+                time.sleep(0.05)
+        yield port, (folder / "key.pub").read_text().split()[1]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _salt_fingerprint(key: str) -> str:
+    digest = hashlib.sha256(base64.b64decode(key)).hexdigest()
+    return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
+
+
+def test_known_hosts_from_a_live_server(apply: Apply, tmp_path: Path, sshd) -> None:
+    port, key = sshd
+    conf = tmp_path / "known_hosts"
+    sls = f"""
+    by_fingerprint:
+      ssh_known_hosts.present:
+        - name: 127.0.0.1
+        - port: {port}
+        - fingerprint: {_salt_fingerprint(key)}
+        - hash_known_hosts: False
+        - config: {conf}
+    wrong_fingerprint:
+      ssh_known_hosts.present:
+        - name: localhost
+        - port: {port}
+        - fingerprint: 00:11
+        - hash_known_hosts: False
+        - config: {conf}
+    """
+    dry = apply(sls, test=True)
+    assert dry["by_fingerprint"]["comment"] == f"Key for 127.0.0.1 is set to be added to {conf}"
+    assert not conf.exists()
+    first = apply(sls)
+    ret = first["by_fingerprint"]
+    assert ret["result"] is True
+    assert ret["comment"] == f"127.0.0.1's key saved to {conf} (fingerprint: {_salt_fingerprint(key)})"
+    assert ret["changes"]["old"] is None and ret["changes"]["new"][0]["key"] == key
+    assert conf.read_text() == f"[127.0.0.1]:{port} ssh-ed25519 {key}\n"
+    assert first["wrong_fingerprint"]["result"] is False
+    assert first["wrong_fingerprint"]["comment"] == (
+        "Remote host public keys found but none of their fingerprints match the one you have provided"
+    )
+    again = apply(sls)["by_fingerprint"]
+    assert (again["changes"], again["comment"]) == ({}, f"127.0.0.1 already exists in {conf}")
+
+
+def test_known_hosts_of_a_user_hashed(apply: Apply, tmp_path: Path) -> None:
+    name = "brinytest" + secrets.token_hex(3)
+    home = tmp_path / "home"
+    key = "AAAAC3NzaC1lZDI1NTE5AAAAIEA1lUCy0V3ZjQCFaBP6Xr8a/jeHUQ7pg076xYPa5RBs"
+    subprocess.run(["useradd", "-M", "-d", str(home), name], check=True, capture_output=True)
+    try:
+        home.mkdir()
+        sls = f"""
+        known:
+          ssh_known_hosts.present:
+            - name: git.example
+            - user: {name}
+            - key: {key}
+            - enc: ssh-ed25519
+        forget:
+          ssh_known_hosts.absent:
+            - name: gone.example
+            - user: {name}
+        """
+        dry = apply(sls, test=True)
+        assert dry["known"]["comment"] == "Key for git.example is set to be added to .ssh/known_hosts"
+        assert dry["forget"]["comment"] == "Host is already absent" and not (home / ".ssh").exists()
+        first = apply(sls)
+        assert first["known"]["comment"] == f"git.example's key saved to .ssh/known_hosts (key: {key})"
+        path = home / ".ssh" / "known_hosts"
+        info = pwd.getpwnam(name)
+        assert (path.stat().st_uid, path.stat().st_mode & 0o777) == (info.pw_uid, 0o600)
+        assert (path.parent.stat().st_uid, path.parent.stat().st_mode & 0o777) == (info.pw_uid, 0o700)
+        assert path.read_text().startswith("|1|") and key in path.read_text()
+        _quiet(apply(sls))
+        gone = apply(sls.replace("gone.example", "git.example").replace("known:\n", "unused:\n"))
+        assert gone["forget"]["changes"]["old"][0]["key"] == key and "git.example" not in path.read_text()
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)
