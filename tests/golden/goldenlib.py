@@ -74,7 +74,8 @@ def parse_output(stdout, stderr):
 
 
 def snapshot(root):
-    """What a run left under the sandbox (salt-golden.py's format)."""
+    """What a run left under the sandbox (salt-golden.py's format; the sandbox's own path in
+    a file, an fstab entry say, is masked too)."""
     root = pathlib.Path(root)
     out = {}
     for p in sorted(root.rglob("*")):
@@ -84,7 +85,8 @@ def snapshot(root):
         elif p.is_dir():
             out[rel] = ["dir", oct(p.lstat().st_mode & 0o7777)]
         else:
-            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777), p.read_bytes().decode("utf-8", "replace")]
+            text = p.read_bytes().decode("utf-8", "replace").replace(str(root), "@SANDBOX@")
+            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777), text]
     return out
 
 

@@ -362,3 +362,188 @@ def test_known_hosts_of_a_user_hashed(apply: Apply, tmp_path: Path) -> None:
         assert gone["forget"]["changes"]["old"][0]["key"] == key and "git.example" not in path.read_text()
     finally:
         subprocess.run(["userdel", name], capture_output=True, check=False)
+
+
+# --------------------------------------------------------------------- mount
+
+
+def _mounted_under(root: Path) -> list[str]:
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point == str(root) or point.startswith(str(root) + "/"):
+            points.append(point)
+    return points
+
+
+@pytest.fixture
+def host_mounts(tmp_path: Path):
+    """Whatever a test leaves mounted, as swap or as a loop device under tmp_path is undone afterwards."""
+    loops: list[str] = []
+    try:
+        yield loops
+    finally:
+        for point in reversed(_mounted_under(tmp_path)):
+            subprocess.run(["umount", "-l", point], capture_output=True, check=False)
+        for line in Path("/proc/swaps").read_text().splitlines()[1:]:
+            if line.split()[0].startswith(str(tmp_path)):
+                subprocess.run(["swapoff", line.split()[0]], capture_output=True, check=False)
+        for loop in loops:
+            subprocess.run(["losetup", "-d", loop], capture_output=True, check=False)
+    assert not _mounted_under(tmp_path)
+
+
+def _options(point: Path) -> set[str]:
+    """The per-mount and super options of the (topmost) mount on ``point``."""
+    found: set[str] = set()
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        comps = line.split()
+        if comps[4] == str(point):
+            found = set(comps[5].split(",")) | set(comps[comps.index("-") + 3].split(","))
+    return found
+
+
+def test_tmpfs_mounted_remounted_unmounted(apply: Apply, tmp_path: Path, host_mounts) -> None:
+    fstab = tmp_path / "fstab"
+    fstab.write_text("# keep me\nproc /proc proc defaults 0 0\n\nnot an entry\n")
+    point = tmp_path / "mnt"
+
+    def sls(opts: str) -> str:
+        return f"""
+        tmp:
+          mount.mounted:
+            - name: {point}
+            - device: tmpfs
+            - fstype: tmpfs
+            - opts: {opts}
+            - mkmnt: True
+            - config: {fstab}
+        """
+
+    dry = apply(sls("size=1m,mode=750"), test=True)["tmp"]
+    assert (dry["result"], dry["comment"]) == (None, f"{point} would be created and mounted")
+    assert not point.exists() and fstab.read_text() == "# keep me\nproc /proc proc defaults 0 0\n\nnot an entry\n"
+    first = apply(sls("size=1m,mode=750"))["tmp"]
+    assert first["changes"] == {"mount": True, "persist": "new"}
+    assert first["comment"] == "Target was successfully mounted. Added new entry to the fstab."
+    assert {"size=1024k", "mode=750"} <= _options(point)
+    assert fstab.read_text().endswith(f"not an entry\ntmpfs\t\t{point}\ttmpfs\tsize=1m,mode=750\t0 0\n")
+    _quiet(apply(sls("size=1m,mode=750")))
+    dry = apply(sls("size=2m,mode=750,noexec"), test=True)["tmp"]
+    assert dry["comment"] == "Remount would be forced because options (noexec,size=2048k) changed"
+    again = apply(sls("size=2m,mode=750,noexec"))["tmp"]
+    assert again["changes"] == {
+        "umount": "Forced remount because options (noexec,size=2048k) changed",
+        "persist": "update",
+    }
+    assert {"size=2048k", "noexec"} <= _options(point)
+    _quiet(apply(sls("size=2m,mode=750,noexec")))
+    off = f"""
+    off_tmp:
+      mount.unmounted:
+        - name: {point}
+        - persist: True
+        - config: {fstab}
+    """
+    assert apply(off, test=True)["off_tmp"]["comment"] == f"Mount point {point} is mounted but should not be"
+    gone = apply(off)["off_tmp"]
+    assert gone["changes"] == {"umount": True, "persist": "purged"} and not _mounted_under(point)
+    assert fstab.read_text() == "# keep me\nproc /proc proc defaults 0 0\n\nnot an entry\n"
+    assert apply(off)["off_tmp"]["comment"] == "Target was already unmounted. fstab entry not found"
+
+
+def test_loop_device_by_label_and_uuid(apply: Apply, tmp_path: Path, host_mounts) -> None:
+    if shutil.which("losetup") is None or shutil.which("mkfs.ext4") is None:
+        pytest.skip("needs losetup and mkfs.ext4")
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as fh:
+        fh.truncate(8 * 1024 * 1024)
+    label = "BT" + secrets.token_hex(4)
+    subprocess.run(["mkfs.ext4", "-q", "-L", label, str(image)], check=True, capture_output=True)
+    attach = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=False)
+    if attach.returncode:
+        pytest.skip(f"this host does not attach loop devices: {attach.stderr.strip()}")
+    loop = attach.stdout.strip()
+    host_mounts.append(loop)
+    uuid = subprocess.run(
+        ["blkid", "-s", "UUID", "-o", "value", loop], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    fstab = tmp_path / "fstab"
+    fstab.write_text("")
+    point = tmp_path / "disk"
+    sls = f"""
+    by_label:
+      mount.mounted:
+        - name: {point}
+        - device: LABEL={label}
+        - fstype: ext4
+        - mkmnt: True
+        - config: {fstab}
+    by_uuid:
+      mount.mounted:
+        - name: {point}
+        - device: UUID={uuid}
+        - fstype: ext4
+        - persist: False
+    """
+    first = apply(sls)
+    assert first["by_label"]["changes"] == {"mount": True, "persist": "new"}
+    assert first["by_uuid"]["comment"] == "Target was already mounted"
+    assert fstab.read_text() == f"LABEL={label}\t\t{point}\text4\tdefaults\t0 0\n"
+    _quiet(apply(sls))
+    missing = apply(sls.replace(f"LABEL={label}", "LABEL=brinynosuchlabel"))["by_label"]
+    assert (missing["result"], missing["comment"]) == (False, "Unable to find device with label brinynosuchlabel.")
+
+
+def test_bind_mount_and_a_device_change(apply: Apply, tmp_path: Path, host_mounts) -> None:
+    fstab = tmp_path / "fstab"
+    fstab.write_text("")
+    (tmp_path / "src").mkdir()
+    point = tmp_path / "dst"
+    sls = f"""
+    bind:
+      mount.mounted:
+        - name: {point}
+        - device: {tmp_path / "src"}
+        - fstype: none
+        - opts: bind
+        - mkmnt: True
+        - persist: False
+    """
+    assert apply(sls)["bind"]["changes"] == {"mount": True}
+    assert apply(sls)["bind"]["comment"] == "Target was already mounted"
+    tmpfs = sls.replace(f"device: {tmp_path / 'src'}", "device: tmpfs").replace("fstype: none", "fstype: tmpfs")
+    other = apply(tmpfs.replace("opts: bind", "opts: defaults"))
+    assert other["bind"]["changes"]["mount"] is True
+    assert other["bind"]["changes"]["umount"].startswith("Forced unmount because devices don't match. Wanted: tmpfs")
+    assert "tmpfs" in {
+        line.split()[-3] for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(point) in line
+    }
+
+
+def test_swap_file(apply: Apply, tmp_path: Path, host_mounts) -> None:
+    if shutil.which("mkswap") is None or shutil.which("swapon") is None:
+        pytest.skip("needs mkswap and swapon")
+    swapfile = tmp_path / "swapfile"
+    with open(swapfile, "wb") as fh:
+        fh.write(b"\0" * 65536)
+    os.chmod(swapfile, 0o600)
+    subprocess.run(["mkswap", str(swapfile)], check=True, capture_output=True)
+    fstab = tmp_path / "fstab"
+    fstab.write_text("# swap\n")
+    sls = f"""
+    swap:
+      mount.swap:
+        - name: {swapfile}
+        - config: {fstab}
+    """
+    dry = apply(sls, test=True)["swap"]
+    assert (dry["result"], dry["comment"]) == (None, f"Swap {swapfile} is set to be activated")
+    first = apply(sls)["swap"]
+    if first["result"] is False:
+        pytest.skip(f"this host does not turn swap on for files: {first['comment']}")
+    assert first["comment"] == f"Swap {swapfile} activated. Added new entry to the fstab."
+    assert first["changes"]["persist"] == "new" and first["changes"]["type"] == "file"
+    assert str(swapfile) in Path("/proc/swaps").read_text()
+    assert fstab.read_text() == f"# swap\n{swapfile}\t\tnone\tswap\tdefaults\t0 0\n"
+    _quiet(apply(sls))
