@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from briny.common.exceptions import CommandExecutionError
 from briny.common.loader import minion_mods
 from briny.minion.sysfiles import fstab
