@@ -360,6 +360,15 @@ def _exception_ret(low: LowChunk) -> dict[str, Any]:
     }
 
 
+def _unify(ret: dict[str, Any]) -> dict[str, Any]:
+    """Salt's rules for what a state returns: a list comment is its lines, a result is a bool or None."""
+    if isinstance(ret.get("comment"), list):
+        ret["comment"] = "\n".join(str(line) for line in ret["comment"])
+    if ret.get("result") is not None:
+        ret["result"] = bool(ret["result"])
+    return ret
+
+
 def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
     """One attempt: checks, the function, check_cmd — without numbering."""
     full = f"{low['state']}.{low['fun']}"
@@ -383,7 +392,7 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
                         "changes": {},
                         "comment": f"State function {full} did not return a dict: {out!r}",
                     }
-                ret = out
+                ret = _unify(out)
             if "check_cmd" in low:
                 func = run.states[full]
                 sig = run.signature(func)

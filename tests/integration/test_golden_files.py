@@ -33,7 +33,8 @@ DELIBERATE: dict[str, str] = {
     "host_differs/run": "only the changed line is rewritten; an invalid address is refused (states/host.py)",
     "host_differs/test": "an invalid address is refused (states/host.py)",
     "known_hosts_differs/run": "key/fingerprint/enc checked live too; no key is no key (states/ssh_known_hosts.py)",
-    "mount_differs/run": "options compared one by one: the remount names what changed (states/mount.py)",
+    "mount_differs/run": "a remount names the options that changed; no fstab: a failure, no traceback (states/mount.py)",
+    "mount_differs/test": "no fstab: a failure, no traceback (states/mount.py)",
     "known_hosts_differs/test": "the port/hash check holds in test mode; no key is no key (states/ssh_known_hosts.py)",
 }
 
