@@ -19,7 +19,6 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -32,17 +31,9 @@ def run(salt_call, cases_dir, case, args):
     work = pathlib.Path(tempfile.mkdtemp(prefix="golden-"))
     try:
         conf, sandbox = goldenlib.build_sandbox_case(work, cases_dir, case)
-        p = subprocess.run(
-            [salt_call, "--local", "-c", str(conf), *args, "--out=json"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=work,
-            check=False,
-        )
-        data = goldenlib.parse_output(p.stdout, p.stderr)
+        rc, data = goldenlib.record_call(salt_call, conf, args, work)
         repl = [(str(sandbox), "@SANDBOX@")]
-        return {"rc": p.returncode, "data": goldenlib.mask(data, repl), "disk": goldenlib.snapshot(sandbox)}
+        return {"rc": rc, "data": goldenlib.mask(data, repl), "disk": goldenlib.snapshot(sandbox)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -93,39 +93,28 @@ def _present(ret: dict[str, Any], name: str, ip: Any, comment: str, clean: bool)
             to_add.append(addr)
             if comment:
                 to_comment.append(addr)
-    test = _testing()
-    for addr in to_add:
-        if test:
-            ret["result"] = None
-            comments.append(f"Host {name} ({addr}) would be added")
-        elif _salt("hosts.add_host")(addr, name):
-            comments.append(f"Added host {name} ({addr})")
-        else:
-            ret["result"] = False
-            comments.append(f"Failed to add host {name} ({addr})")
-            continue
-        ret["changes"].setdefault("added", {}).setdefault(addr, []).append(name)
-    for addr in to_comment:
-        if test:
-            comments.append(f"Comment for {addr} ({comment}) would be added")
-        elif _salt("hosts.set_comment")(addr, comment):
-            comments.append(f"Set comment for host {addr} ({comment})")
-        else:
-            ret["result"] = False
-            comments.append(f"Failed to add comment for host {addr} ({comment})")
-            continue
-        ret["changes"].setdefault("comment_added", {}).setdefault(addr, []).append(comment)
-    for addr in to_remove:
-        if test:
-            ret["result"] = None
-            comments.append(f"Host {name} ({addr}) would be removed")
-        elif _salt("hosts.rm_host")(addr, name):
-            comments.append(f"Removed host {name} ({addr})")
-        else:
-            ret["result"] = False
-            comments.append(f"Failed to remove host {name} ({addr})")
-            continue
-        ret["changes"].setdefault("removed", {}).setdefault(addr, []).append(name)
+    steps = [
+        # (addresses, change key, value, function(addr, value), would, done, failed, pending in test mode)
+        (to_add, "added", name, "hosts.add_host", "Host {n} ({a}) would be added", "Added host {n} ({a})",
+         "Failed to add host {n} ({a})", True),
+        (to_comment, "comment_added", comment, "hosts.set_comment", "Comment for {a} ({c}) would be added",
+         "Set comment for host {a} ({c})", "Failed to add comment for host {a} ({c})", False),
+        (to_remove, "removed", name, "hosts.rm_host", "Host {n} ({a}) would be removed",
+         "Removed host {n} ({a})", "Failed to remove host {n} ({a})", True),
+    ]  # fmt: skip
+    for addrs, key, value, fun, would, done, failed, pending in steps:
+        for addr in addrs:
+            words = {"n": name, "a": addr, "c": comment}
+            if _testing():
+                ret["result"] = None if pending else ret["result"]
+                comments.append(would.format(**words))
+            elif _salt(fun)(addr, value):
+                comments.append(done.format(**words))
+            else:
+                ret["result"] = False
+                comments.append(failed.format(**words))
+                continue
+            ret["changes"].setdefault(key, {}).setdefault(addr, []).append(value)
     ret["comment"] = "\n".join(comments)
     return ret
 

@@ -203,67 +203,57 @@ def _absent_test(ret: dict[str, Any], sections: dict[str, Any], common: dict[str
 
 
 def _section_names(sections: Any) -> list[str]:
-    if isinstance(sections, dict):
-        return [str(k) for k in sections]
-    if isinstance(sections, (list, tuple)):
+    if isinstance(sections, (dict, list, tuple)):
         return [str(k) for k in sections]
     return [str(sections)] if sections else []
+
+
+def _sections_test(
+    ret: dict[str, Any], sections: Any, common: dict[str, Any], there: str, missing: str, want: bool
+) -> dict[str, Any]:
+    """Test mode of ``sections_present`` (``want``) / ``sections_absent``: a line per section."""
+    current = _salt("ini.get_ini")(**common)
+    ret["comment"] = ""
+    for section in _section_names(sections):
+        exists = isinstance(current.get(section), dict)
+        ret["comment"] += (there if exists else missing).format(section) + "\n"
+        if exists != want:
+            ret["result"] = None
+    ret["comment"] = ret["comment"] or "No changes detected."
+    return ret
 
 
 def sections_present(
     name: str, sections: Any = None, separator: str = "=", encoding: str | None = None
 ) -> dict[str, Any]:
     """Make sure the (empty) sections exist; options are left to ``options_present``."""
-    ret = _ret(name)
-    common = {"file_name": name, "separator": separator, "encoding": encoding}
-    try:
-        if _testing():
-            ret["comment"] = ""
-            current = _salt("ini.get_ini")(**common)
-            for section in _section_names(sections):
-                if isinstance(current.get(section), dict):
-                    ret["comment"] += f"Section unchanged {section}.\n"
-                    continue
-                ret["comment"] += f"Created new section {section}.\n"
-                ret["result"] = None
-            if not ret["comment"]:
-                ret["comment"] = "No changes detected."
-            return ret
-        wanted = {section: {} for section in _section_names(sections)}
-        changes = _salt("ini.set_option")(sections=wanted, **common)
-    except CommandExecutionError as exc:
-        return _fail(ret, str(exc))
-    if changes:
-        ret["changes"] = changes
-        ret["comment"] = "Changes take effect"
-    return ret
+    return _sections(name, sections, {"file_name": name, "separator": separator, "encoding": encoding}, True)
 
 
 def sections_absent(
     name: str, sections: Any = None, separator: str = "=", encoding: str | None = None
 ) -> dict[str, Any]:
     """Remove whole sections (their options with them)."""
+    return _sections(name, sections, {"file_name": name, "separator": separator, "encoding": encoding}, False)
+
+
+def _sections(name: str, sections: Any, common: dict[str, Any], present: bool) -> dict[str, Any]:
     ret = _ret(name)
-    common = {"file_name": name, "separator": separator, "encoding": encoding}
     try:
         if _testing():
-            ret["comment"] = ""
-            current = _salt("ini.get_ini")(**common)
+            if present:
+                return _sections_test(ret, sections, common, "Section unchanged {}.", "Created new section {}.", True)
+            return _sections_test(ret, sections, common, "Deleted section {}.", "Section {} does not exist.", False)
+        if present:
+            wanted = {section: {} for section in _section_names(sections)}
+            ret["changes"] = _salt("ini.set_option")(sections=wanted, **common)
+        else:
             for section in _section_names(sections):
-                if not isinstance(current.get(section), dict):
-                    ret["comment"] += f"Section {section} does not exist.\n"
-                    continue
-                ret["comment"] += f"Deleted section {section}.\n"
-                ret["result"] = None
-            if not ret["comment"]:
-                ret["comment"] = "No changes detected."
-            return ret
-        for section in _section_names(sections):
-            removed = _salt("ini.remove_section")(section=section, **common)
-            if removed is None:
-                continue
-            ret["changes"][section] = removed
-            ret["comment"] = "Changes take effect"
+                removed = _salt("ini.remove_section")(section=section, **common)
+                if removed is not None:
+                    ret["changes"][section] = removed
     except CommandExecutionError as exc:
         return _fail(ret, str(exc))
+    if ret["changes"]:
+        ret["comment"] = "Changes take effect"
     return ret

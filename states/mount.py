@@ -361,7 +361,12 @@ def _persist(
         _salt("mount.write_mount_cache")(real_name, a["device"], mkmnt=a["mkmnt"], fstype=a["fstype"], mount_opts=opts)
     if out == "present":
         ret["comment"] += ". Entry already exists in the fstab."
-    elif out == "new":
+    return _persisted(ret, out)
+
+
+def _persisted(ret: dict[str, Any], out: str) -> dict[str, Any]:
+    """The changes and comment of a new or updated fstab entry (``mounted``, ``swap``)."""
+    if out == "new":
         ret["changes"]["persist"] = "new"
         ret["comment"] += ". Added new entry to the fstab."
     elif out == "change":
@@ -407,13 +412,7 @@ def swap(name: str, persist: bool = True, config: str = "/etc/fstab") -> dict[st
         if persist and not os.path.isfile(config):
             return dict(ret, result=False, comment=ret["comment"] + ". However, the fstab was not found.")
         return dict(ret, result=False, comment=str(exc))
-    if out == "new":
-        ret["changes"]["persist"] = "new"
-        ret["comment"] += ". Added new entry to the fstab."
-    elif out == "change":
-        ret["changes"]["persist"] = "update"
-        ret["comment"] += ". Updated the entry in the fstab."
-    return ret
+    return _persisted(ret, out)
 
 
 def unmounted(

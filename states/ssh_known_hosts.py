@@ -74,17 +74,16 @@ def present(
     bad = _argument_error(key, fingerprint, enc, port, hash_known_hosts)
     if bad:
         return dict(ret, result=False, comment=bad)
+    common = {
+        "key": key,
+        "fingerprint": fingerprint,
+        "config": config,
+        "port": port,
+        "fingerprint_hash_type": fingerprint_hash_type,
+    }
     if _testing():
         try:
-            found = _salt("ssh.check_known_host")(
-                user,
-                name,
-                key=key,
-                fingerprint=fingerprint,
-                config=config,
-                port=port,
-                fingerprint_hash_type=fingerprint_hash_type,
-            )
+            found = _salt("ssh.check_known_host")(user, name, **common)
         except CommandExecutionError as exc:
             return dict(ret, result=False, comment=f"ssh.check_known_host error: {exc}")
         if isinstance(found, dict) and "error" in found:
@@ -95,16 +94,7 @@ def present(
         return dict(ret, comment=f"Key for {name} is set to be {verb} {config}")
     try:
         result = _salt("ssh.set_known_host")(
-            user=user,
-            hostname=name,
-            fingerprint=fingerprint,
-            key=key,
-            port=port,
-            enc=enc,
-            config=config,
-            hash_known_hosts=hash_known_hosts,
-            timeout=timeout,
-            fingerprint_hash_type=fingerprint_hash_type,
+            user=user, hostname=name, enc=enc, hash_known_hosts=hash_known_hosts, timeout=timeout, **common
         )
     except CommandExecutionError as exc:
         return dict(ret, result=False, comment=str(exc))

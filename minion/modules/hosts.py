@@ -20,6 +20,7 @@ Unreadable files raise Salt's ``Permission denied reading from F`` /
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from briny.common.exceptions import CommandExecutionError
@@ -93,51 +94,42 @@ def has_pair(ip: str, alias: Any, **kwargs: Any) -> bool:
     return alias in info["aliases"]
 
 
-def set_host(ip: str, alias: str, comment: str | None = None, **kwargs: Any) -> bool:
-    """Make ``alias`` (names separated by spaces) the whole entry of ``ip``; empty removes ``ip``."""
+def _edit(change: Callable[[list[hostsfile.HostLine]], bool | None]) -> bool:
+    """Apply ``change`` to the file's lines; write when it says it changed something (True).
+    False when the file is no regular file or ``change`` says None (nothing to change it on)."""
     found = _writable()
     if found is None:
         return False
     path, lines = found
-    before = hostsfile.render(lines)
-    hostsfile.set_names(lines, str(ip), str(alias), comment or None)
-    if hostsfile.render(lines) != before:
+    changed = change(lines)
+    if changed:
         _write(path, lines)
-    return True
+    return changed is not None
+
+
+def set_host(ip: str, alias: str, comment: str | None = None, **kwargs: Any) -> bool:
+    """Make ``alias`` (names separated by spaces) the whole entry of ``ip``; empty removes ``ip``."""
+    return _edit(lambda lines: hostsfile.set_names(lines, str(ip), str(alias), comment or None))
 
 
 def add_host(ip: str, alias: str, **kwargs: Any) -> bool:
     """Add ``alias`` to ``ip`` (a new entry when ``ip`` has none)."""
-    found = _writable()
-    if found is None:
-        return False
-    path, lines = found
-    if hostsfile.add_name(lines, str(ip), str(alias)):
-        _write(path, lines)
-    return True
+    return _edit(lambda lines: hostsfile.add_name(lines, str(ip), str(alias)))
 
 
 def rm_host(ip: str, alias: str, **kwargs: Any) -> bool:
     """Remove ``alias`` from ``ip``; an entry left without aliases goes."""
     if not has_pair(ip, alias):
         return True
-    found = _writable()
-    if found is None:
-        return False
-    path, lines = found
-    if hostsfile.remove_name(lines, str(ip), str(alias)):
-        _write(path, lines)
-    return True
+    return _edit(lambda lines: hostsfile.remove_name(lines, str(ip), str(alias)))
 
 
 def set_comment(ip: str, comment: str, **kwargs: Any) -> bool:
     """Set the comment of ``ip``'s entry; False when ``ip`` has none."""
-    found = _writable()
-    if found is None:
-        return False
-    path, lines = found
-    if not any(line.ip == ip for line in lines):
-        return False
-    if hostsfile.set_comment(lines, str(ip), str(comment)):
-        _write(path, lines)
-    return True
+
+    def change(lines: list[hostsfile.HostLine]) -> bool | None:
+        if not any(line.ip == ip for line in lines):
+            return None
+        return hostsfile.set_comment(lines, str(ip), str(comment))
+
+    return _edit(change)

@@ -113,12 +113,12 @@ def remove_name(lines: list[HostLine], ip: str, name: str) -> bool:
     return changed
 
 
-def set_names(lines: list[HostLine], ip: str, names: str, comment: str | None = None) -> None:
+def set_names(lines: list[HostLine], ip: str, names: str, comment: str | None = None) -> bool:
     """Salt's ``set_host``: the first line of ``ip`` becomes ``names`` (others of ``ip`` go);
-    empty ``names`` removes ``ip``'s lines."""
-    new = _written(ip, names.split(), comment) if names.strip() else None
-    if new is not None:
-        new.raw = f"{ip}\t\t{names}" + (f"\t\t# {comment}" if comment else "")
+    empty ``names`` removes ``ip``'s lines. True when the lines changed."""
+    raw = f"{ip}\t\t{names}" + (f"\t\t# {comment}" if comment else "")
+    new = HostLine(raw, ip, names.split(), comment) if names.strip() else None
+    before = [line.raw for line in lines]
     out: list[HostLine] = []
     placed = False
     for line in lines:
@@ -130,3 +130,4 @@ def set_names(lines: list[HostLine], ip: str, names: str, comment: str | None = 
     if new is not None and not placed:
         out.append(new)
     lines[:] = out
+    return [line.raw for line in lines] != before

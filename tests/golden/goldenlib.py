@@ -33,6 +33,7 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 
 import yaml
 
@@ -71,6 +72,19 @@ def parse_output(stdout, stderr):
         return json.loads(stdout).get("local")
     except (ValueError, AttributeError):
         return {"unparsed": (stdout + stderr)[-2000:]}
+
+
+def record_call(salt_call, conf, args, cwd):
+    """For the recorders: the reference ``salt-call --local -c CONF ARGS --out=json`` -> (exit status, data)."""
+    p = subprocess.run(
+        [salt_call, "--local", "-c", str(conf), *args, "--out=json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        check=False,
+    )
+    return p.returncode, parse_output(p.stdout, p.stderr)
 
 
 def snapshot(root):
