@@ -5,8 +5,8 @@ execution modules that manage them:
 
 - :mod:`.ini` — ini files (``ini`` module): sections, options, comments;
 - :mod:`.hosts` — ``/etc/hosts`` (``hosts`` module);
-- :mod:`.fstab` — ``/etc/fstab`` and ``/proc/self/mountinfo`` (``mount`` module);
-- :mod:`.knownhosts` — OpenSSH ``known_hosts`` (``ssh`` module);
+- :mod:`.fstab` — ``/etc/fstab``, ``/proc/self/mountinfo``, ``/proc/swaps``, ``blkid`` (``mount``, ``disk``);
+- :mod:`.sshkeys` — OpenSSH keys: fingerprints, ``known_hosts`` and ``authorized_keys`` lines (``ssh``);
 - :mod:`.replace` — writing one of them back: atomically, owner and mode kept.
 
 Nothing here imports the loader or reads ``__opts__``: callers pass what is needed.
