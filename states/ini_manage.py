@@ -10,19 +10,14 @@ S.``, ``Deleted key K.``, ``Key K does not exist.``, ``Created new section
 S.``, ...) and no changes. ``strict: True`` removes the options and
 sections the state does not name (comments stay).
 
-Differences from Salt, on purpose: ``sections_present`` creates the empty
-sections (Salt 3007 fails with a ``TypeError`` traceback) and says ``No
-anomaly detected`` when they all exist; ``options_absent`` with a scalar
-in place of a key list removes the top-level option named by the mapping's
-key, live as in test mode (Salt live iterates the characters of the
-scalar); ``options_absent`` reports a key with an empty value it removes
-(Salt removes it silently, and calls it missing in test mode), and does not
-create a missing file (Salt leaves an empty one); ``sections_absent``
-reports an empty section it removed; a file
-that cannot be read or written fails the state with the module's message
-(``Unable to open file ...``), in test mode too, instead of a traceback;
-Keys are compared as strings (Salt never finds a key it
-was given as a number, and adds it again on every run).
+Differences from Salt, on purpose (docs/SYSFILES.md): ``sections_present``
+creates the sections (Salt 3007 fails with a ``TypeError``);
+``options_absent`` removes the top-level key named by a scalar live as in
+test mode, reports a removed key with an empty value, and creates no
+missing file; ``sections_absent`` reports an empty section it removed; a
+file that cannot be read or written fails the state with the module's
+message (``Unable to open file ...``), in test mode too, never a
+traceback; keys are compared as strings.
 """
 
 from __future__ import annotations
