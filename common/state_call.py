@@ -47,7 +47,7 @@ _CHECK_CMD_ARGS = ("cwd", "root", "runas", "env", "prepend_path", "umask", "time
 
 
 def now_local() -> datetime.datetime:
-    return datetime.datetime.now(tz=datetime.timezone.utc).astimezone()
+    return datetime.datetime.now(tz=datetime.UTC).astimezone()
 
 
 def duration_ms(start: datetime.datetime, end: datetime.datetime) -> float:
@@ -348,6 +348,15 @@ def _exception_ret(low: LowChunk) -> dict[str, Any]:
     }
 
 
+def _unify(ret: dict[str, Any]) -> dict[str, Any]:
+    """Salt's rules for what a state returns: a list comment is its lines, a result is a bool or None."""
+    if isinstance(ret.get("comment"), list):
+        ret["comment"] = "\n".join(str(line) for line in ret["comment"])
+    if ret.get("result") is not None:
+        ret["result"] = bool(ret["result"])
+    return ret
+
+
 def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
     """One attempt: checks, the function, check_cmd — without numbering."""
     full = f"{low['state']}.{low['fun']}"
@@ -371,7 +380,7 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
                         "changes": {},
                         "comment": f"State function {full} did not return a dict: {out!r}",
                     }
-                ret = out
+                ret = _unify(out)
             if "check_cmd" in low:
                 func = run.states[full]
                 sig = run.signature(func)
@@ -417,11 +426,35 @@ def _refresh(run: RunState, low: LowChunk, ret: dict[str, Any]) -> None:
 def _verify(run: RunState, low: LowChunk) -> list[str]:
     full = f"{low['state']}.{low['fun']}"
     if full in run.states:
-        return []
+        return _argument_errors(run, low, full)
     errors = [f"State '{full}' was not found in SLS '{low.get('__sls__')}'"]
     reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
     if reason:
         errors.append(f"Reason: {reason}")
+    return errors
+
+
+def _argument_errors(run: RunState, low: LowChunk, full: str) -> list[str]:
+    """Salt's ``Missing parameter P for state M.F``; and, for a function without ``**kwargs``,
+    the arguments it does not take, in Salt's words (Salt aborts the whole run; briny fails that state)."""
+    sig = run.signature(run.states[full])
+    if sig is None:
+        return []
+    params = sig.parameters.values()
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    errors = [
+        f"Missing parameter {p.name} for state {full}"
+        for p in params
+        if p.kind in positional and p.default is p.empty and p.name not in low
+    ]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return errors
+    extra = [k for k in low if k not in sig.parameters and k not in INTERNAL_KEYS and not str(k).startswith("__")]
+    if len(extra) == 1:
+        errors.append(f"'{extra[0]}' is an invalid keyword argument for '{full}'")
+    elif extra:
+        quoted = ", ".join(f"'{k}'" for k in extra[:-1])
+        errors.append(f"{quoted} and '{extra[-1]}' are invalid keyword arguments for '{full}'")
     return errors
 
 

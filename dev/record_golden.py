@@ -23,7 +23,6 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -36,15 +35,8 @@ def run_call(salt_call, case, args):
     work = pathlib.Path(tempfile.mkdtemp(prefix="golden-"))
     try:
         conf, repl = goldenlib.build_compiler_case(case, work)
-        p = subprocess.run(
-            [salt_call, "--local", "-c", str(conf), *args, "--out=json"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=work,
-        )
-        data = goldenlib.parse_output(p.stdout, p.stderr)
-        return {"args": args, "rc": p.returncode, "data": goldenlib.mask(data, repl)}
+        rc, data = goldenlib.record_call(salt_call, conf, args, work)
+        return {"args": args, "rc": rc, "data": goldenlib.mask(data, repl)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

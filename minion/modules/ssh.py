@@ -1,4 +1,4 @@
-"""Execution module ``ssh``: users' ``authorized_keys`` files.
+"""Execution module ``ssh``: users' ``authorized_keys`` and ``known_hosts`` files.
 
 Runs on the managed host. The file is ``config`` (default
 ``.ssh/authorized_keys``, with OpenSSH's ``%h`` / ``%u`` / ``%%`` tokens)
@@ -14,54 +14,36 @@ Safety: a missing ``.ssh`` is created 0700 and a new file 0600, both owned
 by the user; the file is rewritten through a temporary file and a rename,
 so a symlink planted at its place is replaced, never followed, and a ``.ssh``
 that is a symlink is refused. Lines this module does not understand are kept.
+
+known_hosts (``get_known_host_entries``, ``check_known_host``,
+``set_known_host``, ``rm_known_host``, ``recv_known_host_entries``,
+``hash_known_hosts``), Salt's results and errors (``{"status": "error",
+"error": ...}``): the file is ``config`` (default ``.ssh/known_hosts``
+under the user's home, ``/etc/ssh/ssh_known_hosts`` without a user);
+lookups, removals and hashing are ``ssh-keygen -F`` / ``-R`` / ``-H``'s
+(the last two keep ``FILE.old``, as with Salt), keys offered by a host come
+from ``ssh-keyscan`` (five attempts; none: ``Unable to receive remote host
+keys``). New lines replace the host's old lines of the same key type in
+one atomic rewrite (Salt truncates and appends); a ``key`` that is not a
+public key is refused (``Invalid public key: ...``; Salt writes it and
+adds it again on every run).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import logging
 import os
-import re
 import tempfile
 from typing import Any
 
 from briny.common.exceptions import CommandExecutionError
+from briny.minion.sysfiles import sshkeys
+from briny.minion.sysfiles.replace import read_text, replace_text
+from briny.minion.sysfiles.sshkeys import auth_line as _format
+from briny.minion.sysfiles.sshkeys import parse_auth_line as parse_line
+from briny.minion.sysfiles.sshkeys import refine_enc
 
 log = logging.getLogger(__name__)
-
-_LINE = re.compile(r"^(.*?)\s?((?:sk-)?(?:ssh-|ecds)[\w@.-]+\s.+)$")
-_ENC_ALIASES = {
-    "r": "ssh-rsa",
-    "rsa": "ssh-rsa",
-    "ssh-rsa": "ssh-rsa",
-    "d": "ssh-dss",
-    "dsa": "ssh-dss",
-    "dss": "ssh-dss",
-    "ssh-dss": "ssh-dss",
-    "e": "ecdsa-sha2-nistp256",
-    "ecdsa": "ecdsa-sha2-nistp256",
-    "ed25519": "ssh-ed25519",
-    "ssh-ed25519": "ssh-ed25519",
-}
-_ENC_OTHERS = {
-    "ecdsa-sha2-nistp256",
-    "ecdsa-sha2-nistp384",
-    "ecdsa-sha2-nistp521",
-    "rsa-sha2-512",
-    "rsa-sha2-256",
-    "rsa-sha2-512-cert-v01@openssh.com",
-    "rsa-sha2-256-cert-v01@openssh.com",
-    "ssh-rsa-cert-v01@openssh.com",
-    "ecdsa-sha2-nistp256-cert-v01@openssh.com",
-    "ecdsa-sha2-nistp384-cert-v01@openssh.com",
-    "ecdsa-sha2-nistp521-cert-v01@openssh.com",
-    "sk-ecdsa-sha2-nistp256@openssh.com",
-    "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
-    "ssh-ed25519-cert-v01@openssh.com",
-    "sk-ssh-ed25519@openssh.com",
-    "sk-ssh-ed25519-cert-v01@openssh.com",
-}
 
 
 def _salt(fun: str) -> Any:
@@ -73,47 +55,8 @@ def _note(err: str) -> None:
     log.error("%s", err)
 
 
-def refine_enc(enc: str) -> str:
-    """The canonical key type for ``enc`` (``rsa`` -> ``ssh-rsa``, ...)."""
-    enc = str(enc)
-    if enc in _ENC_ALIASES:
-        return _ENC_ALIASES[enc]
-    if enc in _ENC_OTHERS:
-        return enc
-    raise CommandExecutionError(f"Incorrect encryption key type '{enc}'.")
-
-
 def _fingerprint(key: str, hash_type: str | None = None) -> str | None:
-    try:
-        raw = base64.b64decode(key, validate=True)
-    except (ValueError, TypeError):
-        return None
-    digest = hashlib.new(hash_type or "sha256", raw).hexdigest()
-    return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
-
-
-def parse_line(line: str) -> dict[str, Any] | None:
-    """``{options, enc, key, comment}`` of one authorized_keys line, or None."""
-    line = line.strip()
-    if not line or line.startswith("#"):
-        return None
-    found = _LINE.search(line)
-    if not found:
-        return None
-    parts = found.group(2).split()
-    if len(parts) < 2:
-        return None
-    return {
-        "options": found.group(1).split(",") if found.group(1) else [],
-        "enc": parts[0],
-        "key": parts[1],
-        "comment": " ".join(parts[2:]),
-    }
-
-
-def _format(key: str, enc: str, comment: str, options: list[str] | None) -> str:
-    prefix = ",".join(options) + " " if options else ""
-    return f"{prefix}{enc} {key} {comment}\n"
+    return sshkeys.fingerprint(key, hash_type)
 
 
 def _expand(path: str, user: str, home: str) -> str:
@@ -408,3 +351,221 @@ def rm_auth_key_from_file(
         if outcome in outcomes:
             return outcome
     return "Key not present"
+
+
+# ---------------------------------------------------------------- known_hosts
+
+
+def _known_hosts_file(config: str | None, user: str | None) -> Any:
+    """The known_hosts path (``config`` under ``user``'s home when relative), or Salt's error dict."""
+    config = config or (".ssh/known_hosts" if user else "/etc/ssh/ssh_known_hosts")
+    if os.path.isabs(config):
+        return config
+    if not user:
+        return {"status": "error", "error": "Cannot determine absolute path to file."}
+    info = _salt("user.info")(user)
+    if not info:
+        return {"status": "error", "error": f"User {user} does not exist"}
+    return os.path.join(info["home"], config)
+
+
+def _ssh_tool(name: str) -> str:
+    found = _salt("cmd.which")(name)
+    if not found:
+        raise CommandExecutionError(f"The '{name}' binary was not found in $PATH.")
+    return str(found)
+
+
+def _keygen_lookup(full: str, hostname: str, port: Any) -> list[str]:
+    cmd = [_ssh_tool("ssh-keygen"), "-F", sshkeys.ssh_hostname(hostname, port), "-f", full]
+    return str(_salt("cmd.run")(cmd, ignore_retcode=True, python_shell=False)).splitlines()
+
+
+def _give_to(path: str, user: str | None) -> None:
+    if user and os.geteuid() == 0:
+        info = _salt("user.info")(user)
+        if info:
+            os.chown(path, info["uid"], info["gid"])
+
+
+def get_known_host_entries(
+    user: str | None,
+    hostname: str,
+    config: str | None = None,
+    port: Any = None,
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``[{hostname, key, enc, fingerprint}]`` of ``hostname`` in the known_hosts file, or None."""
+    full = _known_hosts_file(config, user)
+    if isinstance(full, dict):
+        return full
+    entries = list(sshkeys.parse_openssh_output(_keygen_lookup(full, hostname, port), fingerprint_hash_type))
+    return entries or None
+
+
+def recv_known_host_entries(
+    hostname: str,
+    enc: str | None = None,
+    port: Any = None,
+    hash_known_hosts: bool = True,
+    timeout: Any = 5,
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> list[dict[str, str]] | None:
+    """The host keys ``hostname`` offers (``ssh-keyscan``, up to five attempts), or None."""
+    cmd = [_ssh_tool("ssh-keyscan")]
+    if port:
+        cmd += ["-p", str(port)]
+    if enc:
+        cmd += ["-t", str(enc)]
+    if hash_known_hosts:
+        cmd.append("-H")
+    cmd += ["-T", str(timeout), str(hostname)]
+    lines: list[str] = []
+    for _ in range(5):
+        lines = str(_salt("cmd.run")(cmd, python_shell=False, ignore_retcode=True)).splitlines()
+        if lines:
+            break
+    return list(sshkeys.parse_openssh_output(lines, fingerprint_hash_type)) or None
+
+
+def check_known_host(
+    user: str | None = None,
+    hostname: str | None = None,
+    key: str | None = None,
+    fingerprint: str | None = None,
+    config: str | None = None,
+    port: Any = None,
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``add``, ``update`` or ``exists`` for ``hostname`` (and ``key`` or ``fingerprint``)."""
+    if not hostname:
+        return {"status": "error", "error": "hostname argument required"}
+    entries = get_known_host_entries(user, hostname, config, port, fingerprint_hash_type)
+    if isinstance(entries, dict):
+        return entries
+    if not entries:
+        return "add"
+    if key:
+        return "exists" if key in [e["key"] for e in entries] else "update"
+    if fingerprint:
+        return "exists" if fingerprint in [e["fingerprint"] for e in entries] else "update"
+    return "exists"
+
+
+def rm_known_host(
+    user: str | None = None, hostname: str | None = None, config: str | None = None, port: Any = None, **kwargs: Any
+) -> dict[str, Any]:
+    """Remove every key of ``hostname`` (``ssh-keygen -R``, which keeps ``FILE.old``)."""
+    if not hostname:
+        return {"status": "error", "error": "hostname argument required"}
+    full = _known_hosts_file(config, user)
+    if isinstance(full, dict):
+        return full
+    if not os.path.isfile(full):
+        return {"status": "error", "error": f"Known hosts file {full} does not exist"}
+    cmd = [_ssh_tool("ssh-keygen"), "-R", sshkeys.ssh_hostname(hostname, port), "-f", full]
+    out = _salt("cmd.run")(cmd, python_shell=False)
+    _give_to(full, user)
+    return {"status": "removed", "comment": out}
+
+
+def hash_known_hosts(user: str | None = None, config: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Hash every host name of the file (``ssh-keygen -H``, which keeps ``FILE.old``)."""
+    full = _known_hosts_file(config, user)
+    if isinstance(full, dict):
+        return full
+    if not os.path.isfile(full):
+        return {"status": "error", "error": f"Known hosts file {full} does not exist"}
+    return {"status": "updated", "comment": _hash_file(full, user)}
+
+
+def _hash_file(full: str, user: str | None) -> str:
+    mode = os.stat(full).st_mode
+    out = _salt("cmd.run")([_ssh_tool("ssh-keygen"), "-H", "-f", full], python_shell=False)
+    os.chmod(full, mode)
+    _give_to(full, user)
+    return str(out)
+
+
+def set_known_host(
+    user: str | None = None,
+    hostname: str | None = None,
+    fingerprint: str | None = None,
+    key: str | None = None,
+    port: Any = None,
+    enc: str | None = None,
+    config: str | None = None,
+    hash_known_hosts: bool = True,
+    timeout: Any = 5,
+    fingerprint_hash_type: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Make the known_hosts file know ``hostname`` by ``key``, or by the keys the host offers
+    (checked against ``fingerprint``); ``{status: exists|updated|error, ...}``."""
+    if not hostname:
+        return {"status": "error", "error": "hostname argument required"}
+    if port is not None and str(port) != str(sshkeys.DEFAULT_SSH_PORT) and hash_known_hosts:
+        return {
+            "status": "error",
+            "error": "argument port can not be used in conjunction with argument hash_known_hosts",
+        }
+    if key and sshkeys.key_type(key) is None:
+        return {"status": "error", "error": f"Invalid public key: {key}"}
+    stored = get_known_host_entries(user, hostname, config, port, fingerprint_hash_type)
+    if isinstance(stored, dict):
+        return stored
+    stored_keys = [e["key"] for e in stored or [] if enc is None or e["enc"] == enc]
+    update = (
+        not stored
+        or bool(fingerprint and fingerprint not in [e["fingerprint"] for e in stored])
+        or bool(key and key not in stored_keys)
+    )
+    check = not update and key is None and fingerprint is None
+    if not update and not check:
+        return {"status": "exists", "keys": stored_keys}
+    if key:
+        remote = [{"hostname": hostname, "enc": enc, "key": key}]
+    else:
+        found = recv_known_host_entries(hostname, enc, port, hash_known_hosts, timeout, fingerprint_hash_type)
+        if not found:
+            return {"status": "error", "error": "Unable to receive remote host keys"}
+        if fingerprint and fingerprint not in [e["fingerprint"] for e in found]:
+            return {
+                "status": "error",
+                "error": "Remote host public keys found but none of their fingerprints match the one you have provided",
+            }
+        if check and {e["key"] for e in found} == set(stored_keys):
+            return {"status": "exists", "keys": stored_keys}
+        remote = list(found)
+    full = _known_hosts_file(config, user)
+    if isinstance(full, dict):
+        return full
+    _write_known_hosts(full, user, hostname, port, enc, [sshkeys.entry_line(e, port, hash_known_hosts) for e in remote])
+    if key and hash_known_hosts:
+        _hash_file(full, user)
+    return {"status": "updated", "old": stored, "new": remote}
+
+
+def _write_known_hosts(full: str, user: str | None, hostname: str, port: Any, enc: str | None, new: list[str]) -> None:
+    """Drop the old lines of ``hostname`` of type ``enc`` and add ``new``, in one atomic rewrite."""
+    try:
+        text = read_text(full, errors="surrogateescape")
+    except OSError as exc:
+        raise CommandExecutionError(f"Couldn't remove old entry(ies) from known hosts file: '{exc}'") from None
+    drop = sshkeys.matched_line_numbers(_keygen_lookup(full, hostname, port), enc) if text is not None else []
+    folder = os.path.dirname(full)
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+            if user:
+                _give_to(folder, user)
+                os.chmod(folder, 0o700)
+        replace_text(full, sshkeys.replace_lines(text or "", drop, new), errors="surrogateescape")
+        if text is None:
+            os.chmod(full, 0o600)
+        _give_to(full, user)
+    except OSError as exc:
+        raise CommandExecutionError(f"Couldn't append to known hosts file: '{exc}'") from None

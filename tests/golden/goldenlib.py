@@ -33,6 +33,7 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 
 import yaml
 
@@ -73,8 +74,22 @@ def parse_output(stdout, stderr):
         return {"unparsed": (stdout + stderr)[-2000:]}
 
 
+def record_call(salt_call, conf, args, cwd):
+    """For the recorders: the reference ``salt-call --local -c CONF ARGS --out=json`` -> (exit status, data)."""
+    p = subprocess.run(
+        [salt_call, "--local", "-c", str(conf), *args, "--out=json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        check=False,
+    )
+    return p.returncode, parse_output(p.stdout, p.stderr)
+
+
 def snapshot(root):
-    """What a run left under the sandbox (salt-golden.py's format)."""
+    """What a run left under the sandbox (salt-golden.py's format; the sandbox's own path in
+    a file, an fstab entry say, is masked too)."""
     root = pathlib.Path(root)
     out = {}
     for p in sorted(root.rglob("*")):
@@ -84,7 +99,8 @@ def snapshot(root):
         elif p.is_dir():
             out[rel] = ["dir", oct(p.lstat().st_mode & 0o7777)]
         else:
-            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777), p.read_bytes().decode("utf-8", "replace")]
+            text = p.read_bytes().decode("utf-8", "replace").replace(str(root), "@SANDBOX@")
+            out[rel] = ["file", oct(p.lstat().st_mode & 0o7777), text]
     return out
 
 
@@ -170,7 +186,8 @@ def compiler_expected(case):
 
 
 def requisite_cases(cases=REQ_CASES):
-    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls."""
+    """salt-golden.py's rule: each NAME.sls, and each folder with init.sls (of ``cases``, any
+    folder of cases in that convention: requisites, vcs, postgres, files, ...)."""
     out = []
     for p in sorted(pathlib.Path(cases).iterdir()):
         if p.suffix == ".sls":
@@ -187,28 +204,40 @@ REQUISITE_RUNS = {
 }
 
 
-def build_requisite_case(work, cases=REQ_CASES, placeholders=()):
+def build_requisite_case(work, cases=REQ_CASES, placeholders=(), case=None):
     """salt-golden.py's layout: work/{sandbox,srv,etc}; the whole cases folder
     is the tree with @SANDBOX@ (and each (marker, value) of ``placeholders``)
-    replaced. Returns (conf_dir, sandbox)."""
+    replaced. A case's ``NAME.minion`` (YAML, replaced the same way) is appended
+    to the minion config (salt-golden.py has no such file: such cases are
+    recorded with dev/record_sandbox_golden.py). Returns (conf_dir, sandbox)."""
     work, cases = pathlib.Path(work), pathlib.Path(cases)
     sandbox, tree, conf = work / "sandbox", work / "srv", work / "etc"
     for d in (sandbox, tree, conf):
         d.mkdir()
+
+    def fill(text):
+        text = text.replace("@SANDBOX@", str(sandbox))
+        for marker, value in placeholders:
+            text = text.replace(marker, value)
+        return text
+
     for p in cases.rglob("*"):
         if p.is_file():
             out = tree / p.relative_to(cases)
             out.parent.mkdir(parents=True, exist_ok=True)
-            text = p.read_text().replace("@SANDBOX@", str(sandbox))
-            for marker, value in placeholders:
-                text = text.replace(marker, value)
-            out.write_text(text)
+            out.write_text(fill(p.read_text()))
+    extra = cases / f"{case}.minion"
     (conf / "minion").write_text(
         f"file_client: local\nfile_roots:\n  base:\n    - {tree}\nroot_dir: {work}/root\n"
         f"cachedir: {work}/cache\npki_dir: {work}/pki\nlog_file: {work}/minion.log\nid: golden\n"
+        + (fill(extra.read_text()) if case and extra.is_file() else "")
     )
     return conf, sandbox
 
 
 def requisite_expected(case):
-    return json.loads((REQ_EXPECTED / f"{case}.json").read_text())
+    return sandbox_expected(REQ_EXPECTED, case)
+
+
+def sandbox_expected(expected_dir, case):
+    return json.loads((pathlib.Path(expected_dir) / f"{case}.json").read_text())
