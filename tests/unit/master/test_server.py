@@ -100,8 +100,9 @@ class RawMinion:
 
     async def next_pub(self, timeout: float = 2) -> dict[str, Any] | None:
         try:
-            topic, raw = await asyncio.wait_for(self.client.recv_publish(), timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):  # not wait_for: on 3.11 it can swallow a cancel
+                topic, raw = await self.client.recv_publish()
+        except TimeoutError:
             return None
         assert topic == topic_for(self.id)
         env = wire.decode(raw)

@@ -1,0 +1,99 @@
+"""Waiting in tests on conditions, never on the clock: poll with a deadline, and prove a
+subscriber joined before anything it must see is sent. No tests here.
+
+A sleep before an assertion proves nothing (the thing may come later) and costs its full length
+on every run; these return as soon as the condition holds and fail with ``what`` when it does not
+within ``timeout`` seconds.
+
+ZeroMQ's PUB/SUB (the event bus, the publish channel) drops whatever is published before the
+subscription reached the publisher ("slow joiner"). :func:`join_listener` and
+:func:`join_subscriber` fire numbered probes until one arrives, then take every probe still in
+flight (one sender, one pipe: they arrive in order), so the next message the subscriber gets is the
+first one the test sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+PROBE_WAIT = 0.05  # seconds between probes
+
+
+def wait_until(pred: Callable[[], T], timeout: float, what: str, interval: float = 0.01) -> T:
+    """Poll ``pred`` until it is truthy (its value); AssertionError naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+async def until(pred: Callable[[], T], timeout: float = 5.0, what: str = "the condition") -> T:
+    """:func:`wait_until` for a test running on an event loop (the loop keeps running meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def join_listener(listener: Any, fire: Callable[[str, dict[str, Any]], None], tag: str, timeout: float = 10.0) -> None:
+    """Prove an event-bus ``listener`` (``briny.common.event.EventListener`` or anything with its
+    ``get_event(timeout)``) receives: fire ``tag`` (which its glob must match) through ``fire``
+    (one ``EventSender``: one pipe, so probes keep their order) until one arrives, then take the
+    rest. Events the listener gets afterwards were all fired after this returned."""
+    deadline = time.monotonic() + timeout
+    sent = 0
+    while True:
+        fire(tag, {"probe": sent})
+        sent += 1
+        event = listener.get_event(PROBE_WAIT)
+        if event is not None:
+            break
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"the listener on {tag!r} never received a probe within {timeout:g} s")
+    last = sent - 1
+    while event is None or event[0] != tag or event[1].get("probe") != last:
+        if event is not None and event[0] != tag:
+            raise AssertionError(f"the listener got {event[0]!r} while joining (only probes were fired)")
+        event = listener.get_event(max(0.0, deadline - time.monotonic()))
+        if event is None:
+            raise AssertionError(f"probe {last} on {tag!r} never arrived after an earlier one did")
+
+
+async def join_subscriber(
+    publish: Callable[[bytes], Awaitable[None]],
+    receive: Callable[[], Awaitable[bytes]],
+    timeout: float = 10.0,
+) -> None:
+    """:func:`join_listener` for an asyncio PUB/SUB pair: ``publish(probe)`` sends on the topic the
+    subscriber takes, ``receive()`` is its next message there."""
+    deadline = time.monotonic() + timeout
+    sent = 0
+    got: bytes | None = None
+    while got is None:
+        await publish(b"probe:%d" % sent)
+        sent += 1
+        try:
+            async with asyncio.timeout(PROBE_WAIT):
+                got = await receive()
+        except TimeoutError:
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"the subscriber never received a probe within {timeout:g} s") from None
+    last = b"probe:%d" % (sent - 1)
+    async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+        while got != last:
+            if not got.startswith(b"probe:"):
+                raise AssertionError(f"the subscriber got {got[:40]!r} while joining (only probes were sent)")
+            got = await receive()
