@@ -50,7 +50,7 @@ import random
 import signal
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,20 +101,22 @@ class AuthOutcome:
 @dataclass
 class Backoff:
     """Reconnect delays: doubling from ``min_ms`` to ``max_ms``, with random jitter of up to half
-    the interval (upwards below the cap, downwards at it), always within [min_ms, max_ms]."""
+    the interval (upwards below the cap, downwards at it), always within [min_ms, max_ms].
+    ``uniform(a, b)`` draws the jitter (tests pin it)."""
 
     min_ms: float
     max_ms: float
     attempt: int = 0
+    uniform: Callable[[float, float], float] = field(default=random.uniform, repr=False)
 
     def next(self) -> float:
         lo, hi = max(1.0, float(self.min_ms)), max(1.0, float(self.max_ms), float(self.min_ms))
         base = min(hi, lo * (2 ** min(self.attempt, 32)))
         self.attempt += 1
         if base < hi:
-            delay = min(hi, base + random.uniform(0, base / 2))
+            delay = min(hi, base + self.uniform(0, base / 2))
         else:
-            delay = max(lo, hi - random.uniform(0, hi / 2))
+            delay = max(lo, hi - self.uniform(0, hi / 2))
         return delay / 1000.0
 
     def reset(self) -> None:
@@ -158,6 +160,7 @@ class MinionAgent:
         self.acceptance_wait = _seconds(opts.get("acceptance_wait_time"), 10.0)
         self.backoff = Backoff(float(opts.get("recon_default") or 1000), float(opts.get("recon_max") or 10000))
         self.shutdown_grace = _seconds(opts.get("shutdown_grace"), 5.0)
+        self.pause: Callable[[float], Awaitable[None]] = self._sleep  # between attempts; tests record it
         self.use_bus = event_bus
         pki = Path(str(opts.get("pki_dir") or "."))
         self.pki_dir = pki
@@ -224,7 +227,7 @@ class MinionAgent:
                 delay = await self._connect_once()
                 if delay > 0 and not self._stop.is_set():
                     log.debug("next connection attempt in %.2f s", delay)
-                    await self._sleep(delay)
+                    await self.pause(delay)
         finally:
             await self._finish()
 

@@ -203,6 +203,14 @@ class RawMaster:
             except asyncio.TimeoutError:
                 pass
 
+    async def idle(self, timeout: float = 5.0) -> None:
+        """Until every frame sent to this master so far was handled (it handles each one right
+        after taking it from the hub's queue, without yielding: an empty queue means done)."""
+        deadline = time.monotonic() + timeout
+        while not self.hub.requests.empty():
+            assert time.monotonic() < deadline, f"{self.hub.requests.qsize()} frame(s) still unhandled"
+            await asyncio.sleep(0.01)
+
     def rets(self, jid: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if r.get("cmd") == "ret" and r.get("jid") == jid]
 
