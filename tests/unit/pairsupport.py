@@ -46,6 +46,25 @@ class Pair:
             await asyncio.sleep(0.02)
 
 
+async def server_idle(server: MasterServer, queue: asyncio.Queue[Any] | None = None, timeout: float = 10.0) -> None:
+    """Until ``server`` has handled every frame in ``queue`` (a ``MemoryHub``'s requests) and every
+    task it spawned (auths, blocking requests, publishes) is done: what it was sent so far has had
+    all its effects. The master takes a frame off the queue and handles it in the same loop step
+    (``MemoryServer.reply`` never yields), so an empty queue means handled."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        pending = [t for t in server._tasks if not t.done()]
+        if not pending and (queue is None or queue.empty()):
+            return
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise AssertionError(f"the master still had {len(pending)} task(s) and queued frames after {timeout} s")
+        if pending:
+            await asyncio.wait(pending, timeout=left)
+        else:
+            await asyncio.sleep(0.005)  # the receive loop takes the next frame
+
+
 def master_opts(root: Path, file_roots: dict[str, list[str]] | None = None, **extra: Any) -> dict[str, Any]:
     """A test master's opts under ``root`` (auto_accept)."""
     return apply_config(
