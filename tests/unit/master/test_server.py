@@ -152,6 +152,21 @@ class Ctx:
             assert m.client.publishes.empty(), f"{m.id} got a publish"
 
 
+async def join_publishes(m: RawMinion, publish: Callable[[], Awaitable[str]], timeout: float = 10.0) -> None:
+    """Prove ``m``'s SUB socket joined the master's PUB socket (ZeroMQ drops what is published
+    before it did): publish probe jobs (``publish()`` gives the jid) until one reaches ``m``, then
+    take the probes still on their way. The next publish ``m`` gets is one sent after this."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    sent = [await publish()]
+    while (pub := await m.next_pub(0.05)) is None:
+        assert asyncio.get_running_loop().time() < deadline, f"{m.id} got no publish within {timeout} s"
+        sent.append(await publish())
+    while pub["jid"] != sent[-1]:
+        assert pub["jid"] in sent, f"{m.id} got {pub['fun']} while joining"
+        pub = await m.next_pub(timeout)
+        assert pub is not None, f"the last probe never reached {m.id}"
+
+
 async def unanswered(m: RawMinion, frame: bytes) -> bool:
     """Whether the master takes ``frame`` from ``m`` without answering it: a ping sent right
     behind it is answered (the master handles frames in order), and ``frame`` still has no reply."""
