@@ -13,7 +13,15 @@ from briny.minion.agent import Backoff, MinionAgent
 
 from tests.waiting import until
 
-from .test_agent_support import RawMaster, Running, minion_opts, run, short_root  # noqa: F401
+from .test_agent_support import (  # noqa: F401
+    RawMaster,
+    Running,
+    held_job,
+    minion_opts,
+    record_pauses,
+    run,
+    short_root,
+)
 
 
 def make(root, hub: MemoryHub, **extra) -> MinionAgent:
@@ -42,20 +50,6 @@ def test_backoff_doubles_with_jitter_inside_its_bounds():
         assert all(0.5 <= d <= 1.0 for d in delays[3:])
     at_cap = Backoff(100, 1000, attempt=9, uniform=random.Random(1).uniform)
     assert len({at_cap.next() for _ in range(20)}) > 1  # jitter at the cap too
-
-
-def recording(agent: MinionAgent, log: list) -> list[float]:
-    """Make ``agent`` note each pause between connection attempts in ``log`` (``("pause", s)``)
-    instead of waiting it out; the pauses asked for."""
-    pauses: list[float] = []
-
-    async def pause(seconds: float) -> None:
-        pauses.append(seconds)
-        log.append(("pause", seconds))
-        await asyncio.sleep(0)
-
-    agent.pause = pause
-    return pauses
 
 
 def test_an_err_reply_makes_the_minion_authenticate_again(tmp_path):
@@ -139,7 +133,7 @@ def test_a_master_that_refuses_is_retried_with_backoff_never_in_a_busy_loop(tmp_
         task = asyncio.ensure_future(refuse())
         agent = make(tmp_path, hub, recon_default=50, recon_max=300)
         agent.backoff.uniform = lambda a, b: a
-        recording(agent, steps)
+        record_pauses(agent, steps)
         async with Running(agent):
             await until(lambda: len(steps) >= 10, 5, "five refused attempts")
             status, session = agent.status, agent.session
@@ -172,7 +166,7 @@ def test_a_return_outlives_a_lost_session(tmp_path):
         master = RawMaster(hub).start()
         async with Running(make(tmp_path, hub, ping_interval=5)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            jid = await master.publish("m1", "cmd.run", [f"while [ ! -e {flag} ]; do sleep 0.01; done; echo done"])
+            jid = await master.publish("m1", "cmd.run", held_job(flag))
             await until(lambda: agent.registry.get(jid), 5, "the job to start")
             master.sessions.clear()  # the return gets err, is kept, goes after re-auth
             flag.touch()

@@ -264,6 +264,29 @@ class Running:
         await asyncio.wait_for(self.task, 10)
 
 
+def record_pauses(agent: MinionAgent, log: list[Any] | None = None, *, wait: bool = False) -> list[float]:
+    """Note each pause ``agent`` asks for between connection attempts: in the list returned, and
+    as ``("pause", seconds)`` in ``log``. With ``wait`` the pause is waited out (a stop ends it),
+    else it is skipped, so a test sees the whole backoff sequence at once."""
+    pauses: list[float] = []
+    real = agent.pause
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if log is not None:
+            log.append(("pause", seconds))
+        await (real(seconds) if wait else asyncio.sleep(0))
+
+    agent.pause = pause
+    return pauses
+
+
+def held_job(flag: Path) -> list[str]:
+    """``cmd.run`` arguments for a job that runs until ``flag`` exists (at most 20 s, then fails),
+    printing ``done``: a job the test ends when it chooses."""
+    return [f"for i in $(seq 2000); do [ -e {flag} ] && echo done && exit 0; sleep 0.01; done; exit 1"]
+
+
 def run(coro: Any, timeout: float = 30.0) -> Any:
     """Run a test coroutine, bounded in time."""
     return asyncio.run(asyncio.wait_for(coro, timeout))
