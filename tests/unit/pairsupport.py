@@ -19,6 +19,8 @@ from briny.master.keys import KeyStore
 from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
 
+from tests.waiting import until
+
 from .minion.test_agent_support import Running, minion_opts
 
 
@@ -36,14 +38,15 @@ class Pair:
         return await self.wait_return(jid, timeout)
 
     async def wait_return(self, jid: str, timeout: float = 10.0) -> Any:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            for tag, data in self.events:
-                if tag == f"salt/job/{jid}/ret/{self.agent.id}":
-                    return data["return"]
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"no return for job {jid} within {timeout} s")
-            await asyncio.sleep(0.02)
+        return await return_of(self.events, jid, self.agent.id, timeout)
+
+
+async def return_of(events: list[tuple[str, dict[str, Any]]], jid: str, minion_id: str, timeout: float = 10.0) -> Any:
+    """The ``return`` of job ``jid`` from ``minion_id``, once the master fired its return event
+    into ``events`` (the list a test master records its events in)."""
+    tag = f"salt/job/{jid}/ret/{minion_id}"
+    found = await until(lambda: [d for t, d in events if t == tag], timeout, f"the return of job {jid}")
+    return found[0]["return"]
 
 
 async def server_idle(server: MasterServer, queue: asyncio.Queue[Any] | None = None, timeout: float = 10.0) -> None:
