@@ -16,6 +16,7 @@ imports pytest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -365,6 +366,24 @@ class Fleet:
             stdin=subprocess.DEVNULL,
         )
 
+    @contextlib.contextmanager
+    def listening(self, tag_glob: str, probe_tag: str) -> Iterator[Any]:
+        """An ``EventListener`` on the master's bus for ``tag_glob``, proven subscribed: probes
+        tagged ``probe_tag`` (which the glob must match) are fired until one arrives, so the next
+        event it gives was fired after this returned (ZeroMQ drops what a subscriber missed)."""
+        from briny.common.config import load_master_config
+        from briny.common.event import EventListener, EventSender
+        from tests.waiting import join_listener
+
+        opts = load_master_config(str(self.master_conf))
+        sender = EventSender(opts, name="master")
+        try:
+            with EventListener(opts, tag_glob, name="master") as listener:
+                join_listener(listener, sender.fire, probe_tag)
+                yield listener
+        finally:
+            sender.close()
+
     # -- state ----------------------------------------------------------------------------------
     def _client_obj(self) -> Any:
         if self._client is None:
@@ -538,6 +557,29 @@ class RawPeer:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def events_until(
+    listener: Any, done: Callable[[list[tuple[str, dict[str, Any]]]], bool], timeout: float = 30.0
+) -> list[tuple[str, dict[str, Any]]]:
+    """Events from ``listener`` until ``done(events so far)`` holds; FleetError after ``timeout`` s.
+    End on an event that must come after everything the test looks at (a later job's returns, a
+    marker sent behind), so what did not come before it will not come at all."""
+    got: list[tuple[str, dict[str, Any]]] = []
+    deadline = time.monotonic() + timeout
+    while not done(got):
+        left = deadline - time.monotonic()
+        event = listener.get_event(left) if left > 0 else None
+        if event is None:
+            raise FleetError(f"the events looked for did not come within {timeout:g} s; got {[t for t, _ in got]}")
+        got.append(event)
+    return got
+
+
+def returned(jid: str, ids: Iterable[str]) -> Callable[[list[tuple[str, dict[str, Any]]]], bool]:
+    """For :func:`events_until`: the return events of job ``jid`` from every minion in ``ids`` came."""
+    wanted = {f"salt/job/{jid}/ret/{minion_id}" for minion_id in ids}
+    return lambda got: wanted <= {tag for tag, _ in got}
 
 
 def jid_from(text: str) -> str:
