@@ -24,28 +24,52 @@ T = TypeVar("T")
 PROBE_WAIT = 0.05  # seconds between probes
 
 
-def wait_until(pred: Callable[[], T], timeout: float, what: str, interval: float = 0.01) -> T:
-    """Poll ``pred`` until it is truthy (its value); AssertionError naming ``what`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = pred()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+class Deadline:
+    """``timeout`` seconds from now; :meth:`check` raises ``error`` (an AssertionError) naming
+    ``what`` (and ``detail()``, say the daemons' log tails) once they are over."""
+
+    def __init__(
+        self,
+        timeout: float,
+        what: str,
+        detail: Callable[[], str] | None = None,
+        error: type[AssertionError] = AssertionError,
+    ) -> None:
+        self.timeout, self.what, self.detail, self.error = timeout, what, detail, error
+        self.end = time.monotonic() + timeout
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def check(self) -> None:
+        if self.left() <= 0:
+            extra = f"\n{self.detail()}" if self.detail is not None else ""
+            raise self.error(f"timed out after {self.timeout:g} s waiting for {self.what}{extra}")
+
+
+def wait_until(
+    pred: Callable[[], T],
+    timeout: float,
+    what: str,
+    interval: float = 0.01,
+    detail: Callable[[], str] | None = None,
+    error: type[AssertionError] = AssertionError,
+) -> T:
+    """Poll ``pred`` until it is truthy (its value); ``error`` naming ``what`` after ``timeout`` s."""
+    deadline = Deadline(timeout, what, detail, error)
+    while not (value := pred()):
+        deadline.check()
         time.sleep(interval)
+    return value
 
 
 async def until(pred: Callable[[], T], timeout: float = 5.0, what: str = "the condition") -> T:
     """:func:`wait_until` for a test running on an event loop (the loop keeps running meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = pred()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+    deadline = Deadline(timeout, what)
+    while not (value := pred()):
+        deadline.check()
         await asyncio.sleep(0.01)
+    return value
 
 
 def join_listener(listener: Any, fire: Callable[[str, dict[str, Any]], None], tag: str, timeout: float = 10.0) -> None:

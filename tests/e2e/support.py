@@ -478,14 +478,9 @@ class Fleet:
 
     def wait(self, pred: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
         """Poll ``pred`` until it is truthy; FleetError (with log tails) after ``timeout`` s."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = pred()
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise FleetError(f"timed out after {timeout:g} s waiting for {what}\n{self.logs()}")
-            time.sleep(interval)
+        from tests.waiting import wait_until
+
+        return wait_until(pred, timeout, what, interval, detail=self.logs, error=FleetError)
 
     def logs(self, lines: int = 30) -> str:
         """The tails of every daemon's log file and console."""
