@@ -412,6 +412,10 @@ class Fleet:
             return False
         return True
 
+    def publish(self, tgt: str, fun: str, *arg: Any) -> str:
+        """Start a job through the master's IPC (no CLI process, no waiting for returns); its jid."""
+        return str(self._client_obj().publish(tgt, fun, list(arg))["jid"])
+
     def minions_state(self) -> dict[str, Any]:
         """The master's ``minions`` IPC answer: ``{"accepted": [...], "connected": [...]}``."""
         return dict(self._client_obj().minions())

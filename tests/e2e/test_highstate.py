@@ -192,7 +192,7 @@ def test_highstate_files_job_cache_and_state_result_events(hfleet: Fleet) -> Non
         jid = async_jid(hfleet, "*", "state.apply")
         returns = hfleet.wait_returns(jid, IDS, timeout=60)
         # a later job's returns: each minion sent its state_result events before them
-        after = async_jid(hfleet, "*", "test.ping")
+        after = hfleet.publish("*", "test.ping")
         got = events_until(listener, returned(after, IDS), timeout=60)
     events = [(tag, data) for tag, data in got if tag.startswith("salt/state_result/")]
 
