@@ -319,6 +319,7 @@ def test_forged_publishes_are_never_run(fleet: Fleet, tmp_path: Path) -> None:
     assert load["jid"] not in ran_jobs(fleet, "m1")
 
 
+@pytest.mark.slow
 def test_unauthenticated_and_replayed_requests_are_refused(make_fleet: Any) -> None:
     fleet = make_fleet(["m1"])
     fleet.start()
