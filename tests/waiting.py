@@ -75,25 +75,24 @@ async def until(pred: Callable[[], T], timeout: float = 5.0, what: str = "the co
 def join_listener(listener: Any, fire: Callable[[str, dict[str, Any]], None], tag: str, timeout: float = 10.0) -> None:
     """Prove an event-bus ``listener`` (``briny.common.event.EventListener`` or anything with its
     ``get_event(timeout)``) receives: fire ``tag`` (which its glob must match) through ``fire``
-    (one ``EventSender``: one pipe, so probes keep their order) until one arrives, then take the
-    rest. Events the listener gets afterwards were all fired after this returned."""
-    deadline = time.monotonic() + timeout
+    (one ``EventSender``: one pipe, so probes keep their order) until something arrives, then one
+    last probe, and take everything up to it. Events the listener gets afterwards were all fired
+    after this returned; what it got while joining (probes, or a daemon's own events) is dropped."""
+    deadline = Deadline(timeout, f"the listener on {tag!r} to receive a probe")
     sent = 0
-    while True:
+    while listener.get_event(0) is None:
+        deadline.check()
         fire(tag, {"probe": sent})
         sent += 1
-        event = listener.get_event(PROBE_WAIT)
-        if event is not None:
+        if listener.get_event(PROBE_WAIT) is not None:
             break
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"the listener on {tag!r} never received a probe within {timeout:g} s")
-    last = sent - 1
-    while event is None or event[0] != tag or event[1].get("probe") != last:
-        if event is not None and event[0] != tag:
-            raise AssertionError(f"the listener got {event[0]!r} while joining (only probes were fired)")
-        event = listener.get_event(max(0.0, deadline - time.monotonic()))
+    fire(tag, {"probe": sent})  # subscribed now: this one arrives, after everything fired before it
+    while True:
+        event = listener.get_event(max(0.0, deadline.left()))
         if event is None:
-            raise AssertionError(f"probe {last} on {tag!r} never arrived after an earlier one did")
+            raise AssertionError(f"the last probe on {tag!r} never arrived after an event did")
+        if event[0] == tag and event[1].get("probe") == sent:
+            return
 
 
 async def join_subscriber(
@@ -103,21 +102,20 @@ async def join_subscriber(
 ) -> None:
     """:func:`join_listener` for an asyncio PUB/SUB pair: ``publish(probe)`` sends on the topic the
     subscriber takes, ``receive()`` is its next message there."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout, "the subscriber to receive a probe")
     sent = 0
-    got: bytes | None = None
-    while got is None:
+    while True:
+        deadline.check()
         await publish(b"probe:%d" % sent)
         sent += 1
         try:
             async with asyncio.timeout(PROBE_WAIT):
-                got = await receive()
+                await receive()
+            break
         except TimeoutError:
-            if time.monotonic() >= deadline:
-                raise AssertionError(f"the subscriber never received a probe within {timeout:g} s") from None
-    last = b"probe:%d" % (sent - 1)
-    async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-        while got != last:
-            if not got.startswith(b"probe:"):
-                raise AssertionError(f"the subscriber got {got[:40]!r} while joining (only probes were sent)")
-            got = await receive()
+            continue
+    last = b"probe:%d" % sent
+    await publish(last)  # subscribed now: this one arrives, after everything sent before it
+    async with asyncio.timeout(max(0.0, deadline.left())):
+        while await receive() != last:
+            pass
