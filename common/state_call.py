@@ -88,6 +88,8 @@ class RunState:
     running: dict[str, dict] = field(default_factory=dict)
     run_num: int = 0
     mod_init: set[str] = field(default_factory=set)
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)  # between retries (tests record it)
+    randint: Callable[[int, int], int] = field(default=random.randint, repr=False)  # a retry's splay
     _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
 
     def next_run_num(self) -> int:
@@ -499,10 +501,10 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
             )
         interval = 0
         if retry and not run.test and retry["until"] != ret["result"] and retry["attempts"] > len(attempts) + 1:
-            interval = retry["interval"] + (random.randint(0, retry["splay"]) if retry["splay"] else 0)
+            interval = retry["interval"] + (run.randint(0, retry["splay"]) if retry["splay"] else 0)
             attempts.append((ret, interval))
             log.info("State result does not match retry until value, state will be re-run in %s seconds", interval)
-            time.sleep(interval)
+            run.sleep(interval)
             continue
         break
     if retry and run.test:

@@ -61,6 +61,19 @@ class ClientTransport(Protocol):
     def close(self) -> None: ...
 
 
+async def await_reply(fut: asyncio.Future[bytes], timeout: float) -> bytes | None:
+    """The reply ``fut`` brings, or None after ``timeout`` seconds.
+
+    A cancellation always propagates, even when the reply lands in the same loop turn
+    (Python 3.11's ``asyncio.wait_for`` would return the reply and swallow the cancel,
+    and a task being stopped would carry on)."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await fut
+    except TimeoutError:
+        return None
+
+
 # -- ZeroMQ --------------------------------------------------------------------
 
 
@@ -160,9 +173,7 @@ class ZmqClient:
         self._waiting[corr] = fut
         try:
             await self.dealer.send_multipart([corr, frame])
-            return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            return None
+            return await await_reply(fut, timeout)
         finally:
             self._waiting.pop(corr, None)
 
@@ -243,9 +254,7 @@ class MemoryClient:
         self._waiting[corr] = fut
         await self.hub.requests.put((self.peer, corr, frame))
         try:
-            return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            return None
+            return await await_reply(fut, timeout)
         finally:
             self._waiting.pop(corr, None)
 

@@ -49,8 +49,8 @@ import asyncio
 import concurrent.futures
 import logging
 import random
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common import config, wire
@@ -77,20 +77,22 @@ TransportFactory = Callable[[], ClientTransport]
 @dataclass
 class Backoff:
     """Reconnect delays: doubling from ``min_ms`` to ``max_ms``, with random jitter of up to half
-    the interval (upwards below the cap, downwards at it), always within [min_ms, max_ms]."""
+    the interval (upwards below the cap, downwards at it), always within [min_ms, max_ms].
+    ``uniform(a, b)`` draws the jitter (tests pin it)."""
 
     min_ms: float
     max_ms: float
     attempt: int = 0
+    uniform: Callable[[float, float], float] = field(default=random.uniform, repr=False)
 
     def next(self) -> float:
         lo, hi = max(1.0, float(self.min_ms)), max(1.0, float(self.max_ms), float(self.min_ms))
         base = min(hi, lo * (2 ** min(self.attempt, 32)))
         self.attempt += 1
         if base < hi:
-            delay = min(hi, base + random.uniform(0, base / 2))
+            delay = min(hi, base + self.uniform(0, base / 2))
         else:
-            delay = max(lo, hi - random.uniform(0, hi / 2))
+            delay = max(lo, hi - self.uniform(0, hi / 2))
         return delay / 1000.0
 
     def reset(self) -> None:
@@ -134,6 +136,7 @@ class MinionAgent:
         self.acceptance_wait = config.number(opts, "acceptance_wait_time")
         self.backoff = Backoff(config.number(opts, "recon_default"), config.number(opts, "recon_max"))
         self.shutdown_grace = config.number(opts, "shutdown_grace")
+        self.pause: Callable[[float], Awaitable[None]] = self._sleep  # between attempts; tests record it
         self.use_bus = event_bus
         self.auth = MinionAuth(opts, self.id, self.auth_timeout)
         self.pub_pem = self.auth.pub_pem
@@ -194,7 +197,7 @@ class MinionAgent:
                 delay = await self._connect_once()
                 if delay > 0 and not self._stop.is_set():
                     log.debug("next connection attempt in %.2f s", delay)
-                    await self._sleep(delay)
+                    await self.pause(delay)
         finally:
             await self._finish()
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,6 +21,25 @@ def _reset_logging():
     """CLIs run in-process install log handlers; each test starts without them."""
     yield
     logsetup.close()
+
+
+HOST_LOCK = Path("/tmp/briny-host-tests.lock")
+
+
+@pytest.fixture(autouse=True)
+def _one_host_test_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests marked ``host`` change this machine (packages, apt sources, users, mounts, ...): two
+    suites running at once (two checkouts, CI beside a developer) would see each other's changes,
+    so such tests take one machine-wide lock, across processes, for their whole run."""
+    if request.node.get_closest_marker("host") is None:
+        yield
+        return
+    with HOST_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

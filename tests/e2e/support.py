@@ -16,6 +16,7 @@ imports pytest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -365,6 +366,24 @@ class Fleet:
             stdin=subprocess.DEVNULL,
         )
 
+    @contextlib.contextmanager
+    def listening(self, tag_glob: str, probe_tag: str) -> Iterator[Any]:
+        """An ``EventListener`` on the master's bus for ``tag_glob``, proven subscribed: probes
+        tagged ``probe_tag`` (which the glob must match) are fired until one arrives, so the next
+        event it gives was fired after this returned (ZeroMQ drops what a subscriber missed)."""
+        from briny.common.config import load_master_config
+        from briny.common.event import EventListener, EventSender
+        from tests.waiting import join_listener
+
+        opts = load_master_config(str(self.master_conf))
+        sender = EventSender(opts, name="master")
+        try:
+            with EventListener(opts, tag_glob, name="master") as listener:
+                join_listener(listener, sender.fire, probe_tag)
+                yield listener
+        finally:
+            sender.close()
+
     # -- state ----------------------------------------------------------------------------------
     def _client_obj(self) -> Any:
         if self._client is None:
@@ -392,6 +411,10 @@ class Fleet:
             self._close_client()
             return False
         return True
+
+    def publish(self, tgt: str, fun: str, *arg: Any) -> str:
+        """Start a job through the master's IPC (no CLI process, no waiting for returns); its jid."""
+        return str(self._client_obj().publish(tgt, fun, list(arg))["jid"])
 
     def minions_state(self) -> dict[str, Any]:
         """The master's ``minions`` IPC answer: ``{"accepted": [...], "connected": [...]}``."""
@@ -459,14 +482,9 @@ class Fleet:
 
     def wait(self, pred: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
         """Poll ``pred`` until it is truthy; FleetError (with log tails) after ``timeout`` s."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = pred()
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise FleetError(f"timed out after {timeout:g} s waiting for {what}\n{self.logs()}")
-            time.sleep(interval)
+        from tests.waiting import wait_until
+
+        return wait_until(pred, timeout, what, interval, detail=self.logs, error=FleetError)
 
     def logs(self, lines: int = 30) -> str:
         """The tails of every daemon's log file and console."""
@@ -538,6 +556,29 @@ class RawPeer:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def events_until(
+    listener: Any, done: Callable[[list[tuple[str, dict[str, Any]]]], bool], timeout: float = 30.0
+) -> list[tuple[str, dict[str, Any]]]:
+    """Events from ``listener`` until ``done(events so far)`` holds; FleetError after ``timeout`` s.
+    End on an event that must come after everything the test looks at (a later job's returns, a
+    marker sent behind), so what did not come before it will not come at all."""
+    got: list[tuple[str, dict[str, Any]]] = []
+    deadline = time.monotonic() + timeout
+    while not done(got):
+        left = deadline - time.monotonic()
+        event = listener.get_event(left) if left > 0 else None
+        if event is None:
+            raise FleetError(f"the events looked for did not come within {timeout:g} s; got {[t for t, _ in got]}")
+        got.append(event)
+    return got
+
+
+def returned(jid: str, ids: Iterable[str]) -> Callable[[list[tuple[str, dict[str, Any]]]], bool]:
+    """For :func:`events_until`: the return events of job ``jid`` from every minion in ``ids`` came."""
+    wanted = {f"salt/job/{jid}/ret/{minion_id}" for minion_id in ids}
+    return lambda got: wanted <= {tag for tag, _ in got}
 
 
 def jid_from(text: str) -> str:

@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .support import Fleet
 
 
@@ -66,6 +68,7 @@ def master_log(fleet: Fleet) -> str:
     return fleet.master.log_file.read_text(errors="replace")
 
 
+@pytest.mark.slow
 def test_briny_call_goes_through_the_minion_and_the_master(make_fleet, tmp_path):
     fleet = make_fleet(["m1"], auto_accept=True, grains={"m1": {"role": "web"}})
     out = tmp_path / "out"

@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .support import Fleet
 
 GRAINS = {"m1": {"role": "web"}, "m2": {"role": "db"}}
@@ -77,6 +79,7 @@ def master_log(fleet: Fleet) -> str:
     return fleet.master.log_file.read_text(errors="replace")
 
 
+@pytest.mark.slow
 def test_compiled_highstate_equals_the_minions_own_and_host_functions_fall_back(make_fleet, tmp_path):
     fleet = make_fleet(["m1", "m2"], auto_accept=True, grains=GRAINS)
     out = tmp_path / "out"

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .support import Fleet
 
 MAP = """\
@@ -76,6 +78,7 @@ def results(res: Any, minion_id: str) -> dict[str, Any]:
     return ret
 
 
+@pytest.mark.slow
 def test_state_apply_from_the_master_file_server(make_fleet: Callable[..., Fleet], tmp_path: Path) -> None:
     fleet = make_fleet(["fs1"], auto_accept=True)
     fleet.master_opts["file_roots"]["dev"] = [str(fleet.root / "srv" / "dev")]

@@ -22,7 +22,6 @@ import os
 import pty
 import subprocess
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,8 @@ from typing import Any
 import pytest
 
 from briny.common import crypto
-from briny.common.config import load_master_config
-from briny.common.event import EventListener
 
-from .support import Fleet, RawPeer, jid_from, script
+from .support import Fleet, RawPeer, events_until, jid_from, returned, script
 
 pytestmark = pytest.mark.slow
 
@@ -181,17 +178,6 @@ def hfleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         fleet.close()
 
 
-def master_opts(fleet: Fleet) -> dict[str, Any]:
-    return load_master_config(str(fleet.master_conf))
-
-
-def collect(listener: EventListener, count: int, timeout: float = 30.0) -> list[tuple[str, dict[str, Any]]]:
-    """``count`` events (fewer if they stop coming for ``timeout`` s), then any stragglers for 0.5 s."""
-    got = list(listener.iter(timeout=timeout, count=count))
-    got += list(listener.iter(timeout=0.5))
-    return got
-
-
 def async_jid(fleet: Fleet, *args: str) -> str:
     res = fleet.briny("--async", *args)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -202,11 +188,13 @@ def async_jid(fleet: Fleet, *args: str) -> str:
 
 
 def test_highstate_files_job_cache_and_state_result_events(hfleet: Fleet) -> None:
-    with EventListener(master_opts(hfleet), "salt/state_result/*", name="master") as listener:
-        time.sleep(0.1)  # the subscription reaches the bus before anything fires
+    with hfleet.listening("salt/*", "salt/probe") as listener:
         jid = async_jid(hfleet, "*", "state.apply")
         returns = hfleet.wait_returns(jid, IDS, timeout=60)
-        events = collect(listener, 8)
+        # a later job's returns: each minion sent its state_result events before them
+        after = hfleet.publish("*", "test.ping")
+        got = events_until(listener, returned(after, IDS), timeout=60)
+    events = [(tag, data) for tag, data in got if tag.startswith("salt/state_result/")]
 
     # the files on each minion's disk
     for minion_id, files in EXPECTED.items():
@@ -309,12 +297,13 @@ def test_a_second_highstate_is_refused_while_one_runs(hfleet: Fleet) -> None:
 
 
 def test_progress_events_one_per_state_with_salt_tags(hfleet: Fleet) -> None:
-    with EventListener(master_opts(hfleet), "salt/job/*", name="master") as listener:
-        time.sleep(0.1)
+    with hfleet.listening("salt/job/*", "salt/job/probe") as listener:
         res = hfleet.briny("--progress", "--static", "--out", "json", "*", "state.sls", "five")
         assert res.returncode == 0, res.stdout + res.stderr
-        events = collect(listener, 1 + 3 * 5 + 3, timeout=10)
-    jid = next(tag.split("/")[2] for tag, _ in events if tag.endswith("/new"))
+        new = events_until(listener, lambda got: any(tag.endswith("/new") for tag, _ in got))
+        jid = new[-1][0].split("/")[2]
+        # each minion sends its progress events before its return
+        events = new + events_until(listener, returned(jid, IDS))
     prog = [(tag, data) for tag, data in events if "/prog/" in tag]
     assert len(prog) == 15
     for minion_id in IDS:
@@ -325,11 +314,13 @@ def test_progress_events_one_per_state_with_salt_tags(hfleet: Fleet) -> None:
             assert data["ret"]["__run_num__"] == n and data["ret"]["result"] is True
             assert set(data["ret"]) <= {"result", "name", "__id__", "__sls__", "__run_num__", "duration"}
             assert data["done"] == n + 1 and data["failed"] == 0
-    # without --progress (not a terminal) no progress event is sent
-    with EventListener(master_opts(hfleet), "salt/job/*/prog/*", name="master") as listener:
-        time.sleep(0.1)
+    # without --progress (not a terminal) no progress event is sent: none before the returns
+    with hfleet.listening("salt/job/*", "salt/job/probe") as listener:
         assert hfleet.briny("--static", "--out", "json", "*", "state.sls", "five").returncode == 0
-        assert list(listener.iter(timeout=0.5)) == []
+        new = events_until(listener, lambda got: any(tag.endswith("/new") for tag, _ in got))
+        quiet = new[-1][0].split("/")[2]
+        got = new + events_until(listener, returned(quiet, IDS))
+    assert [tag for tag, _ in got if "/prog/" in tag] == []
 
 
 def test_state_output_and_state_verbose_reach_the_outputter(hfleet: Fleet) -> None:
@@ -388,8 +379,7 @@ def test_an_event_claiming_another_minions_id_is_rewritten(hfleet: Fleet) -> Non
         assert hfleet.key("-a", "rogue", "-y").returncode == 0
         assert rogue.auth("rogue", key) == "accepted"
         jid = "20990101000000000042"
-        with EventListener(master_opts(hfleet), "salt/*", name="master") as listener:
-            time.sleep(0.1)
+        with hfleet.listening("salt/*", "salt/probe") as listener:
             forged = [f"salt/state_result/{jid}/web1/motd", f"salt/job/{jid}/prog/web1/0", "salt/minion/web1/start"]
             for tag in forged:
                 reply = rogue.request(
@@ -400,12 +390,15 @@ def test_an_event_claiming_another_minions_id_is_rewritten(hfleet: Fleet) -> Non
             for tag in (f"salt/job/{jid}/new", "salt/auth", "salt/key", f"salt/job/{jid}/ret/web1"):
                 reply = rogue.request("rogue", {"cmd": "event", "tag": tag, "data": {}})
                 assert reply is not None and "error" in reply, (tag, reply)
-            got = collect(listener, len(forged), timeout=5)
+            # behind them, from the same peer: what was refused would have been fired before this
+            assert rogue.request("rogue", {"cmd": "event", "tag": "salt/minion/rogue/done", "data": {}}) == {"ok": True}
+            got = events_until(listener, lambda got: "salt/minion/rogue/done" in [tag for tag, _ in got])
         tags = [tag for tag, _ in got if "rogue" in tag or "web1" in tag]
         assert tags == [
             f"salt/state_result/{jid}/rogue/motd",
             f"salt/job/{jid}/prog/rogue/0",
             "salt/minion/rogue/start",
+            "salt/minion/rogue/done",
         ]
         for tag, data in got:
             if tag in tags[:2]:

@@ -46,6 +46,7 @@ def one(make_fleet: Any) -> Fleet:
     return make_fleet(["k1"], auto_accept=True).start()
 
 
+@pytest.mark.slow
 def test_kill_job_through_the_master_kills_the_job_and_its_command(one: Fleet) -> None:
     fleet = one
     daemon_pid = fleet.minions["k1"].pid
@@ -99,6 +100,7 @@ def test_term_job_and_signal_job_as_salt(one: Fleet) -> None:
     fleet.wait(lambda: all(gone(p) for p in pids.values()), 10, "both jobs to end")
 
 
+@pytest.mark.slow
 def test_a_module_crashing_its_process_does_not_take_the_minion_down(make_fleet: Any) -> None:
     fleet = make_fleet(["k1"], auto_accept=True)
     roots = Path(fleet.master_opts["file_roots"]["base"][0])
@@ -134,12 +136,13 @@ def test_a_module_crashing_its_process_does_not_take_the_minion_down(make_fleet:
     assert fleet.minions["k1"].pid == daemon_pid and fleet.minions["k1"].running
 
 
-def test_sigterm_of_the_minion_terminates_running_jobs_and_sends_their_returns(one: Fleet) -> None:
-    fleet = one
+@pytest.mark.slow
+def test_sigterm_of_the_minion_terminates_running_jobs_and_sends_their_returns(make_fleet: Any) -> None:
+    fleet = make_fleet(["k1"], auto_accept=True, minion_opts={"shutdown_grace": 1}).start()
     jid = jid_from(fleet.briny("--async", "k1", "cmd.run", "sleep 60").stdout)
     pid = int(fleet.wait(lambda: proc_record(fleet, "k1", jid), 20, "the proc file")["pid"])
     sleep_pid = fleet.wait(lambda: next(iter(descendants(pid)), None), 20, "the job's sleep command")
-    code = fleet.stop(fleet.minions["k1"])  # SIGTERM; shutdown_grace is 5 s in the fleet
+    code = fleet.stop(fleet.minions["k1"])  # SIGTERM: the job gets shutdown_grace (1 s), then SIGTERM
     assert code == 0
     assert gone(pid) and gone(sleep_pid)
     ret = fleet.wait_returns(jid, ["k1"])["k1"]
@@ -154,6 +157,7 @@ def _cmd(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_a_queued_highstate_waits_for_the_running_one_then_runs(make_fleet: Any, tmp_path: Path) -> None:
     fleet = make_fleet(["q1"], auto_accept=True)
     roots = Path(fleet.master_opts["file_roots"]["base"][0])

@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .support import Fleet
 
 GRAINS = {"m1": {"role": "web", "dc": "east"}, "m2": {"role": "db", "dc": "west"}}
@@ -54,6 +56,7 @@ def pillar_json(fleet: Fleet, *args: str) -> tuple[int, dict[str, Any]]:
     return res.returncode, data
 
 
+@pytest.mark.slow
 def test_each_minion_sees_its_own_pillar_and_refresh_picks_up_changes(make_fleet):
     fleet = make_fleet(["m1", "m2"], auto_accept=True, grains=GRAINS)
     pillar_root = Path(fleet.master_opts["pillar_roots"]["base"][0])

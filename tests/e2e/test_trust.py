@@ -79,6 +79,7 @@ def test_master_finger_copied_from_briny_key_lets_the_minion_in(make_fleet: Any)
     assert ping(fleet, "*") == {"good": True}
 
 
+@pytest.mark.slow
 def test_auths_made_with_only_the_public_key_do_not_cut_the_minion_off(make_fleet: Any) -> None:
     fleet = make_fleet(["m1"])
     fleet.start()
@@ -110,6 +111,7 @@ def test_auths_made_with_only_the_public_key_do_not_cut_the_minion_off(make_flee
     assert "lost the master" not in fleet.minions["m1"].log_file.read_text()
 
 
+@pytest.mark.slow
 def test_a_captured_auth_is_refused_after_a_master_restart(make_fleet: Any) -> None:
     fleet = make_fleet(["m1"], auto_accept=True)
     fleet.start()

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from briny.common.event import EventBus, EventListener, fire_event
+from briny.common.event import EventBus, EventListener, EventSender
+from tests.waiting import join_listener
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -198,11 +199,8 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
     opts = {"sock_dir": str(tmp_path / "root" / "sock")}
     bus = EventBus(opts).start_thread()
     try:
-        with EventListener(opts, "salt/state_result/*") as events, EventListener(opts, "probe") as probe:
-            for _ in range(50):  # wait until the listeners have joined
-                fire_event(opts, "probe", {})
-                if probe.get_event(0.1):
-                    break
+        with EventListener(opts, "salt/state_result/*") as events:
+            join_listener(events, EventSender(opts).fire, "salt/state_result/probe")
             proc = call(conf, "state.sls", "ev")
             assert proc.returncode == 0, proc.stderr
             got = list(events.iter(timeout=5, count=2))

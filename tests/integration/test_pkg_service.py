@@ -31,10 +31,13 @@ import pytest
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pkgsvc"
 _ROOT_OK = hasattr(os, "geteuid") and os.geteuid() == 0
 
-pytestmark = pytest.mark.skipif(
-    not (_ROOT_OK and shutil.which("dpkg-deb") and shutil.which("apt-get") and os.path.isdir("/etc/init.d")),
-    reason="needs root on a Debian host (dpkg-deb, apt-get, /etc/init.d)",
-)
+pytestmark = [
+    pytest.mark.host,
+    pytest.mark.skipif(
+        not (_ROOT_OK and shutil.which("dpkg-deb") and shutil.which("apt-get") and os.path.isdir("/etc/init.d")),
+        reason="needs root on a Debian host (dpkg-deb, apt-get, /etc/init.d)",
+    ),
+]
 
 
 def _suffix() -> str:

@@ -28,9 +28,12 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    os.name != "posix" or os.geteuid() != 0 or shutil.which("useradd") is None, reason="needs root and shadow-utils"
-)
+pytestmark = [
+    pytest.mark.host,
+    pytest.mark.skipif(
+        os.name != "posix" or os.geteuid() != 0 or shutil.which("useradd") is None, reason="needs root and shadow-utils"
+    ),
+]
 
 TIMEOUT = 120
 

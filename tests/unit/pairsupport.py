@@ -19,6 +19,8 @@ from briny.master.keys import KeyStore
 from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
 
+from tests.waiting import until
+
 from .minion.test_agent_support import Running, minion_opts
 
 
@@ -36,14 +38,34 @@ class Pair:
         return await self.wait_return(jid, timeout)
 
     async def wait_return(self, jid: str, timeout: float = 10.0) -> Any:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            for tag, data in self.events:
-                if tag == f"salt/job/{jid}/ret/{self.agent.id}":
-                    return data["return"]
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError(f"no return for job {jid} within {timeout} s")
-            await asyncio.sleep(0.02)
+        return await return_of(self.events, jid, self.agent.id, timeout)
+
+
+async def return_of(events: list[tuple[str, dict[str, Any]]], jid: str, minion_id: str, timeout: float = 10.0) -> Any:
+    """The ``return`` of job ``jid`` from ``minion_id``, once the master fired its return event
+    into ``events`` (the list a test master records its events in)."""
+    tag = f"salt/job/{jid}/ret/{minion_id}"
+    found = await until(lambda: [d for t, d in events if t == tag], timeout, f"the return of job {jid}")
+    return found[0]["return"]
+
+
+async def server_idle(server: MasterServer, queue: asyncio.Queue[Any] | None = None, timeout: float = 10.0) -> None:
+    """Until ``server`` has handled every frame in ``queue`` (a ``MemoryHub``'s requests) and every
+    task it spawned (auths, blocking requests, publishes) is done: what it was sent so far has had
+    all its effects. The master takes a frame off the queue and handles it in the same loop step
+    (``MemoryServer.reply`` never yields), so an empty queue means handled."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        pending = [t for t in server._tasks if not t.done()]
+        if not pending and (queue is None or queue.empty()):
+            return
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            raise AssertionError(f"the master still had {len(pending)} task(s) and queued frames after {timeout} s")
+        if pending:
+            await asyncio.wait(pending, timeout=left)
+        else:
+            await asyncio.sleep(0.005)  # the receive loop takes the next frame
 
 
 def master_opts(root: Path, file_roots: dict[str, list[str]] | None = None, **extra: Any) -> dict[str, Any]:

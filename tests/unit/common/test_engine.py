@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.engine import run_low_chunks
+from briny.common.engine import Engine, run_low_chunks
 
 FAKES = Path(__file__).parent / "engine_cases" / "fakes"
 
@@ -169,6 +169,23 @@ def test_retry_until_true(env) -> None:
         "good"
     )
     assert f["__run_num__"] == 2
+
+
+def test_retry_waits_its_interval_and_splay_between_attempts(env) -> None:
+    o, salt, states = env()
+    chunks = [low("f", state="probe", fun="flaky", retry={"attempts": 5, "interval": 7, "splay": 3})]
+    engine = Engine(chunks, salt=salt, states=states, opts=o)
+    slept, drawn = [], []
+    engine.run_state.sleep = slept.append
+    engine.run_state.randint = lambda a, b: drawn.append((a, b)) or 2
+    f = by_id(engine.run())["f"]
+    assert f["result"] is True and slept == [9, 9] and drawn == [(0, 3), (0, 3)]
+    assert f["duration"] >= 2 * 9 * 1000  # the waits count in the run's duration, as in Salt
+    never = [low("n", fun="fail_without_changes", retry={"attempts": 2, "interval": 7})]
+    engine = Engine(never, salt=salt, states=states, opts=o)
+    engine.run_state.sleep = slept.append
+    engine.run_state.randint = lambda a, b: pytest.fail("no splay asked for")
+    assert by_id(engine.run())["n"]["result"] is False and slept == [9, 9, 7]
 
 
 def test_reload_modules_reloads_loaders(env) -> None:

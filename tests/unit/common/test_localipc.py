@@ -30,8 +30,8 @@ def test_serves_owner_only_echoes_corr_and_survives_garbage(tmp_path):
     async def main():
         ctx = zmq.asyncio.Context()
         server = Echo(path, ctx)
+        server.bind()  # serve() binds too; bound here, the socket is there before anything below
         task = asyncio.ensure_future(server.serve())
-        await asyncio.sleep(0.05)
         assert probe(path) is None
         assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -17,6 +17,8 @@ from briny.common.exceptions import ConfigError, JobCacheError, SaltInvocationEr
 from briny.master.jobcache import JobCache, keep_hours, open_job_cache, return_record
 from briny.master.jobcache_sqlite import SqliteJobCache
 
+from tests.waiting import wait_until
+
 
 def jid_at(when: datetime.datetime, n: int = 0) -> str:
     return (when + datetime.timedelta(microseconds=n)).strftime("%Y%m%d%H%M%S%f")
@@ -252,16 +254,17 @@ def test_read_in_thread_while_writing(cache):
         if i % 50 == 0:
             cache.flush()
     cache.flush()
-    time.sleep(0.05)
+    wait_until(lambda: errors or (seen and seen[-1] == 300), 10, "the reader to see every return")
     stop.set()
-    t.join()
-    assert not errors
+    t.join(10)
+    assert not t.is_alive() and not errors
     assert seen == sorted(seen) and seen[-1] == 300  # never goes back, ends complete
 
 
 def _read_in_process(path: str, jid: str, queue) -> None:
     c = SqliteJobCache(path, readonly=True)
-    counts = []
+    counts = [len(c.get_returns(jid))]
+    queue.put("reading")
     deadline = time.time() + 20
     while time.time() < deadline:
         n = len(c.get_returns(jid))
@@ -281,6 +284,7 @@ def test_read_in_other_process_while_writing(cache):
     queue = ctx.Queue()
     proc = ctx.Process(target=_read_in_process, args=(cache.path, jid, queue))
     proc.start()
+    assert queue.get(timeout=30) == "reading"  # the writes below overlap the reads
     for i in range(200):
         cache.save_return(jid, f"m{i}", {"return": i})
         if i % 20 == 0:

@@ -146,6 +146,9 @@ class LiveMaster:
         if self.stop_event is not None:
             self.loop.call_soon_threadsafe(self.stop_event.set)
         self.thread.join(10)
+        assert not self.thread.is_alive(), "the master did not shut down within 10 s"
+        if self.error:
+            raise self.error
 
 
 @pytest.fixture

@@ -18,6 +18,8 @@ from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
 from briny.master.pillar import ALLOWED, PURE_FUNCTIONS, MinionPillars, check_env, is_pure, master_side_mods
 
+from tests.waiting import wait_until
+
 
 def write(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
@@ -449,11 +451,27 @@ def test_changed_grains_invalidate(opts, fleet):
 def test_one_compile_for_concurrent_requests_of_one_minion(opts, fleet):
     pillars = MinionPillars(opts, fleet.get)
     results: list[dict[str, Any]] = []
-    threads = [threading.Thread(target=lambda: results.append(pillars.get("web1"))) for _ in range(6)]
+    arrived: list[int] = []
+    release = threading.Event()
+    real_compile = pillars.compile_now
+
+    def held(*args: Any, **kwargs: Any) -> dict[str, Any]:  # the compile lasts until all six asked
+        assert release.wait(10), "the compile was never released"
+        return real_compile(*args, **kwargs)
+
+    def ask() -> None:
+        arrived.append(1)
+        results.append(pillars.get("web1"))
+
+    pillars.compile_now = held  # type: ignore[method-assign]
+    threads = [threading.Thread(target=ask) for _ in range(6)]
     for t in threads:
         t.start()
+    wait_until(lambda: len(arrived) == 6, 10, "six requests in flight")
+    release.set()
     for t in threads:
         t.join(30)
+    assert not any(t.is_alive() for t in threads)
     assert len(results) == 6 and all(r == results[0] for r in results)
     assert pillars.compiles == 1 and pillars.hits == 5
 

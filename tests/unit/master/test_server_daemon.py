@@ -9,15 +9,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
+from briny.common.config import load_master_config
 from briny.common.transport import ZmqClient, free_ports
+from briny.master.clientapi import MasterClient
 from briny.master.jobcache_sqlite import SqliteJobCache
 
-from .test_server import RawMinion, rsa_key
+from tests.waiting import wait_until
+
+from .test_server import RawMinion, join_publishes, rsa_key
 
 BIN = Path(sys.executable).parent
 
@@ -27,6 +30,12 @@ def root():
     root = Path(tempfile.mkdtemp(prefix="bd", dir="/tmp"))
     yield root
     shutil.rmtree(root, ignore_errors=True)
+
+
+async def _probe(api: MasterClient) -> str:
+    """A probe job for m1 (through the master's IPC, from a worker thread: the client blocks)."""
+    pub = await asyncio.get_running_loop().run_in_executor(None, api.publish, "m1", "test.ping")
+    return str(pub["jid"])
 
 
 def _pid_alive(pid: int) -> bool:
@@ -60,7 +69,8 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
                 m = RawMinion(client, "m1", rsa_key(0))
                 assert (await m.auth())["status"] == "accepted"
                 await m.req("grains", grains={"os": "Debian"})
-                await asyncio.sleep(0.3)  # SUB joins
+                with MasterClient(load_master_config(conf)) as api:
+                    await join_publishes(m, lambda: _probe(api))
                 cli = await asyncio.create_subprocess_exec(
                     str(BIN / "briny"),
                     "-c",
@@ -104,10 +114,7 @@ def test_daemon_serves_a_job_and_stops_cleanly(root):
                 client.close()
 
         asyncio.run(asyncio.wait_for(scenario(), 60))
-        deadline = time.monotonic() + 15
-        while _pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not _pid_alive(pid), "the master did not stop on SIGTERM"
+        wait_until(lambda: not _pid_alive(pid), 15, "the master to stop on SIGTERM", interval=0.05)
         assert not (root / "master.pid").exists()
         assert not (root / "s" / "master_client.ipc").exists()
         cache = SqliteJobCache(str(root / "cache" / "jobs.sqlite"), readonly=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,8 @@ from typing import Any
 import pytest
 
 from briny.master.server import NOT_OPENED
+
+from tests.waiting import until
 
 from .test_server import Ctx, run_master
 
@@ -139,19 +140,22 @@ def test_compiles_run_in_a_worker_never_on_the_loop(opts):
         web = await c.accepted("web1", 0, grains=WEB)
         seen: list[str] = []
         real = c.server.compiler.pillars.compile_now
+        entered, release, finished = threading.Event(), threading.Event(), threading.Event()
 
-        def slow(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        def blocked(*args: Any, **kwargs: Any) -> dict[str, Any]:
             seen.append(threading.current_thread().name)
-            time.sleep(0.5)
+            entered.set()
+            release.wait(5)  # on the loop this would hold every other request for 5 s
+            finished.set()
             return real(*args, **kwargs)
 
-        c.server.compiler.pillars.compile_now = slow  # type: ignore[method-assign]
+        c.server.compiler.pillars.compile_now = blocked  # type: ignore[method-assign]
         other = await c.accepted("db1", 1, grains=DB)
         pillar = asyncio.ensure_future(web.req("pillar"))
-        await asyncio.sleep(0.1)
-        start = time.monotonic()
+        await until(entered.is_set, 5, "the compile to start")
         assert (await other.req("ping"))[0] == "rep"  # the loop still serves
-        assert time.monotonic() - start < 0.3
+        assert not finished.is_set(), "the ping waited for the compile"
+        release.set()
         assert (await pillar)[1]["pillar"]["me"] == "web1"
         assert seen and seen[0].startswith("briny-master")
 

@@ -8,12 +8,17 @@ import os
 import zmq
 import zmq.asyncio
 
+from briny.common import handshake, wire
 from briny.common.transport import ZmqClient, ZmqServer, free_ports
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.daemon import build_server
 
-from .test_server import RawMinion, rsa_key
+from .test_server import RawMinion, join_publishes, rsa_key
+
+
+async def _jid(publishing) -> str:
+    return (await publishing)["jid"]
 
 
 def test_auth_ping_and_publish_over_zeromq(master_opts):
@@ -47,9 +52,12 @@ def test_auth_ping_and_publish_over_zeromq(master_opts):
             await raw.send_multipart([b"a", b"b", b"c"])
             await raw.send_multipart([b"12345678", os.urandom(100)])
             await raw.send_multipart([b"12345678", m.frame("ping")[:20]])
-            await asyncio.sleep(0.2)
+            token = os.urandom(handshake.TOKEN_BYTES)  # behind them on the same pipe: handled after them
+            await raw.send_multipart([b"hello-01", handshake.hello("m9", token)])
+            corr, challenge = await asyncio.wait_for(raw.recv_multipart(), 5)
+            assert corr == b"hello-01" and handshake.read_challenge(wire.decode(challenge), "m9", token)
             assert (await m.req("grains", grains={"os": "Debian"}))[0] == "rep"
-            await asyncio.sleep(0.3)  # SUB joins
+            await join_publishes(m, lambda: _jid(server.publish("m1", "glob", "test.ping")))
             res = await server.publish("os:Debian", "grain", "test.ping")
             assert res["minions"] == ["m1"]
             pub = await m.next_pub(5)

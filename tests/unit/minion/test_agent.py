@@ -14,7 +14,9 @@ from briny.common.exceptions import ConfigError
 from briny.common.transport import MemoryHub, topic_for
 from briny.minion.agent import MinionAgent
 
-from .test_agent_support import RawMaster, Running, ed_key, minion_opts, rsa_key, run
+from tests.waiting import until
+
+from .test_agent_support import RawMaster, Running, ed_key, held_job, minion_opts, record_pauses, rsa_key, run
 
 
 def make(tmp_path, hub: MemoryHub, **extra) -> MinionAgent:
@@ -69,15 +71,17 @@ def test_rejected_runs_nothing_and_retries_slowly(tmp_path):
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub, status="rejected").start()
-        async with Running(make(tmp_path, hub)) as agent:
-            await master.wait_auths(1)
-            await asyncio.sleep(0.5)
-            assert agent.status == "rejected" and agent.session is None
+        agent = make(tmp_path, hub)
+        pauses = record_pauses(agent, wait=True)
+        async with Running(agent):
+            await until(lambda: pauses, 5, "the minion to pause after the rejection")
+            status, session, auths = agent.status, agent.session, len(master.auths)
         await master.stop()
-        return master
+        return master, pauses, status, session, auths
 
-    master = run(main())
-    assert len(master.auths) == 1  # next try only after max(acceptance_wait, recon_max) * 3
+    master, pauses, status, session, auths = run(main())
+    assert status == "rejected" and session is None and auths == 1
+    assert pauses == [max(0.1, 200 / 1000) * 3]  # next try after max(acceptance_wait, recon_max) * 3
     assert master.requests == []
 
 
@@ -196,21 +200,24 @@ def test_jobs_run_and_return_with_retcode_and_success(tmp_path):
 
 
 def test_two_jobs_run_at_once(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
         async with Running(make(tmp_path, hub)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            loop = asyncio.get_running_loop()
-            start = loop.time()
-            jids = [await master.publish("m1", "test.sleep", [0.6]) for _ in range(2)]
-            for jid in jids:
-                assert (await master.wait_ret(jid))["return"] is True
-            elapsed = loop.time() - start
+            # each job starts, then waits for the other to have started: one after the other, the
+            # first would wait in vain (20 s) and fail
+            jids = [
+                await master.publish("m1", "cmd.run", [f"touch {mine} && " + held_job(other)[0]])
+                for mine, other in ((first, second), (second, first))
+            ]
+            rets = [await master.wait_ret(jid, timeout=25) for jid in jids]
         await master.stop()
-        return elapsed
+        return rets
 
-    assert run(main()) < 1.1
+    assert [(r["return"], r["retcode"]) for r in run(main())] == [("done", 0), ("done", 0)]
 
 
 def test_forged_foreign_garbage_stale_and_replayed_publishes_are_dropped(tmp_path):
@@ -240,11 +247,11 @@ def test_forged_foreign_garbage_stale_and_replayed_publishes_are_dropped(tmp_pat
             await master.raw_publish("m1", good)
             await master.raw_publish("m1", good)  # replayed
             ret = await master.wait_ret(load["jid"])
-            await asyncio.sleep(0.3)
             # still serving
             after = await master.publish("m1", "test.echo", ["still here"])
             after_ret = await master.wait_ret(after)
             assert agent.auth_count == 1
+        await master.idle()  # the minion stopped after its jobs: every return it sent is counted
         await master.stop()
         return master, ret, after_ret
 
@@ -277,28 +284,33 @@ def test_fire_event_during_a_state_job_reaches_the_master(tmp_path):
 
 
 def test_find_job_and_running_see_a_running_job(tmp_path):
+    flag = tmp_path / "go"
+
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
         async with Running(make(tmp_path, hub)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            slow = await master.publish("m1", "test.sleep", [1.0])
-            await asyncio.sleep(0.2)
+            slow = await master.publish("m1", "cmd.run", held_job(flag))
+            await until(lambda: agent.registry.get(slow), 5, "the job to start")
             found = await master.wait_ret(await master.publish("m1", "saltutil.find_job", [slow]))
             listed = await master.wait_ret(await master.publish("m1", "saltutil.running"))
+            flag.touch()
             await master.wait_ret(slow)
             gone = await master.wait_ret(await master.publish("m1", "saltutil.find_job", [slow]))
         await master.stop()
         return slow, found, listed, gone
 
     slow, found, listed, gone = run(main())
-    assert found["return"]["jid"] == slow and found["return"]["fun"] == "test.sleep"
-    assert found["return"]["arg"] == [1.0] and found["return"]["pid"] == os.getpid()
+    assert found["return"]["jid"] == slow and found["return"]["fun"] == "cmd.run"
+    assert found["return"]["arg"] == held_job(flag) and found["return"]["pid"] == os.getpid()
     assert [j["jid"] for j in listed["return"]] == [slow]
     assert gone["return"] == {}
 
 
 def test_stop_lets_running_jobs_finish_and_return(tmp_path):
+    flag = tmp_path / "go"
+
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
@@ -306,17 +318,20 @@ def test_stop_lets_running_jobs_finish_and_return(tmp_path):
         runner = Running(agent)
         await runner.__aenter__()
         await asyncio.wait_for(agent.connected.wait(), 5)
-        jid = await master.publish("m1", "test.sleep", [0.4])
-        await asyncio.sleep(0.1)
-        await runner.__aexit__()  # stop: waits for the job, sends its return
+        jid = await master.publish("m1", "cmd.run", held_job(flag))
+        await until(lambda: agent.registry.get(jid), 5, "the job to start")
+        stopping = asyncio.ensure_future(runner.__aexit__())  # stop: waits for the job, sends its return
+        await asyncio.sleep(0)  # one loop turn: the agent is told to stop
         late = await master.publish("m1", "test.ping")
-        await asyncio.sleep(0.2)
+        flag.touch()  # only now can the job end
+        await stopping
+        await master.idle()
         await master.stop()
         return master, jid, late
 
     master, jid, late = run(main())
-    assert master.rets(jid) and master.rets(jid)[0]["return"] is True
-    assert master.rets(late) == []
+    assert master.rets(jid) and master.rets(jid)[0]["return"] == "done"
+    assert master.rets(late) == []  # published after the stop: not taken
     assert not list((tmp_path / "cache" / "proc").iterdir())
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,9 @@ from briny.minion.agent import MinionAgent
 from briny.minion.executor import Executor, Job
 from briny.minion.pillar import MasterPillar
 
+from tests.waiting import until
+
+from ..pairsupport import return_of
 from .test_agent_support import Running, minion_opts, run
 
 
@@ -82,20 +84,10 @@ class Master:
     async def call(self, minion_id: str, fun: str, *arg: Any, timeout: float = 10) -> Any:
         job = await self.server.publish(minion_id, "glob", fun, list(arg))
         assert job.get("minions") == [minion_id], job
-        tag = f"salt/job/{job['jid']}/ret/{minion_id}"
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for t, data in self.events:
-                if t == tag:
-                    return data["return"]
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"no return from {minion_id} for {fun}")
+        return await return_of(self.events, job["jid"], minion_id, timeout)
 
     async def wait_grains(self, minion_id: str) -> None:
-        deadline = time.monotonic() + 10
-        while self.server.grains.get(minion_id) is None:
-            assert time.monotonic() < deadline, "the minion never sent its grains"
-            await asyncio.sleep(0.02)
+        await until(lambda: self.server.grains.get(minion_id) is not None, 10, "the minion's grains")
 
 
 def test_jobs_see_the_masters_pillar_and_refresh_pillar_asks_again(tmp_path):

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 from briny.common import wire
-from briny.common.event import fire_event
+from briny.common.event import EventSender
 from briny.common.transport import MemoryHub
 from briny.minion.agent import Backoff, MinionAgent
 
-from .test_agent_support import RawMaster, Running, minion_opts, run, short_root  # noqa: F401
+from tests.waiting import until
+
+from .test_agent_support import (  # noqa: F401
+    RawMaster,
+    Running,
+    held_job,
+    minion_opts,
+    record_pauses,
+    run,
+    short_root,
+)
 
 
 def make(root, hub: MemoryHub, **extra) -> MinionAgent:
@@ -18,15 +29,27 @@ def make(root, hub: MemoryHub, **extra) -> MinionAgent:
 
 
 def test_backoff_doubles_with_jitter_inside_its_bounds():
-    for _ in range(50):
-        b = Backoff(100, 1000)
+    drawn = []
+
+    def least(a, b):
+        drawn.append((a, b))
+        return a
+
+    low = Backoff(100, 1000, uniform=least)  # no jitter: the bare doubling, then the cap
+    assert [low.next() for _ in range(6)] == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
+    # jitter of up to half the interval: upwards below the cap, downwards at it
+    assert drawn == [(0, 50), (0, 100), (0, 200), (0, 400), (0, 500), (0, 500)]
+    most = Backoff(100, 1000, uniform=lambda a, b: b)
+    assert [most.next() for _ in range(6)] == [0.15, 0.3, 0.6, 1.0, 0.5, 0.5]
+    most.reset()
+    assert most.next() == 0.15
+    for seed in range(50):  # real jitter: within the bounds, and it varies
+        b = Backoff(100, 1000, uniform=random.Random(seed).uniform)
         delays = [b.next() for _ in range(8)]
-        assert all(0.1 <= d <= 1.0 for d in delays)
-        assert delays[0] <= 0.15 and 0.2 <= delays[2] <= 0.6
-        assert all(0.5 <= d <= 1.0 for d in delays[5:])
-        b.reset()
-        assert b.next() <= 0.15
-    assert len({Backoff(100, 1000, attempt=9).next() for _ in range(20)}) > 1  # jitter at the cap too
+        assert 0.1 <= delays[0] <= 0.15 and 0.2 <= delays[1] <= 0.3 and 0.4 <= delays[2] <= 0.6
+        assert all(0.5 <= d <= 1.0 for d in delays[3:])
+    at_cap = Backoff(100, 1000, attempt=9, uniform=random.Random(1).uniform)
+    assert len({at_cap.next() for _ in range(20)}) > 1  # jitter at the cap too
 
 
 def test_an_err_reply_makes_the_minion_authenticate_again(tmp_path):
@@ -53,8 +76,8 @@ def test_a_restarted_master_gets_the_minion_back_and_it_answers_the_next_job(tmp
         old = RawMaster(hub).start()
         async with Running(make(tmp_path, hub)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            await old.stop()
-            await asyncio.sleep(0.3)  # down for a moment: pings go unanswered
+            await old.stop()  # down: pings go unanswered until the minion gives the session up
+            await until(lambda: not agent.connected.is_set(), 5, "the minion to notice the master is gone")
             new = RawMaster(hub).start()  # same key, no sessions
             await new.wait_for(lambda r: r["cmd"] == "grains", timeout=5)
             ret = await new.wait_ret(await new.publish("m1", "test.echo", ["back"]))
@@ -68,66 +91,92 @@ def test_lost_heartbeats_trigger_reauth_after_a_backoff(tmp_path):
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
-        async with Running(make(tmp_path, hub, recon_default=150, recon_max=400)) as agent:
+        agent = make(tmp_path, hub, recon_default=150, recon_max=400)
+        agent.backoff.uniform = lambda a, b: b
+        pauses: list[tuple[float, int]] = []  # (seconds, signed auths so far)
+
+        async def pause(seconds: float) -> None:
+            pauses.append((seconds, len(master.auths)))
+
+        agent.pause = pause
+        async with Running(agent):
             await asyncio.wait_for(agent.connected.wait(), 5)
             master.answer_pings = False
-            ping = await master.wait_for(lambda r: r["cmd"] == "ping")
+            await master.wait_for(lambda r: r["cmd"] == "ping")
             sent = time.monotonic()
+            await until(lambda: pauses, 5, "the minion to give the session up")
+            gap = time.monotonic() - sent
             await master.wait_auths(2, timeout=5)
-            gap = master.auths[1][0] - sent
             await master.wait_for(lambda r: r["cmd"] == "grains" and len(master.auths) == 2)
         await master.stop()
-        return ping, gap
+        return pauses, gap, master.auths
 
-    _, gap = run(main())
-    # no reply within auth_timeout (0.5 s), then at least recon_default (0.15 s) before re-auth
-    assert 0.6 <= gap < 2.0
+    pauses, gap, auths = run(main())
+    # the unanswered ping waits auth_timeout (0.5 s), then one backoff delay: recon_default
+    # (0.15 s) with the most jitter, before the next auth
+    assert gap >= 0.45
+    assert pauses[0] == (0.225, 1) and len(auths) >= 2
 
 
 def test_a_master_that_refuses_is_retried_with_backoff_never_in_a_busy_loop(tmp_path):
     async def main():
         hub = MemoryHub()
-        master = RawMaster(hub)
-        times = []
+        steps: list = []
 
         async def refuse():
             while True:
                 peer, corr, frame = await hub.server.recv()
-                times.append(time.monotonic())
+                steps.append(("attempt", 0))
                 env = wire.decode(frame)
                 await hub.server.reply(peer, corr, wire.clear("err", env.id, {"error": "busy"}).encode())
 
         task = asyncio.ensure_future(refuse())
-        async with Running(make(tmp_path, hub, recon_default=50, recon_max=300)) as agent:
-            await asyncio.sleep(1.5)
-            assert agent.session is None and agent.status == "refused"
+        agent = make(tmp_path, hub, recon_default=50, recon_max=300)
+        agent.backoff.uniform = lambda a, b: a
+        record_pauses(agent, steps)
+        async with Running(agent):
+            await until(lambda: len(steps) >= 10, 5, "five refused attempts")
+            status, session = agent.status, agent.session
         task.cancel()
-        await master.stop()
-        return times
+        await asyncio.gather(task, return_exceptions=True)
+        return steps, status, session
 
-    times = run(main())
-    gaps = [b - a for a, b in zip(times, times[1:])]
-    assert 3 <= len(times) <= 12
-    assert all(g >= 0.045 for g in gaps)
-    assert max(gaps) >= 0.15  # it backs off
+    steps, status, session = run(main())
+    assert status == "refused" and session is None
+    # each refusal is followed by a pause before the next attempt, doubling up to the cap
+    assert steps[:10] == [
+        ("attempt", 0),
+        ("pause", 0.05),
+        ("attempt", 0),
+        ("pause", 0.1),
+        ("attempt", 0),
+        ("pause", 0.2),
+        ("attempt", 0),
+        ("pause", 0.3),
+        ("attempt", 0),
+        ("pause", 0.3),
+    ]
 
 
 def test_a_return_outlives_a_lost_session(tmp_path):
+    flag = tmp_path / "go"
+
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
         async with Running(make(tmp_path, hub, ping_interval=5)) as agent:
             await asyncio.wait_for(agent.connected.wait(), 5)
-            jid = await master.publish("m1", "test.sleep", [0.3])
-            await asyncio.sleep(0.05)
+            jid = await master.publish("m1", "cmd.run", held_job(flag))
+            await until(lambda: agent.registry.get(jid), 5, "the job to start")
             master.sessions.clear()  # the return gets err, is kept, goes after re-auth
+            flag.touch()
             ret = await master.wait_ret(jid)
-            await asyncio.sleep(0.2)
+        await master.idle()  # the minion has stopped: everything it sent has been taken
         await master.stop()
         return master, jid, ret
 
     master, jid, ret = run(main())
-    assert ret["return"] is True and len(master.rets(jid)) == 1
+    assert ret["return"] == "done" and len(master.rets(jid)) == 1
     assert len(master.auths) == 2
 
 
@@ -140,13 +189,16 @@ def test_events_on_the_local_bus_reach_the_master(short_root):
         async with Running(agent):
             await asyncio.wait_for(agent.connected.wait(), 5)
             loop = asyncio.get_running_loop()
-            for _ in range(20):  # the bus and its subscriber need a moment
-                await loop.run_in_executor(None, fire_event, opts, "custom/thing", {"x": 1})
-                try:
-                    event = await master.wait_for(lambda r: r["cmd"] == "event", timeout=0.3)
-                    break
-                except AssertionError:
-                    continue
+            sender = EventSender(opts)  # one pipe: the event under test goes behind the probes
+            probes = 0
+            while not [r for r in master.requests if r["cmd"] == "event"]:  # the bus's subscriber joined
+                assert probes < 100, "no probe event reached the master"
+                await loop.run_in_executor(None, sender.fire, "probe/join", {"n": probes})
+                probes += 1
+                await asyncio.sleep(0.05)
+            await loop.run_in_executor(None, sender.fire, "custom/thing", {"x": 1})
+            event = await master.wait_for(lambda r: r["cmd"] == "event" and r["tag"] == "custom/thing")
+            sender.close()
         await master.stop()
         return event
 

@@ -203,6 +203,14 @@ class RawMaster:
             except asyncio.TimeoutError:
                 pass
 
+    async def idle(self, timeout: float = 5.0) -> None:
+        """Until every frame sent to this master so far was handled (it handles each one right
+        after taking it from the hub's queue, without yielding: an empty queue means done)."""
+        deadline = time.monotonic() + timeout
+        while not self.hub.requests.empty():
+            assert time.monotonic() < deadline, f"{self.hub.requests.qsize()} frame(s) still unhandled"
+            await asyncio.sleep(0.01)
+
     def rets(self, jid: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if r.get("cmd") == "ret" and r.get("jid") == jid]
 
@@ -254,6 +262,29 @@ class Running:
         self.agent.stop()
         assert self.task is not None
         await asyncio.wait_for(self.task, 10)
+
+
+def record_pauses(agent: MinionAgent, log: list[Any] | None = None, *, wait: bool = False) -> list[float]:
+    """Note each pause ``agent`` asks for between connection attempts: in the list returned, and
+    as ``("pause", seconds)`` in ``log``. With ``wait`` the pause is waited out (a stop ends it),
+    else it is skipped, so a test sees the whole backoff sequence at once."""
+    pauses: list[float] = []
+    real = agent.pause
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if log is not None:
+            log.append(("pause", seconds))
+        await (real(seconds) if wait else asyncio.sleep(0))
+
+    agent.pause = pause
+    return pauses
+
+
+def held_job(flag: Path) -> list[str]:
+    """``cmd.run`` arguments for a job that runs until ``flag`` exists (at most 20 s, then fails),
+    printing ``done``: a job the test ends when it chooses."""
+    return [f"for i in $(seq 2000); do [ -e {flag} ] && echo done && exit 0; sleep 0.01; done; exit 1"]
 
 
 def run(coro: Any, timeout: float = 30.0) -> Any:

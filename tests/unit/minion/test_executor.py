@@ -7,7 +7,6 @@ import os
 import signal
 import textwrap
 import threading
-import time
 
 import pytest
 
@@ -16,6 +15,8 @@ from briny.common.exceptions import WireError
 from briny.minion.executor import Executor, Job
 from briny.minion.pillar import LocalPillar
 from briny.minion.jobregistry import JobRegistry
+
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -196,9 +197,7 @@ def test_a_thread_job_can_be_stopped(opts):
     results = []
     worker = threading.Thread(target=lambda: results.append(ex.run(job("probe.spin", [10]))))
     worker.start()
-    deadline = time.monotonic() + 5
-    while registry.get("20240101000000000001") is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: registry.get("20240101000000000001"), 5, "the job to start")
     assert registry.signal("20240101000000000001", 0).startswith("Job 20240101000000000001 is running")
     assert "cannot be delivered" in registry.signal("20240101000000000001", signal.SIGHUP)
     msg = registry.signal("20240101000000000001", signal.SIGKILL)

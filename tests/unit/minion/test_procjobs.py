@@ -21,6 +21,7 @@ from briny.minion.pillar import LocalPillar, StaticPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.launcher import Launcher
 from briny.minion.procjobs import DaemonLinks, ProcessJobs
+from tests.waiting import until, wait_until
 
 JID = "20240101000000000001"
 MODULE = """
@@ -116,7 +117,7 @@ def run(procs: ProcessJobs, *jobs: Job) -> list[Any]:
     async def go() -> list[Any]:
         return list(await asyncio.gather(*(procs.run(j) for j in jobs)))
 
-    return asyncio.run(go())
+    return asyncio.run(asyncio.wait_for(go(), 60))
 
 
 def test_a_job_runs_in_its_own_process_and_reaches_the_daemon_only_through_its_channel(opts, launcher):
@@ -172,13 +173,13 @@ def test_a_signalled_or_crashed_job_is_reported_and_the_next_one_runs(opts, laun
 
     async def go() -> list[Any]:
         spin = asyncio.ensure_future(procs.run(Job(JID, "probe.spin", kwarg={"flag": str(flag)})))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while not flag.exists() and loop.time() < deadline:
-            await asyncio.sleep(0.01)
-        assert flag.exists(), "the job did not start"
-        pid = registry.snapshot()[JID].pid
-        assert registry.signal(JID, signal.SIGTERM) == f"Signal 15 sent to job {JID} at pid {pid}"
+        try:
+            await until(flag.exists, 20, "the job to start")
+            pid = registry.snapshot()[JID].pid
+            assert registry.signal(JID, signal.SIGTERM) == f"Signal 15 sent to job {JID} at pid {pid}"
+        except BaseException:
+            registry.signal(JID, signal.SIGKILL)  # never left spinning
+            raise
         return [await asyncio.wait_for(spin, 20)] + list(
             await asyncio.gather(
                 procs.run(Job("20240101000000000002", "probe.bye")),
@@ -187,7 +188,7 @@ def test_a_signalled_or_crashed_job_is_reported_and_the_next_one_runs(opts, laun
             )
         )
 
-    spun, bye, segv, ping = asyncio.run(go())
+    spun, bye, segv, ping = asyncio.run(asyncio.wait_for(go(), 60))
     assert spun.error == "killed" and spun.retcode == 1 and spun.success is False
     assert spun.ret == f"ERROR: job {JID} was killed by signal 15 (SIGTERM)"
     assert bye.ret == "ERROR: job 20240101000000000002 ended without a return (exit status 7)"
@@ -200,6 +201,7 @@ def test_a_signalled_or_crashed_job_is_reported_and_the_next_one_runs(opts, laun
 def test_a_launcher_that_died_is_replaced_by_a_fresh_interpreter(opts, launcher):
     procs = ProcessJobs(Daemon(opts, StaticPillar()).links, JobRegistry(), launcher)
     os.kill(launcher.pid, signal.SIGKILL)
+    wait_until(lambda: not launcher.alive(), 10, "the launcher to die")  # SIGKILL lands asynchronously
     stop = threading.Event()
     ticker = threading.Thread(target=stop.wait)  # a thread: the new launcher cannot be forked
     ticker.start()
@@ -207,7 +209,7 @@ def test_a_launcher_that_died_is_replaced_by_a_fresh_interpreter(opts, launcher)
         (ping,) = run(procs, Job(JID, "test.ping"))
     finally:
         stop.set()
-        ticker.join()
+        ticker.join(10)
         procs.close()
     assert ping.ret is True
     assert procs.launcher is not launcher and procs.launcher.popen is not None
@@ -236,14 +238,14 @@ def test_process_count_max_queues_jobs_beyond_the_limit(opts, launcher, tmp_path
     async def go() -> Any:
         spin = asyncio.ensure_future(procs.run(Job(JID, "probe.spin", kwarg={"flag": str(flag)})))
         ping = asyncio.ensure_future(procs.run(Job("20240101000000000002", "test.ping")))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while not flag.exists() and loop.time() < deadline:
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0)
-        assert sorted(registry.snapshot()) == [JID] and not ping.done()  # the second one waits
-        registry.signal(JID, signal.SIGKILL)
-        return await asyncio.wait_for(ping, 20), await spin
+        try:
+            await until(flag.exists, 20, "the first job to start")
+            # a job that got a slot is in the registry from its first step on: the second one waits
+            running = sorted(registry.snapshot())
+            assert running == [JID] and not ping.done(), running
+        finally:
+            registry.signal(JID, signal.SIGKILL)  # never left spinning, whatever failed
+        return await asyncio.wait_for(ping, 20), await asyncio.wait_for(spin, 20)
 
-    ping, spun = asyncio.run(go())
+    ping, spun = asyncio.run(asyncio.wait_for(go(), 60))
     assert ping.ret is True and spun.error == "killed"

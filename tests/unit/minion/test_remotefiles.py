@@ -18,7 +18,7 @@ from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
 from briny.minion.remotefiles import RemoteFileClient, check_rel
 
-from ..pairsupport import real_pair
+from ..pairsupport import real_pair, return_of
 from .test_agent_support import run
 
 
@@ -146,12 +146,7 @@ def test_jobs_use_the_master_files_through_cp(tmp_path: Path, srv: Path) -> None
     async def body(server: MasterServer, agent: MinionAgent, events: list) -> None:
         async def job(fun: str, *arg: Any) -> Any:
             jid = (await server.publish("m1", "glob", fun, list(arg)))["jid"]
-            for _ in range(200):
-                for tag, data in events:
-                    if tag == f"salt/job/{jid}/ret/m1":
-                        return data["return"]
-                await asyncio.sleep(0.05)
-            raise AssertionError(f"no return for {fun}")
+            return await return_of(events, jid, "m1")
 
         assert await job("cp.list_master") == ["db/init.sls", "top.sls", "web/files/motd", "web/init.sls"]
         assert await job("cp.list_master", "dev") == ["web/init.sls"]

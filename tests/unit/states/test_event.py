@@ -6,7 +6,8 @@ import tempfile
 from typing import Any
 
 from briny.common import loader
-from briny.common.event import EventBus, EventListener
+from briny.common.event import EventBus, EventListener, EventSender
+from tests.waiting import join_listener
 
 
 def _states(opts: dict[str, Any]) -> Any:
@@ -19,6 +20,7 @@ def test_send_fires_on_the_bus() -> None:
         bus = EventBus(opts).start_thread()
         try:
             with EventListener(opts, "my/*") as events:
+                join_listener(events, EventSender(opts).fire, "my/probe")  # subscribed before the event
                 ret = _states(opts)["event.send"](name="my/tag", data={"a": 1})
                 tag, data = next(events.iter(timeout=5))
         finally:

@@ -34,6 +34,7 @@ def name():
         subprocess.run(["groupdel", made], capture_output=True, timeout=60, check=False)
 
 
+@pytest.mark.host  # adds users or groups on this host
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("groupadd") is None, reason="needs root and shadow-utils")
 def test_present_members_absent(name: str) -> None:
     assert _states(True)["group.present"](name)["comment"] == f"Group {name} set to be added"

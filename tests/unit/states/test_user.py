@@ -36,6 +36,7 @@ def test_comma_in_gecos_refused() -> None:
     assert ret == {"name": "whoever", "changes": {}, "result": False, "comment": "Unsupported char ',' in a,b"}
 
 
+@pytest.mark.host  # adds users or groups on this host
 @needs_root
 def test_present_update_absent(name: str, tmp_path: Path) -> None:
     home = tmp_path / name
@@ -72,6 +73,7 @@ def test_present_update_absent(name: str, tmp_path: Path) -> None:
     assert st["user.absent"](name)["comment"] == f"User {name} is not present"
 
 
+@pytest.mark.host  # adds users or groups on this host
 @needs_root
 def test_bad_uid(name: str) -> None:
     ret = _states()["user.present"](name, uid="abc", createhome=False)

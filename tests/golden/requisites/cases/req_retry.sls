@@ -3,18 +3,18 @@ wait_for_file:
     - name: @SANDBOX@/never-there
     - retry:
         attempts: 3
-        interval: 1
+        interval: 0
 
 retry-defaults-until:
   test.succeed_without_changes:
     - retry:
         attempts: 2
         until: True
-        interval: 1
+        interval: 0
 
 retry-until-false:
   test.succeed_without_changes:
     - retry:
         attempts: 2
         until: False
-        interval: 1
+        interval: 0

@@ -10,6 +10,8 @@ import pytest
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from tests.waiting import wait_until
+
 FAIL = "echo out; echo err >&2; exit 3"
 
 
@@ -100,18 +102,17 @@ def test_cwd(loader, tmp_path):
 
 
 def test_timeout(loader):
-    start = time.monotonic()
-    ret = loader["cmd.run_all"]("sleep 5", timeout=0.3)
-    assert time.monotonic() - start < 3
+    ret = loader["cmd.run_all"]("sleep 60", timeout=0.3)
     assert ret["retcode"] == 1
-    assert ret["stdout"] == "sleep 5 : Timed out after 0.3 seconds"
+    assert ret["stdout"] == "sleep 60 : Timed out after 0.3 seconds"
     assert ret["stderr"] == ""
 
 
 def test_timeout_kills_children(loader):
+    # a child left running keeps the output pipe open: the call would last its whole 60 s
     start = time.monotonic()
-    ret = loader["cmd.run_all"]("sleep 5 & sleep 5; wait", python_shell=True, timeout=0.3)
-    assert ret["retcode"] == 1 and time.monotonic() - start < 3
+    ret = loader["cmd.run_all"]("sleep 60 & sleep 60; wait", python_shell=True, timeout=0.3)
+    assert ret["retcode"] == 1 and time.monotonic() - start < 30
 
 
 def test_env(loader):
@@ -211,11 +212,7 @@ def test_run_bg(loader, tmp_path):
     marker = tmp_path / "done"
     ret = loader["cmd.run_bg"](f"touch {marker}")
     assert isinstance(ret["pid"], int)
-    for _ in range(50):
-        if marker.exists():
-            break
-        time.sleep(0.02)
-    assert marker.exists()
+    wait_until(marker.exists, 10, "the background command to run")
     with pytest.raises(CommandExecutionError):
         loader["cmd.run_bg"]("nonexistent_cmd_xyz")
 

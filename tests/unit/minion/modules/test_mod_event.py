@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from briny.common.event import EventBus, EventListener
+from briny.common.event import EventBus, EventListener, EventSender
 from briny.common.loader import minion_mods
+from tests.waiting import join_listener
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def test_send_reaches_the_bus(sock_dir: str) -> None:
     bus = EventBus(opts).start_thread()
     try:
         with EventListener(opts, "briny/*") as events:
+            join_listener(events, EventSender(opts).fire, "briny/probe")  # subscribed before the event
             assert salt["event.send"](
                 "briny/t1", data={"a": 1}, with_grains=["os"], with_pillar=True, with_env_opts=True, extra="x"
             )

@@ -32,6 +32,7 @@ def name():
     subprocess.run(["groupdel", group], capture_output=True, timeout=60, check=False)
 
 
+@pytest.mark.host  # adds users or groups on this host
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("groupadd") is None, reason="needs root and shadow-utils")
 def test_add_members_chgid_delete(salt, name: str) -> None:
     assert salt["group.add"](name, system=True) is True

@@ -37,6 +37,7 @@ def name():
         subprocess.run(cmd, capture_output=True, timeout=60, check=False)
 
 
+@pytest.mark.host  # adds users or groups on this host
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("chpasswd") is None, reason="needs root and shadow-utils")
 def test_info_and_setters(salt, name: str) -> None:
     assert subprocess.run(["useradd", "-M", name], timeout=60).returncode == 0

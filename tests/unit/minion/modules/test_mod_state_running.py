@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,8 @@ from briny.common.loader import minion_mods
 from briny.common.jobcontext import JobContext, RunningJob
 from briny.minion.executor import Executor, Job
 from briny.minion.jobregistry import JobRegistry
+
+from tests.waiting import wait_until
 
 JID_A, JID_B, JID_C = "20240101000000000001", "20240102030405000002", "20240101000000000003"
 
@@ -119,10 +120,7 @@ def test_a_second_state_run_is_refused_and_the_first_goes_on(opts, tmp_path):
     worker = threading.Thread(target=lambda: first.append(ex.run(Job(JID_A, "state.apply"))))
     worker.start()
     try:
-        deadline = time.monotonic() + 20
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert started.exists(), "the first state run did not start"
+        wait_until(started.exists, 20, "the first state run to start")
         words = salt_words("state.apply", os.getpid(), JID_A, "2024, Jan 01 00:00:00.000001")
         for fun, arg in (
             ("state.apply", []),
@@ -157,13 +155,6 @@ def _slow_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
     return stop, started, out
 
 
-def _wait_for(path: Path, what: str) -> None:
-    deadline = time.monotonic() + 20
-    while not path.exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert path.exists(), what
-
-
 def _queued_behind_a_slow_run(
     opts: dict[str, Any], tmp_path: Path, queue: Any, meanwhile: Any = None
 ) -> tuple[Any, Any]:
@@ -179,9 +170,9 @@ def _queued_behind_a_slow_run(
     )
     first.start()
     try:
-        _wait_for(started, "the first state run did not start")
+        wait_until(started.exists, 20, "the first state run to start")
         queued.start()
-        _wait_for(tmp_path / "cache" / "state_queue" / JID_B, "the second run did not queue")
+        wait_until((tmp_path / "cache" / "state_queue" / JID_B).exists, 20, "the second run to queue")
         if meanwhile is not None:
             meanwhile(ex)
         assert "b" not in results

@@ -53,6 +53,7 @@ def name():
         subprocess.run(cmd, capture_output=True, timeout=60, check=False)
 
 
+@pytest.mark.host  # adds users or groups on this host
 @needs_root
 def test_add_change_delete(salt, name: str) -> None:
     assert salt["user.add"](name, shell="/bin/sh", fullname="A B", roomnumber="1", createhome=False) is True
@@ -69,6 +70,7 @@ def test_add_change_delete(salt, name: str) -> None:
     assert salt["user.delete"](name) is True and salt["user.info"](name) == {}
 
 
+@pytest.mark.host  # adds users or groups on this host
 @needs_root
 def test_bad_uid_fails_with_reason(salt, name: str) -> None:
     assert salt["user.add"](name, uid="notanumber", createhome=False) is False
