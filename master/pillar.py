@@ -105,6 +105,11 @@ PURE_FUNCTIONS: frozenset[str] = frozenset(
         "slsutil.merge",
         "slsutil.merge_all",
         "slsutil.boolstr",
+        "slsutil.banner",
+        "slsutil.serialize",
+        "slsutil.deserialize",
+        # renders with this same guarded salt and boundary; a local file (the minion's host) is refused
+        "slsutil.renderer",
         "slsutil.file_exists",
         "slsutil.dir_exists",
         "slsutil.path_exists",
@@ -112,6 +117,10 @@ PURE_FUNCTIONS: frozenset[str] = frozenset(
         "cp.list_master",
         "cp.list_master_dirs",
         "cp.list_states",
+        "defaults.get",  # salt://<formula>/defaults.yaml|json: the master's file roots
+        "defaults.merge",
+        "defaults.update",
+        "defaults.deepcopy",
         "file.dirname",
         "file.basename",
         "file.join",
@@ -120,8 +129,9 @@ PURE_FUNCTIONS: frozenset[str] = frozenset(
 # for messages: what templates rendered on the master may call
 ALLOWED = (
     "the pure functions (grains.get/item/items/ls/has_value/equals/filter_by, pillar.get and "
-    "its readers, config.get/option/items/dot_vals, match.*, slsutil merges and file server "
-    "checks, cp.list_master/list_master_dirs/list_states, file.dirname/basename/join)"
+    "its readers, config.get/option/items/dot_vals, match.*, slsutil merges, serializers, renderer, "
+    "banner and file server checks, defaults.*, cp.list_master/list_master_dirs/list_states, "
+    "file.dirname/basename/join)"
 )
 PY_HINT = (
     "pillar_allow_py: True in the master config allows #!py pillar files (for the operator's own trusted pillar code)"
