@@ -43,7 +43,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgpack
-
 from briny.common import config
 from briny.common.exceptions import SaltInvocationError, WireError
 from briny.common.ids import check_id, other_minion, valid_id

@@ -121,7 +121,7 @@ class JobRunner:
         self._track(job.jid, task)
         return task
 
-    def start_internal(self, job: Job) -> "asyncio.Task[JobResult] | None":
+    def start_internal(self, job: Job) -> asyncio.Task[JobResult] | None:
         """Run a job the daemon starts for itself (``mine.update`` every ``mine_interval``): like a
         local call, with no return sent (Salt's ``mine_return_job: False``). None while shutting
         down."""

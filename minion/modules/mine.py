@@ -40,7 +40,6 @@ import threading
 from typing import Any
 
 import msgpack
-
 from briny.common.exceptions import CommandExecutionError
 
 log = logging.getLogger(__name__)
