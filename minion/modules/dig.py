@@ -67,31 +67,31 @@ def _dig(name: Any, rtype: str | None, nameserver: str | None, *extra: str) -> s
     return str(res["stdout"])
 
 
-def A(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:  # noqa: N802 - Salt's name
+def A(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:
     """The A records (IPv4 addresses) of ``host``."""
     out = _dig(host, "A", nameserver)
     return [] if out is None else [x for x in out.split("\n") if check_ip(x)]
 
 
-def AAAA(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:  # noqa: N802
+def AAAA(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:
     """The AAAA records (IPv6 addresses) of ``host``."""
     out = _dig(host, "AAAA", nameserver)
     return [] if out is None else [x for x in out.split("\n") if check_ip(x)]
 
 
-def PTR(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:  # noqa: N802
+def PTR(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:
     """The PTR records (names) of the address ``host``."""
     out = _dig(host, None, nameserver, "-x")
     return [] if out is None else out.split("\n")
 
 
-def CNAME(host: str, nameserver: str | None = None, **kwargs: Any) -> Any:  # noqa: N802
+def CNAME(host: str, nameserver: str | None = None, **kwargs: Any) -> Any:
     """The CNAME of ``host`` (dig's text)."""
     out = _dig(host, "CNAME", nameserver)
     return [] if out is None else out
 
 
-def NS(domain: str, resolve: bool = True, nameserver: str | None = None, **kwargs: Any) -> list[str]:  # noqa: N802
+def NS(domain: str, resolve: bool = True, nameserver: str | None = None, **kwargs: Any) -> list[str]:
     """The name servers of ``domain``: their addresses, or with ``resolve=False`` their names."""
     out = _dig(domain, "NS", nameserver)
     if out is None:
@@ -104,7 +104,7 @@ def NS(domain: str, resolve: bool = True, nameserver: str | None = None, **kwarg
 _SPF = re.compile(r"(?:\+|~)?(ip[46]|include):(.+)")
 
 
-def SPF(domain: str, record: str = "SPF", nameserver: str | None = None, **kwargs: Any) -> list[str]:  # noqa: N802
+def SPF(domain: str, record: str = "SPF", nameserver: str | None = None, **kwargs: Any) -> list[str]:
     """The address ranges the SPF record of ``domain`` allows (the TXT record when there is no SPF one)."""
     out = _dig(domain, record, nameserver)
     if out is None:
@@ -129,7 +129,7 @@ def SPF(domain: str, record: str = "SPF", nameserver: str | None = None, **kwarg
     return found
 
 
-def MX(domain: str, resolve: bool = False, nameserver: str | None = None, **kwargs: Any) -> list[list[str]]:  # noqa: N802
+def MX(domain: str, resolve: bool = False, nameserver: str | None = None, **kwargs: Any) -> list[list[str]]:
     """``[[priority, host], ...]`` for ``domain`` (``resolve``: each host's first address)."""
     out = _dig(domain, "MX", nameserver)
     if out is None:
@@ -140,7 +140,7 @@ def MX(domain: str, resolve: bool = False, nameserver: str | None = None, **kwar
     return rows
 
 
-def TXT(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:  # noqa: N802
+def TXT(host: str, nameserver: str | None = None, **kwargs: Any) -> list[str]:
     """The TXT records of ``host``."""
     out = _dig(host, "TXT", nameserver)
     return [] if out is None else out.split("\n")
