@@ -41,7 +41,7 @@ def highstate(fleet: Fleet) -> dict[str, Any]:
 def test_mine_through_the_master(make_fleet):
     fleet = make_fleet(["m1", "m2", "m3"], auto_accept=True, grains=GRAINS)
     for mid in ("m1", "m2"):
-        fleet.add_minion(mid, mine_functions=MINE)
+        fleet.add_minion(mid, mine_functions=MINE, mine_enabled=True)
     root = Path(fleet.master_opts["file_roots"]["base"][0])
     write(
         root,
