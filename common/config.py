@@ -122,6 +122,8 @@ MINION_DEFAULTS: dict[str, Any] = {
     "multiprocessing": True,
     "process_count_max": -1,
     "startup_states": "",
+    "mine_enabled": True,
+    "mine_interval": 60,
 }
 
 MASTER_DEFAULTS: dict[str, Any] = {

@@ -4,8 +4,11 @@ Runs wherever pillar is compiled or templates merge maps. Strategies:
 ``recurse`` (``smart`` for YAML renderers): mappings merge key by key, lists
 are replaced unless ``merge_lists``; ``overwrite``: top-level keys replaced;
 ``aggregate`` behaves as recurse here; ``none``: nothing is merged.
-Inputs are never modified; the result shares no mutable containers with
-``update``.
+:func:`update` and :func:`merge` never modify their inputs, and the result
+shares no mutable containers with ``update``. :func:`update_in_place` is
+Salt's own ``dictupdate.update`` for the execution functions that, in Salt,
+change the caller's dict (``defaults.merge``, ``slsutil.update``): templates
+rely on ``{% do salt['defaults.merge'](a, b) %}`` changing ``a``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,31 @@ def update(dest: Mapping[Any, Any], upd: Mapping[Any, Any], merge_lists: bool = 
             else:
                 target[key] = copy.deepcopy(val)
     return out
+
+
+def update_in_place(dest: Any, upd: Any, recursive_update: bool = True, merge_lists: bool = False) -> Any:
+    """Merge ``upd`` into ``dest`` itself and return ``dest``, as Salt 3007's ``dictupdate.update``:
+    nested mappings present on both sides are merged in place, lists are replaced (with
+    ``merge_lists``: a copy of ``dest``'s list extended with ``upd``'s new items), any other value
+    of ``upd`` is stored as it is (not copied). ``recursive_update=False`` is a plain
+    ``dict.update``. TypeError for anything but two mappings."""
+    if not isinstance(dest, Mapping) or not isinstance(upd, Mapping):
+        raise TypeError("Cannot update using non-dict types in dictupdate.update()")
+    if not recursive_update or not set(dest) & set(upd):
+        for key in upd:
+            dest[key] = upd[key]  # type: ignore[index]
+        return dest
+    for key, val in upd.items():
+        cur = dest.get(key)
+        if isinstance(cur, Mapping) and isinstance(val, Mapping):
+            dest[key] = update_in_place(cur, val, merge_lists=merge_lists)  # type: ignore[index]
+        elif merge_lists and isinstance(cur, list) and isinstance(val, list):
+            merged = copy.deepcopy(cur)
+            merged.extend([item for item in val if item not in merged])  # new items of upd, as listed
+            dest[key] = merged  # type: ignore[index]
+        else:
+            dest[key] = val  # type: ignore[index]
+    return dest
 
 
 def merge(

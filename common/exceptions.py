@@ -10,7 +10,9 @@ them into Salt-style results or CLI errors, never into tracebacks.
     ├── ConfigError                 a config file or value is wrong
     ├── UsageError                  a bad command line (the CLIs exit 2)
     ├── RenderError                 an SLS, top file or template did not render
-    │   └── TemplateError           Jinja failed (carries the SLS name and line)
+    │   ├── TemplateError           Jinja failed (carries the SLS name and line)
+    │   └── DeserializationError    text a serializer cannot read (``slsutil.deserialize``)
+    ├── SerializationError          data a serializer cannot write (``slsutil.serialize``)
     ├── LoaderError                 a module could not be found or loaded
     │   └── FunctionNotFound        ``mod.fun`` is not available on this host (also a KeyError)
     ├── CommandExecutionError       an execution function failed doing its work
@@ -69,6 +71,14 @@ class RenderError(BrinyError):
 
 class TemplateError(RenderError):
     """A Jinja template failed; the message names the file and line."""
+
+
+class DeserializationError(RenderError):
+    """A serializer could not read its input (Salt's ``salt.serializers.DeserializationError``)."""
+
+
+class SerializationError(BrinyError):
+    """A serializer could not write its data (Salt's ``salt.serializers.SerializationError``)."""
 
 
 class LoaderError(BrinyError):

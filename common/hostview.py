@@ -116,6 +116,12 @@ class SaltFunctions:
         self._loader = loader
         self._boundary = boundary
 
+    @property
+    def boundary(self) -> HostBoundary | None:
+        """The render's limits on the master (None on a minion): what a pure function that
+        renders (``slsutil.renderer``) passes on to the render it makes."""
+        return self._boundary
+
     def __getitem__(self, key: str) -> Callable[..., Any]:
         if not isinstance(key, str):
             raise FunctionNotFound(f"{key!r} is not a module.function name")

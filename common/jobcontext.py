@@ -79,6 +79,9 @@ class JobContext:
     file_client: FileClient | None = None
     fire_event: FireEvent | None = None
     master: MasterRequest | None = None
+    # on the master only (a compile for a minion): that minion's ``mine`` requests, answered from
+    # the master's own mine store (``mine.get`` in templates rendered there)
+    mine: MasterRequest | None = None
     jobs: JobControl | None = None
     refresh_pillar: Callable[[], bool] | None = None
     refresh_grains: Callable[[], bool] | None = None

@@ -210,6 +210,7 @@ class MasterCompiler:
         self.grains_of = grains_of
         # the config each minion reported at auth: templates see the minion's opts, as in Salt
         self.opts_of = opts_of or (lambda _minion: None)
+        self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
         self._custom: tuple[str, frozenset[str]] = ("", frozenset())  # (roots signature, names)
         self.renders = 0  # compiles actually run (tests count them)
         self.hits = 0
@@ -315,7 +316,9 @@ class MasterCompiler:
         pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
         key = request.cache_key(minion_id, fun)
         report = self.reported(minion_id)
-        grains_digest, pillar_digest = data_digest([grains, report and report.digest]), data_digest(pillar)
+        generation = self.mine.generation if self.mine is not None else 0  # templates may read the mine
+        grains_digest = data_digest([grains, report and report.digest, generation])
+        pillar_digest = data_digest(pillar)
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest, pillar_digest):
@@ -454,7 +457,8 @@ class MasterCompiler:
         opts, template_opts, module_opts = self.views(
             minion_id, request, grains, pillar, self.reported(minion_id), client, boundary
         )
-        salt = master_side_mods(module_opts, grains, pillar, boundary, client)
+        mine = self.mine.reader(minion_id) if self.mine is not None else None
+        salt = master_side_mods(module_opts, grains, pillar, boundary, client, mine)
         env = RenderEnv(
             opts=opts,
             client=client,

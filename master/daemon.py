@@ -61,6 +61,7 @@ from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
 from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
+from briny.master.mine import MineStore
 from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
@@ -125,9 +126,16 @@ def build_server(
     server = MasterServer(
         opts, transport, keys, jobcache, grains=grains, compiler=compiler, fire=fire, executor=executor
     )
+    # each minion's mine, read by mine.get with targeting (accepted minions, grains, compiled pillars)
+    mine = MineStore(opts, grains.get, lambda: server.keywatch.read().accepted, pillar.cached)
+    mined = mine.load_all()
+    if mined:
+        log.info("loaded the cached mines of %d minions", mined)
+    pillar.mine = compiler.mine = mine
     pillar.register(server)  # pillar
     fileserver.register(server)  # file_envs, file_list, file_hash, file_chunk
     compiler.register(server)  # compile (briny-call on a minion)
+    mine.register(server)  # mine
     return server
 
 

@@ -53,7 +53,7 @@ from briny.common.exceptions import WireError
 from briny.common.fileclient import FileClient
 from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
 from briny.common.ids import other_minion
-from briny.common.jobcontext import JobContext
+from briny.common.jobcontext import JobContext, MasterRequest
 from briny.common.reported import is_env_name
 
 log = logging.getLogger(__name__)
@@ -105,6 +105,11 @@ PURE_FUNCTIONS: frozenset[str] = frozenset(
         "slsutil.merge",
         "slsutil.merge_all",
         "slsutil.boolstr",
+        "slsutil.banner",
+        "slsutil.serialize",
+        "slsutil.deserialize",
+        # renders with this same guarded salt and boundary; a local file (the minion's host) is refused
+        "slsutil.renderer",
         "slsutil.file_exists",
         "slsutil.dir_exists",
         "slsutil.path_exists",
@@ -112,6 +117,11 @@ PURE_FUNCTIONS: frozenset[str] = frozenset(
         "cp.list_master",
         "cp.list_master_dirs",
         "cp.list_states",
+        "mine.get",  # the master's own mine store, as this minion's mine.get reads it (master/mine.py)
+        "defaults.get",  # salt://<formula>/defaults.yaml|json: the master's file roots
+        "defaults.merge",
+        "defaults.update",
+        "defaults.deepcopy",
         "file.dirname",
         "file.basename",
         "file.join",
@@ -120,8 +130,9 @@ PURE_FUNCTIONS: frozenset[str] = frozenset(
 # for messages: what templates rendered on the master may call
 ALLOWED = (
     "the pure functions (grains.get/item/items/ls/has_value/equals/filter_by, pillar.get and "
-    "its readers, config.get/option/items/dot_vals, match.*, slsutil merges and file server "
-    "checks, cp.list_master/list_master_dirs/list_states, file.dirname/basename/join)"
+    "its readers, config.get/option/items/dot_vals, match.*, slsutil merges, serializers, renderer, "
+    "banner and file server checks, defaults.*, mine.get, cp.list_master/list_master_dirs/list_states, "
+    "file.dirname/basename/join)"
 )
 PY_HINT = (
     "pillar_allow_py: True in the master config allows #!py pillar files (for the operator's own trusted pillar code)"
@@ -140,13 +151,16 @@ def master_side_mods(
     pillar: dict[str, Any],
     boundary: HostBoundary,
     file_client: FileClient,
+    mine: MasterRequest | None = None,
 ) -> SaltFunctions:
     """A minion's ``salt`` on the master: the built-in execution modules (never a custom module
     folder) with ``module_opts``, ``grains`` and ``pillar`` as their dunders, behind
     ``boundary``; the modules' own ``__salt__`` is the same guarded object, so a pure function
     cannot reach another one either. ``file_client`` is what their ``__job__`` lists and reads
-    (``cp.list_master``: the master's file roots)."""
-    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[], job=JobContext(file_client=file_client))
+    (``cp.list_master``: the master's file roots); ``mine`` answers that minion's ``mine.get``
+    from the master's own store (:meth:`briny.master.mine.MineStore.reader`)."""
+    job = JobContext(file_client=file_client, mine=mine)
+    mods = loader.minion_mods(module_opts, grains, pillar, extra_dirs=[], job=job)
     salt = SaltFunctions(mods, boundary)
     mods.pack["__salt__"] = salt
     return salt
@@ -179,6 +193,7 @@ class MinionPillars:
     def __init__(self, opts: dict[str, Any], grains_of: GrainsLookup) -> None:
         self.opts = opts
         self.grains_of = grains_of
+        self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
         self.hits = 0
         self.compiles = 0
         self._lock = threading.Lock()
@@ -244,7 +259,8 @@ class MinionPillars:
         )
         # the modules' own file client (cp.list_master: the master's file_roots), kept out of sight
         files = LocalFileClient(self.opts.get("file_roots") or {}, follow)
-        salt = master_side_mods(OptsView(opts), grains, {}, boundary, files)
+        mine = self.mine.reader(minion_id) if self.mine is not None else None
+        salt = master_side_mods(OptsView(opts), grains, {}, boundary, files, mine)
         env = RenderEnv(
             opts=opts,
             client=client,
@@ -284,7 +300,8 @@ class MinionPillars:
             gate = self._compiling.setdefault(key, threading.Lock())
         with gate:
             grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
-            grains_digest = data_digest(grains)
+            # a pillar may read the mine (mine.get): any change to it makes entries old
+            grains_digest = data_digest([grains, self.mine.generation if self.mine is not None else 0])
             tree = self.tree_signature()
             with self._lock:
                 entry = self._entries.get(key)
@@ -296,6 +313,13 @@ class MinionPillars:
             with self._lock:
                 self._entries[key] = _Entry(tree, grains_digest, pillar)
             return copy.deepcopy(pillar)
+
+    def cached(self, minion_id: str) -> dict[str, Any] | None:
+        """``minion_id``'s pillar as last compiled for the master's default environment, or None
+        (never compiles: what pillar targeting of the mine reads)."""
+        with self._lock:
+            entry = self._entries.get((minion_id, self._effective_env(None, None)))
+        return None if entry is None else entry.pillar
 
     def forget(self, minion_id: str | None = None) -> None:
         """Drop the cached pillars of one minion (or of all)."""

@@ -15,8 +15,9 @@ to the accepted minions only:
   matched (Salt's non-greedy answer; every briny minion sends its grains
   when it connects);
 - ``compound``: ``and``/``or``/``not``/parentheses over ``G@ P@ L@ E@ S@
-  N@`` words and plain globs; ``I@``/``J@`` (pillar) match nothing until
-  the master compiles pillar (issue 6);
+  N@`` words and plain globs; ``I@``/``J@`` (pillar) match only when the
+  caller passes ``pillar_of`` (the mine does: the pillars the master has
+  compiled), else nothing;
 - ``nodegroup``: ``opts["nodegroups"]``, expanded as compound.
 
 The grains themselves live in :class:`briny.master.grainscache.GrainsCache`
@@ -89,8 +90,11 @@ def check_minions(
     accepted: Iterable[str],
     grains_of: GrainsLookup = _no_grains,
     opts: Mapping[str, Any] | None = None,
+    pillar_of: GrainsLookup | None = None,
 ) -> list[str]:
-    """The sorted ids among ``accepted`` that ``tgt`` of ``tgt_type`` names."""
+    """The sorted ids among ``accepted`` that ``tgt`` of ``tgt_type`` names. ``pillar_of`` gives a
+    minion's pillar as the master last compiled it (None: unknown, matching no pillar target);
+    without it, pillar targets match nothing."""
     tgt_type = (tgt_type or "glob").lower()
     check_target(tgt, tgt_type)
     opts = opts or {}
@@ -107,8 +111,9 @@ def check_minions(
         grains = None if tgt_type in _ID_ONLY else grains_of(minion_id)
         if tgt_type in ("grain", "grain_pcre", "ipcidr") and grains is None:
             continue
+        pillar = pillar_of(minion_id) if pillar_of is not None and tgt_type not in _ID_ONLY else None
         if matchers.match(
-            tgt, tgt_type, minion_id, grains=grains, pillar=None, delimiter=delimiter, nodegroups=nodegroups
+            tgt, tgt_type, minion_id, grains=grains, pillar=pillar, delimiter=delimiter, nodegroups=nodegroups
         ):
             out.append(minion_id)
     return out

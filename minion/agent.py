@@ -56,6 +56,7 @@ from typing import Any
 from briny.common import config, wire
 from briny.common.exceptions import ConfigError, WireError
 from briny.common.ids import id_problem
+from briny.common.jid import gen_jid
 from briny.common.transport import ClientTransport, topic_for
 from briny.minion.auth import MinionAuth, Session
 from briny.minion.executor import Executor, Job, JobResult
@@ -192,6 +193,8 @@ class MinionAgent:
         self._stop = asyncio.Event()
         if self.use_bus:
             self._start_bus()
+        if self.opts.get("file_client") != "local" and self.opts.get("mine_enabled", True):
+            self._spawn(self._mine_timer())
         try:
             while not self._stop.is_set():
                 delay = await self._connect_once()
@@ -207,6 +210,22 @@ class MinionAgent:
         self.jobs.accepting = False
         if self._stop is not None:
             self._stop.set()
+
+    async def _mine_timer(self) -> None:
+        """``mine.update`` once the first session is up, then every ``mine_interval`` minutes
+        (loop; each run is an internal job, with no return). The general scheduler (issue 12) will
+        take this over."""
+        assert self._stop is not None
+        interval = 60.0 * config.number(self.opts, "mine_interval")
+        await self.connected.wait()
+        while not self._stop.is_set():
+            task = self.jobs.start_internal(Job(jid=gen_jid(), fun="mine.update", tgt=self.id))
+            if task is None:
+                return
+            result = await task
+            if result.retcode:
+                log.warning("mine.update failed: %s", result.ret)
+            await self._sleep(interval)
 
     async def _sleep(self, seconds: float) -> None:
         assert self._stop is not None

@@ -121,6 +121,18 @@ class JobRunner:
         self._track(job.jid, task)
         return task
 
+    def start_internal(self, job: Job) -> asyncio.Task[JobResult] | None:
+        """Run a job the daemon starts for itself (``mine.update`` every ``mine_interval``): like a
+        local call, with no return sent (Salt's ``mine_return_job: False``). None while shutting
+        down."""
+        assert_on_loop(WHAT)
+        if not self.accepting:
+            return None
+        log.info("running internal job %s: %s", job.jid, job.fun)
+        task = asyncio.ensure_future(self._execute(job))
+        self._track(job.jid, task)
+        return task
+
     def _track(self, jid: str, task: asyncio.Task[Any]) -> None:
         self._jobs[jid] = task
         task.add_done_callback(lambda _t: self._jobs.pop(jid, None))

@@ -35,6 +35,7 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need mariadb-server /usr/sbin/mariadbd
   need debconf-utils debconf-get-selections
   need apt-utils apt-ftparchive
+  need bind9-dnsutils dig
   if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
       || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; } \

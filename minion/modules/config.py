@@ -120,6 +120,42 @@ def get(
     return default if ret is _MISSING else ret
 
 
+def merge(
+    value: str,
+    default: Any = "",
+    omit_opts: bool = False,
+    omit_master: bool = False,
+    omit_pillar: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """``value`` from the config, the master config in pillar and the pillar, combined (Salt's
+    ``config.merge``): the first text found wins; maps are merged (an earlier source's keys win),
+    lists are joined in that order; else the defaults, else ``default``."""
+    pillar = __pillar__ or {}  # type: ignore[name-defined]  # noqa: F821
+    master = pillar.get("master", {})
+    sources = [
+        (omit_opts, __opts__),  # type: ignore[name-defined]  # noqa: F821
+        (omit_master, master if isinstance(master, Mapping) else {}),
+        (omit_pillar, pillar),
+    ]
+    ret: Any = None
+    for omitted, source in sources:
+        if omitted or value not in source:
+            continue
+        found = source[value]
+        if ret is None:
+            ret = found
+            if isinstance(ret, str):
+                return ret
+        elif isinstance(ret, dict) and isinstance(found, dict):
+            ret = {**found, **ret}
+        elif isinstance(ret, (list, tuple)) and isinstance(found, (list, tuple)):
+            ret = list(ret) + list(found)
+    if ret is None:
+        return DEFAULTS.get(value, default)
+    return ret
+
+
 def option(
     value: str,
     default: Any = "",

@@ -27,6 +27,19 @@ from briny.common.exceptions import BrinyError, CommandExecutionError, HashError
 from briny.common.jinja import render_jinja
 from briny.minion.fileops import diff, lines, managed, perms, tree
 
+from ._file_query import access as access
+from ._file_query import check_hash as check_hash
+from ._file_query import contains as contains
+from ._file_query import contains_glob as contains_glob
+from ._file_query import contains_regex as contains_regex
+from ._file_query import get_sum as get_sum
+from ._file_query import is_blkdev as is_blkdev
+from ._file_query import is_chrdev as is_chrdev
+from ._file_query import is_fifo as is_fifo
+from ._file_query import lstat as lstat
+from ._file_query import path_exists_glob as path_exists_glob
+from ._file_query import readdir as readdir
+
 log = logging.getLogger(__name__)
 
 

@@ -1,20 +1,34 @@
-"""Execution module ``slsutil``: helpers for SLS and map files.
+"""Execution module ``slsutil``: helpers for SLS and map files (Salt 3007's).
 
 Runs wherever ``__salt__`` does (minion, ``briny-call``, master-side
-rendering). Salt 3007's merge functions, with its strategies:
+rendering). Salt 3007's merge functions, with its strategies and its
+side effects (templates rely on them):
 
-- ``recurse``: nested dicts are merged key by key; lists are replaced, or
-  concatenated without duplicates with ``merge_lists=True``.
-- ``overwrite``: top-level keys of the second replace those of the first.
-- ``list``: keys present in both become ``[first, second]``; keys only in the
-  second are dropped (Salt's behaviour).
-- ``aggregate``: without YAMLEX aggregation markers (briny has no ``yamlex``
-  renderer) this is a top-level update, as Salt does for unmarked data.
-- ``smart``: ``aggregate`` when the ``renderer`` option is ``yamlex``,
-  else ``recurse``.
+- ``update(dest, upd)`` merges ``upd`` into ``dest`` itself and returns it.
+- ``merge(a, b, strategy)``: ``recurse`` merges ``b`` into a deep copy of
+  ``a`` (nested dicts key by key; lists replaced, or extended with ``b``'s
+  new items with ``merge_lists=True``); ``overwrite`` first replaces in
+  ``a`` itself the top-level keys ``b`` also has, then merges as
+  ``recurse``; ``list``: keys present in both become ``[a's, b's]``, keys
+  only in ``b`` are dropped; ``aggregate``: without YAMLEX aggregation
+  markers (briny has no ``yamlex`` renderer) the top-level keys of ``b``
+  replace ``a``'s; ``smart``: ``aggregate`` when ``renderer`` is ``yamlex``,
+  else ``recurse``; ``none`` and unknown names (with a warning): ``recurse``.
+- ``serialize`` / ``deserialize``: :mod:`briny.common.serializers` (``yaml``,
+  ``json``, ``msgpack``, ``plist``, ``python``, ``configparser``,
+  ``keyvalue``; Salt 3007 has no ``toml`` without the ``toml`` package).
+- ``renderer(path=None, string=None, default_renderer='jinja|yaml')``: the
+  text of a ``salt://`` file (or, on a minion, a local file) or a string,
+  through a renderer pipeline (a shebang line wins), with the caller's
+  ``salt``, grains, pillar and opts; extra keyword arguments are template
+  variables. The result is the last renderer's: data, or text for a
+  pipeline ending in ``jinja``. On the master it runs behind the render's
+  boundary: what the template calls is checked there, and a local file
+  (the minion's host) is refused.
+- ``banner``, ``boolstr``.
 
-``file_exists`` / ``dir_exists`` / ``path_exists`` ask the file server
-through ``cp.list_master`` / ``cp.list_master_dirs``.
+``file_exists`` / ``dir_exists`` / ``path_exists`` / ``findup`` ask the
+file server through ``cp.list_master`` / ``cp.list_master_dirs``.
 """
 
 from __future__ import annotations
@@ -22,22 +36,15 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from briny.common.dictupdate import update as _update
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common import fileclient, serializers
+from briny.common.dictupdate import update_in_place
+from briny.common.exceptions import CommandExecutionError, FileServerError, SaltInvocationError
 
 log = logging.getLogger(__name__)
-
-_STRATEGIES = ("smart", "recurse", "aggregate", "overwrite", "list")
-
-
-def _check_dicts(obj_a: Any, obj_b: Any) -> None:
-    if not isinstance(obj_a, Mapping) or not isinstance(obj_b, Mapping):
-        raise SaltInvocationError(
-            "Cannot merge non-dict types: got {} and {}".format(type(obj_a).__name__, type(obj_b).__name__)
-        )
 
 
 def update(
@@ -46,60 +53,190 @@ def update(
     recursive_update: bool = True,
     merge_lists: bool = False,
     **kwargs: Any,
-) -> dict[Any, Any]:
-    """``dest`` updated with ``upd`` (recursively by default); returns the result."""
-    _check_dicts(dest, upd)
-    result = copy.deepcopy(dict(dest))
-    if not recursive_update:
-        result.update(copy.deepcopy(dict(upd)))
-        return result
-    return _update(result, upd, merge_lists)
+) -> Any:
+    """``upd`` merged into ``dest`` itself (recursively by default); returns ``dest``."""
+    return update_in_place(dest, upd, recursive_update, merge_lists)
+
+
+def _merge_list(obj_a: Mapping[Any, Any], obj_b: Mapping[Any, Any]) -> dict[Any, Any]:
+    return {key: ([val, obj_b[key]] if key in obj_b else val) for key, val in obj_a.items()}
+
+
+def _merge_recurse(obj_a: Any, obj_b: Any, merge_lists: bool = False) -> Any:
+    return update_in_place(copy.deepcopy(obj_a), obj_b, merge_lists=merge_lists)
+
+
+def _merge_aggregate(obj_a: Mapping[Any, Any], obj_b: Mapping[Any, Any]) -> dict[Any, Any]:
+    merged = dict(obj_a)
+    merged.update(obj_b)
+    return merged
 
 
 def merge(
-    obj_a: Mapping[Any, Any],
-    obj_b: Mapping[Any, Any],
+    obj_a: Any,
+    obj_b: Any,
     strategy: str = "smart",
     renderer: str = "yaml",
     merge_lists: bool = False,
     **kwargs: Any,
-) -> dict[Any, Any]:
+) -> Any:
     """``obj_b`` merged into ``obj_a`` with ``strategy`` (see the module docstring)."""
-    _check_dicts(obj_a, obj_b)
-    if strategy not in _STRATEGIES:
-        log.warning("Unknown merging strategy '%s', fallback to recurse", strategy)
-        strategy = "recurse"
     if strategy == "smart":
-        rend = renderer or __opts__.get("renderer", "yaml")  # type: ignore[name-defined]  # noqa: F821
-        strategy = "aggregate" if str(rend).split("|")[-1] == "yamlex" else "recurse"
-    a = copy.deepcopy(dict(obj_a))
-    b = copy.deepcopy(dict(obj_b))
-    if strategy == "recurse":
-        return _update(a, b, merge_lists)
-    if strategy == "overwrite":
-        a.update(b)
-        return a
+        last = str(renderer).split("|")[-1]
+        strategy = "aggregate" if last == "yamlex" or str(renderer).startswith("yamlex_") else "recurse"
+    if strategy == "list":
+        return _merge_list(obj_a, obj_b)
     if strategy == "aggregate":
-        a.update(b)
-        return a
-    # list
-    return {key: ([val, b[key]] if key in b else val) for key, val in a.items()}
+        return _merge_aggregate(obj_a, obj_b)
+    if strategy == "overwrite":
+        for key in obj_b:
+            if key in obj_a:
+                obj_a[key] = obj_b[key]
+        return _merge_recurse(obj_a, obj_b, merge_lists)
+    if strategy == "recurse":
+        return _merge_recurse(obj_a, obj_b, merge_lists)
+    if strategy != "none":
+        log.warning("Unknown merging strategy '%s', fallback to recurse", strategy)
+    return _merge_recurse(obj_a, obj_b)
 
 
 def merge_all(
-    lst: list[Mapping[Any, Any]],
+    lst: Any,
     strategy: str = "smart",
     renderer: str = "yaml",
     merge_lists: bool = False,
     **kwargs: Any,
-) -> dict[Any, Any]:
+) -> Any:
     """Merge each dict of ``lst`` in turn into an empty dict."""
-    if not isinstance(lst, list):
-        raise SaltInvocationError(f"merge_all needs a list of dicts, not {type(lst).__name__}")
-    ret: dict[Any, Any] = {}
+    ret: Any = {}
     for obj in lst:
         ret = merge(ret, obj, strategy, renderer, merge_lists)
     return ret
+
+
+def serialize(serializer: str, obj: Any, **mod_kwargs: Any) -> Any:
+    """``obj`` written by the serializer named ``serializer`` (options go to it)."""
+    return serializers.serialize(serializer, obj, **mod_kwargs)
+
+
+def deserialize(serializer: str, stream_or_string: Any, **mod_kwargs: Any) -> Any:
+    """The data ``stream_or_string`` holds, read by the serializer named ``serializer``."""
+    return serializers.deserialize(serializer, stream_or_string, **mod_kwargs)
+
+
+def _boundary() -> Any:
+    """The render's :class:`~briny.common.hostview.HostBoundary` on the master, None on a minion."""
+    from briny.common.hostview import SaltFunctions
+
+    salt = __salt__  # type: ignore[name-defined]  # noqa: F821
+    return salt.boundary if isinstance(salt, SaltFunctions) else None
+
+
+def _renderer_source(path: str, saltenv: str) -> tuple[str | None, str | None]:
+    """(text or None when missing, path relative to the roots) of a ``salt://`` or local ``path``."""
+    if path.startswith("salt://"):
+        rel, env = fileclient.split_url(path, saltenv)
+        client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
+        try:
+            rel = fileclient.clean_path(rel)
+            text = client.get_text(rel, env)
+        except FileServerError as exc:
+            log.error("slsutil.renderer: %s", exc)
+            text = None
+        if text is None:
+            log.error("Template was specified incorrectly: False")
+        return text, rel
+    boundary = _boundary()
+    if boundary is not None:  # on the master: the file is on the minion's host
+        raise boundary.refusal(f"slsutil.renderer of the local file {path!r}", "slsutil.renderer")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(), None
+    except OSError:
+        log.error("Template does not exist: %s", path)
+        return None, None
+
+
+def renderer(
+    path: str | None = None, string: str | None = None, default_renderer: str = "jinja|yaml", **kwargs: Any
+) -> Any:
+    """``path`` (``salt://`` or local) or ``string`` through ``default_renderer`` (a shebang wins).
+
+    As Salt: a missing file, an empty one or an unknown renderer logs an error and gives ``{}``."""
+    from briny.common.hostview import CODE_RENDERERS, template_salt
+    from briny.common.render import RENDERERS, RenderEnv, parse_shebang
+
+    if not path and not string:
+        raise SaltInvocationError("Must pass either path or string")
+    if path and string:
+        raise SaltInvocationError("Must not pass both path and string")
+    variables = {k: v for k, v in kwargs.items() if not str(k).startswith("__")}
+    variables.pop("env", None)
+    saltenv = str(variables.pop("saltenv", None) or "base")
+    if path:
+        text, relpath = _renderer_source(str(path), saltenv)
+        if text is None or not text.strip():
+            return {}
+    else:
+        text, relpath = str(string), None
+    names, _ = parse_shebang(text, default_renderer or "jinja|yaml")
+    for name in names:
+        if name not in RENDERERS:
+            log.error('The renderer "%s" is not available', name)
+            return {}
+    salt = template_salt(__salt__)  # type: ignore[name-defined]  # noqa: F821
+    boundary = _boundary()
+    env = RenderEnv(
+        opts=__opts__,  # type: ignore[name-defined]  # noqa: F821
+        client=fileclient.get_client(__opts__, __job__),  # type: ignore[name-defined]  # noqa: F821
+        salt=salt,
+        grains=__grains__,  # type: ignore[name-defined]  # noqa: F821
+        pillar=__pillar__,  # type: ignore[name-defined]  # noqa: F821
+        boundary=boundary,
+    )
+    data: Any = text
+    for name in names:
+        if name in CODE_RENDERERS and boundary is not None:
+            boundary.code(name)  # Python on the master: refused unless allowed
+        data = RENDERERS[name](data, env=env, saltenv=saltenv, sls=None, relpath=relpath, extra=variables)
+    return data
+
+
+def banner(
+    width: int = 72,
+    commentchar: str = "#",
+    borderchar: str = "#",
+    blockstart: str | None = None,
+    blockend: str | None = None,
+    title: str | None = None,
+    text: str | None = None,
+    newline: bool = False,
+    **kwargs: Any,
+) -> str:
+    """A boxed comment block (\"THIS FILE IS MANAGED BY SALT - DO NOT EDIT\" by default)."""
+    if title is None:
+        title = "THIS FILE IS MANAGED BY SALT - DO NOT EDIT"
+    if text is None:
+        text = (
+            "The contents of this file are managed by Salt. Any changes to this file may be "
+            "overwritten automatically and without warning."
+        )
+    left, right = commentchar.rstrip(), commentchar.strip()
+    inner = width - len(left) - 1 - len(right) - 1
+    if inner <= 0:
+        raise CommandExecutionError("Width is too small to render banner")
+    border = commentchar + borderchar[:1] * (width - len(left) - len(right)) + right
+    spacer = commentchar + " " * (width - 2 * len(commentchar)) + commentchar
+    lines = [] if blockstart is None else [blockstart]
+    lines += [border, spacer]
+    lines += [f"{left} {part.center(inner)} {right}" for part in textwrap.wrap(title, inner)]
+    lines.append(spacer)
+    lines += [f"{left} {part.ljust(inner)} {right}" for part in textwrap.wrap(text, inner)]
+    lines.append(border)
+    if blockend is not None:
+        lines.append(blockend)
+    out = os.linesep.join(lines)
+    return out + os.linesep if newline else out
 
 
 def boolstr(value: Any, true: Any = "true", false: Any = "false", **kwargs: Any) -> Any:
@@ -117,8 +254,7 @@ def _list_master(saltenv: str, dirs: bool) -> list[str]:
 
 
 def _norm(path: str) -> str:
-    if path.startswith("salt://"):
-        path = path[len("salt://") :]
+    path = path.removeprefix("salt://")
     return os.path.normpath(path).lstrip("/")
 
 

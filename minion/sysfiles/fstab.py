@@ -244,5 +244,5 @@ def blkid(text: str) -> dict[str, dict[str, str]]:
         device, sep, rest = line.partition(": ")
         if not sep:
             continue
-        out[device] = dict(re.findall(r'(\w+)="([^"]*)"', rest))
+        out[device] = dict(re.findall(r'([\w-]+)="([^"]*)"', rest))
     return out

@@ -386,6 +386,11 @@ def test_pure_function_list():
             "config.get",
             "match.compound",
             "slsutil.merge",
+            "slsutil.serialize",
+            # renders salt:// files through the same guarded salt and boundary (a local file is refused)
+            "slsutil.renderer",
+            "defaults.merge",
+            "defaults.get",
             "cp.list_master",
             "file.dirname",
         )
@@ -403,7 +408,13 @@ def test_pure_function_list():
             "saltutil.sync_all",
             "grains.setval",
             "grains.delkey",
-            "slsutil.renderer",
+            "network.ip_addrs",
+            "status.time",
+            "disk.usage",
+            "dig.A",
+            "file.file_exists",
+            "mine.send",
+            "mine.update",
         )
     )
 
