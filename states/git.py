@@ -21,7 +21,18 @@ runs):
 - ``git.present``: an (empty, by default bare) repository at ``name``.
 - ``git.cloned``: a clone at ``target``, optionally on ``branch``; never
   updated.
-- ``git.detached``: ``target`` checked out at ``rev`` with a detached HEAD.
+- ``git.detached``: ``target`` (cloned with ``--no-checkout`` when it is
+  not a checkout yet; ``force_clone`` empties a non-repository first) checked
+  out at the commit ``rev`` names (a branch of ``remote``, a tag or a SHA1),
+  with a detached HEAD. The checkout's ``remote`` is set to ``name`` when it
+  fetches from elsewhere; it is fetched (branches and tags, forced) unless
+  ``fetch_remote: False`` or ``rev`` is a SHA1 it has already;
+  ``hard_reset`` resets to HEAD first (every run, as Salt; not a change),
+  ``force_checkout`` discards uncommitted changes, ``submodules`` updates
+  them; ``user``, ``identity``, ``https_user`` / ``https_pass`` as for
+  ``latest``. As Salt, test mode on an existing checkout says ``Repository
+  remote origin would be fetched`` (result None) whenever that fetch is
+  due, and a clone it would make has no ``changes``.
 - ``git.config_set`` / ``git.config_unset``: a key of a repository's
   config (``repo``) or of ``user``'s ``~/.gitconfig`` (``global: True``);
   ``multivar`` for several values; ``config_unset`` takes a regex ``name``
@@ -44,11 +55,28 @@ or contradicts its own documentation:
   following keys ...``); here each matching key is unset by its own name;
 - ``git.config_unset`` that removes a key's last value: Salt unsets it, then
   fails with a ``KeyError`` traceback; here the state succeeds and reports
-  the removed values (``changes: {key: [values]}``).
+  the removed values (``changes: {key: [values]}``);
+- ``git.detached`` with an annotated tag: Salt takes the tag object's SHA1
+  for the commit ID (its comment names it, and every run checks the tag out
+  again and reports a change); here the tag's commit is checked out and
+  named, and a second run changes nothing (Salt documents that a tag "will
+  be resolved to a commit ID");
+- ``git.detached`` with a short SHA1: Salt compares it with HEAD as a
+  string, so it never matches (a change on every run, in test mode too);
+  here it matches the commit it abbreviates;
+- ``git.detached`` with a SHA1 that names no commit after the fetch: Salt's
+  comment is a traceback; here the state fails with ``Revision '...' does
+  not exist``, as Salt words it for a branch or tag; a failed checkout or
+  submodule update also fails the state with git's message;
+- ``git.detached`` with ``https_user`` / ``https_pass`` and a branch or tag:
+  Salt hands the credentials to ``git.remote_refs`` of the local checkout,
+  which refuses them for a path (a traceback); here the checkout's refs are
+  read without them. Salt's comment for an empty ``target`` names ``rev``'s
+  value; here it names ``target``'s.
 
 The module's parts are private files beside it, which it imports (their
 state functions are this module's): ``latest`` in ``_git_latest.py`` and
-``_git_update.py``, the config states
+``_git_update.py``, ``detached`` in ``_git_detached.py``, the config states
 in ``_git_config.py``, and what they share in ``_git_common.py``.
 """
 
@@ -74,12 +102,13 @@ from ._git_common import (
     _testing,
 )
 from ._git_config import config_set, config_unset
+from ._git_detached import detached
 from ._git_latest import latest
 
 log = logging.getLogger(__name__)
 
 # the state functions: those defined here and those of the private files imported above
-__all__ = ["cloned", "config_set", "config_unset", "latest", "present"]
+__all__ = ["cloned", "config_set", "config_unset", "detached", "latest", "present"]
 
 
 def present(
