@@ -1,4 +1,4 @@
-"""git and pip states applied live on this host with briny-call --local: twice (the
+"""git, pip and gem states applied live on this host with briny-call --local: twice (the
 second run changes nothing) and in test mode (nothing changes on disk), on
 the golden cases' trees (tests/golden/vcs/cases) and on a user's global
 ~/.gitconfig (a throwaway user, removed afterwards)."""
@@ -60,6 +60,7 @@ reqs:
         ("vcs", "git_detached"),
         ("vcs", "git_detached_resolve"),
         ("langpkg", "pip_idem"),
+        ("langpkg", "gem_states"),
     ],
 )
 def test_second_run_changes_nothing(corpus, case, briny_call, tmp_path):
@@ -94,6 +95,13 @@ def test_second_run_changes_nothing(corpus, case, briny_call, tmp_path):
         site = next((sandbox / "venv" / "lib").glob("python3*/site-packages"))
         assert (site / "brinytoy" / "__init__.py").read_text() == "VERSION = '2.0'\n"
         assert (site / "brinyother" / "__init__.py").exists()
+    if case == "gem_states":  # in the sandbox's GEM_HOME (lib/mkgem.sh): what the states left
+        specs = sorted(p.name for p in (sandbox / "gems" / "home" / "specifications").iterdir())
+        assert specs == ["brinyother-1.0.gemspec", "brinytoy-1.0.gemspec", "brinytoy-2.0.gemspec"] + [
+            "brinytoy-3.0.pre1.gemspec"
+        ]
+        assert (sandbox / "gems" / "home" / "doc" / "brinyother-1.0" / "ri").is_dir()  # rdoc and ri: True
+        assert not (sandbox / "gems" / "home" / "doc" / "brinytoy-1.0").exists()
     tested = _states(briny_call(conf, ["state.sls", case, "test=True"], cwd=tmp_path))
     if case == "pip_idem":  # as Salt: a requirements file is never checked in test mode
         assert tested.pop("reqs")["comment"] == "Requirements file 'salt://files/reqs.txt' will be processed."
