@@ -9,7 +9,7 @@ import re
 import shutil
 from typing import Any
 
-from briny.common.exceptions import CommandExecutionError
+from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 
 def _salt(fun: str) -> Any:
@@ -140,3 +140,42 @@ def _empty_dir(target: str) -> str | None:
         return None
     lines = "\n".join(f"  {k}\n    {v}" for k, v in errors.items())
     return f"Unable to remove\n{lines}"
+
+
+def _make_room(
+    ret: dict[str, Any], name: str, target: str, force_clone: bool, comments: list[str], predict: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Get ``target`` ready for a clone of ``name``: a result to return (Salt's failure for a
+    non-empty directory without ``force_clone``, or test mode's word on emptying it, with the
+    ``predict`` changes), or None to go on (emptied, ``forced clone`` in the changes)."""
+    if not os.path.isdir(target):
+        return None
+    if force_clone:
+        if _testing():
+            ret["changes"].update(predict)
+            return _neutral_test(
+                ret,
+                f"Target directory {target} exists. Since force_clone=True, the contents of {target} would be "
+                f"deleted, and {name} would be cloned into this directory.",
+            )
+        failed = _empty_dir(target)
+        if failed:
+            return _fail(ret, failed, comments)
+        ret["changes"]["forced clone"] = True
+    elif os.listdir(target):
+        return _fail(
+            ret,
+            f"Target '{target}' exists, is non-empty and is not a git repository. Set the 'force_clone' option to "
+            "True to remove this directory's contents and proceed with cloning the remote repository",
+        )
+    return None
+
+
+def _clone(target: str, name: str, opts: list[str], auth: dict[str, Any], kw: dict[str, Any]) -> str | None:
+    """``git.clone`` of ``name`` into ``target`` with ``opts`` and ``auth`` (``identity``,
+    ``https_user``, ``https_pass``); git's error (without Salt's command prefix), or None."""
+    try:
+        _salt("git.clone")(target, name, opts=opts, saltenv=_env(), **auth, **kw)
+    except (CommandExecutionError, SaltInvocationError) as exc:
+        return _strip_exc(exc)
+    return None

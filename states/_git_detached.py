@@ -8,18 +8,19 @@ import os
 import string
 from typing import Any
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError
 from briny.common.urlauth import add_http_basic_auth
 
 from ._git_common import (
     _clean,
-    _empty_dir,
+    _clone,
     _env,
     _fail,
     _format_comments,
     _identities,
     _invalid,
     _local_rev_and_branch,
+    _make_room,
     _neutral_test,
     _ret,
     _salt,
@@ -203,41 +204,17 @@ class _Detached:
     def _clone(self, force_clone: bool) -> dict[str, Any] | None:
         """Clone into ``target`` (None: go on), emptying it first with ``force_clone``."""
         ret, name, target = self.ret, self.name, self.target
-        if os.path.isdir(target) and force_clone:
-            if _testing():
-                return _neutral_test(
-                    ret,
-                    f"Target directory {target} exists. Since force_clone=True, the contents of {target} would be "
-                    f"deleted, and {name} would be cloned into this directory.",
-                )
-            failed = _empty_dir(target)
-            if failed:
-                return _fail(ret, failed, self.comments)
-            ret["changes"]["forced clone"] = True
-        elif os.path.isdir(target) and os.listdir(target):
-            return _fail(
-                ret,
-                f"Target '{target}' exists, is non-empty and is not a git repository. Set the 'force_clone' "
-                "option to True to remove this directory's contents and proceed with cloning the remote "
-                "repository",
-            )
+        done = _make_room(ret, name, target, force_clone, self.comments, {})
+        if done is not None:
+            return done
         if _testing():
             return _neutral_test(ret, f"Repository {name} would be cloned to {target}")
         opts = ["--no-checkout"] + (["--origin", self.remote] if self.remote != "origin" else [])
-        try:
-            _salt("git.clone")(
-                target,
-                name,
-                opts=opts,
-                identity=self.identity,
-                https_user=self.https_user,
-                https_pass=self.https_pass,
-                saltenv=_env(),
-                **self.kw,
-            )
-        except (CommandExecutionError, SaltInvocationError) as exc:
-            log.error("git.detached: cloning %s failed: %s", name, exc)
-            return _fail(ret, _strip_exc(exc), self.comments)
+        auth = {"identity": self.identity, "https_user": self.https_user, "https_pass": self.https_pass}
+        failed = _clone(target, name, opts, auth, self.kw)
+        if failed is not None:
+            log.error("git.detached: cloning %s failed: %s", name, failed)
+            return _fail(ret, failed, self.comments)
         self.comments.append(f"{name} cloned to {target}")
         return None
 

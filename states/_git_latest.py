@@ -13,13 +13,14 @@ from briny.common.urlauth import add_http_basic_auth
 
 from ._git_common import (
     _clean,
-    _empty_dir,
+    _clone,
     _env,
     _fail,
     _format_comments,
     _identities,
     _invalid,
     _local_rev_and_branch,
+    _make_room,
     _neutral_test,
     _ret,
     _revs_equal,
@@ -87,28 +88,10 @@ class _Latest(_Update):
     # -- a target that is not a repository yet ----------------------------
     def clone(self) -> dict[str, Any]:
         ret, name, target = self.ret, self.name, self.target
-        if os.path.isdir(target):
-            contents = os.listdir(target)
-            if self.force_clone:
-                if _testing():
-                    ret["changes"]["forced clone"] = True
-                    ret["changes"]["new"] = f"{name} => {target}"
-                    return _neutral_test(
-                        ret,
-                        f"Target directory {target} exists. Since force_clone=True, the contents of {target} "
-                        f"would be deleted, and {name} would be cloned into this directory.",
-                    )
-                failed = _empty_dir(target)
-                if failed:
-                    return _fail(ret, failed, self.comments)
-                ret["changes"]["forced clone"] = True
-            elif contents:
-                return _fail(
-                    ret,
-                    f"Target '{target}' exists, is non-empty and is not a git repository. Set the 'force_clone' "
-                    "option to True to remove this directory's contents and proceed with cloning the remote "
-                    "repository",
-                )
+        predict = {"forced clone": True, "new": f"{name} => {target}"}
+        done = _make_room(ret, name, target, self.force_clone, self.comments, predict)
+        if done is not None:
+            return done
         if _testing():
             ret["changes"]["new"] = f"{name} => {target}"
             return _neutral_test(ret, f"Repository {name} would be cloned to {target}")
@@ -124,19 +107,10 @@ class _Latest(_Update):
             opts += ["--origin", self.remote]
         if self.depth is not None:
             opts += ["--depth", str(self.depth), "--branch", self.rev]
-        try:
-            _salt("git.clone")(
-                target,
-                name,
-                opts=opts,
-                identity=self.identity,
-                https_user=self.https_user,
-                https_pass=self.https_pass,
-                saltenv=_env(),
-                **self.kw,
-            )
-        except (CommandExecutionError, SaltInvocationError) as exc:
-            return _fail(ret, f"Clone failed: {_strip_exc(exc)}", comments)
+        auth = {"identity": self.identity, "https_user": self.https_user, "https_pass": self.https_pass}
+        failed = _clone(target, name, opts, auth, self.kw)
+        if failed is not None:
+            return _fail(ret, f"Clone failed: {failed}", comments)
         ret["changes"]["new"] = f"{name} => {target}"
         kind = " as mirror" if self.mirror else " as bare repository" if self.bare else ""
         comments.append(f"{name} cloned to {target}{kind}")

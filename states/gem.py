@@ -30,7 +30,7 @@ and ``=X``).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from briny.common.exceptions import CommandExecutionError
 
@@ -101,6 +101,21 @@ def _meets(gems: dict[str, list[str]], name: str, version: Any) -> str | None:
     return None
 
 
+def _start(
+    name: str, fun: str, kwargs: dict[str, Any], ruby: Any, gem_bin: Any, user: Any
+) -> tuple[dict[str, Any], dict[str, list[str]] | None]:
+    """(the result, the installed gems ``name`` matches), or (the failed result, None): an
+    argument ``fun`` does not take, or gems that cannot be listed."""
+    bad = _invalid_args(name, f"gem.{fun}", kwargs)
+    if bad:
+        return bad, None
+    ret = _ret(name)
+    try:
+        return ret, _salt("gem.list")(name, ruby, gem_bin=gem_bin, runas=user)
+    except CommandExecutionError as exc:
+        return _failed(ret, "Could not list gems.", exc), None
+
+
 def installed(
     name: str,
     ruby: Any = None,
@@ -115,14 +130,9 @@ def installed(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """The gem ``name`` installed (at ``version``); see the module docstring."""
-    bad = _invalid_args(name, "gem.installed", kwargs)
-    if bad:
-        return bad
-    ret = _ret(name)
-    try:
-        gems = _salt("gem.list")(name, ruby, gem_bin=gem_bin, runas=user)
-    except CommandExecutionError as exc:
-        return _failed(ret, "Could not list gems.", exc)
+    ret, gems = _start(name, "installed", kwargs, ruby, gem_bin, user)
+    if gems is None:
+        return ret
     already = _meets(gems, name, version)
     if already:
         ret.update(result=True, comment=already)
@@ -152,14 +162,9 @@ def installed(
 
 def removed(name: str, ruby: Any = None, user: Any = None, gem_bin: Any = None, **kwargs: Any) -> dict[str, Any]:
     """The gem ``name`` not installed, in no version."""
-    bad = _invalid_args(name, "gem.removed", kwargs)
-    if bad:
-        return bad
-    ret = _ret(name)
-    try:
-        gems = _salt("gem.list")(name, ruby, gem_bin=gem_bin, runas=user)
-    except CommandExecutionError as exc:
-        return _failed(ret, "Could not list gems.", exc)
+    ret, gems = _start(name, "removed", kwargs, ruby, gem_bin, user)
+    if gems is None:
+        return ret
     if name not in gems:
         ret.update(result=True, comment="Gem is not installed.")
         return ret
@@ -175,9 +180,37 @@ def removed(name: str, ruby: Any = None, user: Any = None, gem_bin: Any = None, 
     return ret
 
 
-def sources_add(name: str, ruby: Any = None, user: Any = None, **kwargs: Any) -> dict[str, Any]:
-    """The gem source URL ``name`` configured (for ``user``)."""
-    bad = _invalid_args(name, "gem.sources_add", kwargs)
+class _SourceWords(NamedTuple):
+    """What a sources state says, in Salt's words."""
+
+    fun: str
+    already: str
+    would: str
+    failed: str
+    done: str
+    change: str
+
+
+_ADD = _SourceWords(
+    "sources_add",
+    "Gem source is already added.",
+    "The gem source {name} would have been added.",
+    "Could not add gem source.",
+    "Gem source was successfully added.",
+    "Installed",
+)
+_REMOVE = _SourceWords(
+    "sources_remove",
+    "Gem source is already removed.",
+    "The gem source would have been removed.",
+    "Could not remove gem source.",
+    "Gem source was successfully removed.",
+    "Removed",
+)
+
+
+def _source(name: str, ruby: Any, user: Any, kwargs: dict[str, Any], words: _SourceWords) -> dict[str, Any]:
+    bad = _invalid_args(name, f"gem.{words.fun}", kwargs)
     if bad:
         return bad
     ret = _ret(name)
@@ -185,41 +218,26 @@ def sources_add(name: str, ruby: Any = None, user: Any = None, **kwargs: Any) ->
         sources = _salt("gem.sources_list")(ruby, runas=user)
     except CommandExecutionError as exc:
         return _failed(ret, "Could not list gem sources.", exc)
-    if name in sources:
-        ret.update(result=True, comment="Gem source is already added.")
+    if (name in sources) == (words is _ADD):
+        ret.update(result=True, comment=words.already)
         return ret
     if _testing():
-        ret["comment"] = f"The gem source {name} would have been added."
+        ret["comment"] = words.would.format(name=name)
         return ret
     try:
-        _salt("gem.sources_add")(source_uri=name, ruby=ruby, runas=user)
+        _salt(f"gem.{words.fun}")(source_uri=name, ruby=ruby, runas=user)
     except CommandExecutionError as exc:
-        return _failed(ret, "Could not add gem source.", exc)
-    ret.update(result=True, comment="Gem source was successfully added.")
-    ret["changes"][name] = "Installed"
+        return _failed(ret, words.failed, exc)
+    ret.update(result=True, comment=words.done)
+    ret["changes"][name] = words.change
     return ret
+
+
+def sources_add(name: str, ruby: Any = None, user: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """The gem source URL ``name`` configured (for ``user``)."""
+    return _source(name, ruby, user, kwargs, _ADD)
 
 
 def sources_remove(name: str, ruby: Any = None, user: Any = None, **kwargs: Any) -> dict[str, Any]:
     """The gem source URL ``name`` not configured (for ``user``)."""
-    bad = _invalid_args(name, "gem.sources_remove", kwargs)
-    if bad:
-        return bad
-    ret = _ret(name)
-    try:
-        sources = _salt("gem.sources_list")(ruby, runas=user)
-    except CommandExecutionError as exc:
-        return _failed(ret, "Could not list gem sources.", exc)
-    if name not in sources:
-        ret.update(result=True, comment="Gem source is already removed.")
-        return ret
-    if _testing():
-        ret["comment"] = "The gem source would have been removed."
-        return ret
-    try:
-        _salt("gem.sources_remove")(source_uri=name, ruby=ruby, runas=user)
-    except CommandExecutionError as exc:
-        return _failed(ret, "Could not remove gem source.", exc)
-    ret.update(result=True, comment="Gem source was successfully removed.")
-    ret["changes"][name] = "Removed"
-    return ret
+    return _source(name, ruby, user, kwargs, _REMOVE)
