@@ -36,10 +36,19 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need debconf-utils debconf-get-selections
   need apt-utils apt-ftparchive
   need bind9-dnsutils dig
-  if [ ${#missing[@]} -gt 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
-      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; } \
-      || echo "tests/run.sh: could not install ${missing[*]}; the tests that need them will be skipped" >&2
-  fi
+  need ruby gem
+  apt_install() { # apt_install [APT-GET OPTION...] -- PACKAGE...
+    local opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    [ $# -gt 0 ] || return 0
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${opts[@]}" "$@" >/dev/null \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${opts[@]}" "$@" >/dev/null; } \
+      || echo "tests/run.sh: could not install $*; the tests that need them will be skipped" >&2
+  }
+  apt_install -- "${missing[@]}"
+  missing=()
+  need rbenv rbenv # without its recommended ruby-build, which would bring a compiler
+  apt_install --no-install-recommends -- "${missing[@]}"
 fi
 exec .venv/bin/python -m pytest -q "$@"

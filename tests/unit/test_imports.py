@@ -6,12 +6,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# Pure helper modules of common/ that state modules may import besides the exceptions: data in,
+# data out, the standard library only (no I/O, no state, no other briny module); each is named
+# here on purpose (test_pure_helpers_are_pure checks them).
+PURE_FOR_STATES = {"common.urlauth"}
 # package folder -> briny sub-packages it may import
 ALLOWED = {
     "common": {"common"},
     "minion": {"common", "minion"},
     "master": {"common", "master"},
-    "states": {"common.exceptions"},
+    "states": {"common.exceptions", *PURE_FOR_STATES},
 }
 
 
@@ -48,6 +52,28 @@ def test_one_way_imports(package):
                     continue
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports briny.{name}")
     assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("module", sorted(PURE_FOR_STATES))
+def test_pure_helpers_are_pure(module):
+    """A helper state modules may import reaches nothing of briny's and nothing beyond the
+    standard library's pure modules (no files, processes or network)."""
+    import sys
+
+    path = ROOT / (module.replace(".", "/") + ".py")
+    tree = ast.parse(path.read_text(), str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module, f"{path.name}:{node.lineno}: a relative import"
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    impure = {"os", "subprocess", "socket", "shutil", "pathlib", "io", "tempfile", "threading", "urllib.request"}
+    bad = [
+        n for n in names if n.split(".")[0] not in sys.stdlib_module_names or n in impure or n.split(".")[0] in impure
+    ]
+    assert not bad, sorted(bad)
 
 
 def test_every_package_folder_is_installed():
