@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .exceptions import CommandExecutionError, SaltInvocationError
+from .exceptions import CommandExecutionError, InvalidArguments, SaltInvocationError
 from .requisites import INTERNAL_KEYS, LowChunk
 from .traverse import traverse
 
@@ -293,8 +293,24 @@ def run_check_cmd(run: RunState, low: LowChunk) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[list[Any], dict[str, Any]]:
-    """Salt's ``format_call``: positional from the chunk, defaults kept, the rest to ``**kwargs``."""
+def invalid_keywords_message(full: str, extra: list[str]) -> str:
+    """Salt's words for keyword arguments a function without ``**kwargs`` does not take."""
+    if len(extra) == 1:
+        return f"'{extra[0]}' is an invalid keyword argument for '{full}'"
+    listed = ", ".join(f"'{k}'" for k in extra[:-1])
+    return f"{listed} and '{extra[-1]}' are invalid keyword arguments for '{full}'"
+
+
+def bind_args(
+    run: RunState, func: Callable[..., Any], low: LowChunk, full: str = ""
+) -> tuple[list[Any], dict[str, Any]]:
+    """Salt's ``format_call``: positional from the chunk, defaults kept, the rest to ``**kwargs``.
+
+    A function without ``**kwargs`` given a keyword it does not take raises
+    :class:`SaltInvocationError` in Salt's words (Salt aborts the whole run with it;
+    :func:`_invoke` fails that one state). Keys the state system itself sets
+    (requisites, ``onlyif``, ``__sls__`` ...: :data:`INTERNAL_KEYS`) are never extra.
+    """
     sig = run.signature(func)
     if sig is None:
         return [], {k: v for k, v in low.items() if k not in INTERNAL_KEYS}
@@ -324,10 +340,11 @@ def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[l
             f"{getattr(func, '__name__', 'state')} takes at least {total} argument"
             f"{'s' if total > 1 else ''} ({given} given)"
         )
+    extra = [k for k in low if k not in used and k not in INTERNAL_KEYS]
     if has_var_kw:
-        for k, v in low.items():
-            if k not in used and k not in INTERNAL_KEYS:
-                kwargs[k] = v
+        kwargs.update((k, low[k]) for k in extra)
+    elif extra:
+        raise InvalidArguments(invalid_keywords_message(full or getattr(func, "__name__", "state"), extra))
     return args, kwargs
 
 
@@ -348,6 +365,27 @@ def _exception_ret(low: LowChunk) -> dict[str, Any]:
     }
 
 
+def _call_function(run: RunState, low: LowChunk, full: str) -> dict[str, Any]:
+    """The state function itself. Keywords it does not take fail this state in Salt's words
+    (Salt aborts the whole run with them)."""
+    func = run.states[full]
+    try:
+        args, kwargs = bind_args(run, func, low, full)
+    except InvalidArguments as exc:
+        log.error("State %s: %s", full, exc)
+        return {"result": False, "name": low["name"], "changes": {}, "comment": str(exc)}
+    _inject(run, low)
+    out = func(*args, **kwargs)
+    if not isinstance(out, dict):
+        out = {
+            "result": False,
+            "name": low["name"],
+            "changes": {},
+            "comment": f"State function {full} did not return a dict: {out!r}",
+        }
+    return out
+
+
 def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
     """One attempt: checks, the function, check_cmd — without numbering."""
     full = f"{low['state']}.{low['fun']}"
@@ -360,18 +398,7 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
             ):
                 ret.update(run_checks(run, low))
             if ret.get("result") is False:
-                func = run.states[full]
-                args, kwargs = bind_args(run, func, low)
-                _inject(run, low)
-                out = func(*args, **kwargs)
-                if not isinstance(out, dict):
-                    out = {
-                        "result": False,
-                        "name": low["name"],
-                        "changes": {},
-                        "comment": f"State function {full} did not return a dict: {out!r}",
-                    }
-                ret = out
+                ret = _call_function(run, low, full)
             if "check_cmd" in low:
                 func = run.states[full]
                 sig = run.signature(func)
@@ -414,14 +441,30 @@ def _refresh(run: RunState, low: LowChunk, ret: dict[str, Any]) -> None:
         run.forget_modules()
 
 
-def _verify(run: RunState, low: LowChunk) -> list[str]:
+def verify_data(run: RunState, low: LowChunk) -> list[str]:
+    """Salt's ``verify_data`` before a call: the name is a string, the function exists, and
+    every parameter without a default is given (``Missing parameter link for state
+    alternatives.install``). Any error fails the state unrun, each on a line of its comment."""
+    errors: list[str] = []
+    name = low.get("name")
+    if name and not isinstance(name, str):
+        where = f"in SLS '{low['__sls__']}' " if "__sls__" in low else ""
+        errors.append(f"ID '{name}' {where}is not formed as a string, but is a {type(name).__name__}")
+        return errors
     full = f"{low['state']}.{low['fun']}"
-    if full in run.states:
-        return []
-    errors = [f"State '{full}' was not found in SLS '{low.get('__sls__')}'"]
-    reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
-    if reason:
-        errors.append(f"Reason: {reason}")
+    if full not in run.states:
+        if "__sls__" not in low:
+            return [f"Specified state '{full}' was not found"]
+        errors.append(f"State '{full}' was not found in SLS '{low.get('__sls__')}'")
+        reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
+        if reason:
+            errors.append(f"Reason: {reason}")
+        return errors
+    sig = run.signature(run.states[full])
+    if sig is not None:
+        for p in sig.parameters.values():
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty and p.name not in low:
+                errors.append(f"Missing parameter {p.name} for state {full}")
     return errors
 
 
@@ -431,7 +474,7 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
     With ``prereq`` the call is a test run for a ``prereq`` check: no run
     number, no timing, no retry.
     """
-    errors = _verify(run, low)
+    errors = verify_data(run, low)
     if errors:
         ret = {"result": False, "name": low["name"], "changes": {}, "comment": "".join(f"{e}\n" for e in errors)}
         if not prereq:  # Salt returns this one without __sls__, __id__ or timing

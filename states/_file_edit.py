@@ -167,7 +167,6 @@ def line(
     user: Any = None,
     group: Any = None,
     file_mode: Any = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure, replace, delete or insert one line of a file."""
     name, ret, bad = _start(name)
@@ -352,7 +351,7 @@ def comment(
     return ret
 
 
-def uncomment(name: str, regex: str, char: str = "#", backup: Any = ".bak", **kwargs: Any) -> dict[str, Any]:
+def uncomment(name: str, regex: str, char: str = "#", backup: Any = ".bak") -> dict[str, Any]:
     """Uncomment the lines where ``char`` comments out ``regex``."""
     name, ret, bad = _start(name)
     if bad:

@@ -400,9 +400,7 @@ def missing(name: str, **kwargs: Any) -> dict[str, Any]:
     return ret
 
 
-def touch(
-    name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False, **kwargs: Any
-) -> dict[str, Any]:
+def touch(name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False) -> dict[str, Any]:
     """Create ``name`` empty if missing, and set its access and modification times."""
     name, ret, bad = _start(name)
     if bad:

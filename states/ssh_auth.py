@@ -169,7 +169,6 @@ def absent(
     options: Any = None,
     config: str = ".ssh/authorized_keys",
     fingerprint_hash_type: str | None = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the key ``name`` (or every key of ``source``) is not authorized for ``user``."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}

@@ -31,6 +31,9 @@ def ok(name, **kwargs):
 
 def boom(name, **kwargs):
     raise ValueError("kaboom in the state")
+
+def strict(name, path, mode=None):
+    return {"name": name, "changes": {}, "result": True, "comment": f"strict {path} {mode}"}
 """
 
 
@@ -137,3 +140,34 @@ def test_a_successful_state_logs_nothing_above_info(loaders, caplog):
         ret, _ = _run(loaders, _low())
     assert ret["result"] is True
     assert caplog.records == []
+
+
+def test_a_keyword_a_function_without_kwargs_does_not_take_fails_that_state_in_salts_words(loaders, caplog):
+    """Salt 3007 aborts the whole run with this message; briny fails the one state, and the
+    state system's own keys (requisites, onlyif, order, __sls__ ...) are never counted."""
+    ret, _ = _run(loaders, _low(fun="strict", path="/p", mode=1, order=3, require=[], onlyif="true"))
+    assert (ret["result"], ret["comment"]) == (True, "strict /p 1")
+    with caplog.at_level(logging.ERROR, logger="briny.common.state_call"):
+        ret, _ = _run(loaders, _low(fun="strict", path="/p", foo=1))
+    assert (ret["result"], ret["changes"]) == (False, {})
+    assert ret["comment"] == "'foo' is an invalid keyword argument for 'probe.strict'"
+    assert "'foo' is an invalid keyword argument" in caplog.text
+    ret, _ = _run(loaders, _low(fun="strict", path="/p", foo=1, bar=2, __baz=3))
+    assert ret["comment"] == "'foo', 'bar' and '__baz' are invalid keyword arguments for 'probe.strict'"
+
+
+def test_a_missing_parameter_fails_the_state_unrun_as_salts_verify_data(loaders):
+    ret, _ = _run(loaders, _low(fun="strict"))
+    assert ret == {
+        "result": False,
+        "name": "x",
+        "changes": {},
+        "comment": "Missing parameter path for state probe.strict\n",
+        "__run_num__": 0,
+    }
+
+
+def test_a_name_that_is_not_a_string_fails_the_state_unrun(loaders):
+    ret, _ = _run(loaders, _low(name=5))
+    assert ret["result"] is False
+    assert ret["comment"] == "ID '5' in SLS 's' is not formed as a string, but is a int\n"
