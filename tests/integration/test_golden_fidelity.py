@@ -24,7 +24,10 @@ CASES = goldenlib.GOLDEN / "fidelity" / "cases"
 EXPECTED = goldenlib.GOLDEN / "fidelity" / "expected"
 
 # Deliberate differences from Salt, each a test id "<case>/<run|test|low>" or a whole case (say why).
-KNOWN_DIFFERENCES: dict[str, str] = {}
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "ssh_auth_user_later/run": "ssh_auth in a real run names the missing user, and absent with a missing source "
+    "fails (Salt blames the home directory, and succeeds silently): states/ssh_auth.py",
+}
 
 
 def _params() -> list:
