@@ -243,7 +243,7 @@ def stat_file(path: str, saltenv: str | None = None, octal: bool = True) -> str 
             log.error("Unable to stat %s: %s", path, exc)
             return None
     else:
-        local = text[len("file://") :] if text.startswith("file://") else text
+        local = text.removeprefix("file://")
         try:
             mode = os.stat(local).st_mode & 0o7777
         except OSError:
