@@ -145,6 +145,11 @@ def test_sls_jobs_and_their_arguments(tmp_path):
     assert got["chunks"] == s.on_minion("db1", ["common"]).chunks
     got = s.compile("db1", "state.apply", "common", exclude="common.back")
     assert {c["__id__"] for c in got["chunks"]} == {"common", "merged"}
+    # Salt's documented map form, as the command line gives it (a YAML string) and as a list
+    got = s.compile("db1", "state.sls", "common", "exclude=[{'id': 'merged'}, {'sls': 'common.back'}]")
+    assert {c["__id__"] for c in got["chunks"]} == {"common"}
+    got = s.compile("db1", "state.apply", exclude=[{"id": "merged"}, {"sls": "common.back"}])
+    assert {c["__id__"] for c in got["chunks"]} == {"common"}
     assert s.compile("db1", "state.sls") is None  # no SLS named: the minion answers
     assert s.compile("db1", "test.ping") is None
 
