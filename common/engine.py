@@ -22,7 +22,7 @@ from typing import Any
 
 from .gcpause import frozen_heap
 from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe, gen_tag
-from .state_call import RunState, call_state, fake_timing, mod_init
+from .state_call import RunState, call_state, fake_timing, mod_init, sub_state_results
 
 log = logging.getLogger(__name__)
 
@@ -319,8 +319,18 @@ class Engine:
         return ret
 
     def _store(self, idx: int, ret: dict[str, Any]) -> None:
-        self.running[self.tags[idx]] = ret
-        self._event(self.chunks[idx], ret)
+        self._store_tagged(self.tags[idx], self.chunks[idx], ret)
+
+    def _store_tagged(self, tag: str, low: LowChunk, ret: dict[str, Any]) -> None:
+        """Record a result, fire its event, then show each ``sub_state_run`` entry as a state of
+        its own, as Salt does (the event carries the entries, as Salt's)."""
+        self.running[tag] = ret
+        if "sub_state_run" not in ret:
+            self._event(low, ret)
+            return
+        self._event(low, dict(ret))
+        for sub_tag, sub in sub_state_results(self.run_state, low, ret):
+            self.running[sub_tag] = sub
 
     def _failhard(self, idx: int) -> bool:
         if self.opts.get("test"):
@@ -396,9 +406,7 @@ class Engine:
                             low["__id__"] = f"listener_{low['__id__']}"
                             watchers.setdefault(gen_tag(low), low)
         for tag, low in watchers.items():
-            ret = call_state(self.run_state, low)
-            self.running[tag] = ret
-            self._event(low, ret)
+            self._store_tagged(tag, low, call_state(self.run_state, low))
         for tag, err in errors.items():
             err["__run_num__"] = self.run_state.next_run_num()
             self.running[tag] = err

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .exceptions import CommandExecutionError, InvalidArguments, SaltInvocationError
-from .requisites import INTERNAL_KEYS, LowChunk
+from .requisites import INTERNAL_KEYS, LowChunk, gen_tag
 from .traverse import traverse
 
 log = logging.getLogger(__name__)
@@ -375,14 +375,90 @@ def _call_function(run: RunState, low: LowChunk, full: str) -> dict[str, Any]:
         log.error("State %s: %s", full, exc)
         return {"result": False, "name": low["name"], "changes": {}, "comment": str(exc)}
     _inject(run, low)
-    out = func(*args, **kwargs)
-    if not isinstance(out, dict):
-        out = {
+    return unify_return(func(*args, **kwargs), low)
+
+
+def _shape_error(ret: Any) -> str | None:
+    """What Salt's state return check (``content_check``) says of ``ret``, or None when it is fine."""
+    if not isinstance(ret, dict):
+        return "Malformed state return. Data must be a dictionary type."
+    if not isinstance(ret.get("changes"), dict):
+        return "'Changes' should be a dictionary."
+    missing = [key for key in ("name", "result", "changes", "comment") if key not in ret]
+    if missing:
+        return f"The following keys were not present in the state return: {', '.join(missing)}."
+    return None
+
+
+def unify_return(ret: Any, low: LowChunk, need_name: bool = True) -> dict[str, Any]:
+    """A state function's return as Salt's state system checks and evens it out: a return that is
+    not a dict with ``name``, ``result``, ``changes`` (a dict) and ``comment`` fails the state
+    (``An exception occurred in this state: The following keys were not present in the state
+    return: comment.``), a comment given as a list is joined with newlines, a result other than
+    None becomes a bool. ``need_name`` False: a ``sub_state_run`` entry, named by its ``low``."""
+    probe = ret if need_name or not isinstance(ret, dict) else {"name": None, **ret}
+    err = _shape_error(probe)
+    if err is not None:
+        log.error("State %s.%s returned malformed data: %s", low.get("state"), low.get("fun"), err)
+        out: dict[str, Any] = {
             "result": False,
-            "name": low["name"],
+            "name": low.get("name"),
             "changes": {},
-            "comment": f"State function {full} did not return a dict: {out!r}",
+            "comment": f"An exception occurred in this state: {err}",
         }
+        if isinstance(ret, dict) and "sub_state_run" in ret:
+            out["sub_state_run"] = ret["sub_state_run"]
+        return out
+    if isinstance(ret.get("comment"), list):
+        ret["comment"] = "\n".join(str(c) for c in ret["comment"])
+    if ret.get("result") is not None:
+        ret["result"] = bool(ret["result"])
+    return ret
+
+
+def sub_state_results(run: RunState, low: LowChunk, ret: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``sub_state_run`` entries of a state's return (taken out of it) as results of their own,
+    as Salt shows them: keyed by their ``low`` (``state``, ``__id__``, ``name``, ``fun``), with
+    their ``changes``, ``result``, ``comment`` (and ``duration``/``start_time`` when given), the
+    parent's ``name``, ``__sls__`` and ``__id__``, and the next run numbers.
+
+    Salt 3007 requires a ``name`` at the top of each entry (the documented form has none, and
+    Salt then fails with a KeyError); briny takes it from the entry's ``low``. Salt also numbers
+    the entries from one past the next free run number, so the state after them shares a number
+    with the last one; briny numbers them in order. An entry without a usable ``low`` cannot be
+    shown as a state: the parent fails, naming it.
+    """
+    entries = ret.pop("sub_state_run", None)
+    if not entries:
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+    bad: list[str] = []
+    if not isinstance(entries, (list, tuple)):
+        entries, bad = [], ["sub_state_run is not a list"]
+    for num, entry in enumerate(entries):
+        sub_low = entry.get("low") if isinstance(entry, dict) else None
+        if not isinstance(sub_low, dict) or any(k not in sub_low for k in ("state", "__id__", "name", "fun")):
+            bad.append(f"sub_state_run entry {num} has no low data with state, __id__, name and fun")
+            continue
+        entry = unify_return(entry, sub_low, need_name=False)
+        timing = fake_timing()
+        sub: dict[str, Any] = {
+            "name": sub_low["name"],
+            "changes": entry["changes"],
+            "result": entry["result"],
+            "duration": entry.get("duration", timing["duration"]),
+            "start_time": entry.get("start_time", timing["start_time"]),
+            "comment": entry.get("comment", ""),
+            "__state_ran__": True,
+            "__run_num__": run.next_run_num(),
+        }
+        for key in ("__sls__", "__id__", "name"):
+            sub[key] = low.get(key)
+        out.append((gen_tag(sub_low), sub))
+    if bad:
+        log.error("State %s.%s returned malformed sub_state_run data: %s", low["state"], low["fun"], "; ".join(bad))
+        ret["result"] = False
+        ret["comment"] = "\n".join([str(ret.get("comment") or ""), *bad]).strip("\n")
     return out
 
 
