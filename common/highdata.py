@@ -380,7 +380,8 @@ def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[Hig
                     for name, tstate in hinges:
                         _apply_hinge(key, rkey, id_, state, name, tstate, high, body, index, extend, _add_req)
     high["__extend__"] = [{k: v} for k, v in extend.items()]
-    return reconcile_extend(high, strict=True)
+    high, ext_errors = reconcile_extend(high, strict=True)
+    return high, errors + ext_errors
 
 
 def _bare_ref(ind: Any, high: HighData, index: "LazyNameIndex") -> dict[str, Any] | None:

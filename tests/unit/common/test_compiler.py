@@ -178,6 +178,13 @@ def test_an_argument_dict_with_several_keys_gives_each_key(make_env):
     assert low(env) == ["Multiple dictionaries defined in argument of state 'x' in SLS 'a'"]
 
 
+def test_a_requisite_in_with_a_dotted_key_is_refused(make_env):
+    env = make_env({"a.sls": "b:\n  test.nop: []\nc:\n  test.nop:\n    - watch_in:\n        test.nop: b\n"}, **YAML)
+    assert StateCompiler(env).for_sls(["a"], "base").errors == [
+        "Invalid requisite in watch: test.nop for b, in SLS 'a'. Requisites must not contain dots, did you mean 'test'?"
+    ]
+
+
 def test_conflicting_ids_across_files(make_env):
     env = make_env({"a.sls": "include: [b]\nx:\n  test.nop: []\n", "b.sls": "x:\n  test.fail: []\n"}, **YAML)
     assert low(env) == [
