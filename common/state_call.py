@@ -90,6 +90,14 @@ class RunState:
     mod_init: set[str] = field(default_factory=set)
     _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
 
+    def for_thread(self) -> "RunState":
+        """What a ``parallel`` state's thread calls through: state modules of its own (their
+        per-call dunders cannot race with the main thread's), the same execution modules and opts,
+        the results so far as they are now (its ``__running__``); run numbers are the caller's to
+        give."""
+        states = self.states.sibling() if hasattr(self.states, "sibling") else self.states
+        return RunState(salt=self.salt, states=states, opts=self.opts, chunks=self.chunks, running=dict(self.running))
+
     def next_run_num(self) -> int:
         n = self.run_num
         self.run_num += 1
