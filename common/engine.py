@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from .gcpause import frozen_heap
 from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe, gen_tag
-from .state_call import RunState, call_state, fake_timing, mod_init
+from .state_call import RunState, call_state, fake_timing, mod_init, sub_state_results
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,8 @@ class Engine:
         self.fire = fire_event
         self.stopped = False
         self._mod_watch: dict[str, bool] = {}
+        self.pending: dict[int, Future[dict[str, Any]]] = {}  # parallel states still running
+        self._pool: ThreadPoolExecutor | None = None
 
     # -- the run ------------------------------------------------------------
     def run(self) -> dict[str, dict]:
@@ -111,11 +114,17 @@ class Engine:
             )
         # Salt 3007 walks the chunks in compile order (order, then state+name+fun) and
         # pulls each one's requisites first, kind by kind, in the order they are listed
-        for idx in sorted(range(len(self.chunks)), key=lambda i: compile_key(self.chunks[i])):
-            if self.tags[idx] not in self.running:
-                self._pull(Frame(idx, Mode.RUN))
-            if self.stopped:
-                break
+        try:
+            for idx in sorted(range(len(self.chunks)), key=lambda i: compile_key(self.chunks[i])):
+                if self.tags[idx] not in self.running:
+                    self._pull(Frame(idx, Mode.RUN))
+                if self.stopped:
+                    break
+            for idx in list(self.pending):  # the run ends when its parallel states have
+                self._settle(idx)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
         self._listen()
         log.debug("state run done: %d result(s)", len(self.running))
         return self.running
@@ -213,6 +222,7 @@ class Engine:
         low = self.chunks[idx]
         mod_init(self.run_state, low)
         deps = self.graph.deps[idx]
+        self._settle_targets(idx)
         if deps.missing:
             ret = self._synthetic(low, False, _missing_comment(deps.missing, self._has_mod_watch(low["state"])))
             if mode is Mode.PRE:
@@ -233,8 +243,7 @@ class Engine:
             self.pre[idx] = ret
             self._store(idx, ret)
         elif status in SKIP_COMMENTS:
-            ret = self._synthetic(low, True, SKIP_COMMENTS[status])
-            ret["__state_ran__"] = False
+            ret = self._synthetic(low, True, SKIP_COMMENTS[status], ran=False)
             if mode is Mode.PRE:
                 self.pre[idx] = ret
             self._store(idx, ret)
@@ -245,25 +254,65 @@ class Engine:
         low = self.chunks[idx]
         if mode is Mode.PRE:
             self.pre[idx] = call_state(self.run_state, low, prereq=True)
+        elif low.get("parallel"):
+            self._launch(idx, lambda run: call_state(run, low))
         else:
             self._store(idx, call_state(self.run_state, low))
 
     def _call_watch(self, idx: int, mode: Mode, buckets: dict[Req, list[int]]) -> None:
         low = self.chunks[idx]
-        ret = call_state(self.run_state, low, prereq=mode is Mode.PRE)
         if mode is Mode.PRE:
+            ret = call_state(self.run_state, low, prereq=True)
             if not ret.get("changes"):
                 ret["changes"] = {"watch": "watch"}
                 ret["result"] = None
             self.pre[idx] = ret
             return
-        if not ret.get("changes") and not ret.get("skip_watch", False):
-            watch_low = dict(low)
-            watch_low["sfun"] = low["fun"]
-            watch_low["fun"] = "mod_watch"
-            watch_low["__reqs__"] = {k.key: [self.chunks[t] for t in ts] for k, ts in buckets.items()}
-            ret = call_state(self.run_state, watch_low)
+        reqs = {k.key: [self.chunks[t] for t in ts] for k, ts in buckets.items()}
+        if low.get("parallel"):
+            self._launch(idx, lambda run: _state_then_watch(run, low, reqs))
+        else:
+            self._store(idx, _state_then_watch(self.run_state, low, reqs))
+
+    # -- parallel states ------------------------------------------------------
+    def _launch(self, idx: int, work: Callable[[RunState], dict[str, Any]]) -> None:
+        """Start a ``parallel: True`` state in a thread of its own and go on, as Salt starts it in
+        a process of its own. Its result takes its run number now; what the state returns, with
+        ``__parallel__``, fills it in when something needs it (:meth:`_settle`)."""
+        low = self.chunks[idx]
+        ret: dict[str, Any] = {"name": low["name"], "result": None, "changes": {}, "comment": "Started in a thread"}
+        ret["__sls__"] = low.get("__sls__")
+        ret["__run_num__"] = self.run_state.next_run_num()
+        ret.update(fake_timing())
+        ret["__id__"] = low["__id__"]
+        self.running[self.tags[idx]] = ret
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=sum(1 for c in self.chunks if c.get("parallel")) or 1, thread_name_prefix="briny-parallel"
+            )
+        log.debug("State [%s] started in parallel", low["name"])
+        self.pending[idx] = self._pool.submit(work, self.run_state.for_thread())
+
+    def _settle(self, idx: int) -> None:
+        """Wait for the parallel state ``idx`` (when it runs) and fill in its result."""
+        future = self.pending.pop(idx, None)
+        if future is None:
+            return
+        got = future.result()
+        got.pop("__run_num__", None)
+        ret = self.running[self.tags[idx]]
+        ret.update(got)
+        ret["__parallel__"] = True
         self._store(idx, ret)
+
+    def _settle_targets(self, idx: int) -> None:
+        """Salt waits for the parallel states a state's requisites name before judging them."""
+        if not self.pending:
+            return
+        for targets in self.graph.deps[idx].by_kind.values():
+            for t in targets:
+                if t in self.pending:
+                    self._settle(t)
 
     def _fail(self, idx: int, mode: Mode, buckets: dict[Req, list[int]]) -> None:
         low = self.chunks[idx]
@@ -308,9 +357,14 @@ class Engine:
             self.pre[frame.idx] = ret
         self._store(frame.idx, ret)
 
-    def _synthetic(self, low: LowChunk, result: bool, comment: str) -> dict[str, Any]:
-        ret: dict[str, Any] = {"changes": {}, "result": result, "comment": comment}
-        ret.update(fake_timing())
+    def _synthetic(self, low: LowChunk, result: bool, comment: str, ran: bool | None = None) -> dict[str, Any]:
+        """The result of a state its requisites decided, in Salt's key order."""
+        timing = fake_timing()
+        ret: dict[str, Any] = {"changes": {}, "result": result, "duration": timing["duration"]}
+        ret["start_time"] = timing["start_time"]
+        ret["comment"] = comment
+        if ran is not None:
+            ret["__state_ran__"] = ran
         ret["__run_num__"] = self.run_state.next_run_num()
         ret["__sls__"] = low.get("__sls__")
         ret["__id__"] = low["__id__"]
@@ -319,8 +373,18 @@ class Engine:
         return ret
 
     def _store(self, idx: int, ret: dict[str, Any]) -> None:
-        self.running[self.tags[idx]] = ret
-        self._event(self.chunks[idx], ret)
+        self._store_tagged(self.tags[idx], self.chunks[idx], ret)
+
+    def _store_tagged(self, tag: str, low: LowChunk, ret: dict[str, Any]) -> None:
+        """Record a result, fire its event, then show each ``sub_state_run`` entry as a state of
+        its own, as Salt does (the event carries the entries, as Salt's)."""
+        self.running[tag] = ret
+        if "sub_state_run" not in ret:
+            self._event(low, ret)
+            return
+        self._event(low, dict(ret))
+        for sub_tag, sub in sub_state_results(self.run_state, low, ret):
+            self.running[sub_tag] = sub
 
     def _failhard(self, idx: int) -> bool:
         if self.opts.get("test"):
@@ -396,12 +460,23 @@ class Engine:
                             low["__id__"] = f"listener_{low['__id__']}"
                             watchers.setdefault(gen_tag(low), low)
         for tag, low in watchers.items():
-            ret = call_state(self.run_state, low)
-            self.running[tag] = ret
-            self._event(low, ret)
+            self._store_tagged(tag, low, call_state(self.run_state, low))
         for tag, err in errors.items():
             err["__run_num__"] = self.run_state.next_run_num()
             self.running[tag] = err
+
+
+def _state_then_watch(run: RunState, low: LowChunk, reqs: dict[str, list[LowChunk]]) -> dict[str, Any]:
+    """A state whose watched requisites changed: the state, then its ``mod_watch`` when the state
+    itself changed nothing (and did not ask to skip it)."""
+    ret = call_state(run, low)
+    if not ret.get("changes") and not ret.get("skip_watch", False):
+        watch_low = dict(low)
+        watch_low["sfun"] = low["fun"]
+        watch_low["fun"] = "mod_watch"
+        watch_low["__reqs__"] = reqs
+        ret = call_state(run, watch_low)
+    return ret
 
 
 # --------------------------------------------------------------------------

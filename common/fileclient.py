@@ -118,6 +118,14 @@ class FileClientBase:
         full = self.find(path, env)
         return str(full) if full is not None and full.is_file() else None
 
+    def stat_file(self, url: str, saltenv: str) -> int | None:
+        """The permission bits of the file ``url`` names (``cp.stat_file``), or None."""
+        path, env = split_url(url, saltenv)
+        full = self.find(path, env)
+        if full is None or not full.is_file():
+            return None
+        return full.stat().st_mode & 0o7777
+
     def find_sls(self, sls: str, saltenv: str) -> tuple[str, Path] | None:
         """``a.b`` → (``a/b.sls`` or ``a/b/init.sls``, its path), first match wins."""
         return find_sls(self, sls, saltenv)

@@ -273,6 +273,9 @@ def verify_high(high: Any) -> list[str]:
 def _verify_arg(
     name: Any, state: str, arg: dict[str, Any], sls: Any, reqs: dict[Any, dict[Any, Any]], errors: list[str]
 ) -> None:
+    """One dict argument. A dict with several keys (``- context:`` followed by a sibling key at
+    the same indent) is legal and each key becomes an argument, except where the first key
+    is a requisite list: then Salt refuses it."""
     first = next(iter(arg))
     if first == "names" and not isinstance(arg[first], list):
         errors.append(f"The 'names' argument in state '{name}' in SLS '{sls}' needs to be formed as a list")
@@ -302,8 +305,8 @@ def _verify_arg(
                 other = reqs.get(req_val)
                 if other is not None and other.get(name) == state and other.get("state") == req_key:
                     errors.append(f'A recursive requisite was found, SLS "{sls}" ID "{name}" ID "{req_val}"')
-    if len(arg) != 1:
-        errors.append(f"Multiple dictionaries defined in argument of state '{name}' in SLS '{sls}'")
+        if len(arg) != 1:
+            errors.append(f"Multiple dictionaries defined in argument of state '{name}' in SLS '{sls}'")
 
 
 def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[HighData, list[str]]:
@@ -377,7 +380,8 @@ def requisite_in(high: HighData, disabled: list[str] | None = None) -> tuple[Hig
                     for name, tstate in hinges:
                         _apply_hinge(key, rkey, id_, state, name, tstate, high, body, index, extend, _add_req)
     high["__extend__"] = [{k: v} for k, v in extend.items()]
-    return reconcile_extend(high, strict=True)
+    high, ext_errors = reconcile_extend(high, strict=True)
+    return high, errors + ext_errors
 
 
 def _bare_ref(ind: Any, high: HighData, index: "LazyNameIndex") -> dict[str, Any] | None:

@@ -145,7 +145,16 @@ class SaltFunctions:
         return list(self._loader)
 
     def __getattr__(self, name: str) -> ModuleNamespace:
-        if name.startswith("_"):
+        """``salt.mod`` (as in ``salt.mod.fun(...)``): AttributeError when there is no such module,
+        so Jinja names it (``... has no attribute 'mod'``), as Salt does; also for ``salt['m.f']``
+        of a missing function, which Jinja tries as an attribute next (``... 'm.f'``)."""
+        if name.startswith("_") or "." in name:
+            raise AttributeError(name)
+        has_module = getattr(self._loader, "has_module", None)
+        known = has_module(name) if callable(has_module) else any(k.startswith(f"{name}.") for k in self._loader)
+        if not known:
+            if self._boundary is not None:  # a module only the minion has (a custom one): its compile
+                self._boundary.need(f"salt.{name}")
             raise AttributeError(name)
         return ModuleNamespace(self, name)
 

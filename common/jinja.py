@@ -43,7 +43,8 @@ from jinja2.ext import Extension
 from jinja2.sandbox import SandboxedEnvironment
 
 from .exceptions import CommandExecutionError, FileServerError, SaltInvocationError, TemplateError
-from .hostview import template_salt
+from .hostview import SaltFunctions, template_salt
+from .loader import ModuleNamespace
 from .jinja_filters import FILTERS, TESTS
 from .render import error_context
 
@@ -320,6 +321,40 @@ def ifelse(ctx: Any, *args: Any, tgt_type: str = "compound", minion_id: str | No
     return args[-1]
 
 
+# --- undefined values ------------------------------------------------------
+
+
+def _salt_named(obj: Any) -> str | None:
+    """How Salt 3007's messages name the objects behind ``salt``: its loader and a module of it."""
+    if isinstance(obj, SaltFunctions):
+        return "salt.utils.templates.AliasedLoader object"
+    if isinstance(obj, ModuleNamespace):
+        return "salt.loader.lazy.LoadedMod object"
+    return None
+
+
+class _SaltNamesMixin:
+    """Undefined values whose message names ``salt``'s objects as Salt does:
+    ``Jinja variable 'salt.utils.templates.AliasedLoader object' has no attribute 'x.y'``
+    for ``salt['x.y']`` or ``salt.x`` when there is no such function or module,
+    ``'salt.loader.lazy.LoadedMod object' has no attribute 'y'`` for ``salt.x.y``."""
+
+    @property
+    def _undefined_message(self) -> str:
+        named = _salt_named(getattr(self, "_undefined_obj", None))
+        if named is not None and getattr(self, "_undefined_hint", None) is None:
+            return f"{named!r} has no attribute {self._undefined_name!r}"  # type: ignore[attr-defined]
+        return super()._undefined_message  # type: ignore[misc]
+
+
+class SaltUndefined(_SaltNamesMixin, jinja2.Undefined):
+    pass
+
+
+class SaltStrictUndefined(_SaltNamesMixin, jinja2.StrictUndefined):
+    pass
+
+
 # --- environment construction ------------------------------------------------
 
 
@@ -343,7 +378,7 @@ def build_environment(
 ) -> SaltEnvironment:
     """A fresh environment for one render: loader, tags, filters, tests, globals."""
     options = _env_options(opts, sls_render)
-    undefined = jinja2.Undefined if opts.get("allow_undefined") else jinja2.StrictUndefined
+    undefined = SaltUndefined if opts.get("allow_undefined") else SaltStrictUndefined
     sig = tuple(sorted((k, repr(v)) for k, v in options.items())) + (undefined.__name__,)
     with _BYTECODE_LOCK:
         bcc = _BYTECODE.setdefault(sig, _MemoryBytecodeCache())

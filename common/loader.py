@@ -240,6 +240,17 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return ModuleNamespace(self, name)
 
     # -- public helpers ---------------------------------------------------
+    def sibling(self) -> "LazyLoader":
+        """A loader of the same kind, dunders and folders whose modules are loaded afresh: their
+        per-call dunders (``__low__``, ``__env__``) are their own (a ``parallel`` state's thread).
+        ``__context__`` and ``__job__`` are shared."""
+        builtin = BUILTIN_DIRS[self.kind]
+        other = LazyLoader(self.kind, self.pack, [d for d in self.dirs if d != builtin])
+        for key, value in self.pack.items():
+            if value is self:
+                other.pack[key] = other
+        return other
+
     def missing_message(self, key: str) -> str:
         mod = key.partition(".")[0]
         if mod in self._reasons:

@@ -80,18 +80,6 @@ def error_with_context(message: str, line: int | None, text: str) -> str:
     return message
 
 
-def parse_shebang(text: str, default: str) -> tuple[list[str], str]:
-    """(pipeline of renderer names, the text without the shebang line)."""
-    pipe = default
-    body = text
-    if text.startswith("#!"):
-        first, _, rest = text.partition("\n")
-        pipe = first[2:].strip()
-        body = rest
-    names = [p.strip().split(" ")[0] for p in pipe.split("|") if p.strip()]
-    return names, body
-
-
 # -- the renderers ---------------------------------------------------------
 
 
@@ -203,6 +191,60 @@ RENDERERS: dict[str, Callable[..., Any]] = {
 }
 
 
+# Salt's old single-word names for pipelines (``#!yaml_jinja`` is ``#!jinja|yaml``)
+OLD_STYLE = {"yaml_jinja": "jinja|yaml", "json_jinja": "jinja|json", "yamlex_jinja": "jinja|yamlex"}
+TEXT_RENDERERS = frozenset({"jinja"})  # stages that take text (the others also take data)
+
+
+def pipeline(pipe: str, opts: dict[str, Any]) -> list[tuple[str, str]]:
+    """The renderers (name, argument line) a shebang or ``renderer`` names, as Salt reads them:
+    ``|``-separated, Salt's old single-word names, ``renderer_whitelist`` / ``renderer_blacklist``
+    (a renderer they rule out is skipped with a warning). A renderer briny does not have fails the
+    render with Salt's words: ``The renderer "jinja|nosuch" is not available`` (Salt logs that and
+    renders the file as empty, so its states silently do not run)."""
+    parts = [p.strip() for p in pipe.split("|")]
+    if len(parts) == 1 and pipe.strip() in OLD_STYLE:
+        parts = OLD_STYLE[pipe.strip()].split("|")
+    allowed, refused = opts.get("renderer_whitelist") or [], opts.get("renderer_blacklist") or []
+    out: list[tuple[str, str]] = []
+    for part in parts:
+        name, _, args = part.partition(" ")
+        if (allowed and name not in allowed) or (refused and name in refused):
+            log.warning('The renderer "%s" is disallowed by configuration and will be skipped.', name)
+            continue
+        if name not in RENDERERS:
+            raise RenderError(f'The renderer "{pipe.strip()}" is not available')
+        out.append((name, args.strip()))
+    return out
+
+
+def run_pipeline(
+    text: str,
+    *,
+    env: RenderEnv,
+    saltenv: str,
+    sls: str | None = None,
+    relpath: str | None = None,
+    default: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Any:
+    """``text`` through the pipeline its shebang names (else ``default``, the ``renderer`` option,
+    ``jinja|yaml``), as the last renderer leaves it: data, or text when that renderer gives text."""
+    # the shebang line stays in the text (a comment to YAML, Jinja and Python), so
+    # line numbers in errors are the file's own
+    pipe = default or env.opts.get("renderer") or "jinja|yaml"
+    if text.startswith("#!"):
+        pipe = text.partition("\n")[0][2:].strip()
+    data: Any = text
+    for name, args in pipeline(pipe, env.opts):
+        if name in TEXT_RENDERERS and not isinstance(data, str):
+            raise RenderError(f'The renderer "{name}" takes text, and the renderer before it in "{pipe}" gave data')
+        if name in CODE_RENDERERS and env.boundary is not None:
+            env.boundary.code(name)  # Python on the master: refused unless allowed
+        data = RENDERERS[name](data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra, args=args)
+    return data
+
+
 def render_text(
     text: str,
     *,
@@ -219,17 +261,7 @@ def render_text(
     """
     if not text.strip():
         return {}
-    # the shebang line stays in the text (a comment to YAML, Jinja and Python), so
-    # line numbers in errors are the file's own
-    names, _ = parse_shebang(text, default or env.opts.get("renderer") or "jinja|yaml")
-    data: Any = text
-    for name in names:
-        renderer = RENDERERS.get(name)
-        if renderer is None:
-            raise RenderError(f'The renderer "{name}" is not available')
-        if name in CODE_RENDERERS and env.boundary is not None:
-            env.boundary.code(name)  # Python on the master: refused unless allowed
-        data = renderer(data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra)
+    data = run_pipeline(text, env=env, saltenv=saltenv, sls=sls, relpath=relpath, default=default, extra=extra)
     if isinstance(data, str):
         # a pipeline that ends in text (e.g. plain #!jinja) yields no state data
         data = _render_yaml(data)

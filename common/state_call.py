@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .exceptions import CommandExecutionError, SaltInvocationError
-from .requisites import INTERNAL_KEYS, LowChunk
+from .exceptions import CommandExecutionError, InvalidArguments, SaltInvocationError
+from .requisites import INTERNAL_KEYS, LowChunk, gen_tag
 from .traverse import traverse
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,14 @@ class RunState:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)  # between retries (tests record it)
     randint: Callable[[int, int], int] = field(default=random.randint, repr=False)  # a retry's splay
     _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
+
+    def for_thread(self) -> "RunState":
+        """What a ``parallel`` state's thread calls through: state modules of its own (their
+        per-call dunders cannot race with the main thread's), the same execution modules and opts,
+        the results so far as they are now (its ``__running__``); run numbers are the caller's to
+        give."""
+        states = self.states.sibling() if hasattr(self.states, "sibling") else self.states
+        return RunState(salt=self.salt, states=states, opts=self.opts, chunks=self.chunks, running=dict(self.running))
 
     def next_run_num(self) -> int:
         n = self.run_num
@@ -295,8 +303,24 @@ def run_check_cmd(run: RunState, low: LowChunk) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[list[Any], dict[str, Any]]:
-    """Salt's ``format_call``: positional from the chunk, defaults kept, the rest to ``**kwargs``."""
+def invalid_keywords_message(full: str, extra: list[str]) -> str:
+    """Salt's words for keyword arguments a function without ``**kwargs`` does not take."""
+    if len(extra) == 1:
+        return f"'{extra[0]}' is an invalid keyword argument for '{full}'"
+    listed = ", ".join(f"'{k}'" for k in extra[:-1])
+    return f"{listed} and '{extra[-1]}' are invalid keyword arguments for '{full}'"
+
+
+def bind_args(
+    run: RunState, func: Callable[..., Any], low: LowChunk, full: str = ""
+) -> tuple[list[Any], dict[str, Any]]:
+    """Salt's ``format_call``: positional from the chunk, defaults kept, the rest to ``**kwargs``.
+
+    A function without ``**kwargs`` given a keyword it does not take raises
+    :class:`SaltInvocationError` in Salt's words (Salt aborts the whole run with it;
+    :func:`_invoke` fails that one state). Keys the state system itself sets
+    (requisites, ``onlyif``, ``__sls__`` ...: :data:`INTERNAL_KEYS`) are never extra.
+    """
     sig = run.signature(func)
     if sig is None:
         return [], {k: v for k, v in low.items() if k not in INTERNAL_KEYS}
@@ -326,10 +350,11 @@ def bind_args(run: RunState, func: Callable[..., Any], low: LowChunk) -> tuple[l
             f"{getattr(func, '__name__', 'state')} takes at least {total} argument"
             f"{'s' if total > 1 else ''} ({given} given)"
         )
+    extra = [k for k in low if k not in used and k not in INTERNAL_KEYS]
     if has_var_kw:
-        for k, v in low.items():
-            if k not in used and k not in INTERNAL_KEYS:
-                kwargs[k] = v
+        kwargs.update((k, low[k]) for k in extra)
+    elif extra:
+        raise InvalidArguments(invalid_keywords_message(full or getattr(func, "__name__", "state"), extra))
     return args, kwargs
 
 
@@ -350,13 +375,101 @@ def _exception_ret(low: LowChunk) -> dict[str, Any]:
     }
 
 
-def _unify(ret: dict[str, Any]) -> dict[str, Any]:
-    """Salt's rules for what a state returns: a list comment is its lines, a result is a bool or None."""
+def _call_function(run: RunState, low: LowChunk, full: str) -> dict[str, Any]:
+    """The state function itself. Keywords it does not take fail this state in Salt's words
+    (Salt aborts the whole run with them)."""
+    func = run.states[full]
+    try:
+        args, kwargs = bind_args(run, func, low, full)
+    except InvalidArguments as exc:
+        log.error("State %s: %s", full, exc)
+        return {"result": False, "name": low["name"], "changes": {}, "comment": str(exc)}
+    _inject(run, low)
+    return unify_return(func(*args, **kwargs), low)
+
+
+def _shape_error(ret: Any) -> str | None:
+    """What Salt's state return check (``content_check``) says of ``ret``, or None when it is fine."""
+    if not isinstance(ret, dict):
+        return "Malformed state return. Data must be a dictionary type."
+    if not isinstance(ret.get("changes"), dict):
+        return "'Changes' should be a dictionary."
+    missing = [key for key in ("name", "result", "changes", "comment") if key not in ret]
+    if missing:
+        return f"The following keys were not present in the state return: {', '.join(missing)}."
+    return None
+
+
+def unify_return(ret: Any, low: LowChunk, need_name: bool = True) -> dict[str, Any]:
+    """A state function's return as Salt's state system checks and evens it out: a return that is
+    not a dict with ``name``, ``result``, ``changes`` (a dict) and ``comment`` fails the state
+    (``An exception occurred in this state: The following keys were not present in the state
+    return: comment.``), a comment given as a list is joined with newlines, a result other than
+    None becomes a bool. ``need_name`` False: a ``sub_state_run`` entry, named by its ``low``."""
+    probe = ret if need_name or not isinstance(ret, dict) else {"name": None, **ret}
+    err = _shape_error(probe)
+    if err is not None:
+        log.error("State %s.%s returned malformed data: %s", low.get("state"), low.get("fun"), err)
+        out: dict[str, Any] = {
+            "result": False,
+            "name": low.get("name"),
+            "changes": {},
+            "comment": f"An exception occurred in this state: {err}",
+        }
+        if isinstance(ret, dict) and "sub_state_run" in ret:
+            out["sub_state_run"] = ret["sub_state_run"]
+        return out
     if isinstance(ret.get("comment"), list):
-        ret["comment"] = "\n".join(str(line) for line in ret["comment"])
+        ret["comment"] = "\n".join(str(c) for c in ret["comment"])
     if ret.get("result") is not None:
         ret["result"] = bool(ret["result"])
     return ret
+
+
+def sub_state_results(run: RunState, low: LowChunk, ret: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``sub_state_run`` entries of a state's return (taken out of it) as results of their own,
+    as Salt shows them: keyed by their ``low`` (``state``, ``__id__``, ``name``, ``fun``), with
+    their ``changes``, ``result``, ``comment`` (and ``duration``/``start_time`` when given), the
+    parent's ``name``, ``__sls__`` and ``__id__``, and the next run numbers.
+
+    Salt 3007 requires a ``name`` at the top of each entry (the documented form has none, and
+    Salt then fails with a KeyError); briny takes it from the entry's ``low``. Salt also numbers
+    the entries from one past the next free run number, so the state after them shares a number
+    with the last one; briny numbers them in order. An entry without a usable ``low`` cannot be
+    shown as a state: the parent fails, naming it.
+    """
+    entries = ret.pop("sub_state_run", None)
+    if not entries:
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+    bad: list[str] = []
+    if not isinstance(entries, (list, tuple)):
+        entries, bad = [], ["sub_state_run is not a list"]
+    for num, entry in enumerate(entries):
+        sub_low = entry.get("low") if isinstance(entry, dict) else None
+        if not isinstance(sub_low, dict) or any(k not in sub_low for k in ("state", "__id__", "name", "fun")):
+            bad.append(f"sub_state_run entry {num} has no low data with state, __id__, name and fun")
+            continue
+        entry = unify_return(entry, sub_low, need_name=False)
+        timing = fake_timing()
+        sub: dict[str, Any] = {
+            "name": sub_low["name"],
+            "changes": entry["changes"],
+            "result": entry["result"],
+            "duration": entry.get("duration", timing["duration"]),
+            "start_time": entry.get("start_time", timing["start_time"]),
+            "comment": entry.get("comment", ""),
+            "__state_ran__": True,
+            "__run_num__": run.next_run_num(),
+        }
+        for key in ("__sls__", "__id__", "name"):
+            sub[key] = low.get(key)
+        out.append((gen_tag(sub_low), sub))
+    if bad:
+        log.error("State %s.%s returned malformed sub_state_run data: %s", low["state"], low["fun"], "; ".join(bad))
+        ret["result"] = False
+        ret["comment"] = "\n".join([str(ret.get("comment") or ""), *bad]).strip("\n")
+    return out
 
 
 def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
@@ -371,18 +484,7 @@ def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
             ):
                 ret.update(run_checks(run, low))
             if ret.get("result") is False:
-                func = run.states[full]
-                args, kwargs = bind_args(run, func, low)
-                _inject(run, low)
-                out = func(*args, **kwargs)
-                if not isinstance(out, dict):
-                    out = {
-                        "result": False,
-                        "name": low["name"],
-                        "changes": {},
-                        "comment": f"State function {full} did not return a dict: {out!r}",
-                    }
-                ret = _unify(out)
+                ret = _call_function(run, low, full)
             if "check_cmd" in low:
                 func = run.states[full]
                 sig = run.signature(func)
@@ -425,38 +527,30 @@ def _refresh(run: RunState, low: LowChunk, ret: dict[str, Any]) -> None:
         run.forget_modules()
 
 
-def _verify(run: RunState, low: LowChunk) -> list[str]:
-    full = f"{low['state']}.{low['fun']}"
-    if full in run.states:
-        return _argument_errors(run, low, full)
-    errors = [f"State '{full}' was not found in SLS '{low.get('__sls__')}'"]
-    reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
-    if reason:
-        errors.append(f"Reason: {reason}")
-    return errors
-
-
-def _argument_errors(run: RunState, low: LowChunk, full: str) -> list[str]:
-    """Salt's ``Missing parameter P for state M.F``; and, for a function without ``**kwargs``,
-    the arguments it does not take, in Salt's words (Salt aborts the whole run; briny fails that state)."""
-    sig = run.signature(run.states[full])
-    if sig is None:
-        return []
-    params = sig.parameters.values()
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    errors = [
-        f"Missing parameter {p.name} for state {full}"
-        for p in params
-        if p.kind in positional and p.default is p.empty and p.name not in low
-    ]
-    if any(p.kind is p.VAR_KEYWORD for p in params):
+def verify_data(run: RunState, low: LowChunk) -> list[str]:
+    """Salt's ``verify_data`` before a call: the name is a string, the function exists, and
+    every parameter without a default is given (``Missing parameter link for state
+    alternatives.install``). Any error fails the state unrun, each on a line of its comment."""
+    errors: list[str] = []
+    name = low.get("name")
+    if name and not isinstance(name, str):
+        where = f"in SLS '{low['__sls__']}' " if "__sls__" in low else ""
+        errors.append(f"ID '{name}' {where}is not formed as a string, but is a {type(name).__name__}")
         return errors
-    extra = [k for k in low if k not in sig.parameters and k not in INTERNAL_KEYS and not str(k).startswith("__")]
-    if len(extra) == 1:
-        errors.append(f"'{extra[0]}' is an invalid keyword argument for '{full}'")
-    elif extra:
-        quoted = ", ".join(f"'{k}'" for k in extra[:-1])
-        errors.append(f"{quoted} and '{extra[-1]}' are invalid keyword arguments for '{full}'")
+    full = f"{low['state']}.{low['fun']}"
+    if full not in run.states:
+        if "__sls__" not in low:
+            return [f"Specified state '{full}' was not found"]
+        errors.append(f"State '{full}' was not found in SLS '{low.get('__sls__')}'")
+        reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
+        if reason:
+            errors.append(f"Reason: {reason}")
+        return errors
+    sig = run.signature(run.states[full])
+    if sig is not None:
+        for p in sig.parameters.values():
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty and p.name not in low:
+                errors.append(f"Missing parameter {p.name} for state {full}")
     return errors
 
 
@@ -466,7 +560,7 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
     With ``prereq`` the call is a test run for a ``prereq`` check: no run
     number, no timing, no retry.
     """
-    errors = _verify(run, low)
+    errors = verify_data(run, low)
     if errors:
         ret = {"result": False, "name": low["name"], "changes": {}, "comment": "".join(f"{e}\n" for e in errors)}
         if not prereq:  # Salt returns this one without __sls__, __id__ or timing

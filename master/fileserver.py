@@ -292,14 +292,16 @@ class FileServer:
         return full, st
 
     def file_hash(self, path: Any, saltenv: Any) -> dict[str, Any]:
-        """``{"hash_type", "hsum", "size"}`` of a file; FileServerError when refused, not there
-        or not a regular file (worker: may read the whole file)."""
+        """``{"hash_type", "hsum", "size", "mode"}`` of a file (``mode``: its permission bits, for
+        ``mode: keep``); FileServerError when refused, not there or not a regular file (worker:
+        may read the whole file)."""
         full, st = self._regular_file(path, saltenv)
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        mode = stat.S_IMODE(st.st_mode)
         with self._lock:
             hit = self._hashes.get(full)
         if hit is not None and hit.key == key:
-            return {"hash_type": HASH_TYPE, "hsum": hit.hsum, "size": st.st_size}
+            return {"hash_type": HASH_TYPE, "hsum": hit.hsum, "size": st.st_size, "mode": mode}
         digest = hashlib.sha256()
         with open(full, "rb") as fh:
             fst = os.fstat(fh.fileno())
@@ -307,13 +309,14 @@ class FileServer:
                 digest.update(block)
         key = (fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns)
         hsum = digest.hexdigest()
+        mode = stat.S_IMODE(fst.st_mode)
         if fst.st_mtime_ns >= time.time_ns() - RACY_NS:
-            return {"hash_type": HASH_TYPE, "hsum": hsum, "size": fst.st_size}  # too fresh to keep
+            return {"hash_type": HASH_TYPE, "hsum": hsum, "size": fst.st_size, "mode": mode}  # too fresh to keep
         with self._lock:
             if len(self._hashes) >= HASH_CACHE_MAX:
                 self._hashes.clear()
             self._hashes[full] = _Hashed(key, hsum)
-        return {"hash_type": HASH_TYPE, "hsum": hsum, "size": fst.st_size}
+        return {"hash_type": HASH_TYPE, "hsum": hsum, "size": fst.st_size, "mode": mode}
 
     def read_chunk(self, path: Any, saltenv: Any, offset: Any, size: Any = None) -> dict[str, Any]:
         """``{"data", "eof", "size"}``: up to ``size`` bytes of a file from ``offset`` (worker)."""

@@ -295,6 +295,17 @@ class RemoteFileClient(FileClientBase):
             return None
         return {"hash_type": "sha256", "hsum": info["hsum"]}
 
+    def stat_file(self, url: str, saltenv: str) -> int | None:
+        """The permission bits of the master's file (its ``file_hash`` answer), without fetching it;
+        None when it is not there (or the master does not say)."""
+        path, env = split_url(url, saltenv)
+        rel, env = check_rel(path), check_saltenv(env)
+        info = self._ask({"cmd": "file_hash", "path": rel, "saltenv": env}, f"salt://{rel}")
+        mode = info.get("mode")
+        if info.get("error") or not isinstance(mode, int) or isinstance(mode, bool):
+            return None
+        return mode & 0o7777
+
 
 def _makedirs(folder: Path) -> None:
     try:

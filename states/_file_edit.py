@@ -8,45 +8,94 @@ module's dunders (see :mod:`briny.common.loader`).
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
+import re
 from typing import Any
 
 from briny.common.exceptions import BrinyError
 
 from ._file_common import _env, _err, _fail, _salt, _start, _testing
 
-
-def _lines_of(text: Any) -> list[str]:
-    chunks = text if isinstance(text, list) else [text]
-    out: list[str] = []
-    for chunk in chunks:
-        out.extend(str(chunk).splitlines() or [""])
-    return out
+log = logging.getLogger(__name__)
 
 
-def _text_from_sources(source: Any, saltenv: str) -> tuple[list[str] | None, str]:
-    """The lines of ``source`` (for append/prepend), or an error comment."""
-    plan = _salt("managed_data")("", source=source, saltenv=saltenv)
-    if plan["data"] is None:
-        return None, plan["comment"] or "Source file not found"
-    return plan["data"].decode("utf-8", errors="replace").splitlines(), ""
+def _chunks_of(text: Any) -> list[str]:
+    """Each item of ``text`` (a string or a list of them) is one chunk, as Salt matches them."""
+    return [str(chunk) for chunk in (text if isinstance(text, list) else [text])]
+
+
+def _source_list(source: Any, sources: Any) -> tuple[list[str], str]:
+    """(the sources to read, in order; an error comment) from ``source`` and ``sources``."""
+    if source and sources:
+        return [], "source and sources are mutually exclusive"
+    items = sources if sources else ([source] if source else [])
+    if not isinstance(items, list):
+        items = [items]
+    return [str(s) for s in items], ""
+
+
+def _source_texts(
+    srcs: list[str], template: Any, defaults: Any, context: Any, saltenv: str, name: str
+) -> tuple[list[str] | None, str]:
+    """Each source's text (rendered with ``template``, Jinja by default, as Salt does), in order, or
+    (None, the first that cannot be read)."""
+    texts: list[str] = []
+    for src in srcs:
+        plan = _salt("managed_data")(
+            name, source=src, template=template or None, defaults=defaults, context=context, saltenv=saltenv
+        )
+        if plan["data"] is None:
+            if plan["comment"]:
+                log.error("file.append/prepend: %s: %s", src, plan["comment"])
+            return None, src
+        texts.append(plan["data"].decode("utf-8", errors="replace"))
+    return texts, ""
+
+
+def _unsupported(ret: dict[str, Any], **given: Any) -> None:
+    """Name the arguments briny takes but does not act on, in the result's warnings."""
+    named = [key for key, value in given.items() if value]
+    if named:
+        ret.setdefault("warnings", []).append(f"briny does not support {', '.join(named)} here; ignored")
+
+
+def _chunk_present(chunk: str, old: str, ignore_whitespace: bool) -> bool:
+    """Whether ``chunk`` is in the file already, as Salt searches: with ``ignore_whitespace``, its
+    lines as whole consecutive lines of the file, whitespace runs alike; else the chunk as a regular
+    expression anywhere in it (taken literally when it is not a valid one)."""
+    if ignore_whitespace:
+        want = [" ".join(line.split()) for line in chunk.splitlines()]
+        have = [" ".join(line.split()) for line in old.splitlines()]
+        if not want:
+            return True
+        return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
+    try:
+        return re.search(chunk, old, re.MULTILINE) is not None
+    except re.error:
+        return chunk in old
 
 
 # -- append / prepend -----------------------------------------------------------------------------
 def _add_lines(
-    name: str, text: Any, source: Any, makedirs: bool, ignore_whitespace: bool, saltenv: str, at_start: bool
+    name: str,
+    text: Any,
+    srcs: list[str],
+    makedirs: bool,
+    ignore_whitespace: bool,
+    saltenv: str,
+    at_start: bool,
+    render: tuple[Any, Any, Any] = ("jinja", None, None),
 ) -> dict[str, Any]:
+    """Salt's order: the target (test mode: ``set to be created``; else it is created, empty, and
+    its folders with ``makedirs``), then the sources (``Failed to load template file S`` for the
+    first that cannot be read; they replace ``text``), then the chunks not already there."""
     name, ret, bad = _start(name)
     if bad:
         return _fail(ret, bad)
-    if source:
-        wanted, err = _text_from_sources(source, saltenv)
-        if wanted is None:
-            return _fail(ret, err)
-    elif text is None or text == [] or text == "":
+    if not srcs and (text is None or text == [] or text == ""):
         return _fail(ret, "No text given to " + ("prepend" if at_start else "append"))
-    else:
-        wanted = _lines_of(text)
     if os.path.isdir(name):
         return _fail(ret, f"Specified target {name} is a directory")
     if not os.path.exists(name):
@@ -60,28 +109,38 @@ def _add_lines(
                 _salt("makedirs_perms")(os.path.dirname(name))
             except (BrinyError, OSError) as exc:
                 return _fail(ret, str(exc))
+        try:  # as Salt: the file exists from here on, whatever the sources hold
+            _salt("atomic_write")(name, "")
+        except (BrinyError, OSError) as exc:
+            return _fail(ret, f"Unable to write {name}: {_err(exc)}")
         old = ""
     else:
         try:
             old = _salt("read")(name)
         except (BrinyError, OSError) as exc:
             return _fail(ret, str(exc))
+    if srcs:
+        texts, missing = _source_texts(srcs, *render, saltenv, name)
+        if texts is None:  # Salt returns its source reader's own result here: named after the source
+            ret.update(name=missing, data=[])
+            return _fail(ret, f"Failed to load template file {missing}")
+        chunks = texts
+    else:
+        chunks = _chunks_of(text)
 
-    def norm(line: str) -> str:
-        return " ".join(line.split()) if ignore_whitespace else line
-
-    have_lines = old.splitlines()
     if at_start:
-        head = [norm(x) for x in have_lines[: len(wanted)]]
+        wanted = [line for chunk in chunks for line in (chunk.splitlines() or [""])]
+        norm = (lambda line: " ".join(line.split())) if ignore_whitespace else (lambda line: line)
+        head = [norm(x) for x in old.splitlines()[: len(wanted)]]
         todo = [] if head == [norm(x) for x in wanted] else wanted
         new = "".join(f"{x}\n" for x in todo) + old
     else:
-        have = {norm(x) for x in have_lines}
-        todo = []
-        for x in wanted:
-            if norm(x) not in have:
-                todo.append(x)
-                have.add(norm(x))
+        todo = [
+            line
+            for chunk in chunks
+            if not _chunk_present(chunk, old, ignore_whitespace)
+            for line in (chunk.splitlines() or [""])
+        ]
         new = old + ("\n" if old and not old.endswith("\n") else "") + "".join(f"{x}\n" for x in todo)
     if not todo:
         ret.update(result=True, comment=f"File {name} is in correct state")
@@ -89,8 +148,6 @@ def _add_lines(
     if at_start:
         diff = _salt("get_diff_text")(old, new)
     else:
-        import difflib
-
         diff = "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines()))
     if _testing():
         ret.update(result=None, changes={"diff": diff}, comment=f"File {name} is set to be updated")
@@ -109,14 +166,27 @@ def append(
     text: Any = None,
     makedirs: bool = False,
     source: Any = None,
+    source_hash: Any = None,
+    template: Any = "jinja",
+    sources: Any = None,
+    source_hashes: Any = None,
+    defaults: Any = None,
+    context: Any = None,
     ignore_whitespace: bool = True,
+    encoding: Any = None,
+    encoding_errors: str = "strict",
     saltenv: str | None = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
-    """Append each line of ``text`` (or of ``source``) that the file does not already contain."""
-    return _add_lines(
-        name, text, source or kwargs.get("sources"), makedirs, ignore_whitespace, _env(saltenv, kwargs), at_start=False
+    """Append each chunk of ``text`` (each item; or the text of each of ``source``/``sources``,
+    rendered with ``template``) that the file does not already hold."""
+    srcs, err = _source_list(source, sources)
+    if err:
+        return _fail(_start(name)[1], err)
+    ret = _add_lines(
+        name, text, srcs, makedirs, ignore_whitespace, _env(saltenv, {}), False, (template, defaults, context)
     )
+    _unsupported(ret, source_hash=source_hash, source_hashes=source_hashes, encoding=encoding)
+    return ret
 
 
 def prepend(
@@ -124,14 +194,28 @@ def prepend(
     text: Any = None,
     makedirs: bool = False,
     source: Any = None,
+    source_hash: Any = None,
+    template: Any = "jinja",
+    sources: Any = None,
+    source_hashes: Any = None,
+    defaults: Any = None,
+    context: Any = None,
+    header: Any = None,
+    encoding: Any = None,
+    encoding_errors: str = "strict",
     ignore_whitespace: bool = True,
     saltenv: str | None = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
-    """Put ``text`` (or ``source``) at the start of the file unless it is already there."""
-    return _add_lines(
-        name, text, source or kwargs.get("sources"), makedirs, ignore_whitespace, _env(saltenv, kwargs), at_start=True
+    """Put ``text`` (or the text of ``source``/``sources``) at the start of the file unless it is
+    already there."""
+    srcs, err = _source_list(source, sources)
+    if err:
+        return _fail(_start(name)[1], err)
+    ret = _add_lines(
+        name, text, srcs, makedirs, ignore_whitespace, _env(saltenv, {}), True, (template, defaults, context)
     )
+    _unsupported(ret, source_hash=source_hash, source_hashes=source_hashes, header=header, encoding=encoding)
+    return ret
 
 
 # -- text edits -----------------------------------------------------------------------------------
@@ -167,7 +251,6 @@ def line(
     user: Any = None,
     group: Any = None,
     file_mode: Any = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure, replace, delete or insert one line of a file."""
     name, ret, bad = _start(name)
@@ -352,7 +435,7 @@ def comment(
     return ret
 
 
-def uncomment(name: str, regex: str, char: str = "#", backup: Any = ".bak", **kwargs: Any) -> dict[str, Any]:
+def uncomment(name: str, regex: str, char: str = "#", backup: Any = ".bak") -> dict[str, Any]:
     """Uncomment the lines where ``char`` comments out ``regex``."""
     name, ret, bad = _start(name)
     if bad:

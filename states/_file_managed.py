@@ -26,6 +26,11 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+def _keeps_mode(source: str) -> bool:
+    """``mode: keep`` reads the mode of ``salt://``, ``file://`` and local sources (not of http ones)."""
+    return source.startswith(("salt://", "file://", "/"))
+
+
 def managed(
     name: str,
     source: Any = None,
@@ -65,6 +70,15 @@ def managed(
         return _fail(
             ret, "'source' cannot be used in combination with 'contents', 'contents_pillar', or 'contents_grains'"
         )
+    keep_mode = isinstance(mode, str) and mode.lower() == "keep"
+    if keep_mode:
+        mode = None  # the source's mode, read below when the file is written
+        if given:
+            return _fail(
+                ret,
+                "Mode preservation cannot be used in combination with 'contents', "
+                "'contents_pillar', or 'contents_grains'",
+            )
     if len(given) > 1:
         return _fail(ret, "Only one of 'contents', 'contents_pillar', and 'contents_grains' is permitted")
     if template and str(template).lower() != "jinja":
@@ -127,7 +141,7 @@ def managed(
     data = plan["data"]
     if not replace and present:
         data = None
-    if _testing():
+    if _testing():  # as Salt: `mode: keep` checks no mode in test mode (the source is not fetched)
         result, changes, comment = _salt("check_managed_data")(
             name, data, user, group, mode, show_changes, follow_symlinks, replace
         )
@@ -138,6 +152,8 @@ def managed(
         if cret.get("retcode"):
             ret["skip_watch"] = True
             return _fail(ret, "check_cmd execution failed")
+    if keep_mode and plan["source"] and _keeps_mode(plan["source"]):
+        mode = __salt__["cp.stat_file"](plan["source"], saltenv=env, octal=True)  # type: ignore[name-defined]  # noqa: F821
     out = _salt("manage_data")(
         name,
         data,

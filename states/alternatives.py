@@ -51,7 +51,7 @@ def _answer(ret: dict[str, Any], result: bool | None, comment: str, **changes: A
     return ret
 
 
-def install(name: str, link: str, path: str, priority: Any, **kwargs: Any) -> dict[str, Any]:
+def install(name: str, link: str, path: str, priority: Any) -> dict[str, Any]:
     """Make sure ``path`` is registered as an alternative for ``name`` behind ``link``."""
     ret: dict[str, Any] = {
         "name": name,
@@ -76,7 +76,7 @@ def install(name: str, link: str, path: str, priority: Any, **kwargs: Any) -> di
     return _answer(ret, True, comment, name=name, link=link, path=path, priority=priority)
 
 
-def remove(name: str, path: str, **kwargs: Any) -> dict[str, Any]:
+def remove(name: str, path: str) -> dict[str, Any]:
     """Make sure ``path`` is not an alternative for ``name`` (another one takes over)."""
     ret: dict[str, Any] = {"name": name, "path": path, "result": True, "changes": {}, "comment": ""}
     if _salt("check_exists")(name, path):
@@ -93,7 +93,7 @@ def remove(name: str, path: str, **kwargs: Any) -> dict[str, Any]:
     return _answer(ret, False, f"Alternative for {name} doesn't exist")
 
 
-def auto(name: str, **kwargs: Any) -> dict[str, Any]:
+def auto(name: str) -> dict[str, Any]:
     """Make sure ``name`` is in automatic mode (the highest priority alternative is used)."""
     ret: dict[str, Any] = {"name": name, "result": True, "comment": "", "changes": {}}
     shown = str(_salt("display")(name))
@@ -108,7 +108,7 @@ def auto(name: str, **kwargs: Any) -> dict[str, Any]:
     return ret
 
 
-def set_(name: str, path: str, **kwargs: Any) -> dict[str, Any]:
+def set_(name: str, path: str) -> dict[str, Any]:
     """Make sure ``name`` uses ``path``, one of its registered alternatives (manual mode)."""
     ret: dict[str, Any] = {"name": name, "path": path, "result": True, "changes": {}, "comment": ""}
     if _salt("show_current")(name) == path:

@@ -115,7 +115,6 @@ def present(
     commented: bool = False,
     identifier: Any = False,
     special: str | None = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the job ``name`` (a command) is in ``user``'s crontab at these times."""
     name = str(name).strip()
@@ -187,7 +186,7 @@ def _env_status(user: str, name: str, value: Any) -> str:
     return "absent"
 
 
-def env_present(name: str, value: Any = None, user: str = "root", **kwargs: Any) -> dict[str, Any]:
+def env_present(name: str, value: Any = None, user: str = "root") -> dict[str, Any]:
     """Ensure the variable ``name=value`` is set in ``user``'s crontab."""
     ret = _ret(name)
     if _testing():
@@ -203,7 +202,7 @@ def env_present(name: str, value: Any = None, user: str = "root", **kwargs: Any)
     return _outcome(ret, data, "Cron env", name, user)
 
 
-def env_absent(name: str, user: str = "root", **kwargs: Any) -> dict[str, Any]:
+def env_absent(name: str, user: str = "root") -> dict[str, Any]:
     """Ensure the variable ``name`` is not set in ``user``'s crontab."""
     name = str(name).strip()
     ret = _ret(name)

@@ -50,7 +50,7 @@ def send(
     return ret
 
 
-def wait(name: str, sfun: Any = None, data: Any = None, **kwargs: Any) -> dict[str, Any]:
+def wait(name: str, sfun: Any = None, data: Any = None) -> dict[str, Any]:
     """Do nothing now; the event is sent when a ``watch`` requisite fires ``mod_watch``."""
     return {"name": name, "changes": {}, "result": True, "comment": ""}
 

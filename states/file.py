@@ -238,9 +238,10 @@ def recurse(
     for src in srcs:
         if not str(src).startswith("salt://"):
             return _fail(ret, f"Invalid source '{src}' (must be a salt:// URI)")
+    keep_mode = isinstance(file_mode, str) and file_mode.lower() == "keep"  # each file keeps its source's
     try:
         _salt("normalize_mode")(dir_mode)
-        _salt("normalize_mode")(file_mode)
+        _salt("normalize_mode")(None if keep_mode else file_mode)
     except BrinyError as exc:
         return _fail(ret, str(exc))
     if os.path.lexists(name) and not os.path.isdir(name):
@@ -269,7 +270,6 @@ def recurse(
     comments: dict[str, str] = {}
     results: list[Any] = []
     keep: set[str] = set()
-    seen_dirs: set[str] = set()
 
     def merge(path: str, sub: dict[str, Any]) -> None:
         results.append(sub["result"])
@@ -279,12 +279,13 @@ def recurse(
             comments[path] = sub["comment"]
 
     def manage_dir(path: str) -> None:
-        if path in seen_dirs:
-            return
-        seen_dirs.add(path)
         keep.add(path)
         merge(path, directory(path, user=user, group=group, dir_mode=dir_mode, makedirs=True))
 
+    # As Salt: the folders first, then the files (Salt walks sets here, so its order varies
+    # from run to run; briny sorts each group)
+    todo: list[tuple[str, str]] = []
+    dirs: set[str] = set()
     for rel_full in sorted(files):
         rel = rel_full[len(prefix) :]
         if maxdepth is not None and rel.count("/") > int(maxdepth):
@@ -296,7 +297,16 @@ def recurse(
         dest = os.path.join(name, rel)
         for d in _parents(name, os.path.dirname(dest)):
             keep.add(d)
-        manage_dir(os.path.dirname(dest))
+        dirs.add(os.path.dirname(dest))
+        todo.append((dest, rel_full))
+    if include_empty:  # the source folder itself too (as name/.), as Salt's listing gives it
+        top = prefix.rstrip("/")
+        for d in __salt__["cp.list_master_dirs"](senv, top):  # type: ignore[name-defined]  # noqa: F821
+            if d == top or d.startswith(prefix):
+                dirs.add(os.path.join(name, d[len(prefix) :] if d != top else "."))
+    for d in sorted(dirs):
+        manage_dir(d)
+    for dest, rel_full in todo:
         keep.add(dest)
         merge(
             dest,
@@ -315,10 +325,6 @@ def recurse(
                 saltenv=senv,
             ),
         )
-    if include_empty:
-        for d in __salt__["cp.list_master_dirs"](senv, prefix):  # type: ignore[name-defined]  # noqa: F821
-            if d.startswith(prefix):
-                manage_dir(os.path.join(name, d[len(prefix) :]))
     if clean and os.path.isdir(name):
         plan = _salt("directory_plan")(name, clean=True, exclude_pat=exclude_pat, keep=sorted(keep) + _keep(require))
         gone = [p for p, top in plan["removed"] if top]
@@ -400,9 +406,7 @@ def missing(name: str, **kwargs: Any) -> dict[str, Any]:
     return ret
 
 
-def touch(
-    name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False, **kwargs: Any
-) -> dict[str, Any]:
+def touch(name: str, atime: float | None = None, mtime: float | None = None, makedirs: bool = False) -> dict[str, Any]:
     """Create ``name`` empty if missing, and set its access and modification times."""
     name, ret, bad = _start(name)
     if bad:

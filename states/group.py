@@ -84,7 +84,6 @@ def present(
     members: Any = None,
     non_unique: bool = False,
     local: bool = False,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the group ``name`` exists with this gid and these members."""
     ret: dict[str, Any] = {
@@ -173,7 +172,7 @@ def present(
     return ret
 
 
-def absent(name: str, local: bool = False, **kwargs: Any) -> dict[str, Any]:
+def absent(name: str, local: bool = False) -> dict[str, Any]:
     """Ensure the group ``name`` does not exist."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("group.info")(name):

@@ -29,7 +29,7 @@ def _testing() -> bool:
     return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
 
 
-def system(name: str, **kwargs: Any) -> dict[str, Any]:
+def system(name: str) -> dict[str, Any]:
     """Make ``name`` the system's default locale (``LANG``)."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": None, "comment": ""}
     try:
@@ -46,7 +46,7 @@ def system(name: str, **kwargs: Any) -> dict[str, Any]:
     return ret
 
 
-def present(name: str, **kwargs: Any) -> dict[str, Any]:
+def present(name: str) -> dict[str, Any]:
     """Make sure the locale ``name`` is compiled (generate it when it is not)."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": None, "comment": ""}
     if _salt("avail")(name):

@@ -11,6 +11,14 @@ the first ``installed`` / ``latest`` state is seen, and the first state that
 really has to install something refreshes before it does (``refresh: True``
 forces a refresh, ``refresh: False`` skips it). Test mode never runs apt-get
 (Salt refreshes the database in test mode; briny does not).
+
+``version: latest`` (or ``- name: latest`` in ``pkgs``) means the newest
+version the repositories offer, and test mode shows, as Salt 3007, the
+version each package would get (``installed`` when the repositories do not
+say). A ``pkgs`` list naming a package twice fails the state with Salt's
+words ("You are passing a list of packages that contains duplicated packages
+names: ..."); Salt raises there, so its comment is that text after a
+traceback.
 """
 
 from __future__ import annotations
@@ -111,6 +119,30 @@ def _error_comment(exc: CommandExecutionError, keep_empty_changes: bool = False)
     return f"{exc}. Additional info follows:\n\n" + "\n".join(_nested(info))
 
 
+def _salt_list_repr(items: list[Any]) -> str:
+    """A ``pkgs`` list as Salt's messages show it (its YAML loader makes OrderedDicts)."""
+
+    def one(item: Any) -> str:
+        if isinstance(item, dict):
+            return "OrderedDict([" + ", ".join(f"({k!r}, {one(v)})" for k, v in item.items()) + "])"
+        return repr(item)
+
+    return "[" + ", ".join(one(i) for i in items) + "]"
+
+
+def _no_duplicates(pkgs: Any) -> None:
+    """Salt refuses a ``pkgs`` list naming a package twice (SaltInvocationError in its words)."""
+    if not isinstance(pkgs, list):
+        return
+    names = [str(next(iter(p))) if isinstance(p, dict) and p else str(p) for p in pkgs]
+    if len(names) != len(set(names)):
+        raise SaltInvocationError(
+            "You are passing a list of packages that contains duplicated packages names: "
+            f"{_salt_list_repr(pkgs)}. This cannot be processed. In case you are targeting different "
+            "versions of the same package, please target them individually"
+        )
+
+
 def _desired(name: str, version: Any, pkgs: Any, sources: Any) -> tuple[dict[str, str | None], dict[str, str]]:
     """(name -> version spec or None, name -> source) from the state's arguments."""
     wanted: dict[str, str | None] = {}
@@ -132,6 +164,7 @@ def _desired(name: str, version: Any, pkgs: Any, sources: Any) -> tuple[dict[str
     if pkgs:
         if not isinstance(pkgs, list):
             raise SaltInvocationError("Invalidly formatted 'pkgs' parameter: it must be a list")
+        _no_duplicates(pkgs)
         for item in pkgs:
             if isinstance(item, dict):
                 for pname, pver in item.items():
@@ -141,6 +174,49 @@ def _desired(name: str, version: Any, pkgs: Any, sources: Any) -> tuple[dict[str
         return wanted, srcs
     wanted[str(name)] = None if version is None else str(version)
     return wanted, srcs
+
+
+def _resolve_latest(wanted: dict[str, str | None], srcs: dict[str, str], current: dict[str, str]) -> None:
+    """A version of ``latest`` becomes the newest the repositories offer (the installed one when
+    that is the newest; no version at all when apt knows none), as Salt resolves it."""
+    names = [p for p, spec in wanted.items() if spec == "latest" and p not in srcs]
+    if not names:
+        return
+    try:
+        found = __salt__["pkg.latest_version"](*names, refresh=False)  # type: ignore[name-defined]  # noqa: F821
+    except CommandExecutionError:
+        found = {}
+    if not isinstance(found, dict):
+        found = {names[0]: found}
+    for pname in names:
+        wanted[pname] = found.get(pname) or current.get(pname) or None
+
+
+def _desired_pkg(pname: str, spec: str | None) -> str:
+    """``name``, ``name=version`` or ``name>=version``: how Salt names a wanted package."""
+    if not spec:
+        return pname
+    return f"{pname}{'' if spec.startswith(('<', '>', '=')) else '='}{spec}"
+
+
+def _installable_versions(targets: dict[str, str | None]) -> dict[str, dict[str, str]]:
+    """Test mode's changes, as Salt 3007 shows them: each package's ``new`` is the version it would
+    get (the newest offered, or the one asked for when the repositories have it), else
+    ``installed``; ``old`` is always empty."""
+    versions: dict[str, str] = {}
+    plain = [p for p, spec in targets.items() if not spec]
+    explicit = [_desired_pkg(p, spec) for p, spec in targets.items() if spec]
+    try:
+        if plain:
+            found = __salt__["pkg.latest_version"](*plain, refresh=False)  # type: ignore[name-defined]  # noqa: F821
+            versions.update(found if isinstance(found, dict) else {plain[0]: found})
+        if explicit and "pkg.list_repo_pkgs" in __salt__:  # type: ignore[name-defined]  # noqa: F821
+            for pname, offered in __salt__["pkg.list_repo_pkgs"](*explicit).items():  # type: ignore[name-defined]  # noqa: F821
+                if offered:
+                    versions[pname] = offered[0]
+    except CommandExecutionError as exc:
+        log.warning("Unable to look up the versions to install: %s", exc)
+    return {p: {"new": versions.get(p) or "installed", "old": ""} for p in targets}
 
 
 def _satisfied(pname: str, spec: str | None, installed: dict[str, str]) -> bool:
@@ -208,6 +284,7 @@ def installed(
             return ret
         refresh = False
     current = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
+    _resolve_latest(wanted, srcs, current)
 
     # what the sources hold (read in test mode too: no apt involved)
     for pname, src in srcs.items():
@@ -239,17 +316,10 @@ def installed(
         return ret
 
     if _test():
-        changes: dict[str, Any] = {}
-        latest: dict[str, str] = {}
-        repo_plain = [p for p in targets if p not in srcs and wanted[p] is None]
-        if repo_plain:
-            try:
-                found = __salt__["pkg.latest_version"](*repo_plain, refresh=False)  # type: ignore[name-defined]  # noqa: F821
-                latest = found if isinstance(found, dict) else {repo_plain[0]: found}
-            except CommandExecutionError:
-                latest = {}
-        for pname in targets:
-            changes[pname] = {"new": latest.get(pname) or "installed", "old": ""}
+        if srcs:
+            changes: dict[str, Any] = {p: {"new": "installed", "old": ""} for p in targets}
+        else:
+            changes = _installable_versions({p: wanted[p] for p in targets})
         ret.update(
             result=None,
             changes=changes,
@@ -327,6 +397,11 @@ def latest(
     if pkgs is not None and not isinstance(pkgs, list):
         ret.update(result=False, comment='Invalidly formatted "pkgs" parameter: it must be a list')
         return ret
+    try:
+        _no_duplicates(pkgs)
+    except SaltInvocationError as exc:
+        ret.update(result=False, comment=str(exc))
+        return ret
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
     if not _test() and _want_refresh(refresh) and not _refresh_db(ret):
         return ret
@@ -391,6 +466,11 @@ def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any
     ret = _ret(name)
     if pkgs is not None and not isinstance(pkgs, list):
         ret.update(result=False, comment='Invalidly formatted "pkgs" parameter: it must be a list')
+        return ret
+    try:
+        _no_duplicates(pkgs)
+    except SaltInvocationError as exc:
+        ret.update(result=False, comment=str(exc))
         return ret
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
     current = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821

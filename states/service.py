@@ -289,12 +289,12 @@ def _set_mask(name: str, runtime: Any, want: bool) -> dict[str, Any]:
     return ret
 
 
-def masked(name: str, runtime: Any = False, **kwargs: Any) -> dict[str, Any]:
+def masked(name: str, runtime: Any = False) -> dict[str, Any]:
     """Make sure the systemd unit is masked (``runtime: True``: until the next reboot)."""
     return _set_mask(name, runtime, True)
 
 
-def unmasked(name: str, runtime: Any = False, **kwargs: Any) -> dict[str, Any]:
+def unmasked(name: str, runtime: Any = False) -> dict[str, Any]:
     """Make sure the systemd unit is not masked (the indefinite mask, or with ``runtime`` the runtime one)."""
     return _set_mask(name, runtime, False)
 

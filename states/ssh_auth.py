@@ -15,10 +15,16 @@ for user U``; ``absent`` comments ``Key removed`` / ``Key not present``;
 test mode ``Key K for user U is set to be added / updated / set for
 removal``, and for a source one ``Set to add: K`` line per key.
 
-Differences from Salt, on purpose: an unknown user fails with ``Failed to
-add the ssh key. User U does not exist`` (Salt blames the home directory);
-a ``source`` that cannot be fetched fails in test mode too (Salt says all
-its keys are present); a bad ``enc`` fails the state instead of raising.
+Test mode is Salt's: a user that does not exist yet (an earlier state of
+the run may create it) has every key ``set to be added``, and a ``source``
+that cannot be fetched has none to add or remove (``All host keys in file S
+are already present`` / ``absent``, result True).
+
+Differences from Salt, on purpose, in a real run: an unknown user fails with
+``Failed to add the ssh key. User U does not exist`` (Salt blames the home
+directory); ``absent`` with a ``source`` that cannot be fetched fails (Salt
+succeeds with an empty comment); a bad ``enc`` fails the state instead of
+raising.
 """
 
 from __future__ import annotations
@@ -139,9 +145,7 @@ def present(
 def _present_test(
     user: str, name: str, enc: str, comment: str, options: list[str], source: str, config: str, hash_type: str | None
 ) -> tuple[bool | None, str]:
-    if source:
-        if _source_missing(source):
-            return False, f"Failed to add the ssh key. Source file {source} is missing"
+    if source:  # a source that cannot be fetched has no keys to add: "already present", as Salt
         keys = _salt("ssh.check_key_file")(user, source, config, saltenv=_env(), fingerprint_hash_type=hash_type)
         lines = "".join(f"Set to {status}: {key}\n" for key, status in keys.items() if status != "exists")
         if lines:
@@ -150,8 +154,7 @@ def _present_test(
         if err:
             return False, err
         return True, f"All host keys in file {source} are already present"
-    if not _salt("user.info")(user):
-        return False, f"Failed to add the ssh key. User {user} does not exist"
+    # a user that does not exist yet (an earlier state may create it) has every key to add
     check = _salt("ssh.check_key")(user, name, enc, comment, options, config=config, fingerprint_hash_type=hash_type)
     if check == "update":
         return None, f"Key {name} for user {user} is set to be updated"
@@ -169,7 +172,6 @@ def absent(
     options: Any = None,
     config: str = ".ssh/authorized_keys",
     fingerprint_hash_type: str | None = None,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the key ``name`` (or every key of ``source``) is not authorized for ``user``."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
@@ -206,9 +208,7 @@ def absent(
 def _absent_test(
     user: str, name: str, enc: str, comment: str, options: list[str], source: str, config: str, hash_type: str | None
 ) -> tuple[bool | None, str]:
-    if source:
-        if _source_missing(source):
-            return False, f"Failed to remove the ssh keys. Source file {source} is missing"
+    if source:  # a source that cannot be fetched has no keys to remove: "already absent", as Salt
         keys = _salt("ssh.check_key_file")(user, source, config, saltenv=_env(), fingerprint_hash_type=hash_type)
         lines = "".join(f"Set to remove: {key}\n" for key, status in keys.items() if status != "add")
         if lines:

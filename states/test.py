@@ -82,7 +82,6 @@ def configurable_test_state(
     comment: Any = "",
     warnings: Any = None,
     allow_test_mode_failure: bool = False,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """A state whose changes, result, comment and warnings are whatever you ask.
 
@@ -134,7 +133,6 @@ def check_pillar(
     listing: Any = None,
     dictionary: Any = None,
     verbose: bool = False,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Check that pillar keys (``a:b`` for nested ones) exist and have the expected types."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}

@@ -33,7 +33,7 @@ def _salt(fun: str) -> Any:
     return __salt__[f"timezone.{fun}"]  # type: ignore[name-defined]  # noqa: F821
 
 
-def system(name: str, utc: Any = True, **kwargs: Any) -> dict[str, Any]:
+def system(name: str, utc: Any = True) -> dict[str, Any]:
     """Make ``name`` the system time zone; ``utc``: the hardware clock keeps UTC."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": None, "comment": ""}
     try:

@@ -324,12 +324,15 @@ def present(
     inactdays: Any = None,
     warndays: Any = None,
     expire: Any = None,
+    win_homedrive: Any = None,  # the win_* arguments are for Windows hosts: taken and unused, as Salt
+    win_profile: Any = None,
+    win_logonscript: Any = None,
+    win_description: Any = None,
     nologinit: bool = False,
     allow_uid_change: bool = False,
     allow_gid_change: bool = False,
     password_lock: Any = None,
     local: bool = False,
-    **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the account ``name`` exists with these attributes."""
     ret: dict[str, Any] = {
@@ -439,7 +442,7 @@ def present(
     return ret
 
 
-def absent(name: str, purge: bool = False, force: bool = False, local: bool = False, **kwargs: Any) -> dict[str, Any]:
+def absent(name: str, purge: bool = False, force: bool = False, local: bool = False) -> dict[str, Any]:
     """Ensure the account ``name`` does not exist (``purge`` removes its home too)."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("user.info")(name):

@@ -260,6 +260,24 @@ def latest_version(
     return ret[names[0]] if len(names) == 1 else ret
 
 
+def list_repo_pkgs(*args: str, **kwargs: Any) -> dict[str, list[str]]:
+    """The versions the repositories offer: ``{name: [version, ...]}`` in apt's order (newest
+    first), for the packages named (``name`` or ``name=version``, as ``apt-cache show`` takes
+    them) or for every package; a name apt does not know is left out."""
+    out = _run(["apt-cache", "show", *args] if args else ["apt-cache", "dump"])
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in out["stdout"].splitlines():
+        key, _, val = line.strip().partition(" ")
+        if line.startswith("Package:"):
+            current = val.strip()
+        elif current is not None and key == "Version:":
+            versions = found.setdefault(current, [])
+            if val.strip() not in versions:
+                versions.append(val.strip())
+    return found
+
+
 def available_version(*names: str, **kwargs: Any) -> Any:
     """Alias of :func:`latest_version`."""
     return latest_version(*names, **kwargs)

@@ -93,7 +93,8 @@ def list_master_dirs(saltenv: str | None = None, prefix: str = "", **kwargs: Any
         parts = rel.split("/")[:-1]
         for i in range(1, len(parts) + 1):
             dirs.add("/".join(parts[:i]))
-    return sorted(d for d in dirs if d.startswith(prefix or ""))
+    prefix = (prefix or "").strip("/")  # as Salt's file server: the folder named is listed too
+    return sorted(d for d in dirs if d.startswith(prefix))
 
 
 def list_states(saltenv: str | None = None, **kwargs: Any) -> list[str]:
@@ -228,3 +229,25 @@ def hash_file(path: str, saltenv: str | None = None, **kwargs: Any) -> dict[str,
     if not local:
         return False
     return {"hash_type": "sha256", "hsum": _hash(str(local), "sha256")}
+
+
+def stat_file(path: str, saltenv: str | None = None, octal: bool = True) -> str | int | None:
+    """The permissions of a ``salt://`` file on the file server (or of a local file): ``"0644"``
+    (``octal``, as Salt prints them) or the number; None when the file is not there."""
+    env = _saltenv(saltenv)
+    text = str(path)
+    if text.startswith("salt://"):
+        try:
+            mode = _client().stat_file(text, env)
+        except FileServerError as exc:
+            log.error("Unable to stat %s: %s", path, exc)
+            return None
+    else:
+        local = text.removeprefix("file://")
+        try:
+            mode = os.stat(local).st_mode & 0o7777
+        except OSError:
+            return None
+    if mode is None:
+        return None
+    return f"{mode:04o}" if octal else mode

@@ -418,14 +418,22 @@ def managed_data(
     extra: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """What ``file.managed`` should write (briny): ``{"data", "sums", "from_source", "comment", "raw"}``.
+    """What ``file.managed`` should write (briny): ``{"data", "sums", "from_source", "comment", "raw", "source"}``.
 
     ``data`` is the bytes (None: leave the content alone), ``sums`` the
-    expected hash of a non-``salt://`` source, ``comment`` Salt's reason when
+    expected hash of a non-``salt://`` source, ``source`` the one of a list that was used,
+    ``comment`` Salt's reason when
     there is nothing to write (``raw``: Salt shows it without its
     "Unable to manage file: " prefix in test mode).
     """
-    out: dict[str, Any] = {"data": None, "sums": None, "from_source": False, "comment": "", "raw": False}
+    out: dict[str, Any] = {
+        "data": None,
+        "sums": None,
+        "from_source": False,
+        "comment": "",
+        "raw": False,
+        "source": None,
+    }
     ctx_extra = dict(extra or {})
     try:
         if contents is not None:
@@ -446,7 +454,7 @@ def managed_data(
         if template:
             ctx_extra.setdefault("source", src)
             data = _render(data.decode("utf-8"), template, context, defaults, saltenv, ctx_extra).encode("utf-8")
-        out.update(data=data, from_source=True)
+        out.update(data=data, from_source=True, source=src)
     except HashError as exc:
         out["comment"] = str(exc)
     except (BrinyError, OSError, UnicodeDecodeError) as exc:

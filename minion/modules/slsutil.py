@@ -42,7 +42,7 @@ from typing import Any
 
 from briny.common import fileclient, serializers
 from briny.common.dictupdate import update_in_place
-from briny.common.exceptions import CommandExecutionError, FileServerError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError, FileServerError, RenderError, SaltInvocationError
 
 log = logging.getLogger(__name__)
 
@@ -163,8 +163,8 @@ def renderer(
     """``path`` (``salt://`` or local) or ``string`` through ``default_renderer`` (a shebang wins).
 
     As Salt: a missing file, an empty one or an unknown renderer logs an error and gives ``{}``."""
-    from briny.common.hostview import CODE_RENDERERS, template_salt
-    from briny.common.render import RENDERERS, RenderEnv, parse_shebang
+    from briny.common.hostview import template_salt
+    from briny.common.render import RenderEnv, run_pipeline
 
     if not path and not string:
         raise SaltInvocationError("Must pass either path or string")
@@ -179,27 +179,24 @@ def renderer(
             return {}
     else:
         text, relpath = str(string), None
-    names, _ = parse_shebang(text, default_renderer or "jinja|yaml")
-    for name in names:
-        if name not in RENDERERS:
-            log.error('The renderer "%s" is not available', name)
-            return {}
     salt = template_salt(__salt__)  # type: ignore[name-defined]  # noqa: F821
-    boundary = _boundary()
     env = RenderEnv(
         opts=__opts__,  # type: ignore[name-defined]  # noqa: F821
         client=fileclient.get_client(__opts__, __job__),  # type: ignore[name-defined]  # noqa: F821
         salt=salt,
         grains=__grains__,  # type: ignore[name-defined]  # noqa: F821
         pillar=__pillar__,  # type: ignore[name-defined]  # noqa: F821
-        boundary=boundary,
+        boundary=_boundary(),
     )
-    data: Any = text
-    for name in names:
-        if name in CODE_RENDERERS and boundary is not None:
-            boundary.code(name)  # Python on the master: refused unless allowed
-        data = RENDERERS[name](data, env=env, saltenv=saltenv, sls=None, relpath=relpath, extra=variables)
-    return data
+    try:
+        return run_pipeline(
+            text, env=env, saltenv=saltenv, relpath=relpath, default=default_renderer or "jinja|yaml", extra=variables
+        )
+    except RenderError as exc:
+        if "is not available" not in str(exc):
+            raise
+        log.error("%s", exc)  # as Salt: an unknown renderer is logged and renders nothing
+        return {}
 
 
 def banner(

@@ -166,6 +166,25 @@ def test_bad_input_is_reported_as_salt_does_and_nothing_compiles(make_env, files
     assert low(env) == errors
 
 
+def test_an_argument_dict_with_several_keys_gives_each_key(make_env):
+    """``- context:`` followed by a sibling key at the same indent is one dict with two keys:
+    legal in Salt, each key an argument; only a requisite list is refused that way."""
+    env = make_env({"a.sls": "x:\n  test.nop:\n    - context:\n      who: world\n    - a: 1\n      b: 2\n"}, **YAML)
+    (chunk,) = low(env)
+    assert {k: chunk[k] for k in ("context", "who", "a", "b")} == {"context": None, "who": "world", "a": 1, "b": 2}
+    env = make_env(
+        {"a.sls": "x:\n  test.nop:\n    - require:\n      - test: y\n      foo: 1\ny:\n  test.nop: []\n"}, **YAML
+    )
+    assert low(env) == ["Multiple dictionaries defined in argument of state 'x' in SLS 'a'"]
+
+
+def test_a_requisite_in_with_a_dotted_key_is_refused(make_env):
+    env = make_env({"a.sls": "b:\n  test.nop: []\nc:\n  test.nop:\n    - watch_in:\n        test.nop: b\n"}, **YAML)
+    assert StateCompiler(env).for_sls(["a"], "base").errors == [
+        "Invalid requisite in watch: test.nop for b, in SLS 'a'. Requisites must not contain dots, did you mean 'test'?"
+    ]
+
+
 def test_conflicting_ids_across_files(make_env):
     env = make_env({"a.sls": "include: [b]\nx:\n  test.nop: []\n", "b.sls": "x:\n  test.fail: []\n"}, **YAML)
     assert low(env) == [

@@ -34,6 +34,23 @@ def flaky(name, **kwargs):
 
 def boom(name, **kwargs):
     raise ValueError("kaboom")
+
+def meet(name, me, other, folder, **kwargs):
+    # say it started, then wait (with a deadline) for the other one to have started
+    import os, time
+    open(os.path.join(folder, me), "w").close()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(folder, other)):
+        if time.monotonic() > deadline:
+            return {"name": name, "changes": {}, "result": False, "comment": f"{other} never started"}
+        time.sleep(0.005)
+    open(os.path.join(folder, me + ".done"), "w").close()
+    return {"name": name, "changes": {"met": other}, "result": True, "comment": f"{__low__['__id__']} met {other}"}
+
+def seen(name, marker, **kwargs):
+    import os
+    found = os.path.exists(marker)
+    return {"name": name, "changes": {}, "result": found, "comment": "after" if found else "too early"}
 """
 
 
@@ -270,3 +287,43 @@ def test_fuzz_random_graphs_terminate(env, seed: int) -> None:
         assert {f"s{i}" for i in range(n)} <= ids
         nums = sorted(v["__run_num__"] for v in ret.values())
         assert len(set(nums)) == len(nums)
+
+
+def test_parallel_states_run_at_the_same_time(env, tmp_path: Path) -> None:
+    """Two parallel states that each wait for the other to have started both succeed (run one
+    after the other, the first would time out); a state requiring one waits for it; each
+    parallel result carries __parallel__, in Salt's key order and with its launch's run number."""
+    folder = tmp_path / "meet"
+    folder.mkdir()
+    f = str(folder)
+    chunks = [
+        low("a", state="probe", fun="meet", order=1, parallel=True, me="a", other="b", folder=f),
+        low("b", state="probe", fun="meet", order=2, parallel=True, me="b", other="a", folder=f),
+        low("c", state="probe", fun="seen", order=3, marker=f"{f}/a.done", require=[{"probe": "a"}]),
+        low("d", order=4),
+    ]
+    ret, _ = run(env, chunks)
+    a, b, c, d = (by_id(ret)[k] for k in "abcd")
+    assert (a["result"], a["comment"], b["result"], b["comment"]) == (True, "a met b", True, "b met a")
+    assert list(a) == [
+        "name",
+        "result",
+        "changes",
+        "comment",
+        "__sls__",
+        "__run_num__",
+        "start_time",
+        "duration",
+        "__id__",
+        "__parallel__",
+    ]
+    assert a["__parallel__"] is True and "__parallel__" not in c
+    assert (c["result"], c["comment"]) == (True, "after")  # it waited for a
+    assert [r["__run_num__"] for r in (a, b, c, d)] == [0, 1, 2, 3]
+
+
+def test_a_failed_parallel_state_fails_what_requires_it(env) -> None:
+    chunks = [low("a", fun="fail_without_changes", order=1, parallel=True), low("b", order=2, require=["a"])]
+    ret, _ = run(env, chunks)
+    assert by_id(ret)["a"]["result"] is False and by_id(ret)["a"]["__parallel__"] is True
+    assert by_id(ret)["b"]["comment"] == "One or more requisite failed: u.a"

@@ -161,6 +161,35 @@ def test_a_namespace_is_not_a_function_and_answers_the_sandbox_itself(tmp_path: 
     assert boundary.needs == []  # Jinja's own probes are not lookups
 
 
-def test_the_loaders_attributes_are_only_names_of_modules_now():
-    shown = jinja("{{ salt.dirs }} {{ salt.kind }} {{ salt.pack }}", minion_salt())
-    assert shown == "<module namespace salt.dirs> <module namespace salt.kind> <module namespace salt.pack>"
+@pytest.mark.parametrize("attr", ["dirs", "kind", "pack"])
+def test_the_loaders_attributes_are_not_there(attr):
+    """No module of that name: undefined, as in Salt (and never the loader's own attribute)."""
+    with pytest.raises(TemplateError) as err:
+        jinja(f"{{{{ salt.{attr} }}}}", minion_salt())
+    assert str(err.value).startswith(
+        f"Jinja variable 'salt.utils.templates.AliasedLoader object' has no attribute '{attr}'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "missing"),
+    [
+        ("salt['nosuchmod.fun']('a')", "'salt.utils.templates.AliasedLoader object' has no attribute 'nosuchmod.fun'"),
+        ("salt['test.nosuch']()", "'salt.utils.templates.AliasedLoader object' has no attribute 'test.nosuch'"),
+        ("salt.nosuchmod.fun('a')", "'salt.utils.templates.AliasedLoader object' has no attribute 'nosuchmod'"),
+        ("salt.test.nosuch()", "'salt.loader.lazy.LoadedMod object' has no attribute 'nosuch'"),
+    ],
+)
+def test_a_missing_function_is_named_in_salts_words_at_the_calling_line(call, missing):
+    with pytest.raises(TemplateError) as err:
+        jinja(f"a\n{{% set x = {call} %}}\nb", minion_salt())
+    assert str(err.value).startswith(f"Jinja variable {missing}; line 2\n")
+    assert f"{{% set x = {call} %}}    <======================" in str(err.value)
+
+
+def test_a_module_only_the_minion_has_is_a_need_on_the_master():
+    boundary = HostBoundary("web1", "the states", lambda key: True, "")
+    salt = SaltFunctions(loader.minion_mods({"id": "web1"}, {}, {}), boundary)
+    with pytest.raises(TemplateError, match="has no attribute 'mycustom'"):
+        jinja("{{ salt.mycustom.fun() }}", salt, boundary)
+    assert boundary.needs == ["salt.mycustom"]  # so that minion compiles for itself (auto)

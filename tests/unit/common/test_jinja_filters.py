@@ -1,4 +1,4 @@
-"""Salt's Jinja filters and tests (common/jinja_filters.py, common/yamlout.py).
+"""Salt's Jinja filters and tests (common/jinja_filters/, common/yamlout.py).
 
 Every expected string below is what Salt 3007.17 rendered for the same
 expression (``slsutil.renderer salt://f.txt default_renderer=jinja``).
@@ -284,3 +284,130 @@ def test_yaml_encode_refuses_collections() -> None:
 def test_unknown_filter_is_a_syntax_error() -> None:
     with pytest.raises(TemplateError, match="^Jinja syntax error: No filter named 'nosuch'."):
         r("{{ 1|nosuch }}")
+
+
+# -- filters added for issue 10 (values from Salt 3007.17 on the same expressions) --------------
+
+NEW = [
+    (
+        "{{ {'a': 'b', 'n': 1, 'l': ['x', 2, {'k': 'v'}]}|json_encode_dict }}",
+        "{b'a': b'b', b'n': 1, b'l': [b'x', 2, {b'k': b'v'}]}",
+    ),
+    (
+        "{{ {'a': 'b'}|json_decode_dict }} {{ ['a', 1, {'b': 'c'}]|json_encode_list }}",
+        "{b'a': b'b'} [b'a', 1, {b'b': b'c'}]",
+    ),
+    ("{{ ['a', 1]|json_decode_list }}", "[b'a', 1]"),
+    (
+        (
+            "{{ '+----+------+\\n| id | name |\\n+----+------+\\n|  1 | foo  |\\n|  2 | bar  |\\n+----+------+'"
+            ".splitlines()|mysql_to_dict('id') }}"
+        ),
+        "{1: {'id': 1, 'name': 'foo'}, 2: {'id': 2, 'name': 'bar'}}",
+    ),
+    (
+        "{{ 1040814000|strftime }} {{ 'AC:DE:48'|gen_mac|length }} {{ '52:54:00'|gen_mac|truncate(8, True, '') }}",
+        "2002-12-25 17 52:54:00",
+    ),
+    ("{{ 'root'|get_uid }} {{ 'nosuchuser-briny'|get_uid }}", "0 None"),
+]
+
+
+@pytest.mark.parametrize("expr, expected", NEW, ids=[e for e, _ in NEW])
+def test_new_filters_match_the_reference(expr: str, expected: str) -> None:
+    assert r(expr) == expected
+
+
+def test_strftime_of_nothing_is_now() -> None:
+    import datetime
+
+    before = datetime.datetime.now().strftime("%Y-%m-%d")
+    assert r("{{ None|strftime }}") in (before, datetime.datetime.now().strftime("%Y-%m-%d"))
+
+
+def test_the_file_filters_read_this_host(tmp_path: Path) -> None:
+    (tmp_path / "text.txt").write_text("hello\n")
+    (tmp_path / "bin.dat").write_bytes(b"\x00\x01\x02binary")
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "y.txt").write_text("x\n")
+    t = str(tmp_path)
+    out = r(
+        f"{{{{ '{t}/bin.dat'|is_bin_file }}}} {{{{ '{t}/text.txt'|is_bin_file }}}} {{{{ '{t}/nope'|is_bin_file }}}} "
+        f"{{{{ '{t}/empty.txt'|is_empty }}}} {{{{ '{t}/text.txt'|is_empty }}}} {{{{ '{t}/nope'|is_empty }}}} "
+        f"{{{{ '{t}/text.txt'|is_text_file }}}} {{{{ '{t}/bin.dat'|is_text_file }}}} {{{{ '{t}/nope'|is_text_file }}}}"
+    )
+    assert out == "True False False True False False True False False"  # as Salt 3007 answers
+    listed = [f"{t}", f"{t}/bin.dat", f"{t}/empty.txt", f"{t}/sub", f"{t}/sub/y.txt", f"{t}/text.txt"]
+    assert r(f"{{{{ '{t}'|list_files }}}}") == str(listed)  # Salt's order varies; briny sorts
+    assert r(f"{{{{ '{t}/text.txt'|list_files }}}}") == str([f"{t}/text.txt"])
+    assert (
+        r(f"{{{{ '{t}/text.txt'|file_hashsum }}}}")
+        == "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+    )
+    assert r(f"{{{{ '{t}/text.txt'|file_hashsum('md5') }}}}") == "b1946ac92492d2347c6235b4d2611184"
+    with pytest.raises(TemplateError, match=f"^Jinja error: \\[Errno 2\\] No such file or directory: '{t}/nope'"):
+        r(f"{{{{ '{t}/nope'|file_hashsum }}}}")
+    with pytest.raises(TemplateError, match="^Jinja error: Invalid hash type: nohash"):
+        r(f"{{{{ '{t}/text.txt'|file_hashsum('nohash') }}}}")
+
+
+def test_http_query_answers_as_salt_with_no_server_and_with_one(tmp_path: Path) -> None:
+    import http.server
+    import socket
+    import threading
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    assert r(f"{{{{ 'http://127.0.0.1:{closed}/x'|http_query }}}}") == "{'error': '[Errno 111] Connection refused'}"
+    assert r(f"{{{{ 'http://127.0.0.1:{closed}/x'|http_query(status=True) }}}}") == (
+        "{'status': 0, 'error': '[Errno 111] Connection refused'}"
+    )
+    (tmp_path / "d.json").write_text('{"k": "v"}\n')
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **k):
+            super().__init__(*a, directory=str(tmp_path), **k)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    worker = threading.Thread(target=server.serve_forever, daemon=True)
+    worker.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert r(f"{{{{ '{url}/d.json'|http_query }}}}") == "{'body': '{\"k\": \"v\"}\\n'}"
+        got = r(f"{{{{ ('{url}/d.json'|http_query(status=True, decode=True, decode_type='json')).dict.k }}}}")
+        assert got == "v"
+        assert r(f"{{{{ ('{url}/missing'|http_query).status }}}} {{{{ ('{url}/missing'|http_query).error }}}}") == (
+            "404 HTTP 404: File not found"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+        worker.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "'/etc/hostname'|is_bin_file",
+        "'/etc'|list_files",
+        "'/etc/passwd'|file_hashsum",
+        "'root'|get_uid",
+        "'/etc/hostname'|is_empty",
+        "'/etc/hostname'|is_text_file",
+        "'http://127.0.0.1:1/'|http_query",
+    ],
+)
+def test_host_reading_filters_are_refused_on_the_master(expr: str) -> None:
+    from briny.common.hostview import HostBoundary
+
+    boundary = HostBoundary("web1", "the states", lambda key: False, "")
+    client = LocalFileClient({"base": ["/nonexistent"]})
+    with pytest.raises(TemplateError, match="needs the minion's host"):
+        render_jinja("{{ " + expr + " }}", {"opts": {}}, client=client, saltenv="base", boundary=boundary)
+    name = expr.split("|")[1].split("(")[0]
+    assert boundary.needs == [f"the '{name}' filter"]

@@ -3,13 +3,24 @@
 import pytest
 
 from briny.common.exceptions import RenderError
-from briny.common.render import error_context, parse_shebang, render_text
+from briny.common.render import error_context, pipeline, render_text
 
 
-def test_parse_shebang():
-    assert parse_shebang("#!jinja|json\n{}", "jinja|yaml")[0] == ["jinja", "json"]
-    assert parse_shebang("a: 1", "jinja|yaml")[0] == ["jinja", "yaml"]
-    assert parse_shebang("#!py\n", "yaml")[0] == ["py"]
+def test_pipeline_as_salt_reads_it(caplog):
+    assert pipeline("jinja|json", {}) == [("jinja", ""), ("json", "")]
+    assert pipeline(" jinja | yaml ", {}) == [("jinja", ""), ("yaml", "")]
+    assert pipeline("yaml_jinja", {}) == [("jinja", ""), ("yaml", "")]  # Salt's old single-word name
+    assert pipeline("py", {}) == [("py", "")]
+    assert pipeline("jinja|yaml", {"renderer_blacklist": ["jinja"]}) == [("yaml", "")]
+    assert 'The renderer "jinja" is disallowed by configuration and will be skipped.' in caplog.text
+    assert pipeline("jinja|yaml", {"renderer_whitelist": ["yaml"]}) == [("yaml", "")]
+    with pytest.raises(RenderError, match='^The renderer "jinja\\|nosuch" is not available$'):
+        pipeline("jinja|nosuch", {})
+
+
+def test_a_text_renderer_after_a_data_one_is_an_error(make_env):
+    with pytest.raises(RenderError, match='The renderer "jinja" takes text, and the renderer before it in "yaml'):
+        render_text("#!yaml | jinja\na: 1\n", env=make_env({}), saltenv="base")
 
 
 def test_yaml_json_and_py_renderers(make_env):

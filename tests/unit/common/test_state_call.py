@@ -31,6 +31,15 @@ def ok(name, **kwargs):
 
 def boom(name, **kwargs):
     raise ValueError("kaboom in the state")
+
+def strict(name, path, mode=None):
+    return {"name": name, "changes": {}, "result": True, "comment": f"strict {path} {mode}"}
+
+def shaped(name, ret=None, **kwargs):
+    return ret
+
+def external(name, subs=(), **kwargs):
+    return {"name": name, "changes": {}, "result": True, "comment": "outer", "sub_state_run": list(subs)}
 """
 
 
@@ -137,3 +146,116 @@ def test_a_successful_state_logs_nothing_above_info(loaders, caplog):
         ret, _ = _run(loaders, _low())
     assert ret["result"] is True
     assert caplog.records == []
+
+
+def test_a_keyword_a_function_without_kwargs_does_not_take_fails_that_state_in_salts_words(loaders, caplog):
+    """Salt 3007 aborts the whole run with this message; briny fails the one state, and the
+    state system's own keys (requisites, onlyif, order, __sls__ ...) are never counted."""
+    ret, _ = _run(loaders, _low(fun="strict", path="/p", mode=1, order=3, require=[], onlyif="true"))
+    assert (ret["result"], ret["comment"]) == (True, "strict /p 1")
+    with caplog.at_level(logging.ERROR, logger="briny.common.state_call"):
+        ret, _ = _run(loaders, _low(fun="strict", path="/p", foo=1))
+    assert (ret["result"], ret["changes"]) == (False, {})
+    assert ret["comment"] == "'foo' is an invalid keyword argument for 'probe.strict'"
+    assert "'foo' is an invalid keyword argument" in caplog.text
+    ret, _ = _run(loaders, _low(fun="strict", path="/p", foo=1, bar=2, __baz=3))
+    assert ret["comment"] == "'foo', 'bar' and '__baz' are invalid keyword arguments for 'probe.strict'"
+
+
+def test_a_missing_parameter_fails_the_state_unrun_as_salts_verify_data(loaders):
+    ret, _ = _run(loaders, _low(fun="strict"))
+    assert ret == {
+        "result": False,
+        "name": "x",
+        "changes": {},
+        "comment": "Missing parameter path for state probe.strict\n",
+        "__run_num__": 0,
+    }
+
+
+def test_a_name_that_is_not_a_string_fails_the_state_unrun(loaders):
+    ret, _ = _run(loaders, _low(name=5))
+    assert ret["result"] is False
+    assert ret["comment"] == "ID '5' in SLS 's' is not formed as a string, but is a int\n"
+
+
+@pytest.mark.parametrize(
+    ("ret", "comment"),
+    [
+        (
+            {"name": "x", "changes": {}, "result": True},
+            "The following keys were not present in the state return: comment.",
+        ),
+        ({"changes": {}}, "The following keys were not present in the state return: name, result, comment."),
+        ({"name": "x", "changes": [], "result": True, "comment": ""}, "'Changes' should be a dictionary."),
+        ("done", "Malformed state return. Data must be a dictionary type."),
+    ],
+)
+def test_a_malformed_return_fails_the_state_as_salts_check_does(loaders, ret, comment):
+    got, _ = _run(loaders, _low(fun="shaped", ret=ret))
+    assert (got["result"], got["changes"]) == (False, {})
+    assert got["comment"] == f"An exception occurred in this state: {comment}"
+    assert got["__run_num__"] == 0 and got["__id__"] == "x"
+
+
+def test_a_return_is_evened_out_as_salt_does(loaders):
+    got, _ = _run(loaders, _low(fun="shaped", ret={"name": "x", "changes": {}, "result": 1, "comment": ["a", "b"]}))
+    assert (got["result"], got["comment"]) == (True, "a\nb")
+
+
+def _sub(n, **extra):
+    return {
+        "changes": {"n": n},
+        "result": True,
+        "comment": f"sub {n}",
+        **extra,
+        "low": {"name": f"s{n}", "state": "ext", "__id__": f"id{n}", "fun": "apply"},
+    }
+
+
+def test_each_sub_state_run_entry_is_a_state_of_its_own(loaders):
+    """As Salt 3007 shows them, the documented form without a top-level name included (Salt
+    then fails with a KeyError; briny names it from its low); numbered in order."""
+    opts, salt, states = loaders
+    subs = [_sub(0), _sub(1, name="top", duration=5, start_time="01:02:03.000004"), {"result": True, "low": {}}]
+    chunks = [_low(fun="external", subs=subs), _low(__id__="y", name="y")]
+    ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid="20240101000000000000")
+    assert list(ret) == [
+        "probe_|-x_|-x_|-external",
+        "ext_|-id0_|-s0_|-apply",
+        "ext_|-id1_|-s1_|-apply",
+        "probe_|-y_|-y_|-ok",
+    ]
+    parent = ret["probe_|-x_|-x_|-external"]
+    assert "sub_state_run" not in parent and parent["result"] is False
+    assert parent["comment"] == "outer\nsub_state_run entry 2 has no low data with state, __id__, name and fun"
+    first = ret["ext_|-id0_|-s0_|-apply"]
+    assert list(first) == [
+        "name",
+        "changes",
+        "result",
+        "duration",
+        "start_time",
+        "comment",
+        "__state_ran__",
+        "__run_num__",
+        "__sls__",
+        "__id__",
+    ]
+    assert (first["name"], first["__id__"], first["__sls__"]) == ("x", "x", "s")  # the parent's, as Salt
+    assert (first["changes"], first["result"], first["comment"]) == ({"n": 0}, True, "sub 0")
+    second = ret["ext_|-id1_|-s1_|-apply"]
+    assert (second["duration"], second["start_time"]) == (5, "01:02:03.000004")
+    assert [r["__run_num__"] for r in ret.values()] == [0, 1, 2, 3]
+
+
+def test_a_sub_state_run_entry_missing_its_result_fails_on_its_own(loaders):
+    entry = _sub(0)
+    del entry["result"]
+    got = run_low_chunks([_low(fun="external", subs=[entry])], salt=loaders[1], states=loaders[2], opts=loaders[0])
+    sub = got["ext_|-id0_|-s0_|-apply"]
+    assert sub["result"] is False
+    assert (
+        sub["comment"]
+        == "An exception occurred in this state: The following keys were not present in the state return: result."
+    )

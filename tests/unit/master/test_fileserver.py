@@ -170,7 +170,10 @@ def test_file_hash_is_sha256_and_follows_changes(tree: Path) -> None:
         "hash_type": "sha256",
         "hsum": hashlib.sha256(path.read_bytes()).hexdigest(),
         "size": path.stat().st_size,
+        "mode": path.stat().st_mode & 0o7777,
     }
+    path.chmod(0o750)
+    assert fs.handle_hash(SESS, {"path": "top.sls", "saltenv": "base"})["mode"] == 0o750  # mode: keep reads it
     path.write_text("something else entirely\n")
     again = fs.handle_hash(SESS, {"path": "top.sls", "saltenv": "base"})
     assert again["hsum"] == hashlib.sha256(b"something else entirely\n").hexdigest()

@@ -168,6 +168,10 @@ def test_jobs_use_the_master_files_through_cp(tmp_path: Path, srv: Path) -> None
         assert await job("cp.get_file_str", "salt://web/init.sls?saltenv=dev") == "dev web\n"
         hsum = hashlib.sha256(b"hello from the master\n").hexdigest()
         assert await job("cp.hash_file", "salt://web/files/motd") == {"hash_type": "sha256", "hsum": hsum}
+        (srv / "salt" / "web" / "files" / "motd").chmod(0o751)  # the master's mode, not the cached copy's
+        assert await job("cp.stat_file", "salt://web/files/motd") == "0751"
+        assert await job("cp.stat_file", "salt://web/files/motd", "octal=False") == 0o751
+        assert await job("cp.stat_file", "salt://nope") is None
         ret = await job("state.apply")
         assert [r["result"] for r in ret.values()] == [True]
 

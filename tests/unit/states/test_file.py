@@ -368,6 +368,39 @@ def test_append(tmp_path: Path, tree: Path, out: Path) -> None:
     assert n.read_text() == "eol\nzzz\n"
 
 
+def test_append_matches_chunks_as_salt(tmp_path: Path, tree: Path, out: Path) -> None:
+    """Each text item (or source file) is one chunk: skipped only when its lines are already there
+    together; without ignore_whitespace a chunk is a regular expression searched anywhere."""
+    f = out / "chunks.txt"
+    f.write_text("alpha\nzeta\nbeta\n")
+    ret = _states(tmp_path)["file.append"](name=str(f), text=["alpha\nbeta", "zeta"])
+    assert ret["comment"] == "Appended 2 lines" and f.read_text() == "alpha\nzeta\nbeta\nalpha\nbeta\n"
+    ret = _states(tmp_path)["file.append"](name=str(f), text="et", ignore_whitespace=False)
+    assert ret["comment"] == f"File {f} is in correct state"  # "et" is found inside "beta", as Salt's search
+    ret = _states(tmp_path)["file.append"](name=str(f), text="z.ta", ignore_whitespace=False)
+    assert ret["comment"] == f"File {f} is in correct state"
+
+
+def test_append_sources_in_salts_order(tmp_path: Path, tree: Path, out: Path) -> None:
+    (tree / "two.txt").write_text("{{ 'two' | upper }}\n")
+    f = out / "src.txt"
+    ret = _states(tmp_path)["file.append"](name=str(f), sources=["salt://src.txt", "salt://two.txt"])
+    assert ret["comment"] == "Appended 3 lines" and f.read_text() == "hello\nworld\nTWO\n"  # rendered: Jinja
+    g = out / "gone.txt"
+    ret = _states(tmp_path)["file.append"](name=str(g), sources=["salt://src.txt", "salt://nope.txt"])
+    assert (ret["result"], ret["name"], ret["comment"], ret["data"]) == (
+        False,
+        "salt://nope.txt",
+        "Failed to load template file salt://nope.txt",
+        [],
+    )
+    assert g.read_text() == ""  # Salt makes the target before it reads the sources
+    ret = _states(tmp_path)["file.append"](name=str(g), source="salt://src.txt", sources=["salt://src.txt"])
+    assert ret["comment"] == "source and sources are mutually exclusive"
+    ret = _states(tmp_path)["file.append"](name=str(f), text="x", encoding="latin-1")
+    assert ret["warnings"] == ["briny does not support encoding here; ignored"]
+
+
 def test_append_new_files(tmp_path: Path, tree: Path, out: Path) -> None:
     a = out / "apnew.txt"
     ret = _states(tmp_path, test=True)["file.append"](name=str(a), text="hi")

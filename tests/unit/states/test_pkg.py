@@ -32,6 +32,15 @@ _FAKE_PKG = textwrap.dedent("""
         out = {n: (repo.get(n, "") if repo.get(n, "") != inst.get(n) else "") for n in names}
         return out[names[0]] if len(names) == 1 else out
 
+    def list_repo_pkgs(*args, **kwargs):
+        out = {}
+        for arg in args:
+            name, _, ver = arg.partition("=")
+            offered = _db()["repo"].get(name)
+            if offered and ver in ("", offered):
+                out[name] = [offered]
+        return out
+
     def version_matches(installed, spec, **kwargs):
         return installed == str(spec).lstrip("=")
 
@@ -275,3 +284,37 @@ def test_hold_and_unhold(make, db) -> None:
     ret = make()["pkg.installed"](name="hello", hold=False)
     assert ret["changes"] == {"hello": {"old": "hold", "new": "install"}}
     assert ret["comment"].endswith("Package hello is no longer being held.")
+
+
+def test_version_latest_resolves_and_test_mode_shows_the_versions(make, db) -> None:
+    """Salt 3007: ``latest`` is the newest version offered; test mode's ``new`` is the version
+    each package would get (``installed`` when the repositories do not say), ``old`` empty."""
+    dry = make(test=True)
+    ret = dry["pkg.installed"](name="sl", version="latest")
+    assert ret["changes"] == {"sl": {"new": "5.02-1+b1", "old": ""}}
+    ret = dry["pkg.installed"](name="mix", pkgs=[{"sl": "latest"}, {"dpkg": "1.21.23"}, {"hello": "9"}, "nope"])
+    assert ret["changes"] == {
+        "sl": {"new": "5.02-1+b1", "old": ""},
+        "dpkg": {"new": "installed", "old": ""},  # the repositories do not have that version
+        "hello": {"new": "installed", "old": ""},
+        "nope": {"new": "installed", "old": ""},
+    }
+    # the newest is installed already: latest is satisfied
+    ret = dry["pkg.installed"](name="hello", version="latest")
+    assert (ret["result"], ret["changes"]) == (True, {})
+    assert ret["comment"] == "All specified packages are already installed and are at the desired version"
+    ret = make()["pkg.installed"](name="sl", version="latest")
+    assert ret["changes"] == {"sl": {"old": "", "new": "5.02-1+b1"}}
+    assert db["calls"][-1][0] == "install" and db["calls"][-1][1] == [{"sl": "5.02-1+b1"}]
+
+
+@pytest.mark.parametrize("fun", ["installed", "latest", "removed", "purged"])
+def test_a_package_named_twice_fails_the_state_in_salts_words(make, db, fun) -> None:
+    ret = make(test=True)[f"pkg.{fun}"](name="x", pkgs=["sl", {"sl": "5.02-1+b1"}, "hello"])
+    assert (ret["result"], ret["changes"]) == (False, {})
+    assert ret["comment"] == (
+        "You are passing a list of packages that contains duplicated packages names: "
+        "['sl', OrderedDict([('sl', '5.02-1+b1')]), 'hello']. This cannot be processed. In case you are "
+        "targeting different versions of the same package, please target them individually"
+    )
+    assert "sl" not in db["installed"] and not [c for c in db["calls"] if c[0] == "install"]

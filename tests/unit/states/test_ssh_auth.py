@@ -66,3 +66,17 @@ def test_source_and_failures(tmp_path: Path) -> None:
     assert (ret["result"], ret["comment"]) == (False, "Incorrect encryption key type 'bogus'.")
     ret = st["ssh_auth.absent"]("lbl", ME, source="salt://keys.pub", config=conf)
     assert (ret["comment"], ret["changes"]) == ("Key removed", {"lbl": "Removed"})
+
+
+def test_test_mode_is_salts_for_a_user_not_there_yet_and_a_missing_source(tmp_path: Path) -> None:
+    """Salt 3007 in test mode: a user an earlier state may create has every key to add; a source
+    that cannot be fetched has no keys, so all are 'already present' / 'already absent'."""
+    dry = _states(tmp_path, test=True)
+    ret = dry["ssh_auth.present"](KEY, "nosuchuser-briny")
+    assert (ret["result"], ret["comment"]) == (None, f"Key {KEY} for user nosuchuser-briny is set to be added")
+    ret = dry["ssh_auth.present"]("lbl", ME, source="salt://nope.pub")
+    assert (ret["result"], ret["changes"]) == (True, {})
+    assert ret["comment"] == "All host keys in file salt://nope.pub are already present"
+    ret = dry["ssh_auth.absent"]("lbl", ME, source="salt://nope.pub")
+    assert (ret["result"], ret["comment"]) == (True, "All host keys in file salt://nope.pub are already absent")
+    assert not (tmp_path / "s").exists()

@@ -53,7 +53,7 @@ def test_listings(salt: Any) -> None:
     assert salt["cp.list_master"](prefix="a/b") == ["a/b/x.sls"]
     assert salt["cp.list_master"]("dev") == ["c.txt"]
     assert salt["cp.list_master_dirs"]() == ["a", "a/b"]
-    assert salt["cp.list_master_dirs"](prefix="a/") == ["a/b"]
+    assert salt["cp.list_master_dirs"](prefix="a/") == ["a", "a/b"]  # as Salt: the folder named too
     assert salt["cp.list_states"]() == ["a", "a.b.x", "top"]
 
 

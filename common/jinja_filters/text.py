@@ -1,12 +1,8 @@
-"""Salt's Jinja filters and tests, written for briny.
+"""Salt's Jinja filters on text: serializers, YAML quoting, strings and regular
+expressions, hashes and encodings, random values, dates.
 
-Runs wherever templates render; :mod:`briny.common.jinja` installs
-:data:`FILTERS` and :data:`TESTS` into every environment it builds. Each
-filter behaves as Salt 3007's filter of the same name was observed to behave
-(outputs recorded in ``tests/unit/common/test_jinja_filters.py``).
-
-Filters work on their arguments only, except ``which`` (the host's ``PATH``),
-which asks the environment's ``boundary`` first: refused on the master.
+Pure: each works on its arguments only (``strftime`` of nothing reads the clock).
+Part of :mod:`briny.common.jinja_filters`.
 """
 
 from __future__ import annotations
@@ -15,28 +11,23 @@ import base64
 import datetime
 import hashlib
 import hmac as _hmac
-import ipaddress
-import itertools
 import json
-import os
 import pprint
 import random
 import re
 import shlex
-import shutil
 import string
 import uuid as _uuid
-from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any
 
 import yaml
-from jinja2 import pass_context, pass_environment
+from jinja2 import pass_context
 from jinja2.exceptions import TemplateRuntimeError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from . import yamlout, yamlloader
-from .traverse import traverse
+from .. import yamlloader, yamlout
 
 # Salt's fixed namespace for the ``uuid`` filter (uuid5 of the value).
 _UUID_NS = _uuid.UUID("91633EBF-1C86-5E33-935A-28061F4B480E")
@@ -91,7 +82,7 @@ def load_yaml(value: Any) -> Any:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None)
         if mark is not None and problem:
-            from .jinja import error_context  # late: jinja imports this module
+            from ..jinja import error_context  # late: jinja imports this package
 
             buf = mark.buffer or _text(value)
             raise TemplateRuntimeError(
@@ -134,7 +125,7 @@ def yaml_squote(value: Any) -> str:
 
 
 def _flags(ignorecase: bool, multiline: bool) -> int:
-    return (re.I if ignorecase else 0) | (re.M if multiline else 0)
+    return (re.IGNORECASE if ignorecase else 0) | (re.MULTILINE if multiline else 0)
 
 
 def _groups(found: Any) -> Any:
@@ -251,7 +242,7 @@ def method_call(ctx: Any, obj: Any, f_name: str, *args: Any, **kwargs: Any) -> A
 
 def human_to_bytes(size: Any) -> int:
     text = str(size).strip()
-    found = re.match(r"^(\d+(?:\.\d+)?)\s*([kmgtpezy]?)(i?b?)$", text, re.I)
+    found = re.match(r"^(\d+(?:\.\d+)?)\s*([kmgtpezy]?)(i?b?)$", text, re.IGNORECASE)
     if not found:
         return 0
     number, unit = float(found.group(1)), found.group(2).lower()
@@ -315,276 +306,24 @@ def random_shuffle(value: Any, seed: Any = None) -> list[Any]:
 # --- dates ---------------------------------------------------------------
 
 
-def strftime(value: Any, date_format: str = "%Y-%m-%d") -> str:
-    if isinstance(value, datetime.datetime):
+def strftime(value: Any = None, date_format: str = "%Y-%m-%d") -> str:
+    """A date (a datetime, a date, a timestamp, an ISO string; None: now) formatted, in local
+    time as Salt's ``strftime``/``date_format``."""
+    if value is None:
+        moment = datetime.datetime.now()
+    elif isinstance(value, datetime.datetime):
         moment = value
     elif isinstance(value, datetime.date):
         moment = datetime.datetime(value.year, value.month, value.day)
     else:
         try:
-            moment = datetime.datetime.fromtimestamp(float(value), datetime.timezone.utc)
-        except (TypeError, ValueError):
+            moment = datetime.datetime.fromtimestamp(float(value))
+        except (TypeError, ValueError, OverflowError, OSError):
             try:
                 moment = datetime.datetime.fromisoformat(str(value))
             except ValueError:
                 raise TemplateRuntimeError(f"Unable to parse {value}") from None
     return moment.strftime(date_format)
-
-
-# --- lists and sets ------------------------------------------------------
-
-
-def unique(values: Any) -> Any:
-    if isinstance(values, Hashable):
-        return set(values)
-    ret: list[Any] = []
-    for value in values:
-        if value not in ret:
-            ret.append(value)
-    return ret
-
-
-def sequence(value: Any) -> Any:
-    if not isinstance(value, (list, tuple, set, dict)):
-        return [value]
-    return value
-
-
-def lst_min(obj: Any) -> Any:
-    return min(obj)
-
-
-def lst_max(obj: Any) -> Any:
-    return max(obj)
-
-
-def avg(lst: Any) -> float:
-    if not isinstance(lst, Hashable):
-        return float(sum(lst) / len(lst))
-    return float(lst)
-
-
-def _both_hashable(a: Any, b: Any) -> bool:
-    return isinstance(a, Hashable) and isinstance(b, Hashable)
-
-
-def union(lst1: Any, lst2: Any) -> Any:
-    if _both_hashable(lst1, lst2):
-        return set(lst1) | set(lst2)
-    return unique(list(lst1) + list(lst2))
-
-
-def intersect(lst1: Any, lst2: Any) -> Any:
-    if _both_hashable(lst1, lst2):
-        return set(lst1) & set(lst2)
-    return unique([e for e in lst1 if e in lst2])
-
-
-def difference(lst1: Any, lst2: Any) -> Any:
-    if _both_hashable(lst1, lst2):
-        return set(lst1) - set(lst2)
-    return unique([e for e in lst1 if e not in lst2])
-
-
-def symmetric_difference(lst1: Any, lst2: Any) -> Any:
-    if _both_hashable(lst1, lst2):
-        return set(lst1) ^ set(lst2)
-    both = intersect(lst1, lst2)
-    return unique([e for e in union(lst1, lst2) if e not in both])
-
-
-def is_list(value: Any) -> bool:
-    return isinstance(value, list)
-
-
-def is_iter(value: Any) -> bool:
-    return isinstance(value, Iterable) and not isinstance(value, (str, bytes))
-
-
-def exactly_n_true(iterable: Iterable[Any], amount: int = 1) -> bool:
-    return sum(1 for item in iterable if item) == amount
-
-
-def exactly_one_true(iterable: Iterable[Any]) -> bool:
-    return exactly_n_true(iterable, 1)
-
-
-def flatten(data: Any, levels: int | None = None, preserve_nulls: bool = False) -> list[Any]:
-    ret: list[Any] = []
-    for element in data:
-        if element is None and not preserve_nulls:
-            continue
-        if isinstance(element, list) and (levels is None or levels > 0):
-            ret.extend(flatten(element, None if levels is None else levels - 1, preserve_nulls))
-        else:
-            ret.append(element)
-    return ret
-
-
-def sorted_ignorecase(value: Iterable[str]) -> list[str]:
-    return sorted(value, key=lambda s: s.casefold())
-
-
-def combinations(value: Iterable[Any], r: int) -> Any:
-    return itertools.combinations(value, r)
-
-
-def combinations_with_replacement(value: Iterable[Any], r: int) -> Any:
-    return itertools.combinations_with_replacement(value, r)
-
-
-def compare_lists(old: Any, new: Any) -> dict[str, list[Any]]:
-    ret: dict[str, list[Any]] = {}
-    added = [item for item in new if item not in old]
-    removed = [item for item in old if item not in new]
-    if added:
-        ret["new"] = added
-    if removed:
-        ret["old"] = removed
-    return ret
-
-
-def compare_dicts(old: Any = None, new: Any = None) -> dict[Any, dict[str, Any]]:
-    old, new = old or {}, new or {}
-    ret: dict[Any, dict[str, Any]] = {}
-    for key in list(new) + [k for k in old if k not in new]:
-        if key not in old:
-            ret[key] = {"old": "", "new": new[key]}
-        elif key not in new:
-            ret[key] = {"new": "", "old": old[key]}
-        elif new[key] != old[key]:
-            ret[key] = {"old": old[key], "new": new[key]}
-    return ret
-
-
-def to_entries(data: Mapping[Any, Any]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": v} for k, v in data.items()]
-
-
-def from_entries(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any]:
-    ret: dict[Any, Any] = {}
-    for entry in entries:
-        key = next((entry[k] for k in ("key", "k", "name", "Name", "Key", "K") if k in entry), None)
-        value = next((entry[k] for k in ("value", "v", "Value", "V") if k in entry), None)
-        ret[key] = value
-    return ret
-
-
-# --- nested data ---------------------------------------------------------
-
-
-def _dict_parent(data: dict[Any, Any], keys: str, delimiter: str) -> tuple[dict[Any, Any], str]:
-    parts = keys.split(delimiter)
-    ptr = data
-    for part in parts[:-1]:
-        ptr = ptr.setdefault(part, {})
-    return ptr, parts[-1]
-
-
-def _dict_key_op(apply: Callable[[dict[Any, Any], Any, Any], None]) -> Callable[..., Any]:
-    """``data|set_dict_key_value('a:b', value)`` and friends: change data in place, return it."""
-
-    def change(data: dict[Any, Any], keys: str, value: Any, delimiter: str = ":") -> Any:
-        parent, last = _dict_parent(data, keys, delimiter)
-        apply(parent, last, value)
-        return data
-
-    return change
-
-
-set_dict_key_value = _dict_key_op(lambda p, k, v: p.__setitem__(k, v))
-update_dict_key_value = _dict_key_op(lambda p, k, v: p.setdefault(k, {}).update(v))
-append_dict_key_value = _dict_key_op(lambda p, k, v: p.setdefault(k, []).append(v))
-extend_dict_key_value = _dict_key_op(lambda p, k, v: p.setdefault(k, []).extend(v))
-
-
-def check_whitelist_blacklist(value: str, whitelist: Any = None, blacklist: Any = None) -> bool:
-    def matches(pats: Any) -> bool:
-        pats = [pats] if isinstance(pats, str) else list(pats)
-        return any(value == p or re.fullmatch(p, value) is not None for p in pats)
-
-    if blacklist is not None and matches(blacklist):
-        return False
-    if whitelist is not None:
-        return matches(whitelist)
-    return True
-
-
-# --- paths and files -----------------------------------------------------
-
-
-def path_join(*parts: str) -> str:
-    first, rest = str(parts[0]), [str(p).lstrip("/") for p in parts[1:]]
-    return os.path.join(first, *rest).rstrip("/") if rest else first
-
-
-@pass_environment
-def which(environment: Any, exe: str) -> str | None:
-    """The path of ``exe`` on this host's ``PATH``; on the master the minion's host is needed."""
-    boundary = getattr(environment, "boundary", None)
-    if boundary is not None:
-        raise boundary.refusal("the 'which' filter")
-    return shutil.which(exe)
-
-
-# --- networks ------------------------------------------------------------
-
-
-def _ip(value: Any) -> Any:
-    text = str(value)
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        return ipaddress.ip_interface(text)
-
-
-def _ip_filter(value: Any, version: int | None) -> Any:
-    def ok(item: Any) -> bool:
-        try:
-            addr = _ip(item)
-        except ValueError:
-            return False
-        return version is None or addr.version == version
-
-    if isinstance(value, (list, tuple, set)):
-        if version is None:  # Salt lists the IPv4 ones first
-            return _ip_filter(value, 4) + _ip_filter(value, 6)
-        return [item for item in value if ok(item)]
-    return value if ok(value) else None
-
-
-def ipaddr(value: Any, options: Any = None) -> Any:
-    return _ip_filter(value, None)
-
-
-def _is_ip(value: Any, version: int | None) -> bool:
-    try:
-        addr = _ip(value)
-    except ValueError:
-        return False
-    return version is None or addr.version == version
-
-
-def _versioned(fun: Callable[[Any, int | None], Any], version: int | None) -> Callable[..., Any]:
-    return lambda value, options=None: fun(value, version)
-
-
-def ipwrap(value: Any) -> Any:
-    if isinstance(value, str) and _is_ip(value, 6):
-        return f"[{value}]"
-    return value
-
-
-def network_hosts(value: str, options: Any = None, version: Any = None) -> list[str]:
-    return [str(h) for h in ipaddress.ip_network(value, strict=False).hosts()]
-
-
-def network_size(value: str, options: Any = None, version: Any = None) -> int:
-    return ipaddress.ip_network(value, strict=False).num_addresses
-
-
-def ip_host(value: str, options: Any = None, version: Any = None) -> str:
-    return str(ipaddress.ip_interface(value))
 
 
 FILTERS: dict[str, Callable[..., Any]] = {
@@ -632,49 +371,4 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "random_shuffle": random_shuffle,
     "strftime": strftime,
     "date_format": strftime,
-    "unique": unique,
-    "sequence": sequence,
-    "min": lst_min,
-    "max": lst_max,
-    "avg": avg,
-    "union": union,
-    "intersect": intersect,
-    "difference": difference,
-    "symmetric_difference": symmetric_difference,
-    "is_list": is_list,
-    "is_iter": is_iter,
-    "exactly_n_true": exactly_n_true,
-    "exactly_one_true": exactly_one_true,
-    "flatten": flatten,
-    "sorted_ignorecase": sorted_ignorecase,
-    "combinations": combinations,
-    "combinations_with_replacement": combinations_with_replacement,
-    "compare_lists": compare_lists,
-    "compare_dicts": compare_dicts,
-    "to_entries": to_entries,
-    "from_entries": from_entries,
-    "traverse": traverse,
-    "set_dict_key_value": set_dict_key_value,
-    "update_dict_key_value": update_dict_key_value,
-    "append_dict_key_value": append_dict_key_value,
-    "extend_dict_key_value": extend_dict_key_value,
-    "check_whitelist_blacklist": check_whitelist_blacklist,
-    "path_join": path_join,
-    "which": which,
-    "ipaddr": ipaddr,
-    "ipv4": _versioned(_ip_filter, 4),
-    "ipv6": _versioned(_ip_filter, 6),
-    "is_ip": _versioned(_is_ip, None),
-    "is_ipv4": _versioned(_is_ip, 4),
-    "is_ipv6": _versioned(_is_ip, 6),
-    "ipwrap": ipwrap,
-    "network_hosts": network_hosts,
-    "network_size": network_size,
-    "ip_host": ip_host,
-}
-
-TESTS: dict[str, Callable[..., Any]] = {
-    "match": test_match,
-    "equalto": lambda value, other: value == other,
-    "list": is_list,
 }
