@@ -189,7 +189,7 @@ def test_argument_errors_fail_only_their_state(apply: Apply, tmp_path: Path) -> 
     """
     res = apply(sls, config=f"hosts.file: {tmp_path}/hosts\n")
     assert res["bogus"]["result"] is False
-    assert res["bogus"]["comment"] == "'bogus' and 'other' are invalid keyword arguments for 'host.present'\n"
+    assert res["bogus"]["comment"] == "'bogus' and 'other' are invalid keyword arguments for 'host.present'"
     assert res["missing"]["comment"] == "Missing parameter ip for state host.present\n"
     assert res["fine"]["result"] is True and (tmp_path / "fine.ini").read_text() == "a = b\n"
     assert not (tmp_path / "hosts").exists()
