@@ -13,7 +13,9 @@ authenticates, for at least :data:`PENDING_MIN` seconds or the job's
 timeout; a minion that authenticates again while it had a session (it
 restarted, or lost the master for a while) cannot open what was sealed with
 its old key, so the jobs published since it was last heard from that it has
-not returned are queued for it again (:meth:`JobBook.requeue`).
+not returned are queued for it again (:meth:`JobBook.requeue`); the minion
+takes each jid once, across its own restarts (:mod:`briny.minion.takenjids`),
+so a job it was killed in is not run twice.
 
 Threads: **the loop only**; every method that changes the book checks it
 with :func:`briny.common.onloop.assert_on_loop`.
@@ -128,8 +130,8 @@ class JobBook:
     def requeue(self, minion_id: str, heard: float) -> None:
         """``minion_id`` authenticated again while it had a session: queue the recent jobs
         published since it was last heard from (``heard``) that it has not returned (it ignores
-        jids it already took). Jobs from before that were sent while it was alive: a minion killed
-        while running one does not run it again after a restart."""
+        jids it already took, even before a restart). Jobs from before that were sent while it was
+        alive and are not handed again."""
         assert_on_loop(WHAT)
         now = self.clock()
         waiting = self._pending.setdefault(minion_id, [])

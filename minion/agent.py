@@ -51,6 +51,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from briny.common import config, wire
@@ -64,6 +65,8 @@ from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
 from briny.minion.outbox import Outbox
+from briny.minion.takenjids import FILENAME as TAKEN_FILE
+from briny.minion.takenjids import TakenJids
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +176,15 @@ class MinionAgent:
             )
             self.procs = ProcessJobs(links, self.registry, launcher)
         self.jobs = JobRunner(
-            self.id, self.executor, self.registry, self.pool, self.procs, self.deliver, self._spawn, self._from_worker
+            self.id,
+            self.executor,
+            self.registry,
+            self.pool,
+            self.procs,
+            self.deliver,
+            self._spawn,
+            self._from_worker,
+            taken=TakenJids(Path(str(opts["cachedir"])) / TAKEN_FILE if opts.get("cachedir") else None),
         )
         self.session: Session | None = None
         self.status = "starting"  # last auth status, for logs and tests

@@ -4,7 +4,9 @@
 after a reconnect: a jid already taken is ignored), runs it, and sends its
 return to the master; a local call (``briny-call`` through
 :mod:`briny.minion.localapi`) runs the same way and its caller gets the
-result at once. At shutdown (:meth:`JobRunner.finish`) running jobs get a
+result at once. The jids taken are kept across restarts
+(:mod:`briny.minion.takenjids`), so a job the daemon was killed in is not
+run again when the master hands it anew. At shutdown (:meth:`JobRunner.finish`) running jobs get a
 grace period, then SIGTERM, then (job processes) SIGKILL.
 
 Threads (``docs/DEVELOPING.md``, "Threads"):
@@ -28,7 +30,6 @@ import concurrent.futures
 import functools
 import logging
 import signal
-from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -36,10 +37,10 @@ from briny.common.event import stamp
 from briny.common.onloop import assert_on_loop
 from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.jobregistry import JobRegistry
+from briny.minion.takenjids import TakenJids
 
 log = logging.getLogger(__name__)
 
-RECENT_JIDS = 1000  # publishes already taken (a master may hand a job again after a reconnect)
 WHAT = "the minion's job table"
 
 Deliver = Callable[[str, dict[str, Any]], Coroutine[Any, Any, bool]]  # (cmd, payload): send, or keep in the outbox
@@ -54,7 +55,7 @@ class JobRunner:
     keeps it in the outbox when the master cannot take it); ``spawn`` starts
     a task the daemon tracks (loop); ``to_loop`` is how a worker thread
     hands a coroutine to the loop; ``procs`` runs jobs in processes (None:
-    in ``pool``'s threads).
+    in ``pool``'s threads); ``taken`` keeps the jids taken (across restarts when it has a file).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class JobRunner:
         deliver: Deliver,
         spawn: Spawn,
         to_loop: ToLoop,
+        taken: TakenJids | None = None,
     ) -> None:
         self.id = minion_id
         self.executor = executor
@@ -78,7 +80,7 @@ class JobRunner:
         self.to_loop = to_loop
         self.accepting = True
         self._jobs: dict[str, asyncio.Task[Any]] = {}
-        self._recent: deque[str] = deque(maxlen=RECENT_JIDS)
+        self._taken = taken if taken is not None else TakenJids(None)
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -90,7 +92,7 @@ class JobRunner:
         if not self.accepting:
             log.info("shutting down: job %s (%s) not taken", job.jid, job.fun)
             return False
-        if job.jid in self._jobs or job.jid in self._recent:
+        if job.jid in self._jobs or job.jid in self._taken:
             log.debug("job %s already taken; publish ignored", job.jid)
             return False
         return True
@@ -98,7 +100,7 @@ class JobRunner:
     def start(self, job: Job) -> None:
         """Run a published job, then send its return."""
         assert_on_loop(WHAT)
-        self._recent.append(job.jid)
+        self._taken.add(job.jid)
         log.info("running job %s: %s", job.jid, job.fun)
         self._track(job.jid, asyncio.ensure_future(self._run_job(job)))
 

@@ -202,10 +202,6 @@ class Fleet:
             "recon_default": 100,
             "recon_max": 500,
             "shutdown_grace": 5,
-            # no mine.update job at connect unless a test asks (tests/e2e/test_mine.py): a first job
-            # warms the minion's pillar cache, and test_fleet's killed-mid-job test relies on its
-            # job being the first (see the report of i10-exec: the master's requeue race)
-            "mine_enabled": False,
             **(minion_opts or {}),
         }
         self.grains = grains or {}
