@@ -6,12 +6,16 @@ table maintenance. The module's own public functions it needs (``version``,
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion import mysqlsql
 from briny.minion.mysqlsql import account, ident, literal
 
 from ._mysql_client import _context, _error, _ok, _rows
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 

@@ -38,10 +38,14 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.logsetup import LEVELS
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __grains__, __opts__
+
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +67,7 @@ _LOCALE_VARS = (
 
 
 def _default_shell() -> str:
-    return str(__grains__.get("shell") or os.environ.get("SHELL") or "/bin/sh")  # type: ignore[name-defined]  # noqa: F821
+    return str(__grains__.get("shell") or os.environ.get("SHELL") or "/bin/sh")
 
 
 def _python_shell_default(python_shell: bool | None, kwargs: Mapping[str, Any]) -> bool:
@@ -71,7 +75,7 @@ def _python_shell_default(python_shell: bool | None, kwargs: Mapping[str, Any]) 
         return _is_true(python_shell)
     if kwargs.get("__pub_jid"):
         return True
-    return __opts__.get("cmd_safe", True) is False  # type: ignore[name-defined]  # noqa: F821
+    return __opts__.get("cmd_safe", True) is False
 
 
 def _is_true(value: Any) -> bool:
@@ -277,7 +281,7 @@ def _run(
 
 def _note_retcode(ret: Mapping[str, Any], ignore_retcode: Any) -> None:
     if not _is_true(ignore_retcode):
-        __context__["retcode"] = ret["retcode"]  # type: ignore[name-defined]  # noqa: F821
+        __context__["retcode"] = ret["retcode"]
 
 
 def _raise_on_error(ret: Mapping[str, Any], raise_err: Any, text: str) -> None:

@@ -23,7 +23,11 @@ from __future__ import annotations
 import logging
 import os
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,7 @@ def _cmd(args: list[str], stdin: str | None = None) -> dict[str, Any]:
     }
     if stdin is not None:
         call["stdin"] = stdin
-    return dict(__salt__["cmd.run_all"](args, **call))  # type: ignore[name-defined]  # noqa: F821
+    return dict(__salt__["cmd.run_all"](args, **call))
 
 
 def raw_cron(user: str, **kwargs: Any) -> str:

@@ -20,12 +20,16 @@ import os
 import re
 import stat
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient
 from briny.common.exceptions import BrinyError, CommandExecutionError, HashError, SaltInvocationError
 from briny.common.jinja import render_jinja
 from briny.minion.fileops import diff, lines, managed, perms, tree
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __job__, __opts__, __pillar__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -332,7 +336,7 @@ def atomic_write(
 
 # -- file.managed (briny functions behind the state; the work is in fileops.managed) -------
 def _cache(src: str, saltenv: str) -> str | bool:
-    return __salt__["cp.cache_file"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cp.cache_file"](src, saltenv)
 
 
 def _render(
@@ -348,17 +352,17 @@ def _render(
         raise CommandExecutionError(f"Specified template format {template} is not supported")
     ctx: dict[str, Any] = {
         "salt": __salt__,
-        "grains": __grains__,  # type: ignore[name-defined]  # noqa: F821
+        "grains": __grains__,
         "pillar": __pillar__,
-        "opts": __opts__,  # type: ignore[name-defined]  # noqa: F821
+        "opts": __opts__,
         "saltenv": saltenv,
         "env": saltenv,
     }
     ctx.update(extra)
     ctx.update(defaults or {})
     ctx.update(context or {})
-    client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
-    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath, opts=__opts__)  # type: ignore[name-defined]  # noqa: F821
+    client = fileclient.get_client(__opts__, __job__)
+    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath, opts=__opts__)
 
 
 def apply_template_on_contents(
@@ -483,7 +487,7 @@ def manage_data(
         from_source,
         sums,
         backup,
-        str(__opts__.get("cachedir") or ""),  # type: ignore[name-defined]  # noqa: F821
+        str(__opts__.get("cachedir") or ""),
         makedirs,
         perms.normalize_mode(dir_mode),
         show_changes,
@@ -499,7 +503,7 @@ def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None) -> dict[st
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        return __salt__["cmd.run_all"](f"{cmd} {tmp}", python_shell=True)  # type: ignore[name-defined]  # noqa: F821
+        return __salt__["cmd.run_all"](f"{cmd} {tmp}", python_shell=True)
     finally:
         os.unlink(tmp)
 

@@ -33,10 +33,14 @@ import os
 import re
 import shlex
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlunparse
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +54,7 @@ _FETCH_LINE = re.compile(r"[\s*+!-]*(?:([0-9a-f]+)\.\.\.?([0-9a-f]+)|\[(?:new (t
 
 
 def __virtual__() -> Any:
-    if __salt__["cmd.which"]("git") is None:  # type: ignore[name-defined]  # noqa: F821
+    if __salt__["cmd.which"]("git") is None:
         return False, "The git execution module cannot be loaded: git unavailable."
     return True
 
@@ -59,7 +63,7 @@ def __virtual__() -> Any:
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _add_http_basic_auth(url: str, user: Any = None, password: Any = None, https_only: bool = False) -> str:
@@ -220,7 +224,7 @@ def _stdout(command: list[str], cwd: Any, user: Any, **kwargs: Any) -> str:
 
 def version(versioninfo: bool = False, **kwargs: Any) -> Any:
     """The git version (``2.39.5``), or a list of its parts with ``versioninfo=True``."""
-    ctx = __context__  # type: ignore[name-defined]  # noqa: F821
+    ctx = __context__
     if "git.version" not in ctx:
         try:
             out = str(_git_run(["git", "--version"])["stdout"])

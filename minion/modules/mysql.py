@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion import mysqlsql
 from briny.minion.mysqlsql import account, ident, literal
@@ -71,6 +71,10 @@ from ._mysql_client import (
     _rows,
     _run,
 )
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +182,7 @@ def query(database: str, query: str, **connection_args: Any) -> dict[str, Any] |
 def file_query(database: str, file_name: str, **connection_args: Any) -> dict[str, Any] | bool:
     """Run the statements of a file (local path or ``salt://``), one ``query`` each; their sums."""
     if file_name.startswith(("salt://", "http://", "https://", "swift://", "s3://")):
-        file_name = __salt__["cp.cache_file"](file_name)  # type: ignore[name-defined]  # noqa: F821
+        file_name = __salt__["cp.cache_file"](file_name)
     if not file_name or not os.path.exists(file_name):
         log.error('File "%s" does not exist', file_name)
         return False

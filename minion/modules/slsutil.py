@@ -23,10 +23,14 @@ import copy
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.dictupdate import update as _update
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +74,7 @@ def merge(
         log.warning("Unknown merging strategy '%s', fallback to recurse", strategy)
         strategy = "recurse"
     if strategy == "smart":
-        rend = renderer or __opts__.get("renderer", "yaml")  # type: ignore[name-defined]  # noqa: F821
+        rend = renderer or __opts__.get("renderer", "yaml")
         strategy = "aggregate" if str(rend).split("|")[-1] == "yamlex" else "recurse"
     a = copy.deepcopy(dict(obj_a))
     b = copy.deepcopy(dict(obj_b))
@@ -110,7 +114,7 @@ def boolstr(value: Any, true: Any = "true", false: Any = "false", **kwargs: Any)
 def _list_master(saltenv: str, dirs: bool) -> list[str]:
     fun = "cp.list_master_dirs" if dirs else "cp.list_master"
     try:
-        lister = __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+        lister = __salt__[fun]
     except KeyError as exc:
         raise CommandExecutionError(f"{fun} is not available, cannot check the file server") from exc
     return list(lister(saltenv=saltenv))

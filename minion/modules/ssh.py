@@ -24,9 +24,13 @@ import logging
 import os
 import re
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +69,11 @@ _ENC_OTHERS = {
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _note(err: str) -> None:
-    __context__["ssh_auth.error"] = err  # type: ignore[name-defined]  # noqa: F821
+    __context__["ssh_auth.error"] = err
     log.error("%s", err)
 
 

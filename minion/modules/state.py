@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient, loader
 from briny.common.args import split_input
@@ -28,6 +28,10 @@ from briny.common.exceptions import SaltInvocationError
 from briny.common.jid import gen_jid
 from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
 from briny.common.render import RenderEnv
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __grains__, __job__, __opts__, __pillar__, __salt__
+
 
 log = logging.getLogger(__name__)
 
