@@ -8,7 +8,11 @@ run with it; briny fails that one state with Salt's words instead.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 # keywords the state system itself may hand a state function that takes **kwargs
 _STATE_KEYWORDS = frozenset({"name_order", "names", "listen", "listen_in", "use", "use_in"})

@@ -6,9 +6,13 @@ in the word "User"/"Group" and in the execution functions they call).
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _testing
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 _ROLE_FLAGS = (
     ("createdb", "can create databases"),

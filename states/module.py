@@ -34,9 +34,13 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +49,11 @@ _RENAMED = {"name": "m_name", "fun": "m_fun", "names": "m_names", "state": "m_st
 
 
 def _salt() -> Any:
-    return __salt__  # type: ignore[name-defined]  # noqa: F821
+    return __salt__
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _succeeded(value: Any) -> bool:
