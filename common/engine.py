@@ -279,7 +279,7 @@ class Engine:
             self._store(idx, ret)
             return
         failed: dict[str, None] = {}
-        for kind, targets in buckets.items():
+        for targets in buckets.values():
             for t in targets:
                 r = self.pre.get(t) or self.running.get(self.tags[t])
                 if r is not None and r.get("result") is False:

@@ -198,7 +198,7 @@ class EventBus:
         def run() -> None:
             try:
                 self.run()
-            except Exception as exc:  # reported by start_thread (the bus could not bind)
+            except Exception as exc:  # noqa: BLE001 - reported by start_thread (the bus could not bind)
                 log.error("the event bus stopped: %s", exc)
                 failed.append(exc)
                 self._ready.set()

@@ -183,7 +183,7 @@ class _OwnModeFile:
 
     def _open(self) -> TextIO:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
-        return open(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)  # noqa: SIM115
+        return open(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)
 
 
 class _WatchedFile(_OwnModeFile, logging.handlers.WatchedFileHandler):

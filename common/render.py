@@ -190,7 +190,7 @@ def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None, relp
         return run()
     except RenderError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the #!py template raises is a render error
         raise RenderError(f"{type(exc).__name__}: {exc}") from None
 
 
