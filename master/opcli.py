@@ -258,7 +258,7 @@ class Waiter:
                 found = cache.get_returns(jid)
             finally:
                 cache.close()
-        except Exception as exc:  # a job cache error, sqlite3's own: the cache is only a fallback
+        except Exception as exc:  # noqa: BLE001 - a job cache error, sqlite3's own: the cache is only a fallback
             log.debug("job cache not readable: %s", exc)
             return {}
         return {m: found[m] for m in minions if m in found}
