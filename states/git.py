@@ -411,8 +411,7 @@ class _Latest:
 
     def _update(self) -> Any:
         ret, target, kw, comments = self.ret, self.target, self.kw, self.comments
-        rev, branch, remote, remote_rev, rtype = (
-            self.rev,
+        branch, remote, remote_rev, rtype = (
             self.branch,
             self.remote,
             self.remote_rev,

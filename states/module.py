@@ -144,7 +144,7 @@ def _new_run(name: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         fun = key.split(":")[0]
         try:
             value = _call_new(_salt()[fun], kwargs.get(key))
-        except Exception as exc:  # a failing function fails its entry, never the run
+        except Exception as exc:  # noqa: BLE001 - a failing function fails its entry, never the run
             failures.append(f"'{key}' failed: {exc}")
             continue
         if _succeeded(value):
@@ -219,7 +219,7 @@ def _legacy_run(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         log.warning("module.run: returners are not supported; 'returner' ignored")
     try:
         value = func(*args, **extra)
-    except Exception as exc:  # the function's failure is the state's result
+    except Exception as exc:  # noqa: BLE001 - the function's failure is the state's result
         ret.update(comment=f"Module function {name} threw an exception. Exception: {exc}", result=False)
         return ret
     ret["changes"]["ret"] = value

@@ -108,7 +108,7 @@ def _run(sql: str, db: str | None = None, **connection_args: Any) -> list[tuple[
         return None
     try:
         return mysqlsql.parse_xml(ret.get("stdout", ""))
-    except Exception as exc:  # a malformed answer: name it, do not guess
+    except Exception as exc:  # noqa: BLE001 - a malformed answer: name it, do not guess
         _error(f"MySQL Error: the client's answer could not be read: {exc}")
         return None
 

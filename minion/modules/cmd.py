@@ -222,7 +222,7 @@ def _run(
     level = None if level_name == "quiet" else LEVELS.get(level_name)
     log.info("Executing command %r in directory %r", _log_name(argv if not use_shell else shown), cwd)
     try:
-        proc = subprocess.Popen(argv, **popen_kwargs)  # noqa: S603 - running commands is the job
+        proc = subprocess.Popen(argv, **popen_kwargs)
     except (OSError, ValueError, KeyError) as exc:
         raise CommandExecutionError(f"Unable to run command '{shown}': {exc}") from None
     data = stdin.encode() if isinstance(stdin, str) else (stdin if stdin is not None else None)
@@ -502,7 +502,7 @@ def run_bg(
     except ValueError:
         raise CommandExecutionError(f"Invalid umask: '{umask}'") from None
     try:
-        proc = subprocess.Popen(  # noqa: S603
+        proc = subprocess.Popen(
             argv,
             cwd=cwd,
             env=_env(env, _is_true(clean_env), True, prepend_path, pw),

@@ -296,7 +296,7 @@ def clone(
         run_cwd = cwd
     else:
         command.append(cwd)
-        run_cwd = "/tmp"
+        run_cwd = "/tmp"  # noqa: S108 - only where git runs: the clone goes to the absolute cwd
     _git_run(
         command,
         cwd=run_cwd,

@@ -282,7 +282,7 @@ def _sync_custom(opts: dict[str, Any]) -> None:
         synced = __salt__["saltutil.sync_all"](saltenv=opts.get("saltenv") or None, refresh=False)
         if isinstance(synced, dict) and synced.get("grains"):
             __salt__["saltutil.refresh_grains"]()
-    except Exception as exc:  # a failed sync must not stop the run: the modules already here serve
+    except Exception as exc:  # noqa: BLE001 - a failed sync must not stop the run: the modules already here serve
         log.warning("syncing custom modules before the highstate failed: %s", exc)
 
 

@@ -153,7 +153,7 @@ def sleep(length: float, **kwargs: Any) -> bool:
     return True
 
 
-def rand_sleep(max: float = 60, **kwargs: Any) -> bool:  # noqa: A002 - Salt's argument name
+def rand_sleep(max: float = 60, **kwargs: Any) -> bool:
     """Sleep a random time up to ``max`` seconds, then return True."""
     time.sleep(random.random() * float(max))
     return True
@@ -166,7 +166,7 @@ def exception(message: str = "Test Exception", **kwargs: Any) -> None:
 
 def assertion(assertion: Any, **kwargs: Any) -> None:
     """``assert`` ``assertion``."""
-    assert assertion  # noqa: S101 - that is the point of the function
+    assert assertion
 
 
 def fib(num: int, **kwargs: Any) -> list[Any]:
@@ -279,7 +279,7 @@ def try_(module: str, return_try_exception: bool = False, **kwargs: Any) -> Any:
     clean = {k: v for k, v in kwargs.items() if not k.startswith("__")}
     try:
         return __salt__[module](*args, **clean)
-    except Exception as exc:  # the function's whole purpose is to swallow errors
+    except Exception as exc:  # noqa: BLE001 - the function's whole purpose is to swallow errors
         log.error("%s raised: %s", module, exc)
         return exc if return_try_exception else None
 
