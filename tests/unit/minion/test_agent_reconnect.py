@@ -10,7 +10,7 @@ from briny.common.event import fire_event
 from briny.common.transport import MemoryHub
 from briny.minion.agent import Backoff, MinionAgent
 
-from .test_agent_support import RawMaster, Running, minion_opts, run, short_root  # noqa: F401
+from .test_agent_support import RawMaster, Running, minion_opts, run, short_root  # noqa: F401 - a fixture
 
 
 def make(root, hub: MemoryHub, **extra) -> MinionAgent:
@@ -131,7 +131,7 @@ def test_a_return_outlives_a_lost_session(tmp_path):
     assert len(master.auths) == 2
 
 
-def test_events_on_the_local_bus_reach_the_master(short_root):
+def test_events_on_the_local_bus_reach_the_master(short_root):  # noqa: F811 - the imported fixture
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()
