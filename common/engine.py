@@ -52,14 +52,14 @@ class Frame:
 
 
 def run_low_chunks(
-    chunks: list[dict],
+    chunks: list[dict[str, Any]],
     *,
     salt: Any,
     states: Any,
-    opts: dict,
+    opts: dict[str, Any],
     jid: str | None = None,
     fire_event: FireEvent | None = None,
-) -> dict[str, dict]:
+) -> dict[str, dict[str, Any]]:
     """Run low chunks (as ``state.show_low_sls`` prints them) and return Salt's result dict.
 
     The chunks and the graph built from them are moved out of the cyclic
@@ -77,11 +77,11 @@ class Engine:
 
     def __init__(
         self,
-        chunks: list[dict],
+        chunks: list[dict[str, Any]],
         *,
         salt: Any,
         states: Any,
-        opts: dict,
+        opts: dict[str, Any],
         jid: str | None = None,
         fire_event: FireEvent | None = None,
     ) -> None:
@@ -101,7 +101,7 @@ class Engine:
         self._mod_watch: dict[str, bool] = {}
 
     # -- the run ------------------------------------------------------------
-    def run(self) -> dict[str, dict]:
+    def run(self) -> dict[str, dict[str, Any]]:
         log.debug("running %d state(s)%s", len(self.chunks), " in test mode" if self.run_state.test else "")
         cycle = self.graph.find_cycle()
         if cycle:

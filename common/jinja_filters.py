@@ -27,7 +27,7 @@ import shutil
 import string
 import uuid as _uuid
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import yaml
 from jinja2 import pass_context, pass_environment
@@ -91,7 +91,7 @@ def load_yaml(value: Any) -> Any:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None)
         if mark is not None and problem:
-            from .jinja import error_context  # late: jinja imports this module
+            from .render import error_context  # late: only a YAML error needs it
 
             buf = mark.buffer or _text(value)
             raise TemplateRuntimeError(
@@ -335,8 +335,8 @@ def strftime(value: Any, date_format: str = "%Y-%m-%d") -> str:
 
 
 def unique(values: Any) -> Any:
-    if isinstance(values, Hashable):
-        return set(values)
+    if isinstance(values, Hashable):  # Salt's rule: a str or a tuple gives the set of its items
+        return set(cast(Iterable[Any], values))
     ret: list[Any] = []
     for value in values:
         if value not in ret:
@@ -361,7 +361,7 @@ def lst_max(obj: Any) -> Any:
 def avg(lst: Any) -> float:
     if not isinstance(lst, Hashable):
         return float(sum(lst) / len(lst))
-    return float(lst)
+    return float(cast(Any, lst))  # a number, or float()'s own error
 
 
 def _both_hashable(a: Any, b: Any) -> bool:
