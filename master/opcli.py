@@ -326,7 +326,7 @@ class Printer:
 
     def outputter(self, result: MinionResult | None) -> str:
         if self.ns.out:
-            return self.ns.out
+            return str(self.ns.out)
         if result is not None and result.out:
             return result.out
         return "highstate" if self.fun in HIGHSTATE_FUNCS else "nested"
