@@ -162,6 +162,7 @@ def _insert(
         return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
     if after is not None:
         return _put_after(lines, body, after, indent)
+    assert before is not None  # one of the two is set: checked above
     return _put_before(lines, body, before, indent)
 
 
@@ -184,6 +185,7 @@ def _ensure(lines: list[str], body: list[str], before: str | None, after: str | 
         return lines[: i + 1] + _padded(body, lines[i], indent) + lines[j:]
     if after is not None:
         return _put_after(lines, body, after, indent)
+    assert before is not None  # one of the two is set: checked above
     return _put_before(lines, body, before, indent)
 
 
