@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from briny.common.exceptions import GrantError
+from briny.common.exceptions import GrantError as GrantError  # re-exported: mysqlsql.GrantError
 
 # The privileges a GRANT may name (Salt 3007's list; "ALL" means ALL PRIVILEGES).
 GRANTS = frozenset(

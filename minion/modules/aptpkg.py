@@ -149,7 +149,7 @@ def _names(name: str | None, pkgs: Any) -> list[str]:
             pkgs = [p.strip() for p in pkgs.split(",") if p.strip()]
         if not isinstance(pkgs, list):
             raise SaltInvocationError("'pkgs' must be a list of package names")
-        out = []
+        out: list[str] = []
         for item in pkgs:
             if isinstance(item, dict):
                 out.extend(str(k) for k in item)
@@ -427,7 +427,7 @@ def _remove(action: str, name: str | None, pkgs: Any) -> dict[str, Any]:
     out = _run(["apt-get", "-q", "-y", action, *targets], timeout=_timeout("pkg_timeout", 1800), apt_env=True)
     _clear_cache()
     new_installed = _installed_map()
-    changes = _diff(installed, new_installed)
+    changes: dict[str, Any] = _diff(installed, new_installed)
     if action == "purge":
         left = _config_only_map()
         gone = {n: {"new": "", "old": ""} for n in config_only if n not in left and n not in new_installed}

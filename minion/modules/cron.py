@@ -134,7 +134,7 @@ def list_tab(user: str, **kwargs: Any) -> dict[str, list[Any]]:
             tab["env"].append({"name": key, "value": value})
         elif len(line.split(" ")) > 5:
             parts = line.split(" ")
-            entry = dict(zip(_FIELDS, parts[:5]))
+            entry: dict[str, Any] = dict(zip(_FIELDS, parts[:5]))
             entry.update(cmd=" ".join(parts[5:]), identifier=identifier, comment=comment, commented=disabled)
             tab["crons"].append(entry)
             comment = identifier = None

@@ -187,7 +187,7 @@ def _git_run(
         return result
     errors: list[str] = []
     missing: list[str] = []
-    result: dict[str, Any] = {}
+    result = {}
     for id_file in identity if isinstance(identity, list) else [identity]:
         path, tmp = _identity_file(str(id_file), user, saltenv)
         if path is None:

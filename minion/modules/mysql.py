@@ -268,7 +268,7 @@ def db_get(name: str, **connection_args: Any) -> dict[str, str] | list:
 def db_exists(name: str, **connection_args: Any) -> bool:
     pattern = str(name).replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%")
     rows = _rows(f"SHOW DATABASES LIKE {literal(pattern)}", **connection_args)
-    return bool(rows) and len(rows) == 1
+    return rows is not None and len(rows) == 1
 
 
 def db_tables(name: str, **connection_args: Any) -> list[str] | bool:
@@ -409,7 +409,7 @@ def user_exists(
     elif password_hash:
         sql += f" AND {ident(column)} = {literal(password_hash)}"
     rows = _rows(sql, **connection_args)
-    return bool(rows) and len(rows) == 1
+    return rows is not None and len(rows) == 1
 
 
 def _auth_clause(server_version: str, password: Any, password_hash: Any, auth_plugin: str) -> str | None:

@@ -76,7 +76,7 @@ def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompil
     return StateCompiler(env), salt
 
 
-def _compile_errors(errors: list[str]) -> list[str]:
+def _compile_errors(errors: list[Any]) -> list[Any]:
     __context__["retcode"] = EX_STATE_COMPILER_ERROR
     return errors
 
