@@ -204,12 +204,12 @@ def rename(name: str, source: str, force: bool = False, makedirs: bool = False, 
 
 # -- file.serialize -------------------------------------------------------------------------------------
 def _dump(data: Any, fmt: str, opts: Any) -> str:
-    extra = {}
+    extra: dict[str, Any] = {}
     for item in opts if isinstance(opts, list) else [opts] if isinstance(opts, dict) else []:
         extra.update(item)
     if fmt == "json":
         return json.dumps(data, **{"indent": 2, "sort_keys": True, **extra}) + "\n"
-    return yaml.safe_dump(data, **{"default_flow_style": False, **extra})
+    return yaml.safe_dump(data, None, **{"default_flow_style": False, **extra})  # no stream: a str
 
 
 def _load(text: str, fmt: str) -> Any:

@@ -27,6 +27,7 @@ import shlex
 import shutil
 import stat
 import tempfile
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
@@ -144,6 +145,7 @@ def _run_all(
             call[key] = kwargs[key]
     call = {k: v for k, v in call.items() if v is not None}
     run_all = __salt__["cmd.run_all"]
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(run_all).parameters
     except (TypeError, ValueError):

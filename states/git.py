@@ -180,6 +180,11 @@ def _local_rev_and_branch(target: str, kw: dict[str, Any]) -> tuple[str | None, 
 class _Latest:
     """What ``git.latest`` knows about the remote and the arguments, shared by the clone and update paths."""
 
+    if TYPE_CHECKING:  # the arguments of git.latest are attributes too, set from ``args`` in __init__
+        rev: Any
+
+        def __getattr__(self, name: str) -> Any: ...
+
     def __init__(self, ret: dict[str, Any], name: str, target: str, args: dict[str, Any]) -> None:
         self.ret, self.name, self.target = ret, name, target
         self.__dict__.update(args)
@@ -694,6 +699,7 @@ class _Latest:
     ) -> dict[str, Any] | None:
         ret, target, kw, comments = self.ret, self.target, self.kw, self.comments
         rev, branch, remote_rev, force_reset = self.rev, self.branch, self.remote_rev, self.force_reset
+        assert remote_rev is not None  # _update calls this only with a remote rev
         branch_opts, upstream_action = self.upstream_plan(upstream, local_branch, branches)
         if branch_opts is not None and local_branch is None:
             return _fail(

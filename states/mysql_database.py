@@ -87,7 +87,7 @@ def present(name: str, character_set: Any = None, collate: Any = None, **connect
 
 def absent(name: str, **connection_args: Any) -> dict[str, Any]:
     """Ensure the database does not exist."""
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("mysql.db_exists")(name, **connection_args):
         if _testing():
             ret["result"] = None

@@ -97,7 +97,7 @@ def absent(
     **connection_args: Any,
 ) -> dict[str, Any]:
     """Ensure ``user@host`` does not hold ``grant`` on ``database``."""
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("mysql.grant_exists")(grant, database, user, host, grant_option, escape, **connection_args):
         if _testing():
             ret["result"] = None

@@ -149,7 +149,7 @@ def present(
 
 def absent(name: str, host: str = "localhost", **connection_args: Any) -> dict[str, Any]:
     """Ensure ``name@host`` does not exist."""
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("mysql.user_exists")(name, host, **connection_args):
         if _testing():
             ret["result"] = None

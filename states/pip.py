@@ -339,8 +339,8 @@ def installed(
                 )
             elif ver is not None and _salt("pip.normalize")(prefix) not in satisfied:
                 ret["changes"][f"{prefix}=={ver}"] = "Installed"
-        done = "\n".join(missing) if missing else "All packages were successfully installed"
-        ret["comment"] = "\n".join(already + [done])
+        summary = "\n".join(missing) if missing else "All packages were successfully installed"
+        ret["comment"] = "\n".join(already + [summary])
         return ret
     ret["result"] = False
     if not call:

@@ -243,7 +243,7 @@ def installed(
         return ret
 
     if _test():
-        changes: dict[str, Any] = {}
+        changes = {}
         latest: dict[str, str] = {}
         repo_plain = [p for p in targets if p not in srcs and wanted[p] is None]
         if repo_plain:
@@ -297,7 +297,7 @@ def installed(
     else:
         failed = [p for p in targets if not _satisfied(p, wanted[p], now)]
     done = [p for p in targets if p not in failed]
-    lines: list[str] = []
+    lines = []
     if done:
         lines.append("The following packages were installed/updated: " + ", ".join(done))
     if already:

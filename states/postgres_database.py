@@ -46,7 +46,12 @@ def present(
     db_args, bad = _pg_args(name, "postgres_database.present", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": f"Database {name} is already present"}
+    ret: dict[str, Any] = {
+        "name": name,
+        "changes": {},
+        "result": True,
+        "comment": f"Database {name} is already present",
+    }
     dbs = _salt("postgres.db_list")(**db_args)
     cur = dbs.get(name, {})
     fixed_differ = name in dbs and (
@@ -103,7 +108,7 @@ def absent(
     db_args, bad = _pg_args(name, "postgres_database.absent", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("postgres.db_exists")(name, **db_args):
         ret["comment"] = f"Database {name} is not present, so it cannot be removed"
         return ret

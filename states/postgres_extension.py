@@ -42,7 +42,12 @@ def present(
     db_args, bad = _pg_args(name, "postgres_extension.present", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": f"Extension {name} is already present"}
+    ret: dict[str, Any] = {
+        "name": name,
+        "changes": {},
+        "result": True,
+        "comment": f"Extension {name} is already present",
+    }
     meta = _salt("postgres.create_metadata")(name, schema=schema, ext_version=ext_version, **db_args)
     if "EXTENSION NOT INSTALLED" in meta:
         mode = "install"
@@ -82,7 +87,7 @@ def absent(
     db_args, bad = _pg_args(name, "postgres_extension.absent", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("postgres.is_installed_extension")(name, **db_args):
         ret["comment"] = f"Extension {name} is not present, so it cannot be removed"
         return ret

@@ -40,7 +40,7 @@ def __virtual__() -> Any:
 
 
 def _apply(name: str, object_name: str, object_type: str, privileges: Any, grant: bool, kwargs: dict) -> dict:
-    ret = {
+    ret: dict[str, Any] = {
         "name": name,
         "changes": {},
         "result": True,

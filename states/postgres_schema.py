@@ -38,7 +38,7 @@ def present(
     db_args, bad = _pg_args(name, "postgres_schema.present", kwargs, schema=True, dbname=dbname)
     if bad:
         return bad
-    ret = {
+    ret: dict[str, Any] = {
         "dbname": dbname,
         "name": name,
         "changes": {},
@@ -70,7 +70,7 @@ def absent(
     db_args, bad = _pg_args(name, "postgres_schema.absent", kwargs, schema=True, dbname=dbname)
     if bad:
         return bad
-    ret = {"name": name, "dbname": dbname, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "dbname": dbname, "changes": {}, "result": True, "comment": ""}
     if not _salt("postgres.schema_exists")(dbname, name, **db_args):
         ret["comment"] = f"Schema {name} is not present in database {dbname}, so it cannot be removed"
         return ret

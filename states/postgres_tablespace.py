@@ -97,7 +97,7 @@ def absent(
     db_args, bad = _pg_args(name, "postgres_tablespace.absent", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("postgres.tablespace_exists")(name, **db_args):
         if _testing():
             ret["result"] = None
