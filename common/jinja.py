@@ -253,7 +253,7 @@ class SaltTagsExtension(Extension):
 # --- globals and output -----------------------------------------------------
 
 
-class _PrintableDict(dict):  # type: ignore[type-arg]
+class _PrintableDict(dict[Any, Any]):
     """A mapping printed as a plain Python dict, whatever its real type."""
 
     def __str__(self) -> str:
@@ -469,13 +469,13 @@ def render_jinja(
     if not _has_markup(env, text):
         output = _plain_text_output(env, text)
     else:
-        loader: SaltLoader = env.loader  # type: ignore[assignment]
+        loader: SaltLoader = env.loader  # type: ignore[assignment]  # build_environment's loader
         known = loader.sources
         known[TOP] = text
         env.globals.update(context)
         try:
             key = hashlib.sha256(f"{tmplpath}\0{text}".encode()).hexdigest()
-            code = env.bytecode_cache.code(  # type: ignore[union-attr]
+            code = env.bytecode_cache.code(  # type: ignore[union-attr]  # build_environment's _MemoryBytecodeCache
                 key, lambda: env.compile(text, name=tmplpath, filename=TOP)
             )
             template = env.template_class.from_code(env, code, env.make_globals(None), None)

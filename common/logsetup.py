@@ -245,7 +245,7 @@ def _remove(kind: str | None = None) -> None:
 
 
 def _install(handler: logging.Handler, kind: str, level: int, formatter: logging.Formatter) -> None:
-    handler._briny = kind  # type: ignore[attr-defined]
+    handler._briny = kind  # type: ignore[attr-defined]  # marks the handlers we installed
     handler.setLevel(level)
     handler.setFormatter(formatter)
     logging.getLogger().addHandler(handler)

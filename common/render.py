@@ -183,7 +183,7 @@ def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None, relp
         }
     )
     try:
-        exec(compile(data, relpath or "<py renderer>", "exec"), module.__dict__)  # noqa: S102
+        exec(compile(data, relpath or "<py renderer>", "exec"), module.__dict__)  # noqa: S102 - the #!py renderer runs the template: that is what it is
         run = module.__dict__.get("run")
         if not callable(run):
             raise RenderError("The #!py renderer needs a run() function returning the state data")

@@ -78,10 +78,10 @@ def line(
         if match is None:
             raise CommandExecutionError("Mode 'delete' needs a 'match' or 'content'")
     if mode == "delete":
-        rx = compile_re(match)  # type: ignore[arg-type]
+        rx = compile_re(match)  # type: ignore[arg-type]  # not None: taken from content above
         lines = [ln for ln in lines if not rx.search(ln)]
     elif mode == "replace":
-        rx = compile_re(match)  # type: ignore[arg-type]
+        rx = compile_re(match)  # type: ignore[arg-type]  # not None: taken from content above
         out: list[str] = []
         for ln in lines:
             if rx.search(ln) and [ln.strip()] != [b.strip() for b in body]:

@@ -238,7 +238,7 @@ def touch(name: str, atime: float | None = None, mtime: float | None = None) -> 
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOCTTY, 0o666)
         os.close(fd)
-        os.utime(name, None if atime is None else (float(atime), float(mtime)))  # type: ignore[arg-type]
+        os.utime(name, None if atime is None or mtime is None else (float(atime), float(mtime)))
     except FileNotFoundError as exc:
         raise CommandExecutionError("No such file or directory") from exc
     except (OSError, TypeError, ValueError) as exc:
@@ -517,7 +517,7 @@ def _edit(path: str, change: Any, dry_run: bool = False, backup: Any = "", creat
             raise CommandExecutionError(f"{path}: file not found")
         old = ""
     else:
-        old = read(path)  # type: ignore[assignment]
+        old = read(path)  # type: ignore[assignment]  # text: binary=False
     new = change(old)
     if new == old:
         return ""

@@ -150,7 +150,7 @@ def gen_password(password: str, crypt_salt: str | None = None, algorithm: str = 
     try:
         import crypt  # deprecated in 3.11, gone in 3.13
     except ImportError:
-        crypt = None  # type: ignore[assignment]
+        crypt = None  # type: ignore[assignment]  # no module: the fallback below
     if crypt is not None:
         hashed = crypt.crypt(str(password), setting)
         if hashed:
