@@ -30,12 +30,15 @@ import logging
 import signal
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.event import stamp
 from briny.common.onloop import assert_on_loop
 from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.jobregistry import JobRegistry
+
+if TYPE_CHECKING:
+    from briny.minion.procjobs import ProcessJobs
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ class JobRunner:
         executor: Executor,
         registry: JobRegistry,
         pool: concurrent.futures.ThreadPoolExecutor,
-        procs: Any,
+        procs: ProcessJobs | None,
         deliver: Deliver,
         spawn: Spawn,
         to_loop: ToLoop,
