@@ -28,6 +28,7 @@ __salt__: LazyLoader  # execution functions: __salt__["cmd.run_all"](...)
 __states__: LazyLoader  # state functions (state modules only)
 __context__: dict[str, Any]  # shared by the modules of one loader for one run
 __job__: JobContext  # briny's: the job's runtime (common/jobcontext.py)
+__salt_system_encoding__: str  # the encoding Salt's modules fall back to (utf-8)
 # set by the engine before each state call (LazyLoader.inject)
 __low__: dict[str, Any]
 __env__: str

@@ -157,7 +157,7 @@ def managed(
             ret["skip_watch"] = True
             return _fail(ret, "check_cmd execution failed")
     if keep_mode and plan["source"] and _keeps_mode(plan["source"]):
-        mode = __salt__["cp.stat_file"](plan["source"], saltenv=env, octal=True)  # type: ignore[name-defined]  # noqa: F821
+        mode = __salt__["cp.stat_file"](plan["source"], saltenv=env, octal=True)
     out = _salt("manage_data")(
         name,
         data,

@@ -9,10 +9,13 @@ import logging
 import os
 import shlex
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.urlauth import add_http_basic_auth, redact_http_basic_auth
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +26,7 @@ _SSH_OPTS = (
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _auth_url(url: str, https_user: Any, https_pass: Any) -> str:

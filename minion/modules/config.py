@@ -135,10 +135,10 @@ def merge(
     """``value`` from the config, the master config in pillar and the pillar, combined (Salt's
     ``config.merge``): the first text found wins; maps are merged (an earlier source's keys win),
     lists are joined in that order; else the defaults, else ``default``."""
-    pillar = __pillar__ or {}  # type: ignore[name-defined]  # noqa: F821
+    pillar = __pillar__ or {}
     master = pillar.get("master", {})
     sources = [
-        (omit_opts, __opts__),  # type: ignore[name-defined]  # noqa: F821
+        (omit_opts, __opts__),
         (omit_master, master if isinstance(master, Mapping) else {}),
         (omit_pillar, pillar),
     ]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
@@ -54,6 +54,9 @@ from ._git_refs import (
     tag,
 )
 from ._git_remote import fetch, ls_remote, pull, push, remote_get, remote_refs, remote_set, remotes, submodule
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from briny.common.dictupdate import update_in_place
 from briny.common.exceptions import CommandExecutionError, FileServerError, RenderError, SaltInvocationError
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __grains__, __job__, __opts__, __pillar__, __salt__
 
 
 log = logging.getLogger(__name__)
