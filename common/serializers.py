@@ -89,8 +89,8 @@ def _yaml_dump(obj: Any, **options: Any) -> str:
 
 
 def _yaml_load(data: Any, **options: Any) -> Any:
-    options.setdefault("Loader", _Loader)
-    return yaml.load(data, **options)
+    options.setdefault("Loader", _Loader)  # the safe loader, unless the caller names one (as Salt's does)
+    return yaml.load(data, **options)  # noqa: S506 - _Loader is a SafeLoader (above)
 
 
 def _json_dump(obj: Any, **options: Any) -> Any:

@@ -213,9 +213,9 @@ def mysql_to_dict(data: Iterable[str], key: str) -> dict[Any, dict[str, Any]]:
 
 
 def _to_num(value: str) -> Any:
-    for cast in (int, float):
+    for convert in (int, float):
         try:
-            return cast(value)
+            return convert(value)
         except ValueError:
             pass
     return value

@@ -159,7 +159,7 @@ def set_vfstab(
     fstype: str,
     opts: Any = "-",
     device_fsck: str = "-",
-    pass_fsck: str = "-",
+    pass_fsck: str = "-",  # noqa: S107 - the fsck pass number (Salt's argument name), not a password
     mount_at_boot: str = "yes",
     config: str = "/etc/vfstab",
     test: bool = False,

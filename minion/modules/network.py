@@ -390,6 +390,10 @@ def parse_netstat_routes(v4: str, v6: str) -> list[dict[str, str]]:
 _SKIP6 = ("unicast", "broadcast", "throw", "unreachable", "prohibit", "blackhole", "nat", "anycast", "multicast")
 
 
+# the IPv4 any-address as a route table prints it (a destination or gateway, never a bind)
+_ANY4 = "0.0.0.0"  # noqa: S104 - a route field, nothing listens on it
+
+
 def _after(c: list[str], word: str, at: int) -> str:
     return c[at + 1] if len(c) > at + 1 and c[at] == word else ""
 
@@ -402,10 +406,10 @@ def parse_ip_routes(v4: str, v6: str) -> list[dict[str, str]]:
         if not c or c[0] == "unreachable":
             continue
         if c[0] == "default":
-            out.append(_route("inet", "0.0.0.0", c[2], "0.0.0.0", "UG", _after(c, "dev", 3)))
+            out.append(_route("inet", _ANY4, c[2], _ANY4, "UG", _after(c, "dev", 3)))
         else:
             net = convert_cidr(c[0])
-            out.append(_route("inet", net["network"], "0.0.0.0", net["netmask"], "U", _after(c, "dev", 1)))
+            out.append(_route("inet", net["network"], _ANY4, net["netmask"], "U", _after(c, "dev", 1)))
     for line in v6.splitlines():
         c = line.split()
         if not c or c[0] in _SKIP6:
@@ -441,7 +445,7 @@ def default_route(family: str | None = None, **kwargs: Any) -> list[dict[str, st
     """The default routes (``family``: ``inet`` or ``inet6`` only)."""
     if family not in (None, "inet", "inet6"):
         raise CommandExecutionError(f"Invalid address family {family}")
-    defaults = {"inet": ("0.0.0.0", "default"), "inet6": ("::/0", "default")}
+    defaults = {"inet": (_ANY4, "default"), "inet6": ("::/0", "default")}
     wanted = defaults[family] if family else defaults["inet"] + defaults["inet6"]
     return [r for r in routes(family) if r["destination"] in wanted]
 
