@@ -334,7 +334,13 @@ def _salt_named(obj: Any) -> str | None:
     return None
 
 
-class _SaltNamesMixin:
+if TYPE_CHECKING:  # the mixin's methods are those of an Undefined (its siblings below)
+    _UndefinedBase = jinja2.Undefined
+else:
+    _UndefinedBase = object
+
+
+class _SaltNamesMixin(_UndefinedBase):
     """Undefined values whose message names ``salt``'s objects as Salt does:
     ``Jinja variable 'salt.utils.templates.AliasedLoader object' has no attribute 'x.y'``
     for ``salt['x.y']`` or ``salt.x`` when there is no such function or module,
@@ -344,8 +350,8 @@ class _SaltNamesMixin:
     def _undefined_message(self) -> str:
         named = _salt_named(getattr(self, "_undefined_obj", None))
         if named is not None and getattr(self, "_undefined_hint", None) is None:
-            return f"{named!r} has no attribute {self._undefined_name!r}"  # type: ignore[attr-defined]
-        return super()._undefined_message  # type: ignore[misc]
+            return f"{named!r} has no attribute {self._undefined_name!r}"
+        return super()._undefined_message
 
 
 class SaltUndefined(_SaltNamesMixin, jinja2.Undefined):

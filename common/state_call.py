@@ -419,11 +419,12 @@ def unify_return(ret: Any, low: LowChunk, need_name: bool = True) -> dict[str, A
         if isinstance(ret, dict) and "sub_state_run" in ret:
             out["sub_state_run"] = ret["sub_state_run"]
         return out
-    if isinstance(ret.get("comment"), list):
-        ret["comment"] = "\n".join(str(c) for c in ret["comment"])
-    if ret.get("result") is not None:
-        ret["result"] = bool(ret["result"])
-    return ret
+    checked: dict[str, Any] = ret  # a dict with Salt's four keys (_shape_error)
+    if isinstance(checked.get("comment"), list):
+        checked["comment"] = "\n".join(str(c) for c in checked["comment"])
+    if checked.get("result") is not None:
+        checked["result"] = bool(checked["result"])
+    return checked
 
 
 def sub_state_results(run: RunState, low: LowChunk, ret: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
