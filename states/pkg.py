@@ -313,9 +313,9 @@ def installed(
             if any(spec is not None for spec in wanted.values()) and not srcs:
                 ret["comment"] += " and are at the desired version"
             return ret
-        lines, changes, result = _holds(sorted(wanted), hold)
+        lines, held, result = _holds(sorted(wanted), hold)
         ret["comment"] = "\n".join(["All specified packages are already installed.", *lines])
-        ret["changes"] = changes
+        ret["changes"] = held
         ret["result"] = result
         return ret
 

@@ -124,10 +124,10 @@ def _git_run(
     """Run ``command``; raise Salt's ``Command '...' failed: ...`` when it fails and ``failhard``."""
     call = {"ignore_retcode": ignore_retcode, "redirect_stderr": redirect_stderr, "output_encoding": output_encoding}
     if not identity:
-        result = _run_all(command, cwd, user, {}, **call)
-        if result["retcode"] != 0 and failhard:
-            raise _failed(command, result, redirect_stderr)
-        return result
+        plain = _run_all(command, cwd, user, {}, **call)
+        if plain["retcode"] != 0 and failhard:
+            raise _failed(command, plain, redirect_stderr)
+        return plain
     errors: list[str] = []
     missing: list[str] = []
     result: dict[str, Any] = {}

@@ -530,6 +530,7 @@ def set_known_host(
     check = not update and key is None and fingerprint is None
     if not update and not check:
         return {"status": "exists", "keys": stored_keys}
+    remote: list[dict[str, Any]]
     if key:
         remote = [{"hostname": hostname, "enc": enc, "key": key}]
     else:
