@@ -90,12 +90,12 @@ def _construct_encrypted(loader: _Loader, node: ScalarNode) -> str:
 _Loader.add_constructor("!encrypted", _construct_encrypted)
 
 
-def _yaml_dump(obj: Any, **options: Any) -> str:
+def _yaml_dump(obj: Any, **options: Any) -> str | bytes | None:
     options.setdefault("Dumper", _Dumper)
     options.setdefault("default_flow_style", None)
-    text = yaml.dump(obj, **options)
-    if not isinstance(text, str):  # written to a stream, or encoded
-        return text  # type: ignore[no-any-return]
+    text: str | bytes | None = yaml.dump(obj, **options)
+    if not isinstance(text, str):  # written to a stream (None), or encoded (bytes)
+        return text
     if text.endswith("\n...\n"):
         return text[:-5]
     return text.removesuffix("\n")

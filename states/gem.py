@@ -73,9 +73,11 @@ def _version_cmp(ver1: str, ver2: str) -> int:
         b = right[i] if i < len(right) else 0
         if a == b:
             continue
-        if isinstance(a, str) != isinstance(b, str):
-            return -1 if isinstance(a, str) else 1
-        return -1 if a < b else 1  # type: ignore[operator]
+        if isinstance(a, int) and isinstance(b, int):
+            return -1 if a < b else 1
+        if isinstance(a, str) and isinstance(b, str):
+            return -1 if a < b else 1
+        return -1 if isinstance(a, str) else 1  # a letter segment (a pre-release) before a number
     return 0
 
 
