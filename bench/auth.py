@@ -32,15 +32,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import zmq  # noqa: E402
-import zmq.asyncio  # noqa: E402
+import zmq
+import zmq.asyncio
 
-from briny.common import crypto, handshake, wire  # noqa: E402
-from tests.e2e.support import Fleet, FleetError, pss_kb  # noqa: E402
+from briny.common import crypto, handshake, wire
+from tests.e2e.support import Fleet, FleetError, pss_kb
 
 TICKS = os.sysconf("SC_CLK_TCK")
 FLEET_TARGET = 5000  # issue 13: minions that must authenticate within 60 s on 2 cores

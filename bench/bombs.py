@@ -46,10 +46,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import zmq  # noqa: E402
+import zmq
 
-from briny.common import crypto, wire  # noqa: E402
-from tests.e2e.support import Fleet, FleetError  # noqa: E402
+from briny.common import crypto, wire
+from tests.e2e.support import Fleet, FleetError
 
 PEAK_TARGET = 64.0  # MiB of peak RSS growth per case
 AFTER_TARGET = 32.0  # MiB of RSS growth once a bomb is handled

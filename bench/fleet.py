@@ -44,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.e2e.support import Fleet, FleetError, pss_kb  # noqa: E402
+from tests.e2e.support import Fleet, FleetError, pss_kb
 
 PING_TARGET = 0.5  # seconds, 20 minions
 MINION_PSS_TARGET = 40.0  # MB

@@ -49,8 +49,8 @@ def main() -> int:
         cache.close()
         print(f"targeting {n} minions (best of 7, ms)    cache.get (locked)   plain dict")
         for tgt, kind in TARGETS:
-            locked = best(lambda: check_minions(tgt, kind, ids, cache.get))
-            bare = best(lambda: check_minions(tgt, kind, ids, plain.get))
+            locked = best(lambda tgt=tgt, kind=kind: check_minions(tgt, kind, ids, cache.get))
+            bare = best(lambda tgt=tgt, kind=kind: check_minions(tgt, kind, ids, plain.get))
             print(f"  {kind:9} {tgt:28} {locked:12.2f} {bare:14.2f}")
         print(f"  snapshot() of {n} minions: {best(cache.snapshot):.3f} ms")
     return 0

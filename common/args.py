@@ -35,7 +35,7 @@ def yamlify_arg(arg: Any) -> Any:
         if "#" in arg:
             parsed = yaml.load(arg, Loader=SlsLoader)  # noqa: S506 - safe loader
             return arg if isinstance(parsed, str) or parsed is None else parsed
-        value = None if arg == "None" else yaml.load(arg, Loader=SlsLoader)  # noqa: S506
+        value = None if arg == "None" else yaml.load(arg, Loader=SlsLoader)  # noqa: S506 - SlsLoader is a safe loader
     except yaml.YAMLError:
         return original
     if isinstance(value, dict):

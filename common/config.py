@@ -129,7 +129,7 @@ MINION_DEFAULTS: dict[str, Any] = {
 MASTER_DEFAULTS: dict[str, Any] = {
     **COMMON_DEFAULTS,
     "id": None,
-    "interface": "0.0.0.0",
+    "interface": "0.0.0.0",  # noqa: S104 - Salt's default: the master serves its minions on every interface
     "publish_port": 4505,
     "ret_port": 4506,
     "pki_dir": "/etc/briny/pki/master",

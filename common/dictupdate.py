@@ -14,8 +14,8 @@ rely on ``{% do salt['defaults.merge'](a, b) %}`` changing ``a``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, MutableMapping
+from typing import Any, cast
 
 
 def update(dest: Mapping[Any, Any], upd: Mapping[Any, Any], merge_lists: bool = False) -> dict[Any, Any]:
@@ -46,21 +46,23 @@ def update_in_place(dest: Any, upd: Any, recursive_update: bool = True, merge_li
     ``dict.update``. TypeError for anything but two mappings."""
     if not isinstance(dest, Mapping) or not isinstance(upd, Mapping):
         raise TypeError("Cannot update using non-dict types in dictupdate.update()")
+    # checked as a Mapping, as Salt does: a read-only one fails (TypeError) at its first write
+    out = cast("MutableMapping[Any, Any]", dest)
     if not recursive_update or not set(dest) & set(upd):
         for key in upd:
-            dest[key] = upd[key]  # type: ignore[index]
-        return dest
+            out[key] = upd[key]
+        return out
     for key, val in upd.items():
         cur = dest.get(key)
         if isinstance(cur, Mapping) and isinstance(val, Mapping):
-            dest[key] = update_in_place(cur, val, merge_lists=merge_lists)  # type: ignore[index]
+            out[key] = update_in_place(cur, val, merge_lists=merge_lists)
         elif merge_lists and isinstance(cur, list) and isinstance(val, list):
             merged = copy.deepcopy(cur)
             merged.extend([item for item in val if item not in merged])  # new items of upd, as listed
-            dest[key] = merged  # type: ignore[index]
+            out[key] = merged
         else:
-            dest[key] = val  # type: ignore[index]
-    return dest
+            out[key] = val
+    return out
 
 
 def merge(

@@ -53,14 +53,14 @@ class Frame:
 
 
 def run_low_chunks(
-    chunks: list[dict],
+    chunks: list[dict[str, Any]],
     *,
     salt: Any,
     states: Any,
-    opts: dict,
+    opts: dict[str, Any],
     jid: str | None = None,
     fire_event: FireEvent | None = None,
-) -> dict[str, dict]:
+) -> dict[str, dict[str, Any]]:
     """Run low chunks (as ``state.show_low_sls`` prints them) and return Salt's result dict.
 
     The chunks and the graph built from them are moved out of the cyclic
@@ -78,11 +78,11 @@ class Engine:
 
     def __init__(
         self,
-        chunks: list[dict],
+        chunks: list[dict[str, Any]],
         *,
         salt: Any,
         states: Any,
-        opts: dict,
+        opts: dict[str, Any],
         jid: str | None = None,
         fire_event: FireEvent | None = None,
     ) -> None:
@@ -104,7 +104,7 @@ class Engine:
         self._pool: ThreadPoolExecutor | None = None
 
     # -- the run ------------------------------------------------------------
-    def run(self) -> dict[str, dict]:
+    def run(self) -> dict[str, dict[str, Any]]:
         log.debug("running %d state(s)%s", len(self.chunks), " in test mode" if self.run_state.test else "")
         cycle = self.graph.find_cycle()
         if cycle:
@@ -328,7 +328,7 @@ class Engine:
             self._store(idx, ret)
             return
         failed: dict[str, None] = {}
-        for kind, targets in buckets.items():
+        for targets in buckets.values():
             for t in targets:
                 r = self.pre.get(t) or self.running.get(self.tags[t])
                 if r is not None and r.get("result") is False:

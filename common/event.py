@@ -95,7 +95,7 @@ def fire_event(
 ) -> None:
     """Send one event to the bus; returns at once, never raises for a missing bus."""
     pull, _ = _paths(opts, name)
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.PUSH)
     sock.setsockopt(zmq.LINGER, linger_ms)
     sock.setsockopt(zmq.SNDHWM, 10000)
@@ -119,7 +119,7 @@ class EventSender:
     def __init__(self, opts: dict[str, Any], name: str = DEFAULT_NAME, linger_ms: int = 1000) -> None:
         pull, _ = _paths(opts, name)
         self._lock = threading.Lock()
-        self._sock: zmq.Socket | None = zmq.Context.instance().socket(zmq.PUSH)
+        self._sock: zmq.Socket[bytes] | None = zmq.Context.instance().socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, linger_ms)
         self._sock.setsockopt(zmq.SNDHWM, 100000)
         try:
@@ -157,7 +157,7 @@ class EventBus:
     def run(self) -> None:
         sock_dir = os.path.dirname(self.pull_path)
         os.makedirs(sock_dir, mode=0o700, exist_ok=True)
-        ctx = zmq.Context.instance()
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         pull, pub = ctx.socket(zmq.PULL), ctx.socket(zmq.PUB)
         pub.setsockopt(zmq.SNDHWM, 100000)
         pull.setsockopt(zmq.RCVHWM, 100000)
@@ -198,7 +198,7 @@ class EventBus:
         def run() -> None:
             try:
                 self.run()
-            except Exception as exc:  # reported by start_thread (the bus could not bind)
+            except Exception as exc:  # noqa: BLE001 - reported by start_thread (the bus could not bind)
                 log.error("the event bus stopped: %s", exc)
                 failed.append(exc)
                 self._ready.set()
@@ -225,7 +225,7 @@ class EventListener:
         prefix = tag_glob
         for ch in _WILDCARDS:
             prefix = prefix.split(ch, 1)[0]
-        self._sock = zmq.Context.instance().socket(zmq.SUB)
+        self._sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.RCVHWM, 100000)
         self._sock.setsockopt(zmq.SUBSCRIBE, prefix.encode("utf-8"))

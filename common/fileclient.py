@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .exceptions import FileServerError
 
@@ -92,6 +92,9 @@ def states_of(files: list[str]) -> list[str]:
 
 class FileClientBase:
     """What every file client derives from ``find`` and ``list_files``."""
+
+    def envs(self) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def find(self, path: str, saltenv: str) -> Path | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -193,7 +196,7 @@ def find_sls(client: FileClient, sls: str, saltenv: str) -> tuple[str, Path] | N
     return None
 
 
-def get_client(opts: dict, job: JobContext | None = None) -> FileClient:
+def get_client(opts: dict[str, Any], job: JobContext | None = None) -> FileClient:
     """The file client of a job: its context's (``__job__.file_client``: the minion's remote
     client, or the local roots the executor gave it), else one serving these opts' ``file_roots``
     from disk, kept in ``job`` (so one job walks the roots once) when there is one."""

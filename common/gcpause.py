@@ -13,9 +13,10 @@ import functools
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @contextmanager
@@ -29,15 +30,15 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def gc_paused_call(func: F) -> F:
+def gc_paused_call(func: Callable[P, R]) -> Callable[P, R]:
     """Decorator form of :func:`gc_paused`."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         with gc_paused():
             return func(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 _freeze_lock = __import__("threading").Lock()

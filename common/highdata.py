@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
 
-HighData = dict[str, Any]
+HighData = dict[Any, Any]  # IDs and keys as YAML gave them: anything hashable until validated
 
 REQUISITE_KEYWORDS = frozenset(
     {
@@ -59,7 +59,7 @@ _REQ_IN = {"require_in", "watch_in", "onfail_in", "onchanges_in", "use", "use_in
 _REQ_IN_ALL = _REQ_IN | {"require", "watch", "onfail", "onfail_stop", "onchanges"}
 
 
-def _ids(high: HighData):
+def _ids(high: HighData) -> Iterator[tuple[Any, dict[Any, Any]]]:
     for id_, body in high.items():
         if isinstance(id_, str) and id_.startswith("__"):
             continue
@@ -67,7 +67,7 @@ def _ids(high: HighData):
             yield id_, body
 
 
-def _states(body: dict[str, Any]):
+def _states(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
     for state, run in body.items():
         if isinstance(state, str) and not state.startswith("__") and isinstance(run, list):
             yield state, run
@@ -82,7 +82,7 @@ class NameIndex:
 
     def __init__(self, high: HighData) -> None:
         self.by_value: dict[tuple[Any, str], list[str]] = {}
-        self.by_sls: dict[str, list[tuple[str, str]]] = {}
+        self.by_sls: dict[Hashable, list[tuple[str, str]]] = {}
         for id_, body in _ids(high):
             first_state = next((s for s in body if not str(s).startswith("__")), None)
             sls = body.get("__sls__")

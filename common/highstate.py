@@ -268,7 +268,7 @@ class HighStateBuilder:
     def _handle_iorder(self, state: HighData) -> None:
         if not self.opts.get("state_auto_order", True):
             return
-        for name, body in state.items():
+        for body in state.values():
             if not isinstance(body, dict):
                 continue
             for dec, args in body.items():

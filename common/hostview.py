@@ -31,10 +31,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .exceptions import FunctionNotFound, HostAccessError, RenderError
 from .loader import LazyLoader, ModuleNamespace
+
+if TYPE_CHECKING:
+    from _collections_abc import dict_items, dict_keys, dict_values
 
 # renderers that run arbitrary Python on the host that renders
 CODE_RENDERERS = frozenset({"py"})
@@ -169,7 +172,7 @@ def template_salt(salt: Any) -> Any:
     return salt
 
 
-class OptsView(dict):  # type: ignore[type-arg]
+class OptsView(dict[str, Any]):
     """Opts as a render on the master shows them: a deep copy of ``data`` without its internal
     ``__`` entries (and, as they are, the ``shared`` entries: the grains and pillar the render
     itself shows).
@@ -223,15 +226,15 @@ class OptsView(dict):  # type: ignore[type-arg]
         self._read(key)
         return super().setdefault(key, default)
 
-    def keys(self):  # type: ignore[override]
+    def keys(self) -> dict_keys[str, Any]:
         self._all()
         return super().keys()
 
-    def items(self):  # type: ignore[override]
+    def items(self) -> dict_items[str, Any]:
         self._all()
         return super().items()
 
-    def values(self):  # type: ignore[override]
+    def values(self) -> dict_values[str, Any]:
         self._all()
         return super().values()
 
@@ -239,7 +242,7 @@ class OptsView(dict):  # type: ignore[type-arg]
         self._all()
         return super().__iter__()
 
-    def copy(self) -> dict[str, Any]:  # type: ignore[override]
+    def copy(self) -> dict[str, Any]:
         return dict(self.items())
 
     def __copy__(self) -> dict[str, Any]:

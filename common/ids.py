@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from briny.common.exceptions import SaltInvocationError
 
@@ -53,7 +53,7 @@ def id_problem(value: object) -> str | None:
     return None
 
 
-def valid_id(value: object) -> bool:
+def valid_id(value: object) -> TypeGuard[str]:
     """True when ``value`` is a minion id that is safe to use as a file name."""
     return id_problem(value) is None
 
@@ -61,12 +61,12 @@ def valid_id(value: object) -> bool:
 def check_id(value: object) -> str:
     """``value`` when it is a valid minion id; raises SaltInvocationError otherwise."""
     problem = id_problem(value)
-    if problem is not None:
+    if problem is not None or not isinstance(value, str):  # (a problem when it is not a str)
         raise SaltInvocationError(f"Invalid minion id {value!r}: {problem}")
-    return value  # type: ignore[return-value]
+    return value
 
 
-def valid_jid(value: object) -> bool:
+def valid_jid(value: object) -> TypeGuard[str]:
     """True for Salt's job id form: exactly 20 ASCII digits (``YYYYMMDDhhmmssffffff``)."""
     return isinstance(value, str) and bool(_JID_RE.match(value))
 
@@ -75,7 +75,7 @@ def check_jid(value: object) -> str:
     """``value`` when it is a valid jid; raises SaltInvocationError otherwise."""
     if not valid_jid(value):
         raise SaltInvocationError(f"Invalid job id {value!r}: a jid is 20 digits (YYYYMMDDhhmmssffffff)")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def other_minion(payload: Mapping[str, Any], minion_id: str) -> str | None:

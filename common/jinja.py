@@ -31,7 +31,7 @@ import hashlib
 import posixpath
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Callable
 
 import jinja2
@@ -206,15 +206,16 @@ class SaltEnvironment(SandboxedEnvironment):
         return resolved
 
     def join_path(self, template: str, parent: str) -> str:
-        return self.resolve(template, parent)
+        resolved: str = self.resolve(template, parent)  # a str name resolves to a str
+        return resolved
 
     def get_template(
-        self, name: Any, parent: str | None = None, globals: Mapping[str, Any] | None = None
+        self, name: Any, parent: str | None = None, globals: MutableMapping[str, Any] | None = None
     ) -> jinja2.Template:
         return super().get_template(self.resolve(name, parent), None, globals)
 
     def select_template(
-        self, names: Any, parent: str | None = None, globals: Mapping[str, Any] | None = None
+        self, names: Any, parent: str | None = None, globals: MutableMapping[str, Any] | None = None
     ) -> jinja2.Template:
         if not isinstance(names, jinja2.Undefined):
             names = [self.resolve(n, parent) for n in names]
@@ -253,7 +254,7 @@ class SaltTagsExtension(Extension):
 # --- globals and output -----------------------------------------------------
 
 
-class _PrintableDict(dict):  # type: ignore[type-arg]
+class _PrintableDict(dict[Any, Any]):
     """A mapping printed as a plain Python dict, whatever its real type."""
 
     def __str__(self) -> str:
@@ -333,7 +334,13 @@ def _salt_named(obj: Any) -> str | None:
     return None
 
 
-class _SaltNamesMixin:
+if TYPE_CHECKING:  # the mixin's methods are those of an Undefined (its siblings below)
+    _UndefinedBase = jinja2.Undefined
+else:
+    _UndefinedBase = object
+
+
+class _SaltNamesMixin(_UndefinedBase):
     """Undefined values whose message names ``salt``'s objects as Salt does:
     ``Jinja variable 'salt.utils.templates.AliasedLoader object' has no attribute 'x.y'``
     for ``salt['x.y']`` or ``salt.x`` when there is no such function or module,
@@ -343,8 +350,8 @@ class _SaltNamesMixin:
     def _undefined_message(self) -> str:
         named = _salt_named(getattr(self, "_undefined_obj", None))
         if named is not None and getattr(self, "_undefined_hint", None) is None:
-            return f"{named!r} has no attribute {self._undefined_name!r}"  # type: ignore[attr-defined]
-        return super()._undefined_message  # type: ignore[misc]
+            return f"{named!r} has no attribute {self._undefined_name!r}"
+        return super()._undefined_message
 
 
 class SaltUndefined(_SaltNamesMixin, jinja2.Undefined):
@@ -473,12 +480,12 @@ def _plain_text_output(env: jinja2.Environment, text: str) -> str:
 
 def render_jinja(
     text: str,
-    context: dict,
+    context: dict[str, Any],
     *,
     client: "FileClient",
     saltenv: str,
     tmplpath: str | None = None,
-    opts: dict | None = None,
+    opts: dict[str, Any] | None = None,
     boundary: Any = None,
 ) -> str:
     """Render ``text`` with Salt's Jinja environment.
@@ -503,13 +510,13 @@ def render_jinja(
     if not _has_markup(env, text):
         output = _plain_text_output(env, text)
     else:
-        loader: SaltLoader = env.loader  # type: ignore[assignment]
+        loader: SaltLoader = env.loader  # type: ignore[assignment]  # build_environment's loader
         known = loader.sources
         known[TOP] = text
         env.globals.update(context)
         try:
             key = hashlib.sha256(f"{tmplpath}\0{text}".encode()).hexdigest()
-            code = env.bytecode_cache.code(  # type: ignore[union-attr]
+            code = env.bytecode_cache.code(  # type: ignore[union-attr]  # build_environment's _MemoryBytecodeCache
                 key, lambda: env.compile(text, name=tmplpath, filename=TOP)
             )
             template = env.template_class.from_code(env, code, env.make_globals(None), None)

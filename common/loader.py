@@ -370,7 +370,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         if callable(virtual):
             try:
                 ret = virtual()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a custom module's __virtual__ may raise anything
                 log.error("__virtual__ of %s raised: %s", path, exc)
                 self._reasons[name] = f"__virtual__ raised {exc}"
                 return None, None, []

@@ -140,9 +140,9 @@ def peer_uid(frame: zmq.Frame) -> int | None:
     return int(parts[1])
 
 
-def dealer(path: str) -> zmq.Socket:
+def dealer(path: str) -> zmq.Socket[bytes]:
     """A synchronous DEALER connected to ``path``."""
-    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(f"ipc://{path}")
     return sock

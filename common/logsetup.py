@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import logging.handlers
 import os
@@ -157,7 +158,7 @@ def format_problem(fmt: Any) -> str | None:
 # -- handlers ----------------------------------------------------------------------------------------
 
 
-class _Console(logging.StreamHandler):  # type: ignore[type-arg]
+class _Console(logging.StreamHandler[TextIO]):
     """stderr as it is at each write (CLIs and tests swap ``sys.stderr``), or a given stream."""
 
     def __init__(self, stream: TextIO | None) -> None:
@@ -165,7 +166,7 @@ class _Console(logging.StreamHandler):  # type: ignore[type-arg]
         self._own = stream
 
     @property
-    def stream(self) -> Any:  # type: ignore[override]
+    def stream(self) -> Any:
         return self._own if self._own is not None else sys.stderr
 
     @stream.setter
@@ -181,9 +182,9 @@ class _OwnModeFile:
     encoding: str | None
     errors: str | None
 
-    def _open(self) -> TextIO:
+    def _open(self) -> io.TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
-        return open(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)  # noqa: SIM115
+        return open(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)
 
 
 class _WatchedFile(_OwnModeFile, logging.handlers.WatchedFileHandler):
@@ -244,7 +245,7 @@ def _remove(kind: str | None = None) -> None:
 
 
 def _install(handler: logging.Handler, kind: str, level: int, formatter: logging.Formatter) -> None:
-    handler._briny = kind  # type: ignore[attr-defined]
+    handler._briny = kind  # type: ignore[attr-defined]  # marks the handlers we installed
     handler.setLevel(level)
     handler.setFormatter(formatter)
     logging.getLogger().addHandler(handler)
@@ -348,8 +349,8 @@ def reopen_logfiles() -> list[str]:
     """Close and reopen every log file (a daemon's SIGHUP, after logrotate); the paths reopened."""
     reopened: list[str] = []
     for handler in _own_handlers():
-        if not isinstance(handler, _OwnModeFile):
-            continue
+        if not isinstance(handler, _OwnModeFile) or not isinstance(handler, logging.FileHandler):
+            continue  # (each _OwnModeFile is a FileHandler too)
         handler.acquire()
         try:
             old = handler.stream

@@ -171,14 +171,14 @@ def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None, relp
         }
     )
     try:
-        exec(compile(data, relpath or "<py renderer>", "exec"), module.__dict__)  # noqa: S102
+        exec(compile(data, relpath or "<py renderer>", "exec"), module.__dict__)  # noqa: S102 - the #!py renderer runs the template: that is what it is
         run = module.__dict__.get("run")
         if not callable(run):
             raise RenderError("The #!py renderer needs a run() function returning the state data")
         return run()
     except RenderError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the #!py template raises is a render error
         raise RenderError(f"{type(exc).__name__}: {exc}") from None
 
 

@@ -42,7 +42,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgpack
 
@@ -129,7 +129,7 @@ _PRIVATE_PART = re.compile(r"password|passwd|passphrase|secret|token|private|cre
 _ENV_RE = re.compile(r"\A[A-Za-z0-9_.@+-]{1,255}\Z")
 
 
-def is_env_name(value: Any) -> bool:
+def is_env_name(value: Any) -> TypeGuard[str]:
     """Whether ``value`` is a saltenv or pillarenv name: letters, digits and ``. _ - @ +``."""
     return isinstance(value, str) and _ENV_RE.match(value) is not None and value not in (".", "..")
 

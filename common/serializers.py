@@ -39,26 +39,33 @@ import pprint
 import shlex
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 import yaml
+from yaml.nodes import ScalarNode
 
 from .exceptions import CommandExecutionError, DeserializationError, SerializationError
 
-_BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # the C dumper and loader when libyaml is there: the same interfaces
+    _BaseDumper = yaml.SafeDumper
+    _BaseLoader = yaml.SafeLoader
+else:
+    _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class _Dumper(_BaseDumper):
     """Safe dumper that also writes subclasses of the plain types as those types."""
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):
     """Safe loader that reads Salt's ``!encrypted`` scalars as strings."""
 
 
-for _type, _how in (
+# a subclass of a plain type is written as that type; anything else falls back to SafeDumper's
+# own representer of unknown objects (an error)
+_PLAIN_TYPES: tuple[tuple[type, Callable[[Any, Any], Any]], ...] = (
     (str, _Dumper.represent_str),
     (bool, _Dumper.represent_bool),
     (int, _Dumper.represent_int),
@@ -71,26 +78,32 @@ for _type, _how in (
     (datetime.date, _Dumper.represent_date),
     (datetime.datetime, _Dumper.represent_datetime),
     (type(None), _Dumper.represent_none),
-):
+)
+for _type, _how in _PLAIN_TYPES:
     _Dumper.add_multi_representer(_type, _how)
-_Dumper.add_multi_representer(None, _Dumper.represent_undefined)
-_Loader.add_constructor("!encrypted", lambda loader, node: str(loader.construct_scalar(node)))
 
 
-def _yaml_dump(obj: Any, **options: Any) -> str:
+def _construct_encrypted(loader: _Loader, node: ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+_Loader.add_constructor("!encrypted", _construct_encrypted)
+
+
+def _yaml_dump(obj: Any, **options: Any) -> str | bytes | None:
     options.setdefault("Dumper", _Dumper)
     options.setdefault("default_flow_style", None)
-    text = yaml.dump(obj, **options)
-    if not isinstance(text, str):  # written to a stream, or encoded
-        return text  # type: ignore[no-any-return]
+    text: str | bytes | None = yaml.dump(obj, **options)
+    if not isinstance(text, str):  # written to a stream (None), or encoded (bytes)
+        return text
     if text.endswith("\n...\n"):
         return text[:-5]
     return text.removesuffix("\n")
 
 
 def _yaml_load(data: Any, **options: Any) -> Any:
-    options.setdefault("Loader", _Loader)
-    return yaml.load(data, **options)
+    options.setdefault("Loader", _Loader)  # the safe loader, unless the caller names one (as Salt's does)
+    return yaml.load(data, **options)  # noqa: S506 - _Loader is a SafeLoader (above)
 
 
 def _json_dump(obj: Any, **options: Any) -> Any:
@@ -110,7 +123,7 @@ def _json_load(data: Any, **options: Any) -> Any:
 
 def _msgpack_dump(obj: Any, **options: Any) -> bytes:
     options.pop("encoding", None)
-    return msgpack.packb(obj, **options)  # type: ignore[no-any-return]
+    return msgpack.packb(obj, **options)
 
 
 def _msgpack_load(data: Any, **options: Any) -> Any:

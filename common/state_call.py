@@ -85,7 +85,7 @@ class RunState:
     states: Any
     opts: dict[str, Any]
     chunks: list[LowChunk]
-    running: dict[str, dict] = field(default_factory=dict)
+    running: dict[str, dict[str, Any]] = field(default_factory=dict)
     run_num: int = 0
     mod_init: set[str] = field(default_factory=set)
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)  # between retries (tests record it)
@@ -419,11 +419,12 @@ def unify_return(ret: Any, low: LowChunk, need_name: bool = True) -> dict[str, A
         if isinstance(ret, dict) and "sub_state_run" in ret:
             out["sub_state_run"] = ret["sub_state_run"]
         return out
-    if isinstance(ret.get("comment"), list):
-        ret["comment"] = "\n".join(str(c) for c in ret["comment"])
-    if ret.get("result") is not None:
-        ret["result"] = bool(ret["result"])
-    return ret
+    checked: dict[str, Any] = ret  # a dict with Salt's four keys (_shape_error)
+    if isinstance(checked.get("comment"), list):
+        checked["comment"] = "\n".join(str(c) for c in checked["comment"])
+    if checked.get("result") is not None:
+        checked["result"] = bool(checked["result"])
+    return checked
 
 
 def sub_state_results(run: RunState, low: LowChunk, ret: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -562,10 +563,10 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
     """
     errors = verify_data(run, low)
     if errors:
-        ret = {"result": False, "name": low["name"], "changes": {}, "comment": "".join(f"{e}\n" for e in errors)}
+        bad = {"result": False, "name": low["name"], "changes": {}, "comment": "".join(f"{e}\n" for e in errors)}
         if not prereq:  # Salt returns this one without __sls__, __id__ or timing
-            ret["__run_num__"] = run.next_run_num()
-        return ret
+            bad["__run_num__"] = run.next_run_num()
+        return bad
     attempts: list[tuple[dict[str, Any], float]] = []
     retry = verify_retry(low["retry"]) if "retry" in low and not prereq else None
     logging_on = not prereq and log.isEnabledFor(logging.INFO)
@@ -593,7 +594,7 @@ def call_state(run: RunState, low: LowChunk, *, prereq: bool = False) -> dict[st
                 end.time().isoformat(),
                 round(ret["duration"], 3),
             )
-        interval = 0
+        interval: float = 0
         if retry and not run.test and retry["until"] != ret["result"] and retry["attempts"] > len(attempts) + 1:
             interval = retry["interval"] + (run.randint(0, retry["splay"]) if retry["splay"] else 0)
             attempts.append((ret, interval))

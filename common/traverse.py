@@ -50,7 +50,7 @@ def traverse(data: Any, key: Any, default: Any = None, delimiter: str = DEFAULT_
 
             try:
                 loaded = yamlify_arg(step)
-            except Exception as exc:  # a key YAML cannot read is simply not there
+            except Exception as exc:  # noqa: BLE001 - a key YAML cannot read is simply not there
                 log.debug("traverse: key %r does not read as YAML: %s", step, exc)
                 return default
             if loaded == step:

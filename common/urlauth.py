@@ -12,7 +12,7 @@ Salt 3007 does: ``https://user:pass@host/x`` becomes
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 from urllib.parse import quote, urlparse, urlunparse
 
 _T = TypeVar("_T")
@@ -36,9 +36,15 @@ def add_http_basic_auth(url: str, user: Any = None, password: Any = None, https_
     return urlunparse(parts._replace(netloc=f"{userinfo}@{parts.netloc}"))
 
 
-def redact_http_basic_auth(text: _T) -> _T:
+@overload
+def redact_http_basic_auth(text: str) -> str: ...
+@overload
+def redact_http_basic_auth(text: _T) -> _T: ...
+
+
+def redact_http_basic_auth(text: Any) -> Any:
     """``text`` with what stands between ``http(s)://`` and the last ``@`` replaced by
     ``<redacted>``; anything but a string is returned as it is."""
     if not isinstance(text, str):
         return text
-    return _CREDENTIALS.sub(r"\1://<redacted>@", text)  # type: ignore[return-value]
+    return _CREDENTIALS.sub(r"\1://<redacted>@", text)

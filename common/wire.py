@@ -51,7 +51,12 @@ import msgpack
 
 from . import crypto
 from .exceptions import AuthError, WireError
-from .unpacking import BODY_LIMITS, MAX_FRAME, Limits, unpack, unpack_flat  # noqa: F401 (wire.unpack, ...)
+from .unpacking import unpack_flat
+
+# part of wire's interface too (wire.unpack, wire.Limits, ...): re-exported with `as`
+from .unpacking import MAX_FRAME as MAX_FRAME
+from .unpacking import Limits as Limits
+from .unpacking import unpack as unpack
 
 VERSION = 2  # 2: auth with challenge and proof of possession; replies bound to requests
 KINDS = frozenset({"auth", "auth_reply", "req", "rep", "pub", "err"})

@@ -17,7 +17,7 @@ Python objects runs in Python, with the cyclic collector paused (see
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -25,7 +25,10 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .gcpause import gc_paused
 
-_Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # the C loader when libyaml is there: the same interface
+    _Base = yaml.SafeLoader
+else:
+    _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 STR_TAG = "tag:yaml.org,2002:str"
@@ -36,7 +39,7 @@ SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAYBE_TYPED = frozenset("yYnNtTfFoO-+.0123456789<~=")
 
 
-class SlsLoader(_Base):  # type: ignore[misc, valid-type]
+class SlsLoader(_Base):
     """Safe loader with Salt's duplicate-key, octal and timestamp rules."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
@@ -48,7 +51,8 @@ class SlsLoader(_Base):  # type: ignore[misc, valid-type]
             return MAP_TAG
         elif kind is SequenceNode:
             return SEQ_TAG
-        return super().resolve(kind, value, implicit)
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]  # untyped in types-PyYAML
+        return tag
 
     def build(self, node: Any) -> Any:
         """Python data for a composed node tree, without PyYAML's generator machinery.

@@ -19,17 +19,20 @@ import io
 import sys
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.emitter import Emitter
 from yaml.nodes import ScalarNode
 from yaml.representer import SafeRepresenter
 
-_BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+if TYPE_CHECKING:  # the C dumper when libyaml is there: the same interface
+    _BaseDumper = yaml.SafeDumper
+else:
+    _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class SaltDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class SaltDumper(_BaseDumper):
     """Safe dumper: sorted dicts, ordered OrderedDicts, tuples/sets as lists."""
 
 
@@ -60,7 +63,7 @@ SaltDumper.add_representer(OrderedDict, _represent_ordered)
 SaltDumper.add_representer(tuple, _represent_seq)
 SaltDumper.add_representer(set, _represent_seq)
 SaltDumper.add_representer(frozenset, _represent_seq)
-SaltDumper.add_multi_representer(Mapping, _represent_mapping)
+SaltDumper.add_multi_representer(Mapping, _represent_mapping)  # type: ignore[type-abstract]  # every Mapping
 SaltDumper.add_multi_representer(str, _represent_str)
 SaltDumper.add_multi_representer(list, _represent_seq)
 SaltDumper.add_multi_representer(tuple, _represent_seq)
@@ -70,7 +73,8 @@ SaltDumper.add_multi_representer(object, _represent_fallback)
 def safe_dump(data: Any, default_flow_style: bool | None = False, **kwargs: Any) -> str:
     """``yaml.dump`` with :class:`SaltDumper`, unicode allowed."""
     kwargs.setdefault("allow_unicode", True)
-    return yaml.dump(data, Dumper=SaltDumper, default_flow_style=default_flow_style, **kwargs)
+    text: str = yaml.dump(data, Dumper=SaltDumper, default_flow_style=default_flow_style, **kwargs)  # no stream: a str
+    return text
 
 
 def double_quoted(text: Any) -> str:

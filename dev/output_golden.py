@@ -107,7 +107,7 @@ def rand_value(rng: random.Random, depth: int = 0):
 
 
 def rand_state(rng: random.Random, num: int):
-    sid = rng.choice(["id%d" % num, "/tmp/f%d" % num, "svc %d" % num])
+    sid = rng.choice(["id%d" % num, "/tmp/f%d" % num, "svc %d" % num])  # noqa: S108 - a state id, no file
     name = sid if rng.random() < 0.5 else rng.choice(["n%d" % num, "echo hi; x", "/etc/y%d" % num])
     ret = {
         "name": name,

@@ -23,7 +23,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests import dbgolden  # noqa: E402
+from tests import dbgolden
 
 SALT_GOLDEN = ROOT.parent / "shared" / "tools" / "salt-golden.py"
 if not SALT_GOLDEN.exists():

@@ -28,7 +28,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
-import goldenlib  # noqa: E402
+import goldenlib
 
 
 def run_call(salt_call, case, args):

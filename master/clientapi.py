@@ -22,13 +22,16 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq
 import zmq.asyncio
 
 from briny.common.exceptions import MasterError, MasterNotRunning
 from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, reply_error, unpack
+
+if TYPE_CHECKING:
+    from .server import MasterServer
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ class ClientAPIServer(IpcServer):
     label = "operator IPC"
     daemon = "the master"
 
-    def __init__(self, opts: dict[str, Any], master: Any, ctx: zmq.asyncio.Context | None = None) -> None:
+    def __init__(self, opts: dict[str, Any], master: MasterServer, ctx: zmq.asyncio.Context | None = None) -> None:
         super().__init__(client_socket_path(opts), ctx)
         self.opts = opts
         self.master = master
@@ -92,7 +95,7 @@ class MasterClient:
         self.path = client_socket_path(opts)
         self.timeout = timeout
         self._ids = itertools.count(1)
-        self._sock: zmq.Socket | None = None
+        self._sock: zmq.Socket[bytes] | None = None
 
     def check_running(self) -> None:
         """Raise MasterNotRunning unless something listens on the socket (no zmq needed)."""
@@ -109,7 +112,7 @@ class MasterClient:
             raise MasterNotRunning(denied_message(self.path, "the master"))
         raise MasterNotRunning(f"cannot reach the master at {self.path}: {detail}")
 
-    def _socket(self) -> zmq.Socket:
+    def _socket(self) -> zmq.Socket[bytes]:
         # every request: a master that stopped since the last one is reported at once, instead
         # of after the whole timeout (``briny`` asking find_job of a master gone mid-job)
         self.check_running()

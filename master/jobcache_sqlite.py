@@ -215,11 +215,11 @@ class SqliteJobCache(JobCache):
                 if fut is not None and not fut.done():
                     fut.set_exception(exc)
             return stop
-        for fut, result, exc in done:
+        for fut, result, error in done:
             if fut is None:
                 continue
-            if exc is not None:
-                fut.set_exception(exc)
+            if error is not None:
+                fut.set_exception(error)
             else:
                 fut.set_result(result)
         return stop
@@ -339,7 +339,7 @@ class SqliteJobCache(JobCache):
 
     # ----- reads -----------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection | None:
-        conn = getattr(self._local, "conn", None)
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn
         if self._closed:

@@ -55,7 +55,9 @@ class LiveView:
         """One progress event's data (``ret``, ``len``, and briny's running ``done``/``failed``)."""
         if not isinstance(data, dict):
             return
-        ret = data.get("ret") if isinstance(data.get("ret"), dict) else {}
+        ret = data.get("ret")
+        if not isinstance(ret, dict):
+            ret = {}
         entry = self.minions.setdefault(minion_id, MinionProgress())
         run_num = whole(ret.get("__run_num__"), -1)
         done = whole(data.get("done"), run_num + 1)

@@ -258,7 +258,7 @@ class Waiter:
                 found = cache.get_returns(jid)
             finally:
                 cache.close()
-        except Exception as exc:  # a job cache error, sqlite3's own: the cache is only a fallback
+        except Exception as exc:  # noqa: BLE001 - a job cache error, sqlite3's own: the cache is only a fallback
             log.debug("job cache not readable: %s", exc)
             return {}
         return {m: found[m] for m in minions if m in found}
@@ -326,7 +326,7 @@ class Printer:
 
     def outputter(self, result: MinionResult | None) -> str:
         if self.ns.out:
-            return self.ns.out
+            return str(self.ns.out)
         if result is not None and result.out:
             return result.out
         return "highstate" if self.fun in HIGHSTATE_FUNCS else "nested"

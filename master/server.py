@@ -235,7 +235,7 @@ class MasterServer:
         except WireError as exc:
             log.warning("dropped a frame from peer %s: %s", peer.hex()[:16], exc)
             return
-        except Exception as exc:  # decode is strict, but garbage must never stop the loop
+        except Exception as exc:  # noqa: BLE001 - decode is strict, but garbage must never stop the loop
             log.warning("dropped a frame from peer %s: %s: %s", peer.hex()[:16], type(exc).__name__, exc)
             return
         if len(frame) > wire.frame_limit(env.kind):

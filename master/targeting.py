@@ -35,6 +35,7 @@ from typing import Any
 
 from briny.common import matchers
 from briny.common.exceptions import SaltInvocationError
+from briny.common.traverse import DEFAULT_DELIM
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def check_minions(
     if tgt_type == "list":
         wanted = set(_as_list(tgt))
         return [i for i in ids if i in wanted]
-    delimiter = str(opts.get("delimiter") or matchers.DEFAULT_DELIM)
+    delimiter = str(opts.get("delimiter") or DEFAULT_DELIM)
     nodegroups = opts.get("nodegroups") or {}
     # evaluate once on a dummy minion so a malformed expression fails even with no minions
     matchers.match(tgt, tgt_type, "", grains={}, pillar=None, delimiter=delimiter, nodegroups=nodegroups)

@@ -91,7 +91,7 @@ class Backoff:
 
     def next(self) -> float:
         lo, hi = max(1.0, float(self.min_ms)), max(1.0, float(self.max_ms), float(self.min_ms))
-        base = min(hi, lo * (2 ** min(self.attempt, 32)))
+        base = min(hi, lo * (2.0 ** min(self.attempt, 32)))
         self.attempt += 1
         if base < hi:
             delay = min(hi, base + self.uniform(0, base / 2))
@@ -245,7 +245,7 @@ class MinionAgent:
         except asyncio.TimeoutError:
             pass
 
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -483,7 +483,7 @@ class MinionAgent:
             return future.result(2 * wait + 1)
         except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, RuntimeError) as exc:
             future.cancel()
-            log.warning("no answer from the master to %r: %s", cmd, exc or type(exc).__name__)
+            log.warning("no answer from the master to %r: %s", cmd, str(exc) or type(exc).__name__)
             return None
 
     async def _request_when_up(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:

@@ -167,7 +167,7 @@ def expand_repo_def(host: Host, repo: str, **kwargs: Any) -> dict[str, Any]:
         entry.line = ""
     else:
         # Salt's layout of the line: arch, then signed-by, then the other options
-        opts = {k: entry.options[k] for k in ("arch", "signed-by") if k in entry.options}
+        opts: dict[str, str] = {k: entry.options[k] for k in ("arch", "signed-by") if k in entry.options}
         opts.update(entry.options)
         line = src.Entry(
             type=entry.type, uri=entry.uri, dist=entry.dist, comps=entry.comps, options=opts, disabled=entry.disabled

@@ -116,12 +116,12 @@ def run(argv: list[str] | None = None) -> int:
         print(result.ret, file=sys.stderr)
         return 255
     if result.error is not None:
-        exc = result.exception
-        if isinstance(exc, InvalidArguments):  # salt-call's words: the error, then the docstring
-            print(f"Passed invalid arguments: {exc}.\n\nUsage:\n", file=sys.stderr)
+        error = result.exception
+        if isinstance(error, InvalidArguments):  # salt-call's words: the error, then the docstring
+            print(f"Passed invalid arguments: {error}.\n\nUsage:\n", file=sys.stderr)
             print(str(result.ret).partition("\n")[2])
-        elif isinstance(exc, BrinyError):
-            print(f"Error running '{ns.fun}': {exc}", file=sys.stderr)
+        elif isinstance(error, BrinyError):
+            print(f"Error running '{ns.fun}': {error}", file=sys.stderr)
         else:
             print(f"Error running '{ns.fun}': {result.ret}", file=sys.stderr)
         return 1

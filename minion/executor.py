@@ -413,7 +413,7 @@ def _compiled(fun: str, value: Any) -> dict[str, Any] | None:
     itself) otherwise."""
     if value is None:
         return None
-    ok = (
+    if (
         isinstance(value, dict)
         and fun in COMPILED_FUNS
         and (
@@ -421,11 +421,10 @@ def _compiled(fun: str, value: Any) -> dict[str, Any] | None:
             or (isinstance(value.get("errors"), list) and all(isinstance(e, str) for e in value["errors"]))
             or isinstance(value.get("no_states"), str)
         )
-    )
-    if not ok:
-        log.warning("a %s publish carried an unusable 'compiled' field; compiling here", fun)
-        return None
-    return value
+    ):
+        return value
+    log.warning("a %s publish carried an unusable 'compiled' field; compiling here", fun)
+    return None
 
 
 def default_outputter(fun: str, module: Any) -> str | None:

@@ -284,9 +284,9 @@ def _mem_grains() -> dict[str, int]:
 def _hosts_entries() -> list[tuple[str, list[str]]]:
     entries = []
     for line in _read("/etc/hosts").splitlines():
-        line = line.split("#", 1)[0].split()
-        if len(line) >= 2:
-            entries.append((line[0], line[1:]))
+        fields = line.split("#", 1)[0].split()
+        if len(fields) >= 2:
+            entries.append((fields[0], fields[1:]))
     return entries
 
 

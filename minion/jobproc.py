@@ -90,7 +90,9 @@ def main(sock: socket.socket, opts: dict[str, Any], jid: str) -> int:
             log.error("job process for %s: the daemon sent no usable job", jid)
             return 2
         job = Job(**body)
-        grains = spec.get("grains") if isinstance(spec.get("grains"), dict) else {}
+        grains = spec.get("grains")
+        if not isinstance(grains, dict):
+            grains = {}
         ex = Executor(
             opts,
             lambda: grains,

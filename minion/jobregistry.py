@@ -38,11 +38,12 @@ class JobRegistry:
             self._jobs[job.jid] = job
 
     def remove(self, jid: str) -> None:
-        """Forget a finished job; a stop signal that has not fired yet is withdrawn."""
+        """Forget a finished job; a stop signal that has not fired yet is dropped (a thread job
+        calls this from its own thread: the signal fires here, and no later one can come)."""
         with self._lock:
             job = self._jobs.pop(jid, None)
-            if job is not None and job.signalled and job.thread_id is not None:
-                _async_raise(job.thread_id, None)
+        if job is not None and job.signalled and job.thread_id is not None:
+            _drop_stop(job.thread_id)
 
     def get(self, jid: str) -> RunningJob | None:
         with self._lock:
@@ -115,6 +116,26 @@ def killed_message(jid: str, sig: int) -> str:
     except ValueError:
         name = f"signal {sig}"
     return f"ERROR: job {jid} was killed by signal {int(sig)} ({name})"
+
+
+def _drop_stop(thread_id: int) -> None:
+    """Drop a JobKilled still pending for ``thread_id``.
+
+    In its own thread, let it fire and catch it: withdrawing it instead
+    (``PyThreadState_SetAsyncExc(id, NULL)``) leaves CPython 3.11's "asynchronous exception"
+    flag set for the whole process, and from then on any trace function (coverage, a
+    debugger, a profiler) livelocks every thread."""
+    if thread_id != threading.get_ident():
+        _async_raise(thread_id, None)
+        return
+    try:
+        _checkpoint()
+    except JobKilled:
+        pass
+
+
+def _checkpoint() -> None:
+    """Nothing: calling a Python function is where a pending asynchronous exception fires."""
 
 
 def _async_raise(thread_id: int, exc: type[BaseException] | None) -> int:

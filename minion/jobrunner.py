@@ -31,13 +31,16 @@ import functools
 import logging
 import signal
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.event import stamp
 from briny.common.onloop import assert_on_loop
 from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.takenjids import TakenJids
+
+if TYPE_CHECKING:
+    from briny.minion.procjobs import ProcessJobs
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,7 @@ class JobRunner:
         executor: Executor,
         registry: JobRegistry,
         pool: concurrent.futures.ThreadPoolExecutor,
-        procs: Any,
+        procs: ProcessJobs | None,
         deliver: Deliver,
         spawn: Spawn,
         to_loop: ToLoop,

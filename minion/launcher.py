@@ -113,7 +113,7 @@ def _start_job(ctl: socket.socket, opts: dict[str, Any], jid: str, chan_fd: int,
         from briny.minion.jobproc import main
 
         code = main(socket.socket(fileno=chan_fd), opts, jid)
-    except BaseException:  # noqa: BLE001 - a job process never returns into the launcher's loop
+    except BaseException:
         log.exception("job %s: its process failed", jid)
     finally:
         logging.shutdown()
@@ -225,7 +225,7 @@ class Launcher:
                 try:
                     ours.close()
                     serve(theirs, opts)
-                except BaseException:  # noqa: BLE001 - the launcher must exit, never return
+                except BaseException:
                     log.exception("the job launcher failed")
                     code = EX_SOFTWARE
                 finally:

@@ -86,11 +86,11 @@ class LocalAPIServer(IpcServer):
         result = await task
         message = None
         if result.error is not None:
-            exc = result.exception
+            error = result.exception
             message = (
                 str(result.ret)
                 if result.error == "not_found"
-                else f"Error running '{job.fun}': {exc if isinstance(exc, BrinyError) else result.ret}"
+                else f"Error running '{job.fun}': {error if isinstance(error, BrinyError) else result.ret}"
             )
         return {
             "jid": job.jid,
@@ -126,7 +126,7 @@ class LocalClient:
     def __init__(self, opts: dict[str, Any]) -> None:
         self.opts = opts
         self.path = socket_path(opts)
-        self._sock: zmq.Socket | None = None
+        self._sock: zmq.Socket[bytes] | None = None
 
     def check_running(self) -> None:
         """Raise MinionNotRunning unless something listens on the socket."""

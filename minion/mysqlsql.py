@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from briny.common.exceptions import GrantError  # noqa: F401 - re-exported: mysqlsql.GrantError
+from briny.common.exceptions import GrantError as GrantError  # re-exported: mysqlsql.GrantError
 
 # The privileges a GRANT may name (Salt 3007's list; "ALL" means ALL PRIVILEGES).
 GRANTS = frozenset(
@@ -139,7 +139,7 @@ def parse_xml(out: str) -> list[tuple[list[str], list[list[str | None]]]]:
     for doc in re.split(r"<\?xml version=\"1\.0\"\?>", out or ""):
         if not doc.strip():
             continue
-        root = ET.fromstring(doc.strip())
+        root = ET.fromstring(doc.strip())  # noqa: S314 - the local mysql client's --xml output, no DTD
         columns: list[str] = []
         rows: list[list[str | None]] = []
         for row in root.iter("row"):
@@ -284,15 +284,15 @@ def resolve_aliases(grants: list[str], server_version: str) -> list[str]:
         return grants
     ver = version_tuple(server_version)
     out = []
-    for token in grants:
-        if token == "REPLICATION REPLICA" and ver >= (10, 5, 1):
+    for grant in grants:
+        if grant == "REPLICATION REPLICA" and ver >= (10, 5, 1):
             out.append("REPLICATION SLAVE")
-        elif token == "REPLICATION CLIENT" and ver >= (10, 5, 2):
+        elif grant == "REPLICATION CLIENT" and ver >= (10, 5, 2):
             out.append("BINLOG MONITOR")
-        elif token == "REPLICA MONITOR" and ver >= (10, 5, 9):
+        elif grant == "REPLICA MONITOR" and ver >= (10, 5, 9):
             out.append("SLAVE MONITOR")
         else:
-            out.append(token)
+            out.append(grant)
     return out
 
 

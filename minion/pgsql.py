@@ -140,13 +140,13 @@ def encrypt_password(role: str, password: Any, encrypted: Any = DEFAULT_ENCRYPTI
     """The verifier to store for ``password`` (a verifier given already is kept as it is)."""
     if password is None:
         return None
-    password = str(password)
+    text = str(password)
     method = _method(encrypted)
-    if method == "scram-sha-256" and not password.startswith("SCRAM-SHA-256"):
-        return scram_verifier(password)
-    if method == "md5" and not password.startswith("md5"):
-        return md5_verifier(role, password)
-    return password
+    if method == "scram-sha-256" and not text.startswith("SCRAM-SHA-256"):
+        return scram_verifier(text)
+    if method == "md5" and not text.startswith("md5"):
+        return md5_verifier(role, text)
+    return text
 
 
 def password_matches(role: str, password: Any, verifier: Any, encrypted: Any) -> bool:
@@ -157,15 +157,15 @@ def password_matches(role: str, password: Any, verifier: Any, encrypted: Any) ->
     except SaltInvocationError:
         return False
     if method == "md5":
-        return verifier == (password if password.startswith("md5") else md5_verifier(role, password))
+        return bool(verifier == (password if password.startswith("md5") else md5_verifier(role, password)))
     if method == "scram-sha-256":
         if password.startswith("SCRAM-SHA-256"):
-            return verifier == password
+            return bool(verifier == password)
         m = re.match(r"^SCRAM-SHA-256\$(\d+):([^$]+?)\$", str(verifier or ""))
         if not m:
             return False
-        return verifier == scram_verifier(password, base64.b64decode(m.group(2)), int(m.group(1)))
-    return verifier == password
+        return bool(verifier == scram_verifier(password, base64.b64decode(m.group(2)), int(m.group(1))))
+    return bool(verifier == password)
 
 
 # ---------------------------------------------------------------- roles

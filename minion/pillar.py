@@ -124,8 +124,9 @@ class MasterPillar:
         reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
         if reply is None:
             return None
-        if isinstance(reply.get("pillar"), dict):
-            return reply["pillar"]
+        pillar = reply.get("pillar")
+        if isinstance(pillar, dict):
+            return pillar
         log.debug("the master served no pillar; using the config's 'pillar'")
         return StaticPillar().get(opts, {}, None)
 

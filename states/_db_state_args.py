@@ -9,7 +9,11 @@ run with it; briny fails that one state with Salt's words instead
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 from ._state_args import _invalid_args
 

@@ -9,15 +9,18 @@ state module's dunders (a private sibling of ``states/file.py``, see
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[f"file.{fun}"]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[f"file.{fun}"]
 
 
 def _ret(name: str) -> dict[str, Any]:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from briny.common.exceptions import BrinyError
 
 from ._file_common import _err, _fail, _salt, _start, _testing
 from ._file_managed import managed
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 
 # -- links, copies, renames -------------------------------------------------------------------------
@@ -201,12 +204,12 @@ def rename(name: str, source: str, force: bool = False, makedirs: bool = False, 
 
 # -- file.serialize -------------------------------------------------------------------------------------
 def _dump(data: Any, fmt: str, opts: Any) -> str:
-    extra = {}
+    extra: dict[str, Any] = {}
     for item in opts if isinstance(opts, list) else [opts] if isinstance(opts, dict) else []:
         extra.update(item)
     if fmt == "json":
         return json.dumps(data, **{"indent": 2, "sort_keys": True, **extra}) + "\n"
-    return yaml.safe_dump(data, **{"default_flow_style": False, **extra})
+    return yaml.safe_dump(data, None, **{"default_flow_style": False, **extra})  # no stream: a str
 
 
 def _load(text: str, fmt: str) -> Any:
@@ -246,7 +249,7 @@ def serialize(
     if dataset is not None and dataset_pillar is not None:
         return _fail(ret, "Only one of 'dataset' and 'dataset_pillar' is permitted")
     if dataset_pillar is not None:
-        dataset = __salt__["pillar.get"](dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
+        dataset = __salt__["pillar.get"](dataset_pillar)
     if not create and not os.path.isfile(name):
         ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
         return ret

@@ -9,11 +9,15 @@ it too), loaded with its dunders (see :mod:`briny.common.loader`).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 
 from ._file_common import _env, _fail, _salt, _start, _testing
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 _NOT_FOUND = object()  # contents_pillar / contents_grains: no such key
 
@@ -90,7 +94,7 @@ def managed(
         return _fail(ret, str(exc))
     if contents_pillar is not None or contents_grains is not None:
         key = contents_pillar if contents_pillar is not None else contents_grains
-        lookup = __salt__["pillar.get" if contents_pillar is not None else "grains.get"]  # type: ignore[name-defined]  # noqa: F821
+        lookup = __salt__["pillar.get" if contents_pillar is not None else "grains.get"]
         value = lookup(str(key), _NOT_FOUND, delimiter=contents_delimiter)
         if value is _NOT_FOUND:
             return _fail(ret, f"{'Pillar' if contents_pillar is not None else 'Grain'} {key} does not exist")
@@ -153,7 +157,7 @@ def managed(
             ret["skip_watch"] = True
             return _fail(ret, "check_cmd execution failed")
     if keep_mode and plan["source"] and _keeps_mode(plan["source"]):
-        mode = __salt__["cp.stat_file"](plan["source"], saltenv=env, octal=True)  # type: ignore[name-defined]  # noqa: F821
+        mode = __salt__["cp.stat_file"](plan["source"], saltenv=env, octal=True)
     out = _salt("manage_data")(
         name,
         data,

@@ -120,9 +120,9 @@ class _Latest(_Update):
                     msg = f"Repository was cloned but is empty, so {self.remote}/{self.rev} cannot be checked out"
                     return _fail(ret, msg, comments)
             else:
-                failed = self._after_clone()
-                if failed:
-                    return failed
+                stopped = self._after_clone()
+                if stopped:
+                    return stopped
         if self.submodules and self.remote_rev:
             try:
                 _salt("git.submodule")(
@@ -162,6 +162,7 @@ class _Latest(_Update):
         if opts is not None:
             _salt("git.branch")(target, opts=opts, **self.kw)
             comments.append(action)
+        return None
 
 
 def latest(

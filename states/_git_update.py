@@ -6,7 +6,7 @@ submodules, and what test mode says it would do."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.common.urlauth import redact_http_basic_auth
@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 class _Update:
     """What ``git.latest`` knows about the remote and the arguments (``_Latest`` reads the remote
     into it), and the update of a target that is a checkout already."""
+
+    if TYPE_CHECKING:  # the arguments of git.latest are attributes too, set from ``args`` in __init__
+        rev: Any
+
+        def __getattr__(self, name: str) -> Any: ...
 
     def __init__(self, ret: dict[str, Any], name: str, target: str, args: dict[str, Any]) -> None:
         self.ret, self.name, self.target = ret, name, target
@@ -382,6 +387,7 @@ class _Update:
     ) -> dict[str, Any] | None:
         ret, target, kw, comments = self.ret, self.target, self.kw, self.comments
         rev, branch, remote_rev, force_reset = self.rev, self.branch, self.remote_rev, self.force_reset
+        assert remote_rev is not None  # _update calls this only with a remote rev
         branch_opts, upstream_action = self.upstream_plan(upstream, local_branch, branches)
         if branch_opts is not None and local_branch is None:
             return _fail(

@@ -6,9 +6,13 @@ in the word "User"/"Group" and in the execution functions they call).
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _testing
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 _ROLE_FLAGS = (
     ("createdb", "can create databases"),
@@ -36,7 +40,7 @@ def _role_present(kind: str, name: str, flags: dict[str, Any], password: Any, re
                   default_password: Any = None) -> dict[str, Any]:  # fmt: skip
     """``kind`` is "user" or "group"; ``flags`` the role attributes (None: leave alone)."""
     word = kind.capitalize()
-    ret = {"name": name, "changes": {}, "result": True, "comment": f"{word} {name} is already present"}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": f"{word} {name} is already present"}
     if encrypted is None:
         encrypted = "md5"
     current = __salt__["postgres.role_get"](name, return_password=not refresh_password, **db_args)
@@ -93,7 +97,7 @@ def _role_present(kind: str, name: str, flags: dict[str, Any], password: Any, re
 
 def _role_absent(kind: str, name: str, db_args: dict[str, Any]) -> dict[str, Any]:
     word = kind.capitalize()
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not __salt__["postgres.user_exists"](name, **db_args):
         ret["comment"] = f"{word} {name} is not present, so it cannot be removed"
         return ret

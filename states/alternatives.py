@@ -30,17 +30,21 @@ updated``; Salt: result True).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 __func_alias__ = {"set_": "set"}
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[f"alternatives.{fun}"]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[f"alternatives.{fun}"]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _answer(ret: dict[str, Any], result: bool | None, comment: str, **changes: Any) -> dict[str, Any]:

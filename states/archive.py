@@ -31,17 +31,20 @@ archive; ``options`` honours only ``--strip-components``; rar,
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __job__, __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _env() -> str:
@@ -49,8 +52,8 @@ def _env() -> str:
 
 
 def _masterless() -> bool:
-    opts = __opts__  # type: ignore[name-defined]  # noqa: F821
-    return opts.get("file_client") == "local" or __job__.master is None  # type: ignore[name-defined]  # noqa: F821
+    opts = __opts__
+    return opts.get("file_client") == "local" or __job__.master is None
 
 
 def _expected_hash(source_hash: Any, source: str) -> tuple[str, str]:

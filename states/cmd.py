@@ -27,9 +27,14 @@ import shlex
 import shutil
 import stat
 import tempfile
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 # run_all keywords a state passes through when given
 _PASS_THROUGH = (
@@ -53,7 +58,7 @@ _PARSE_FAILED = "Failed parsing script output! Stdout must be JSON or a line of 
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:
@@ -139,7 +144,8 @@ def _run_all(
         if kwargs.get(key) not in (None, False) and not (key == "output_loglevel" and kwargs[key] == "debug"):
             call[key] = kwargs[key]
     call = {k: v for k, v in call.items() if v is not None}
-    run_all = __salt__["cmd.run_all"]  # type: ignore[name-defined]  # noqa: F821
+    run_all = __salt__["cmd.run_all"]
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(run_all).parameters
     except (TypeError, ValueError):
@@ -329,8 +335,8 @@ def script(
         ret["comment"] = "Templated scripts are not supported yet"
         return ret
     source = source or name
-    env_name = saltenv or kwargs.get("__env__") or globals().get("__env__") or __opts__.get("saltenv") or "base"  # type: ignore[name-defined]  # noqa: F821
-    cached = __salt__["cp.cache_file"](source, env_name)  # type: ignore[name-defined]  # noqa: F821
+    env_name = saltenv or kwargs.get("__env__") or globals().get("__env__") or __opts__.get("saltenv") or "base"
+    cached = __salt__["cp.cache_file"](source, env_name)
     if not cached:
         ret["changes"] = {"pid": 0, "retcode": 1, "stdout": "", "stderr": "", "cache_error": True}
         ret["comment"] = f"Unable to cache script {source} from saltenv '{env_name}'"

@@ -27,18 +27,22 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __env__, __opts__, __salt__
+
 
 _NO_ID = "NO ID SET"
 _FIELDS = ("minute", "hour", "daymonth", "month", "dayweek")
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:
@@ -237,7 +241,7 @@ def _check_hash(path: str, source_hash: str) -> str | None:
 
 
 def _source_text(name: str, source_hash: str, template: Any, context: Any, defaults: Any) -> str:
-    env = str(__env__ if "__env__" in globals() else "base")  # type: ignore[name-defined]  # noqa: F821
+    env = str(__env__ if "__env__" in globals() else "base")
     local = _salt("cp.cache_file")(name, saltenv=env)
     if not local:
         raise ValueError(f"Source file {name} not found in saltenv '{env}'")
@@ -248,7 +252,7 @@ def _source_text(name: str, source_hash: str, template: Any, context: Any, defau
     with open(str(local), encoding="utf-8", errors="replace") as fh:
         text = fh.read()
     if template:
-        if "file.apply_template_on_contents" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+        if "file.apply_template_on_contents" not in __salt__:
             raise ValueError(f"Templates in cron.file are not available on this host (template: {template})")
         ctx = dict(defaults or {})
         ctx.update(context or {})
@@ -272,7 +276,7 @@ def file(
 ) -> dict[str, Any]:
     """Install the file ``name`` (``salt://`` or a local path) as ``user``'s whole crontab."""
     ret = _ret(name)
-    info = _salt("user.info")(user) if "user.info" in __salt__ else {}  # type: ignore[name-defined]  # noqa: F821
+    info = _salt("user.info")(user) if "user.info" in __salt__ else {}
     if not info or not info.get("groups"):
         ret.update(result=False, comment=f"Could not identify group for user {user}")
         return ret

@@ -24,17 +24,21 @@ naming the question (Salt stops with a traceback).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 __virtualname__ = "debconf"
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[f"debconf.{fun}"]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[f"debconf.{fun}"]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _bad_data(data: Any) -> str | None:

@@ -14,7 +14,10 @@ fires its ``mod_watch``, which sends the event.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
 
 
 def send(
@@ -31,12 +34,12 @@ def send(
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": False, "comment": ""}
     if show_changed:
         ret["changes"] = {"tag": name, "data": data}
-    if __opts__["test"]:  # type: ignore[name-defined]  # noqa: F821
+    if __opts__["test"]:
         ret.update(result=None, comment="Event would have been fired")
         return ret
     extra = {k: v for k, v in kwargs.items() if k not in ("sfun", "__reqs__")}
     ret["result"] = bool(
-        __salt__["event.send"](  # type: ignore[name-defined]  # noqa: F821
+        __salt__["event.send"](
             name,
             data=data,
             preload=preload,

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 
@@ -45,6 +45,10 @@ from ._file_common import _env, _err, _fail, _ret, _salt, _start, _testing
 from ._file_edit import append, blockreplace, comment, keyvalue, line, prepend, replace, uncomment
 from ._file_links import copy, rename, serialize, symlink
 from ._file_managed import managed
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +79,7 @@ __all__ = [
 
 def mod_run_check_cmd(cmd: str, filename: str, **check_cmd_opts: Any) -> Any:
     """Run ``cmd FILENAME``; True when it exits 0 (the engine's hook for ``check_cmd``)."""
-    cret = __salt__["cmd.run_all"](f"{cmd} {filename}", python_shell=True)  # type: ignore[name-defined]  # noqa: F821
+    cret = __salt__["cmd.run_all"](f"{cmd} {filename}", python_shell=True)
     if cret.get("retcode"):
         return {"comment": "check_cmd execution failed", "skip_watch": True, "result": False}
     return True
@@ -251,11 +255,7 @@ def recurse(
         path, _, query = str(src)[len("salt://") :].partition("?")
         senv = query.split("saltenv=")[-1] if "saltenv=" in query else env
         prefix = path.strip("/") + "/"
-        files = [
-            f
-            for f in __salt__["cp.list_master"](senv, prefix)  # type: ignore[name-defined]  # noqa: F821
-            if f.startswith(prefix)
-        ]
+        files = [f for f in __salt__["cp.list_master"](senv, prefix) if f.startswith(prefix)]
         if files:
             found = (prefix, senv, files)
             break
@@ -301,7 +301,7 @@ def recurse(
         todo.append((dest, rel_full))
     if include_empty:  # the source folder itself too (as name/.), as Salt's listing gives it
         top = prefix.rstrip("/")
-        for d in __salt__["cp.list_master_dirs"](senv, top):  # type: ignore[name-defined]  # noqa: F821
+        for d in __salt__["cp.list_master_dirs"](senv, top):
             if d == top or d.startswith(prefix):
                 dirs.add(os.path.join(name, d[len(prefix) :] if d != top else "."))
     for d in sorted(dirs):

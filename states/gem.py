@@ -30,19 +30,22 @@ and ``=X``).
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from briny.common.exceptions import CommandExecutionError
 
 from ._state_args import _invalid_args
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:
@@ -70,9 +73,11 @@ def _version_cmp(ver1: str, ver2: str) -> int:
         b = right[i] if i < len(right) else 0
         if a == b:
             continue
-        if isinstance(a, str) != isinstance(b, str):
-            return -1 if isinstance(a, str) else 1
-        return -1 if a < b else 1  # type: ignore[operator]
+        if isinstance(a, int) and isinstance(b, int):
+            return -1 if a < b else 1
+        if isinstance(a, str) and isinstance(b, str):
+            return -1 if a < b else 1
+        return -1 if isinstance(a, str) else 1  # a letter segment (a pre-release) before a number
     return 0
 
 

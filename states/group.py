@@ -17,17 +17,20 @@ with ``Invalid gid: x`` (Salt reports it as an odd pending change).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _as_list(value: Any) -> list[str] | None:
@@ -152,9 +155,9 @@ def present(
                 result=False, comment=f"Group {name} is not present but gid {gid_num} is already taken by group {taken}"
             )
             return ret
-    __context__.pop("group.error", None)  # type: ignore[name-defined]  # noqa: F821
+    __context__.pop("group.error", None)
     if not _salt("group.add")(name, gid=gid_num, system=system, non_unique=non_unique):
-        reason = __context__.pop("group.error", None)  # type: ignore[name-defined]  # noqa: F821
+        reason = __context__.pop("group.error", None)
         ret.update(result=False, comment=f"Failed to create new group {name}" + (f": {reason}" if reason else ""))
         return ret
     initial = members if members else addusers

@@ -22,19 +22,22 @@ traceback; keys are compared as strings.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
 
 __virtualname__ = "ini"
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:
@@ -180,10 +183,11 @@ def options_absent(
 def _absent_test(ret: dict[str, Any], sections: dict[str, Any], common: dict[str, Any]) -> dict[str, Any]:
     ret["comment"] = ""
     current = _salt("ini.get_ini")(**common)
-    for section, keys in sections.items():
+    for name, keys in sections.items():
+        section: str | None = name
         where = f" in section {section}" if section else ""
-        if not isinstance(keys, list):
-            keys, where, section = [section], "", None
+        if not isinstance(keys, list):  # a key of the top level (no section)
+            keys, where, section = [name], "", None
         options = current.get(str(section), {}) if section else current
         for key in keys:
             value = options.get(str(key)) if isinstance(options, dict) else None
@@ -240,7 +244,7 @@ def _sections(name: str, sections: Any, common: dict[str, Any], present: bool) -
                 return _sections_test(ret, sections, common, "Section unchanged {}.", "Created new section {}.", True)
             return _sections_test(ret, sections, common, "Deleted section {}.", "Section {} does not exist.", False)
         if present:
-            wanted = {section: {} for section in _section_names(sections)}
+            wanted: dict[str, dict[str, Any]] = {section: {} for section in _section_names(sections)}
             ret["changes"] = _salt("ini.set_option")(sections=wanted, **common)
         else:
             for section in _section_names(sections):

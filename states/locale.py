@@ -16,17 +16,20 @@ locale cannot be read or written.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[f"locale.{fun}"]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[f"locale.{fun}"]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def system(name: str) -> dict[str, Any]:

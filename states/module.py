@@ -34,9 +34,13 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +49,11 @@ _RENAMED = {"name": "m_name", "fun": "m_fun", "names": "m_names", "state": "m_st
 
 
 def _salt() -> Any:
-    return __salt__  # type: ignore[name-defined]  # noqa: F821
+    return __salt__
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _succeeded(value: Any) -> bool:
@@ -140,7 +144,7 @@ def _new_run(name: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         fun = key.split(":")[0]
         try:
             value = _call_new(_salt()[fun], kwargs.get(key))
-        except Exception as exc:  # a failing function fails its entry, never the run
+        except Exception as exc:  # noqa: BLE001 - a failing function fails its entry, never the run
             failures.append(f"'{key}' failed: {exc}")
             continue
         if _succeeded(value):
@@ -215,7 +219,7 @@ def _legacy_run(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         log.warning("module.run: returners are not supported; 'returner' ignored")
     try:
         value = func(*args, **extra)
-    except Exception as exc:  # the function's failure is the state's result
+    except Exception as exc:  # noqa: BLE001 - the function's failure is the state's result
         ret.update(comment=f"Module function {name} threw an exception. Exception: {exc}", result=False)
         return ret
     ret["changes"]["ret"] = value

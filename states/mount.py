@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
 
 # What the kernel never shows of the options a mount was asked for (Salt's lists).
 INVISIBLE_OPTIONS = [
@@ -65,11 +68,11 @@ _SIZE = re.compile(r"size=(?P<value>[0-9]+)(?P<unit>k|m|g)")
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _warn_unknown(ret: dict[str, Any], fun: str, kwargs: dict[str, Any]) -> None:

@@ -18,13 +18,16 @@ removed``. A server error fails the state with its text, ``MySQL Error
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _mysql_error, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "mysql.db_exists" in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "mysql.db_exists" in __salt__:
         return True
     return (False, "mysql module could not be loaded")
 
@@ -44,16 +47,16 @@ def present(name: str, character_set: Any = None, collate: Any = None, **connect
         if character_set and character_set != cur_cs:
             alter = True
             ret["comment"] = f"Database character set {character_set} != {cur_cs} needs to be updated"
-            if _testing():  # noqa: F821
+            if _testing():
                 ret["result"] = None
         if collate and collate != cur_co:
             alter = True
             ret["comment"] += f"\nDatabase collate {collate} != {cur_co} needs to be updated"
-            if _testing():  # noqa: F821
+            if _testing():
                 ret["result"] = None
                 return ret
         if alter:
-            if _testing():  # noqa: F821
+            if _testing():
                 ret["comment"] += f"\nDatabase {name} is going to be updated"
             else:
                 _salt("mysql.alter_db")(name, character_set=character_set, collate=collate, **connection_args)
@@ -66,7 +69,7 @@ def present(name: str, character_set: Any = None, collate: Any = None, **connect
     if err is not None:
         ret.update(comment=err, result=False)
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"Database {name} is not present and needs to be created"
         return ret
@@ -84,9 +87,9 @@ def present(name: str, character_set: Any = None, collate: Any = None, **connect
 
 def absent(name: str, **connection_args: Any) -> dict[str, Any]:
     """Ensure the database does not exist."""
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("mysql.db_exists")(name, **connection_args):
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"Database {name} is present and needs to be removed"
             return ret

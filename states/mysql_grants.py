@@ -16,13 +16,16 @@ it cannot be revoked``. A server error fails the state with its text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _mysql_error, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "mysql.grant_exists" in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "mysql.grant_exists" in __salt__:
         return True
     return (False, "mysql module could not be loaded")
 
@@ -52,7 +55,7 @@ def present(
     if err is not None:
         ret.update(comment=err, result=False)
         return ret
-    if revoke_first and not _testing():  # noqa: F821
+    if revoke_first and not _testing():
         dbname, _, table = str(database).rpartition(".")
         quoted = _salt("mysql.quote_identifier")(dbname, table == "*")
         for line in _salt("mysql.user_grants")(user, host, **connection_args) or []:
@@ -67,7 +70,7 @@ def present(
                     escape=escape,
                     **connection_args,
                 )
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"MySQL grant {name} is set to be created"
         return ret
@@ -94,9 +97,9 @@ def absent(
     **connection_args: Any,
 ) -> dict[str, Any]:
     """Ensure ``user@host`` does not hold ``grant`` on ``database``."""
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("mysql.grant_exists")(grant, database, user, host, grant_option, escape, **connection_args):
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"MySQL grant {name} is set to be revoked"
             return ret

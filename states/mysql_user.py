@@ -16,13 +16,16 @@ error fails the state with its text (``MySQL Error 1045: ...``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _mysql_error, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "mysql.user_create" in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "mysql.user_create" in __salt__:
         return True
     return (False, "mysql module could not be loaded")
 
@@ -78,7 +81,7 @@ def present(
         ret.update(comment=err, result=False)
         return ret
     if _salt("mysql.user_exists")(name, host, unix_socket=unix_socket, **connection_args):
-        if _testing():  # noqa: F821
+        if _testing():
             ret["comment"] = f"Password for user {name}@{host} is set to be "
             ret["result"] = None
             if passwordless:
@@ -107,7 +110,7 @@ def present(
     if err is not None:
         ret.update(comment=err, result=False)
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["comment"] = f"User {name}@{host} is set to be added"
         ret["result"] = None
         if allow_passwordless:
@@ -146,9 +149,9 @@ def present(
 
 def absent(name: str, host: str = "localhost", **connection_args: Any) -> dict[str, Any]:
     """Ensure ``name@host`` does not exist."""
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("mysql.user_exists")(name, host, **connection_args):
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"User {name}@{host} is set to be removed"
             return ret

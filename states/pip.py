@@ -30,20 +30,24 @@ change, so it reports ``requirements: True`` on every run; briny does not.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*(;.*)?$")
 _SPEC = re.compile(r"^(===|==|!=|<=|>=|~=|<|>)\s*(\S+)$")
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _version_key(version: str) -> tuple:
@@ -335,8 +339,8 @@ def installed(
                 )
             elif ver is not None and _salt("pip.normalize")(prefix) not in satisfied:
                 ret["changes"][f"{prefix}=={ver}"] = "Installed"
-        done = "\n".join(missing) if missing else "All packages were successfully installed"
-        ret["comment"] = "\n".join(already + [done])
+        summary = "\n".join(missing) if missing else "All packages were successfully installed"
+        ret["comment"] = "\n".join(already + [summary])
         return ret
     ret["result"] = False
     if not call:

@@ -24,9 +24,13 @@ traceback.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +40,7 @@ _REFRESH_FLAG = "pkg._refresh_pending"
 def mod_init(low: dict[str, Any]) -> bool:
     """Mark the run so that the first install refreshes the package database."""
     if low.get("fun") in ("installed", "latest"):
-        __context__[_REFRESH_FLAG] = True  # type: ignore[name-defined]  # noqa: F821
+        __context__[_REFRESH_FLAG] = True
         return True
     return False
 
@@ -51,25 +55,25 @@ def _ret(name: str) -> dict[str, Any]:
 
 
 def _test() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _want_refresh(refresh: Any) -> bool:
     """Whether this state should refresh (and, if so, consume the run's flag)."""
     if refresh is None:
-        return bool(__context__.get(_REFRESH_FLAG))  # type: ignore[name-defined]  # noqa: F821
+        return bool(__context__.get(_REFRESH_FLAG))
     return bool(refresh)
 
 
 def _refreshed() -> None:
-    __context__[_REFRESH_FLAG] = False  # type: ignore[name-defined]  # noqa: F821
+    __context__[_REFRESH_FLAG] = False
 
 
 def _refresh_db(ret: dict[str, Any]) -> bool:
     """Refresh the package database (and note that it is fresh); False, with the failure in
     ``ret``, when it could not be refreshed."""
     try:
-        __salt__["pkg.refresh_db"]()  # type: ignore[name-defined]  # noqa: F821
+        __salt__["pkg.refresh_db"]()
     except CommandExecutionError as exc:
         ret.update(result=False, comment=f"Unable to refresh the package database: {exc}")
         return False
@@ -183,7 +187,7 @@ def _resolve_latest(wanted: dict[str, str | None], srcs: dict[str, str], current
     if not names:
         return
     try:
-        found = __salt__["pkg.latest_version"](*names, refresh=False)  # type: ignore[name-defined]  # noqa: F821
+        found = __salt__["pkg.latest_version"](*names, refresh=False)
     except CommandExecutionError:
         found = {}
     if not isinstance(found, dict):
@@ -208,10 +212,10 @@ def _installable_versions(targets: dict[str, str | None]) -> dict[str, dict[str,
     explicit = [_desired_pkg(p, spec) for p, spec in targets.items() if spec]
     try:
         if plain:
-            found = __salt__["pkg.latest_version"](*plain, refresh=False)  # type: ignore[name-defined]  # noqa: F821
+            found = __salt__["pkg.latest_version"](*plain, refresh=False)
             versions.update(found if isinstance(found, dict) else {plain[0]: found})
-        if explicit and "pkg.list_repo_pkgs" in __salt__:  # type: ignore[name-defined]  # noqa: F821
-            for pname, offered in __salt__["pkg.list_repo_pkgs"](*explicit).items():  # type: ignore[name-defined]  # noqa: F821
+        if explicit and "pkg.list_repo_pkgs" in __salt__:
+            for pname, offered in __salt__["pkg.list_repo_pkgs"](*explicit).items():
                 if offered:
                     versions[pname] = offered[0]
     except CommandExecutionError as exc:
@@ -225,7 +229,7 @@ def _satisfied(pname: str, spec: str | None, installed: dict[str, str]) -> bool:
         return False
     if spec is None:
         return True
-    return bool(__salt__["pkg.version_matches"](cur, spec))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__salt__["pkg.version_matches"](cur, spec))
 
 
 def _holds(names: list[str], hold: Any) -> tuple[list[str], dict[str, Any], bool | None]:
@@ -235,7 +239,7 @@ def _holds(names: list[str], hold: Any) -> tuple[list[str], dict[str, Any], bool
         return [], {}, True
     fun = "pkg.hold" if hold else "pkg.unhold"
     try:
-        res = __salt__[fun](pkgs=names)  # type: ignore[name-defined]  # noqa: F821
+        res = __salt__[fun](pkgs=names)
     except (CommandExecutionError, SaltInvocationError) as exc:
         return [str(exc)], {}, False
     lines: list[str] = []
@@ -283,13 +287,13 @@ def installed(
         if not _refresh_db(ret):
             return ret
         refresh = False
-    current = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
+    current = __salt__["pkg.list_pkgs"]()
     _resolve_latest(wanted, srcs, current)
 
     # what the sources hold (read in test mode too: no apt involved)
     for pname, src in srcs.items():
         try:
-            info = __salt__["pkg.bin_pkg_info"](src, saltenv=saltenv)  # type: ignore[name-defined]  # noqa: F821
+            info = __salt__["pkg.bin_pkg_info"](src, saltenv=saltenv)
         except CommandExecutionError as exc:
             if pname in current:  # nothing to install would hide the broken source
                 ret.update(result=False, comment=f"An error was encountered while installing package(s): {exc}")
@@ -309,9 +313,9 @@ def installed(
             if any(spec is not None for spec in wanted.values()) and not srcs:
                 ret["comment"] += " and are at the desired version"
             return ret
-        lines, changes, result = _holds(sorted(wanted), hold)
+        lines, held, result = _holds(sorted(wanted), hold)
         ret["comment"] = "\n".join(["All specified packages are already installed.", *lines])
-        ret["changes"] = changes
+        ret["changes"] = held
         ret["result"] = result
         return ret
 
@@ -340,7 +344,7 @@ def installed(
     else:
         install_args["pkgs"] = [{p: wanted[p]} if wanted[p] is not None else p for p in targets]
     try:
-        changes = __salt__["pkg.install"](**install_args)  # type: ignore[name-defined]  # noqa: F821
+        changes = __salt__["pkg.install"](**install_args)
     except CommandExecutionError as exc:
         if do_refresh:
             _refreshed()
@@ -357,13 +361,13 @@ def installed(
     if do_refresh:
         _refreshed()
     ret["changes"] = changes
-    now = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
+    now = __salt__["pkg.list_pkgs"]()
     if srcs:
         failed = [p for p in targets if not now.get(p)]
     else:
         failed = [p for p in targets if not _satisfied(p, wanted[p], now)]
     done = [p for p in targets if p not in failed]
-    lines: list[str] = []
+    lines = []
     if done:
         lines.append("The following packages were installed/updated: " + ", ".join(done))
     if already:
@@ -405,8 +409,8 @@ def latest(
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
     if not _test() and _want_refresh(refresh) and not _refresh_db(ret):
         return ret
-    cur = __salt__["pkg.version"](*names)  # type: ignore[name-defined]  # noqa: F821
-    avail = __salt__["pkg.latest_version"](*names, refresh=False, fromrepo=fromrepo)  # type: ignore[name-defined]  # noqa: F821
+    cur = __salt__["pkg.version"](*names)
+    avail = __salt__["pkg.latest_version"](*names, refresh=False, fromrepo=fromrepo)
     if len(names) == 1:
         cur, avail = {names[0]: cur}, {names[0]: avail}
     missing = [n for n in names if not cur.get(n) and not avail.get(n)]
@@ -434,7 +438,7 @@ def latest(
         ret["comment"] = "\n".join(lines)
         return ret
     try:
-        changes = __salt__["pkg.install"](  # type: ignore[name-defined]  # noqa: F821
+        changes = __salt__["pkg.install"](
             pkgs=[{n: v} for n, v in targets.items()], refresh=False, fromrepo=fromrepo, skip_verify=skip_verify
         )
     except CommandExecutionError as exc:
@@ -445,7 +449,7 @@ def latest(
         )
         return ret
     ret["changes"] = changes
-    now = __salt__["pkg.version"](*targets)  # type: ignore[name-defined]  # noqa: F821
+    now = __salt__["pkg.version"](*targets)
     if len(targets) == 1:
         now = {next(iter(targets)): now}
     failed = [n for n, v in targets.items() if now.get(n) != v]
@@ -473,8 +477,8 @@ def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any
         ret.update(result=False, comment=str(exc))
         return ret
     names = [str(next(iter(p))) if isinstance(p, dict) else str(p) for p in pkgs] if pkgs else [name]
-    current = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
-    leftovers = __salt__["pkg.list_pkgs"](removed=True) if action == "purge" else {}  # type: ignore[name-defined]  # noqa: F821
+    current = __salt__["pkg.list_pkgs"]()
+    leftovers = __salt__["pkg.list_pkgs"](removed=True) if action == "purge" else {}
     targets = []
     for pname in names:
         if pname in current:
@@ -498,7 +502,7 @@ def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any
         )
         return ret
     try:
-        changes = __salt__[f"pkg.{action}"](pkgs=targets)  # type: ignore[name-defined]  # noqa: F821
+        changes = __salt__[f"pkg.{action}"](pkgs=targets)
     except CommandExecutionError as exc:
         ret["result"] = False
         ret["comment"] = _error_comment(exc)
@@ -506,8 +510,8 @@ def _uninstall(action: str, name: str, version: Any, pkgs: Any) -> dict[str, Any
         ret["changes"] = info.get("changes") or {}
         return ret
     ret["changes"] = changes
-    now = __salt__["pkg.list_pkgs"]()  # type: ignore[name-defined]  # noqa: F821
-    left = __salt__["pkg.list_pkgs"](removed=True) if action == "purge" else {}  # type: ignore[name-defined]  # noqa: F821
+    now = __salt__["pkg.list_pkgs"]()
+    left = __salt__["pkg.list_pkgs"](removed=True) if action == "purge" else {}
     failed = [p for p in targets if p in now or p in left]
     if failed:
         ret["result"] = False

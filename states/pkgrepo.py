@@ -47,9 +47,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +71,7 @@ _TRUE = ("true", "yes", "1", "on")
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _true(value: Any) -> bool:
@@ -79,7 +83,7 @@ def _env() -> str:
 
 
 def _debian() -> bool:
-    return (__grains__.get("os_family") or "Debian") == "Debian"  # type: ignore[name-defined]  # noqa: F821
+    return (__grains__.get("os_family") or "Debian") == "Debian"
 
 
 def _split(line: str) -> tuple[str, dict[str, str], list[str]]:
@@ -125,7 +129,7 @@ def _differs(key: str, want: Any, have: Any, kwargs: dict[str, Any]) -> bool:
 def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **kwargs: Any) -> dict[str, Any]:
     """Make sure the APT repository ``name`` is configured as the arguments say."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": None, "comment": ""}
-    if "pkg.get_repo" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "pkg.get_repo" not in __salt__:
         ret.update(result=False, comment="Repo management not implemented on this platform")
         return ret
     aptkey = _true(aptkey)  # pkg.mod_repo goes without apt-key when the host has none
@@ -188,7 +192,7 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
             ret.update(result=True, comment=f"Package repo '{name}' already configured")
             return ret
 
-    if __opts__.get("test"):  # type: ignore[name-defined]  # noqa: F821
+    if __opts__.get("test"):
         ret["comment"] = f"Package repo '{name}' would be configured." + _TEST_NOTE
         if pre:
             ret["changes"] = {k: {"new": v, "old": pre.get(k)} for k, v in want.items() if v != pre.get(k)}
@@ -219,7 +223,7 @@ def absent(name: str, **kwargs: Any) -> dict[str, Any]:
     """Make sure the APT repository ``name`` (the whole entry) is not configured; with
     ``keyid`` its key goes too."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "result": None, "comment": ""}
-    grains = __grains__  # type: ignore[name-defined]  # noqa: F821
+    grains = __grains__
     if "ppa" in kwargs and grains.get("os") in ("Ubuntu", "Mint"):
         name = str(kwargs.pop("ppa"))
         if not name.startswith("ppa:"):
@@ -227,7 +231,7 @@ def absent(name: str, **kwargs: Any) -> dict[str, Any]:
     for key in [k for k in kwargs if k.startswith("__")]:
         kwargs.pop(key)
     remove_key = any(kwargs.get(k) is not None for k in ("keyid", "keyid_ppa"))
-    if remove_key and "pkg.del_repo_key" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if remove_key and "pkg.del_repo_key" not in __salt__:
         ret.update(result=False, comment="Repo key management is not implemented for this platform")
         return ret
     words = name.split()
@@ -244,7 +248,7 @@ def absent(name: str, **kwargs: Any) -> dict[str, Any]:
     if not repo:
         ret.update(result=True, comment=f"Package repo {name} is absent")
         return ret
-    if __opts__.get("test"):  # type: ignore[name-defined]  # noqa: F821
+    if __opts__.get("test"):
         ret["comment"] = f"Package repo '{name}' will be removed." + _TEST_NOTE
         return ret
     try:

@@ -17,13 +17,16 @@ db_host, db_port.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _pg_args, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "postgres.user_exists" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "postgres.user_exists" not in __salt__:
         return (False, "Unable to load postgres module.  Make sure `postgres.bins_dir` is set.")
     return True
 
@@ -40,10 +43,15 @@ def present(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the database exists with these parameters."""
-    db_args, bad = _pg_args(name, "postgres_database.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_database.present", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": f"Database {name} is already present"}
+    ret: dict[str, Any] = {
+        "name": name,
+        "changes": {},
+        "result": True,
+        "comment": f"Database {name} is already present",
+    }
     dbs = _salt("postgres.db_list")(**db_args)
     cur = dbs.get(name, {})
     fixed_differ = name in dbs and (
@@ -60,7 +68,7 @@ def present(
         ret["comment"] = f"Database {name} has wrong parameters which couldn't be changed on fly."
         ret["result"] = False
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         if name not in dbs:
             ret["comment"] = f"Database {name} is set to be created"
@@ -97,14 +105,14 @@ def absent(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the database does not exist (its sessions are closed first)."""
-    db_args, bad = _pg_args(name, "postgres_database.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_database.absent", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("postgres.db_exists")(name, **db_args):
         ret["comment"] = f"Database {name} is not present, so it cannot be removed"
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"Database {name} is set to be removed"
         return ret

@@ -16,13 +16,16 @@ db_host, db_port.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _pg_args, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "postgres.create_extension" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "postgres.create_extension" not in __salt__:
         return (False, "Unable to load postgres module.  Make sure `postgres.bins_dir` is set.")
     return True
 
@@ -36,10 +39,15 @@ def present(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the extension is installed (in ``schema``, at least at ``ext_version``)."""
-    db_args, bad = _pg_args(name, "postgres_extension.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_extension.present", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": f"Extension {name} is already present"}
+    ret: dict[str, Any] = {
+        "name": name,
+        "changes": {},
+        "result": True,
+        "comment": f"Extension {name} is already present",
+    }
     meta = _salt("postgres.create_metadata")(name, schema=schema, ext_version=ext_version, **db_args)
     if "EXTENSION NOT INSTALLED" in meta:
         mode = "install"
@@ -47,7 +55,7 @@ def present(
         mode = "upgrade"
     else:
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"Extension {name} is set to be {mode}ed".replace("eed", "ed")
         return ret
@@ -76,14 +84,14 @@ def absent(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the extension is not installed."""
-    db_args, bad = _pg_args(name, "postgres_extension.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_extension.absent", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if not _salt("postgres.is_installed_extension")(name, **db_args):
         ret["comment"] = f"Extension {name} is not present, so it cannot be removed"
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"Extension {name} is set to be removed"
         return ret

@@ -22,22 +22,25 @@ db_host, db_port.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import SaltInvocationError
 
 
 from ._db_state_args import _pg_args, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "postgres.privileges_grant" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "postgres.privileges_grant" not in __salt__:
         return (False, "Unable to load postgres module.  Make sure `postgres.bins_dir` is set.")
     return True
 
 
 def _apply(name: str, object_name: str, object_type: str, privileges: Any, grant: bool, kwargs: dict) -> dict:
-    ret = {
+    ret: dict[str, Any] = {
         "name": name,
         "changes": {},
         "result": True,
@@ -60,7 +63,7 @@ def _apply(name: str, object_name: str, object_type: str, privileges: Any, grant
         verbs = ("are set to be granted to", "have been granted to", "Failed to grant privilege(s): {} to {}")
     else:
         verbs = ("are set to be revoked from", "have been revoked from", "Failed to revoke privilege(s): {} from {}")
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"The privilege(s): {what} {verbs[0]} {name}"
         return ret
@@ -84,7 +87,7 @@ def present(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure role ``name`` holds ``privileges`` on the object (or is a member of the group)."""
-    db_args, bad = _pg_args(name, "postgres_privileges.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_privileges.present", kwargs)
     if bad:
         return bad
     args = dict(db_args)
@@ -101,7 +104,7 @@ def absent(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure role ``name`` does not hold ``privileges`` on the object (or is not in the group)."""
-    db_args, bad = _pg_args(name, "postgres_privileges.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_privileges.absent", kwargs)
     if bad:
         return bad
     args = dict(db_args)

@@ -14,13 +14,16 @@ removed``, ``Schema x failed to be removed`` (it still holds objects).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _pg_args, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "postgres.schema_exists" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "postgres.schema_exists" not in __salt__:
         return (False, "Unable to load postgres module.  Make sure `postgres.bins_dir` is set.")
     return True
 
@@ -32,10 +35,10 @@ def present(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the schema exists in database ``dbname`` (created with ``owner``)."""
-    db_args, bad = _pg_args(name, "postgres_schema.present", kwargs, schema=True, dbname=dbname)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_schema.present", kwargs, schema=True, dbname=dbname)
     if bad:
         return bad
-    ret = {
+    ret: dict[str, Any] = {
         "dbname": dbname,
         "name": name,
         "changes": {},
@@ -45,7 +48,7 @@ def present(
     if _salt("postgres.schema_get")(dbname, name, **db_args) is not None:
         ret["comment"] = f"Schema {name} already exists in database {dbname}"
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"Schema {name} is set to be created in database {dbname}."
         return ret
@@ -64,14 +67,14 @@ def absent(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the schema is not in database ``dbname`` (an empty schema only: DROP SCHEMA restricts)."""
-    db_args, bad = _pg_args(name, "postgres_schema.absent", kwargs, schema=True, dbname=dbname)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_schema.absent", kwargs, schema=True, dbname=dbname)
     if bad:
         return bad
-    ret = {"name": name, "dbname": dbname, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "dbname": dbname, "changes": {}, "result": True, "comment": ""}
     if not _salt("postgres.schema_exists")(dbname, name, **db_args):
         ret["comment"] = f"Schema {name} is not present in database {dbname}, so it cannot be removed"
         return ret
-    if _testing():  # noqa: F821
+    if _testing():
         ret["result"] = None
         ret["comment"] = f"Schema {name} is set to be removed from database {dbname}"
         return ret

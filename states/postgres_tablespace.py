@@ -17,13 +17,16 @@ removed`` (Salt reports it as not present, with result True). Connection: user
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _pg_args, _salt, _testing
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "postgres.tablespace_exists" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "postgres.tablespace_exists" not in __salt__:
         return (False, "Unable to load postgres module.  Make sure `postgres.bins_dir` is set.")
     return True
 
@@ -36,7 +39,7 @@ def present(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the tablespace exists in ``directory`` with this owner and these options."""
-    db_args, bad = _pg_args(name, "postgres_tablespace.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_tablespace.present", kwargs)
     if bad:
         return bad
     ret: dict[str, Any] = {
@@ -47,7 +50,7 @@ def present(
     }
     spaces = _salt("postgres.tablespace_list")(**db_args)
     if name not in spaces:
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"Tablespace {name} is set to be created"
             return ret
@@ -59,7 +62,7 @@ def present(
             ret["result"] = False
         return ret
     cur = spaces[name]
-    if cur["Location"] != directory and not _testing():  # noqa: F821
+    if cur["Location"] != directory and not _testing():
         ret["comment"] = (
             f"Tablespace {name} is not at the right location. This is\n"
             "            unfixable without dropping and recreating the tablespace."
@@ -67,7 +70,7 @@ def present(
         ret["result"] = False
         return ret
     if owner and cur["Owner"] != owner:
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"Tablespace {name} owner to be altered"
         elif _salt("postgres.tablespace_alter")(name, new_owner=owner, **db_args):
@@ -76,7 +79,7 @@ def present(
     for key, val in dict(options or {}).items():
         if f"{key}={val}" in (cur.get("Opts") or ""):
             continue
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"Tablespace {name} options to be\n                        altered"
             break
@@ -91,12 +94,12 @@ def absent(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the tablespace does not exist (an empty one: PostgreSQL refuses to drop the others)."""
-    db_args, bad = _pg_args(name, "postgres_tablespace.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_tablespace.absent", kwargs)
     if bad:
         return bad
-    ret = {"name": name, "changes": {}, "result": True, "comment": ""}
+    ret: dict[str, Any] = {"name": name, "changes": {}, "result": True, "comment": ""}
     if _salt("postgres.tablespace_exists")(name, **db_args):
-        if _testing():  # noqa: F821
+        if _testing():
             ret["result"] = None
             ret["comment"] = f"Tablespace {name} is set to be removed"
             return ret

@@ -16,14 +16,17 @@ Salt's function does not take fails the state with Salt's words.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._db_state_args import _pg_args
 from ._postgres_role import _role_absent, _role_present
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def __virtual__() -> Any:
-    if "postgres.user_exists" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "postgres.user_exists" not in __salt__:
         return (False, "Unable to load postgres module.  Make sure `postgres.bins_dir` is set.")
     return True
 
@@ -45,7 +48,7 @@ def present(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the role ``name`` exists with these attributes."""
-    db_args, bad = _pg_args(name, "postgres_user.present", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_user.present", kwargs)
     if bad:
         return bad
     flags = {
@@ -56,7 +59,7 @@ def present(
         "inherit": inherit,
         "login": login,
     }
-    return _role_present(  # noqa: F821
+    return _role_present(
         "user",
         name,
         flags,
@@ -75,7 +78,7 @@ def absent(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Ensure the role ``name`` does not exist."""
-    db_args, bad = _pg_args(name, "postgres_user.absent", kwargs)  # noqa: F821
+    db_args, bad = _pg_args(name, "postgres_user.absent", kwargs)
     if bad:
         return bad
-    return _role_absent("user", name, db_args)  # noqa: F821
+    return _role_absent("user", name, db_args)

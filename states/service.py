@@ -40,9 +40,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -59,32 +63,32 @@ def _offline_or_typo(ret: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, A
             f'Service {ret["name"]} uses non-existent option "enabled".  Perhaps "enable" option was intended?'
         )
         return ret
-    if "service.offline" in __salt__ and __salt__["service.offline"]():  # type: ignore[name-defined]  # noqa: F821
+    if "service.offline" in __salt__ and __salt__["service.offline"]():
         ret["comment"] = "Running in OFFLINE mode. Nothing to do"
         return ret
     return None
 
 
 def _test() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _available(name: str) -> bool:
-    return bool(__salt__["service.available"](name))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__salt__["service.available"](name))
 
 
 def _status(name: str, sig: Any = None) -> bool:
-    return bool(__salt__["service.status"](name, sig))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__salt__["service.status"](name, sig))
 
 
 def _is_enabled(name: str) -> bool:
-    return bool(__salt__["service.enabled"](name))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__salt__["service.enabled"](name))
 
 
 def _call(fun: str, name: str, **kwargs: Any) -> tuple[bool, str]:
     """Run ``service.<fun>``: (success, error text)."""
     try:
-        return bool(__salt__[f"service.{fun}"](name, **kwargs)), ""  # type: ignore[name-defined]  # noqa: F821
+        return bool(__salt__[f"service.{fun}"](name, **kwargs)), ""
     except CommandExecutionError as exc:
         return False, str(exc)
 
@@ -262,7 +266,7 @@ def disabled(name: str, **kwargs: Any) -> dict[str, Any]:
 
 def _set_mask(name: str, runtime: Any, want: bool) -> dict[str, Any]:
     ret = _ret(name)
-    if "service.masked" not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if "service.masked" not in __salt__:
         ret["result"] = False
         ret["comment"] = "Service masking not available on this minion"
         return ret
@@ -271,14 +275,14 @@ def _set_mask(name: str, runtime: Any, want: bool) -> dict[str, Any]:
     done = kind if want else ("runtime unmasked" if runtime else "unmasked")
     changes = {kind: {"old": not want, "new": want}}
     try:
-        if bool(__salt__["service.masked"](name, runtime)) == want:  # type: ignore[name-defined]  # noqa: F821
+        if bool(__salt__["service.masked"](name, runtime)) == want:
             ret["comment"] = f"Service {name} is already {kind}" if want else f"Service {name} was already {done}"
             return ret
         if _test():
             ret.update(result=None, changes=changes, comment=f"Service {name} would be {done}")
             return ret
-        __salt__["service.mask" if want else "service.unmask"](name, runtime)  # type: ignore[name-defined]  # noqa: F821
-        if bool(__salt__["service.masked"](name, runtime)) == want:  # type: ignore[name-defined]  # noqa: F821
+        __salt__["service.mask" if want else "service.unmask"](name, runtime)
+        if bool(__salt__["service.masked"](name, runtime)) == want:
             ret.update(changes=changes, comment=f"Service {name} was {done}")
         else:
             ret["result"] = False  # Salt 3007 leaves True here
@@ -312,7 +316,7 @@ def mod_watch(
     """A watched state changed: restart (or reload / full restart) a running
     service, start a stopped one; stop it for ``service.dead``."""
     ret = _ret(name)
-    funs = __salt__  # type: ignore[name-defined]  # noqa: F821
+    funs = __salt__
     if sfun == "dead":
         if not _status(name, sig):
             ret["comment"] = "Service is already stopped"

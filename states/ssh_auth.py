@@ -30,19 +30,23 @@ raising.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 _FULL = re.compile(r"^(.*?)\s?((?:sk-)?(?:ssh-|ecds)[\w@.-]+\s.+)$")
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _env() -> str:
@@ -50,7 +54,7 @@ def _env() -> str:
 
 
 def _pop_error() -> str | None:
-    return __context__.pop("ssh_auth.error", None)  # type: ignore[name-defined]  # noqa: F821
+    return __context__.pop("ssh_auth.error", None)
 
 
 def _split(name: str, enc: str, comment: str, options: Any, max_split: int | None) -> tuple[str, str, str, Any]:

@@ -16,22 +16,25 @@ config file. ...`` (no changes, as Salt reports them).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def present(name: str, value: Any, config: str | None = None) -> dict[str, Any]:
     """Make ``name`` equal ``value`` in the running kernel and in ``config``."""
     ret: dict[str, Any] = {"name": name, "result": True, "changes": {}, "comment": ""}
     if config is None:
-        known = "sysctl.default_config" in __salt__  # type: ignore[name-defined]  # noqa: F821
+        known = "sysctl.default_config" in __salt__
         config = _salt("sysctl.default_config")() if known else "/etc/sysctl.conf"
-    if __opts__["test"]:  # type: ignore[name-defined]  # noqa: F821
+    if __opts__["test"]:
         ret.update(_would(name, value, config))
         return ret
     try:

@@ -14,7 +14,11 @@ the same message instead.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 _CHANGES = {"testing": {"old": "Unchanged", "new": "Something pretended to change"}}
 _TEST_NOTE = "If we weren't testing, this would be "
@@ -30,7 +34,7 @@ def _ret(name: str, result: bool | None, comment: str, changed: bool) -> dict[st
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def nop(name: str, **kwargs: Any) -> dict[str, Any]:
@@ -150,7 +154,7 @@ def check_pillar(
     failed: list[str] = []
     passed: list[str] = []
     for key, kind in wanted.items():
-        value = __salt__["pillar.get"](key, None)  # type: ignore[name-defined]  # noqa: F821
+        value = __salt__["pillar.get"](key, None)
         if value is None:  # as Salt: a key set to None counts as missing
             failed.append(f'Pillar key "{key}" is missing.\n')
         elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

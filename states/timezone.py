@@ -24,13 +24,16 @@ setting: ...`` instead of a traceback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[f"timezone.{fun}"]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[f"timezone.{fun}"]
 
 
 def system(name: str, utc: Any = True) -> dict[str, Any]:
@@ -61,7 +64,7 @@ def system(name: str, utc: Any = True) -> dict[str, Any]:
     if ret["result"] is True:
         ret["comment"] = ", ".join(messages)
         return ret
-    if __opts__.get("test"):  # type: ignore[name-defined]  # noqa: F821
+    if __opts__.get("test"):
         messages = []
         if compzone is False:
             messages.append(f"Timezone {name} needs to be set")

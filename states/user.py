@@ -23,9 +23,13 @@ as that number.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 _REDACTED = "XXX-REDACTED-XXX"
 _GECOS = ("fullname", "roomnumber", "workphone", "homephone", "other")
@@ -41,19 +45,19 @@ _HASH_ALGOS = {"1": "md5", "2a": "blowfish", "5": "sha256", "6": "sha512"}
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _has(fun: str) -> bool:
-    return fun in __salt__  # type: ignore[name-defined]  # noqa: F821
+    return fun in __salt__
 
 
 def _testing() -> bool:
-    return bool(__opts__.get("test"))  # type: ignore[name-defined]  # noqa: F821
+    return bool(__opts__.get("test"))
 
 
 def _context() -> dict[str, Any]:
-    return __context__  # type: ignore[name-defined]  # noqa: F821
+    return __context__
 
 
 def _as_list(value: Any) -> list[str] | None:

@@ -32,7 +32,7 @@ def run_as(uid: int, fn: Callable[..., Any], *args: Any, timeout: float = 30.0) 
             os.setgid(uid)
             os.setuid(uid)
             text = repr(fn(*args))
-        except BaseException:  # the child reports anything, then exits
+        except BaseException:  # noqa: BLE001 - the child reports anything, then exits
             text, code = "EXCEPTION " + traceback.format_exc(), 1
         try:
             os.write(write_fd, text.encode("utf-8", "replace"))

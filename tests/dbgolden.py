@@ -23,7 +23,7 @@ import sys
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(GOLDEN))
-import goldenlib  # noqa: E402
+import goldenlib  # noqa: E402 - found on the path set just above
 
 RUNS = ("run", "test", "low")
 _EXC = re.compile(

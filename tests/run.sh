@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Set up (or update) .venv with briny and its test extra, then run the whole suite.
+# Set up (or update) .venv with briny and its test extra, run the static checks (tests/check.sh:
+# ruff, mypy), then the whole suite under coverage, with the floor in pyproject.toml.
 # Usage: tests/run.sh [pytest args...]     Exits non-zero on any failure.
+# A part of the suite (a path, -k, -m 'not host') covers less: add --no-cov (or
+# --cov-fail-under=0). BRINY_NO_CHECKS=1 skips the static checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -51,4 +54,16 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need rbenv rbenv # without its recommended ruby-build, which would bring a compiler
   apt_install --no-install-recommends -- "${missing[@]}"
 fi
-exec .venv/bin/python -m pytest -q "$@"
+checks=0
+if [ -z "${BRINY_NO_CHECKS:-}" ]; then
+  bash tests/check.sh || checks=$?
+fi
+# Coverage of the code the suite runs in its own process (daemons and briny-call started as
+# processes are not measured); the full report goes to build/coverage.md.
+tests=0
+.venv/bin/python -m pytest -q --cov --cov-report=markdown:build/coverage.md "$@" || tests=$?
+if [ "$checks" -ne 0 ]; then
+  echo "tests/run.sh: the static checks failed (tests/check.sh, above)" >&2
+  [ "$tests" -ne 0 ] || tests=1
+fi
+exit "$tests"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..traverse import traverse
 
@@ -17,8 +17,8 @@ from ..traverse import traverse
 
 
 def unique(values: Any) -> Any:
-    if isinstance(values, Hashable):
-        return set(values)
+    if isinstance(values, Hashable):  # Salt's rule: a str or a tuple gives the set of its items
+        return set(cast(Iterable[Any], values))
     ret: list[Any] = []
     for value in values:
         if value not in ret:
@@ -43,7 +43,7 @@ def lst_max(obj: Any) -> Any:
 def avg(lst: Any) -> float:
     if not isinstance(lst, Hashable):
         return float(sum(lst) / len(lst))
-    return float(lst)
+    return float(cast(Any, lst))  # a number, or float()'s own error
 
 
 def _both_hashable(a: Any, b: Any) -> bool:
@@ -213,9 +213,9 @@ def mysql_to_dict(data: Iterable[str], key: str) -> dict[Any, dict[str, Any]]:
 
 
 def _to_num(value: str) -> Any:
-    for cast in (int, float):
+    for convert in (int, float):
         try:
-            return cast(value)
+            return convert(value)
         except ValueError:
             pass
     return value

@@ -124,7 +124,7 @@ def file_hashsum(environment: Any, path: str, form: str = "sha256", chunk_size: 
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(chunk_size), b""):
             digest.update(block)
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 @pass_environment

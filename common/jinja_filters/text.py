@@ -82,7 +82,7 @@ def load_yaml(value: Any) -> Any:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None)
         if mark is not None and problem:
-            from ..jinja import error_context  # late: jinja imports this package
+            from ..render import error_context  # late: only a YAML error needs it
 
             buf = mark.buffer or _text(value)
             raise TemplateRuntimeError(

@@ -54,11 +54,11 @@ HIGHSTATE_FUNCS = frozenset(
 )
 
 # Outputters that colour their text; the rest take only (data, opts).
-_COLORED: dict[str, Callable[[Any, dict, bool], str]] = {
+_COLORED: dict[str, Callable[[Any, dict[str, Any], bool], str]] = {
     "nested": render_nested,
     "highstate": render_highstate,
 }
-_PLAIN: dict[str, Callable[[Any, dict], str]] = {
+_PLAIN: dict[str, Callable[[Any, dict[str, Any]], str]] = {
     "json": render_json,
     "yaml": render_yaml,
     "pprint": render_pprint,
@@ -76,7 +76,7 @@ def _stdout_is_tty() -> bool:
         return False
 
 
-def _want_color(opts: dict, color: bool | None) -> bool:
+def _want_color(opts: dict[str, Any], color: bool | None) -> bool:
     if color is not None:
         return bool(color)
     if opts.get("force_color"):
@@ -86,7 +86,7 @@ def _want_color(opts: dict, color: bool | None) -> bool:
     return bool(opts.get("color", True)) and _stdout_is_tty()
 
 
-def render_output(data: Any, out: str | None, opts: dict, *, color: bool | None = None) -> str:
+def render_output(data: Any, out: str | None, opts: dict[str, Any], *, color: bool | None = None) -> str:
     """Text to print for `data` (the whole return, e.g. {"local": {...}} for briny-call,
     or {minion_id: ret, ...} for the master CLI). `out` is the --out name or None for the
     function's default (the caller passes "highstate" for state functions).

@@ -37,7 +37,7 @@ def _is_state(ret: Any) -> bool:
     return isinstance(ret, dict) and "result" in ret
 
 
-def _check_state(key: Any, ret: dict) -> None:
+def _check_state(key: Any, ret: dict[str, Any]) -> None:
     if not isinstance(key, str) or len(key.split(_SEP)) < 3:
         raise FallbackToNested(f"{key!r} is not a state key")
     for needed in ("comment", "changes"):
@@ -59,7 +59,7 @@ def _as_lists(value: Any) -> Any:
     return value
 
 
-def _duration(ret: dict) -> str:
+def _duration(ret: dict[str, Any]) -> str:
     """The Duration field: milliseconds as the state reported them."""
     return f"{ret['duration']} ms" if "duration" in ret else ""
 
@@ -67,7 +67,7 @@ def _duration(ret: dict) -> str:
 class HighstateDisplay:
     """Draw state returns for one set of options and one colour table."""
 
-    def __init__(self, opts: dict, color: bool) -> None:
+    def __init__(self, opts: dict[str, Any], color: bool) -> None:
         self.colors = get_colors(color)
         self.nested = NestedDisplay(self.colors)
         mode = str(opts.get("state_output", "full") or "full").lower()
@@ -112,7 +112,7 @@ class HighstateDisplay:
             lines.append(f"{c['GREEN']}    {line}{c['ENDC']}")
         return "\n".join(lines)
 
-    def _compile_errors(self, host: str, errors: list) -> str:
+    def _compile_errors(self, host: str, errors: list[Any]) -> str:
         c = self.colors
         red, end = c["LIGHT_RED"], c["ENDC"]
         lines = [f"{red}{host}:{end}", f"    {red}Data failed to compile:{end}"]
@@ -120,7 +120,7 @@ class HighstateDisplay:
             lines.append(f"{red}----------\n    {_as_lists(err)}{end}")
         return "\n".join(lines)
 
-    def _states(self, host: str, data: dict) -> str:
+    def _states(self, host: str, data: dict[str, Any]) -> str:
         c = self.colors
         body: list[str] = []
         states = {key: ret for key, ret in data.items() if _is_state(ret)}
@@ -162,7 +162,7 @@ class HighstateDisplay:
         return "\n".join(lines)
 
     # -- one state ---------------------------------------------------------
-    def _state_color(self, ret: dict) -> str:
+    def _state_color(self, ret: dict[str, Any]) -> str:
         c = self.colors
         result = ret["result"]
         if result is False:
@@ -173,11 +173,11 @@ class HighstateDisplay:
             return c["CYAN"]
         return c["GREEN"]
 
-    def _hidden(self, ret: dict) -> bool:
+    def _hidden(self, ret: dict[str, Any]) -> bool:
         quiet = not self.verbose or self.hide_unchanged
         return quiet and ret["result"] is True and not ret["changes"]
 
-    def _terse(self, ret: dict) -> bool:
+    def _terse(self, ret: dict[str, Any]) -> bool:
         if self.mode == "terse":
             return True
         if self.mode == "mixed":
@@ -186,7 +186,7 @@ class HighstateDisplay:
             return ret["result"] is True and not ret["changes"]
         return False
 
-    def _state(self, key: str, ret: dict) -> list[str]:
+    def _state(self, key: str, ret: dict[str, Any]) -> list[str]:
         if self._hidden(ret):
             return []
         comps = key.split(_SEP)
@@ -194,7 +194,7 @@ class HighstateDisplay:
             return [self._terse_line(comps, ret)]
         return self._full_block(comps, ret)
 
-    def _terse_line(self, comps: list[str], ret: dict) -> str:
+    def _terse_line(self, comps: list[str], ret: dict[str, Any]) -> str:
         c = self.colors
         tcolor = self._state_color(ret)
         result = ret["result"]
@@ -220,7 +220,7 @@ class HighstateDisplay:
             line = f"{c['LIGHT_RED']}Warnings:\n{listed}{c['ENDC']}{line}"
         return line
 
-    def _full_block(self, comps: list[str], ret: dict) -> list[str]:
+    def _full_block(self, comps: list[str], ret: dict[str, Any]) -> list[str]:
         c = self.colors
         tcolor, end = self._state_color(ret), c["ENDC"]
         ind = "    "
@@ -259,7 +259,7 @@ class HighstateDisplay:
         return f"{text[:3]}{c['LIGHT_RED']}{text[3:]}{c['ENDC']}"
 
     # -- summary -----------------------------------------------------------
-    def _summary(self, host: str, counts: dict, changed: int, warned: int, durations: float) -> list[str]:
+    def _summary(self, host: str, counts: dict[Any, int], changed: int, warned: int, durations: float) -> list[str]:
         c = self.colors
         end = c["ENDC"]
         tallies = list(counts.values()) + ([warned] if warned else [])
@@ -303,6 +303,6 @@ class HighstateDisplay:
         return lines
 
 
-def render_highstate(data: Any, opts: dict, color: bool) -> str:
+def render_highstate(data: Any, opts: dict[str, Any], color: bool) -> str:
     """Text of state returns; raises ``FallbackToNested`` for anything else."""
     return HighstateDisplay(opts, color).render(data)

@@ -41,7 +41,7 @@ class NestedDisplay:
         return f"{' ' * indent}{self.colors[color]}{prefix}{text}{self.colors['ENDC']}"
 
     @staticmethod
-    def _keys(mapping: Mapping) -> list:
+    def _keys(mapping: Mapping[Any, Any]) -> list[Any]:
         if isinstance(mapping, OrderedDict):
             return list(mapping)
         try:
@@ -82,7 +82,7 @@ class NestedDisplay:
         # sets, objects and anything else: Salt prints nothing for them
 
 
-def render_nested(data: Any, opts: dict, color: bool, indent: int | None = None) -> str:
+def render_nested(data: Any, opts: dict[str, Any], color: bool, indent: int | None = None) -> str:
     """Text of ``data`` in the nested layout (``nested_indent`` sets the base column)."""
     if indent is None:
         indent = int(opts.get("nested_indent", 0) or 0)

@@ -16,7 +16,7 @@ from ..exceptions import FallbackToNested
 
 
 # -- json ------------------------------------------------------------------
-def render_json(data: Any, opts: dict) -> str:
+def render_json(data: Any, opts: dict[str, Any]) -> str:
     """``--out=json``: four-space indent by default; ``output_indent`` (the
     ``--out-indent`` option) sets it, a negative value prints one line and
     ``pretty`` also sorts keys. Values JSON cannot hold print as their repr."""
@@ -49,7 +49,7 @@ def render_json(data: Any, opts: dict) -> str:
 # text, libyaml's emitter when PyYAML has it.
 
 
-def _indent_opt(opts: dict) -> int | None:
+def _indent_opt(opts: dict[str, Any]) -> int | None:
     """``output_indent`` as a number (None when unset); ``pretty`` and other
     text make the yaml and pprint outputters give up, as Salt's do."""
     indent = opts.get("output_indent")
@@ -63,7 +63,7 @@ def _indent_opt(opts: dict) -> int | None:
         raise FallbackToNested(f"output_indent {indent!r} is not a number") from exc
 
 
-def render_yaml(data: Any, opts: dict) -> str:
+def render_yaml(data: Any, opts: dict[str, Any]) -> str:
     """``--out=yaml``: block style, keys sorted, unicode kept as is;
     ``output_indent`` sets the indent, a negative one prints flow style."""
     indent = _indent_opt(opts)
@@ -82,7 +82,7 @@ def render_yaml(data: Any, opts: dict) -> str:
 
 
 # -- pprint, raw, txt, quiet ------------------------------------------------
-def render_pprint(data: Any, opts: dict) -> str:
+def render_pprint(data: Any, opts: dict[str, Any]) -> str:
     """``--out=pprint``: Python's pretty printer; ``output_indent`` (when not
     negative) is its indent."""
     indent = _indent_opt(opts)
@@ -91,12 +91,12 @@ def render_pprint(data: Any, opts: dict) -> str:
     return pprint.pformat(data)
 
 
-def render_raw(data: Any, opts: dict) -> str:
+def render_raw(data: Any, opts: dict[str, Any]) -> str:
     """``--out=raw``: the Python text of the data."""
     return str(data)
 
 
-def render_txt(data: Any, opts: dict) -> str:
+def render_txt(data: Any, opts: dict[str, Any]) -> str:
     """``--out=txt``: ``key: value`` per top-level key, a string value one
     line per line of it; a string prints as is, anything else pretty-printed."""
     if isinstance(data, str):
@@ -113,6 +113,6 @@ def render_txt(data: Any, opts: dict) -> str:
     return "\n".join(lines)
 
 
-def render_quiet(data: Any, opts: dict) -> str:
+def render_quiet(data: Any, opts: dict[str, Any]) -> str:
     """``--out=quiet``: nothing."""
     return ""

@@ -60,7 +60,7 @@ def get_runner(name: str) -> Callable[..., Any]:
         raise
     aliases = getattr(module, "__func_alias__", {})
     real = next((k for k, v in aliases.items() if v == fun_name), fun_name)
-    func = getattr(module, real, None)
+    func: Callable[..., Any] | None = getattr(module, real, None)
     if fun_name.startswith("_") or not callable(func) or real not in getattr(module, "__all__", [real]):
         raise FunctionNotFound(f"'{name}' is not available.")
     return func

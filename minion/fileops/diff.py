@@ -96,10 +96,10 @@ def parse_hash(source_hash: str) -> dict[str, str] | None:
             raise HashError(INVALID_FORMAT.format(source_hash))
         return {"hash_type": form, "hsum": hexsum.lower()}
     if _HEX.match(text):
-        form = _type_for(text)
-        if form is None:
+        guessed = _type_for(text)
+        if guessed is None:
             raise HashError(INVALID_FORMAT.format(source_hash))
-        return {"hash_type": form, "hsum": text.lower()}
+        return {"hash_type": guessed, "hsum": text.lower()}
     return None
 
 

@@ -78,10 +78,10 @@ def line(
         if match is None:
             raise CommandExecutionError("Mode 'delete' needs a 'match' or 'content'")
     if mode == "delete":
-        rx = compile_re(match)  # type: ignore[arg-type]
+        rx = compile_re(match)  # type: ignore[arg-type]  # not None: taken from content above
         lines = [ln for ln in lines if not rx.search(ln)]
     elif mode == "replace":
-        rx = compile_re(match)  # type: ignore[arg-type]
+        rx = compile_re(match)  # type: ignore[arg-type]  # not None: taken from content above
         out: list[str] = []
         for ln in lines:
             if rx.search(ln) and [ln.strip()] != [b.strip() for b in body]:
@@ -162,6 +162,7 @@ def _insert(
         return lines[: i + 1] + _padded(body, lines[i], indent) + lines[i + 1 :]
     if after is not None:
         return _put_after(lines, body, after, indent)
+    assert before is not None  # one of the two is set: checked above
     return _put_before(lines, body, before, indent)
 
 
@@ -184,6 +185,7 @@ def _ensure(lines: list[str], body: list[str], before: str | None, after: str | 
         return lines[: i + 1] + _padded(body, lines[i], indent) + lines[j:]
     if after is not None:
         return _put_after(lines, body, after, indent)
+    assert before is not None  # one of the two is set: checked above
     return _put_before(lines, body, before, indent)
 
 

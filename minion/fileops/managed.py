@@ -124,7 +124,7 @@ def check_changes(
         return None, {"newfile": name}, f"The file {name} is set to be changed" + TEST_NOTE
     changes: dict[str, Any] = {}
     managed = data is not None and replace
-    if managed:
+    if managed and data is not None:
         with open(target, "rb") as fh:
             old = fh.read()
         if old != data:
@@ -245,7 +245,7 @@ def manage(
             ret.update(result=True, changes=changes)
             return ret
         managed = data is not None and replace
-        if managed:
+        if managed and data is not None:
             with open(target, "rb") as fh:
                 old = fh.read()
             if old != data:

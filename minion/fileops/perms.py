@@ -45,14 +45,14 @@ def group_to_gid(group: Any) -> int | str:
         return int(group) if str(group).isdigit() else ""
 
 
-def uid_to_user(uid: Any) -> str | int:
+def uid_to_user(uid: str | int) -> str | int:
     try:
         return pwd.getpwuid(int(uid)).pw_name
     except (KeyError, ValueError, TypeError):
         return uid
 
 
-def gid_to_group(gid: Any) -> str | int:
+def gid_to_group(gid: str | int) -> str | int:
     try:
         return grp.getgrgid(int(gid)).gr_name
     except (KeyError, ValueError, TypeError):

@@ -18,10 +18,13 @@ import glob
 import os
 import re
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import SaltInvocationError
 from briny.minion.fileops.diff import HASH_LENGTHS
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 __all__ = [
     "access",
@@ -42,7 +45,7 @@ _CHUNK = 32 * 1024  # Salt reads files for contains/contains_glob in chunks of t
 
 
 def _digest(path: str, form: str) -> str:
-    return str(__salt__["file.get_hash"](path, form))  # type: ignore[name-defined]  # noqa: F821
+    return str(__salt__["file.get_hash"](path, form))
 
 
 def check_hash(path: str, file_hash: Any, **kwargs: Any) -> bool:

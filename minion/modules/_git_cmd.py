@@ -9,10 +9,13 @@ import logging
 import os
 import shlex
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.urlauth import add_http_basic_auth, redact_http_basic_auth
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +26,7 @@ _SSH_OPTS = (
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _auth_url(url: str, https_user: Any, https_pass: Any) -> str:
@@ -121,10 +124,10 @@ def _git_run(
     """Run ``command``; raise Salt's ``Command '...' failed: ...`` when it fails and ``failhard``."""
     call = {"ignore_retcode": ignore_retcode, "redirect_stderr": redirect_stderr, "output_encoding": output_encoding}
     if not identity:
-        result = _run_all(command, cwd, user, {}, **call)
-        if result["retcode"] != 0 and failhard:
-            raise _failed(command, result, redirect_stderr)
-        return result
+        plain = _run_all(command, cwd, user, {}, **call)
+        if plain["retcode"] != 0 and failhard:
+            raise _failed(command, plain, redirect_stderr)
+        return plain
     errors: list[str] = []
     missing: list[str] = []
     result: dict[str, Any] = {}

@@ -6,12 +6,16 @@ table maintenance. The module's own public functions it needs (``version``,
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from briny.minion import mysqlsql
 from briny.minion.mysqlsql import account, ident, literal
 
 from ._mysql_client import _context, _error, _ok, _rows
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +35,7 @@ def tokenize_grant(grant: str, **kwargs: Any) -> dict[str, Any]:
     return mysqlsql.tokenize_grant(grant)
 
 
-def user_grants(user: str, host: str = "localhost", **connection_args: Any) -> list[str] | bool:
+def user_grants(user: str, host: str = "localhost", **connection_args: Any) -> list[str] | Literal[False]:
     """The GRANT lines of ``user@host`` (SHOW GRANTS, passwords cut off); False when it does not exist."""
     if not __salt__["mysql.user_exists"](user, host, **connection_args):
         log.info("User '%s'@'%s' does not exist", user, host)
@@ -209,12 +213,14 @@ def slave_lag(**connection_args: Any) -> Any:
     return -2
 
 
-def showvariables(**connection_args: Any) -> list[dict[str, str]]:
-    return _rows("SHOW VARIABLES", **connection_args) or [[]]
+def showvariables(**connection_args: Any) -> list[Any]:  # [[]] when it fails, as Salt
+    rows: list[Any] | None = _rows("SHOW VARIABLES", **connection_args)
+    return rows or [[]]
 
 
-def showglobal(**connection_args: Any) -> list[dict[str, str]]:
-    return _rows("SHOW GLOBAL VARIABLES", **connection_args) or [[]]
+def showglobal(**connection_args: Any) -> list[Any]:  # [[]] when it fails, as Salt
+    rows: list[Any] | None = _rows("SHOW GLOBAL VARIABLES", **connection_args)
+    return rows or [[]]
 
 
 def processlist(**connection_args: Any) -> list[dict[str, Any]]:

@@ -8,9 +8,13 @@ import logging
 import os
 import shutil
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion import mysqlsql
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +41,11 @@ def _client_bin() -> str | None:
 
 
 def _option(key: str) -> Any:
-    return __salt__["config.option"](key, None)  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["config.option"](key, None)
 
 
 def _context() -> dict[str, Any]:
-    return __context__  # type: ignore[name-defined]  # noqa: F821
+    return __context__
 
 
 def _error(msg: str) -> None:
@@ -86,7 +90,7 @@ def _run(sql: str, db: str | None = None, **connection_args: Any) -> list[tuple[
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
-        ret = __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+        ret = __salt__["cmd.run_all"](
             [client, f"--defaults-file={path}", "--batch", "--xml"],
             python_shell=False,
             stdin=sql.rstrip().rstrip(";") + ";\n",
@@ -104,7 +108,7 @@ def _run(sql: str, db: str | None = None, **connection_args: Any) -> list[tuple[
         return None
     try:
         return mysqlsql.parse_xml(ret.get("stdout", ""))
-    except Exception as exc:  # a malformed answer: name it, do not guess
+    except Exception as exc:  # noqa: BLE001 - a malformed answer: name it, do not guess
         _error(f"MySQL Error: the client's answer could not be read: {exc}")
         return None
 

@@ -9,10 +9,14 @@ import os
 import pwd
 import shutil
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.pgsql import Conn
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +25,7 @@ _CONNECT_TIMEOUT = "10"
 
 
 def _option(key: str) -> Any:
-    return __salt__["config.option"](key)  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["config.option"](key)
 
 
 def _find_pg_binary(util: str) -> str | None:
@@ -102,7 +106,7 @@ def _psql(conn: Conn, sql: str, db: str | None = None, transaction: bool = False
         env["PGPASSFILE"] = passfile
     timeout = _option("postgres.timeout") or None
     try:
-        ret = __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+        ret = __salt__["cmd.run_all"](
             argv,
             python_shell=False,
             stdin=sql + "\n",

@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +43,7 @@ def __virtual__() -> Any:
 
 
 def _run(*args: Any, quiet: bool = False) -> dict[str, Any]:
-    return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cmd.run_all"](
         [COMMAND, *(str(a) for a in args)],
         python_shell=False,
         ignore_retcode=quiet,

@@ -34,12 +34,16 @@ import os
 import shutil
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.minion import aptkeys as _aptkeys
 from briny.minion import aptrepo as _aptrepo
 from briny.minion import aptsources as _aptsources
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __grains__, __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +58,7 @@ _OPS = (">=", "<=", "!=", "==", ">", "<", "=")
 
 
 def __virtual__() -> Any:
-    provider = (__opts__.get("providers") or {}).get("pkg")  # type: ignore[name-defined]  # noqa: F821
+    provider = (__opts__.get("providers") or {}).get("pkg")
     if provider and provider not in ("apt", "aptpkg"):
         return (False, f"pkg provider is set to {provider}")
     if shutil.which("dpkg-query") and shutil.which("apt-get"):
@@ -69,24 +73,24 @@ def __virtual__() -> Any:
 
 def _timeout(key: str, default: int) -> int:
     try:
-        return int(__opts__.get(key, default))  # type: ignore[name-defined]  # noqa: F821
+        return int(__opts__.get(key, default))
     except (TypeError, ValueError):
         return default
 
 
 def _run(cmd: list[str], timeout: int = _QUERY_TIMEOUT, apt_env: bool = False) -> dict[str, Any]:
     env = dict(_APT_ENV) if apt_env else {}
-    return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cmd.run_all"](
         cmd, python_shell=False, env=env, timeout=timeout, ignore_retcode=True, output_loglevel="trace"
     )
 
 
 def _clear_cache() -> None:
-    __context__.pop(_CTX_LIST, None)  # type: ignore[name-defined]  # noqa: F821
+    __context__.pop(_CTX_LIST, None)
 
 
 def _native_arch() -> str:
-    ctx = __context__  # type: ignore[name-defined]  # noqa: F821
+    ctx = __context__
     if _CTX_ARCH not in ctx:
         out = _run(["dpkg", "--print-architecture"])
         ctx[_CTX_ARCH] = out["stdout"].strip() if out["retcode"] == 0 else ""
@@ -95,7 +99,7 @@ def _native_arch() -> str:
 
 def _query() -> dict[str, dict[str, str]]:
     """Every package dpkg knows: name -> {want, status, version, arch}."""
-    ctx = __context__  # type: ignore[name-defined]  # noqa: F821
+    ctx = __context__
     if _CTX_LIST in ctx:
         return ctx[_CTX_LIST]
     out = _run(["dpkg-query", "--showformat=${Status}\t${Package}\t${Version}\t${Architecture}\n", "-W"])
@@ -145,7 +149,7 @@ def _names(name: str | None, pkgs: Any) -> list[str]:
             pkgs = [p.strip() for p in pkgs.split(",") if p.strip()]
         if not isinstance(pkgs, list):
             raise SaltInvocationError("'pkgs' must be a list of package names")
-        out = []
+        out: list[str] = []
         for item in pkgs:
             if isinstance(item, dict):
                 out.extend(str(k) for k in item)
@@ -242,7 +246,7 @@ def latest_version(
     (``""`` otherwise, or when apt knows no such package)."""
     if not names:
         return ""
-    if refresh and not __opts__.get("test"):  # type: ignore[name-defined]  # noqa: F821
+    if refresh and not __opts__.get("test"):
         refresh_db()
     policy = _policy(names)
     installed = _installed_map()
@@ -291,7 +295,7 @@ def bin_pkg_info(path: str, saltenv: str = "base", **kwargs: Any) -> dict[str, s
     """``{"name", "version", "arch"}`` read from a ``.deb`` (local or ``salt://``)."""
     local: Any = path
     if str(path).startswith("salt://"):
-        local = __salt__["cp.cache_file"](path, saltenv)  # type: ignore[name-defined]  # noqa: F821
+        local = __salt__["cp.cache_file"](path, saltenv)
     if not local or not os.path.isfile(str(local)):
         raise CommandExecutionError(f"{path} does not exist on minion")
     out = _run(["dpkg-deb", "-f", str(local), "Package", "Version", "Architecture"])
@@ -356,7 +360,7 @@ def _targets(name: str | None, pkgs: Any, sources: Any, version: str | None, sal
             for src in paths:
                 local = src
                 if src.startswith("salt://"):
-                    local = __salt__["cp.cache_file"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+                    local = __salt__["cp.cache_file"](src, saltenv)
                     if not local:
                         raise CommandExecutionError(f"Unable to cache {src}")
                 elif src.startswith("file://"):
@@ -441,7 +445,7 @@ def _remove(action: str, name: str | None, pkgs: Any) -> dict[str, Any]:
     out = _run(["apt-get", "-q", "-y", action, *targets], timeout=_timeout("pkg_timeout", 1800), apt_env=True)
     _clear_cache()
     new_installed = _installed_map()
-    changes = _diff(installed, new_installed)
+    changes: dict[str, Any] = _diff(installed, new_installed)
     if action == "purge":
         left = _config_only_map()
         gone = {n: {"new": "", "old": ""} for n in config_only if n not in left and n not in new_installed}
@@ -484,7 +488,7 @@ def _set_hold(names: list[str], hold: bool) -> dict[str, Any]:
                 else f"Package {pname} is already set not to be held."
             )
             continue
-        if __opts__.get("test"):  # type: ignore[name-defined]  # noqa: F821
+        if __opts__.get("test"):
             state["result"] = None
             state["comment"] = (
                 f"Package {pname} is set to be held." if hold else f"Package {pname} is set not to be held."
@@ -530,12 +534,12 @@ def list_holds(**kwargs: Any) -> list[str]:
 
 
 def _host() -> _aptrepo.Host:
-    salt = __salt__  # type: ignore[name-defined]  # noqa: F821
+    salt = __salt__
     return _aptrepo.Host(
         run=salt["cmd.run_all"],
         cache_file=lambda path, saltenv="base": salt["cp.cache_file"](path, saltenv),
         refresh=refresh_db,
-        grains=__grains__,  # type: ignore[name-defined]  # noqa: F821
+        grains=__grains__,
     )
 
 

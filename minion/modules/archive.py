@@ -35,9 +35,13 @@ import tarfile
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import TYPE_CHECKING, IO, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ class _Member:
 
 def _local(name: str, saltenv: str) -> str:
     if str(name).startswith("salt://"):
-        found = __salt__["cp.cache_file"](name, saltenv)  # type: ignore[name-defined]  # noqa: F821
+        found = __salt__["cp.cache_file"](name, saltenv)
         if not found:
             raise CommandExecutionError(f"Unable to cache {name}")
         return str(found)
@@ -383,8 +387,8 @@ def is_encrypted(name: str, clean: bool = False, saltenv: str = "base", **kwargs
 
 def set_owner(path: str, user: Any = None, group: Any = None, test: bool = False, **kwargs: Any) -> bool:
     """Give ``path`` (recursively, links not followed) this owner/group; True when something differed."""
-    uid = __salt__["file.user_to_uid"](user) if user else -1  # type: ignore[name-defined]  # noqa: F821
-    gid = __salt__["file.group_to_gid"](group) if group else -1  # type: ignore[name-defined]  # noqa: F821
+    uid = __salt__["file.user_to_uid"](user) if user else -1
+    gid = __salt__["file.group_to_gid"](group) if group else -1
     if uid == "" or gid == "":
         raise CommandExecutionError(f"Unknown user or group: {user} / {group}")
     changed = False

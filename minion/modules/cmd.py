@@ -38,10 +38,14 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.logsetup import LEVELS
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __grains__, __opts__
+
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +67,7 @@ _LOCALE_VARS = (
 
 
 def _default_shell() -> str:
-    return str(__grains__.get("shell") or os.environ.get("SHELL") or "/bin/sh")  # type: ignore[name-defined]  # noqa: F821
+    return str(__grains__.get("shell") or os.environ.get("SHELL") or "/bin/sh")
 
 
 def _python_shell_default(python_shell: bool | None, kwargs: Mapping[str, Any]) -> bool:
@@ -71,7 +75,7 @@ def _python_shell_default(python_shell: bool | None, kwargs: Mapping[str, Any]) 
         return _is_true(python_shell)
     if kwargs.get("__pub_jid"):
         return True
-    return __opts__.get("cmd_safe", True) is False  # type: ignore[name-defined]  # noqa: F821
+    return __opts__.get("cmd_safe", True) is False
 
 
 def _is_true(value: Any) -> bool:
@@ -218,7 +222,7 @@ def _run(
     level = None if level_name == "quiet" else LEVELS.get(level_name)
     log.info("Executing command %r in directory %r", _log_name(argv if not use_shell else shown), cwd)
     try:
-        proc = subprocess.Popen(argv, **popen_kwargs)  # noqa: S603 - running commands is the job
+        proc = subprocess.Popen(argv, **popen_kwargs)
     except (OSError, ValueError, KeyError) as exc:
         raise CommandExecutionError(f"Unable to run command '{shown}': {exc}") from None
     data = stdin.encode() if isinstance(stdin, str) else (stdin if stdin is not None else None)
@@ -277,7 +281,7 @@ def _run(
 
 def _note_retcode(ret: Mapping[str, Any], ignore_retcode: Any) -> None:
     if not _is_true(ignore_retcode):
-        __context__["retcode"] = ret["retcode"]  # type: ignore[name-defined]  # noqa: F821
+        __context__["retcode"] = ret["retcode"]
 
 
 def _raise_on_error(ret: Mapping[str, Any], raise_err: Any, text: str) -> None:
@@ -498,7 +502,7 @@ def run_bg(
     except ValueError:
         raise CommandExecutionError(f"Invalid umask: '{umask}'") from None
     try:
-        proc = subprocess.Popen(  # noqa: S603
+        proc = subprocess.Popen(
             argv,
             cwd=cwd,
             env=_env(env, _is_true(clean_env), True, prepend_path, pw),

@@ -15,11 +15,15 @@ import copy
 import fnmatch
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.dictupdate import merge as _dict_merge
 from briny.common.traverse import DEFAULT_DELIM
 from briny.common.traverse import traverse as _traverse
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __opts__, __pillar__
+
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +79,12 @@ def _merge(dest: dict[str, Any], upd: Mapping[str, Any], strategy: str, merge_li
 
 def _sources(omit_opts: bool, omit_grains: bool, omit_pillar: bool, omit_master: bool) -> list[Mapping[str, Any]]:
     """Highest priority first."""
-    pillar = __pillar__ or {}  # type: ignore[name-defined]  # noqa: F821
+    pillar = __pillar__ or {}
     out: list[Mapping[str, Any]] = []
     if not omit_opts:
-        out.append(__opts__)  # type: ignore[name-defined]  # noqa: F821
+        out.append(__opts__)
     if not omit_grains:
-        out.append(__grains__ or {})  # type: ignore[name-defined]  # noqa: F821
+        out.append(__grains__ or {})
     if not omit_pillar:
         out.append(pillar)
     if not omit_master:
@@ -112,7 +116,7 @@ def get(
     if merge not in ("recurse", "overwrite"):
         log.warning("Unsupported merge strategy '%s'. Falling back to 'recurse'.", merge)
         merge = "recurse"
-    merge_lists = bool(__opts__.get("pillar_merge_lists", False))  # type: ignore[name-defined]  # noqa: F821
+    merge_lists = bool(__opts__.get("pillar_merge_lists", False))
     data: dict[str, Any] = copy.deepcopy(DEFAULTS)
     for source in reversed(sources):
         data = _merge(data, copy.deepcopy(dict(source)), merge, merge_lists)
@@ -131,10 +135,10 @@ def merge(
     """``value`` from the config, the master config in pillar and the pillar, combined (Salt's
     ``config.merge``): the first text found wins; maps are merged (an earlier source's keys win),
     lists are joined in that order; else the defaults, else ``default``."""
-    pillar = __pillar__ or {}  # type: ignore[name-defined]  # noqa: F821
+    pillar = __pillar__ or {}
     master = pillar.get("master", {})
     sources = [
-        (omit_opts, __opts__),  # type: ignore[name-defined]  # noqa: F821
+        (omit_opts, __opts__),
         (omit_master, master if isinstance(master, Mapping) else {}),
         (omit_pillar, pillar),
     ]
@@ -186,7 +190,7 @@ def option(
 
 def items(**kwargs: Any) -> dict[str, Any]:
     """The minion configuration."""
-    return dict(__opts__)  # type: ignore[name-defined]  # noqa: F821
+    return dict(__opts__)
 
 
 def valid_fileproto(uri: str, **kwargs: Any) -> bool:
@@ -198,7 +202,7 @@ def dot_vals(value: str, **kwargs: Any) -> dict[str, Any]:
     """Config and pillar keys that start with ``value.``."""
     ret: dict[str, Any] = {}
     prefix = f"{value}."
-    for source in (__pillar__ or {}, __opts__):  # type: ignore[name-defined]  # noqa: F821
+    for source in (__pillar__ or {}, __opts__):
         for key, val in source.items():
             if isinstance(key, str) and key.startswith(prefix):
                 ret[key] = val

@@ -15,10 +15,14 @@ import logging
 import os
 import posixpath
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient
 from briny.common.exceptions import FileServerError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __job__, __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +30,11 @@ log = logging.getLogger(__name__)
 def _saltenv(saltenv: str | None) -> str:
     if saltenv:
         return str(saltenv)
-    return str(__opts__.get("saltenv") or "base")  # type: ignore[name-defined]  # noqa: F821
+    return str(__opts__.get("saltenv") or "base")
 
 
 def _client() -> Any:
-    return fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
+    return fileclient.get_client(__opts__, __job__)
 
 
 def cache_file(
@@ -106,7 +110,7 @@ def _template(text: str, template: str | None, saltenv: str) -> str:
     """``template=jinja`` renders the path strings themselves, as Salt's ``cp`` does."""
     if not template:
         return text
-    return str(__salt__["file.apply_template_on_contents"](text, template, None, None, saltenv))  # type: ignore[name-defined]  # noqa: F821
+    return str(__salt__["file.apply_template_on_contents"](text, template, None, None, saltenv))
 
 
 def _copy(source: str, target: Path) -> None:

@@ -23,7 +23,11 @@ from __future__ import annotations
 import logging
 import os
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,7 @@ def _cmd(args: list[str], stdin: str | None = None) -> dict[str, Any]:
     }
     if stdin is not None:
         call["stdin"] = stdin
-    return dict(__salt__["cmd.run_all"](args, **call))  # type: ignore[name-defined]  # noqa: F821
+    return dict(__salt__["cmd.run_all"](args, **call))
 
 
 def raw_cron(user: str, **kwargs: Any) -> str:
@@ -130,7 +134,7 @@ def list_tab(user: str, **kwargs: Any) -> dict[str, list[Any]]:
             tab["env"].append({"name": key, "value": value})
         elif len(line.split(" ")) > 5:
             parts = line.split(" ")
-            entry = dict(zip(_FIELDS, parts[:5]))
+            entry: dict[str, Any] = dict(zip(_FIELDS, parts[:5]))
             entry.update(cmd=" ".join(parts[5:]), identifier=identifier, comment=comment, commented=disabled)
             tab["crons"].append(entry)
             comment = identifier = None

@@ -23,7 +23,11 @@ from __future__ import annotations
 
 import logging
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +59,7 @@ def _parse(text: str, fetchempty: bool = True) -> dict[str, list[list[str]]]:
 
 def get_selections(fetchempty: bool = True, **kwargs: Any) -> dict[str, list[list[str]]]:
     """Every answer debconf holds: ``{package: [[question, type, value], ...]}``."""
-    out = __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    out = __salt__["cmd.run_all"](
         ["debconf-get-selections"], python_shell=False, output_loglevel="quiet", ignore_retcode=True
     )
     if out["retcode"] != 0:
@@ -70,7 +74,7 @@ def show(name: str, **kwargs: Any) -> list[list[str]] | None:
 
 def _set_selections(text: str) -> bool:
     """Feed selections to ``debconf-set-selections``; False when it refused or skipped a line."""
-    out = __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    out = __salt__["cmd.run_all"](
         ["debconf-set-selections"], python_shell=False, stdin=text, output_loglevel="quiet", ignore_retcode=True
     )
     problems = [
@@ -100,7 +104,7 @@ def set_(package: str, question: str, type: str, value: Any, *extra: Any, **kwar
 
 def set_file(path: str, saltenv: str = "base", **kwargs: Any) -> bool:
     """Answers from a selections file (``salt://`` or a local path)."""
-    local = __salt__["cp.cache_file"](path, saltenv)  # type: ignore[name-defined]  # noqa: F821
+    local = __salt__["cp.cache_file"](path, saltenv)
     if not local:
         return False
     try:
@@ -114,12 +118,10 @@ def set_file(path: str, saltenv: str = "base", **kwargs: Any) -> bool:
 
 def set_template(path: str, template: str, context: Any, defaults: Any, saltenv: str = "base", **kwargs: Any) -> bool:
     """Answers from a selections file rendered with ``template`` (jinja) first."""
-    local = __salt__["cp.cache_file"](path, saltenv)  # type: ignore[name-defined]  # noqa: F821
+    local = __salt__["cp.cache_file"](path, saltenv)
     if not local:
         return False
     with open(str(local), encoding="utf-8") as fh:
         text = fh.read()
-    rendered = __salt__["file.apply_template_on_contents"](  # type: ignore[name-defined]  # noqa: F821
-        text, template, context or {}, defaults or {}, saltenv
-    )
+    rendered = __salt__["file.apply_template_on_contents"](text, template, context or {}, defaults or {}, saltenv)
     return _set_selections(str(rendered))

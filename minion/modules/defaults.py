@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from briny.common import fileclient
@@ -29,12 +29,15 @@ from briny.common.dictupdate import update_in_place
 from briny.common.exceptions import CommandExecutionError, FileServerError
 from briny.common.traverse import traverse
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __job__, __opts__
+
 log = logging.getLogger(__name__)
 
 
 def _load(namespace: str) -> Any:
     """The data of ``salt://<namespace>/defaults.yaml`` or ``.json`` (the first found), or None."""
-    client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
+    client = fileclient.get_client(__opts__, __job__)
     for ext in ("yaml", "json"):
         path = f"{namespace}/defaults.{ext}"
         try:

@@ -22,7 +22,10 @@ import ipaddress
 import logging
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +63,7 @@ def _dig(name: Any, rtype: str | None, nameserver: str | None, *extra: str) -> s
     cmd = ["dig", "+short", *extra, str(name)] + ([rtype] if rtype else [])
     if nameserver is not None:
         cmd.append(f"@{nameserver}")
-    res = __salt__["cmd.run_all"](cmd, python_shell=False)  # type: ignore[name-defined]  # noqa: F821
+    res = __salt__["cmd.run_all"](cmd, python_shell=False)
     if res["retcode"] != 0:
         log.warning("dig returned exit code '%s'. Returning empty list as fallback.", res["retcode"])
         return None

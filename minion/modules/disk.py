@@ -18,10 +18,13 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.sysfiles import fstab
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ def _df(cmd: str) -> list[list[str]]:
     """The rows of ``df`` output, a file system name with spaces joined back into one field."""
     rows = []
     pending = None
-    for line in str(__salt__["cmd.run"](cmd, python_shell=False)).splitlines():  # type: ignore[name-defined]  # noqa: F821
+    for line in str(__salt__["cmd.run"](cmd, python_shell=False)).splitlines():
         if not line or line.startswith("Filesystem"):
             continue
         if pending:
@@ -87,7 +90,7 @@ def inodeusage(args: Any = None, **kwargs: Any) -> dict[str, Any]:
     flags = _flags(args, "disk.inodeusage")
     out: dict[str, Any] = {}
     cmd = "df -iP" + (f" -{flags}" if flags else "")
-    for line in str(__salt__["cmd.run"](cmd, python_shell=False)).splitlines():  # type: ignore[name-defined]  # noqa: F821
+    for line in str(__salt__["cmd.run"](cmd, python_shell=False)).splitlines():
         cols = line.split()
         if not cols or line.startswith("Filesystem"):
             continue
@@ -122,7 +125,7 @@ def blkid(device: str | None = None, token: str | None = None, **kwargs: Any) ->
         cmd.append(device)
     elif token:
         cmd.extend(["-t", token])
-    res = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)  # type: ignore[name-defined]  # noqa: F821
+    res = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)
     if res["retcode"] > 0:
         return {}
     return fstab.blkid(str(res["stdout"]))

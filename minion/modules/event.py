@@ -19,15 +19,19 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.event import EventBus, fire_event
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __opts__, __pillar__
+
 
 log = logging.getLogger(__name__)
 
 
 def _opts() -> dict[str, Any]:
-    return __opts__  # type: ignore[name-defined]  # noqa: F821
+    return __opts__
 
 
 def _bus_listening() -> bool:
@@ -91,9 +95,9 @@ def send(
     if with_env:
         payload["environ"] = _subset(with_env, dict(os.environ))
     if with_grains:
-        payload["grains"] = _subset(with_grains, __grains__)  # type: ignore[name-defined]  # noqa: F821
+        payload["grains"] = _subset(with_grains, __grains__)
     if with_pillar:
-        payload["pillar"] = _subset(with_pillar, __pillar__)  # type: ignore[name-defined]  # noqa: F821
+        payload["pillar"] = _subset(with_pillar, __pillar__)
     if with_env_opts:
         payload["saltenv"] = _opts().get("saltenv") or "base"
         payload["pillarenv"] = _opts().get("pillarenv")

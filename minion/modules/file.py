@@ -20,7 +20,7 @@ import os
 import re
 import stat
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient
 from briny.common.exceptions import BrinyError, CommandExecutionError, HashError, SaltInvocationError
@@ -39,6 +39,10 @@ from ._file_query import is_fifo as is_fifo
 from ._file_query import lstat as lstat
 from ._file_query import path_exists_glob as path_exists_glob
 from ._file_query import readdir as readdir
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __job__, __opts__, __pillar__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +251,7 @@ def touch(name: str, atime: float | None = None, mtime: float | None = None) -> 
     try:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOCTTY, 0o666)
         os.close(fd)
-        os.utime(name, None if atime is None else (float(atime), float(mtime)))  # type: ignore[arg-type]
+        os.utime(name, None if atime is None or mtime is None else (float(atime), float(mtime)))
     except FileNotFoundError as exc:
         raise CommandExecutionError("No such file or directory") from exc
     except (OSError, TypeError, ValueError) as exc:
@@ -345,7 +349,7 @@ def atomic_write(
 
 # -- file.managed (briny functions behind the state; the work is in fileops.managed) -------
 def _cache(src: str, saltenv: str) -> str | bool:
-    return __salt__["cp.cache_file"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cp.cache_file"](src, saltenv)
 
 
 def _render(
@@ -361,17 +365,17 @@ def _render(
         raise CommandExecutionError(f"Specified template format {template} is not supported")
     ctx: dict[str, Any] = {
         "salt": __salt__,
-        "grains": __grains__,  # type: ignore[name-defined]  # noqa: F821
+        "grains": __grains__,
         "pillar": __pillar__,
-        "opts": __opts__,  # type: ignore[name-defined]  # noqa: F821
+        "opts": __opts__,
         "saltenv": saltenv,
         "env": saltenv,
     }
     ctx.update(extra)
     ctx.update(defaults or {})
     ctx.update(context or {})
-    client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
-    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath, opts=__opts__)  # type: ignore[name-defined]  # noqa: F821
+    client = fileclient.get_client(__opts__, __job__)
+    return render_jinja(text, ctx, client=client, saltenv=saltenv, tmplpath=tmplpath, opts=__opts__)
 
 
 def apply_template_on_contents(
@@ -504,7 +508,7 @@ def manage_data(
         from_source,
         sums,
         backup,
-        str(__opts__.get("cachedir") or ""),  # type: ignore[name-defined]  # noqa: F821
+        str(__opts__.get("cachedir") or ""),
         makedirs,
         perms.normalize_mode(dir_mode),
         show_changes,
@@ -520,7 +524,7 @@ def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None) -> dict[st
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        return __salt__["cmd.run_all"](f"{cmd} {tmp}", python_shell=True)  # type: ignore[name-defined]  # noqa: F821
+        return __salt__["cmd.run_all"](f"{cmd} {tmp}", python_shell=True)
     finally:
         os.unlink(tmp)
 
@@ -534,7 +538,7 @@ def _edit(path: str, change: Any, dry_run: bool = False, backup: Any = "", creat
             raise CommandExecutionError(f"{path}: file not found")
         old = ""
     else:
-        old = read(path)  # type: ignore[assignment]
+        old = read(path)  # type: ignore[assignment]  # text: binary=False
     new = change(old)
     if new == old:
         return ""

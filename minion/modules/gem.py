@@ -40,7 +40,7 @@ def _gems(gems: Any) -> list[str]:
 
 def _has_rubygems_3(ruby: Any = None, runas: Any = None, gem_bin: Any = None) -> bool:
     found = re.match(r"^(\d+)\.", str(version(ruby=ruby, runas=runas, gem_bin=gem_bin) or ""))
-    return bool(found) and int(found.group(1)) >= 3
+    return found is not None and int(found.group(1)) >= 3
 
 
 def install(

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
@@ -54,6 +54,9 @@ from ._git_refs import (
     tag,
 )
 from ._git_remote import fetch, ls_remote, pull, push, remote_get, remote_refs, remote_set, remotes, submodule
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +105,7 @@ __all__ = [
 
 
 def __virtual__() -> Any:
-    if __salt__["cmd.which"]("git") is None:  # type: ignore[name-defined]  # noqa: F821
+    if __salt__["cmd.which"]("git") is None:
         return False, "The git execution module cannot be loaded: git unavailable."
     return True
 
@@ -112,7 +115,7 @@ def __virtual__() -> Any:
 
 def version(versioninfo: bool = False, **kwargs: Any) -> Any:
     """The git version (``2.39.5``), or a list of its parts with ``versioninfo=True``."""
-    ctx = __context__  # type: ignore[name-defined]  # noqa: F821
+    ctx = __context__
     if "git.version" not in ctx:
         try:
             out = str(_git_run(["git", "--version"])["stdout"])
@@ -184,7 +187,7 @@ def clone(
         run_cwd = cwd
     else:
         command.append(cwd)
-        run_cwd = "/tmp"
+        run_cwd = "/tmp"  # noqa: S108 - only where git runs: the clone goes to the absolute cwd
     _git_run(
         command,
         cwd=run_cwd,

@@ -12,11 +12,15 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.matchers import filter_by as _filter_by
 from briny.common.traverse import DEFAULT_DELIM
 from briny.common.traverse import traverse as _traverse
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__
+
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +47,14 @@ def _sanitize(key: str, value: Any) -> Any:
 
 def get(key: str, default: Any = "", delimiter: str = DEFAULT_DELIM, ordered: bool = True, **kwargs: Any) -> Any:
     """The grain at ``key`` (``a:b:c`` for nested values), or ``default``."""
-    return _traverse(__grains__, key, default, delimiter)  # type: ignore[name-defined]  # noqa: F821
+    return _traverse(__grains__, key, default, delimiter)
 
 
 def item(*args: str, **kwargs: Any) -> dict[str, Any]:
     """``{key: value}`` for each grain named; ``default``/``delimiter``/``sanitize`` kwargs."""
     default = kwargs.get("default", "")
     delimiter = kwargs.get("delimiter", DEFAULT_DELIM)
-    ret = {arg: _traverse(__grains__, arg, default, delimiter) for arg in args}  # type: ignore[name-defined]  # noqa: F821
+    ret = {arg: _traverse(__grains__, arg, default, delimiter) for arg in args}
     if _is_true(kwargs.get("sanitize")):
         ret = {k: _sanitize(k, v) for k, v in ret.items()}
     return ret
@@ -58,7 +62,7 @@ def item(*args: str, **kwargs: Any) -> dict[str, Any]:
 
 def items(sanitize: bool = False, **kwargs: Any) -> dict[str, Any]:
     """All grains (host names replaced by placeholders with ``sanitize=True``)."""
-    grains = dict(__grains__)  # type: ignore[name-defined]  # noqa: F821
+    grains = dict(__grains__)
     if _is_true(sanitize):
         grains = {k: _sanitize(k, v) for k, v in grains.items()}
     return grains
@@ -66,17 +70,17 @@ def items(sanitize: bool = False, **kwargs: Any) -> dict[str, Any]:
 
 def ls(**kwargs: Any) -> list[str]:
     """The names of all grains, sorted."""
-    return sorted(__grains__)  # type: ignore[name-defined]  # noqa: F821
+    return sorted(__grains__)
 
 
 def has_value(key: str, **kwargs: Any) -> bool:
     """True when the grain ``key`` exists (even if empty or false), as Salt 3007 answers."""
-    return _traverse(__grains__, key, _MISSING, kwargs.get("delimiter", DEFAULT_DELIM)) is not _MISSING  # type: ignore[name-defined]  # noqa: F821
+    return _traverse(__grains__, key, _MISSING, kwargs.get("delimiter", DEFAULT_DELIM)) is not _MISSING
 
 
 def equals(key: str, value: Any, **kwargs: Any) -> bool:
     """True when the grain ``key`` equals ``value``."""
-    return bool(_traverse(__grains__, key, _MISSING) == value)  # type: ignore[name-defined]  # noqa: F821
+    return bool(_traverse(__grains__, key, _MISSING) == value)
 
 
 def filter_by(
@@ -99,7 +103,7 @@ def filter_by(
         __grains__,
         merge,
         default,
-        base,  # type: ignore[name-defined]  # noqa: F821
+        base,
         kwargs.get("delimiter", DEFAULT_DELIM),
     )
 

@@ -13,9 +13,13 @@ from __future__ import annotations
 import grp
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion.shadowtools import run_tool
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +34,7 @@ def __virtual__() -> Any:
 
 def _run(cmd: list[str]) -> bool:
     """Run a shadow-utils command; True when it exited 0."""
-    return run_tool(__salt__, cmd, context=__context__, error_key="group.error")  # type: ignore[name-defined]  # noqa: F821
+    return run_tool(__salt__, cmd, context=__context__, error_key="group.error")
 
 
 def _format(gr: grp.struct_group) -> dict[str, Any]:

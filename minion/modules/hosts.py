@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.sysfiles import hosts as hostsfile
 from briny.minion.sysfiles.replace import read_error, read_text, replace_text
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 def _path() -> str:
-    path = __salt__["config.option"]("hosts.file", "/etc/hosts")  # type: ignore[name-defined]  # noqa: F821
+    path = __salt__["config.option"]("hosts.file", "/etc/hosts")
     return str(path or "/etc/hosts")
 
 

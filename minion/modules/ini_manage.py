@@ -18,17 +18,20 @@ top-level option of that name).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.sysfiles import ini
 from briny.minion.sysfiles.replace import read_text, replace_text
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt_system_encoding__
+
 __virtualname__ = "ini"
 
 
 def _encoding(encoding: str | None) -> str:
-    return encoding or __salt_system_encoding__  # type: ignore[name-defined]  # noqa: F821
+    return encoding or __salt_system_encoding__
 
 
 def _load(file_name: str, separator: str, encoding: str | None) -> tuple[ini.IniDoc, str | None]:

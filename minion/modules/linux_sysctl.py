@@ -31,10 +31,13 @@ import logging
 import os
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.sysfiles.replace import read_text, replace_text
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +46,13 @@ _HEADER = "#\n# Kernel sysctl configuration\n#\n"
 
 
 def __virtual__() -> Any:
-    if __grains__.get("kernel") != "Linux":  # type: ignore[name-defined]  # noqa: F821
+    if __grains__.get("kernel") != "Linux":
         return False, "The linux_sysctl execution module cannot be loaded: only available on Linux systems."
     return __virtualname__
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _sysctl() -> str:

@@ -30,11 +30,15 @@ import logging
 import os
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion import systemd as _systemd
 from briny.minion.fileops import managed as _managed
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +111,7 @@ def _localectl() -> bool:
 
 
 def _localectl_locale() -> dict[str, str]:
-    out = __salt__["cmd.run_all"](["localectl", "status"], python_shell=False, ignore_retcode=True)  # type: ignore[name-defined]  # noqa: F821
+    out = __salt__["cmd.run_all"](["localectl", "status"], python_shell=False, ignore_retcode=True)
     if out["retcode"] != 0:
         raise CommandExecutionError(f'Command "localectl" failed: {out.get("stderr", "").strip()}')
     found: dict[str, str] = {}
@@ -127,7 +131,7 @@ def _localectl_locale() -> dict[str, str]:
 
 def list_avail(**kwargs: Any) -> list[str]:
     """The compiled locales (``locale -a``)."""
-    return str(__salt__["cmd.run"]([LOCALE_CMD, "-a"], python_shell=False)).split("\n")  # type: ignore[name-defined]  # noqa: F821
+    return str(__salt__["cmd.run"]([LOCALE_CMD, "-a"], python_shell=False)).split("\n")
 
 
 def avail(locale: str, **kwargs: Any) -> bool:
@@ -153,7 +157,7 @@ def set_locale(locale: str, **kwargs: Any) -> bool:
         params = _localectl_locale()
         params["LANG"] = str(locale)
         cmd = ["localectl", "set-locale", *(f"{k}={v}" for k, v in params.items() if v)]
-        out = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)  # type: ignore[name-defined]  # noqa: F821
+        out = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)
         if out["retcode"] == 0:
             return True
         log.debug("localectl set-locale failed (%s): writing %s", out.get("stderr", "").strip(), DEFAULT_LOCALE)
@@ -209,7 +213,7 @@ def gen_locale(locale: str, **kwargs: Any) -> Any:
         cmd.append("--verbose" if kwargs.get("verbose") else "--quiet")
     else:
         raise CommandExecutionError('Command "locale-gen" or "localedef" was not found on this system.')
-    res = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)  # type: ignore[name-defined]  # noqa: F821
+    res = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)
     if res["retcode"]:
         log.error("%s failed: %s", cmd[0], res.get("stderr", ""))
     if kwargs.get("verbose"):

@@ -13,18 +13,22 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import matchers
 from briny.common.dictupdate import update as _update
 from briny.common.exceptions import SaltInvocationError
 from briny.common.traverse import DEFAULT_DELIM
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __opts__, __pillar__
+
+
 log = logging.getLogger(__name__)
 
 
 def _id(minion_id: str | None) -> str:
-    return str(minion_id if minion_id is not None else __opts__.get("id", ""))  # type: ignore[name-defined]  # noqa: F821
+    return str(minion_id if minion_id is not None else __opts__.get("id", ""))
 
 
 def _safe(call: Callable[[], bool]) -> bool:
@@ -42,13 +46,13 @@ def _opt_delim(delimiter: str | None) -> str:
 def compound(tgt: str, minion_id: str | None = None, **kwargs: Any) -> bool:
     """Compound target (``G@os:Debian and web*``, ``not``, ``or``, parentheses, ``N@group``)."""
     # the config's nodegroups only when the target names one (on the master each opts read counts)
-    nodegroups = (__opts__.get("nodegroups") or {}) if "N@" in str(tgt) else {}  # type: ignore[name-defined]  # noqa: F821
+    nodegroups = (__opts__.get("nodegroups") or {}) if "N@" in str(tgt) else {}
     return _safe(
         lambda: matchers.compound_match(
             tgt,
             _id(minion_id),
             __grains__,
-            __pillar__,  # type: ignore[name-defined]  # noqa: F821
+            __pillar__,
             nodegroups,
         )
     )
@@ -71,32 +75,32 @@ def list_(tgt: str | list[str], minion_id: str | None = None, **kwargs: Any) -> 
 
 def grain(tgt: str, delimiter: str = DEFAULT_DELIM, **kwargs: Any) -> bool:
     """``key:glob`` on grains."""
-    return _safe(lambda: matchers.grain_match(tgt, __grains__, _opt_delim(delimiter)))  # type: ignore[name-defined]  # noqa: F821
+    return _safe(lambda: matchers.grain_match(tgt, __grains__, _opt_delim(delimiter)))
 
 
 def grain_pcre(tgt: str, delimiter: str = DEFAULT_DELIM, **kwargs: Any) -> bool:
     """``key:regex`` on grains."""
-    return _safe(lambda: matchers.grain_pcre_match(tgt, __grains__, _opt_delim(delimiter)))  # type: ignore[name-defined]  # noqa: F821
+    return _safe(lambda: matchers.grain_pcre_match(tgt, __grains__, _opt_delim(delimiter)))
 
 
 def pillar(tgt: str, delimiter: str = DEFAULT_DELIM, **kwargs: Any) -> bool:
     """``key:glob`` on pillar."""
-    return _safe(lambda: matchers.pillar_match(tgt, __pillar__, _opt_delim(delimiter)))  # type: ignore[name-defined]  # noqa: F821
+    return _safe(lambda: matchers.pillar_match(tgt, __pillar__, _opt_delim(delimiter)))
 
 
 def pillar_pcre(tgt: str, delimiter: str = DEFAULT_DELIM, **kwargs: Any) -> bool:
     """``key:regex`` on pillar."""
-    return _safe(lambda: matchers.pillar_pcre_match(tgt, __pillar__, _opt_delim(delimiter)))  # type: ignore[name-defined]  # noqa: F821
+    return _safe(lambda: matchers.pillar_pcre_match(tgt, __pillar__, _opt_delim(delimiter)))
 
 
 def pillar_exact(tgt: str, delimiter: str = DEFAULT_DELIM, **kwargs: Any) -> bool:
     """``key:value`` exact (case-insensitive) on pillar."""
-    return _safe(lambda: matchers.pillar_exact_match(tgt, __pillar__, _opt_delim(delimiter)))  # type: ignore[name-defined]  # noqa: F821
+    return _safe(lambda: matchers.pillar_exact_match(tgt, __pillar__, _opt_delim(delimiter)))
 
 
 def ipcidr(tgt: str, **kwargs: Any) -> bool:
     """An address or network against this minion's ``ipv4``/``ipv6`` grains."""
-    return _safe(lambda: matchers.ipcidr_match(tgt, __grains__))  # type: ignore[name-defined]  # noqa: F821
+    return _safe(lambda: matchers.ipcidr_match(tgt, __grains__))
 
 
 def nodegroup(tgt: str, **kwargs: Any) -> bool:

@@ -37,10 +37,13 @@ import copy
 import logging
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __job__, __opts__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +58,13 @@ _MATCHERS = ("glob", "pcre", "list", "grain", "grain_pcre", "ipcidr", "compound"
 
 
 def _local() -> bool:
-    if __job__.mine is not None:  # type: ignore[name-defined]  # noqa: F821
+    if __job__.mine is not None:
         return False  # on the master: its own store (and the minion's file_client is not read)
-    return __opts__.get("file_client") == "local"  # type: ignore[name-defined]  # noqa: F821
+    return __opts__.get("file_client") == "local"
 
 
 def _cache_path() -> str:
-    return os.path.join(str(__opts__.get("cachedir") or "."), "mine_cache.msgpack")  # type: ignore[name-defined]  # noqa: F821
+    return os.path.join(str(__opts__.get("cachedir") or "."), "mine_cache.msgpack")
 
 
 def _read_local() -> dict[str, Any]:
@@ -91,7 +94,7 @@ def _write_local(data: dict[str, Any]) -> bool:
 
 def _ask(payload: dict[str, Any]) -> dict[str, Any]:
     """One ``mine`` request: to the master's store in a compile on the master, else to the master."""
-    job = __job__  # type: ignore[name-defined]  # noqa: F821
+    job = __job__
     channel = job.mine if job.mine is not None else job.master
     if channel is None:
         raise CommandExecutionError("the mine needs the master, and this minion has no connection to it")
@@ -149,14 +152,14 @@ def _wrap(data: Any, allow_tgt: Any = None, allow_tgt_type: Any = None) -> dict[
 
 
 def _available(func: str) -> bool:
-    if func not in __salt__:  # type: ignore[name-defined]  # noqa: F821
+    if func not in __salt__:
         log.error("Function %s in mine_functions not available", func)
         return False
     return True
 
 
 def _configured() -> Any:
-    return copy.deepcopy(__salt__["config.merge"]("mine_functions", {}))  # type: ignore[name-defined]  # noqa: F821
+    return copy.deepcopy(__salt__["config.merge"]("mine_functions", {}))
 
 
 def update(clear: bool = False, mine_functions: Any = None, **kwargs: Any) -> bool | None:
@@ -178,7 +181,7 @@ def update(clear: bool = False, mine_functions: Any = None, **kwargs: Any) -> bo
         if not _available(func):
             continue
         try:
-            result = __salt__[func](*args, **fkwargs)  # type: ignore[name-defined]  # noqa: F821
+            result = __salt__[func](*args, **fkwargs)
         except Exception as exc:  # a failing function is skipped, as Salt does
             log.error("Function %s in mine.update failed to execute", func)
             log.debug("Error: %s", exc, exc_info=True)
@@ -194,7 +197,7 @@ def send(name: str, *args: Any, **kwargs: Any) -> bool:
     allow_tgt = kwargs.pop("allow_tgt", None)
     allow_tgt_type = kwargs.pop("allow_tgt_type", None)
     try:
-        result = __salt__[func](*args, **kwargs)  # type: ignore[name-defined]  # noqa: F821
+        result = __salt__[func](*args, **kwargs)
     except Exception as exc:  # Salt logs the failure and returns False
         log.error("Function %s in mine.send failed to execute", func)
         log.debug("Error: %s", exc, exc_info=True)
@@ -204,7 +207,7 @@ def send(name: str, *args: Any, **kwargs: Any) -> bool:
 
 def get(tgt: Any, fun: Any, tgt_type: str = "glob", exclude_minion: bool = False, **kwargs: Any) -> dict[str, Any]:
     """The mine data of ``fun`` of the minions ``tgt`` names (see the module docstring)."""
-    me = str(__opts__.get("id"))  # type: ignore[name-defined]  # noqa: F821
+    me = str(__opts__.get("id"))
     if _local():
         return _local_get(me, tgt, fun, tgt_type)
     ret = _ask({"op": "get", "tgt": tgt, "fun": fun, "tgt_type": tgt_type}).get("mine")
@@ -217,7 +220,7 @@ def get(tgt: Any, fun: Any, tgt_type: str = "glob", exclude_minion: bool = False
 def _local_get(me: str, tgt: Any, fun: Any, tgt_type: str) -> dict[str, Any]:
     if tgt_type not in _MATCHERS:
         raise KeyError(tgt_type)  # Salt's answer for a target type it has no local matcher for
-    if not __salt__[f"match.{tgt_type}"](tgt):  # type: ignore[name-defined]  # noqa: F821
+    if not __salt__[f"match.{tgt_type}"](tgt):
         return {}
     data = _read_local()
     if isinstance(fun, str):

@@ -26,20 +26,23 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.sysfiles import fstab as tables
 from briny.minion.sysfiles.replace import replace_text
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __opts__, __salt__
+
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _context() -> dict[str, Any]:
-    return __context__  # type: ignore[name-defined]  # noqa: F821
+    return __context__
 
 
 def _ids(kind: str, name: str) -> Any:
@@ -156,7 +159,7 @@ def set_vfstab(
     fstype: str,
     opts: Any = "-",
     device_fsck: str = "-",
-    pass_fsck: str = "-",
+    pass_fsck: str = "-",  # noqa: S107 - the fsck pass number (Salt's argument name), not a password
     mount_at_boot: str = "yes",
     config: str = "/etc/vfstab",
     test: bool = False,
@@ -290,7 +293,7 @@ def swapoff(name: str, **kwargs: Any) -> bool | None:
 
 
 def _cache_file() -> str:
-    return os.path.join(str(__opts__.get("cachedir") or "/var/cache/briny/minion"), "mounts")  # type: ignore[name-defined]  # noqa: F821
+    return os.path.join(str(__opts__.get("cachedir") or "/var/cache/briny/minion"), "mounts")
 
 
 def _read_cache() -> dict[str, Any]:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion import mysqlsql
 from briny.minion.mysqlsql import account, ident, literal
@@ -71,6 +71,10 @@ from ._mysql_client import (
     _rows,
     _run,
 )
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +182,7 @@ def query(database: str, query: str, **connection_args: Any) -> dict[str, Any] |
 def file_query(database: str, file_name: str, **connection_args: Any) -> dict[str, Any] | bool:
     """Run the statements of a file (local path or ``salt://``), one ``query`` each; their sums."""
     if file_name.startswith(("salt://", "http://", "https://", "swift://", "s3://")):
-        file_name = __salt__["cp.cache_file"](file_name)  # type: ignore[name-defined]  # noqa: F821
+        file_name = __salt__["cp.cache_file"](file_name)
     if not file_name or not os.path.exists(file_name):
         log.error('File "%s" does not exist', file_name)
         return False
@@ -264,7 +268,7 @@ def db_get(name: str, **connection_args: Any) -> dict[str, str] | list:
 def db_exists(name: str, **connection_args: Any) -> bool:
     pattern = str(name).replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%")
     rows = _rows(f"SHOW DATABASES LIKE {literal(pattern)}", **connection_args)
-    return bool(rows) and len(rows) == 1
+    return rows is not None and len(rows) == 1
 
 
 def db_tables(name: str, **connection_args: Any) -> list[str] | bool:
@@ -405,7 +409,7 @@ def user_exists(
     elif password_hash:
         sql += f" AND {ident(column)} = {literal(password_hash)}"
     rows = _rows(sql, **connection_args)
-    return bool(rows) and len(rows) == 1
+    return rows is not None and len(rows) == 1
 
 
 def _auth_clause(server_version: str, password: Any, password_hash: Any, auth_plugin: str) -> str | None:

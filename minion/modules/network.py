@@ -31,9 +31,12 @@ import logging
 import re
 import shutil
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +95,7 @@ def interfaces(**kwargs: Any) -> dict[str, dict[str, Any]]:
     """Every interface of the host (see the module docstring for the shape)."""
     if not shutil.which("ip"):
         raise CommandExecutionError("network.interfaces needs the 'ip' command (iproute2)")
-    res = __salt__["cmd.run_all"](["ip", "addr", "show"], python_shell=False, output_loglevel="trace")  # type: ignore[name-defined]  # noqa: F821
+    res = __salt__["cmd.run_all"](["ip", "addr", "show"], python_shell=False, output_loglevel="trace")
     return parse_ip_addr(str(res.get("stdout") or ""))
 
 
@@ -334,7 +337,7 @@ def get_fqdn(**kwargs: Any) -> str:
 
 def _neighs(family_sep: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    for line in str(__salt__["cmd.run"]("ip neigh show")).splitlines():  # type: ignore[name-defined]  # noqa: F821
+    for line in str(__salt__["cmd.run"]("ip neigh show")).splitlines():
         parts = line.split()
         if len(parts) >= 5 and family_sep in parts[0]:
             out[parts[4]] = parts[0]
@@ -387,6 +390,10 @@ def parse_netstat_routes(v4: str, v6: str) -> list[dict[str, str]]:
 _SKIP6 = ("unicast", "broadcast", "throw", "unreachable", "prohibit", "blackhole", "nat", "anycast", "multicast")
 
 
+# the IPv4 any-address as a route table prints it (a destination or gateway, never a bind)
+_ANY4 = "0.0.0.0"  # noqa: S104 - a route field, nothing listens on it
+
+
 def _after(c: list[str], word: str, at: int) -> str:
     return c[at + 1] if len(c) > at + 1 and c[at] == word else ""
 
@@ -399,10 +406,10 @@ def parse_ip_routes(v4: str, v6: str) -> list[dict[str, str]]:
         if not c or c[0] == "unreachable":
             continue
         if c[0] == "default":
-            out.append(_route("inet", "0.0.0.0", c[2], "0.0.0.0", "UG", _after(c, "dev", 3)))
+            out.append(_route("inet", _ANY4, c[2], _ANY4, "UG", _after(c, "dev", 3)))
         else:
             net = convert_cidr(c[0])
-            out.append(_route("inet", net["network"], "0.0.0.0", net["netmask"], "U", _after(c, "dev", 1)))
+            out.append(_route("inet", net["network"], _ANY4, net["netmask"], "U", _after(c, "dev", 1)))
     for line in v6.splitlines():
         c = line.split()
         if not c or c[0] in _SKIP6:
@@ -420,7 +427,7 @@ def routes(family: str | None = None, **kwargs: Any) -> list[dict[str, str]]:
     """The routing table (``family``: ``inet`` or ``inet6`` only)."""
     if family not in (None, "inet", "inet6"):
         raise CommandExecutionError(f"Invalid address family {family}")
-    run = __salt__["cmd.run"]  # type: ignore[name-defined]  # noqa: F821
+    run = __salt__["cmd.run"]
     if shutil.which("netstat"):
         found = parse_netstat_routes(
             run("netstat -A inet -rn | tail -n+3", python_shell=True),
@@ -438,7 +445,7 @@ def default_route(family: str | None = None, **kwargs: Any) -> list[dict[str, st
     """The default routes (``family``: ``inet`` or ``inet6`` only)."""
     if family not in (None, "inet", "inet6"):
         raise CommandExecutionError(f"Invalid address family {family}")
-    defaults = {"inet": ("0.0.0.0", "default"), "inet6": ("::/0", "default")}
+    defaults = {"inet": (_ANY4, "default"), "inet6": ("::/0", "default")}
     wanted = defaults[family] if family else defaults["inet"] + defaults["inet6"]
     return [r for r in routes(family) if r["destination"] in wanted]
 
@@ -450,6 +457,6 @@ def ping(host: str, timeout: Any = False, return_boolean: bool = False, **kwargs
         cmd = ["ping", "-W", str(timeout), "-c", "4"]
     cmd.append(str(host))
     if return_boolean:
-        res = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)  # type: ignore[name-defined]  # noqa: F821
+        res = __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)
         return res["retcode"] == 0
-    return __salt__["cmd.run"](cmd, python_shell=False)  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cmd.run"](cmd, python_shell=False)

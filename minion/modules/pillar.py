@@ -13,12 +13,16 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.dictupdate import update as _update
 from briny.common.matchers import filter_by as _filter_by
 from briny.common.traverse import DEFAULT_DELIM
 from briny.common.traverse import traverse as _traverse
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __pillar__
+
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +30,7 @@ _MISSING = object()
 
 
 def _pillar() -> Mapping[str, Any]:
-    return __pillar__  # type: ignore[name-defined]  # noqa: F821
+    return __pillar__
 
 
 def get(
@@ -46,7 +50,7 @@ def get(
     returns the plain value, as Salt does. With ``pillar_raise_on_missing``
     set and no default, a missing key raises ``KeyError``.
     """
-    opts = __opts__  # type: ignore[name-defined]  # noqa: F821
+    opts = __opts__
     if default == "" and opts.get("pillar_raise_on_missing"):
         default = KeyError
     if merge_nested_lists is None:
@@ -152,7 +156,7 @@ def file_exists(path: str, saltenv: str | None = None, **kwargs: Any) -> bool:
     """Whether ``path`` is a file of the pillar roots (only with local pillar roots)."""
     import os
 
-    roots = __opts__.get("pillar_roots", {}) or {}  # type: ignore[name-defined]  # noqa: F821
+    roots = __opts__.get("pillar_roots", {}) or {}
     envs = [saltenv] if saltenv else list(roots)
     for env in envs:
         for root in roots.get(env, []):

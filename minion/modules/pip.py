@@ -27,9 +27,13 @@ import logging
 import os
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +41,7 @@ __func_alias__ = {"list_": "list"}
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _pip_bin(bin_env: Any) -> list[str]:
@@ -86,7 +90,7 @@ def normalize(name: str) -> str:
 def version(bin_env: Any = None, cwd: Any = None, user: Any = None) -> str:
     """pip's version (``23.2.1``)."""
     key = f"pip.version.{bin_env}"
-    ctx = __context__  # type: ignore[name-defined]  # noqa: F821
+    ctx = __context__
     if key not in ctx:
         ret = _run(_pip_bin(bin_env) + ["--version"], bin_env, user, cwd, ignore_retcode=True)
         if ret["retcode"]:
@@ -354,4 +358,4 @@ def upgrade(bin_env: Any = None, user: Any = None, cwd: Any = None, use_vt: bool
 
 
 def _context_drop(bin_env: Any) -> None:
-    __context__.pop(f"pip.version.{bin_env}", None)  # type: ignore[name-defined]  # noqa: F821
+    __context__.pop(f"pip.version.{bin_env}", None)

@@ -23,9 +23,13 @@ import logging
 import os
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __job__, __opts__
+
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,15 @@ import logging
 import os
 import secrets
 import string
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 from briny.minion.shadowtools import TIMEOUT, run_tool
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +42,7 @@ def __virtual__() -> Any:
 
 def _run(cmd: list[str], stdin: str | None = None) -> bool:
     """Run a shadow-utils command; True when it exited 0."""
-    return run_tool(__salt__, cmd, stdin)  # type: ignore[name-defined]  # noqa: F821
+    return run_tool(__salt__, cmd, stdin)
 
 
 def _num(text: str) -> int | str:
@@ -146,14 +150,14 @@ def gen_password(password: str, crypt_salt: str | None = None, algorithm: str = 
     try:
         import crypt  # deprecated in 3.11, gone in 3.13
     except ImportError:
-        crypt = None  # type: ignore[assignment]
+        crypt = None  # type: ignore[assignment]  # no module: the fallback below
     if crypt is not None:
         hashed = crypt.crypt(str(password), setting)
         if hashed:
             return hashed
     if algo not in ("1", "5", "6"):
         raise CommandExecutionError("no crypt implementation for this algorithm on this host")
-    res = __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    res = __salt__["cmd.run_all"](
         ["openssl", "passwd", f"-{algo}", "-salt", crypt_salt, "-stdin"],
         stdin=str(password),
         python_shell=False,

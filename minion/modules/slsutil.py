@@ -38,11 +38,15 @@ import logging
 import os
 import textwrap
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient, serializers
 from briny.common.dictupdate import update_in_place
 from briny.common.exceptions import CommandExecutionError, FileServerError, RenderError, SaltInvocationError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __job__, __opts__, __pillar__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +132,7 @@ def _boundary() -> Any:
     """The render's :class:`~briny.common.hostview.HostBoundary` on the master, None on a minion."""
     from briny.common.hostview import SaltFunctions
 
-    salt = __salt__  # type: ignore[name-defined]  # noqa: F821
+    salt = __salt__
     return salt.boundary if isinstance(salt, SaltFunctions) else None
 
 
@@ -136,7 +140,7 @@ def _renderer_source(path: str, saltenv: str) -> tuple[str | None, str | None]:
     """(text or None when missing, path relative to the roots) of a ``salt://`` or local ``path``."""
     if path.startswith("salt://"):
         rel, env = fileclient.split_url(path, saltenv)
-        client = fileclient.get_client(__opts__, __job__)  # type: ignore[name-defined]  # noqa: F821
+        client = fileclient.get_client(__opts__, __job__)
         try:
             rel = fileclient.clean_path(rel)
             text = client.get_text(rel, env)
@@ -179,13 +183,13 @@ def renderer(
             return {}
     else:
         text, relpath = str(string), None
-    salt = template_salt(__salt__)  # type: ignore[name-defined]  # noqa: F821
+    salt = template_salt(__salt__)
     env = RenderEnv(
-        opts=__opts__,  # type: ignore[name-defined]  # noqa: F821
-        client=fileclient.get_client(__opts__, __job__),  # type: ignore[name-defined]  # noqa: F821
+        opts=__opts__,
+        client=fileclient.get_client(__opts__, __job__),
         salt=salt,
-        grains=__grains__,  # type: ignore[name-defined]  # noqa: F821
-        pillar=__pillar__,  # type: ignore[name-defined]  # noqa: F821
+        grains=__grains__,
+        pillar=__pillar__,
         boundary=_boundary(),
     )
     try:
@@ -244,7 +248,7 @@ def boolstr(value: Any, true: Any = "true", false: Any = "false", **kwargs: Any)
 def _list_master(saltenv: str, dirs: bool) -> list[str]:
     fun = "cp.list_master_dirs" if dirs else "cp.list_master"
     try:
-        lister = __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+        lister = __salt__[fun]
     except KeyError as exc:
         raise CommandExecutionError(f"{fun} is not available, cannot check the file server") from exc
     return list(lister(saltenv=saltenv))

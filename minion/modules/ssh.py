@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.sysfiles import sshkeys
@@ -43,15 +43,19 @@ from briny.minion.sysfiles.sshkeys import auth_line as _format
 from briny.minion.sysfiles.sshkeys import parse_auth_line as parse_line
 from briny.minion.sysfiles.sshkeys import refine_enc
 
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
+
 log = logging.getLogger(__name__)
 
 
 def _salt(fun: str) -> Any:
-    return __salt__[fun]  # type: ignore[name-defined]  # noqa: F821
+    return __salt__[fun]
 
 
 def _note(err: str) -> None:
-    __context__["ssh_auth.error"] = err  # type: ignore[name-defined]  # noqa: F821
+    __context__["ssh_auth.error"] = err
     log.error("%s", err)
 
 
@@ -526,6 +530,7 @@ def set_known_host(
     check = not update and key is None and fingerprint is None
     if not update and not check:
         return {"status": "exists", "keys": stored_keys}
+    remote: list[dict[str, Any]]
     if key:
         remote = [{"hostname": hostname, "enc": enc, "key": key}]
     else:

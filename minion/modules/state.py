@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient, loader
 from briny.common.args import split_input
@@ -28,6 +28,10 @@ from briny.common.exceptions import SaltInvocationError
 from briny.common.jid import gen_jid
 from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
 from briny.common.render import RenderEnv
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __grains__, __job__, __opts__, __pillar__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +76,7 @@ def _compiler(opts: dict[str, Any], pillar: dict[str, Any]) -> tuple[StateCompil
     return StateCompiler(env), salt
 
 
-def _compile_errors(errors: list[str]) -> list[str]:
+def _compile_errors(errors: list[Any]) -> list[Any]:
     __context__["retcode"] = EX_STATE_COMPILER_ERROR
     return errors
 
@@ -278,7 +282,7 @@ def _sync_custom(opts: dict[str, Any]) -> None:
         synced = __salt__["saltutil.sync_all"](saltenv=opts.get("saltenv") or None, refresh=False)
         if isinstance(synced, dict) and synced.get("grains"):
             __salt__["saltutil.refresh_grains"]()
-    except Exception as exc:  # a failed sync must not stop the run: the modules already here serve
+    except Exception as exc:  # noqa: BLE001 - a failed sync must not stop the run: the modules already here serve
         log.warning("syncing custom modules before the highstate failed: %s", exc)
 
 

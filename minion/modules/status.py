@@ -29,9 +29,12 @@ import re
 import shutil
 import time as _time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __grains__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ UNSUPPORTED = "This method is unsupported on the current operating system!"
 
 
 def _kernel() -> str:
-    return str(__grains__.get("kernel") or "Linux")  # type: ignore[name-defined]  # noqa: F821
+    return str(__grains__.get("kernel") or "Linux")
 
 
 def _linux(fn: Callable[[], Any]) -> Any:
@@ -74,12 +77,12 @@ def _lines(path: str) -> list[list[str]]:
 
 
 def _run(cmd: str, **kwargs: Any) -> str:
-    return str(__salt__["cmd.run"](cmd, **kwargs))  # type: ignore[name-defined]  # noqa: F821
+    return str(__salt__["cmd.run"](cmd, **kwargs))
 
 
 def procs(**kwargs: Any) -> dict[str, dict[str, str]]:
     """``{pid: {"user", "cmd"}}`` of every process, from the ``ps`` grain's command."""
-    lines = _run(__grains__.get("ps") or "ps -efHww", python_shell=True).splitlines()  # type: ignore[name-defined]  # noqa: F821
+    lines = _run(__grains__.get("ps") or "ps -efHww", python_shell=True).splitlines()
     if not lines:
         return {}
     head = lines.pop(0).split()
@@ -97,13 +100,13 @@ def procs(**kwargs: Any) -> dict[str, dict[str, str]]:
 def custom(**kwargs: Any) -> dict[str, Any]:
     """The keys the ``status.<function>.custom`` config lists, from each such function's return."""
     out: dict[str, Any] = {}
-    conf = __salt__["config.dot_vals"]("status")  # type: ignore[name-defined]  # noqa: F821
+    conf = __salt__["config.dot_vals"]("status")
     for key, wanted in conf.items():
         func = key.rpartition(".")[0]
         if func == "status.custom":
             continue
         try:
-            values = __salt__[func]()  # type: ignore[name-defined]  # noqa: F821
+            values = __salt__[func]()
         except KeyError:
             log.warning("custom status %s isn't loaded", func)
             continue
@@ -376,7 +379,7 @@ def all_status(**kwargs: Any) -> dict[str, Any]:
 def pid(sig: str, **kwargs: Any) -> str:
     """The PIDs (one a line) of the processes whose ``ps`` line matches the regex ``sig``."""
     mine = str(os.getpid())
-    output = str(__salt__["cmd.run_stdout"](__grains__.get("ps") or "ps -efHww", python_shell=True))  # type: ignore[name-defined]  # noqa: F821
+    output = str(__salt__["cmd.run_stdout"](__grains__.get("ps") or "ps -efHww", python_shell=True))
     found = [line.split()[1] for line in output.splitlines() if mine not in line and re.search(sig, line)]
     return "\n".join(found)
 

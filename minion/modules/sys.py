@@ -11,7 +11,11 @@ from __future__ import annotations
 import fnmatch
 import inspect
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +23,7 @@ __virtualname__ = "sys"
 
 
 def _functions() -> list[str]:
-    return sorted(__salt__)  # type: ignore[name-defined]  # noqa: F821
+    return sorted(__salt__)
 
 
 def _select(funcs: list[str], args: tuple[str, ...]) -> list[str]:
@@ -62,13 +66,13 @@ def list_modules(*args: str, **kwargs: Any) -> list[str]:
 
 def doc(*args: str, **kwargs: Any) -> dict[str, str | None]:
     """``{function: docstring}`` for all functions, or those named (modules, globs, functions)."""
-    salt = __salt__  # type: ignore[name-defined]  # noqa: F821
+    salt = __salt__
     return {name: inspect.getdoc(salt[name]) for name in _select(_functions(), args)}
 
 
 def argspec(*args: str, **kwargs: Any) -> dict[str, dict[str, Any]]:
     """Each function's arguments: ``args``, ``defaults``, ``varargs``, ``kwargs``."""
-    salt = __salt__  # type: ignore[name-defined]  # noqa: F821
+    salt = __salt__
     ret: dict[str, dict[str, Any]] = {}
     for name in _select(_functions(), args):
         spec = inspect.getfullargspec(salt[name])
@@ -83,7 +87,7 @@ def argspec(*args: str, **kwargs: Any) -> dict[str, dict[str, Any]]:
 
 def reload_modules(**kwargs: Any) -> bool:
     """Forget loaded modules so they are read again on next use."""
-    reload = getattr(__salt__, "reload", None)  # type: ignore[name-defined]  # noqa: F821
+    reload = getattr(__salt__, "reload", None)
     if callable(reload):
         reload()
     return True

@@ -23,10 +23,14 @@ from __future__ import annotations
 import fnmatch
 import logging
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion import systemd as _systemd
 from briny.minion.procs import sig_running as _sig_running
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +40,7 @@ _ENABLED = {"enabled", "enabled-runtime", "alias", "indirect", "generated"}
 
 
 def __virtual__() -> Any:
-    provider = (__opts__.get("providers") or {}).get("service")  # type: ignore[name-defined]  # noqa: F821
+    provider = (__opts__.get("providers") or {}).get("service")
     if provider:
         if provider in ("systemd", "systemd_service"):
             return __virtualname__
@@ -48,7 +52,7 @@ def __virtual__() -> Any:
 
 def _timeout() -> int:
     try:
-        return int(__opts__.get("service_timeout", 120))  # type: ignore[name-defined]  # noqa: F821
+        return int(__opts__.get("service_timeout", 120))
     except (TypeError, ValueError):
         return 120
 
@@ -57,7 +61,7 @@ _unit = _systemd.unit
 
 
 def _systemctl(*args: str, quiet: bool = False) -> dict[str, Any]:
-    return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cmd.run_all"](
         ["systemctl", *args],
         python_shell=False,
         timeout=_timeout(),
@@ -176,6 +180,6 @@ def disable(name: str, **kwargs: Any) -> bool:
 # offline, masked, mask, unmask: see briny.minion.systemd
 offline, masked, mask, unmask = _systemd.service_functions(
     __name__,
-    lambda: __salt__["cmd.run_all"],  # type: ignore[name-defined]  # noqa: F821
+    lambda: __salt__["cmd.run_all"],
     _timeout,
 )

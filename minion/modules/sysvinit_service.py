@@ -34,11 +34,15 @@ import logging
 import os
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.minion import systemd as _systemd
 from briny.minion.procs import sig_running as _sig_running
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +73,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")
 
 
 def __virtual__() -> Any:
-    provider = (__opts__.get("providers") or {}).get("service")  # type: ignore[name-defined]  # noqa: F821
+    provider = (__opts__.get("providers") or {}).get("service")
     if provider:
         if provider in ("sysvinit", "debian", "service", "sysvinit_service"):
             return __virtualname__
@@ -88,7 +92,7 @@ def __virtual__() -> Any:
 
 def _timeout() -> int:
     try:
-        return int(__opts__.get("service_timeout", 120))  # type: ignore[name-defined]  # noqa: F821
+        return int(__opts__.get("service_timeout", 120))
     except (TypeError, ValueError):
         return 120
 
@@ -108,7 +112,7 @@ def _action(name: str, action: str) -> dict[str, Any]:
     if script is None:
         raise CommandExecutionError(f"Service {name} is not available (no executable {INIT_DIR}/{name})")
     env = {"PATH": _CLEAN_PATH, "LANG": "C", "TERM": os.environ.get("TERM", "dumb")}
-    return __salt__["cmd.run_all"](  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cmd.run_all"](
         [script, action], python_shell=False, clean_env=True, env=env, timeout=_timeout(), ignore_retcode=True, cwd="/"
     )
 
@@ -135,7 +139,7 @@ def _runlevel() -> str:
         out = __salt__["cmd.run_all"](
             [RUNLEVEL],
             python_shell=False,
-            timeout=30,  # type: ignore[name-defined]  # noqa: F821
+            timeout=30,
             ignore_retcode=True,
             output_loglevel="trace",
         )
@@ -208,7 +212,7 @@ def _relink(name: str, enable: bool) -> bool:
 def _update_rc(*args: str) -> bool:
     out = __salt__["cmd.run_all"](
         [UPDATE_RC_D, *args],
-        python_shell=False,  # type: ignore[name-defined]  # noqa: F821
+        python_shell=False,
         timeout=_timeout(),
         ignore_retcode=True,
     )
@@ -330,9 +334,9 @@ def disable(name: str, **kwargs: Any) -> bool:
 # offline mode: systemctl installed, systemd not PID 1 (only when chosen by itself)
 # ---------------------------------------------------------------------------
 
-if not (__opts__.get("providers") or {}).get("service") and _systemd.offline():  # type: ignore[name-defined]  # noqa: F821
+if not (__opts__.get("providers") or {}).get("service") and _systemd.offline():
     offline, masked, mask, unmask = _systemd.service_functions(
         __name__,
-        lambda: __salt__["cmd.run_all"],  # type: ignore[name-defined]  # noqa: F821
+        lambda: __salt__["cmd.run_all"],
         _timeout,
     )

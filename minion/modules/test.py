@@ -18,7 +18,11 @@ import platform
 import random
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __grains__, __opts__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +31,7 @@ __func_alias__ = {"true_": "true", "false_": "false", "try_": "try"}
 
 def _salt_version() -> str:
     # The grain, else the package constant (briny is loaded: it runs the loader).
-    ver = __grains__.get("saltversion")  # type: ignore[name-defined]  # noqa: F821
+    ver = __grains__.get("saltversion")
     if ver:
         return str(ver)
     return str(getattr(sys.modules.get("briny"), "SALT_COMPAT_VERSION", ""))
@@ -139,7 +143,7 @@ def retcode(code: int = 42, **kwargs: Any) -> bool:
         code = int(code)
     except (TypeError, ValueError):
         code = 1
-    __context__["retcode"] = code  # type: ignore[name-defined]  # noqa: F821
+    __context__["retcode"] = code
     return True
 
 
@@ -149,7 +153,7 @@ def sleep(length: float, **kwargs: Any) -> bool:
     return True
 
 
-def rand_sleep(max: float = 60, **kwargs: Any) -> bool:  # noqa: A002 - Salt's argument name
+def rand_sleep(max: float = 60, **kwargs: Any) -> bool:
     """Sleep a random time up to ``max`` seconds, then return True."""
     time.sleep(random.random() * float(max))
     return True
@@ -162,7 +166,7 @@ def exception(message: str = "Test Exception", **kwargs: Any) -> None:
 
 def assertion(assertion: Any, **kwargs: Any) -> None:
     """``assert`` ``assertion``."""
-    assert assertion  # noqa: S101 - that is the point of the function
+    assert assertion
 
 
 def fib(num: int, **kwargs: Any) -> list[Any]:
@@ -190,17 +194,17 @@ def collatz(start: int, **kwargs: Any) -> list[Any]:
 
 def conf_test(**kwargs: Any) -> Any:
     """The value of the ``test.foo`` option, or ``unconfigured``."""
-    return __opts__.get("test.foo", "unconfigured")  # type: ignore[name-defined]  # noqa: F821
+    return __opts__.get("test.foo", "unconfigured")
 
 
 def get_opts(**kwargs: Any) -> dict[str, Any]:
     """This minion's configuration."""
-    return dict(__opts__)  # type: ignore[name-defined]  # noqa: F821
+    return dict(__opts__)
 
 
 def random_hash(size: int = 9999999999, hash_type: str | None = None, **kwargs: Any) -> str:
     """A hash of a random number below ``size``."""
-    hash_type = hash_type or __opts__.get("hash_type", "sha256")  # type: ignore[name-defined]  # noqa: F821
+    hash_type = hash_type or __opts__.get("hash_type", "sha256")
     try:
         hasher = hashlib.new(hash_type)
     except ValueError as exc:
@@ -211,13 +215,13 @@ def random_hash(size: int = 9999999999, hash_type: str | None = None, **kwargs: 
 
 def provider(module: str, **kwargs: Any) -> str:
     """The name of the module providing ``module`` (the virtual name)."""
-    funcs = [f for f in __salt__ if f.startswith(module + ".")]  # type: ignore[name-defined]  # noqa: F821
+    funcs = [f for f in __salt__ if f.startswith(module + ".")]
     return module if funcs else ""
 
 
 def providers(**kwargs: Any) -> dict[str, str]:
     """Each loaded module name and its provider."""
-    return {name: name for name in sorted({f.partition(".")[0] for f in __salt__})}  # type: ignore[name-defined]  # noqa: F821
+    return {name: name for name in sorted({f.partition(".")[0] for f in __salt__})}
 
 
 def not_loaded(**kwargs: Any) -> list[str]:
@@ -227,7 +231,7 @@ def not_loaded(**kwargs: Any) -> list[str]:
 
 def attr_call(**kwargs: Any) -> bool:
     """Call a few functions attribute-style (``__salt__.test.echo``) and check them."""
-    return bool(__salt__.test.echo("attr") == "attr")  # type: ignore[name-defined]  # noqa: F821
+    return bool(__salt__.test.echo("attr") == "attr")
 
 
 def tty(*args: Any, **kwargs: Any) -> str:
@@ -237,7 +241,7 @@ def tty(*args: Any, **kwargs: Any) -> str:
 
 def module_report(**kwargs: Any) -> dict[str, list[str]]:
     """The functions the loader offers."""
-    funcs = sorted(__salt__)  # type: ignore[name-defined]  # noqa: F821
+    funcs = sorted(__salt__)
     return {
         "functions": funcs,
         "function_attrs": [],
@@ -274,8 +278,8 @@ def try_(module: str, return_try_exception: bool = False, **kwargs: Any) -> Any:
     args = kwargs.pop("args", [])
     clean = {k: v for k, v in kwargs.items() if not k.startswith("__")}
     try:
-        return __salt__[module](*args, **clean)  # type: ignore[name-defined]  # noqa: F821
-    except Exception as exc:  # the function's whole purpose is to swallow errors
+        return __salt__[module](*args, **clean)
+    except Exception as exc:  # noqa: BLE001 - the function's whole purpose is to swallow errors
         log.error("%s raised: %s", module, exc)
         return exc if return_try_exception else None
 

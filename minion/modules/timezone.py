@@ -30,11 +30,15 @@ import logging
 import os
 import re
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.minion import systemd as _systemd
 from briny.minion.fileops import managed as _managed
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +57,7 @@ def _timedatectl() -> bool:
 
 
 def _run(cmd: list[str]) -> dict[str, Any]:
-    return __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)  # type: ignore[name-defined]  # noqa: F821
+    return __salt__["cmd.run_all"](cmd, python_shell=False, ignore_retcode=True)
 
 
 def _timedatectl_status() -> str:
@@ -197,9 +201,9 @@ def set_hwclock(clock: str, **kwargs: Any) -> bool:
 
 def get_offset(**kwargs: Any) -> str:
     """The current offset from UTC, e.g. ``-0700``."""
-    return str(__salt__["cmd.run"](["date", "+%z"], python_shell=False))  # type: ignore[name-defined]  # noqa: F821
+    return str(__salt__["cmd.run"](["date", "+%z"], python_shell=False))
 
 
 def get_zonecode(**kwargs: Any) -> str:
     """The current zone abbreviation, e.g. ``MST``."""
-    return str(__salt__["cmd.run"](["date", "+%Z"], python_shell=False))  # type: ignore[name-defined]  # noqa: F821
+    return str(__salt__["cmd.run"](["date", "+%Z"], python_shell=False))

@@ -20,11 +20,15 @@ import grp
 import logging
 import os
 import pwd
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
 
 from briny.minion.shadowtools import run_tool
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __context__, __salt__
+
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +44,7 @@ def __virtual__() -> Any:
 
 def _run(cmd: list[str], stdin: str | None = None) -> bool:
     """Run a shadow-utils command; True when it exited 0."""
-    return run_tool(__salt__, cmd, stdin, context=__context__, error_key="user.error")  # type: ignore[name-defined]  # noqa: F821
+    return run_tool(__salt__, cmd, stdin, context=__context__, error_key="user.error")
 
 
 def _str(value: Any) -> str:
@@ -222,7 +226,7 @@ def chgid(name: str, gid: Any, root: str | None = None, **kwargs: Any) -> bool:
         raise CommandExecutionError(f"User '{name}' does not exist")
     _mod(name, "-g", _str(gid))
     after = _pw(name)
-    wanted = __salt__["file.group_to_gid"](gid)  # type: ignore[name-defined]  # noqa: F821
+    wanted = __salt__["file.group_to_gid"](gid)
     return after is not None and after.pw_gid == wanted
 
 

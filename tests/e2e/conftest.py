@@ -39,7 +39,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
         for index, fleet in enumerate(_fleets_of(item)):
             try:
                 report.sections.append((f"fleet logs ({index})", fleet.logs(40)))
-            except Exception as exc:  # a report must never fail because a log is gone
+            except Exception as exc:  # noqa: BLE001 - a report must never fail because a log is gone
                 report.sections.append((f"fleet logs ({index})", f"unreadable: {exc!r}"))
 
 

@@ -27,7 +27,9 @@ def test_sighup_makes_each_daemon_write_a_new_log_file(make_fleet):
         daemon.log_file.rename(rotated)  # what logrotate does
         os.kill(daemon.pid, signal.SIGHUP)
         fleet.wait(
-            lambda: "reopened the log file" in text(daemon.log_file), 20, f"{daemon.name} to reopen its log file"
+            lambda daemon=daemon: "reopened the log file" in text(daemon.log_file),
+            20,
+            f"{daemon.name} to reopen its log file",
         )
         assert daemon.running, f"{daemon.name} died of SIGHUP"
         assert "reopened the log file" not in text(rotated)

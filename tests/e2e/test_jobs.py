@@ -5,7 +5,6 @@ process does not take the minion down."""
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 from pathlib import Path
 from typing import Any

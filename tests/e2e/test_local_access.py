@@ -55,7 +55,7 @@ def test_a_user_without_access_is_told_permission_denied():
         log = root / "nobody.log"  # the daemons' log files are not nobody's to write
         log.touch(mode=0o666)
         os.chmod(log, 0o666)
-        code, out, err = eval(run_as(NOBODY, briny_cli, str(fleet.master_conf), str(log)))  # noqa: S307
+        code, out, err = eval(run_as(NOBODY, briny_cli, str(fleet.master_conf), str(log)))  # noqa: S307 - our own repr, from the child
         assert code == 2 and out == ""
         assert err.strip() == (
             f"briny: permission denied: user nobody (uid {NOBODY}) may not use the "
@@ -64,7 +64,7 @@ def test_a_user_without_access_is_told_permission_denied():
         )
         assert "not running" not in err
 
-        code, err = eval(run_as(NOBODY, briny_call, str(fleet.minions["m1"].conf_dir), str(log)))  # noqa: S307
+        code, err = eval(run_as(NOBODY, briny_call, str(fleet.minions["m1"].conf_dir), str(log)))  # noqa: S307 - our own repr, from the child
         assert code == 2
         assert err.strip() == (
             f"briny-call: permission denied: user nobody (uid {NOBODY}) may not use the "

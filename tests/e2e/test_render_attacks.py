@@ -115,9 +115,10 @@ def test_templates_run_nothing_in_the_master_and_a_minions_report_steers_nothing
 
     # finding 1, state SLS: no way into the loader; what needs the host compiles on the minion
     code, got = run(fleet, "evil", "state.sls", "attack_module")
-    assert code == 1 and "'salt.utils.templates.AliasedLoader object' has no attribute 'module'" in got["evil"][0], got
+    no_module = "'salt.utils.templates.AliasedLoader object' has no attribute 'module'"  # Salt's words
+    assert code == 1 and no_module in got["evil"][0], got
     code, got = run(fleet, "evil", "state.sls", "attack_pack")
-    assert code == 1 and "'salt.utils.templates.AliasedLoader object' has no attribute 'pack'" in got["evil"][0], got
+    assert code == 1 and "has no attribute 'pack'" in got["evil"][0], got
     assert str(fleet.master_dir) not in json.dumps(got)
     assert "evil compiles its own states: a template needs its host (salt.pack, pack)" in master_log(fleet)
     code, got = run(fleet, "*", "state.sls", "code")
@@ -146,7 +147,10 @@ def test_templates_run_nothing_in_the_master_and_a_minions_report_steers_nothing
         for sls in ("attack_module", "attack_pack", "attack_py")
     )
     log = master_log(fleet)
-    assert "has no attribute 'module'" in log and "has no attribute 'pack'" in log
+    assert (
+        "'salt.utils.templates.AliasedLoader object' has no attribute 'module'" in log
+        and "'salt.utils.templates.AliasedLoader object' has no attribute 'pack'" in log
+    )
     assert (
         "The 'py' renderer runs Python and is not run on the master while rendering the pillar of "
         "minion 'evil'; pillar_allow_py: True in the master config allows"

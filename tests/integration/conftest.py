@@ -12,7 +12,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "golden"))
-import goldenlib  # noqa: E402
+import goldenlib  # noqa: E402 - found on the path set just above
 
 _SCRIPT = "import sys; from briny.minion.call import main; sys.exit(main())"
 

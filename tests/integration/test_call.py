@@ -131,7 +131,7 @@ def test_exclude_by_id_and_by_sls_as_salt(minion):
             "b.sls": "three:\n  test.succeed_without_changes\n",
         },
     )
-    ids = lambda proc: sorted(r["__id__"] for r in local(proc).values())  # noqa: E731
+    ids = lambda proc: sorted(r["__id__"] for r in local(proc).values())
     assert ids(call(conf, "state.sls", "a", "exclude=[{'id': 'one'}]")) == ["three", "two"]
     assert ids(call(conf, "state.sls", "a", "exclude=[{'sls': 'b'}, {'id': 'two'}]")) == ["one"]
     assert ids(call(conf, "state.sls", "a", "exclude=b")) == ["one", "two"]

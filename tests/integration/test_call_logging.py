@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .test_call import call, local, minion, write  # noqa: F401  (minion is a fixture)
+from .test_call import call, local, minion, write  # noqa: F401 - minion is a fixture
 
 TREE = {
     "web.sls": """
@@ -21,7 +21,7 @@ TREE = {
 }
 
 
-def test_debug_on_the_console_says_what_happens(minion):
+def test_debug_on_the_console_says_what_happens(minion):  # noqa: F811 - the imported fixture
     conf, tree, root = minion
     write(tree, TREE)
     proc = call(conf, "-l", "debug", "state.sls", "web")
@@ -54,7 +54,7 @@ def test_debug_on_the_console_says_what_happens(minion):
     assert logfile.exists() and "Running state" not in logfile.read_text()
 
 
-def test_the_default_console_is_quiet_and_the_log_file_has_its_own_level(minion, tmp_path):
+def test_the_default_console_is_quiet_and_the_log_file_has_its_own_level(minion, tmp_path):  # noqa: F811 - the imported fixture
     conf, tree, root = minion
     write(tree, TREE)
     logfile = tmp_path / "call.log"
@@ -75,7 +75,7 @@ def test_the_default_console_is_quiet_and_the_log_file_has_its_own_level(minion,
     assert "[DEBUG   ][" in logfile.read_text()
 
 
-def test_bad_levels_and_an_unopenable_log_file_exit_2(minion, tmp_path):
+def test_bad_levels_and_an_unopenable_log_file_exit_2(minion, tmp_path):  # noqa: F811 - the imported fixture
     conf, tree, _ = minion
     write(tree, TREE)
     proc = call(conf, "-l", "loud", "test.ping")

@@ -19,7 +19,7 @@ import pytest
 
 from tests import dbgolden
 import goldenlib
-from tests.dbfixtures import mariadb_placeholders, mariadb_server, pg_placeholders, pg_server  # noqa: F401
+from tests.dbfixtures import mariadb_placeholders, mariadb_server, pg_placeholders, pg_server  # noqa: F401 - fixtures
 from tests.integration.test_golden import _check
 
 pytestmark = pytest.mark.host
@@ -58,10 +58,10 @@ def _run_case(db, case, placeholders, briny_call, tmp_path):
 
 
 @pytest.mark.parametrize("case", _params("postgres"))
-def test_postgres_golden(case, pg_placeholders, briny_call, tmp_path):  # noqa: F811
+def test_postgres_golden(case, pg_placeholders, briny_call, tmp_path):  # noqa: F811 - the imported fixtures
     _run_case("postgres", case, pg_placeholders, briny_call, tmp_path)
 
 
 @pytest.mark.parametrize("case", _params("mysql"))
-def test_mysql_golden(case, mariadb_placeholders, briny_call, tmp_path):  # noqa: F811
+def test_mysql_golden(case, mariadb_placeholders, briny_call, tmp_path):  # noqa: F811 - the imported fixtures
     _run_case("mysql", case, mariadb_placeholders, briny_call, tmp_path)

@@ -137,7 +137,7 @@ PG_SLS = """
 """
 
 
-def test_postgres_states_live(pg_server, apply, tmp_path):  # noqa: F811
+def test_postgres_states_live(pg_server, apply, tmp_path):  # noqa: F811 - the imported fixtures
     pg = pg_server
     tsdir = pg.root / "it_space"
     tsdir.mkdir()
@@ -220,7 +220,7 @@ def test_postgres_states_live(pg_server, apply, tmp_path):  # noqa: F811
     assert pg.value("SELECT count(*) FROM pg_database WHERE datname = 'it_db'") == "0"
 
 
-def test_postgres_bad_input(pg_server, apply):  # noqa: F811
+def test_postgres_bad_input(pg_server, apply):  # noqa: F811 - the imported fixtures
     pg = pg_server
     sls = """
         bad_password:
@@ -301,7 +301,7 @@ MY_SLS = """
 """
 
 
-def test_mysql_states_live(mariadb_server, apply, tmp_path):  # noqa: F811
+def test_mysql_states_live(mariadb_server, apply, tmp_path):  # noqa: F811 - the imported fixtures
     my = mariadb_server
     config = _my_config(my)
     first, _ = apply(config, MY_SLS, test=True)
@@ -369,7 +369,7 @@ def test_mysql_states_live(mariadb_server, apply, tmp_path):  # noqa: F811
     assert my.value("SELECT count(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'it_db'") == "0"
 
 
-def test_mysql_bad_input(mariadb_server, apply):  # noqa: F811
+def test_mysql_bad_input(mariadb_server, apply):  # noqa: F811 - the imported fixtures
     my = mariadb_server
     sls = """
         bad_password:

@@ -25,7 +25,7 @@ from .test_golden import _check
 
 DEBIAN = goldenlib.GOLDEN / "debian"
 sys.path.insert(0, str(DEBIAN))
-from sandbox import apt_sandbox
+from sandbox import apt_sandbox  # noqa: E402 - found on the path set just above
 
 CASES = DEBIAN / "cases"
 EXPECTED = DEBIAN / "expected"

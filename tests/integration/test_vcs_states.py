@@ -11,6 +11,7 @@ import secrets
 import shutil
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -286,7 +287,7 @@ def test_global_config_as_user(briny_call, tmp_path, throwaway_user):
     assert run["name"]["changes"] == {"user.name": {"old": None, "new": ["B User"]}}
     assert run["insteadof"]["comment"] == "Global key 'url.https://.insteadOf' was added as 'git://'"
     assert (run["colors"]["result"], run["colors"]["comment"]) == (True, "Value(s) successfully unset")
-    text = open(f"{home}/.gitconfig").read()
+    text = Path(f"{home}/.gitconfig").read_text()
     assert "B User" in text and "color" not in text and "default = simple" in text
     assert os.stat(f"{home}/.gitconfig").st_uid == pwd.getpwnam(user).pw_uid
     again = _states(briny_call(conf, ["state.sls", "cfg"], cwd=tmp_path))

@@ -1,6 +1,11 @@
-"""The one-way imports of the architecture page, checked on the source."""
+"""The one-way imports of the architecture page, checked on the source.
+
+One import more is allowed, and only under ``if TYPE_CHECKING:`` (it never runs): any module may
+declare the loader's dunders for the checkers with ``from briny.common.dunders import __salt__``
+(docs/DEVELOPING.md, "Modules"); that module may be imported no other way."""
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -17,10 +22,24 @@ ALLOWED = {
     "master": {"common", "master"},
     "states": {"common.exceptions", *PURE_FOR_STATES},
 }
+# allowed to every package, under `if TYPE_CHECKING:` only
+TYPE_CHECKING_ONLY = "common.dunders"
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the nodes inside an ``if TYPE_CHECKING:`` block."""
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                guarded.update(id(n) for n in ast.walk(stmt))
+    return guarded
 
 
 def _briny_imports(path: Path):
+    """(line, name without "briny.", under TYPE_CHECKING?) of each absolute briny import."""
     tree = ast.parse(path.read_text(), str(path))
+    guarded = _type_checking_only(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
@@ -32,7 +51,7 @@ def _briny_imports(path: Path):
             continue
         for name in names:
             if name.startswith("briny."):
-                yield node.lineno, name[len("briny.") :]
+                yield node.lineno, name[len("briny.") :], id(node) in guarded
 
 
 PACKAGES = {"common", "master", "minion", "states"}
@@ -44,9 +63,11 @@ def test_one_way_imports(package):
     files = sorted((ROOT / package).rglob("*.py"))
     assert len(files) > 1, f"no sources found under {ROOT / package}"
     for path in files:
-        for line, name in _briny_imports(path):
+        for line, name, guarded in _briny_imports(path):
             if name.split(".")[0] not in PACKAGES:
                 continue  # top-level metadata such as briny.__version__
+            if guarded and (name == TYPE_CHECKING_ONLY or name.startswith(TYPE_CHECKING_ONLY + ".")):
+                continue
             if not any(name == ok or name.startswith(ok + ".") for ok in ALLOWED[package]):
                 if package == "states" and name == "common":
                     continue
@@ -74,6 +95,29 @@ def test_pure_helpers_are_pure(module):
         n for n in names if n.split(".")[0] not in sys.stdlib_module_names or n in impure or n.split(".")[0] in impure
     ]
     assert not bad, sorted(bad)
+
+
+def test_dunders_are_imported_for_the_checkers_only():
+    """``briny.common.dunders`` gives the loader's names no value, so an import of it that runs
+    would fail (or, worse, shadow the loader's globals): every one sits under TYPE_CHECKING."""
+    unguarded, seen = [], 0
+    for top in sorted(PACKAGES) + ["tests"]:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for line, name, guarded in _briny_imports(path):
+                if name == TYPE_CHECKING_ONLY or name.startswith(TYPE_CHECKING_ONLY + "."):
+                    seen += 1
+                    if not guarded:
+                        unguarded.append(f"{path.relative_to(ROOT)}:{line}")
+    assert seen > 10, "no module declares its dunders: has the declaration moved?"
+    assert unguarded == [], f"import briny.common.dunders only under `if TYPE_CHECKING:`: {unguarded}"
+
+
+def test_the_dunders_have_no_value_at_run_time():
+    """Declarations only: the loader's globals are the only ones a module ever sees."""
+    dunders = importlib.import_module("briny.common.dunders")
+    declared = set(dunders.__annotations__)
+    assert {"__opts__", "__salt__", "__grains__", "__pillar__", "__context__", "__job__"} <= declared
+    assert [name for name in declared if hasattr(dunders, name)] == []
 
 
 def test_every_package_folder_is_installed():

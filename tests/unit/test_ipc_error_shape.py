@@ -35,7 +35,7 @@ def opts(tmp_path):
 
 def test_the_master_answers_errors_in_the_one_shape(opts):
     capi = ClientAPIServer(opts, RefusingMaster())
-    ask = lambda request: asyncio.run(capi.handle(request))  # noqa: E731
+    ask = lambda request: asyncio.run(capi.handle(request))
     assert _shape(ask("not a map")) == ("usage", "a request is a msgpack map with a 'cmd'")
     kind, message = _shape(ask({"cmd": "reboot"}))
     assert kind == "usage" and message.startswith("unknown command 'reboot'")
@@ -48,7 +48,7 @@ def test_the_master_answers_errors_in_the_one_shape(opts):
 
 def test_the_minion_answers_errors_in_the_one_shape(opts):
     api = LocalAPIServer(opts, agent=None)
-    ask = lambda request: asyncio.run(api.handle(request))  # noqa: E731
+    ask = lambda request: asyncio.run(api.handle(request))
     assert _shape(ask({"cmd": "publish"})) == ("usage", "a request is a msgpack map with 'cmd': 'call'")
     kind, message = _shape(ask({"cmd": "call", "fun": ""}))
     assert kind == "usage" and "function" in message

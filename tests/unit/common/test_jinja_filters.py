@@ -390,6 +390,13 @@ def test_http_query_answers_as_salt_with_no_server_and_with_one(tmp_path: Path) 
         worker.join(timeout=10)
 
 
+@pytest.mark.parametrize("url", ["file:///etc/hostname", "ftp://127.0.0.1:1/x", "/etc/hostname"])
+def test_http_query_reads_http_only(url: str) -> None:
+    """As Salt's: a local file or another scheme is refused, never read."""
+    with pytest.raises(TemplateError, match=f"Unsupported url scheme: {url}"):
+        r(f"{{{{ '{url}'|http_query }}}}")
+
+
 @pytest.mark.parametrize(
     "expr",
     [

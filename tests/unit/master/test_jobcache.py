@@ -244,7 +244,7 @@ def test_read_in_thread_while_writing(cache):
         try:
             while not stop.is_set():
                 seen.append(len(cache.get_returns(jid)))
-        except BaseException as exc:  # report in the main thread
+        except BaseException as exc:  # noqa: BLE001 - report in the main thread
             errors.append(exc)
 
     t = threading.Thread(target=reader)

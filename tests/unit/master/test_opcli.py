@@ -50,12 +50,13 @@ class LiveMaster:
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.stop_event: asyncio.Event | None = None
         self.error: BaseException | None = None
+        self.jobs: set[asyncio.Future[None]] = set()  # the running jobs: a task nothing holds may be collected
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
             self.loop.run_until_complete(self._main())
-        except BaseException as exc:  # surfaced by the test through .error
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the test through .error
             self.error = exc
             self.ready.set()
 
@@ -102,7 +103,9 @@ class LiveMaster:
                 job = running.get(pub["arg"][0], {})
                 await m.req("ret", jid=pub["jid"], fun=pub["fun"], fun_args=pub["arg"], **{"return": job})
                 continue
-            asyncio.ensure_future(self._job(m, how, pub, running))
+            job = asyncio.ensure_future(self._job(m, how, pub, running))
+            self.jobs.add(job)
+            job.add_done_callback(self.jobs.discard)
 
     async def _job(self, m: RawMinion, how: str, pub: dict[str, Any], running: dict[str, Any]) -> None:
         running[pub["jid"]] = {"jid": pub["jid"], "fun": pub["fun"], "pid": 1}

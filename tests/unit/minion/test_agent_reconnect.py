@@ -13,7 +13,7 @@ from briny.minion.agent import Backoff, MinionAgent
 
 from tests.waiting import until
 
-from .test_agent_support import (  # noqa: F401
+from .test_agent_support import (  # noqa: F401 - minion_opts and short_root are fixtures
     RawMaster,
     Running,
     held_job,
@@ -180,7 +180,7 @@ def test_a_return_outlives_a_lost_session(tmp_path):
     assert len(master.auths) == 2
 
 
-def test_events_on_the_local_bus_reach_the_master(short_root):
+def test_events_on_the_local_bus_reach_the_master(short_root):  # noqa: F811 - the imported fixture
     async def main():
         hub = MemoryHub()
         master = RawMaster(hub).start()

@@ -16,6 +16,8 @@ import pytest
 from briny.common.exceptions import CommandExecutionError
 from briny.common.loader import minion_mods
 
+ANY4 = "0.0.0.0"  # noqa: S104 - the any-address as route tables print it, nothing listens
+
 IP_ADDR = """\
 1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000
     link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00
@@ -123,9 +125,9 @@ def test_route_parsers():
     got = parse_ip_routes(v4, v6)
     assert got[0] == {
         "addr_family": "inet",
-        "destination": "0.0.0.0",
+        "destination": ANY4,
         "gateway": "192.0.2.1",
-        "netmask": "0.0.0.0",
+        "netmask": ANY4,
         "flags": "UG",
         "interface": "eth0",
     }
@@ -140,9 +142,9 @@ def test_route_parsers():
     assert parse_netstat_routes(ns4, ns6) == [
         {
             "addr_family": "inet",
-            "destination": "0.0.0.0",
+            "destination": ANY4,
             "gateway": "192.0.2.1",
-            "netmask": "0.0.0.0",
+            "netmask": ANY4,
             "flags": "UG",
             "interface": "eth0",
         },
@@ -168,7 +170,7 @@ def test_live_interfaces_match_the_kernel(salt):
             assert addr in [a["address"] for a in ifaces[parts[5]].get("inet6", [])]
     assert "127.0.0.1" in salt["network.ip_addrs"](include_loopback=True)
     for route in salt["network.default_route"]():
-        assert route["destination"] in ("0.0.0.0", "::/0", "default")
+        assert route["destination"] in (ANY4, "::/0", "default")
     with pytest.raises(CommandExecutionError, match="Invalid address family bogus"):
         salt["network.routes"]("bogus")
 

@@ -56,7 +56,7 @@ POLICY = textwrap.dedent("""\
 
 def _compare(cmd: list[str]) -> dict[str, Any]:
     a, op, b = cmd[2], cmd[3], cmd[4]
-    key = lambda v: [int(p) if p.isdigit() else p for p in v.replace("-", ".").split(".")]  # noqa: E731
+    key = lambda v: [int(p) if p.isdigit() else p for p in v.replace("-", ".").split(".")]
     ok = {
         "lt": key(a) < key(b),
         "le": key(a) <= key(b),

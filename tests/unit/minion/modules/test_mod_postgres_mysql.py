@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections import ChainMap
+from pathlib import Path
 import shutil
 from typing import Any
 
@@ -30,11 +31,11 @@ def _loaded(module: str, opts: dict[str, Any], answer: dict[str, Any]):
         for key in ("PGPASSFILE",):
             path = (kwargs.get("env") or {}).get(key)
             if path:
-                files[key] = (open(path).read(), oct(os.stat(path).st_mode & 0o777))
+                files[key] = (Path(path).read_text(), oct(os.stat(path).st_mode & 0o777))
         for arg in argv:
             if arg.startswith("--defaults-file="):
                 path = arg.split("=", 1)[1]
-                files["defaults"] = (open(path).read(), oct(os.stat(path).st_mode & 0o777))
+                files["defaults"] = (Path(path).read_text(), oct(os.stat(path).st_mode & 0o777))
         calls.append({"argv": argv, "files": files, **kwargs})
         return dict(answer)
 

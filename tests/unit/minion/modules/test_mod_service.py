@@ -105,7 +105,7 @@ def test_status_by_signature(sysv) -> None:
             if found:
                 break
             time.sleep(0.1)
-        cmdline = open(f"/proc/{proc.pid}/cmdline", "rb").read() if proc.poll() is None else None
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes() if proc.poll() is None else None
         assert found is True, f"child alive={proc.poll() is None} cmdline={cmdline!r}"
     finally:
         proc.kill()

@@ -1,6 +1,12 @@
 """Render-time set-up for the pip cases: tiny pure-Python wheels written by hand
 (no build tools, no network) into SANDBOX/wheels, and a virtualenv SANDBOX/venv."""
-import base64, hashlib, os, subprocess, sys, zipfile
+
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
 
 sandbox = sys.argv[1]
 wheels = os.path.join(sandbox, "wheels")

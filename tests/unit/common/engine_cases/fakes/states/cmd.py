@@ -3,6 +3,11 @@
 import os
 import subprocess
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__
+
 
 def run(name, cwd=None, **kwargs):
     if __opts__["test"]:

@@ -1,5 +1,11 @@
 """Fake ``test`` state module for the engine's unit tests (behaves as Salt's observably does)."""
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __running__
+
+
 _CHANGES = {"testing": {"old": "Unchanged", "new": "Something pretended to change"}}
 
 
