@@ -55,7 +55,7 @@ from briny.common.daemonize import (
 )
 from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import BrinyError
-from briny.common import logsetup, sdnotify
+from briny.common import logsetup, saltkeys, sdnotify
 from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
@@ -241,6 +241,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except BrinyError as exc:
         print(f"briny-master: {exc}", file=sys.stderr)
         return 2
+    saltkeys.warn_unsupported(opts)  # every key briny will not act on, named once
     ready_fd = daemonize("briny-master") if ns.daemon else None
     try:
         write_pidfile(pidfile)

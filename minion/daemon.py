@@ -30,7 +30,7 @@ import threading
 from typing import Any
 
 from briny import SALT_COMPAT_VERSION, __version__
-from briny.common import config, logsetup, sdnotify
+from briny.common import config, logsetup, saltkeys, sdnotify
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
@@ -158,6 +158,7 @@ def run(argv: list[str] | None = None) -> int:
     except BrinyError as exc:
         print(f"briny-minion: {exc}", file=sys.stderr)
         return 2
+    saltkeys.warn_unsupported(opts)  # every key briny will not act on, named once
     ready_fd = daemonize("briny-minion") if ns.daemon else None
     wrote_pid = False
     if pidfile:
