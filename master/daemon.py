@@ -55,7 +55,7 @@ from briny.common.daemonize import (
 )
 from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import BrinyError
-from briny.common import logsetup
+from briny.common import logsetup, saltkeys, sdnotify
 from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
@@ -178,6 +178,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         )
         _report(ready_fd, "ok")
         ready_fd = None
+        sdnotify.ready(f"serving on {opts['interface']} (ret {opts['ret_port']}, publish {opts['publish_port']})")
         stopper = asyncio.ensure_future(stop.wait())
         done, _ = await asyncio.wait([stopper, *tasks], return_when=asyncio.FIRST_COMPLETED)
         status = 0
@@ -187,6 +188,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
                 status = 1
         stopper.cancel()
         log.warning("briny-master shutting down")
+        sdnotify.stopping()
         capi.close()  # no new jobs
         server.stop()
         serving.cancel()
@@ -221,6 +223,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
 
 def run(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
+    sdnotify.take_socket()  # out of the environment before anything forks or runs
     overrides: dict[str, Any] = {}
     if ns.pidfile:
         overrides["pidfile"] = os.path.abspath(ns.pidfile)
@@ -238,6 +241,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except BrinyError as exc:
         print(f"briny-master: {exc}", file=sys.stderr)
         return 2
+    saltkeys.warn_unsupported(opts)  # every key briny will not act on, named once
     ready_fd = daemonize("briny-master") if ns.daemon else None
     try:
         write_pidfile(pidfile)

@@ -189,6 +189,7 @@ class MinionAgent:
         self.session: Session | None = None
         self.status = "starting"  # last auth status, for logs and tests
         self.connected = asyncio.Event()  # set while a session is up (tests wait on it)
+        self.attempted = asyncio.Event()  # set once the first auth has an outcome (readiness)
         self.outbox = Outbox()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -288,6 +289,7 @@ class MinionAgent:
                 return 0.0
             outcome = auth.result()
             self.status = outcome.status
+            self.attempted.set()
             if outcome.session is None:
                 return self._retry_after(outcome.status)
             session = outcome.session

@@ -30,7 +30,7 @@ import threading
 from typing import Any
 
 from briny import SALT_COMPAT_VERSION, __version__
-from briny.common import config, logsetup
+from briny.common import config, logsetup, saltkeys, sdnotify
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
@@ -87,6 +87,7 @@ async def serve(opts: dict[str, Any], grains: dict[str, Any], launcher: Any = No
 
     agent = MinionAgent(opts, _transport_factory(opts), grains=grains, launcher=launcher)
     loop = asyncio.get_running_loop()
+    notified = asyncio.ensure_future(_notify_ready(agent))
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _on_signal, agent, sig)
     loop.add_signal_handler(signal.SIGHUP, logsetup.reopen_logfiles)
@@ -102,6 +103,7 @@ async def serve(opts: dict[str, Any], grains: dict[str, Any], launcher: Any = No
     try:
         await agent.run()
     finally:
+        notified.cancel()
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -109,13 +111,23 @@ async def serve(opts: dict[str, Any], grains: dict[str, Any], launcher: Any = No
             api.close()
 
 
+async def _notify_ready(agent: Any) -> None:
+    """READY=1 to systemd once the first authentication has an outcome: connected, or pending
+    acceptance / no master and retrying (the daemon is up either way; waiting on the master
+    would hold ``systemctl start`` until someone accepts the key)."""
+    await agent.attempted.wait()
+    sdnotify.ready(f"{agent.status}: master {config.setting(agent.opts, 'master')}")
+
+
 def _on_signal(agent: Any, sig: int) -> None:
     log.info("received %s; shutting down", signal.Signals(sig).name)
+    sdnotify.stopping()
     agent.stop()
 
 
 def run(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
+    sdnotify.take_socket()  # out of the environment before the job launcher forks
     logsetup.setup_console(ns.log_level)
     try:
         opts = _config(ns)
@@ -146,6 +158,7 @@ def run(argv: list[str] | None = None) -> int:
     except BrinyError as exc:
         print(f"briny-minion: {exc}", file=sys.stderr)
         return 2
+    saltkeys.warn_unsupported(opts)  # every key briny will not act on, named once
     ready_fd = daemonize("briny-minion") if ns.daemon else None
     wrote_pid = False
     if pidfile:

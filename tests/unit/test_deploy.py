@@ -59,3 +59,12 @@ def test_the_examples_show_the_real_defaults_of_paths_and_logging():
         shown = {k: data[k] for k in keys if k in data}
         assert shown == {k: defaults[k] for k in shown}, name
         assert {"pki_dir", "cachedir", "sock_dir", "log_file", "pidfile"} <= set(shown), name
+
+
+def test_the_examples_show_only_keys_briny_acts_on():
+    """Switching on any commented setting of deploy/config never draws the daemon's warning about
+    keys it ignores (common/saltkeys.py)."""
+    from briny.common import saltkeys
+
+    for name in ("master", "minion"):
+        assert saltkeys.unsupported(_uncommented(DEPLOY / "config" / name), name) == ([], []), name
