@@ -151,6 +151,10 @@ class MasterNotRunning(BrinyError):
     """No master answers on the operator socket, or this user may not reach it (the CLIs exit 2)."""
 
 
+class EventBusNotRunning(BrinyError):
+    """No event bus listens where a listener that requires one looked (or this user may not reach it)."""
+
+
 class MasterError(BrinyError):
     """The master answered an operator request with an error."""
 
