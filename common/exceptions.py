@@ -155,6 +155,10 @@ class EventBusNotRunning(BrinyError):
     """No event bus listens where a listener that requires one looked (or this user may not reach it)."""
 
 
+class ReactionError(BrinyError):
+    """A reactor SLS's reaction that cannot run as written (unknown kind or function, bad arguments or target)."""
+
+
 class MasterError(BrinyError):
     """The master answered an operator request with an error."""
 
