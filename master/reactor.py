@@ -5,7 +5,10 @@ Runs in the master daemon: one listener thread on the master's event bus
 threads (``reactor_worker_threads``, with at most ``reactor_worker_hwm``
 events waiting). The listener only matches tags and queues, so a slow
 reaction never blocks the bus or makes the listener fall behind; a full queue
-drops the reaction, counts it, logs it and fires ``salt/reactor/dropped``.
+drops the reaction, counts it, logs it and fires ``salt/reactor/dropped``
+(``count``: reactions dropped since the last notice, at most one notice a
+second, ``where: queue``); events the bus dropped before the reactor's
+listener saw them are announced the same way (``where: bus``).
 
 What runs is Salt 3007's reactor (``docs/events.md``, "Reactor"):
 
@@ -291,6 +294,7 @@ class ReactorService:
         self._threads: list[threading.Thread] = []
         self._listening = threading.Event()
         self._last_drop_report = 0.0
+        self._announced = 0  # dropped reactions already announced
 
     def start(self) -> "ReactorService":
         listener = threading.Thread(target=self._listen, name="briny-reactor-listener", daemon=True)
@@ -307,13 +311,16 @@ class ReactorService:
         with EventListener(self.opts, "*", name="master") as events:
             self._listening.set()
             while not self._stop.is_set():
+                self._announce_drops()
                 got = events.get_event(0.2)
                 if got is None:
                     continue
                 tag, data = got
                 if tag == DROPPED_TAG and data.get("where") == "listener":
-                    self.missed += int(data.get("count") or 0)
-                    log.error("reactor: the event bus dropped %s events before the reactor saw them", data.get("count"))
+                    count = int(data.get("count") or 0)
+                    self.missed += count
+                    log.error("reactor: the event bus dropped %d events before the reactor saw them", count)
+                    self._sender.fire(DROPPED_REACTIONS_TAG, {"count": count, "where": "bus"})
                     continue
                 refs = self.reactor.map.refs_for(tag)
                 if refs:
@@ -324,15 +331,24 @@ class ReactorService:
             self.queue.put_nowait((tag, data, refs))
         except queue.Full:
             self.dropped += 1
-            now = time.monotonic()
-            if now - self._last_drop_report >= 1.0:
-                self._last_drop_report = now
-                log.error(
-                    "reactor: %d reactions waiting (reactor_worker_hwm); dropped %d so far",
-                    self.queue.qsize(),
-                    self.dropped,
-                )
-                self._sender.fire(DROPPED_REACTIONS_TAG, {"count": self.dropped, "tag": tag})
+            self._announce_drops()
+
+    def _announce_drops(self, force: bool = False) -> None:
+        """Fire ``salt/reactor/dropped`` for the reactions dropped since the last notice (at most
+        one notice a second; the listener calls this at least every 0.2 s, so none is left unsaid)."""
+        pending = self.dropped - self._announced
+        now = time.monotonic()
+        if not pending or (not force and now - self._last_drop_report < 1.0):
+            return
+        self._last_drop_report = now
+        self._announced = self.dropped
+        log.error(
+            "reactor: %d reactions waiting (reactor_worker_hwm); dropped %d more (%d in all)",
+            self.queue.qsize(),
+            pending,
+            self.dropped,
+        )
+        self._sender.fire(DROPPED_REACTIONS_TAG, {"count": pending, "where": "queue"})
 
     def _work(self) -> None:
         while not self._stop.is_set():
@@ -352,4 +368,5 @@ class ReactorService:
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        self._announce_drops(force=True)
         self._sender.close()
