@@ -10,9 +10,9 @@ master's bus as fast as one sender can, and measures:
 - **no silent loss**: every burst event ends as a ``salt/reactor/ret`` or is
   counted in a ``salt/reactor/dropped`` / ``salt/event/dropped`` notice;
   reacted + announced must equal what was fired;
-- **memory**: the master's RSS (``/proc/<pid>/status``) before the burst and
+- **memory**: the master's PSS (``/proc/<pid>/smaps_rollup``) before the burst and
   its peak while the reactions run (sampled every 50 ms): the growth must
-  stay under ``--rss-mb`` (default 100 MB);
+  stay under ``--mem-mb`` (default 100 MB);
 - **latency**: ``test.ping`` of the minion through the operator IPC (publish
   → return event on the bus), five times while the reactions run: each must
   answer in under 1 s.
@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.e2e.support import Fleet, FleetError  # noqa: E402
+from tests.e2e.support import Fleet, FleetError, pss_kb  # noqa: E402
 
 PING_TARGET = 1.0  # seconds
 
@@ -50,24 +50,16 @@ slow_{{ n }}:
 """
 
 
-def rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise FleetError(f"no VmRSS in /proc/{pid}/status")
-
-
 class Sampler(threading.Thread):
-    """The peak RSS of one process, sampled every 50 ms until stopped."""
+    """The peak PSS of one process, sampled every 50 ms until stopped."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
-        self.pid, self.peak, self.done = pid, rss_kb(pid), threading.Event()
+        self.pid, self.peak, self.done = pid, pss_kb(pid), threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(0.05):
-            self.peak = max(self.peak, rss_kb(self.pid))
+            self.peak = max(self.peak, pss_kb(self.pid))
 
 
 def ping(fleet: Fleet, opts: dict[str, Any]) -> float:
@@ -91,7 +83,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--sleep", type=float, default=0.02, help="seconds each reaction sleeps")
     p.add_argument("--workers", type=int, default=10, help="reactor_worker_threads")
     p.add_argument("--hwm", type=int, default=10000, help="reactor_worker_hwm (small: drops, announced)")
-    p.add_argument("--rss-mb", type=float, default=100.0, help="the master's allowed RSS growth")
+    p.add_argument("--mem-mb", type=float, default=100.0, help="the master's allowed PSS growth")
     ns = p.parse_args(argv)
 
     from briny.common.config import load_master_config
@@ -122,7 +114,7 @@ def main(argv: list[str]) -> int:
         opts["event_listener_hwm"] = 1_000_000  # this bench's own listener must not be the one that falls behind
         pid = fleet.master.pid
         ping(fleet, opts)  # warm: the minion's first job
-        before = rss_kb(pid)
+        before = pss_kb(pid)
         sampler = Sampler(pid)
         sampler.start()
         reacted = announced = 0
@@ -168,9 +160,9 @@ def main(argv: list[str]) -> int:
             f"reacted: {reacted}; announced as dropped: {announced}; silently lost: {ns.events - reacted - announced}"
         )
         print(f"all accounted for after {took:.1f} s ({reacted / took:.0f} reactions/s)")
-        print(f"master RSS: {before / 1024:.1f} MB before, peak {sampler.peak / 1024:.1f} MB (+{growth:.1f} MB)")
+        print(f"master PSS: {before / 1024:.1f} MB before, peak {sampler.peak / 1024:.1f} MB (+{growth:.1f} MB)")
         print("test.ping during the burst (publish -> return event): " + ", ".join(f"{t:.3f} s" for t in pings))
-        ok = reacted + announced == ns.events and growth < ns.rss_mb and pings and max(pings) < PING_TARGET
+        ok = reacted + announced == ns.events and growth < ns.mem_mb and pings and max(pings) < PING_TARGET
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     finally:
