@@ -25,8 +25,10 @@ class Recording(Reactions):
         super().__init__(opts)
         self.published: list[Reaction] = []
         self.gate: threading.Event | None = None
+        self.entered = threading.Event()  # a reaction reached local (and waits on the gate)
 
     def local(self, reaction: Reaction) -> dict[str, Any]:
+        self.entered.set()
         if self.gate is not None:
             self.gate.wait(10)
         self.published.append(reaction)
@@ -216,7 +218,9 @@ def test_the_service_queues_off_the_bus_and_a_slow_reaction_blocks_nothing(opts)
     try:
         with EventListener(service_opts, "salt/reactor/*", name="master") as events:
             join_listener(events, events.fire, "salt/reactor/probe")
-            for n in range(20):
+            events.fire("burst/e", {"n": "m0"})
+            wait_until(reactions.entered.is_set, 10, "the one worker to hold the first reaction")
+            for n in range(1, 20):
                 events.fire("burst/e", {"n": f"m{n}"})
             # one held by the worker, five waiting, the rest dropped and announced on the bus
             notice = events.get_event(10)
