@@ -95,6 +95,17 @@ COMMON_DEFAULTS: dict[str, Any] = {
     "transport": "zeromq",
 }
 
+# the event bus and the reactor (docs/events.md): one block, so other config work merges easily
+EVENT_DEFAULTS: dict[str, Any] = {
+    "event_listener_hwm": 10000,  # events the bus holds for one slow listener before it drops (and says so)
+    "event_sender_hwm": 10000,  # events a firing process holds while the bus is busy before it drops (and says so)
+}
+REACTOR_DEFAULTS: dict[str, Any] = {
+    "reactor_worker_threads": 10,  # reactions running at once (Salt's key and default)
+    "reactor_worker_hwm": 10000,  # reactions waiting for a worker before new ones are dropped (and reported)
+}
+COMMON_DEFAULTS.update(EVENT_DEFAULTS)
+
 MINION_DEFAULTS: dict[str, Any] = {
     **COMMON_DEFAULTS,
     "id": None,
@@ -146,6 +157,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "job_cache": "sqlite",
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
+    **REACTOR_DEFAULTS,
 }
 
 # settings whose 0 (or unset) means another value than their default says, in briny

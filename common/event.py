@@ -1,4 +1,4 @@
-"""The local event bus: fire events, listen to them by tag glob.
+"""The local event bus: fire events, listen to them by tag glob, never lose one silently.
 
 Runs on a host with a daemon (the minion's bus, ``name="minion"``, and the
 master's, ``name="master"``) and in any local process that fires or listens.
@@ -6,29 +6,46 @@ Two IPC sockets under ``sock_dir`` make the bus, owned by one
 :class:`EventBus` (in the daemon, or in a test):
 
 - ``<name>_event_pull.ipc``: processes that fire connect a PUSH socket and
-  send; :func:`fire_event` does this and returns at once;
+  send; :func:`fire_event` and :class:`EventSender` do this and return at once;
 - ``<name>_event_pub.ipc``: listeners connect a SUB socket;
   :class:`EventListener` does this and filters by tag glob.
 
-The bus republishes every event it pulls. Frames are ``[tag, msgpack(data)]``
-(UTF-8 tag, so SUB prefix filtering works on the literal part of a glob);
-the data of every event gets ``_stamp`` (ISO time, UTC) as Salt's does. A
-frame that does not parse is dropped with a log line, and so is one past the
-limits of :mod:`briny.common.unpacking` (a frame over ``MAX_FRAME`` is
-refused by the socket, a tag over 4096 bytes is dropped); the bus keeps
-serving.
+The bus republishes every event it pulls, numbered: frames are
+``[tag, msgpack(data), seq]`` (UTF-8 tag; ``seq`` the bus's own counter, 8
+bytes big-endian, from 1 at each start). The data of every event gets
+``_stamp`` (ISO time, UTC) as Salt's does, and a listener sees the number as
+``_seq``. A frame that does not parse is dropped with a log line, and so is
+one past the limits of :mod:`briny.common.unpacking` (a frame over
+``MAX_FRAME`` is refused by the socket, a tag over 4096 bytes is dropped);
+the bus keeps serving.
 
+No silent loss. ZeroMQ drops what a slow peer cannot take; briny counts it:
+
+- the bus holds up to ``event_listener_hwm`` events for each listener (and the
+  listener as many again); a listener that falls further behind misses events,
+  sees the gap in ``seq`` and gets a ``salt/event/dropped`` event first (data
+  ``count``, ``first``, ``last``: the numbers it missed, ``where: listener``),
+  whatever its glob;
+- a firing process holds up to ``event_sender_hwm`` events while the bus is
+  busy; past that it drops them, counts them, and sends ``salt/event/dropped``
+  (``count``, ``where: sender``, ``pid``) as soon as the bus takes events again.
+
+Events lost while a bus restarts are not counted (its ``seq`` starts again at 1).
 When no bus is running, :func:`fire_event` drops the event after a short
 linger (as ``salt-call --local`` does without a minion daemon): firing never
 blocks a state run. The sockets are created owner-only (mode 0600 folder
-entries under a 0700 ``sock_dir``).
+entries under a 0700 ``sock_dir``): only the daemon's user listens or fires.
 
-Python API::
+Python API (``docs/events.md`` has the tags and a worked example)::
 
-    from briny.common.event import EventListener, fire_event
-    with EventListener(opts, "salt/state_result/*") as events:
+    from briny.common.config import load_master_config
+    from briny.common.event import EventListener
+
+    opts = load_master_config("/etc/briny")
+    with EventListener(opts, "salt/state_result/*", name="master", require_bus=True) as events:
         for tag, data in events.iter(timeout=10):
-            print(tag, data["ret"]["result"])
+            print(tag, data["_seq"], data["ret"]["result"])
+        events.fire("my/app/done", {"ok": True})
 
 ``EventBus.run()`` is blocking (a thread or a daemon's worker);
 ``EventBus.start_thread()`` starts it in a daemon thread for tests and tools.
@@ -42,13 +59,15 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
 import msgpack
 import zmq
 
-from .exceptions import BrinyError, ConfigError, WireError
+from . import config
+from .exceptions import BrinyError, ConfigError, EventBusNotRunning, WireError
 from .ipcpath import ipc_path
 from .unpacking import MAX_FRAME, unpack
 
@@ -56,7 +75,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_NAME = "minion"
 MAX_TAG_BYTES = 4096  # a longer tag is not an event: dropped
-_WILDCARDS = "*?["
+DROPPED_TAG = "salt/event/dropped"
+_SEQ_BYTES = 8
 
 
 def stamp() -> str:
@@ -74,12 +94,15 @@ def encode(tag: str, data: dict[str, Any]) -> list[bytes]:
     return [tag.encode("utf-8"), msgpack.packb(payload, use_bin_type=True, default=str)]
 
 
-def decode(frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
-    """(tag, data) of a frame pair, or None when it does not parse."""
-    if len(frames) != 2:
+def _parse(frames: list[bytes]) -> tuple[str, dict[str, Any], int | None] | None:
+    """(tag, data, seq) of a frame pair (seq None) or a numbered triple; None when it does not parse."""
+    if len(frames) not in (2, 3) or len(frames[0]) > MAX_TAG_BYTES:
         return None
-    if len(frames[0]) > MAX_TAG_BYTES:
-        return None
+    seq = None
+    if len(frames) == 3:
+        if len(frames[2]) != _SEQ_BYTES:
+            return None
+        seq = int.from_bytes(frames[2], "big")
     try:
         tag = frames[0].decode("utf-8")
         data = unpack(frames[1])
@@ -87,7 +110,14 @@ def decode(frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
         return None
     if not isinstance(data, dict):
         return None
-    return tag, data
+    return tag, data, seq
+
+
+def decode(frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
+    """(tag, data) of an event's frames (as fired, or as the bus republishes them), or None when
+    they do not parse."""
+    parsed = _parse(frames)
+    return None if parsed is None else (parsed[0], parsed[1])
 
 
 def fire_event(
@@ -98,7 +128,6 @@ def fire_event(
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.PUSH)
     sock.setsockopt(zmq.LINGER, linger_ms)
-    sock.setsockopt(zmq.SNDHWM, 10000)
     try:
         sock.connect(f"ipc://{ipc_path(pull)}")
         sock.send_multipart(encode(tag, data), flags=zmq.NOBLOCK)
@@ -111,17 +140,20 @@ def fire_event(
 class EventSender:
     """A PUSH socket kept open for many events (a state run, a daemon).
 
-    Firing never raises: when the socket cannot be opened (say ``sock_dir``
+    Firing never raises or blocks: when the socket cannot be opened (say ``sock_dir``
     makes a path longer than an IPC socket allows) the problem is logged once
-    and events are dropped.
+    and events are dropped; when the bus is busy past ``event_sender_hwm`` events, the
+    ones that do not fit are counted and a ``salt/event/dropped`` event says how many
+    once the bus takes events again.
     """
 
     def __init__(self, opts: dict[str, Any], name: str = DEFAULT_NAME, linger_ms: int = 1000) -> None:
         pull, _ = _paths(opts, name)
         self._lock = threading.Lock()
+        self.dropped = 0  # events not handed to the bus and not reported yet
         self._sock: zmq.Socket[bytes] | None = zmq.Context.instance().socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, linger_ms)
-        self._sock.setsockopt(zmq.SNDHWM, 100000)
+        self._sock.setsockopt(zmq.SNDHWM, config.count(opts, "event_sender_hwm"))
         try:
             self._sock.connect(f"ipc://{ipc_path(pull)}")
         except (zmq.ZMQError, ConfigError) as exc:
@@ -130,13 +162,26 @@ class EventSender:
             self._sock = None
 
     def fire(self, tag: str, data: dict[str, Any]) -> None:
+        """Send one event; a drop is counted and reported later, never raised."""
         if self._sock is None:
             return
         with self._lock:
-            try:
-                self._sock.send_multipart(encode(tag, data), flags=zmq.NOBLOCK)
-            except zmq.ZMQError as exc:
-                log.debug("event %s not sent: %s", tag, exc)
+            if self.dropped and self._send(DROPPED_TAG, {"count": self.dropped, "where": "sender", "pid": os.getpid()}):
+                log.warning("%d events were dropped: the event bus was busy", self.dropped)
+                self.dropped = 0
+            if not self._send(tag, data):
+                self.dropped += 1
+
+    def _send(self, tag: str, data: dict[str, Any]) -> bool:
+        assert self._sock is not None
+        try:
+            self._sock.send_multipart(encode(tag, data), flags=zmq.NOBLOCK)
+        except zmq.Again:
+            return False
+        except zmq.ZMQError as exc:
+            log.debug("event %s not sent: %s", tag, exc)
+            return False
+        return True
 
     __call__ = fire
 
@@ -146,10 +191,13 @@ class EventSender:
 
 
 class EventBus:
-    """Owns the two IPC sockets and republishes what it pulls."""
+    """Owns the two IPC sockets and republishes what it pulls, numbered."""
 
     def __init__(self, opts: dict[str, Any], name: str = DEFAULT_NAME) -> None:
         self.pull_path, self.pub_path = _paths(opts, name)
+        self.hwm = config.count(opts, "event_listener_hwm")
+        self.pull_hwm = config.count(opts, "event_sender_hwm")
+        self.seq = 0  # events republished since the bus started
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -159,8 +207,8 @@ class EventBus:
         os.makedirs(sock_dir, mode=0o700, exist_ok=True)
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         pull, pub = ctx.socket(zmq.PULL), ctx.socket(zmq.PUB)
-        pub.setsockopt(zmq.SNDHWM, 100000)
-        pull.setsockopt(zmq.RCVHWM, 100000)
+        pub.setsockopt(zmq.SNDHWM, self.hwm)
+        pull.setsockopt(zmq.RCVHWM, self.pull_hwm)
         pull.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
         for sock in (pull, pub):
             sock.setsockopt(zmq.LINGER, 0)
@@ -177,11 +225,16 @@ class EventBus:
             while not self._stop.is_set():
                 if not dict(poller.poll(100)):
                     continue
-                frames = pull.recv_multipart()
-                if decode(frames) is None:
-                    log.warning("dropped an event frame that does not parse (%d parts)", len(frames))
-                    continue
-                pub.send_multipart(frames)
+                for _ in range(1000):  # a batch, then look at the stop flag again
+                    try:
+                        frames = pull.recv_multipart(zmq.NOBLOCK)
+                    except zmq.Again:
+                        break
+                    if len(frames) != 2 or decode(frames) is None:
+                        log.warning("dropped an event frame that does not parse (%d parts)", len(frames))
+                        continue
+                    self.seq += 1
+                    pub.send_multipart([*frames, self.seq.to_bytes(_SEQ_BYTES, "big")])
         finally:
             pull.close()
             pub.close()
@@ -217,32 +270,74 @@ class EventBus:
 
 
 class EventListener:
-    """Events whose tag matches ``tag_glob`` (fnmatch), from now on."""
+    """Events whose tag matches ``tag_glob`` (fnmatch, case-sensitive), from now on, in the order
+    the bus numbered them; ``salt/event/dropped`` notices come whatever the glob.
 
-    def __init__(self, opts: dict[str, Any], tag_glob: str = "*", name: str = DEFAULT_NAME) -> None:
+    ``require_bus``: raise :class:`EventBusNotRunning` at once when no bus listens on the socket
+    (or this user may not reach it) instead of waiting for events that cannot come.
+    :meth:`fire` sends an event to the same bus.
+    """
+
+    def __init__(
+        self, opts: dict[str, Any], tag_glob: str = "*", name: str = DEFAULT_NAME, *, require_bus: bool = False
+    ) -> None:
         _, pub_path = _paths(opts, name)
-        self.tag_glob = tag_glob
-        prefix = tag_glob
-        for ch in _WILDCARDS:
-            prefix = prefix.split(ch, 1)[0]
+        self.opts, self.name, self.tag_glob = opts, name, tag_glob
+        self.dropped = 0  # events this listener missed (counted from the gaps in the bus's numbers)
+        self._last_seq: int | None = None
+        self._pending: deque[tuple[str, dict[str, Any]]] = deque()
+        self._sender: EventSender | None = None
+        if require_bus:
+            _check_bus(pub_path, name)
         self._sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
         self._sock.setsockopt(zmq.LINGER, 0)
-        self._sock.setsockopt(zmq.RCVHWM, 100000)
-        self._sock.setsockopt(zmq.SUBSCRIBE, prefix.encode("utf-8"))
+        self._sock.setsockopt(zmq.RCVHWM, config.count(opts, "event_listener_hwm"))
+        # every event, filtered here: a gap in the numbers is then always a loss, never a filtered tag
+        self._sock.setsockopt(zmq.SUBSCRIBE, b"")
         self._sock.connect(f"ipc://{ipc_path(pub_path)}")
 
+    def _take(self, frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
+        """The event of one message if its tag matches (a dropped notice queued first when the
+        numbers jumped); None otherwise."""
+        if len(frames) not in (2, 3) or len(frames[0]) > MAX_TAG_BYTES:
+            return None
+        seq = int.from_bytes(frames[2], "big") if len(frames) == 3 and len(frames[2]) == _SEQ_BYTES else None
+        if seq is not None:
+            last, self._last_seq = self._last_seq, seq
+            if last is not None and seq > last + 1:
+                missed = seq - last - 1
+                self.dropped += missed
+                log.warning("an event listener on %r fell behind: %d events dropped", self.tag_glob, missed)
+                notice = {"count": missed, "first": last + 1, "last": seq - 1, "where": "listener", "_stamp": stamp()}
+                self._pending.append((DROPPED_TAG, notice))
+        try:
+            tag = frames[0].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if tag != DROPPED_TAG and not fnmatch.fnmatchcase(tag, self.tag_glob):
+            return None
+        parsed = _parse(frames)
+        if parsed is None:
+            return None
+        data = parsed[1]
+        if seq is not None:
+            data["_seq"] = seq
+        return tag, data
+
     def get_event(self, timeout: float | None = 5.0) -> tuple[str, dict[str, Any]] | None:
-        """The next matching event, or None after ``timeout`` seconds."""
+        """The next matching event (or dropped notice), or None after ``timeout`` seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if self._pending:
+                return self._pending.popleft()
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if wait is not None and wait <= 0 and not self._sock.poll(0):
                 return None
             if not self._sock.poll(None if wait is None else int(wait * 1000)):
                 return None
-            event = decode(self._sock.recv_multipart())
-            if event is not None and fnmatch.fnmatchcase(event[0], self.tag_glob):
-                return event
+            event = self._take(self._sock.recv_multipart())
+            if event is not None:
+                self._pending.append(event)
 
     def iter(self, timeout: float | None = 5.0, count: int | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         """Matching events until ``count`` were seen or none came for ``timeout`` seconds."""
@@ -254,11 +349,35 @@ class EventListener:
             seen += 1
             yield event
 
+    def fire(self, tag: str, data: dict[str, Any]) -> None:
+        """Fire an event on this listener's bus (it arrives here too when the glob matches)."""
+        if self._sender is None:
+            self._sender = EventSender(self.opts, self.name)
+        self._sender.fire(tag, data)
+
     def close(self) -> None:
         self._sock.close()
+        if self._sender is not None:
+            self._sender.close()
 
     def __enter__(self) -> "EventListener":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_bus(pub_path: str, name: str) -> None:
+    from .localipc import denied_message, probe
+
+    problem = probe(pub_path)
+    if problem is None:
+        return
+    kind, detail = problem
+    if kind == "denied":
+        raise EventBusNotRunning(denied_message(pub_path, f"the {name}"))
+    if kind in ("missing", "refused"):
+        raise EventBusNotRunning(
+            f"the {name} event bus is not running (nothing listens on {pub_path}); start the {name}"
+        )
+    raise EventBusNotRunning(f"cannot reach the {name} event bus at {pub_path}: {detail}")

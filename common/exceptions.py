@@ -151,6 +151,14 @@ class MasterNotRunning(BrinyError):
     """No master answers on the operator socket, or this user may not reach it (the CLIs exit 2)."""
 
 
+class EventBusNotRunning(BrinyError):
+    """No event bus listens where a listener that requires one looked (or this user may not reach it)."""
+
+
+class ReactionError(BrinyError):
+    """A reactor SLS's reaction that cannot run as written (unknown kind or function, bad arguments or target)."""
+
+
 class MasterError(BrinyError):
     """The master answered an operator request with an error."""
 

@@ -9,7 +9,9 @@ one asyncio loop (``zmq.asyncio``) holding:
   (``interface:ret_port`` / ``interface:publish_port``);
 - :class:`briny.master.clientapi.ClientAPIServer` on
   ``sock_dir/master_client.ipc``;
-- the housekeeping task (key store reads, job cache pruning).
+- the housekeeping task (key store reads, job cache pruning);
+- the reactor (:class:`briny.master.reactor.ReactorService`, threads of its
+  own) when ``reactor:`` maps tags to reactor SLS.
 
 :func:`build_server` builds the master's subsystems (the grains cache, each
 minion's pillar, the file server, the state compiler) and the
@@ -65,6 +67,7 @@ from briny.master.mine import MineStore
 from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
+from briny.master.reactor import ReactorService
 from briny.master.server import Fire, MasterServer
 
 log = logging.getLogger(__name__)
@@ -152,6 +155,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
     transport: ZmqServer | None = None
     capi: ClientAPIServer | None = None
     server: MasterServer | None = None
+    reactor: ReactorService | None = None
     tasks: list[asyncio.Task[Any]] = []
     try:
         keys = KeyStore(opts)
@@ -159,6 +163,8 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         server = build_server(opts, transport, keys, cache, fire=sender.fire)
         capi = ClientAPIServer(opts, server, ctx=ctx)
         capi.bind()
+        if opts.get("reactor"):  # reacts on the bus; local reactions publish through capi
+            reactor = ReactorService(opts).start()
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
@@ -204,6 +210,8 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         ready_fd = None
         return 1
     finally:
+        if reactor is not None:
+            await loop.run_in_executor(None, reactor.stop)  # no new reactions; bounded wait on running ones
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -12,8 +12,9 @@ same tag:
 2. **Refused** (``WireError``): a tag that is not a string, is empty or
    longer than :data:`MAX_TAG` characters, or holds a control character;
    the master's own tags in any spelling: ``salt/auth/...``,
-   ``salt/key/...``, ``salt/job/<jid>/new/...`` and Salt's master
-   namespaces ``salt/run/...`` and ``salt/wheel/...``; and a ``salt/`` tag
+   ``salt/key/...``, ``salt/job/<jid>/new/...``, Salt's master
+   namespaces ``salt/run/...`` and ``salt/wheel/...``, and briny's
+   ``salt/event/...`` (dropped notices) and ``salt/reactor/...``; and a ``salt/`` tag
    whose fixed part (``salt/<namespace>``, plus ``<jid>/<id>`` for
    ``state_result``, ``<jid>/ret|prog/<id>`` for ``job``, ``<id>`` for
    ``minion``) is not written exactly in normal form (a space, an empty
@@ -44,7 +45,8 @@ from briny.common.ids import valid_jid
 log = logging.getLogger(__name__)
 
 MAX_TAG = 1024
-MASTER_NAMESPACES = frozenset({"auth", "key", "run", "wheel"})  # salt/<these>/...: the master's own
+# salt/<these>/...: the master's own (event: the bus's dropped notices; reactor: the reactor's outcomes)
+MASTER_NAMESPACES = frozenset({"auth", "key", "run", "wheel", "event", "reactor"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 

@@ -10,7 +10,7 @@ import zmq
 
 from briny.common.event import MAX_TAG_BYTES, EventBus, EventListener, EventSender, decode, encode, fire_event
 from briny.common.unpacking import MAX_ITEMS
-from tests.waiting import join_listener
+from tests.waiting import join_listener, wait_until
 
 
 @pytest.fixture
@@ -34,6 +34,9 @@ def test_listener_gets_matching_events_in_order(bus):
     assert [t for t, _ in got] == [f"salt/state_result/1/m/s{i}" for i in range(5)]
     assert [d["ret"]["i"] for _, d in got] == list(range(5))
     assert all("_stamp" in d for _, d in got)
+    # numbered by the bus: the filtered salt/other/x events took every other number (no notice)
+    seqs = [d["_seq"] for _, d in got]
+    assert [b - a for a, b in zip(seqs, seqs[1:])] == [2, 2, 2, 2]
 
 
 class RawSubscriber:
@@ -127,3 +130,81 @@ def test_ipc_path_refuses_paths_a_socket_cannot_have():
         ipc_path(ok + "s")
     with pytest.raises(ConfigError):
         ipc_path("/" + "é" * 60)  # bytes count, not characters
+
+
+# -- no silent loss: numbered events, dropped notices ------------------------------------------
+
+
+def test_a_listener_that_falls_behind_gets_a_dropped_notice_with_the_count(tmp_path):
+    """A listener that does not read while 3,000 large events pass: the bus drops past its
+    buffer, and the listener gets ``salt/event/dropped`` with counts that, added to the events it
+    did get, make exactly what was fired; then it keeps receiving."""
+    opts = {"sock_dir": str(tmp_path / "sock"), "event_listener_hwm": 10, "event_sender_hwm": 100000}
+    running = EventBus(opts).start_thread()
+    sender = EventSender(opts)
+    try:
+        with EventListener(opts, "burst/*") as events:
+            join_listener(events, sender.fire, "burst/probe")
+            fired = 3000
+            for i in range(fired):
+                sender.fire("burst/e", {"i": i, "pad": "x" * 2000})
+            got, dropped, notices = 0, 0, 0
+            while (event := events.get_event(1.0)) is not None:  # drain what the buffers held
+                if event[0] == "salt/event/dropped":
+                    dropped += event[1]["count"]
+                    notices += 1
+                elif event[0] == "burst/e":
+                    got += 1
+            join_listener(events, sender.fire, "burst/probe")  # a later number shows a gap at the tail
+            # join_listener takes what came while joining: count it again from the listener's total
+            assert events.dropped >= dropped
+            assert got + events.dropped == fired, (got, events.dropped)
+            assert events.dropped > 0 and got > 0
+            sender.fire("burst/after", {"n": 1})
+            assert events.get_event(5)[0] == "burst/after"
+    finally:
+        sender.close()
+        running.stop()
+
+
+def test_a_sender_that_could_not_hand_events_over_reports_how_many(tmp_path):
+    """Events fired while nothing takes them, past ``event_sender_hwm``, are counted; the next
+    event the sender gets through is preceded by ``salt/event/dropped`` (``where: sender``)."""
+    opts = {"sock_dir": str(tmp_path / "sock"), "event_sender_hwm": 5}
+    (tmp_path / "sock").mkdir(mode=0o700)
+    sender = EventSender(opts)  # no bus yet: the pipe fills, the rest is counted
+    for i in range(50):
+        sender.fire("early/e", {"i": i})
+    lost = sender.dropped
+    assert 0 < lost < 50
+    running = EventBus(opts).start_thread()
+    prober = EventSender(opts)
+    try:
+        queued = 50 - lost  # the sender's pipe reconnects to the new bus and hands over what it held
+        wait_until(lambda: running.seq >= queued, 10, "the events the sender held to reach the bus")
+        with EventListener(opts, "late/*") as events:
+            join_listener(events, prober.fire, "late/probe")
+            sender.fire("late/one", {})
+            first, second = events.get_event(5), events.get_event(5)
+    finally:
+        sender.close()
+        prober.close()
+        running.stop()
+    assert first[0] == "salt/event/dropped" and first[1]["count"] == lost and first[1]["where"] == "sender"
+    assert second[0] == "late/one" and sender.dropped == 0
+
+
+def test_require_bus_says_clearly_that_no_bus_runs(tmp_path):
+    from briny.common.exceptions import EventBusNotRunning
+
+    with pytest.raises(EventBusNotRunning, match="master event bus is not running"):
+        EventListener({"sock_dir": str(tmp_path)}, "*", name="master", require_bus=True)
+
+
+def test_a_listener_fires_on_its_own_bus(bus):
+    opts, _ = bus
+    with EventListener(opts, "mine/*", require_bus=True) as events:
+        join_listener(events, events.fire, "mine/probe")
+        events.fire("mine/done", {"ok": True})
+        tag, data = events.get_event(5)
+    assert tag == "mine/done" and data["ok"] is True and "_seq" in data

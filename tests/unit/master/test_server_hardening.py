@@ -281,6 +281,8 @@ def test_a_return_event_needs_a_job_sent_to_the_sender(master_opts):
         "salt/job/20240101000000000001/NEW",
         "salt/run/20240101000000000001/new",
         "salt/wheel/x",
+        "salt/event/dropped",
+        "Salt/Reactor/ret",
         "",
         " / ",
         "tag\x00with nul",
