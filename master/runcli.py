@@ -8,7 +8,10 @@ Usage: ``briny-run [-c DIR] [--out OUT] FUN [ARG ...] [key=value ...]``;
 arguments are read as YAML, as Salt reads them. Output goes through
 :func:`briny.common.output.render_output` (``nested`` by default, or the
 outputter a runner names, e.g. ``highstate`` for ``jobs.lookup_jid`` of a
-state run). Exit status: 0 on success; 1 when the runner failed (a bad
+state run). A runner answering ``{"data", "outputter", "retcode"}`` (Salt's
+full runner answer: ``state.orchestrate``) is printed whole with that
+outputter, and exits with that ``retcode``, as ``salt-run`` does.
+Exit status: 0 on success; 1 when the runner failed (a bad
 argument, an unreadable cache) or the runner set a non-zero ``retcode``; 2
 for a usage or config error; an
 unknown function prints ``'FUN' is not available.`` and exits 1 (salt-run
