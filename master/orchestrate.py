@@ -71,12 +71,6 @@ def listen(opts: dict[str, Any], tag_glob: str, timeout: float) -> Iterator[tupl
                 yield got
 
 
-def _list_target(tgt: Any) -> list[str]:
-    if isinstance(tgt, (list, tuple)):
-        return [str(t) for t in tgt]
-    return [t.strip() for t in str(tgt).split(",") if t.strip()]
-
-
 class MasterCalls:
     """What the ``salt`` state module asks of the master, for one orchestration."""
 
@@ -140,8 +134,8 @@ class MasterCalls:
                     elif expect_minions:
                         out[res.id] = {"failed": True}
         if expect_minions and str(tgt_type or "glob").lower() == "list":
-            for missing in _list_target(tgt):
-                if missing not in minions:
+            for missing in split_input(tgt, str):
+                if missing and missing not in minions:
                     out[missing] = {"failed": True}
         return dict(sorted(out.items()))
 
@@ -251,7 +245,7 @@ def orchestrate(
     sender = EventSender(run_opts, name="master")
     calls = MasterCalls(run_opts, user)
     job = JobContext(jid=jid, file_client=files, fire_event=sender.fire)
-    names = split_input(mods, str) if not isinstance(mods, list) else [str(m) for m in mods]
+    names = split_input(mods, str)
     sender.fire(
         f"salt/run/{jid}/new", {"fun": "runner.state.orchestrate", "fun_args": [mods], "jid": jid, "user": user}
     )
@@ -261,7 +255,7 @@ def orchestrate(
         base = loader.minion_mods(run_opts, grains, compiled_pillar, extra_dirs=[], job=job)
         salt = OrchestrationFunctions(base, calls.functions())
         env = RenderEnv(opts=run_opts, client=files, salt=salt, grains=grains, pillar=compiled_pillar)
-        compiled = StateCompiler(env).for_sls(names, saltenv, split_input(exclude, str) if exclude else None)
+        compiled = StateCompiler(env).for_sls(names, saltenv, split_input(exclude) or None)
         if compiled.errors:
             running: Any = [str(e) for e in compiled.errors]
         else:
