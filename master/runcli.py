@@ -8,9 +8,12 @@ Usage: ``briny-run [-c DIR] [--out OUT] FUN [ARG ...] [key=value ...]``;
 arguments are read as YAML, as Salt reads them. Output goes through
 :func:`briny.common.output.render_output` (``nested`` by default, or the
 outputter a runner names, e.g. ``highstate`` for ``jobs.lookup_jid`` of a
-state run). Exit status: 0 on success; 1 when the runner failed (a bad
+state run). A runner answering ``{"data", "outputter", "retcode"}`` (Salt's
+full runner answer: ``state.orchestrate``) is printed whole with that
+outputter, and exits with that ``retcode``, as ``salt-run`` does.
+Exit status: 0 on success; 1 when the runner failed (a bad
 argument, an unreadable cache) or the runner set a non-zero ``retcode``; 2
-for a usage or config error or a runner not written yet; an
+for a usage or config error; an
 unknown function prints ``'FUN' is not available.`` and exits 1 (salt-run
 exits 0 there; briny is explicit about failing).
 """
@@ -32,8 +35,6 @@ from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
 from briny.master.runners import RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
-
-NEEDS_DAEMON = {"state.orchestrate", "state.orch"}  # runners not written yet
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,9 +82,6 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     try:
         func = get_runner(ns.fun)
     except FunctionNotFound:
-        if ns.fun in NEEDS_DAEMON:
-            print(f"briny-run: {ns.fun} is not implemented yet", file=err)
-            return 2
         print(f"'{ns.fun}' is not available.", file=out)
         return 1
     args, kwargs = parse_input(list(ns.arg))
@@ -96,16 +94,20 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     finally:
         ctx.close()
     outputter = ns.out
+    retcode = ctx.context.get("retcode", 0)
     if isinstance(result, dict) and set(result) == {"outputter", "data"}:
         outputter = outputter or result["outputter"]
         result = result["data"]
+    elif isinstance(result, dict) and {"outputter", "data", "retcode"} <= set(result):
+        # a runner's full answer (state.orchestrate): printed whole, as salt-run prints it
+        outputter = outputter or result["outputter"]
+        retcode = result["retcode"]
     text = _render(result, outputter, opts, ns.color)
     if ns.out_file:
         with open(ns.out_file, "a", encoding="utf-8") as fh:
             fh.write(text + "\n")
     elif text:
         print(text, file=out)
-    retcode = ctx.context.get("retcode", 0)
     return int(retcode) if isinstance(retcode, int) and not isinstance(retcode, bool) else 0
 
 

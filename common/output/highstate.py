@@ -59,6 +59,28 @@ def _as_lists(value: Any) -> Any:
     return value
 
 
+def _nested_hosts(changes: Any) -> dict[str, Any] | None:
+    """The per-minion state runs an orchestration step (``salt.state``) keeps in its changes
+    (``{"out": "highstate", "ret": {minion: ...}}``), else None."""
+    if isinstance(changes, dict) and changes.get("out") == "highstate" and isinstance(changes.get("ret"), dict):
+        return changes["ret"]
+    return None
+
+
+def _changed(changes: Any) -> bool:
+    """Whether a state's changes count as a change, as Salt counts them: an orchestration step's
+    only when one of its minions' states changed something (or returned plain text)."""
+    hosts = _nested_hosts(changes)
+    if hosts is None:
+        return bool(changes)
+    for data in hosts.values():
+        if isinstance(data, (int, str)):  # False (a minion that did not return) too, as Salt
+            return True
+        if isinstance(data, dict) and any(_is_state(r) and _changed(r.get("changes")) for r in data.values()):
+            return True
+    return False
+
+
 def _duration(ret: dict[str, Any]) -> str:
     """The Duration field: milliseconds as the state reported them."""
     return f"{ret['duration']} ms" if "duration" in ret else ""
@@ -143,7 +165,7 @@ class HighstateDisplay:
             ret = states[key]
             result = ret["result"]
             counts[result] = counts.get(result, 0) + 1
-            if ret["changes"]:
+            if _changed(ret["changes"]):
                 changed += 1
             if "duration" in ret:
                 durations += float(ret["duration"])
@@ -175,7 +197,7 @@ class HighstateDisplay:
 
     def _hidden(self, ret: dict[str, Any]) -> bool:
         quiet = not self.verbose or self.hide_unchanged
-        return quiet and ret["result"] is True and not ret["changes"]
+        return quiet and ret["result"] is True and not _changed(ret["changes"])
 
     def _terse(self, ret: dict[str, Any]) -> bool:
         if self.mode == "terse":
@@ -244,6 +266,11 @@ class HighstateDisplay:
             return f"Invalid Changes data: {changes}"
         if not changes:
             return ""
+        if _nested_hosts(changes) is not None:  # an orchestration step's state runs, per minion
+            return "".join(
+                "\n" + "\n".join(" " * 14 + line for line in self._host(str(host), data).splitlines())
+                for host, data in changes["ret"].items()
+            )
         return "\n" + self.nested.render(changes, 14).rstrip()
 
     def _warnings(self, warnings: Any) -> str:

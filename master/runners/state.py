@@ -15,9 +15,11 @@ import sys
 from typing import Any
 
 from briny.common.event import EventListener
+from briny.common.exceptions import SaltInvocationError
+from briny.master.clientapi import MasterClient
 from briny.master.runners import RunnerContext
 
-__all__ = ["event"]
+__all__ = ["event", "orchestrate", "orch"]
 
 
 def event(
@@ -48,3 +50,31 @@ def event(
                 sys.stdout.write(f"{tag}\t{body}\n")
                 sys.stdout.flush()
     return {"outputter": "quiet", "data": seen}
+
+
+def orchestrate(
+    ctx: RunnerContext,
+    mods: Any,
+    saltenv: str = "base",
+    test: Any = None,
+    exclude: Any = None,
+    pillar: Any = None,
+    pillarenv: str | None = None,
+    orchestration_jid: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Run the orchestration SLS ``mods`` from the master's file roots on the master
+    (:mod:`briny.master.orchestrate`); ``test=True`` for a dry run, ``pillar={...}``."""
+    from briny.master.orchestrate import orchestrate as run_orchestration
+
+    unknown = sorted(k for k in kwargs if not k.startswith("__"))
+    if unknown:
+        raise SaltInvocationError(f"state.orchestrate does not take {', '.join(repr(k) for k in unknown)}")
+    with MasterClient(ctx.opts) as client:
+        client.check_running()  # steps publish jobs: say so now, not in every step's comment
+    return run_orchestration(ctx.opts, mods, saltenv, test, exclude, pillar, pillarenv, orchestration_jid)
+
+
+def orch(ctx: RunnerContext, mods: Any, **kwargs: Any) -> dict[str, Any]:
+    """``state.orchestrate`` under its short name."""
+    return orchestrate(ctx, mods, **kwargs)

@@ -241,3 +241,42 @@ def requisite_expected(case):
 
 def sandbox_expected(expected_dir, case):
     return json.loads((pathlib.Path(expected_dir) / f"{case}.json").read_text())
+
+
+# ---------------------------------------------------------------- orchestrate corpus
+
+ORCH = GOLDEN / "orchestrate"
+_MASTER_ID = re.compile(r"^[\w.-]+_master$")
+_JID = re.compile(r"\b\d{20}\b")
+_MASTER_WORD = re.compile(r"[\w.-]+_master\b")
+_DURATION = re.compile(r"(Duration: *)\d+(?:\.\d+)? ms|(Total run time: *)\d+(?:\.\d+)? m?s")
+
+
+def orch_mask(obj, work=None):
+    """An orchestration's ``--out=json`` data as the golden keeps it: the master's id key
+    (``<host>_master``) is ``@MASTER@``, jids ``@JID@``, the temporary folder ``@WORK@``, and
+    what :func:`mask` does (volatile keys dropped, times ``@TIME@``)."""
+    if isinstance(obj, dict):
+        return {
+            orch_mask(_MASTER_ID.sub("@MASTER@", k) if isinstance(k, str) else k, work): orch_mask(v, work)
+            for k, v in obj.items()
+            if k not in VOLATILE
+        }
+    if isinstance(obj, list):
+        return [orch_mask(v, work) for v in obj]
+    if isinstance(obj, str):
+        if work:
+            obj = obj.replace(work, "@WORK@")
+        return _JID.sub("@JID@", _TIME.sub("@TIME@", obj))
+    return obj
+
+
+def orch_mask_text(text, work=None):
+    """The highstate text of an orchestration, masked as :func:`orch_mask` masks data: the
+    master's id (``<host>_master``) ``@MASTER@`` wherever it is, durations and run times
+    ``@MS@`` (with the padding before a run time, which follows the number's width)."""
+    if work:
+        text = text.replace(work, "@WORK@")
+    text = _MASTER_WORD.sub("@MASTER@", text)
+    text = _DURATION.sub(lambda m: "Duration: @MS@" if m.group(1) else "Total run time: @MS@", text)
+    return _JID.sub("@JID@", _TIME.sub("@TIME@", text))

@@ -1,0 +1,276 @@
+"""Orchestration: an SLS of ``salt.*`` steps run on the master (``briny-run state.orchestrate``).
+
+Runs in ``briny-run`` on the master host, as the operator, as Salt's
+``state.orchestrate`` runner runs in ``salt-run``. The SLS comes from the
+master's own ``file_roots`` (``saltenv``, ``pillar=`` overrides the pillar
+compiled from ``pillar_roots`` for the master's id) and is compiled by
+:class:`briny.common.compiler.StateCompiler` and run by the one requisite
+engine (:func:`briny.common.engine.run_low_chunks`), so requisites order the
+steps and a failed step stops what requires it.
+
+The steps are the ``salt`` state module (``states/saltmod.py``); what they
+need of the master comes through their ``__salt__``, which here holds the
+execution modules plus :class:`MasterCalls`:
+
+- ``saltutil.cmd``: a job published through the running master's operator
+  IPC (:class:`briny.master.clientapi.MasterClient`: the job cache, the
+  ``salt/job`` events and the returns as for any job) and its returns
+  gathered as ``briny`` gathers them (:class:`briny.master.opcli.Waiter`:
+  events, then the job cache, then ``saltutil.find_job`` for slow minions);
+- ``saltutil.runner`` / ``saltutil.wheel``: a runner of
+  :mod:`briny.master.runners` or a wheel function of :mod:`briny.master.wheel`,
+  called in this process;
+- ``event.listen``: the master's events by tag glob (``salt.wait_for_event``),
+  through :func:`listen`, the one place that knows how to listen.
+
+The answer is Salt's: ``{"data": {<master id>: <state results or render
+errors>}, "outputter": "highstate", "retcode": 0|1}``; the orchestration
+fires ``salt/run/<jid>/new`` and ``salt/run/<jid>/ret`` on the master bus, and
+its steps' ``fire_event`` events too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from typing import Any
+
+from briny.common import config, loader
+from briny.common.args import call_function, split_input
+from briny.common.compiler import StateCompiler
+from briny.common.event import EventListener, EventSender
+from briny.common.exceptions import BrinyError, FunctionNotFound, MasterError, SaltInvocationError
+from briny.common.fileclient import LocalFileClient
+from briny.common.jid import gen_jid
+from briny.common.jobcontext import JobContext
+from briny.common.pillar import compile_local_pillar
+from briny.common.render import RenderEnv
+from briny.master.clientapi import MasterClient
+
+log = logging.getLogger(__name__)
+
+RET_TAGS = "salt/job/*/ret/*"
+
+
+def listen(opts: dict[str, Any], tag_glob: str, timeout: float) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The master's events whose tag matches ``tag_glob``, as they come, for ``timeout`` seconds.
+
+    The one place orchestration listens to the bus (``briny-run state.event``'s
+    mechanism): switch it here when the public event API lands.
+    """
+    deadline = time.monotonic() + max(0.0, timeout)
+    with EventListener(opts, str(tag_glob), name="master") as events:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            got = events.get_event(min(left, 1.0))
+            if got is not None:
+                yield got
+
+
+class MasterCalls:
+    """What the ``salt`` state module asks of the master, for one orchestration."""
+
+    def __init__(self, opts: dict[str, Any], user: str | None = None) -> None:
+        self.opts = opts
+        self.user = user
+        self._stack = ExitStack()
+        self._client: MasterClient | None = None
+        self._returns: EventListener | None = None
+
+    def functions(self) -> dict[str, Callable[..., Any]]:
+        """The functions this gives ``__salt__``, by name."""
+        return {
+            "saltutil.cmd": self.cmd,
+            "saltutil.runner": self.runner,
+            "saltutil.wheel": self.wheel,
+            "event.listen": lambda tag, timeout=300.0: listen(self.opts, tag, float(timeout)),
+        }
+
+    def _connected(self) -> tuple[MasterClient, EventListener]:
+        if self._client is None or self._returns is None:
+            client = self._stack.enter_context(MasterClient(self.opts))
+            client.check_running()  # a clear error, not a wait, when no master runs
+            self._returns = self._stack.enter_context(EventListener(self.opts, RET_TAGS, name="master"))
+            time.sleep(0.05)  # as `briny`: let the subscription reach the bus (the job cache covers a miss)
+            self._client = client
+        return self._client, self._returns
+
+    def cmd(
+        self,
+        tgt: Any,
+        fun: str,
+        arg: list[Any] | None = None,
+        kwarg: dict[str, Any] | None = None,
+        tgt_type: str = "glob",
+        timeout: Any = None,
+        expect_minions: bool = False,
+        **_: Any,
+    ) -> dict[str, dict[str, Any]]:
+        """Publish ``fun`` to ``tgt`` through the master and wait for every targeted minion:
+        ``{minion: {"ret", "retcode", "jid", "out"}}`` in minion id order; a minion that did not
+        return (or, for a ``list`` target, has no accepted key) is ``{"failed": True}`` when
+        ``expect_minions``, else left out. MasterError when the master refuses the job."""
+        from briny.master.opcli import Waiter
+
+        client, returns = self._connected()
+        wait = float(timeout) if timeout else config.number(self.opts, "timeout")
+        pub = client.publish(tgt, fun, list(arg or []), dict(kwarg or {}), tgt_type, wait, user=self.user)
+        minions = list(pub.get("minions") or [])
+        jid = str(pub.get("jid") or "")
+        out: dict[str, dict[str, Any]] = {}
+        if minions:
+            waiter = Waiter(client, returns, self.opts, wait, config.number(self.opts, "gather_job_timeout"))
+            waiter.add_job(jid, fun, minions)
+            while waiter.active:
+                for res in waiter.poll(1.0):
+                    if res.returned:
+                        out[res.id] = {"ret": res.ret, "retcode": res.retcode, "jid": jid, "out": res.out}
+                        if res.out is None:
+                            del out[res.id]["out"]
+                    elif expect_minions:
+                        out[res.id] = {"failed": True}
+        if expect_minions and str(tgt_type or "glob").lower() == "list":
+            for missing in split_input(tgt, str):
+                if missing and missing not in minions:
+                    out[missing] = {"failed": True}
+        return dict(sorted(out.items()))
+
+    def runner(self, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """A runner of :mod:`briny.master.runners`, here: ``{"return", "success"}``."""
+        from briny.master.runners import RunnerContext, get_runner
+
+        kwargs = {k: v for k, v in kwargs.items() if not k.startswith("__") and k != "full_return"}
+        arg = kwargs.pop("arg", None)
+        positional = [*args, *(arg if isinstance(arg, list) else [] if arg is None else [arg])]
+        kwargs.update(kwargs.pop("kwarg", None) or {})
+        try:
+            func = get_runner(name)
+        except FunctionNotFound as exc:
+            return {"return": str(exc), "success": False}
+        ctx = RunnerContext(self.opts)
+        try:
+            value = call_function(func, name, [ctx, *positional], kwargs)
+        except (BrinyError, OSError) as exc:
+            return {"return": f"{name}: {exc}", "success": False}
+        finally:
+            ctx.close()
+        success = True
+        if isinstance(value, dict) and "outputter" in value and "data" in value:
+            success = value.get("retcode", 0) in (0, None)
+            value = value["data"]
+        retcode = ctx.context.get("retcode", 0)
+        return {"return": value, "success": success and not retcode}
+
+    def wheel(self, name: str, **kwargs: Any) -> dict[str, Any]:
+        """A wheel function of :mod:`briny.master.wheel`: ``{"return", "success"}``."""
+        from briny.master import wheel
+
+        kwargs = {k: v for k, v in kwargs.items() if not k.startswith("__")}
+        try:
+            return {"return": wheel.call(self.opts, name, **kwargs), "success": True}
+        except (BrinyError, OSError) as exc:
+            return {"return": str(exc), "success": False}
+
+    def close(self) -> None:
+        self._stack.close()
+        self._client = self._returns = None
+
+
+class OrchestrationFunctions(loader.LazyLoader):
+    """``__salt__`` of an orchestration: the execution modules, with :class:`MasterCalls`' functions
+    answering first."""
+
+    def __init__(self, base: loader.LazyLoader, extra: Mapping[str, Callable[..., Any]]) -> None:
+        super().__init__("modules", base.pack, [d for d in base.dirs if d != loader.BUILTIN_DIRS["modules"]])
+        self.pack["__salt__"] = self
+        self.extra = dict(extra)
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        if key in self.extra:
+            return self.extra[key]
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.extra or super().__contains__(key)
+
+
+def check_result(running: Any) -> bool:
+    """Salt's ``state.check_result`` of the orchestration's data: every state result not False."""
+    if not isinstance(running, dict) or not running:
+        return False
+    for value in running.values():
+        if not isinstance(value, dict):
+            return False
+        if "result" in value:
+            if value["result"] is False:
+                return False
+        elif not check_result(value):
+            return False
+    return True
+
+
+def orchestrate(
+    opts: dict[str, Any],
+    mods: Any,
+    saltenv: str | None = "base",
+    test: Any = None,
+    exclude: Any = None,
+    pillar: Any = None,
+    pillarenv: str | None = None,
+    orchestration_jid: str | None = None,
+    user: str | None = None,
+) -> dict[str, Any]:
+    """Run the orchestration SLS ``mods`` (a name, a comma list or a list); Salt's runner answer
+    (see the module docstring). SaltInvocationError for a ``pillar`` that is not a dict."""
+    from briny.common.engine import run_low_chunks
+
+    if pillar is not None and not isinstance(pillar, dict):
+        raise SaltInvocationError("Pillar data must be formatted as a dictionary")
+    master_id = str(opts.get("id") or "master")
+    run_opts = dict(opts)
+    run_opts.update(file_client="local", __role="master")
+    if test is not None:
+        run_opts["test"] = bool(test)
+    saltenv = saltenv or str(opts.get("saltenv") or "base")
+    run_opts["saltenv"] = saltenv
+    if pillarenv or opts.get("pillarenv"):
+        run_opts["pillarenv"] = pillarenv or opts.get("pillarenv")
+    jid = orchestration_jid or gen_jid()
+    grains = {"id": master_id}
+    files = LocalFileClient(opts.get("file_roots") or {}, bool(opts.get("fileserver_followsymlinks", True)))
+    sender = EventSender(run_opts, name="master")
+    calls = MasterCalls(run_opts, user)
+    job = JobContext(jid=jid, file_client=files, fire_event=sender.fire)
+    names = split_input(mods, str)
+    sender.fire(
+        f"salt/run/{jid}/new", {"fun": "runner.state.orchestrate", "fun_args": [mods], "jid": jid, "user": user}
+    )
+    try:
+        base = loader.minion_mods(run_opts, grains, {}, extra_dirs=[], job=job)
+        compiled_pillar = compile_local_pillar(run_opts, grains, base, pillar)
+        base = loader.minion_mods(run_opts, grains, compiled_pillar, extra_dirs=[], job=job)
+        salt = OrchestrationFunctions(base, calls.functions())
+        env = RenderEnv(opts=run_opts, client=files, salt=salt, grains=grains, pillar=compiled_pillar)
+        compiled = StateCompiler(env).for_sls(names, saltenv, split_input(exclude) or None)
+        if compiled.errors:
+            running: Any = [str(e) for e in compiled.errors]
+        else:
+            states = loader.states(run_opts, salt, extra_dirs=[])
+            running = run_low_chunks(
+                compiled.chunks, salt=salt, states=states, opts=run_opts, jid=jid, fire_event=sender.fire
+            )
+    except MasterError as exc:
+        running = [f"The orchestration could not reach the master: {exc}"]
+    finally:
+        calls.close()
+    retcode = 0 if check_result(running) else 1
+    sender.fire(
+        f"salt/run/{jid}/ret",
+        {"fun": "runner.state.orchestrate", "jid": jid, "return": running, "success": retcode == 0, "user": user},
+    )
+    sender.close()
+    return {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}

@@ -1,0 +1,3 @@
+db_config:
+  test.succeed_with_changes:
+    - name: postgresql.conf

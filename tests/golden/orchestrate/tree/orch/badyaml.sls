@@ -1,0 +1,4 @@
+broken:
+  salt.function:
+    - name: test.ping
+    - tgt: [db1

@@ -1,0 +1,4 @@
+bogus:
+  salt.function:
+    - name: nosuch.function
+    - tgt: db1
