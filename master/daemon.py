@@ -55,7 +55,7 @@ from briny.common.daemonize import (
 )
 from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import BrinyError
-from briny.common import logsetup
+from briny.common import logsetup, versions
 from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     p.add_argument("--pid-file", dest="pidfile", help="pidfile (default: the 'pidfile' option)")
     logsetup.add_arguments(p)
+    versions.add_arguments(p)
     return p
 
 

@@ -46,7 +46,7 @@ from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common import config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
-from briny.common import logsetup
+from briny.common import logsetup, versions
 from briny.common.numbers import positive
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", "--no-colour", dest="no_color", action="store_true")
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     logsetup.add_arguments(p)
+    versions.add_arguments(p)
     p.add_argument("tgt", nargs="?", help="the target")
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
