@@ -387,7 +387,7 @@ class Printer:
         if not self.counts(result):
             return
         self.seen.append(result)
-        if self.ns.static:
+        if self.ns.static or self.fun == "sys.doc":
             if self.live is not None:
                 self.live.draw()
             self.collected[result.id] = result.ret
@@ -397,8 +397,29 @@ class Printer:
     def finish(self) -> None:
         if self.live is not None:
             self.live.forget_all()
-        if self.ns.static and self.collected:
+        if self.fun == "sys.doc":
+            self.docs()
+        elif self.ns.static and self.collected:
             self.emit(self.collected, None)
+
+    def docs(self) -> None:
+        """``sys.doc`` as Salt prints it: the docstrings of every minion merged (the first
+        minion's text of each function), ``name:``, the text and a blank line per function; with
+        ``--out``, each ``{name: text}`` through that outputter."""
+        from briny.common.output import render_output
+
+        merged: dict[str, Any] = {}
+        for ret in self.collected.values():
+            if isinstance(ret, dict):
+                for fun, text in ret.items():
+                    if text and fun not in merged:
+                        merged[fun] = text
+        for fun in sorted(merged):
+            if self.ns.out:
+                self.stdout.write(render_output({fun: merged[fun]}, "nested", self.opts) + "\n")
+            else:
+                self.stdout.write(f"{fun}:\n{merged[fun]}\n\n")
+        self.stdout.flush()
 
     def summary(self, stdout: TextIO) -> None:
         """Salt's ``--summary`` block (on stdout, after the returns; not with ``--out``)."""

@@ -189,3 +189,15 @@ def test_version_manage_versions_and_presence(fleet: Fleet, ghost: str) -> None:
     assert _json(fleet.run("--out", "json", "manage.present", "subset=w1,ghost")) == ["w1"]
     warned = fleet.run("--out", "json", "manage.present", "show_ip=True")
     assert warned.json() == ["d1", "w1"] and "show_ip is not supported" in warned.stderr
+
+
+def test_sys_doc_prints_the_docstrings_of_every_minion_merged(fleet: Fleet) -> None:
+    import briny.minion.modules.test as test_module
+    import briny.states.test as test_states
+
+    res = fleet.briny("*", "sys.doc", "test.ping", "test.echo")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == f"test.echo:\n{test_module.echo.__doc__}\n\ntest.ping:\n{test_module.ping.__doc__}\n\n"
+    got = _json(fleet.briny("--out", "json", "--static", "w1", "sys.state_doc", "test.nop"))
+    assert got == {"w1": {"test": test_states.__doc__, "test.nop": test_states.nop.__doc__}}
+    assert "test" in _json(fleet.briny("--out", "json", "--static", "w1", "sys.list_state_modules"))["w1"]
