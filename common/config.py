@@ -124,6 +124,7 @@ MINION_DEFAULTS: dict[str, Any] = {
     "startup_states": "",
     "mine_enabled": True,
     "mine_interval": 60,
+    "file_buffer_size": 262144,  # bytes per cp.push request
 }
 
 MASTER_DEFAULTS: dict[str, Any] = {
@@ -146,6 +147,8 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "job_cache": "sqlite",
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
+    "file_recv": False,  # cp.push: minions may send files to the master (master/filerecv.py)
+    "file_recv_max_size": 100,  # MB per pushed file
 }
 
 # settings whose 0 (or unset) means another value than their default says, in briny

@@ -59,6 +59,7 @@ from briny.common import logsetup, versions
 from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
+from briny.master.filerecv import FileReceiver
 from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
@@ -138,6 +139,7 @@ def build_server(
     fileserver.register(server)  # file_envs, file_list, file_hash, file_chunk
     compiler.register(server)  # compile (briny-call on a minion)
     mine.register(server)  # mine
+    FileReceiver(opts).register(server)  # file_recv (cp.push), off unless file_recv: True
     return server
 
 

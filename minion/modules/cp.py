@@ -251,3 +251,59 @@ def stat_file(path: str, saltenv: str | None = None, octal: bool = True) -> str 
     if mode is None:
         return None
     return f"{mode:04o}" if octal else mode
+
+
+def push(
+    path: str,
+    keep_symlinks: bool = False,
+    upload_path: str | None = None,
+    remove_source: bool = False,
+    **kwargs: Any,
+) -> bool:
+    """Send the local file ``path`` to the master, as Salt's ``cp.push``: it lands in the master's
+    ``cachedir/minions/<this minion's id>/files/<path>`` (``upload_path`` names another path
+    there). True when the whole file arrived; False otherwise, logged with the master's reason
+    (``file_recv`` is off on the master by default, files over ``file_recv_max_size`` MB are
+    refused, and so is any path that is not a plain relative path once its leading ``/`` is
+    removed). ``path`` must be absolute; a symlink is resolved unless ``keep_symlinks``;
+    ``remove_source`` deletes the file after it was sent."""
+    channel = __job__.master  # type: ignore[name-defined]  # noqa: F821
+    path = str(path)
+    if "../" in path or not os.path.isabs(path):
+        log.error("cp.push: the path must be absolute and must not climb (..): %s", path)
+        return False
+    if not keep_symlinks:
+        path = os.path.realpath(path)
+    if not os.path.isfile(path):
+        log.error("cp.push: %s is not a file", path)
+        return False
+    target = str(upload_path) if upload_path else path
+    parts = [p for p in posixpath.normpath(target.lstrip("/")).split("/") if p]
+    if "../" in target or not parts or ".." in parts:
+        log.error("cp.push: the upload path must not climb (..): %s", target)
+        return False
+    if channel is None:
+        log.error("cp.push needs the master, and this minion has no connection to it")
+        return False
+    size = int(__opts__.get("file_buffer_size") or 262144)  # type: ignore[name-defined]  # noqa: F821
+    with open(path, "rb") as fh:
+        loc = 0
+        while True:
+            data = fh.read(size)
+            if not data and loc:
+                break
+            reply = channel({"cmd": "file_recv", "path": parts, "loc": loc, "data": data}, None)
+            if reply is None or "error" in reply:
+                why = "no answer" if reply is None else reply["error"]
+                log.error("cp.push of %s failed: the master refused it: %s", path, why)
+                return False
+            loc += len(data)
+            if not data:
+                break
+    if remove_source:
+        try:
+            os.remove(path)
+        except OSError as exc:
+            log.error("cp.push failed to remove file '%s': %s", path, exc.strerror)
+            return False
+    return True

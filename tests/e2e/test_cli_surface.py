@@ -201,3 +201,12 @@ def test_sys_doc_prints_the_docstrings_of_every_minion_merged(fleet: Fleet) -> N
     got = _json(fleet.briny("--out", "json", "--static", "w1", "sys.state_doc", "test.nop"))
     assert got == {"w1": {"test": test_states.__doc__, "test.nop": test_states.nop.__doc__}}
     assert "test" in _json(fleet.briny("--out", "json", "--static", "w1", "sys.list_state_modules"))["w1"]
+
+
+def test_cp_push_is_refused_by_default(fleet: Fleet, tmp_path: Path) -> None:
+    src = tmp_path / "x.txt"
+    src.write_text("x")
+    assert _json(fleet.briny("--out", "json", "w1", "cp.push", str(src))) == {"w1": False}
+    assert not (fleet.master_dir / "cache" / "minions").exists()
+    log = (fleet.master_dir / "master.log").read_text()
+    assert "refused a file pushed by w1" in log and "file_recv: False" in log
