@@ -131,11 +131,9 @@ class FileReceiver:
                 raise FileServerError("'loc' must be an offset of 0 or more")
             if not isinstance(data, bytes):
                 raise FileServerError("'data' must be bytes")
-            limit = int(config.number(self.opts, "file_recv_max_size") * MB)
-            if loc + len(data) > limit:
-                raise FileServerError(
-                    f"the file is larger than file_recv_max_size ({config.number(self.opts, 'file_recv_max_size'):g} MB)"
-                )
+            max_mb = config.number(self.opts, "file_recv_max_size")
+            if loc + len(data) > int(max_mb * MB):
+                raise FileServerError(f"the file is larger than file_recv_max_size ({max_mb:g} MB)")
             size = write_chunk(minion_folder(self.opts, minion_id), parts, loc, data)
         except FileServerError as exc:
             log.warning("refused a file pushed by %s (%s): %s", minion_id, _shown(payload.get("path")), exc)
