@@ -88,3 +88,30 @@ def test_push_without_a_master(tmp_path: Path) -> None:
     src.write_bytes(b"x")
     mods = minion_mods({"id": "web1"}, {}, {}, extra_dirs=[])
     assert mods["cp.push"](str(src)) is False
+
+
+def test_recv_writes_whole_files_as_salt(tmp_path: Path) -> None:
+    recv = minion_mods({"id": "web1"}, {}, {}, extra_dirs=[])["cp.recv"]
+    (tmp_path / "d").mkdir()
+    assert recv({"/src/a.txt": b"A"}, str(tmp_path / "d")) == {str(tmp_path / "d" / "a.txt"): True}
+    assert recv({"/src/a.txt": "text"}, str(tmp_path / "b.txt")) == {str(tmp_path / "b.txt"): True}
+    assert (tmp_path / "b.txt").read_text() == "text"
+    assert recv({"/src/a.txt": b"A"}, str(tmp_path / "no" / "such" / "x")) == "Destination unavailable"
+
+
+def test_recv_chunked_appends_sets_the_mode_and_makes_folders(tmp_path: Path) -> None:
+    import base64
+    import gzip
+
+    mods = minion_mods({"id": "web1"}, {}, {}, extra_dirs=[])
+    recv = mods["cp.recv_chunked"]
+    dest = tmp_path / "a" / "b" / "f"
+    assert recv(str(dest), base64.b64encode(gzip.compress(b"12")).decode(), False, True, 0o600) is True
+    assert recv(str(dest), base64.b64encode(b"34").decode(), True, False) is True
+    assert dest.read_bytes() == b"1234" and oct(dest.stat().st_mode & 0o777) == "0o600"
+    assert recv(str(tmp_path / "empty"), None) is True and (tmp_path / "empty").is_dir()
+    assert recv(str(dest), None) == "Path exists and is a file"
+    bad = recv(str(dest), "not base64 !!", False, True)
+    assert isinstance(bad, str) and "does not decode" in bad
+    assert mods.pack["__context__"]["retcode"] == 1
+    assert dest.read_bytes() == b"1234"
