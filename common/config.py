@@ -149,6 +149,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "pillar_allow_py": False,
     "file_recv": False,  # cp.push: minions may send files to the master (master/filerecv.py)
     "file_recv_max_size": 100,  # MB per pushed file
+    "salt_cp_chunk_size": 98304,  # bytes per briny-cp -C job
 }
 
 # settings whose 0 (or unset) means another value than their default says, in briny

@@ -50,7 +50,6 @@ from briny.master.opcli import MinionResult, Waiter
 
 log = logging.getLogger(__name__)
 
-CHUNK_SIZE = 98304  # Salt's salt_cp_chunk_size
 TARGET_FLAGS = (
     ("-L", "--list", "list"),
     ("-G", "--grain", "grain"),
@@ -169,7 +168,7 @@ def _copy(ns: argparse.Namespace, waiter: Waiter, client: MasterClient) -> dict[
         return {m: r.ret for m, r in _gather(waiter, client, tgt, tgt_type, "cp.recv", [whole, dest]).items()}
     files, empty = list_files(sources)
     dest_is_dir = bool(empty) or len(files) > 1 or dest.endswith("/")
-    size = int(positive(waiter.opts.get("salt_cp_chunk_size"), None) or CHUNK_SIZE)
+    size = config.count(waiter.opts, "salt_cp_chunk_size")
     out: dict[str, dict[str, Any]] = {}
     for path, mode in files.items():
         where = remote_path(path, sources, dest, dest_is_dir)

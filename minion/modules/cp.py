@@ -23,7 +23,7 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
-from briny.common import fileclient
+from briny.common import config, fileclient
 from briny.common.exceptions import FileServerError, SaltInvocationError
 
 log = logging.getLogger(__name__)
@@ -355,7 +355,7 @@ def push(
     if channel is None:
         log.error("cp.push needs the master, and this minion has no connection to it")
         return False
-    size = int(__opts__.get("file_buffer_size") or 262144)  # type: ignore[name-defined]  # noqa: F821
+    size = config.count(__opts__, "file_buffer_size")  # type: ignore[name-defined]  # noqa: F821
     with open(path, "rb") as fh:
         loc = 0
         while True:
