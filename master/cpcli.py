@@ -38,7 +38,7 @@ import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from briny.common import config, logsetup, versions
 from briny.common.cliargs import add_config_dir, config_dir
@@ -46,33 +46,15 @@ from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common.numbers import positive
 from briny.master.clientapi import MasterClient
-from briny.master.opcli import MinionResult, Waiter
+from briny.master.opcli import CliParser, MinionResult, Waiter, add_target_flags
 
 log = logging.getLogger(__name__)
 
-TARGET_FLAGS = (
-    ("-L", "--list", "list"),
-    ("-G", "--grain", "grain"),
-    ("-E", "--pcre", "pcre"),
-    ("-P", "--grain-pcre", "grain_pcre"),
-    ("-N", "--nodegroup", "nodegroup"),
-    ("-R", "--range", "range"),
-)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="briny-cp", description="Copy local files to targeted minions (salt-cp).")
+    p = CliParser(prog="briny-cp", description="Copy local files to targeted minions (salt-cp).")
     add_config_dir(p, "master")
-    group = p.add_mutually_exclusive_group()
-    for short, long, kind in TARGET_FLAGS:
-        group.add_argument(
-            short, long, dest="tgt_type", action="store_const", const=kind, help=f"the target is a {kind} expression"
-        )
+    add_target_flags(p, skip=("-C",))  # -C is --chunked here, as in salt-cp
     p.add_argument("-t", "--timeout", type=float, help="seconds to wait for the minions (default: 'timeout', 5)")
     p.add_argument("-C", "--chunked", action="store_true", help="send in chunks: big files and folders")
     p.add_argument("-n", "--no-compression", dest="no_compression", action="store_true", help="chunks uncompressed")
@@ -238,22 +220,11 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     except UsageError as exc:
         stdout.write(f"{exc}\n")
         return 1
-    except (MasterNotRunning, MasterError) as exc:
-        stderr.write(f"briny-cp: {exc}\n")
-        return 2
-    except OSError as exc:
-        stderr.write(f"briny-cp: {exc}\n")
-        return 1
+    except (MasterNotRunning, MasterError, OSError, KeyboardInterrupt) as exc:
+        stderr.write(f"briny-cp: {exc or 'interrupted'}\n")
+        return 2 if isinstance(exc, (MasterNotRunning, MasterError)) else 1
     finally:
         if listener is not None:
             listener.close()
         client.close()
     return 1 if any(_failed(v) for v in ret.values()) else 0
-
-
-def main() -> None:
-    try:
-        code = run()
-    except KeyboardInterrupt:
-        code = 1
-    sys.exit(code)

@@ -82,19 +82,32 @@ TARGET_FLAGS = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
+class CliParser(argparse.ArgumentParser):
+    """A parser whose errors are UsageError (the command prints it and exits 2)."""
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="briny", description="Run a function on targeted minions through the master.")
-    add_config_dir(p, "master")
+def add_target_flags(p: argparse.ArgumentParser, skip: Sequence[str] = ()) -> None:
+    """Salt's target type flags (``-L``, ``-G``, ...; ``tgt_type``), but those in ``skip``."""
     group = p.add_mutually_exclusive_group()
     for short, long, kind in TARGET_FLAGS:
-        group.add_argument(
-            short, long, dest="tgt_type", action="store_const", const=kind, help=f"the target is a {kind} expression"
-        )
+        if short not in skip:
+            group.add_argument(
+                short,
+                long,
+                dest="tgt_type",
+                action="store_const",
+                const=kind,
+                help=f"the target is a {kind} expression",
+            )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = CliParser(prog="briny", description="Run a function on targeted minions through the master.")
+    add_config_dir(p, "master")
+    add_target_flags(p)
     p.add_argument(
         "-t",
         "--timeout",

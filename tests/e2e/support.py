@@ -54,7 +54,6 @@ def script(name: str) -> list[str]:
         "briny-minion": "briny.minion.daemon",
         "briny-key": "briny.master.keycli",
         "briny-run": "briny.master.runcli",
-        "briny-cp": "briny.master.cpcli",
     }[name]
     return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
 

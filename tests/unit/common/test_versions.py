@@ -17,7 +17,7 @@ COMMANDS = {
     "briny-master": "briny.master.daemon:main",
     "briny-minion": "briny.minion.daemon:main",
     "briny-call": "briny.minion.call:main",
-    "briny-cp": "briny.master.cpcli:main",
+    "briny-cp": "briny.master.cli:main_cp",
 }
 
 
