@@ -564,6 +564,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     client = MasterClient(opts)
     listener = None
     printer: Printer | None = None
+    batch_code: int | None = None
     try:
         if ns.run_async:
             pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout)
@@ -590,7 +591,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
             if not tgt:
                 return _no_match(stdout, stderr)
         if ns.batch is not None:
-            failed = _run_batch(ns, client, waiter, printer, tgt, tgt_type, arg, kwarg, timeout, out, stderr)
+            batch_code = _run_batch(ns, client, waiter, printer, tgt, tgt_type, arg, kwarg, timeout, out, stderr)
+            failed = False
         else:
             pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout, progress=progress)
             if not pub.get("minions"):
@@ -629,6 +631,8 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         client.close()
         if out is not stdout:
             out.close()
+    if batch_code is not None:  # Salt's batch: the highest retcode, no summary line
+        return batch_code
     if failed:
         stderr.write("ERROR: Minions returned with non-zero exit code\n")
         return 1
@@ -647,8 +651,10 @@ def _run_batch(
     timeout: float,
     stdout: TextIO,
     stderr: TextIO,
-) -> bool:
-    """Salt's batch mode: ping the target, then keep N minions busy at a time. True when something failed."""
+) -> int:
+    """Salt's batch mode: ping the target, then keep N minions busy at a time. The exit status, as
+    Salt's: the highest retcode of the returns (1 when a minion did not respond or failed
+    without one), 0 when all succeeded."""
     ping = client.publish(tgt, "test.ping", [], {}, tgt_type, timeout)
     if not ping.get("minions"):
         stdout.write("No minions matched the target.\n")
@@ -656,6 +662,7 @@ def _run_batch(
     waiter.add_job(ping["jid"], "test.ping", ping["minions"])
     up: list[str] = []
     failed = False
+    code = 0
     while waiter.active:
         for res in waiter.poll():
             if res.returned:
@@ -690,10 +697,12 @@ def _run_batch(
             if not res.returned:
                 stdout.write(f"Minion '{res.id}' failed to respond to job sent\n")
             printer.result(res, {"jid": res.jid, "retcode": res.retcode})
+            if bad:
+                code = max(code, res.retcode or 1)
             if bad and ns.failhard:
                 log.error("Minion %s returned with non-zero exit code. Batch run stopped due to failhard", res.id)
-                return True
-    return failed
+                return code
+    return max(code, 1) if failed else code
 
 
 def main() -> None:

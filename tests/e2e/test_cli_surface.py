@@ -129,15 +129,18 @@ def test_summary_and_hide_timeout_with_a_minion_that_is_down(fleet: Fleet, ghost
 
 def test_failhard_stops_a_batch_at_the_first_bad_return(fleet: Fleet) -> None:
     res = fleet.briny("-b", "1", "--failhard", "--out", "json", "-L", "d1,w1", "test.retcode", "4")
-    assert res.returncode == 1
+    assert res.returncode == 4  # a batch exits with the highest retcode, as Salt's
     ran = [line for line in res.stdout.splitlines() if line.startswith("Executing run on")]
     assert ran == ["Executing run on ['d1']"], res.stdout
+    assert "Minion d1 returned with non-zero exit code. Batch run stopped due to failhard" in res.stderr
     # without --failhard the batch goes on; without -b, --failhard does nothing and says so
     res = fleet.briny("-b", "1", "--out", "json", "-L", "d1,w1", "test.retcode", "4")
+    assert res.returncode == 4
     assert [line for line in res.stdout.splitlines() if line.startswith("Executing run on")] == [
         "Executing run on ['d1']",
         "Executing run on ['w1']",
     ]
+    assert fleet.briny("-b", "1", "-L", "d1,w1", "test.ping").returncode == 0
     res = fleet.briny("--failhard", "--out", "json", "--static", "-L", "d1,w1", "test.ping")
     assert res.returncode == 0 and res.json() == {"d1": True, "w1": True}
     assert "--failhard stops a batch run" in res.stderr
