@@ -135,6 +135,7 @@ MINION_DEFAULTS: dict[str, Any] = {
     "startup_states": "",
     "mine_enabled": True,
     "mine_interval": 60,
+    "file_buffer_size": 262144,  # bytes per cp.push request
 }
 
 MASTER_DEFAULTS: dict[str, Any] = {
@@ -158,6 +159,9 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
     **REACTOR_DEFAULTS,
+    "file_recv": False,  # cp.push: minions may send files to the master (master/filerecv.py)
+    "file_recv_max_size": 100,  # MB per pushed file
+    "salt_cp_chunk_size": 98304,  # bytes per briny-cp -C job
 }
 
 # settings whose 0 (or unset) means another value than their default says, in briny

@@ -22,7 +22,7 @@ them into Salt-style results or CLI errors, never into tracebacks.
     │   ├── InvalidArguments        the arguments do not fit the function's signature
     │   └── GrantError              a privilege or grant option a database does not know (also a ValueError)
     ├── HashError                   a ``source_hash`` that cannot be used (also a ValueError)
-    ├── FileServerError             a ``salt://`` path is missing, hostile or unreadable
+    ├── FileServerError             a ``salt://`` path (or a pushed file's) is missing, hostile or unreadable
     ├── WireError                   a frame does not parse or fails its checks
     │   ├── AuthError               signature, key or replay check failed
     │   └── ChannelClosed           the other end of a job channel is gone

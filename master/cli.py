@@ -1,4 +1,4 @@
-"""Entry points ``briny-key`` and ``briny-run`` (``briny`` is :mod:`opcli`,
+"""Entry points ``briny-key``, ``briny-run`` and ``briny-cp`` (``briny`` is :mod:`opcli`,
 ``briny-master`` is :mod:`daemon`).
 
 Runs on the master host.
@@ -19,3 +19,9 @@ def main_run() -> None:
     from briny.master.runcli import main
 
     sys.exit(main())
+
+
+def main_cp() -> None:
+    from briny.master.cpcli import run
+
+    sys.exit(run())

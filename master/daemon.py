@@ -57,10 +57,11 @@ from briny.common.daemonize import (
 )
 from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import BrinyError
-from briny.common import logsetup, saltkeys, sdnotify
+from briny.common import logsetup, saltkeys, sdnotify, versions
 from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
+from briny.master.filerecv import FileReceiver
 from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     p.add_argument("--pid-file", dest="pidfile", help="pidfile (default: the 'pidfile' option)")
     logsetup.add_arguments(p)
+    versions.add_arguments(p)
     return p
 
 
@@ -135,10 +137,12 @@ def build_server(
     if mined:
         log.info("loaded the cached mines of %d minions", mined)
     pillar.mine = compiler.mine = mine
+    server.pillar_of = pillar.for_targeting  # -I, I@, J@ publishes match the pillars compiled here
     pillar.register(server)  # pillar
     fileserver.register(server)  # file_envs, file_list, file_hash, file_chunk
     compiler.register(server)  # compile (briny-call on a minion)
     mine.register(server)  # mine
+    FileReceiver(opts).register(server)  # file_recv (cp.push), off unless file_recv: True
     return server
 
 

@@ -40,7 +40,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from briny.common import logsetup
+from briny.common import logsetup, versions
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError
@@ -82,6 +82,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="briny-key", description="Manage the master's minion keys (salt-key).")
     add_config_dir(p, "master")
+    versions.add_arguments(p)
     p.add_argument(
         "-l", "--list", dest="list", metavar="ARG", help="list keys of one status: acc, pre/un, rej, den, all"
     )

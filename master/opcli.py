@@ -5,9 +5,18 @@ talks to the running master over the operator IPC
 (:class:`briny.master.clientapi.MasterClient`) and listens to the master
 event bus (:class:`briny.common.event.EventListener`) for the returns.
 
-Usage: ``briny [-c DIR] [-L|-G|-E|-C|-P|-N|-S] TARGET FUN [ARG ...] [key=val ...]``
-with ``-t TIMEOUT``, ``--async``, ``-b N|N%``, ``--static``, ``-v``,
-``--progress``, ``--out``, ``--state-output``, ``--state-verbose``, ``--no-color``.
+Usage: ``briny [-c DIR] [-L|-G|-E|-C|-P|-N|-S|-I|-J|-R] TARGET FUN [ARG ...] [key=val ...]``
+with ``-t TIMEOUT``, ``--async``, ``-b N|N%``, ``--failhard``, ``--subset N``,
+``--static``, ``-v``, ``--show-jid``, ``--summary``, ``--hide-timeout``,
+``--progress``, ``--out``, ``--out-file F [--out-file-append]``,
+``--state-output``, ``--state-verbose``, ``--no-color``. Salt's meanings:
+``-I``/``-J`` match the pillar the master compiled for each minion; ``-R``
+(range) is refused as Salt without a range server refuses it; ``--subset N``
+runs on N minions of the target, picked at random among those that have the
+function; ``--failhard`` stops a batch at its first bad return (without
+``-b`` it does nothing, and a warning says so); ``--hide-timeout`` leaves out
+the minions that did not return (they fail nothing); ``--out-file`` writes the
+returns to a file (``jid:``, the summary and errors stay on the terminal).
 
 Progress: for a state run (``state.apply``, ``state.sls``, ...) with stdout
 on a terminal (or ``--progress``), the publish asks the minions for
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -46,7 +56,7 @@ from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common import config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
-from briny.common import logsetup
+from briny.common import logsetup, versions
 from briny.common.numbers import positive
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
@@ -66,22 +76,38 @@ TARGET_FLAGS = (
     ("-P", "--grain-pcre", "grain_pcre"),
     ("-N", "--nodegroup", "nodegroup"),
     ("-S", "--ipcidr", "ipcidr"),
+    ("-I", "--pillar", "pillar"),
+    ("-J", "--pillar-pcre", "pillar_pcre"),
+    ("-R", "--range", "range"),
 )
 
 
-class _Parser(argparse.ArgumentParser):
+class CliParser(argparse.ArgumentParser):
+    """A parser whose errors are UsageError (the command prints it and exits 2)."""
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="briny", description="Run a function on targeted minions through the master.")
-    add_config_dir(p, "master")
+def add_target_flags(p: argparse.ArgumentParser, skip: Sequence[str] = ()) -> None:
+    """Salt's target type flags (``-L``, ``-G``, ...; ``tgt_type``), but those in ``skip``."""
     group = p.add_mutually_exclusive_group()
     for short, long, kind in TARGET_FLAGS:
-        group.add_argument(
-            short, long, dest="tgt_type", action="store_const", const=kind, help=f"the target is a {kind} expression"
-        )
+        if short not in skip:
+            group.add_argument(
+                short,
+                long,
+                dest="tgt_type",
+                action="store_const",
+                const=kind,
+                help=f"the target is a {kind} expression",
+            )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = CliParser(prog="briny", description="Run a function on targeted minions through the master.")
+    add_config_dir(p, "master")
+    add_target_flags(p)
     p.add_argument(
         "-t",
         "--timeout",
@@ -92,6 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--async", dest="run_async", action="store_true", help="print the job id and return")
     p.add_argument("-b", "--batch", "--batch-size", dest="batch", help="run on N minions (or N%%) at a time")
     p.add_argument("--static", action="store_true", help="print all returns together at the end")
+    p.add_argument(
+        "--subset", type=int, help="run on N minions of the target chosen at random (that have the function)"
+    )
+    p.add_argument("--failhard", action="store_true", help="stop a batch run (-b) at the first bad return")
+    p.add_argument("--summary", action="store_true", help="print a summary of the returns at the end")
+    p.add_argument("--show-jid", dest="show_jid", action="store_true", help="print the job id first")
+    p.add_argument(
+        "--hide-timeout", dest="hide_timeout", action="store_true", help="show nothing of minions that do not return"
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="print the job id first")
     p.add_argument(
         "--progress",
@@ -103,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", "--output", dest="out", help="outputter: highstate, json, yaml, nested, txt, raw, pprint, quiet"
     )
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
+    p.add_argument("--out-file", "--output-file", dest="out_file", help="write the output to this file instead")
+    p.add_argument(
+        "--out-file-append",
+        "--output-file-append",
+        dest="out_file_append",
+        action="store_true",
+        help="append to --out-file instead of replacing it",
+    )
     p.add_argument(
         "--state-output", "--state_output", dest="state_output", help="full, terse, mixed, changes (and the _id forms)"
     )
@@ -115,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-color", "--no-colour", dest="no_color", action="store_true")
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     logsetup.add_arguments(p)
+    versions.add_arguments(p)
     p.add_argument("tgt", nargs="?", help="the target")
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
@@ -315,6 +359,12 @@ class Printer:
     stdout: TextIO
     collected: dict[str, Any] = field(default_factory=dict)
     live: Any = None  # a LiveView on a terminal, else None
+    seen: list[MinionResult] = field(default_factory=list)  # every result shown, for --summary
+
+    def counts(self, result: MinionResult) -> bool:
+        """Does ``result`` count (for the exit status and the summary)? ``--hide-timeout`` drops
+        the minions that did not return, as Salt does."""
+        return result.returned or not self.ns.hide_timeout
 
     def progress(self, jid: str, minion_id: str, data: dict[str, Any]) -> None:
         if self.live is not None:
@@ -347,7 +397,10 @@ class Printer:
     def result(self, result: MinionResult, extra: dict[str, Any] | None = None) -> None:
         if self.live is not None:
             self.live.forget(result.id)
-        if self.ns.static:
+        if not self.counts(result):
+            return
+        self.seen.append(result)
+        if self.ns.static or self.fun == "sys.doc":
             if self.live is not None:
                 self.live.draw()
             self.collected[result.id] = result.ret
@@ -357,8 +410,52 @@ class Printer:
     def finish(self) -> None:
         if self.live is not None:
             self.live.forget_all()
-        if self.ns.static and self.collected:
+        if self.fun == "sys.doc":
+            self.docs()
+        elif self.ns.static and self.collected:
             self.emit(self.collected, None)
+
+    def docs(self) -> None:
+        """``sys.doc`` as Salt prints it: the docstrings of every minion merged (the first
+        minion's text of each function), ``name:``, the text and a blank line per function; with
+        ``--out``, each ``{name: text}`` through that outputter."""
+        from briny.common.output import render_output
+
+        merged: dict[str, Any] = {}
+        for ret in self.collected.values():
+            if isinstance(ret, dict):
+                for fun, text in ret.items():
+                    if text and fun not in merged:
+                        merged[fun] = text
+        for fun in sorted(merged):
+            if self.ns.out:
+                self.stdout.write(render_output({fun: merged[fun]}, "nested", self.opts) + "\n")
+            else:
+                self.stdout.write(f"{fun}:\n{merged[fun]}\n\n")
+        self.stdout.flush()
+
+    def summary(self, stdout: TextIO) -> None:
+        """Salt's ``--summary`` block (on stdout, after the returns; not with ``--out``)."""
+        returned = [r for r in self.seen if r.returned]
+        silent = [r.id for r in self.seen if not r.returned]
+        failed = [r.id for r in returned if r.retcode]
+        lines = [
+            "\n",
+            "-------------------------------------------",
+            "Summary",
+            "-------------------------------------------",
+            f"# of minions targeted: {len(self.seen)}",
+            f"# of minions returned: {len(returned)}",
+            f"# of minions that did not return: {len(silent)}",
+            f"# of minions with errors: {len(failed)}",
+        ]
+        if self.ns.verbose and silent:
+            lines.append("Minions not responding: " + " ".join(silent))
+        if self.ns.verbose and failed:
+            lines.append("Minions with failures: " + " ".join(failed))
+        lines.append("-------------------------------------------")
+        stdout.write("\n".join(lines) + "\n")
+        stdout.flush()
 
 
 # -- the command ----------------------------------------------------------------------
@@ -408,6 +505,33 @@ def _no_match(stdout: TextIO, stderr: TextIO) -> int:
     return 2
 
 
+def _out_stream(ns: argparse.Namespace, stdout: TextIO) -> TextIO:
+    """Where the returns go: ``--out-file`` (replaced, or appended to with ``--out-file-append``,
+    as Salt), else stdout."""
+    if not ns.out_file:
+        return stdout
+    try:
+        return open(ns.out_file, "a" if ns.out_file_append else "w", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"briny: cannot write --out-file {ns.out_file}: {exc.strerror}") from None
+
+
+def _pick_subset(waiter: Waiter, client: MasterClient, ns: argparse.Namespace, tgt: Any, tgt_type: str) -> list[str]:
+    """Salt's ``--subset N``: ask the target which functions it has, keep N minions (at random)
+    among those that have ``ns.fun``."""
+    pub = client.publish(tgt, "sys.list_functions", [ns.fun.partition(".")[0]], {}, tgt_type, waiter.timeout)
+    if not pub.get("minions"):
+        return []
+    waiter.add_job(pub["jid"], "sys.list_functions", pub["minions"])
+    having: list[str] = []
+    while waiter.active:
+        for res in waiter.poll():
+            if res.returned and isinstance(res.ret, list) and ns.fun in res.ret:
+                having.append(res.id)
+    random.shuffle(having)
+    return sorted(having[: ns.subset])
+
+
 def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -421,6 +545,15 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         arg, kwarg = parse_input(list(ns.arg))
         if ns.batch is not None:
             _batch_size(ns.batch, 100)  # refuse a bad size before anything is sent
+        if ns.subset is not None and ns.subset < 1:
+            raise UsageError(f"briny: --subset must be at least 1, not {ns.subset}")
+        if ns.failhard and ns.batch is None:
+            log.warning(
+                "--failhard stops a batch run (-b) at its first bad return; without -b it does nothing (as Salt)"
+            )
+        if ns.out_file:
+            opts["no_color"] = True
+        out = _out_stream(ns, stdout)
     except BrinyError as exc:
         stderr.write(f"{exc}\n")
         return 2
@@ -431,6 +564,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     client = MasterClient(opts)
     listener = None
     printer: Printer | None = None
+    batch_code: int | None = None
     try:
         if ns.run_async:
             pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout)
@@ -441,35 +575,45 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         client.check_running()
         from briny.common.event import EventListener
 
-        live = ns.fun in HIGHSTATE_FUNCS and _is_tty(stdout)
+        live = ns.fun in HIGHSTATE_FUNCS and _is_tty(out)
         progress = ns.fun in HIGHSTATE_FUNCS and (live or ns.progress)
         listener = EventListener(opts, "salt/job/*" if progress else "salt/job/*/ret/*", name="master")
         time.sleep(0.05)  # let the subscription reach the bus before anything can return
         waiter = Waiter(client, listener, opts, timeout, gather)
-        printer = Printer(ns, opts, ns.fun, stdout)
+        printer = Printer(ns, opts, ns.fun, out)
         if live:
             from briny.master.liveview import LiveView
 
-            printer.live = LiveView(stdout)
+            printer.live = LiveView(out)
             waiter.on_progress = printer.progress
+        if ns.subset is not None:
+            tgt, tgt_type = _pick_subset(waiter, client, ns, tgt, tgt_type), "list"
+            if not tgt:
+                return _no_match(stdout, stderr)
         if ns.batch is not None:
-            failed = _run_batch(ns, client, waiter, printer, tgt, tgt_type, arg, kwarg, timeout, stdout, stderr)
+            batch_code = _run_batch(ns, client, waiter, printer, tgt, tgt_type, arg, kwarg, timeout, out, stderr)
+            failed = False
         else:
             pub = client.publish(tgt, ns.fun, arg, kwarg, tgt_type, timeout, progress=progress)
             if not pub.get("minions"):
                 return _no_match(stdout, stderr)
+            if ns.show_jid:
+                stdout.write(f"jid: {pub['jid']}\n")
+                stdout.flush()
             if ns.verbose:
                 msg = f"Executing job with jid {pub['jid']}"
-                stdout.write(f"{msg}\n{'-' * len(msg)}\n\n")
-                stdout.flush()
+                out.write(f"{msg}\n{'-' * len(msg)}\n\n")
+                out.flush()
             waiter.add_job(pub["jid"], ns.fun, pub["minions"])
             failed = False
             while waiter.active:
                 for res in waiter.poll(0.2 if live else 1.0):
-                    failed = failed or not res.success
+                    failed = failed or (not res.success and printer.counts(res))
                     printer.result(res)
                 printer.tick()
         printer.finish()
+        if ns.summary and not ns.out:
+            printer.summary(stdout)
     except MasterNotRunning as exc:
         stderr.write(f"briny: {exc}\n")
         return 2
@@ -485,6 +629,10 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         if listener is not None:
             listener.close()
         client.close()
+        if out is not stdout:
+            out.close()
+    if batch_code is not None:  # Salt's batch: the highest retcode, no summary line
+        return batch_code
     if failed:
         stderr.write("ERROR: Minions returned with non-zero exit code\n")
         return 1
@@ -503,8 +651,10 @@ def _run_batch(
     timeout: float,
     stdout: TextIO,
     stderr: TextIO,
-) -> bool:
-    """Salt's batch mode: ping the target, then keep N minions busy at a time. True when something failed."""
+) -> int:
+    """Salt's batch mode: ping the target, then keep N minions busy at a time. The exit status, as
+    Salt's: the highest retcode of the returns (1 when a minion did not respond or failed
+    without one), 0 when all succeeded."""
     ping = client.publish(tgt, "test.ping", [], {}, tgt_type, timeout)
     if not ping.get("minions"):
         stdout.write("No minions matched the target.\n")
@@ -512,6 +662,7 @@ def _run_batch(
     waiter.add_job(ping["jid"], "test.ping", ping["minions"])
     up: list[str] = []
     failed = False
+    code = 0
     while waiter.active:
         for res in waiter.poll():
             if res.returned:
@@ -541,11 +692,17 @@ def _run_batch(
             continue
         for res in waiter.poll():
             active -= 1
-            failed = failed or not res.success
+            bad = not res.success and printer.counts(res)
+            failed = failed or bad
             if not res.returned:
                 stdout.write(f"Minion '{res.id}' failed to respond to job sent\n")
             printer.result(res, {"jid": res.jid, "retcode": res.retcode})
-    return failed
+            if bad:
+                code = max(code, res.retcode or 1)
+            if bad and ns.failhard:
+                log.error("Minion %s returned with non-zero exit code. Batch run stopped due to failhard", res.id)
+                return code
+    return max(code, 1) if failed else code
 
 
 def main() -> None:

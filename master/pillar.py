@@ -321,6 +321,12 @@ class MinionPillars:
             entry = self._entries.get((minion_id, self._effective_env(None, None)))
         return None if entry is None else entry.pillar
 
+    def for_targeting(self, minion_id: str) -> dict[str, Any] | None:
+        """``minion_id``'s pillar for a pillar target (``-I``, ``I@``, ``J@``; worker): as last
+        compiled (what the minion last got, as Salt's minion data cache), else compiled now."""
+        cached = self.cached(minion_id)
+        return cached if cached is not None else self.get(minion_id)
+
     def forget(self, minion_id: str | None = None) -> None:
         """Drop the cached pillars of one minion (or of all)."""
         with self._lock:

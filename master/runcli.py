@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from briny.common import logsetup
+from briny.common import logsetup, versions
 from briny.common.args import call_function, parse_input
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     p.add_argument("-t", "--timeout", dest="timeout", type=float, help="timeout in seconds for runners that wait")
     logsetup.add_arguments(p)
+    versions.add_arguments(p)
     p.add_argument("fun", help="module.function, e.g. jobs.list_jobs")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p

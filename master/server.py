@@ -47,7 +47,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +122,15 @@ class Backlog:
         self.waiting = max(0, self.waiting - 1)
 
 
+def _names_pillar(tgt: Any, tgt_type: str) -> bool:
+    """Does this target read pillar (so each minion's pillar must be looked up)?"""
+    if tgt_type in ("pillar", "pillar_pcre", "pillar_exact"):
+        return True
+    if tgt_type == "nodegroup":
+        return True
+    return tgt_type == "compound" and isinstance(tgt, str) and any(w in tgt for w in ("I@", "J@", "N@"))
+
+
 class MasterServer:
     """The master: see the module docstring. Build it (the daemon's ``build_server`` builds it
     with its subsystems), then ``await serve()``.
@@ -152,6 +161,8 @@ class MasterServer:
         self.jobcache = jobcache
         self.grains = grains
         self.compiler = compiler
+        # a minion's pillar for pillar targets (-I, I@, J@; any thread): the daemon sets it
+        self.pillar_of: Callable[[str], Mapping[str, Any] | None] | None = None
         self._fire = fire or (lambda tag, data: None)
         self._own_executor = executor is None
         workers = max(2, config.count(opts, "worker_threads"))
@@ -407,7 +418,8 @@ class MasterServer:
     def _match(self, tgt: Any, tgt_type: str) -> tuple[list[str], KeyView]:
         """(the ids ``tgt`` names, the key store view they were taken from) — worker."""
         view = self.keywatch.read()
-        return check_minions(tgt, tgt_type, view.accepted, self.grains.get, self.opts), view
+        pillar_of = self.pillar_of if _names_pillar(tgt, tgt_type) else None
+        return check_minions(tgt, tgt_type, view.accepted, self.grains.get, self.opts, pillar_of=pillar_of), view
 
     async def publish(
         self,

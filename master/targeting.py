@@ -16,9 +16,12 @@ to the accepted minions only:
   when it connects);
 - ``compound``: ``and``/``or``/``not``/parentheses over ``G@ P@ L@ E@ S@
   N@`` words and plain globs; ``I@``/``J@`` (pillar) match only when the
-  caller passes ``pillar_of`` (the mine does: the pillars the master has
-  compiled), else nothing;
-- ``nodegroup``: ``opts["nodegroups"]``, expanded as compound.
+  caller passes ``pillar_of`` (the master's publishes and the mine do: the
+  pillars the master has compiled), else nothing;
+- ``nodegroup``: ``opts["nodegroups"]``, expanded as compound;
+- ``range`` (``-R``) and ``R@`` words: refused with Salt's "Range matcher
+  unavailable" (briny has no range server client; Salt without ``seco.range``
+  logs it and matches nothing).
 
 The grains themselves live in :class:`briny.master.grainscache.GrainsCache`
 (written by the loop, read here through its lock).
@@ -52,6 +55,7 @@ TGT_TYPES = frozenset(
         "ipcidr",
         "compound",
         "nodegroup",
+        "range",
     }
 )
 # target types that only look at the id: no grains needed

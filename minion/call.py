@@ -19,12 +19,11 @@ import os
 import sys
 from typing import Any
 
-from briny import __version__, SALT_COMPAT_VERSION
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.exceptions import BrinyError, InvalidArguments
 from briny.common.jid import gen_jid
-from briny.common import logsetup
+from briny.common import logsetup, versions
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     logsetup.add_arguments(p)
     p.add_argument("--retcode-passthrough", action="store_true", help="exit with the function's own retcode")
     p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
-    p.add_argument("--version", action="version", version=f"briny-call {__version__} (Salt {SALT_COMPAT_VERSION})")
+    versions.add_arguments(p)
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p

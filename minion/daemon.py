@@ -29,8 +29,8 @@ import sys
 import threading
 from typing import Any
 
-from briny import SALT_COMPAT_VERSION, __version__
-from briny.common import config, logsetup, saltkeys, sdnotify
+from briny import __version__
+from briny.common import config, logsetup, saltkeys, sdnotify, versions
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-d", "--daemon", action="store_true", help="run in the background")
     logsetup.add_arguments(p)
     p.add_argument("--pid-file", dest="pidfile", help="pid file (default: the config's pidfile)")
-    p.add_argument("--version", action="version", version=f"briny-minion {__version__} (Salt {SALT_COMPAT_VERSION})")
+    versions.add_arguments(p)
     return p
 
 

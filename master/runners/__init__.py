@@ -41,6 +41,44 @@ class RunnerContext:
             self.cache = open_job_cache(self.opts, readonly=True)
         return self.cache
 
+    def cmd(
+        self,
+        tgt: Any,
+        fun: str,
+        arg: list[Any] | None = None,
+        tgt_type: str = "glob",
+        timeout: float | None = None,
+    ) -> tuple[list[str], dict[str, dict[str, Any]]]:
+        """Run ``fun`` on ``tgt`` through the running master and wait up to ``timeout`` seconds
+        (the master's ``timeout`` by default) for the returns: (the minions targeted, ``{minion:
+        its return event's data}`` for those that returned). MasterNotRunning/MasterError when the
+        master cannot be asked."""
+        import time
+
+        from briny.common import config
+        from briny.common.event import EventListener
+        from briny.master.clientapi import MasterClient
+
+        wait = float(timeout) if timeout is not None else config.number(self.opts, "timeout")
+        returns: dict[str, dict[str, Any]] = {}
+        with EventListener(self.opts, "salt/job/*/ret/*", name="master") as events, MasterClient(self.opts) as client:
+            job = client.publish(tgt, fun, list(arg or []), tgt_type=tgt_type)
+            expected = set(job.get("minions") or [])
+            deadline = time.monotonic() + wait
+            while expected - set(returns) and time.monotonic() < deadline:
+                got = events.get_event(max(0.05, deadline - time.monotonic()))
+                if got is None:
+                    break
+                tag, data = got
+                parts = tag.split("/")
+                if len(parts) == 5 and parts[2] == job.get("jid") and parts[4] in expected:
+                    returns[parts[4]] = data if isinstance(data, dict) else {}
+        missing = expected - set(returns)
+        if missing and job.get("jid"):  # a return whose event came before we listened, or was missed
+            cached = self.job_cache().get_returns(str(job["jid"]))
+            returns.update({m: cached[m] for m in missing if m in cached})
+        return sorted(expected), returns
+
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()

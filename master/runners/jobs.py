@@ -25,10 +25,8 @@ import calendar
 import datetime
 import fnmatch
 import logging
-import time
 from typing import Any
 
-from briny.common import config
 from briny.common.args import split_input
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import valid_jid
@@ -70,9 +68,13 @@ def format_job(load: dict[str, Any]) -> dict[str, Any]:
     """Salt's job summary of a load (without StartTime)."""
     if not load:
         return {"Error": NO_JOB}
+    arguments = list(load.get("arg", []) or [])
+    kwarg = load.get("kwarg")
+    if isinstance(kwarg, dict) and kwarg and not any(isinstance(a, dict) and a.get("__kwarg__") for a in arguments):
+        arguments.append({"__kwarg__": True, **kwarg})  # how Salt's load carries keyword arguments
     out: dict[str, Any] = {
         "Function": load.get("fun", "unknown-function"),
-        "Arguments": list(load.get("arg", []) or []),
+        "Arguments": arguments,
         "Target": load.get("tgt", "unknown-target"),
         "Target-type": load.get("tgt_type", "list"),
         "User": load.get("user", "root"),
@@ -264,29 +266,36 @@ def exit_success(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[s
 
 
 def active(ctx: RunnerContext, display_progress: bool = False, timeout: Any = None) -> dict[str, Any]:
-    """Jobs that look unfinished, from the job cache alone (a placeholder).
-
-    Salt asks every minion (``saltutil.running``) which jobs it runs; that
-    needs the master daemon and comes with it. Until then this lists the
-    jobs started within the last ``timeout`` seconds (default: the master's
-    ``timeout``) whose targeted minions have not all returned:
-    ``{jid: {...summary, "StartTime", "Running": [{minion_id: None}],
-    "Returned": [minion_id, ...]}}`` (the pid is unknown, hence None).
-    """
+    """The jobs running now, asked of every minion (``saltutil.running`` through the master, as Salt
+    does): ``{jid: {...summary, "StartTime", "Running": [{minion_id: pid}], "Returned": [minion_id,
+    ...]}}``, the pid being the job's own process on that minion (``multiprocessing: True``; the
+    minion daemon's with ``multiprocessing: False``). ``Returned`` lists the minions whose return
+    is already in the job cache. Minions that do not answer within ``timeout`` seconds (the
+    master's ``timeout``) are left out, as in Salt."""
+    if display_progress:
+        log.warning("jobs.active: display_progress is not supported by briny; ignored")
     try:
-        window = float(timeout) if timeout is not None else config.number(ctx.opts, "timeout")
+        wait = float(timeout) if timeout is not None else None
     except (TypeError, ValueError):
         raise SaltInvocationError(f"timeout must be a number of seconds, not {timeout!r}") from None
-    cache = ctx.job_cache()
+    _, returns = ctx.cmd("*", "saltutil.running", timeout=wait)
     out: dict[str, Any] = {}
-    for record in cache.list_jobs(start_time=time.time() - window):
-        targeted = record.minions or []
-        returned = cache.returned_ids(record.jid)
-        waiting = [m for m in targeted if m not in set(returned)]
-        if not waiting:
+    for minion in sorted(returns):
+        jobs = returns[minion].get("return")
+        if not isinstance(jobs, list):
             continue
-        summary = _summary(record)
-        summary["Running"] = [{m: None} for m in waiting]
-        summary["Returned"] = returned
-        out[record.jid] = summary
+        for job in jobs:
+            if not isinstance(job, dict) or not valid_jid(str(job.get("jid", ""))):
+                continue
+            jid = str(job["jid"])
+            if jid not in out:
+                summary = format_job(job)
+                summary["StartTime"] = jid_to_time(jid)
+                summary.update({"Running": [], "Returned": []})
+                out[jid] = summary
+            out[jid]["Running"].append({minion: job.get("pid")})
+    if out:
+        cache = ctx.job_cache()
+        for jid, summary in out.items():
+            summary["Returned"] = cache.returned_ids(jid)
     return out

@@ -7,18 +7,24 @@ daemon's remote client fetches from the master. Local paths are passed
 through, as Salt does. Return values are Salt's: a path or ``False``, a
 string or ``False``, lists of relative names; ``get_file`` the destination or
 ``""``, ``get_dir`` the list of files written.
+
+Also the transfers between this host and the master: ``push`` sends a local
+file to the master (its ``file_recv``, :mod:`briny.master.filerecv`),
+``recv`` / ``recv_chunked`` write what ``briny-cp`` sends (Salt's forms).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import logging
 import os
 import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from briny.common import fileclient
-from briny.common.exceptions import FileServerError
+from briny.common import config, fileclient
+from briny.common.exceptions import FileServerError, SaltInvocationError
 
 if TYPE_CHECKING:
     from briny.common.dunders import __job__, __opts__, __salt__
@@ -255,3 +261,123 @@ def stat_file(path: str, saltenv: str | None = None, octal: bool = True) -> str 
     if mode is None:
         return None
     return f"{mode:04o}" if octal else mode
+
+
+def recv(files: dict[str, Any], dest: str, **kwargs: Any) -> dict[str, bool] | str:
+    """Write the files ``briny-cp`` sends whole (``{source path: contents}``) to ``dest``, as Salt's
+    ``cp.recv``: into ``dest`` when it is a folder, else as ``dest`` when its folder exists, else
+    ``"Destination unavailable"``. ``{written path: True or False}``. Not for the command line."""
+    if not isinstance(files, dict):
+        raise SaltInvocationError("cp.recv takes the files as {path: contents} (briny-cp sends them)")
+    ret: dict[str, bool] = {}
+    for path, data in files.items():
+        name = os.path.basename(str(path))
+        if name == os.path.basename(dest) and not os.path.isdir(dest):
+            final = dest
+        elif os.path.isdir(dest):
+            final = os.path.join(dest, name)
+        elif os.path.isdir(os.path.dirname(dest) or "."):
+            final = dest
+        else:
+            return "Destination unavailable"
+        try:
+            with open(final, "wb") as fh:
+                fh.write(data if isinstance(data, bytes) else str(data).encode("utf-8"))
+            ret[final] = True
+        except OSError as exc:
+            log.error("cp.recv cannot write %s: %s", final, exc.strerror)
+            ret[final] = False
+    return ret
+
+
+def recv_chunked(
+    dest: str, chunk: Any, append: bool = False, compressed: bool = True, mode: int | None = None, **kwargs: Any
+) -> bool | str:
+    """Write one chunk ``briny-cp -C`` sends (base64, gzip unless ``compressed`` is false) to
+    ``dest``, making its folders; the first chunk replaces the file and sets ``mode``. A chunk
+    of None makes ``dest`` an empty folder. True, or Salt's error text (the retcode is 1). Not
+    for the command line."""
+
+    def _error(msg: str) -> str:
+        __context__["retcode"] = 1  # type: ignore[name-defined]  # noqa: F821
+        return msg
+
+    if chunk is None:
+        try:
+            os.makedirs(dest)
+        except FileExistsError:
+            if os.path.isfile(dest):
+                return "Path exists and is a file"
+        except OSError as exc:
+            return _error(str(exc))
+        return True
+    try:
+        data = base64.b64decode(chunk)
+        data = gzip.decompress(data) if compressed else data
+    except (ValueError, TypeError, OSError, EOFError) as exc:
+        return _error(f"the chunk for {dest} does not decode: {exc}")
+    try:
+        os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+        with open(dest, "ab" if append else "wb") as fh:
+            fh.write(data)
+        if not append and mode is not None:
+            os.chmod(dest, int(mode))
+    except (OSError, ValueError) as exc:
+        return _error(str(exc))
+    return True
+
+
+def push(
+    path: str,
+    keep_symlinks: bool = False,
+    upload_path: str | None = None,
+    remove_source: bool = False,
+    **kwargs: Any,
+) -> bool:
+    """Send the local file ``path`` to the master, as Salt's ``cp.push``: it lands in the master's
+    ``cachedir/minions/<this minion's id>/files/<path>`` (``upload_path`` names another path
+    there). True when the whole file arrived; False otherwise, logged with the master's reason
+    (``file_recv`` is off on the master by default, files over ``file_recv_max_size`` MB are
+    refused, and so is any path that is not a plain relative path once its leading ``/`` is
+    removed). ``path`` must be absolute; a symlink is resolved unless ``keep_symlinks``;
+    ``remove_source`` deletes the file after it was sent."""
+    channel = __job__.master  # type: ignore[name-defined]  # noqa: F821
+    path = str(path)
+    if "../" in path or not os.path.isabs(path):
+        log.error("cp.push: the path must be absolute and must not climb (..): %s", path)
+        return False
+    if not keep_symlinks:
+        path = os.path.realpath(path)
+    if not os.path.isfile(path):
+        log.error("cp.push: %s is not a file", path)
+        return False
+    target = str(upload_path) if upload_path else path
+    parts = [p for p in posixpath.normpath(target.lstrip("/")).split("/") if p]
+    if "../" in target or not parts or ".." in parts:
+        log.error("cp.push: the upload path must not climb (..): %s", target)
+        return False
+    if channel is None:
+        log.error("cp.push needs the master, and this minion has no connection to it")
+        return False
+    size = config.count(__opts__, "file_buffer_size")  # type: ignore[name-defined]  # noqa: F821
+    with open(path, "rb") as fh:
+        loc = 0
+        while True:
+            data = fh.read(size)
+            if not data and loc:
+                break
+            reply = channel({"cmd": "file_recv", "path": parts, "loc": loc, "data": data}, None)
+            if reply is None or "error" in reply:
+                why = "no answer" if reply is None else reply["error"]
+                log.error("cp.push of %s failed: the master refused it: %s", path, why)
+                return False
+            loc += len(data)
+            if not data:
+                break
+    if remove_source:
+        try:
+            os.remove(path)
+        except OSError as exc:
+            log.error("cp.push failed to remove file '%s': %s", path, exc.strerror)
+            return False
+    return True

@@ -1,9 +1,12 @@
-"""Execution module ``sys``: what functions this loader offers, and their docs.
+"""Execution module ``sys``: what execution and state functions this host offers, and their docs.
 
-Runs wherever ``__salt__`` does. Reads only the loader (``__salt__``):
-function names, module names and docstrings, with Salt 3007's argument
-forms: a module name (``test``), a glob (``test.p*``, ``gr*``) or an
-exact function (``test.ping``).
+Runs wherever ``__salt__`` does. Reads only the loaders (``__salt__``, and
+the state loader built from it for the ``state_*`` functions): function
+names, module names and docstrings, with Salt 3007's argument forms: a
+module name (``test``), a glob (``test.p*``, ``gr*``) or an exact function
+(``test.ping``). Docstrings are each function's own ``__doc__`` unchanged,
+as Salt returns them; ``state_doc`` adds the state module's docstring under
+the module's name, as Salt's does.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __salt__
+    from briny.common.dunders import __opts__, __salt__
 
 
 log = logging.getLogger(__name__)
@@ -67,22 +70,62 @@ def list_modules(*args: str, **kwargs: Any) -> list[str]:
 def doc(*args: str, **kwargs: Any) -> dict[str, str | None]:
     """``{function: docstring}`` for all functions, or those named (modules, globs, functions)."""
     salt = __salt__
-    return {name: inspect.getdoc(salt[name]) for name in _select(_functions(), args)}
+    return {name: salt[name].__doc__ for name in _select(_functions(), args)}
+
+
+def _states() -> Any:
+    from briny.common import loader
+
+    return loader.states(__opts__, __salt__)
+
+
+def list_state_modules(*args: str, **kwargs: Any) -> list[str]:
+    """State module names: all, or those matching the globs given."""
+    mods = _states().list_modules()
+    if not args:
+        return list(mods)
+    return sorted({m for m in mods for arg in args if fnmatch.fnmatchcase(m, arg)})
+
+
+def list_state_functions(*args: str, **kwargs: Any) -> list[str]:
+    """State function names: all, or those of the state modules / globs named."""
+    return _select(sorted(_states()), args)
+
+
+def state_doc(*args: str, **kwargs: Any) -> dict[str, str | None]:
+    """``{state function: docstring}`` for all state functions, or those named (modules, globs,
+    functions), with each selected function's module docstring under the module's name."""
+    states = _states()
+    out: dict[str, str | None] = {}
+    for name in _select(sorted(states), args):
+        mod = name.partition(".")[0]
+        if mod not in out:
+            module = states.module(mod)
+            out[mod] = module.__doc__ if module is not None else None
+        out[name] = states[name].__doc__
+    return dict(sorted(out.items()))
+
+
+def state_argspec(*args: str, **kwargs: Any) -> dict[str, dict[str, Any]]:
+    """Each state function's arguments: ``args``, ``defaults``, ``varargs``, ``kwargs``."""
+    states = _states()
+    return {name: _argspec(states[name]) for name in _select(sorted(states), args)}
 
 
 def argspec(*args: str, **kwargs: Any) -> dict[str, dict[str, Any]]:
     """Each function's arguments: ``args``, ``defaults``, ``varargs``, ``kwargs``."""
     salt = __salt__
-    ret: dict[str, dict[str, Any]] = {}
-    for name in _select(_functions(), args):
-        spec = inspect.getfullargspec(salt[name])
-        ret[name] = {
-            "args": spec.args,
-            "defaults": list(spec.defaults) if spec.defaults else None,
-            "varargs": spec.varargs,
-            "kwargs": spec.varkw,
-        }
-    return ret
+    return {name: _argspec(salt[name]) for name in _select(_functions(), args)}
+
+
+def _argspec(func: Any) -> dict[str, Any]:
+    spec = inspect.getfullargspec(func)
+    return {  # Salt's report: None for what is absent, True for *args / **kwargs
+        "args": list(spec.args) or None,
+        "defaults": list(spec.defaults) if spec.defaults else None,
+        "varargs": True if spec.varargs else None,
+        "kwargs": True if spec.varkw else None,
+    }
 
 
 def reload_modules(**kwargs: Any) -> bool:

@@ -14,9 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import platform
 import random
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -24,17 +22,11 @@ if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __opts__, __salt__
 
 
+from briny.common import versions as _versions
+
 log = logging.getLogger(__name__)
 
 __func_alias__ = {"true_": "true", "false_": "false", "try_": "try"}
-
-
-def _salt_version() -> str:
-    # The grain, else the package constant (briny is loaded: it runs the loader).
-    ver = __grains__.get("saltversion")
-    if ver:
-        return str(ver)
-    return str(getattr(sys.modules.get("briny"), "SALT_COMPAT_VERSION", ""))
 
 
 def ping(**kwargs: Any) -> bool:
@@ -58,38 +50,15 @@ def false_(**kwargs: Any) -> bool:
 
 
 def version(**kwargs: Any) -> str:
-    """The Salt version briny is compatible with (``3007.x``)."""
-    return _salt_version()
+    """What runs here: ``briny 0.1.0 (Salt 3007.17)``, briny's version and the Salt release it
+    follows (Salt's answers its own version; ``versions_report`` has both apart)."""
+    return _versions.version_string("briny")
 
 
-def versions_information(**kwargs: Any) -> dict[str, dict[str, str]]:
-    """Versions of Salt (compatibility), Python and the main dependencies."""
-    deps: dict[str, str] = {}
-    for name, mod in (
-        ("Jinja2", "jinja2"),
-        ("msgpack", "msgpack"),
-        ("PyYAML", "yaml"),
-        ("PyZMQ", "zmq"),
-        ("cryptography", "cryptography"),
-    ):
-        try:
-            imported = __import__(mod)
-            deps[name] = str(getattr(imported, "__version__", getattr(imported, "version", "")))
-        except ImportError:
-            deps[name] = "Not Installed"
-    briny_version = str(getattr(sys.modules.get("briny"), "__version__", "unknown"))
-    uname = platform.uname()
-    return {
-        "Salt Version": {"Salt": _salt_version(), "briny": briny_version},
-        "Python Version": {"Python": sys.version.replace("\n", "")},
-        "Dependency Versions": deps,
-        "System Versions": {
-            "machine": uname.machine,
-            "release": uname.release,
-            "system": uname.system,
-            "version": uname.version,
-        },
-    }
+def versions_information(**kwargs: Any) -> dict[str, dict[str, str | None]]:
+    """Versions of briny, the Salt release it follows, Python, the dependencies and the system,
+    in Salt's sections (a dependency not installed is None)."""
+    return _versions.versions_information()
 
 
 def versions(**kwargs: Any) -> str:
@@ -98,15 +67,8 @@ def versions(**kwargs: Any) -> str:
 
 
 def versions_report(include_salt_cloud: bool = False, **kwargs: Any) -> str:
-    """The versions report as text, in Salt's layout."""
-    lines: list[str] = []
-    for section, items in versions_information().items():
-        lines.append(f"{section}:")
-        width = max(len(k) for k in items) if items else 0
-        for key, val in items.items():
-            lines.append(f"{key:>{width + 10}}: {val}")
-        lines.append(" ")
-    return "\n".join(lines)
+    """The versions report as text, in Salt's layout (what ``--versions-report`` prints)."""
+    return _versions.versions_report()
 
 
 def arg(*args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -254,7 +254,7 @@ def test_compound(tgt, expected):
         ("N@nope", "unknown nodegroup 'nope'"),
         ("S@notanip", "Invalid IP/CIDR"),
         ("E@[unclosed", "Invalid regular expression"),
-        ("R@foo", "Range targeting is not supported"),
+        ("R@foo", "Range matcher unavailable"),
     ],
 )
 def test_compound_malformed_raises(tgt, message):

@@ -6,6 +6,8 @@ local job cache holding the same two jobs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import io
 import json
 
@@ -164,19 +166,47 @@ def test_list_jobs_filter(ctx):
     assert [j["JID"] for j in jobs.list_jobs_filter(ctx, 5)] == [JID1, JID2]
 
 
-def test_active_placeholder(master_opts):
+def test_active_lists_each_minions_running_jobs_with_their_pids(master_opts, monkeypatch):
+    """jobs.active asks every minion (saltutil.running) and shapes the answers as Salt's runner;
+    Returned comes from the job cache. The wire part is tests/e2e/test_cli_surface.py."""
     import datetime
 
     jid = datetime.datetime.now().strftime("%Y%m%d%H%M%S%f")
     cache = open_job_cache(master_opts)
-    cache.save_load(jid, {"fun": "test.sleep", "tgt": "*", "tgt_type": "glob"}, minions=["m1", "m2"])
-    cache.save_return(jid, "m1", {"return": True})
+    cache.save_load(jid, {"fun": "test.sleep", "tgt": "*", "tgt_type": "glob"}, minions=["m1", "m2", "m3"])
+    cache.save_return(jid, "m3", {"return": True})
     cache.close()
+    running = {"jid": jid, "fun": "test.sleep", "arg": [20], "tgt": "*", "tgt_type": "glob", "user": "root"}
+    answers = {
+        "m2": {"return": [{**running, "pid": 222}]},
+        "m1": {"return": [{**running, "pid": 111}, {"jid": "not-a-jid", "pid": 1}]},
+        "m4": {"return": "ERROR: something"},
+    }
+    asked: list[tuple[Any, str]] = []
+
+    def fake_cmd(self, tgt, fun, arg=None, tgt_type="glob", timeout=None):
+        asked.append((tgt, fun))
+        return sorted(answers), answers
+
+    monkeypatch.setattr(RunnerContext, "cmd", fake_cmd)
     c = RunnerContext(master_opts)
-    got = jobs.active(c, timeout=60)
-    assert got[jid]["Running"] == [{"m2": None}] and got[jid]["Returned"] == ["m1"]
-    assert got[jid]["Function"] == "test.sleep"
+    got = jobs.active(c)
     c.close()
+    assert asked == [("*", "saltutil.running")]
+    assert list(got) == [jid]
+    assert got[jid]["Running"] == [{"m1": 111}, {"m2": 222}]
+    assert got[jid]["Returned"] == ["m3"]
+    assert got[jid]["Function"] == "test.sleep" and got[jid]["Arguments"] == [20]
+    assert got[jid]["StartTime"] == jobs.jid_to_time(jid)
+
+
+def test_keyword_arguments_are_shown_as_salt_records_them():
+    load = {"fun": "test.arg", "arg": ["a", 1], "kwarg": {"test": True}, "tgt": "m1", "tgt_type": "glob"}
+    assert jobs.format_job(load)["Arguments"] == ["a", 1, {"__kwarg__": True, "test": True}]
+    # a load that already carries Salt's form keeps it once
+    salt_form = {"fun": "test.arg", "arg": [{"__kwarg__": True, "test": True}], "kwarg": {"test": True}}
+    assert jobs.format_job(salt_form)["Arguments"] == [{"__kwarg__": True, "test": True}]
+    assert jobs.format_job({"fun": "test.ping", "arg": [], "kwarg": {}})["Arguments"] == []
 
 
 def test_registry():

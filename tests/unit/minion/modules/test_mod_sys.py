@@ -30,3 +30,43 @@ def test_doc(loader):
 
 def test_argspec(loader):
     assert loader["sys.argspec"]("test.echo")["test.echo"]["args"] == ["text"]
+
+
+def test_doc_is_each_functions_own_docstring_unchanged(loader):
+    import briny.minion.modules.test as test_module
+
+    assert loader["sys.doc"]("test.ping") == {"test.ping": test_module.ping.__doc__}
+    assert loader["sys.doc"]("test.version")["test.version"] == test_module.version.__doc__
+
+
+def test_argspec_reports_as_salt(loader):
+    assert loader["sys.argspec"]("test.arg") == {
+        "test.arg": {"args": None, "defaults": None, "varargs": True, "kwargs": True}
+    }
+    spec = loader["sys.argspec"]("test.echo")["test.echo"]
+    assert spec == {"args": ["text"], "defaults": None, "varargs": None, "kwargs": True}
+
+
+def test_state_modules_functions_and_docs(loader):
+    import briny.states.file as file_states
+    import briny.states.test as test_states
+
+    mods = loader["sys.list_state_modules"]()
+    assert {"test", "file", "cmd", "pkg", "service"} <= set(mods) and mods == sorted(mods)
+    assert loader["sys.list_state_modules"]("te*") == ["test"]
+    funcs = loader["sys.list_state_functions"]("test")
+    assert "test.succeed_without_changes" in funcs and all(f.startswith("test.") for f in funcs)
+    assert "test.nop" in loader["sys.list_state_functions"]("test.n*")
+    doc = loader["sys.state_doc"]("test.succeed_without_changes")
+    assert doc == {
+        "test": test_states.__doc__,
+        "test.succeed_without_changes": test_states.succeed_without_changes.__doc__,
+    }
+    assert doc["test.succeed_without_changes"]  # a real docstring, not the loader's
+    # a function a state module takes from a private file keeps its own docstring
+    assert loader["sys.state_doc"]("file.append")["file.append"] == file_states.append.__doc__
+    assert set(loader["sys.state_doc"]("test.s*")) >= {"test", "test.succeed_with_changes"}
+    assert loader["sys.state_doc"]("nosuch") == {}
+    assert loader["sys.state_argspec"]("test.nop") == {
+        "test.nop": {"args": ["name"], "defaults": None, "varargs": None, "kwargs": True}
+    }

@@ -20,16 +20,23 @@ def test_echo_needs_text(loader):
         loader["test.echo"]()
 
 
-def test_version(loader):
-    assert loader["test.version"]() == "3007.17"
-    assert "Salt: 3007.17" in loader["test.versions_report"]().replace("  ", "")
-
-
-def test_version_without_grain_falls_back_to_package(tmp_path):
+def test_version_says_it_is_briny_and_names_the_salt_it_follows(loader):
     import briny
-    from briny.common.loader import minion_mods
 
-    assert minion_mods({"id": "x"}, {}, {})["test.version"]() == briny.SALT_COMPAT_VERSION
+    assert loader["test.version"]() == f"briny {briny.__version__} (Salt {briny.SALT_COMPAT_VERSION})"
+    report = loader["test.versions_report"]()
+    assert f"          Salt: {briny.SALT_COMPAT_VERSION}\n         briny: {briny.__version__}\n" in report
+
+
+def test_versions_information_has_salts_sections(loader):
+    import briny
+
+    info = loader["test.versions_information"]()
+    assert list(info) == ["Salt Version", "Python Version", "Dependency Versions", "System Versions"]
+    assert info["Salt Version"] == {"Salt": briny.SALT_COMPAT_VERSION, "briny": briny.__version__}
+    import msgpack
+
+    assert info["Dependency Versions"]["msgpack"] == ".".join(map(str, msgpack.version))
 
 
 def test_arg_kwarg(loader):
