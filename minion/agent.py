@@ -125,6 +125,7 @@ class MinionAgent:
         workers: int | None = None,
         launcher: Any = None,
         pool: concurrent.futures.ThreadPoolExecutor | None = None,
+        check_key: bool = True,
     ) -> None:
         problem = id_problem(opts.get("id"))
         if problem is not None:
@@ -143,7 +144,7 @@ class MinionAgent:
         self.shutdown_grace = config.number(opts, "shutdown_grace")
         self.pause: Callable[[float], Awaitable[None]] = self._sleep  # between attempts; tests record it
         self.use_bus = event_bus
-        self.auth = MinionAuth(opts, self.id, self.auth_timeout)
+        self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
         # ``pool``: job threads shared with other agents (briny-swarm); its owner shuts it down
         self.pool = pool or concurrent.futures.ThreadPoolExecutor(

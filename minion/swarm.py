@@ -241,7 +241,9 @@ class Swarm:
                 if index % self.share == 0:
                     subscribers.append(SharedSubscriber(host, pub_port, ctx, recon, recon_max))
                 grains = {**self.grains, "id": ident.id}
-                agent = MinionAgent(ident.opts, transport(subscribers[-1]), grains=grains, event_bus=False, pool=pool)
+                agent = MinionAgent(
+                    ident.opts, transport(subscribers[-1]), grains=grains, event_bus=False, pool=pool, check_key=False
+                )
                 self.agents.append(agent)
                 if index % 256 == 255:
                     await asyncio.sleep(0)  # keep the loop (and signals) responsive while building
