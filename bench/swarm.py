@@ -43,7 +43,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.e2e.support import Fleet, FleetError, script  # noqa: E402
+from tests.e2e.support import Fleet, FleetError, script
 
 STATES, EVERY = 20, 4  # states in the tree; every EVERY-th fires an event
 EVENTS = len(range(0, STATES, EVERY))

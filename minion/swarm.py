@@ -52,12 +52,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from briny import __version__
 from briny.common import config, crypto, logsetup
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.exceptions import BrinyError, ConfigError
 from briny.common.ids import id_problem
+
+from briny import __version__
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,6 @@ class Swarm:
     async def run(self) -> None:
         import zmq
         import zmq.asyncio
-
         from briny.common.transport import SharedSubscriber, ZmqClient
         from briny.minion.agent import MinionAgent
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from briny.minion.procs import descendants
 
 from .support import Fleet, script
