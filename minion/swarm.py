@@ -44,7 +44,6 @@ import os
 import resource
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -364,14 +363,9 @@ async def _serve(
 
 
 def main() -> None:
-    code = run()
-    logging.shutdown()
-    # a job thread still stuck after the grace period must not keep the process alive
-    if any(t.name.startswith(("briny-job", "job-")) and t.is_alive() for t in threading.enumerate()):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
+    from briny.minion.daemon import exit_with
+
+    exit_with(run())
 
 
 if __name__ == "__main__":
