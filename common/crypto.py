@@ -111,10 +111,14 @@ def write_private(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def load_or_create_rsa(priv_path: Path, pub_path: Path) -> RSAPrivate:
-    """The key pair at these paths, made on first use."""
+def load_or_create_rsa(priv_path: Path, pub_path: Path, *, check: bool = True) -> RSAPrivate:
+    """The key pair at these paths, made on first use. ``check=False`` skips OpenSSL's
+    consistency check of a key read back (tens of milliseconds per key): only for keys this
+    program made itself and keeps owner-only (``briny-swarm``'s thousands)."""
     if priv_path.exists():
-        key = serialization.load_pem_private_key(priv_path.read_bytes(), password=None)
+        key = serialization.load_pem_private_key(
+            priv_path.read_bytes(), password=None, unsafe_skip_rsa_key_validation=not check
+        )
         if not isinstance(key, rsa.RSAPrivateKey):
             raise AuthError(f"{priv_path} does not hold an RSA private key")
     else:

@@ -83,6 +83,44 @@ _counter = 0
 _counter_lock = threading.Lock()
 
 
+class _SourceCache:
+    """What every loader of this process reads the same way, kept once (thread-safe): the
+    virtual-name index of each builtin folder (those files come with briny and do not change
+    while it runs), and each module file's compiled code, taken again when the file's size or
+    mtime changes. A daemon runs every job with fresh loaders (fresh module globals); without
+    this each job would read every builtin file and compile each module it loads anew (and
+    with ``PYTHONDONTWRITEBYTECODE`` there is no ``.pyc`` to fall back on)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._index: dict[Path, dict[str, list[Path]]] = {}
+        self._code: dict[Path, tuple[int, int, types.CodeType]] = {}
+
+    def builtin_index(self, folder: Path, scan: Callable[[Path], dict[str, list[Path]]]) -> dict[str, list[Path]]:
+        with self._lock:
+            found = self._index.get(folder)
+        if found is None:
+            found = scan(folder)
+            with self._lock:
+                self._index[folder] = found
+        return found
+
+    def code(self, path: Path) -> types.CodeType:
+        """The compiled code of the module file ``path`` (OSError, SyntaxError as compiling)."""
+        st = path.stat()
+        with self._lock:
+            kept = self._code.get(path)
+        if kept is not None and kept[0] == st.st_mtime_ns and kept[1] == st.st_size:
+            return kept[2]
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        with self._lock:
+            self._code[path] = (st.st_mtime_ns, st.st_size, code)
+        return code
+
+
+_SOURCES = _SourceCache()
+
+
 def _next_load() -> int:
     global _counter
     with _counter_lock:
@@ -354,7 +392,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         sys.modules[package] = holder
         _SIBLINGS.packages[package] = load
         try:
-            spec.loader.exec_module(mod)
+            exec(_SOURCES.code(path), mod.__dict__)  # what exec_module does, with the code kept
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
@@ -390,18 +428,29 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         """Virtual name -> files declaring it, read from the text (no import)."""
         if self._virtual_index is None:
             index: dict[str, list[Path]] = {}
+            builtin = BUILTIN_DIRS[self.kind]
             for d in self.dirs:
-                if not d.is_dir():
-                    continue
-                for p in sorted(d.glob("*.py")):
-                    try:
-                        m = VIRTUALNAME_RE.search(p.read_text(encoding="utf-8", errors="replace"))
-                    except OSError:
-                        continue
-                    if m and m.group(1) != p.stem:
-                        index.setdefault(m.group(1), []).append(p)
+                found = _SOURCES.builtin_index(d, _scan_virtual) if d == builtin else _scan_virtual(d)
+                for name, paths in found.items():
+                    index.setdefault(name, []).extend(paths)
             self._virtual_index = index
         return self._virtual_index
+
+
+def _scan_virtual(folder: Path) -> dict[str, list[Path]]:
+    """Virtual name -> the files of ``folder`` declaring it (``__virtualname__`` other than their
+    stem), read from the text."""
+    index: dict[str, list[Path]] = {}
+    if not folder.is_dir():
+        return index
+    for p in sorted(folder.glob("*.py")):
+        try:
+            m = VIRTUALNAME_RE.search(p.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if m and m.group(1) != p.stem:
+            index.setdefault(m.group(1), []).append(p)
+    return index
 
 
 class ModuleNamespace:

@@ -132,11 +132,17 @@ class ZmqClient:
         ctx: zmq.asyncio.Context | None = None,
         reconnect_ms: int = 1000,
         reconnect_max_ms: int = 10000,
+        publishes: SharedSubscriber | None = None,
     ) -> None:
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.dealer = self.ctx.socket(zmq.DEALER)
-        self.sub = self.ctx.socket(zmq.SUB)
+        self.shared = publishes  # publishes come through a SUB shared with other clients (briny-swarm)
+        self._topics: list[bytes] = []
+        self._inbox: asyncio.Queue[tuple[bytes, bytes]] = asyncio.Queue()
+        self.sub = self.ctx.socket(zmq.SUB) if publishes is None else None
         for sock in (self.dealer, self.sub):
+            if sock is None:
+                continue
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME + 1024)
             sock.setsockopt(zmq.RECONNECT_IVL, reconnect_ms)
@@ -145,14 +151,20 @@ class ZmqClient:
             sock.setsockopt(zmq.TCP_KEEPALIVE_IDLE, 60)
             if ":" in master:
                 sock.setsockopt(zmq.IPV6, 1)
-        self.sub.setsockopt(zmq.RCVHWM, 100000)
         self.dealer.connect(_tcp(master, ret_port))
-        self.sub.connect(_tcp(master, publish_port))
+        if self.sub is not None:
+            self.sub.setsockopt(zmq.RCVHWM, 100000)
+            self.sub.connect(_tcp(master, publish_port))
         self._ids = itertools.count(int.from_bytes(os.urandom(4), "big"))
         self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
         self._reader: asyncio.Task[None] | None = None
 
     def subscribe(self, topic: bytes) -> None:
+        if self.shared is not None:
+            self.shared.attach(topic, self._inbox)
+            self._topics.append(topic)
+            return
+        assert self.sub is not None
         self.sub.setsockopt(zmq.SUBSCRIBE, topic)
 
     async def _read_replies(self) -> None:
@@ -178,6 +190,8 @@ class ZmqClient:
             self._waiting.pop(corr, None)
 
     async def recv_publish(self) -> tuple[bytes, bytes]:
+        if self.sub is None:
+            return await self._inbox.get()
         while True:
             parts = await self.sub.recv_multipart()
             if len(parts) == 2:
@@ -188,6 +202,68 @@ class ZmqClient:
         if self._reader is not None:
             self._reader.cancel()
         self.dealer.close()
+        if self.sub is not None:
+            self.sub.close()
+        if self.shared is not None:
+            for topic in self._topics:
+                self.shared.detach(topic, self._inbox)
+            self._topics.clear()
+
+
+class SharedSubscriber:
+    """One SUB connection carrying the publishes of many :class:`ZmqClient` (``briny-swarm``: a
+    process of thousands of minion identities would otherwise need two sockets, four file
+    descriptors, each). Each client still subscribes to its own topic only; the reader hands each
+    publish to the queue of the client that subscribed its topic (loop)."""
+
+    def __init__(
+        self,
+        master: str,
+        publish_port: int,
+        ctx: zmq.asyncio.Context | None = None,
+        reconnect_ms: int = 1000,
+        reconnect_max_ms: int = 10000,
+    ) -> None:
+        self.ctx = ctx or zmq.asyncio.Context.instance()
+        self.sub = self.ctx.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME + 1024)
+        self.sub.setsockopt(zmq.RECONNECT_IVL, reconnect_ms)
+        self.sub.setsockopt(zmq.RECONNECT_IVL_MAX, reconnect_max_ms)
+        self.sub.setsockopt(zmq.RCVHWM, 0)  # thousands of minions' jobs at once: never drop one
+        if ":" in master:
+            self.sub.setsockopt(zmq.IPV6, 1)
+        self.sub.connect(_tcp(master, publish_port))
+        self._queues: dict[bytes, asyncio.Queue[tuple[bytes, bytes]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    def attach(self, topic: bytes, queue: asyncio.Queue[tuple[bytes, bytes]]) -> None:
+        """Subscribe ``topic``; its publishes go to ``queue`` (loop)."""
+        if topic not in self._queues:
+            self.sub.setsockopt(zmq.SUBSCRIBE, topic)
+        self._queues[topic] = queue
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.ensure_future(self._read())
+
+    def detach(self, topic: bytes, queue: asyncio.Queue[tuple[bytes, bytes]]) -> None:
+        if self._queues.get(topic) is queue:
+            del self._queues[topic]
+            if not self.sub.closed:
+                self.sub.setsockopt(zmq.UNSUBSCRIBE, topic)
+
+    async def _read(self) -> None:
+        while True:
+            parts = await self.sub.recv_multipart()
+            queue = self._queues.get(parts[0]) if len(parts) == 2 else None
+            if queue is None:
+                log.debug("dropped a publish of %d parts for no attached topic", len(parts))
+                continue
+            queue.put_nowait((parts[0], parts[1]))
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        self._queues.clear()
         self.sub.close()
 
 

@@ -124,6 +124,8 @@ class MinionAgent:
         event_bus: bool = True,
         workers: int | None = None,
         launcher: Any = None,
+        pool: concurrent.futures.ThreadPoolExecutor | None = None,
+        check_key: bool = True,
     ) -> None:
         problem = id_problem(opts.get("id"))
         if problem is not None:
@@ -142,9 +144,10 @@ class MinionAgent:
         self.shutdown_grace = config.number(opts, "shutdown_grace")
         self.pause: Callable[[float], Awaitable[None]] = self._sleep  # between attempts; tests record it
         self.use_bus = event_bus
-        self.auth = MinionAuth(opts, self.id, self.auth_timeout)
+        self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
-        self.pool = concurrent.futures.ThreadPoolExecutor(
+        # ``pool``: job threads shared with other agents (briny-swarm); its owner shuts it down
+        self.pool = pool or concurrent.futures.ThreadPoolExecutor(
             max_workers=workers or config.limit(opts, "process_count_max") or DEFAULT_WORKERS,
             thread_name_prefix="briny-job",
         )
@@ -185,6 +188,7 @@ class MinionAgent:
             self._spawn,
             self._from_worker,
             taken=TakenJids(Path(str(opts["cachedir"])) / TAKEN_FILE if opts.get("cachedir") else None),
+            own_pool=pool is None,
         )
         self.session: Session | None = None
         self.status = "starting"  # last auth status, for logs and tests

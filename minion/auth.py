@@ -57,7 +57,7 @@ class AuthOutcome:
 class MinionAuth:
     """This minion's identity and its handshake with the master (loop)."""
 
-    def __init__(self, opts: dict[str, Any], minion_id: str, timeout: float) -> None:
+    def __init__(self, opts: dict[str, Any], minion_id: str, timeout: float, *, check_key: bool = True) -> None:
         self.id = minion_id
         self.timeout = timeout  # seconds to wait for each answer of the master
         pki = Path(str(config.setting(opts, "pki_dir", "minion")))
@@ -67,7 +67,8 @@ class MinionAuth:
         self.hash_type = str(config.setting(opts, "hash_type"))  # of master_finger, as Salt's
         if self.master_finger:
             crypto.fingerprint("", self.hash_type)  # ConfigError now for a hash_type briny lacks
-        self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub")
+        # check_key=False: briny-swarm, whose thousands of keys it made itself (crypto.load_or_create_rsa)
+        self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub", check=check_key)
         self.pub_pem = crypto.public_pem(self._priv)
 
     async def authenticate(self, transport: ClientTransport) -> AuthOutcome:

@@ -194,7 +194,11 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    code = run()
+    exit_with(run())
+
+
+def exit_with(code: int) -> None:
+    """End a minion process (``briny-minion``, ``briny-swarm``) with ``code``."""
     logging.shutdown()
     # a job still blocked in a system call after the grace period must not keep the process
     # alive (worker threads are joined at interpreter exit)

@@ -72,11 +72,13 @@ class JobRunner:
         spawn: Spawn,
         to_loop: ToLoop,
         taken: TakenJids | None = None,
+        own_pool: bool = True,
     ) -> None:
         self.id = minion_id
         self.executor = executor
         self.registry = registry
         self.pool = pool
+        self.own_pool = own_pool  # False: the pool is shared (briny-swarm) and its owner shuts it down
         self.procs = procs
         self.deliver = deliver
         self.spawn = spawn
@@ -217,4 +219,5 @@ class JobRunner:
         """Release the job processes' relay and the worker threads (after :meth:`finish`)."""
         if self.procs is not None:
             self.procs.close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.own_pool:
+            self.pool.shutdown(wait=False, cancel_futures=True)

@@ -54,6 +54,7 @@ def script(name: str) -> list[str]:
         "briny-minion": "briny.minion.daemon",
         "briny-key": "briny.master.keycli",
         "briny-run": "briny.master.runcli",
+        "briny-swarm": "briny.minion.swarm",
     }[name]
     return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
 

@@ -141,3 +141,26 @@ def test_the_book_and_the_table_refuse_a_worker_thread():
         assert "m1" in table and "m2" not in table and "j1" not in book
 
     asyncio.run(main())
+
+
+def test_per_minion_compiles_are_let_go_once_returned_or_too_old_to_hand_again():
+    """A state job's compile per minion is kept only while it may be handed again (issue 13:
+    at 5,000 minions, kept for the hour of JOB_MEMORY, they were the master's largest memory)."""
+    clock = Clock()
+    book = JobBook(clock)
+
+    def body() -> None:
+        book.add("j1", "state.apply", ["m1", "m2"], True, {**load("j1", timeout=30), "fun": "state.apply"})
+        for minion_id in ("m1", "m2"):
+            book.compiled("j1", minion_id, {"jid": "j1", "compiled": {"chunks": [{"id": minion_id}]}})
+        book.returned("j1", "m1")
+        job = book.get("j1")
+        assert job is not None and set(job.loads) == {"m2"}
+        # m2 comes back within the job's timeout: it is handed its own compile
+        book.requeue("m2", clock.now - 1)
+        assert [p["compiled"]["chunks"][0]["id"] for p in book.take_pending("m2")] == ["m2"]
+        clock.now += 31  # past the job's pending deadline: nothing would hand it again
+        book.expire()
+        assert job.loads == {} and book.get("j1") is job  # the job itself is remembered still
+
+    on_loop(body)

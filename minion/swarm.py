@@ -1,0 +1,372 @@
+"""``briny-swarm``: N real-protocol minions in one process, to load a master.
+
+``briny-swarm -c DIR -n N`` reads the minion config ``DIR/minion`` (it must
+name ``master``; ``master_port``, ``publish_port``, the timeouts and
+``grains:`` apply as for ``briny-minion``) and runs N minion identities,
+``<id>-0`` ... ``<id>-<N-1>`` (the config's ``id`` as the prefix), each a
+:class:`~briny.minion.agent.MinionAgent` of its own on one asyncio loop:
+
+- its own RSA key pair in ``pki_dir/swarm/<id>/`` (made on the first start, in
+  a process pool since a 2048-bit key takes ~50 ms; kept and reused after),
+  its own pinned master key there, and ``cachedir/swarm/<id>/`` for its jids
+  and proc files;
+- its own auth handshake, session key, replay guard, heartbeat and
+  subscription to its own publish topic: the real wire protocol and crypto
+  (:mod:`briny.minion.auth`, :mod:`briny.common.handshake`,
+  :mod:`briny.common.wire`), nothing simulated;
+- its own grains (the host's, detected once, with ``id`` set to its id), sent
+  to the master after each auth;
+- jobs (``test.*``, ``state.apply`` with the master's compile, ...) run in
+  threads of one pool shared by all identities (``--workers``, default
+  :data:`DEFAULT_WORKERS`), through the real executor and requisite engine.
+
+What differs from N ``briny-minion`` processes, on purpose: one DEALER
+connection per identity, but the publishes of :data:`DEFAULT_SHARE`
+identities share one SUB connection (each identity still subscribes its own
+topic only; :class:`~briny.common.transport.SharedSubscriber`), since a
+process may hold only so many file descriptors; no local event bus, no
+``briny-call`` socket, no mine (``mine_enabled`` is forced off), jobs in
+threads (``multiprocessing`` is forced off).
+
+SIGTERM or SIGINT stop every identity (running jobs get ``shutdown_grace``
+seconds), close every socket, and exit 0. Exit status 2 for a usage or
+config error (the message says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import logging
+import multiprocessing
+import os
+import resource
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from briny.common import config, crypto, logsetup
+from briny.common.cliargs import add_config_dir, config_dir
+from briny.common.exceptions import BrinyError, ConfigError
+from briny.common.ids import id_problem
+
+from briny import __version__
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WORKERS = 8  # job threads shared by every identity (2 cores: more only adds GIL contention)
+DEFAULT_SHARE = 64  # identities whose publishes share one SUB connection
+KEY_POOL_MIN = 16  # keys to make before a process pool pays off
+FDS_PER_IDENTITY = 2  # its DEALER: the socket's TCP connection and its mailbox
+KEY_NAME, PUB_NAME = "minion.pem", "minion.pub"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """One minion of the swarm: its id and its opts (its own pki_dir and cachedir)."""
+
+    id: str
+    opts: dict[str, Any]
+
+    @property
+    def pki_dir(self) -> Path:
+        return Path(str(self.opts["pki_dir"]))
+
+
+@dataclass(frozen=True)
+class KeyReport:
+    """What :func:`ensure_keys` did: keys made, keys already there, seconds it took."""
+
+    made: int
+    kept: int
+    seconds: float
+
+
+# -- the plan (pure) ---------------------------------------------------------------------------------
+
+
+def swarm_ids(prefix: str, count: int) -> list[str]:
+    """``<prefix>-0`` ... ``<prefix>-<count-1>``; ConfigError when ``count`` is not positive or an
+    id would not be valid (:mod:`briny.common.ids`)."""
+    if count < 1:
+        raise ConfigError(f"the swarm needs at least one minion (-n {count})")
+    ids = [f"{prefix}-{i}" for i in range(count)]
+    for minion_id in (ids[0], ids[-1]):  # the same characters but the digits: the longest is last
+        problem = id_problem(minion_id)
+        if problem is not None:
+            raise ConfigError(
+                f"the swarm id {minion_id!r} (from the config's 'id' {prefix!r}) cannot be used: {problem}"
+            )
+    return ids
+
+
+def identity_opts(base: dict[str, Any], minion_id: str) -> dict[str, Any]:
+    """The opts of one identity: the config's, with its id, its own ``pki_dir`` and ``cachedir``
+    (under the config's, in ``swarm/<id>``), no mine and jobs in threads."""
+    opts = dict(base)
+    opts["id"] = minion_id
+    opts["pki_dir"] = os.path.join(str(config.setting(base, "pki_dir", "minion")), "swarm", minion_id)
+    if base.get("cachedir"):
+        opts["cachedir"] = os.path.join(str(base["cachedir"]), "swarm", minion_id)
+    opts["mine_enabled"] = False
+    opts["multiprocessing"] = False
+    return opts
+
+
+def plan(base: dict[str, Any], count: int) -> list[Identity]:
+    """The identities of a swarm of ``count`` from the minion config ``base``."""
+    return [Identity(i, identity_opts(base, i)) for i in swarm_ids(str(base["id"]), count)]
+
+
+def master_endpoint(opts: dict[str, Any]) -> tuple[str, int, int]:
+    """(host, request port, publish port) of the one master the swarm loads; ConfigError for a
+    list of several masters."""
+    master = config.setting(opts, "master")
+    if isinstance(master, list):
+        if len(master) != 1:
+            raise ConfigError(f"briny-swarm loads one master; 'master' lists {len(master)}")
+        master = master[0]
+    if not isinstance(master, str) or not master:
+        raise ConfigError(f"'master' must be the master's address, not {master!r}")
+    return master, config.count(opts, "master_port"), config.count(opts, "publish_port")
+
+
+def names_master(conf_dir: str) -> bool:
+    """Whether the minion config in ``conf_dir`` (its file or a ``minion.d/*.conf``) sets ``master``
+    (the swarm does not fall back on Salt's default name ``salt``)."""
+    files = [Path(conf_dir) / "minion", *sorted((Path(conf_dir) / "minion.d").glob("*.conf"))]
+    for path in files:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            continue  # the config loader already read it, or it is not there
+        if isinstance(data, dict) and data.get("master"):
+            return True
+    return False
+
+
+# -- keys ----------------------------------------------------------------------------------------------
+
+
+def _make_key(pki_dir: str) -> None:
+    """A key-pool process: the key pair of one identity (made unless it is there)."""
+    pki = Path(pki_dir)
+    pki.mkdir(parents=True, exist_ok=True, mode=0o700)
+    crypto.load_or_create_rsa(pki / KEY_NAME, pki / PUB_NAME)
+
+
+def ensure_keys(identities: list[Identity], processes: int | None = None) -> KeyReport:
+    """Make the key pair of every identity that has none, in a process pool when there are many
+    (call before any thread starts: the pool forks)."""
+    start = time.monotonic()
+    missing = [str(i.pki_dir) for i in identities if not (i.pki_dir / KEY_NAME).exists()]
+    if len(missing) >= KEY_POOL_MIN:
+        workers = processes or os.cpu_count() or 2
+        ctx = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for _ in pool.map(_make_key, missing, chunksize=max(1, len(missing) // (workers * 8))):
+                pass
+    else:
+        for pki in missing:
+            _make_key(pki)
+    return KeyReport(len(missing), len(identities) - len(missing), time.monotonic() - start)
+
+
+def raise_fd_limit(count: int) -> int:
+    """Raise the soft limit of open files towards what ``count`` identities need (up to the hard
+    limit); the soft limit now. ConfigError when the hard limit is too low."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = FDS_PER_IDENTITY * count + 4 * (count // DEFAULT_SHARE + 1) + 256
+    if hard != resource.RLIM_INFINITY and need > hard:
+        raise ConfigError(
+            f"{count} minions need about {need} open files; this process may open {hard} "
+            f"(raise the hard limit, `ulimit -Hn`, or run fewer minions per swarm)"
+        )
+    if soft != resource.RLIM_INFINITY and soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need if hard == resource.RLIM_INFINITY else hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+# -- the swarm (loop) ---------------------------------------------------------------------------------
+
+
+class Swarm:
+    """Every identity's agent on this loop, over one ZeroMQ context; :meth:`run` until :meth:`stop`."""
+
+    def __init__(
+        self,
+        base: dict[str, Any],
+        identities: list[Identity],
+        grains: dict[str, Any],
+        *,
+        workers: int = DEFAULT_WORKERS,
+        share: int = DEFAULT_SHARE,
+    ) -> None:
+        self.base = base
+        self.identities = identities
+        self.grains = grains
+        self.workers = workers
+        self.share = max(1, share)
+        self.agents: list[Any] = []
+        self._stopping = False
+
+    async def run(self) -> None:
+        import zmq
+        import zmq.asyncio
+        from briny.common.transport import SharedSubscriber, ZmqClient
+        from briny.minion.agent import MinionAgent
+
+        host, port, pub_port = master_endpoint(self.base)
+        recon, recon_max = config.count(self.base, "recon_default"), config.count(self.base, "recon_max")
+
+        def transport(subscriber: SharedSubscriber) -> Callable[[], ZmqClient]:
+            return lambda: ZmqClient(
+                host, port, pub_port, ctx, reconnect_ms=recon, reconnect_max_ms=recon_max, publishes=subscriber
+            )
+
+        ctx = zmq.asyncio.Context()
+        ctx.set(zmq.MAX_SOCKETS, 2 * len(self.identities) + 1024)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="briny-job")
+        subscribers: list[SharedSubscriber] = []
+        try:
+            for index, ident in enumerate(self.identities):
+                if index % self.share == 0:
+                    subscribers.append(SharedSubscriber(host, pub_port, ctx, recon, recon_max))
+                grains = {**self.grains, "id": ident.id}
+                agent = MinionAgent(
+                    ident.opts, transport(subscribers[-1]), grains=grains, event_bus=False, pool=pool, check_key=False
+                )
+                self.agents.append(agent)
+                if index % 256 == 255:
+                    await asyncio.sleep(0)  # keep the loop (and signals) responsive while building
+                if self._stopping:
+                    break
+            log.warning("briny-swarm: %d minions (%s ...) started", len(self.agents), self.identities[0].id)
+            if not self._stopping:
+                await asyncio.gather(*(agent.run() for agent in self.agents))
+        finally:
+            for agent in self.agents:
+                agent.stop()
+            for subscriber in subscribers:
+                subscriber.close()
+            pool.shutdown(wait=False, cancel_futures=True)
+            ctx.destroy(linger=0)  # every socket is closed by now; this ends the I/O thread
+
+    def stop(self) -> None:
+        """Stop every identity (loop)."""
+        self._stopping = True
+        for agent in self.agents:
+            agent.stop()
+
+    def connected(self) -> int:
+        """How many identities have a session now."""
+        return sum(1 for agent in self.agents if agent.connected.is_set())
+
+
+# -- the command ----------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="briny-swarm", description="Run N real-protocol minions in one process, to load a master."
+    )
+    add_config_dir(p, "minion")
+    p.add_argument("-n", "--count", required=True, help="how many minions (ids <id>-0 ... <id>-<N-1>)")
+    p.add_argument(
+        "--workers", default=str(DEFAULT_WORKERS), help=f"job threads shared by all (default {DEFAULT_WORKERS})"
+    )
+    p.add_argument(
+        "--share",
+        default=str(DEFAULT_SHARE),
+        help=f"minions whose publishes share one SUB connection (default {DEFAULT_SHARE})",
+    )
+    logsetup.add_arguments(p)
+    p.add_argument("--version", action="version", version=f"briny-swarm {__version__}")
+    return p
+
+
+def _positive(value: str, what: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{what} must be a whole number, not {value!r}") from None
+    if number < 1:
+        raise ConfigError(f"{what} must be at least 1, not {number}")
+    return number
+
+
+def _setup(ns: argparse.Namespace) -> tuple[dict[str, Any], list[Identity], int, int]:
+    count = _positive(ns.count, "-n (the number of minions)")
+    workers = _positive(ns.workers, "--workers")
+    share = _positive(ns.share, "--share")
+    folder = config_dir(ns.config_dir, required=True)
+    assert folder is not None
+    if not (Path(folder) / "minion").is_file():
+        raise ConfigError(f"no minion config file {Path(folder) / 'minion'} (the swarm needs one naming 'master')")
+    base = config.load_minion_config(folder, logsetup.cli_overrides(ns))
+    if not names_master(folder):
+        raise ConfigError(
+            f"{Path(folder) / 'minion'} does not set 'master'; the swarm needs the master's address "
+            "(master: HOST, and master_port / publish_port when they are not 4506 / 4505)"
+        )
+    master_endpoint(base)
+    base["multiprocessing"] = False
+    return base, plan(base, count), workers, share
+
+
+def run(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    logsetup.setup_console(ns.log_level)
+    try:
+        base, identities, workers, share = _setup(ns)
+        raise_fd_limit(len(identities))
+        logsetup.setup_logging(base, console_level=ns.log_level)
+    except BrinyError as exc:
+        print(f"briny-swarm: {exc}", file=sys.stderr)
+        return 2
+    try:
+        keys = ensure_keys(identities)  # before any thread: the key pool forks
+        log.warning(
+            "briny-swarm: %d keys made in %.1f s, %d kept (%s)",
+            keys.made,
+            keys.seconds,
+            keys.kept,
+            Path(str(config.setting(base, "pki_dir", "minion"))) / "swarm",
+        )
+        from briny.minion.grains import load_grains
+
+        grains = load_grains(base)
+        asyncio.run(_serve(base, identities, grains, workers, share))
+    except (BrinyError, OSError) as exc:
+        msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
+        log.error("briny-swarm: %s", msg)
+        print(f"briny-swarm: {msg}", file=sys.stderr)
+        return 2
+    log.warning("briny-swarm stopped")
+    return 0
+
+
+async def _serve(
+    base: dict[str, Any], identities: list[Identity], grains: dict[str, Any], workers: int, share: int
+) -> None:
+    swarm = Swarm(base, identities, grains, workers=workers, share=share)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, swarm.stop)
+    await swarm.run()
+
+
+def main() -> None:
+    from briny.minion.daemon import exit_with
+
+    exit_with(run())
+
+
+if __name__ == "__main__":
+    main()
