@@ -97,7 +97,7 @@ def directory(
     file_mode: Any = None,
     makedirs: bool = False,
     clean: bool = False,
-    exclude_pat: str | None = None,
+    exclude_pat: str | list[str] | None = None,
     mode: Any = None,
     allow_symlink: bool = True,
     follow_symlinks: bool = False,
@@ -220,8 +220,8 @@ def recurse(
     defaults: Any = None,
     include_empty: bool = False,
     backup: str = "",
-    include_pat: str | None = None,
-    exclude_pat: str | None = None,
+    include_pat: str | list[str] | None = None,
+    exclude_pat: str | list[str] | None = None,
     maxdepth: int | None = None,
     keep_symlinks: bool = False,
     force_symlinks: bool = False,
@@ -290,9 +290,7 @@ def recurse(
         rel = rel_full[len(prefix) :]
         if maxdepth is not None and rel.count("/") > int(maxdepth):
             continue
-        if include_pat and not _salt("fnmatch_rel")(include_pat, rel):
-            continue
-        if exclude_pat and _salt("fnmatch_rel")(exclude_pat, rel):
+        if (include_pat or exclude_pat) and not _salt("path_included")(rel, include_pat, exclude_pat):
             continue
         dest = os.path.join(name, rel)
         for d in _parents(name, os.path.dirname(dest)):

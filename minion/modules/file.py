@@ -703,7 +703,7 @@ def directory_plan(
     file_mode: Any = None,
     recurse: Any = None,
     clean: bool = False,
-    exclude_pat: str | None = None,
+    exclude_pat: str | list[str] | None = None,
     keep: list[str] | None = None,
 ) -> dict[str, Any]:
     """What ``file.directory`` would change below ``name`` (briny).
@@ -811,9 +811,10 @@ def dir_mode_for(file_mode: Any) -> str | None:
     return perms.dir_mode_for(perms.normalize_mode(file_mode))
 
 
-def fnmatch_rel(pattern: str, relname: str) -> bool:
-    """Salt's include/exclude test (``E@regex`` or a glob) on a relative path."""
-    return tree.matches(pattern, relname)
+def path_included(relname: str, include_pat: Any = None, exclude_pat: Any = None) -> bool:
+    """Salt's ``include_pat``/``exclude_pat`` test (each ``E@regex``, a glob or a list of them)
+    on a path relative to the tree (briny)."""
+    return tree.included(relname, include_pat, exclude_pat)
 
 
 def get_diff_text(old: str, new: str) -> str:
