@@ -514,9 +514,10 @@ def manage_data(
     )
 
 
-def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None) -> dict[str, Any]:
-    """Run ``cmd TMPFILE`` on ``data`` written to a private temporary file (briny)."""
-    fd, tmp = tempfile.mkstemp(prefix="briny-check.", dir=tmp_dir or None)
+def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None, tmp_ext: str = "") -> dict[str, Any]:
+    """Run ``cmd TMPFILE`` on ``data`` written to a private temporary file (in ``tmp_dir``,
+    ending in ``tmp_ext``) (briny)."""
+    fd, tmp = tempfile.mkstemp(prefix="briny-check.", suffix=tmp_ext or "", dir=tmp_dir or None)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -817,7 +818,7 @@ def path_included(relname: str, include_pat: Any = None, exclude_pat: Any = None
     return tree.included(relname, include_pat, exclude_pat)
 
 
-def get_diff_text(old: str, new: str) -> str:
+def get_diff_text(old: str | bytes, new: str | bytes) -> str:
     """Salt's unified diff of two texts."""
     return diff.unified(old, new)
 
