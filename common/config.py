@@ -124,6 +124,7 @@ MINION_DEFAULTS: dict[str, Any] = {
     "startup_states": "",
     "mine_enabled": True,
     "mine_interval": 60,
+    "http_connect_timeout": 20.0,
 }
 
 MASTER_DEFAULTS: dict[str, Any] = {

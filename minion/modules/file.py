@@ -23,9 +23,15 @@ import tempfile
 from typing import Any
 
 from briny.common import fileclient
-from briny.common.exceptions import BrinyError, CommandExecutionError, HashError, SaltInvocationError
+from briny.common.exceptions import (
+    BrinyError,
+    CommandExecutionError,
+    FileServerError,
+    HashError,
+    SaltInvocationError,
+)
 from briny.common.jinja import render_jinja
-from briny.minion.fileops import diff, lines, managed, perms, tree
+from briny.minion.fileops import diff, lines, managed, perms, remote, tree
 
 from ._file_query import access as access
 from ._file_query import check_hash as check_hash
@@ -383,7 +389,7 @@ def apply_template_on_contents(
 
 def source_list(source: Any, source_hash: Any = "", saltenv: str = "base") -> list[str]:
     """[url, hash] of the first source that exists (CommandExecutionError if none)."""
-    src, shash, _local, err = managed.resolve(source, source_hash, saltenv, _cache)
+    src, shash, _local, err = managed.resolve(source, source_hash, saltenv, _cache, remote.probe)
     if err:
         raise CommandExecutionError(err)
     return [src, shash or ""]
@@ -442,13 +448,35 @@ def managed_data(
             return out
         if not source:
             return out
-        src, shash, local, err = managed.resolve(source, source_hash, saltenv, _cache)
+        src, shash, local, err = managed.resolve(source, source_hash, saltenv, _cache, remote.probe)
         if err:
             out["comment"] = err
             out["raw"] = len(managed.source_items(source)) == 1
             return out
+        if not local and not shash and not skip_verify:  # a remote source, as Salt: a hash or skip_verify
+            out["comment"] = (
+                f"Unable to verify upstream hash of source file {remote.redact(src)}, "
+                "please set source_hash or set skip_verify to True"
+            )
+            out["raw"] = True
+            return out
         if shash and not skip_verify and not src.startswith("salt://"):
             out["sums"] = managed.source_sum(shash, src, saltenv, _cache, source_hash_name)
+        if not local and skip_verify:  # as Salt: an earlier download is used as it is
+            local = __salt__["cp.is_cached"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+        if not local:
+            try:
+                local = __salt__["cp.cache_file"](  # type: ignore[name-defined]  # noqa: F821
+                    src, saltenv, source_hash=(out["sums"] or {}).get("hsum")
+                )
+            except FileServerError as exc:
+                out["comment"] = f"Failed to cache {remote.redact(src)}: {exc}"
+                out["raw"] = True
+                return out
+            if not local:
+                out["comment"] = f"Source file '{remote.redact(src)}' not found"
+                out["raw"] = True
+                return out
         with open(local, "rb") as fh:
             data = fh.read()
         if template:
