@@ -30,10 +30,13 @@ archive; ``options`` honours only ``--strip-components``; rar,
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError, FileServerError, SaltInvocationError
+
+log = logging.getLogger(__name__)
 
 
 def _salt(fun: str) -> Any:
@@ -90,7 +93,11 @@ def _fetch(source: Any) -> tuple[str, str | None, str | None]:
             if len(sources) == 1:
                 return src, None, f"Source file '{src}' does not exist"
             continue
-        local = _salt("cp.cache_file")(src, saltenv=_env())
+        try:
+            local = _salt("cp.cache_file")(src, saltenv=_env())
+        except FileServerError as exc:  # a URL that cannot be downloaded: logged, as Salt does
+            log.error("Unable to cache %s: %s", src, exc)
+            local = None
         if local:
             return src, str(local), None
     return first, None, f"Failed to cache {first}, check minion log for more information"
