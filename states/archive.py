@@ -95,8 +95,10 @@ def _fetch(source: Any) -> tuple[str, str | None, str | None]:
             continue
         try:
             local = _salt("cp.cache_file")(src, saltenv=_env())
-        except FileServerError as exc:  # a URL that cannot be downloaded: logged, as Salt does
+        except FileServerError as exc:  # a URL that cannot be downloaded: Salt's comment is the error
             log.error("Unable to cache %s: %s", src, exc)
+            if len(sources) == 1:
+                return src, None, str(exc)
             local = None
         if local:
             return src, str(local), None
@@ -188,7 +190,11 @@ def extracted(
         return ret
 
     src_str = str(source[0] if isinstance(source, list) and source else source)
-    if _testing() and src_str.startswith(("salt://", "http://", "https://", "ftp://")) and not _masterless():
+    remote_src = src_str.startswith(("http://", "https://", "ftp://"))
+    if _testing() and (
+        (remote_src and not _salt("cp.is_cached")(src_str, _env()))
+        or (src_str.startswith("salt://") and not _masterless())
+    ):
         ret.update(
             result=None,
             comment=f"Archive {src_str} would be cached (if necessary) and checked to discover if extraction is needed",
