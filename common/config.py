@@ -136,6 +136,7 @@ MINION_DEFAULTS: dict[str, Any] = {
     "mine_enabled": True,
     "mine_interval": 60,
     "file_buffer_size": 262144,  # bytes per cp.push request
+    "http_connect_timeout": 20.0,
 }
 
 MASTER_DEFAULTS: dict[str, Any] = {

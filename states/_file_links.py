@@ -1,4 +1,4 @@
-"""Link, copy, rename and serialize functions of the ``file`` state module.
+"""Link, copy and rename functions of the ``file`` state module.
 
 Runs on the host applying states. A private file of ``states/file.py``, which
 imports these functions and so exposes them as its own; loaded with that
@@ -7,15 +7,12 @@ module's dunders (see :mod:`briny.common.loader`).
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from briny.common.exceptions import BrinyError
 
 from ._file_common import _err, _fail, _salt, _start, _testing
-from ._file_managed import managed
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
@@ -200,112 +197,3 @@ def rename(name: str, source: str, force: bool = False, makedirs: bool = False, 
         return _fail(ret, f'Failed to move "{source}" to "{name}": {_err(exc)}')
     ret.update(result=True, changes={name: source}, comment=f'Moved "{source}" to "{name}"')
     return ret
-
-
-# -- file.serialize -------------------------------------------------------------------------------------
-def _dump(data: Any, fmt: str, opts: Any) -> str:
-    extra: dict[str, Any] = {}
-    for item in opts if isinstance(opts, list) else [opts] if isinstance(opts, dict) else []:
-        extra.update(item)
-    if fmt == "json":
-        return json.dumps(data, **{"indent": 2, "sort_keys": True, **extra}) + "\n"
-    return yaml.safe_dump(data, None, **{"default_flow_style": False, **extra})  # no stream: a str
-
-
-def _load(text: str, fmt: str) -> Any:
-    return json.loads(text) if fmt == "json" else yaml.safe_load(text)
-
-
-def serialize(
-    name: str,
-    dataset: Any = None,
-    dataset_pillar: str | None = None,
-    user: Any = None,
-    group: Any = None,
-    mode: Any = None,
-    backup: str = "",
-    makedirs: bool = False,
-    show_changes: bool = True,
-    create: bool = True,
-    merge_if_exists: bool = False,
-    serializer: str | None = None,
-    serializer_opts: Any = None,
-    formatter: str | None = None,
-    **kwargs: Any,
-) -> dict[str, Any]:
-    """Write ``dataset`` (or pillar data) to ``name`` as YAML or JSON."""
-    name, ret, bad = _start(name)
-    if bad:
-        return _fail(ret, bad)
-    fmt = str(serializer or formatter or "yaml").lower()
-    if fmt not in ("yaml", "json"):
-        return _fail(
-            ret,
-            f"The {fmt} serializer could not be found. It either does not exist or its "
-            "prerequisites are not installed.",
-        )
-    if dataset is None and dataset_pillar is None:
-        return _fail(ret, "Neither 'dataset' nor 'dataset_pillar' was defined")
-    if dataset is not None and dataset_pillar is not None:
-        return _fail(ret, "Only one of 'dataset' and 'dataset_pillar' is permitted")
-    if dataset_pillar is not None:
-        dataset = __salt__["pillar.get"](dataset_pillar)
-    if not create and not os.path.isfile(name):
-        ret.update(result=True, comment=f"File {name} is not present and is not set for creation")
-        return ret
-    if merge_if_exists and os.path.isfile(name):
-        try:
-            old = _load(_salt("read")(name), fmt)
-        except (BrinyError, ValueError, yaml.YAMLError) as exc:
-            return _fail(ret, f"Failed to deserialize existing data: {exc}")
-        if isinstance(old, dict) and isinstance(dataset, dict):
-            merged = {**old, **dataset}
-            delta = _salt("dict_diff")(old, merged)
-            if not delta:
-                try:
-                    if _salt("perm_changes")(name, user, group, mode):
-                        return managed(
-                            name,
-                            contents=_dump(merged, fmt, serializer_opts),
-                            user=user,
-                            group=group,
-                            mode=mode,
-                            backup=backup,
-                            show_changes=show_changes,
-                        )
-                except BrinyError as exc:
-                    return _fail(ret, str(exc))
-                ret.update(result=True, comment=f"The file {name} is in the correct state")
-                return ret
-            if _testing():
-                ret.update(
-                    result=None, changes={"diff": delta}, comment=f"Dataset will be serialized and stored into {name}"
-                )
-                return ret
-            out = managed(
-                name,
-                contents=_dump(merged, fmt, serializer_opts),
-                user=user,
-                group=group,
-                mode=mode,
-                backup=backup,
-                makedirs=makedirs,
-                show_changes=show_changes,
-            )
-            if out["result"] and "diff" in out["changes"]:
-                out["changes"]["diff"] = delta
-            return out
-    out = managed(
-        name,
-        contents=_dump(dataset, fmt, serializer_opts),
-        user=user,
-        group=group,
-        mode=mode,
-        backup=backup,
-        makedirs=makedirs,
-        show_changes=show_changes,
-        contents_newline=False,
-    )
-    if _testing() and out["result"] is None:
-        out["comment"] = f"Dataset will be serialized and stored into {name}"
-    return out

@@ -8,6 +8,7 @@ it too), loaded with its dunders (see :mod:`briny.common.loader`).
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from ._file_common import _env, _fail, _salt, _start, _testing
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
 
+log = logging.getLogger(__name__)
 
 _NOT_FOUND = object()  # contents_pillar / contents_grains: no such key
 
@@ -28,6 +30,24 @@ def _as_text(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
+
+
+def _matches_source_hash(name: str, source: Any, source_hash: Any, source_hash_name: Any, env: str) -> bool:
+    """Whether the file at ``name`` already has the ``source_hash`` of a remote source (Salt then
+    leaves the content alone and never downloads it). A hash that cannot be had is logged."""
+    items = source if isinstance(source, list) else [source]
+    urls = [str(k) for i in items for k in (i if isinstance(i, dict) else [i])]
+    if all(u.startswith(("salt://", "file://", "/")) for u in urls):
+        return False
+    try:
+        src, shash = __salt__["file.source_list"](source, source_hash, env)  # type: ignore[name-defined]  # noqa: F821
+        if not src or not shash or str(src).startswith(("salt://", "file://")) or os.path.isabs(str(src)):
+            return False
+        sums = __salt__["file.get_source_sum"](name, src, shash, source_hash_name, env)  # type: ignore[name-defined]  # noqa: F821
+        return bool(sums["hsum"] == __salt__["file.get_hash"](name, sums["hash_type"]))  # type: ignore[name-defined]  # noqa: F821
+    except (BrinyError, OSError) as exc:
+        log.error("Failed checking existing file's hash against specified source_hash: %s", exc)
+        return False
 
 
 def _keeps_mode(source: str) -> bool:
@@ -125,26 +145,30 @@ def managed(
         "attrs": attrs,
         "saltenv": env,
     }
-    plan = _salt("managed_data")(
-        name,
-        source=source,
-        source_hash=source_hash,
-        source_hash_name=source_hash_name,
-        template=template,
-        context=context,
-        defaults=defaults,
-        contents=contents,
-        saltenv=env,
-        skip_verify=skip_verify,
-        extra=extra,
-    )
+    if contents is None and not template and source and not skip_verify and present and replace:
+        replace = not _matches_source_hash(name, source, source_hash, source_hash_name, env)
+    if not replace and present:  # as Salt: only the owner and mode are looked at, the source is not read
+        plan: dict[str, Any] = {"comment": "", "raw": False, "data": None, "source": None, "from_source": False}
+        plan["sums"] = None
+    else:
+        plan = _salt("managed_data")(
+            name,
+            source=source,
+            source_hash=source_hash,
+            source_hash_name=source_hash_name,
+            template=template,
+            context=context,
+            defaults=defaults,
+            contents=contents,
+            saltenv=env,
+            skip_verify=skip_verify,
+            extra=extra,
+        )
     if plan["comment"]:
         if plan["raw"] and _testing():
             return _fail(ret, plan["comment"])
         return _fail(ret, "Unable to manage file: " + plan["comment"])
     data = plan["data"]
-    if not replace and present:
-        data = None
     if _testing():  # as Salt: `mode: keep` checks no mode in test mode (the source is not fetched)
         result, changes, comment = _salt("check_managed_data")(
             name, data, user, group, mode, show_changes, follow_symlinks, replace

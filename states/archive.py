@@ -30,10 +30,13 @@ archive; ``options`` honours only ``--strip-components``; rar,
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError, FileServerError, SaltInvocationError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from briny.common.dunders import __job__, __opts__, __salt__
@@ -93,7 +96,13 @@ def _fetch(source: Any) -> tuple[str, str | None, str | None]:
             if len(sources) == 1:
                 return src, None, f"Source file '{src}' does not exist"
             continue
-        local = _salt("cp.cache_file")(src, saltenv=_env())
+        try:
+            local = _salt("cp.cache_file")(src, saltenv=_env())
+        except FileServerError as exc:  # a URL that cannot be downloaded: Salt's comment is the error
+            log.error("Unable to cache %s: %s", src, exc)
+            if len(sources) == 1:
+                return src, None, str(exc)
+            local = None
         if local:
             return src, str(local), None
     return first, None, f"Failed to cache {first}, check minion log for more information"
@@ -184,7 +193,11 @@ def extracted(
         return ret
 
     src_str = str(source[0] if isinstance(source, list) and source else source)
-    if _testing() and src_str.startswith(("salt://", "http://", "https://", "ftp://")) and not _masterless():
+    remote_src = src_str.startswith(("http://", "https://", "ftp://"))
+    if _testing() and (
+        (remote_src and not _salt("cp.is_cached")(src_str, _env()))
+        or (src_str.startswith("salt://") and not _masterless())
+    ):
         ret.update(
             result=None,
             comment=f"Archive {src_str} would be cached (if necessary) and checked to discover if extraction is needed",

@@ -11,7 +11,7 @@ Functions: ``managed``, ``directory``, ``recurse``, ``absent``, ``exists``,
 ``blockreplace``, ``comment``, ``uncomment``, ``symlink``, ``copy``,
 ``rename``, ``serialize``, ``keyvalue``. ``managed`` lives in
 ``states/_file_managed.py``, the text edits in ``states/_file_edit.py``,
-links/copies/serialize in ``states/_file_links.py`` and the helpers they share
+links/copies in ``states/_file_links.py``, ``serialize`` in ``states/_file_serialize.py``, the helpers they share
 in ``states/_file_common.py``: private files this module imports (and so
 exposes as its own functions), loaded with its dunders (see
 :mod:`briny.common.loader`).
@@ -43,8 +43,9 @@ from briny.common.exceptions import BrinyError
 
 from ._file_common import _env, _err, _fail, _ret, _salt, _start, _testing
 from ._file_edit import append, blockreplace, comment, keyvalue, line, prepend, replace, uncomment
-from ._file_links import copy, rename, serialize, symlink
+from ._file_links import copy, rename, symlink
 from ._file_managed import managed
+from ._file_serialize import serialize
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
@@ -101,7 +102,7 @@ def directory(
     file_mode: Any = None,
     makedirs: bool = False,
     clean: bool = False,
-    exclude_pat: str | None = None,
+    exclude_pat: str | list[str] | None = None,
     mode: Any = None,
     allow_symlink: bool = True,
     follow_symlinks: bool = False,
@@ -167,7 +168,7 @@ def directory(
     if missing:
         return _fail(ret, missing)
     top = _salt("perm_changes")(name, user, group, dmode)
-    plan = _salt("directory_plan")(name, user, group, dmode, fmode, recurse, clean, exclude_pat, _keep(require))
+    plan = _salt("directory_plan")(name, user, group, dmode, fmode, recurse, clean, exclude_pat, _keep(name, require))
     items = [] if "silent" in recurse else plan["items"]
     per_path = {path: ch for path, ch in items}
     removed = {path: {"removed": "Removed due to clean"} for path, _top in plan["removed"]}
@@ -198,12 +199,26 @@ def directory(
     return ret
 
 
-def _keep(require: Any) -> list[str]:
-    """Paths named by ``require: [{file: /path}]`` that ``clean`` must keep."""
+def _keep(name: str, require: Any) -> list[str]:
+    """What ``clean`` must keep for the ``require: [{file: ID or name}]`` of the state, as Salt:
+    each required ``file`` state (matched by ``__id__`` or ``name`` in this run's chunks) keeps
+    its path, and a required folder inside ``name`` keeps everything that is in it."""
     out: list[str] = []
-    for req in require if isinstance(require, list) else []:
-        if isinstance(req, dict):
-            out.extend(str(v) for k, v in req.items() if k == "file" and str(v).startswith("/"))
+    wanted = [r["file"] for r in (require if isinstance(require, list) else []) if isinstance(r, dict) and "file" in r]
+    if not wanted:
+        return out
+    chunks = globals().get("__lowstate__") or []
+    for ref in wanted:
+        for low in chunks:
+            if low.get("name") != ref and low.get("__id__") != ref:
+                continue
+            path = str(low.get("name"))
+            if not os.path.isdir(path):
+                out.append(path)
+            elif not os.path.relpath(os.path.abspath(path), os.path.abspath(name)).startswith(os.pardir):
+                out.append(path)
+                for dirpath, dirnames, filenames in os.walk(path):
+                    out.extend(os.path.join(dirpath, n) for n in dirnames + filenames)
     return out
 
 
@@ -224,8 +239,8 @@ def recurse(
     defaults: Any = None,
     include_empty: bool = False,
     backup: str = "",
-    include_pat: str | None = None,
-    exclude_pat: str | None = None,
+    include_pat: str | list[str] | None = None,
+    exclude_pat: str | list[str] | None = None,
     maxdepth: int | None = None,
     keep_symlinks: bool = False,
     force_symlinks: bool = False,
@@ -290,9 +305,7 @@ def recurse(
         rel = rel_full[len(prefix) :]
         if maxdepth is not None and rel.count("/") > int(maxdepth):
             continue
-        if include_pat and not _salt("fnmatch_rel")(include_pat, rel):
-            continue
-        if exclude_pat and _salt("fnmatch_rel")(exclude_pat, rel):
+        if (include_pat or exclude_pat) and not _salt("path_included")(rel, include_pat, exclude_pat):
             continue
         dest = os.path.join(name, rel)
         for d in _parents(name, os.path.dirname(dest)):
@@ -326,7 +339,9 @@ def recurse(
             ),
         )
     if clean and os.path.isdir(name):
-        plan = _salt("directory_plan")(name, clean=True, exclude_pat=exclude_pat, keep=sorted(keep) + _keep(require))
+        plan = _salt("directory_plan")(
+            name, clean=True, exclude_pat=exclude_pat, keep=sorted(keep) + _keep(name, require)
+        )
         gone = [p for p, top in plan["removed"] if top]
         if gone:
             if _testing():

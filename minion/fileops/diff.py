@@ -135,13 +135,18 @@ def mismatch(name: str, source_sum: dict[str, str], actual: str) -> str:
 
 
 def dict_diff(old: Any, new: Any) -> dict[str, Any]:
-    """Per-key ``{"new", "old"}`` of two mappings (``<_null_>`` for a missing side)."""
+    """Salt's recursive diff of two mappings: per changed key ``{"new", "old"}`` (``<_null_>`` for
+    a missing side), nested mappings on both sides diffed key by key in turn."""
     out: dict[str, Any] = {}
     if not isinstance(old, dict) or not isinstance(new, dict):
         return {} if old == new else {"new": new, "old": old}
     for key in list(old) + [k for k in new if k not in old]:
         a = old.get(key, "<_null_>")
         b = new.get(key, "<_null_>")
-        if a != b:
+        if isinstance(a, dict) and isinstance(b, dict):
+            sub = dict_diff(a, b)
+            if sub:
+                out[key] = sub
+        elif a != b:
             out[key] = {"new": b, "old": a}
     return out

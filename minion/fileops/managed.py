@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from briny.common.exceptions import BrinyError, HashError
 
-from . import diff, perms, tree
+from . import diff, perms, remote, tree
 
 log = logging.getLogger(__name__)
 TEST_NOTE = "\nNote: No changes made, actual changes may\nbe different due to other states."
@@ -49,19 +49,28 @@ def local_path(src: str) -> str:
     return src[len("file://") :] if src.startswith("file://") else src
 
 
-def resolve(source: Any, source_hash: Any, saltenv: str, cache: Cache) -> tuple[str, str | None, str, str]:
-    """(url, hash, local copy, error) for the first source that exists."""
+def resolve(
+    source: Any, source_hash: Any, saltenv: str, cache: Cache, probe: Callable[[str], bool] | None = None
+) -> tuple[str, str | None, str, str]:
+    """(url, hash, local copy, error) for the first source that exists.
+
+    A remote source (``http(s)://``, ``ftp://``) comes back with no local copy (the caller
+    downloads it, see :mod:`.remote`): alone it is taken as it is, in a list it must answer
+    ``probe`` (Salt sends a ``HEAD``)."""
     items = source_items(source)
     for src, shash in items:
+        want = shash if shash is not None else (source_hash or None)
+        if remote.is_remote(src):
+            if len(items) == 1 or (probe is not None and probe(src)):
+                return src, want, "", ""
+            continue
         local = (
             cache(src, saltenv)
             if src.startswith("salt://")
             else (local_path(src) if os.path.isabs(local_path(src)) and os.path.isfile(local_path(src)) else "")
         )
         if local:
-            return src, shash if shash is not None else (source_hash or None), str(local), ""
-        if src.startswith(("http://", "https://", "ftp://", "s3://", "swift://")):
-            return "", None, "", f"Remote source {src} is not supported by briny yet"
+            return src, want, str(local), ""
     if len(items) != 1:
         return "", None, "", "none of the specified sources were found"
     src = items[0][0]
@@ -78,11 +87,16 @@ def source_sum(
     if parsed is not None:
         return parsed
     where = str(source_hash)
-    local = (
-        cache(where, saltenv)
-        if where.startswith("salt://")
-        else (local_path(where) if os.path.isfile(local_path(where)) else "")
-    )
+    if remote.is_remote(where):
+        local = cache(where, saltenv)  # a failed download raises FileServerError, as Salt's does
+        if not local:
+            raise HashError(f"Source hash file {remote.redact(where)} not found")
+    else:
+        local = (
+            cache(where, saltenv)
+            if where.startswith("salt://")
+            else (local_path(where) if os.path.isfile(local_path(where)) else "")
+        )
     if not local:
         raise HashError(diff.INVALID_FORMAT.format(source_hash))
     with open(str(local), encoding="utf-8", errors="replace") as fh:

@@ -30,13 +30,27 @@ def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
         yield dirpath, dirnames, filenames
 
 
-def matches(pattern: str | None, relname: str) -> bool:
-    """Salt's pattern test: ``E@regex`` or a glob, against a path relative to the tree."""
+def matches(pattern: str | list[str] | None, relname: str) -> bool:
+    """Salt's pattern test: ``E@regex`` (searched) or a glob (matched against the whole path
+    relative to the tree, ``*`` crossing ``/``); a list matches when any of its patterns does."""
     if not pattern:
         return False
+    if isinstance(pattern, (list, tuple)):
+        return any(matches(p, relname) for p in pattern)
+    pattern = str(pattern)
     if pattern.startswith("E@"):
         return re.search(pattern[2:], relname) is not None
-    return fnmatch.fnmatch(relname, pattern) or fnmatch.fnmatch(os.path.basename(relname), pattern)
+    return fnmatch.fnmatch(relname, pattern)
+
+
+def included(
+    relname: str, include_pat: str | list[str] | None = None, exclude_pat: str | list[str] | None = None
+) -> bool:
+    """Salt's ``include_pat``/``exclude_pat`` filter of ``file.recurse`` (each a pattern or a
+    list of patterns): kept when it matches ``include_pat`` (if given) and not ``exclude_pat``."""
+    if include_pat and not matches(include_pat, relname):
+        return False
+    return not (exclude_pat and matches(exclude_pat, relname))
 
 
 def recurse_changes(
@@ -70,7 +84,7 @@ def recurse_changes(
     return out
 
 
-def clean_list(name: str, keep: set[str], exclude_pat: str | None = None) -> list[tuple[str, bool]]:
+def clean_list(name: str, keep: set[str], exclude_pat: str | list[str] | None = None) -> list[tuple[str, bool]]:
     """(path, is the top of a removed subtree) for everything under ``name`` not kept.
 
     A path is kept when it is in ``keep``, is an ancestor of a kept path, or

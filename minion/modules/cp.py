@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common import config, fileclient
 from briny.common.exceptions import FileServerError, SaltInvocationError
+from briny.minion.fileops import remote
 
 if TYPE_CHECKING:
     from briny.common.dunders import __job__, __opts__, __salt__
@@ -51,10 +52,19 @@ def cache_file(
     use_etag: bool = False,
     **kwargs: Any,
 ) -> str | bool:
-    """A local path holding ``path`` (``salt://`` or local), or False."""
+    """A local path holding ``path`` (``salt://``, local, or an ``http(s)://`` / ``ftp://`` URL),
+    or False. A URL is downloaded into the cache (``extrn_files``), or its earlier download used
+    when ``source_hash`` (a hex digest) matches it; a failed download raises, as Salt's
+    MinionError does (:class:`~briny.common.exceptions.FileServerError`)."""
     env = _saltenv(saltenv)
     if not path:
         return False
+    if remote.is_remote(str(path)):
+        dest = remote.cache_path(str(__opts__.get("cachedir") or "/var/cache/briny"), env, str(path))  # type: ignore[name-defined]  # noqa: F821
+        if remote.cached(dest, source_hash):
+            return dest
+        timeout = config.number(__opts__, "http_connect_timeout")  # type: ignore[name-defined]  # noqa: F821
+        return remote.fetch(str(path), dest, verify_ssl=bool(verify_ssl), timeout=timeout)
     if not str(path).startswith("salt://"):
         local = str(path)
         if local.startswith("file://"):
@@ -69,6 +79,16 @@ def cache_file(
         log.error("Unable to cache file '%s' from saltenv '%s'.", path, env)
         return False
     return str(found)
+
+
+def is_cached(path: str, saltenv: str | None = None, **kwargs: Any) -> str:
+    """The local path of an earlier download of the URL ``path`` (``http(s)://``, ``ftp://``), or
+    "" when there is none. ``salt://`` files are fetched through the file client on each use in
+    briny, so for them this is always "" (Salt then fetches them too)."""
+    if not path or not remote.is_remote(str(path)):
+        return ""
+    dest = remote.cache_path(str(__opts__.get("cachedir") or "/var/cache/briny"), _saltenv(saltenv), str(path))  # type: ignore[name-defined]  # noqa: F821
+    return dest if os.path.isfile(dest) else ""
 
 
 def cache_files(paths: list[str] | str, saltenv: str | None = None, **kwargs: Any) -> list[str | bool]:

@@ -23,9 +23,15 @@ import tempfile
 from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient
-from briny.common.exceptions import BrinyError, CommandExecutionError, HashError, SaltInvocationError
+from briny.common.exceptions import (
+    BrinyError,
+    CommandExecutionError,
+    FileServerError,
+    HashError,
+    SaltInvocationError,
+)
 from briny.common.jinja import render_jinja
-from briny.minion.fileops import diff, lines, managed, perms, tree
+from briny.minion.fileops import diff, lines, managed, perms, remote, tree
 
 from ._file_query import access as access
 from ._file_query import check_hash as check_hash
@@ -387,7 +393,7 @@ def apply_template_on_contents(
 
 def source_list(source: Any, source_hash: Any = "", saltenv: str = "base") -> list[str]:
     """[url, hash] of the first source that exists (CommandExecutionError if none)."""
-    src, shash, _local, err = managed.resolve(source, source_hash, saltenv, _cache)
+    src, shash, _local, err = managed.resolve(source, source_hash, saltenv, _cache, remote.probe)
     if err:
         raise CommandExecutionError(err)
     return [src, shash or ""]
@@ -446,13 +452,35 @@ def managed_data(
             return out
         if not source:
             return out
-        src, shash, local, err = managed.resolve(source, source_hash, saltenv, _cache)
+        src, shash, local, err = managed.resolve(source, source_hash, saltenv, _cache, remote.probe)
         if err:
             out["comment"] = err
             out["raw"] = len(managed.source_items(source)) == 1
             return out
+        if not local and not shash and not skip_verify:  # a remote source, as Salt: a hash or skip_verify
+            out["comment"] = (
+                f"Unable to verify upstream hash of source file {remote.redact(src)}, "
+                "please set source_hash or set skip_verify to True"
+            )
+            out["raw"] = True
+            return out
         if shash and not skip_verify and not src.startswith("salt://"):
             out["sums"] = managed.source_sum(shash, src, saltenv, _cache, source_hash_name)
+        if not local and skip_verify:  # as Salt: an earlier download is used as it is
+            local = __salt__["cp.is_cached"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+        if not local:
+            try:
+                local = __salt__["cp.cache_file"](  # type: ignore[name-defined]  # noqa: F821
+                    src, saltenv, source_hash=(out["sums"] or {}).get("hsum")
+                )
+            except FileServerError as exc:
+                out["comment"] = f"Failed to cache {remote.redact(src)}: {exc}"
+                out["raw"] = True
+                return out
+            if not local:
+                out["comment"] = f"Source file '{remote.redact(src)}' not found"
+                out["raw"] = True
+                return out
         with open(local, "rb") as fh:
             data = fh.read()
         if template:
@@ -518,9 +546,10 @@ def manage_data(
     )
 
 
-def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None) -> dict[str, Any]:
-    """Run ``cmd TMPFILE`` on ``data`` written to a private temporary file (briny)."""
-    fd, tmp = tempfile.mkstemp(prefix="briny-check.", dir=tmp_dir or None)
+def check_cmd_data(cmd: str, data: bytes, tmp_dir: str | None = None, tmp_ext: str = "") -> dict[str, Any]:
+    """Run ``cmd TMPFILE`` on ``data`` written to a private temporary file (in ``tmp_dir``,
+    ending in ``tmp_ext``) (briny)."""
+    fd, tmp = tempfile.mkstemp(prefix="briny-check.", suffix=tmp_ext or "", dir=tmp_dir or None)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -707,7 +736,7 @@ def directory_plan(
     file_mode: Any = None,
     recurse: Any = None,
     clean: bool = False,
-    exclude_pat: str | None = None,
+    exclude_pat: str | list[str] | None = None,
     keep: list[str] | None = None,
 ) -> dict[str, Any]:
     """What ``file.directory`` would change below ``name`` (briny).
@@ -815,12 +844,13 @@ def dir_mode_for(file_mode: Any) -> str | None:
     return perms.dir_mode_for(perms.normalize_mode(file_mode))
 
 
-def fnmatch_rel(pattern: str, relname: str) -> bool:
-    """Salt's include/exclude test (``E@regex`` or a glob) on a relative path."""
-    return tree.matches(pattern, relname)
+def path_included(relname: str, include_pat: Any = None, exclude_pat: Any = None) -> bool:
+    """Salt's ``include_pat``/``exclude_pat`` test (each ``E@regex``, a glob or a list of them)
+    on a path relative to the tree (briny)."""
+    return tree.included(relname, include_pat, exclude_pat)
 
 
-def get_diff_text(old: str, new: str) -> str:
+def get_diff_text(old: str | bytes, new: str | bytes) -> str:
     """Salt's unified diff of two texts."""
     return diff.unified(old, new)
 

@@ -120,3 +120,17 @@ def test_if_missing_overwrite_clean_force(tmp_path: Path, tree: Path) -> None:
     ret = st["archive.extracted"](str(dest), source="salt://app.tar.gz", force=True)
     assert ret["result"] is True and ret["changes"]["removed"] == [f"{dest}/app/a.txt"]
     assert (dest / "app" / "a.txt").read_text() == "hello\n"
+
+
+def test_url_source_that_cannot_be_downloaded(tmp_path: Path, tree: Path) -> None:
+    # nothing listens on port 9 of 127.0.0.1; Salt 3007.17 returned these for the same state
+    src = "http://127.0.0.1:9/x.tar.gz"
+    kw = dict(name=str(tmp_path / "out"), source=src, source_hash="sha256=" + "0" * 64)
+    ret = _states(tmp_path, tree, test=True)["archive.extracted"](**kw)
+    assert (ret["result"], ret["comment"]) == (
+        None,
+        f"Archive {src} would be cached (if necessary) and checked to discover if extraction is needed",
+    )
+    ret = _states(tmp_path, tree)["archive.extracted"](**kw)
+    assert (ret["result"], ret["comment"]) == (False, "Error: [Errno 111] Connection refused reading /x.tar.gz")
+    assert not (tmp_path / "out").exists()

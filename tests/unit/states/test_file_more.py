@@ -302,6 +302,56 @@ def test_recurse(tmp_path: Path, tree: Path, out: Path) -> None:
     )
 
 
+def test_recurse_include_exclude_lists(tmp_path: Path, tree: Path, out: Path) -> None:
+    """``include_pat``/``exclude_pat`` as lists (Salt >= 3001), matched as Salt 3007 does against the
+    whole path relative to the source (``_*`` keeps ``sub/_y.conf``); the sets of paths are the ones
+    Salt 3007.17 reported for the same tree."""
+    rtree = tree / "files" / "rtree"
+    (rtree / "_x.conf").write_text("5\n")
+    (rtree / "sub" / "_y.conf").write_text("6\n")
+    (rtree / "raas.conf").write_text("7\n")
+
+    def paths(**kw: Any) -> list[str]:
+        d = out / "d"
+        ret = _states(tmp_path, test=True)["file.recurse"](name=str(d), source="salt://files/rtree", **kw)
+        assert ret["result"] is None, ret
+        return sorted(os.path.relpath(p, d) for p in ret["changes"])
+
+    assert paths(exclude_pat=["_*", "raas.conf", "*.skip"]) == [
+        ".",
+        "a.txt",
+        "sub",
+        "sub/_y.conf",
+        "sub/b.txt",
+        "sub/deep",
+        "sub/deep/d.conf",
+    ]
+    assert paths(include_pat=["*.txt", "E@deep/"], exclude_pat="E@^sub/b") == [
+        ".",
+        "a.txt",
+        "sub/deep",
+        "sub/deep/d.conf",
+    ]
+    assert "sub/_y.conf" in paths(exclude_pat="_*") and "_x.conf" not in paths(exclude_pat="_*")
+    d = out / "live"
+    first = _states(tmp_path)["file.recurse"](name=str(d), source="salt://files/rtree", exclude_pat=["_*", "*.skip"])
+    assert first["result"] is True
+    assert sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file()) == [
+        "a.txt",
+        "raas.conf",
+        "sub/_y.conf",
+        "sub/b.txt",
+        "sub/deep/d.conf",
+    ]
+    (d / "_keep.me").write_text("k")
+    (d / "gone.txt").write_text("g")
+    ret = _states(tmp_path)["file.recurse"](
+        name=str(d), source="salt://files/rtree", exclude_pat=["_*", "*.skip"], clean=True
+    )
+    assert ret["changes"]["removed"] == [f"{d}/gone.txt"]
+    assert (d / "_keep.me").exists() and not (d / "gone.txt").exists()
+
+
 # -- text edits -------------------------------------------------------------------------------------
 def test_line_replace_blockreplace(tmp_path: Path, tree: Path, out: Path) -> None:
     f = out / "f"

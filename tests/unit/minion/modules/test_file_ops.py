@@ -58,6 +58,10 @@ def test_hash_from_text() -> None:
 def test_dict_diff() -> None:
     assert diff.dict_diff({"old": 1}, {"old": 1, "new": 1}) == {"new": {"new": 1, "old": "<_null_>"}}
     assert diff.dict_diff({"a": 1}, {"a": 1}) == {}
+    # nested mappings are diffed key by key (Salt's recursive_diff), lists compared whole
+    assert diff.dict_diff({"n": {"a": 1, "b": [1, 2]}, "k": 1}, {"n": {"a": 1, "b": [3], "c": 4}, "k": 1}) == {
+        "n": {"b": {"new": [3], "old": [1, 2]}, "c": {"new": 4, "old": "<_null_>"}}
+    }
 
 
 # -- perms --------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""file.managed with http:// sources and source_hash files, against a real HTTP server on 127.0.0.1.
+
+The expected results are the ones Salt 3007.17 returned for the same states against the same
+kind of server (test=True, a first and a second live run), checked side by side while this was
+written: "Failed to cache <url>: Error: HTTP 404: File not found reading <path>", "Unable to
+verify upstream hash ...", the source_hash file fetched, a list of sources probed in turn, and on
+the second run a file with the right hash left alone without a download.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from briny.common.exceptions import FileServerError
+from briny.minion.fileops import remote
+
+from .test_file_more import NOTE, _rcc, _states
+
+BODY = b"hello remote\n"
+SHA = hashlib.sha256(BODY).hexdigest()
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    hits: list[str] = []  # noqa: RUF012 - the test's record of the paths asked for
+
+    def log_message(self, format: str, *args: Any) -> None:
+        self.hits.append(f"{self.command} {self.path}")
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[str]:
+    root = tmp_path / "web"
+    root.mkdir()
+    (root / "a.txt").write_bytes(BODY)
+    (root / "a.txt.sha256").write_text(f"{SHA}  a.txt\n")
+    _Handler.hits = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Handler(*a, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_remote_sources_test_mode(tmp_path: Path, web: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    st = _states(tmp_path, test=True)
+    ret = st["file.managed"](name=str(out / "ok"), source=f"{web}/a.txt", source_hash=f"sha256={SHA}")
+    assert _rcc(ret) == (None, f"The file {out}/ok is set to be changed" + NOTE, {"newfile": f"{out}/ok"})
+    ret = st["file.managed"](name=str(out / "nf"), source=f"{web}/missing.txt", source_hash=f"sha256={SHA}")
+    assert _rcc(ret) == (
+        False,
+        f"Failed to cache {web}/missing.txt: Error: HTTP 404: File not found reading /missing.txt",
+        {},
+    )
+    ret = st["file.managed"](name=str(out / "nohash"), source=f"{web}/a.txt")
+    assert _rcc(ret) == (
+        False,
+        f"Unable to verify upstream hash of source file {web}/a.txt, please set source_hash or set skip_verify to True",
+        {},
+    )
+    ret = st["file.managed"](
+        name=str(out / "list"), source=[f"{web}/missing.txt", f"{web}/a.txt"], source_hash=f"sha256={SHA}"
+    )
+    assert ret["result"] is None and ret["changes"] == {"newfile": f"{out}/list"}
+    ret = st["file.managed"](name=str(out / "none"), source=[f"{web}/m1", f"{web}/m2"], source_hash=f"sha256={SHA}")
+    assert _rcc(ret) == (False, "Unable to manage file: none of the specified sources were found", {})
+    assert not list(out.iterdir())  # test mode wrote nothing
+
+
+def test_remote_sources_live_twice(tmp_path: Path, web: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    cases: dict[str, dict[str, Any]] = {
+        "ok": {"source": f"{web}/a.txt", "source_hash": f"sha256={SHA}"},
+        "skip": {"source": f"{web}/a.txt", "skip_verify": True},
+        "hashurl": {"source": f"{web}/a.txt", "source_hash": f"{web}/a.txt.sha256"},
+    }
+    for name, kw in cases.items():
+        ret = _states(tmp_path)["file.managed"](name=str(out / name), **kw)
+        assert _rcc(ret) == (True, f"File {out}/{name} updated", {"diff": "New file", "mode": "0644"}), name
+        assert (out / name).read_bytes() == BODY
+    cached = Path(remote.cache_path(str(tmp_path / "cache"), "base", f"{web}/a.txt"))
+    assert cached.read_bytes() == BODY and not Path(f"{cached}.part").exists()
+    _Handler.hits = []
+    second = {name: _states(tmp_path)["file.managed"](name=str(out / name), **kw) for name, kw in cases.items()}
+    assert _rcc(second["ok"]) == (True, f"File {out}/ok exists with proper permissions. No changes made.", {})
+    assert _rcc(second["hashurl"]) == (True, f"File {out}/hashurl exists with proper permissions. No changes made.", {})
+    assert _rcc(second["skip"]) == (True, f"File {out}/skip is in the correct state", {})
+    assert "GET /a.txt" not in _Handler.hits  # a file with the right hash, or skip_verify: no new download
+    bad = _states(tmp_path)["file.managed"](
+        name=str(out / "wrong"), source=f"{web}/a.txt", source_hash="sha256=" + "0" * 64
+    )
+    assert _rcc(bad) == (
+        False,
+        f"Specified sha256 checksum for {out}/wrong ({'0' * 64}) does not match actual checksum ({SHA})",
+        {},
+    )
+    assert not (out / "wrong").exists()
+    ret = _states(tmp_path)["file.managed"](
+        name=str(out / "hb"), source=f"{web}/a.txt", source_hash=f"{web}/missing.sha256"
+    )
+    assert _rcc(ret) == (False, "Unable to manage file: Error: HTTP 404: File not found reading /missing.sha256", {})
+
+
+def test_unreachable_host_fails_that_state_only(tmp_path: Path) -> None:
+    # nothing listens on port 9 of 127.0.0.1: the connection is refused at once
+    ret = _states(tmp_path)["file.managed"](
+        name=str(tmp_path / "x"), source="http://127.0.0.1:9/k.pgp", source_hash=f"sha256={SHA}"
+    )
+    assert ret["result"] is False
+    assert ret["comment"] == (
+        "Unable to manage file: Failed to cache http://127.0.0.1:9/k.pgp: Error: [Errno 111] Connection refused "
+        "reading /k.pgp"
+    )
+    assert not (tmp_path / "x").exists()
+
+
+def test_fetch_and_cache_path(tmp_path: Path, web: str) -> None:
+    dest = remote.cache_path(str(tmp_path), "base", f"{web}/dir/../a.txt?x=1")
+    assert dest.startswith(str(tmp_path / "extrn_files" / "base" / web.split("//")[1]))
+    assert ".." not in dest.split("extrn_files")[1]
+    assert remote.cache_path("/c", "dev", "https://u:p@h.example/k/") == "/c/extrn_files/dev/h.example/k/index.html"
+    assert remote.redact("https://u:secret@h/x") == "https://u:XXXXXXXXXX@h/x"
+    got = remote.fetch(f"{web}/a.txt", str(tmp_path / "f" / "a"))
+    assert Path(got).read_bytes() == BODY
+    assert remote.cached(got, SHA) and not remote.cached(got, "0" * 64) and not remote.cached(got, None)
+    with pytest.raises(FileServerError, match=r"^Error: HTTP 404: File not found reading /nope$"):
+        remote.fetch(f"{web}/nope", str(tmp_path / "f" / "nope"))
+    assert not (tmp_path / "f" / "nope").exists() and not (tmp_path / "f" / "nope.part").exists()
+    with pytest.raises(FileServerError, match="s3:// sources are not supported"):
+        remote.fetch("s3://bucket/key", str(tmp_path / "s3"))
+    assert remote.probe(f"{web}/a.txt") and not remote.probe(f"{web}/nope")
