@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.e2e.support import Fleet, FleetError, pss_kb  # noqa: E402
+from tests.e2e.support import Fleet, FleetError, pss_kb
 
 PING_TARGET = 1.0  # seconds
 

@@ -163,7 +163,7 @@ def highstate(fleet: Fleet, collector: Collector, n: int, runs: int = 2) -> tupl
         try:
             rets: dict[str, Any] = {}
 
-            def stored() -> bool:
+            def stored(rets: dict[str, Any] = rets, cache: Any = cache, jid: str = jid) -> bool:
                 rets.clear()
                 rets.update(cache.get_returns(jid))
                 return len(rets) >= n
@@ -206,15 +206,14 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         fleet.start_master(timeout=60)
         collector = Collector(load_master_config(str(fleet.master_conf)))
         collector.start()
-        console = open(fleet.root / "swarm" / "console.log", "ab")
         start = time.monotonic()
-        swarm = subprocess.Popen(
-            [*script("briny-swarm"), "-c", str(conf), "-n", str(n)],
-            stdin=subprocess.DEVNULL,
-            stdout=console,
-            stderr=console,
-        )
-        console.close()
+        with open(fleet.root / "swarm" / "console.log", "ab") as console:  # the child keeps its own copy
+            swarm = subprocess.Popen(
+                [*script("briny-swarm"), "-c", str(conf), "-n", str(n)],
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=console,
+            )
         wait_connected(fleet, n, 600)
         out["auth"] = time.monotonic() - start
         out["ping"], out["ping_lost"] = ping(fleet, n)

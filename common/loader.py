@@ -392,7 +392,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         sys.modules[package] = holder
         _SIBLINGS.packages[package] = load
         try:
-            exec(_SOURCES.code(path), mod.__dict__)  # what exec_module does, with the code kept
+            exec(_SOURCES.code(path), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"

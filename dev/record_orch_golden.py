@@ -32,7 +32,7 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
-import goldenlib  # noqa: E402
+import goldenlib
 
 CASE = ROOT / "tests" / "golden" / "orchestrate"
 MINIONS = ("db1", "web1", "web2")
@@ -86,10 +86,10 @@ class SaltFleet:
             self.minion_confs[mid] = conf
 
     def _spawn(self, name: str, conf: pathlib.Path) -> None:
-        log = open(conf.parent / "console.log", "ab")
-        self.procs.append(
-            subprocess.Popen([str(self.bin / name), "-c", str(conf), "-l", "warning"], stdout=log, stderr=log)
-        )
+        with open(conf.parent / "console.log", "ab") as log:  # the child keeps its own copy
+            self.procs.append(
+                subprocess.Popen([str(self.bin / name), "-c", str(conf), "-l", "warning"], stdout=log, stderr=log)
+            )
 
     def start(self, timeout: float = 120.0) -> None:
         self._spawn("salt-master", self.master_conf)

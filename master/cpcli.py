@@ -221,7 +221,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         stdout.write(f"{exc}\n")
         return 1
     except (MasterNotRunning, MasterError, OSError, KeyboardInterrupt) as exc:
-        stderr.write(f"briny-cp: {exc or 'interrupted'}\n")
+        stderr.write(f"briny-cp: {str(exc) or 'interrupted'}\n")
         return 2 if isinstance(exc, (MasterNotRunning, MasterError)) else 1
     finally:
         if listener is not None:

@@ -81,6 +81,15 @@ def _open_dir(parent: int, name: str) -> int:
         raise
 
 
+def _open_file(dir_fd: int, name: str, flags: int) -> int:
+    try:
+        return os.open(name, flags, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise FileServerError(f"'{name}' is a symlink or not a regular file on the master") from None
+        raise
+
+
 def write_chunk(root: str, parts: list[str], loc: int, data: bytes) -> int:
     """Write ``data`` at ``loc`` of the file ``parts`` under ``root`` (made if missing); the
     file's size after. ``loc`` 0 replaces the file; any other must equal its current size."""
@@ -92,12 +101,7 @@ def write_chunk(root: str, parts: list[str], loc: int, data: bytes) -> int:
             os.close(fd)
             fd = inner
         flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_TRUNC if loc == 0 else 0)
-        try:
-            out = os.open(parts[-1], flags, 0o600, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
-                raise FileServerError(f"'{parts[-1]}' is a symlink or not a regular file on the master") from None
-            raise
+        out = _open_file(fd, parts[-1], flags)
         try:
             size = os.fstat(out).st_size
             if loc != size:

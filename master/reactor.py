@@ -190,7 +190,7 @@ class Reactor:
         from briny.common.render import render_text
 
         high: dict[str, Any] = {}
-        for path, text in self._files(ref):
+        for _path, text in self._files(ref):
             try:
                 rendered = render_text(
                     text, env=self._render_env(), saltenv="base", relpath=None, extra={"tag": tag, "data": data}
@@ -236,7 +236,7 @@ class Reactor:
             except ReactionError as exc:
                 outcome.update(result=False, error=str(exc))
                 self.report(reaction.sls, tag, str(exc), reaction.id)
-            except Exception as exc:  # noqa: BLE001 - a reaction's own failure is its outcome; the master goes on
+            except Exception as exc:
                 log.exception("reaction %s (%s) failed", reaction.id, outcome["reaction"])
                 outcome.update(result=False, error=f"{type(exc).__name__}: {exc}")
             self.fire(RET_TAG, outcome)
@@ -358,7 +358,7 @@ class ReactorService:
                 continue
             try:
                 self.reactor.react(tag, data, refs)
-            except Exception:  # noqa: BLE001 - a worker must outlive any one event
+            except Exception:
                 log.exception("reactor: reacting to %s failed", tag)
 
     def stop(self, timeout: float = 2.0) -> None:

@@ -328,7 +328,7 @@ def run(argv: list[str] | None = None) -> int:
         raise_fd_limit(len(identities))
         logsetup.setup_logging(base, console_level=ns.log_level)
     except BrinyError as exc:
-        print(f"briny-swarm: {exc}", file=sys.stderr)
+        sys.stderr.write(f"briny-swarm: {exc}\n")
         return 2
     try:
         keys = ensure_keys(identities)  # before any thread: the key pool forks
@@ -346,7 +346,7 @@ def run(argv: list[str] | None = None) -> int:
     except (BrinyError, OSError) as exc:
         msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
         log.error("briny-swarm: %s", msg)
-        print(f"briny-swarm: {msg}", file=sys.stderr)
+        sys.stderr.write(f"briny-swarm: {msg}\n")
         return 2
     log.warning("briny-swarm stopped")
     return 0

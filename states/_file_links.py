@@ -15,7 +15,7 @@ from briny.common.exceptions import BrinyError
 from ._file_common import _err, _fail, _salt, _start, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __salt__
+    pass
 
 
 # -- links, copies, renames -------------------------------------------------------------------------

@@ -40,11 +40,11 @@ def _matches_source_hash(name: str, source: Any, source_hash: Any, source_hash_n
     if all(u.startswith(("salt://", "file://", "/")) for u in urls):
         return False
     try:
-        src, shash = __salt__["file.source_list"](source, source_hash, env)  # type: ignore[name-defined]  # noqa: F821
+        src, shash = __salt__["file.source_list"](source, source_hash, env)
         if not src or not shash or str(src).startswith(("salt://", "file://")) or os.path.isabs(str(src)):
             return False
-        sums = __salt__["file.get_source_sum"](name, src, shash, source_hash_name, env)  # type: ignore[name-defined]  # noqa: F821
-        return bool(sums["hsum"] == __salt__["file.get_hash"](name, sums["hash_type"]))  # type: ignore[name-defined]  # noqa: F821
+        sums = __salt__["file.get_source_sum"](name, src, shash, source_hash_name, env)
+        return bool(sums["hsum"] == __salt__["file.get_hash"](name, sums["hash_type"]))
     except (BrinyError, OSError) as exc:
         log.error("Failed checking existing file's hash against specified source_hash: %s", exc)
         return False

@@ -181,7 +181,7 @@ def state(
         cmd_ret = _salt()["saltutil.cmd"](
             tgt, fun, arg=arg, kwarg=kwarg, tgt_type=tgt_type, timeout=timeout, expect_minions=expect_minions
         )
-    except Exception as exc:  # noqa: BLE001 - a refused job (a bad target) fails the step with its words
+    except Exception as exc:
         log.debug("salt.state %s: %s", name, exc, exc_info=True)
         state_ret.update(result=False, comment=str(exc))
         return state_ret
@@ -274,7 +274,7 @@ def function(
             timeout=timeout,
             expect_minions=expect_minions,
         )
-    except Exception as exc:  # noqa: BLE001 - Salt's words: any error publishing fails the step with its text
+    except Exception as exc:
         log.debug("salt.function %s: %s", name, exc, exc_info=True)
         func_ret.update(result=False, comment=str(exc))
         return func_ret

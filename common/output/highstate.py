@@ -63,7 +63,8 @@ def _nested_hosts(changes: Any) -> dict[str, Any] | None:
     """The per-minion state runs an orchestration step (``salt.state``) keeps in its changes
     (``{"out": "highstate", "ret": {minion: ...}}``), else None."""
     if isinstance(changes, dict) and changes.get("out") == "highstate" and isinstance(changes.get("ret"), dict):
-        return changes["ret"]
+        hosts: dict[str, Any] = changes["ret"]
+        return hosts
     return None
 
 

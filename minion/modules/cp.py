@@ -28,7 +28,7 @@ from briny.common.exceptions import FileServerError, SaltInvocationError
 from briny.minion.fileops import remote
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __job__, __opts__, __salt__
+    from briny.common.dunders import __context__, __job__, __opts__, __salt__
 
 
 log = logging.getLogger(__name__)
@@ -60,10 +60,10 @@ def cache_file(
     if not path:
         return False
     if remote.is_remote(str(path)):
-        dest = remote.cache_path(str(__opts__.get("cachedir") or "/var/cache/briny"), env, str(path))  # type: ignore[name-defined]  # noqa: F821
+        dest = remote.cache_path(str(__opts__.get("cachedir") or "/var/cache/briny"), env, str(path))
         if remote.cached(dest, source_hash):
             return dest
-        timeout = config.number(__opts__, "http_connect_timeout")  # type: ignore[name-defined]  # noqa: F821
+        timeout = config.number(__opts__, "http_connect_timeout")
         return remote.fetch(str(path), dest, verify_ssl=bool(verify_ssl), timeout=timeout)
     if not str(path).startswith("salt://"):
         local = str(path)
@@ -87,7 +87,7 @@ def is_cached(path: str, saltenv: str | None = None, **kwargs: Any) -> str:
     briny, so for them this is always "" (Salt then fetches them too)."""
     if not path or not remote.is_remote(str(path)):
         return ""
-    dest = remote.cache_path(str(__opts__.get("cachedir") or "/var/cache/briny"), _saltenv(saltenv), str(path))  # type: ignore[name-defined]  # noqa: F821
+    dest = remote.cache_path(str(__opts__.get("cachedir") or "/var/cache/briny"), _saltenv(saltenv), str(path))
     return dest if os.path.isfile(dest) else ""
 
 
@@ -319,7 +319,7 @@ def recv_chunked(
     for the command line."""
 
     def _error(msg: str) -> str:
-        __context__["retcode"] = 1  # type: ignore[name-defined]  # noqa: F821
+        __context__["retcode"] = 1
         return msg
 
     if chunk is None:
@@ -361,7 +361,7 @@ def push(
     refused, and so is any path that is not a plain relative path once its leading ``/`` is
     removed). ``path`` must be absolute; a symlink is resolved unless ``keep_symlinks``;
     ``remove_source`` deletes the file after it was sent."""
-    channel = __job__.master  # type: ignore[name-defined]  # noqa: F821
+    channel = __job__.master
     path = str(path)
     if "../" in path or not os.path.isabs(path):
         log.error("cp.push: the path must be absolute and must not climb (..): %s", path)
@@ -379,7 +379,7 @@ def push(
     if channel is None:
         log.error("cp.push needs the master, and this minion has no connection to it")
         return False
-    size = config.count(__opts__, "file_buffer_size")  # type: ignore[name-defined]  # noqa: F821
+    size = config.count(__opts__, "file_buffer_size")
     with open(path, "rb") as fh:
         loc = 0
         while True:

@@ -467,12 +467,10 @@ def managed_data(
         if shash and not skip_verify and not src.startswith("salt://"):
             out["sums"] = managed.source_sum(shash, src, saltenv, _cache, source_hash_name)
         if not local and skip_verify:  # as Salt: an earlier download is used as it is
-            local = __salt__["cp.is_cached"](src, saltenv)  # type: ignore[name-defined]  # noqa: F821
+            local = __salt__["cp.is_cached"](src, saltenv)
         if not local:
             try:
-                local = __salt__["cp.cache_file"](  # type: ignore[name-defined]  # noqa: F821
-                    src, saltenv, source_hash=(out["sums"] or {}).get("hsum")
-                )
+                local = __salt__["cp.cache_file"](src, saltenv, source_hash=(out["sums"] or {}).get("hsum"))
             except FileServerError as exc:
                 out["comment"] = f"Failed to cache {remote.redact(src)}: {exc}"
                 out["raw"] = True

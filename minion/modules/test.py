@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __context__, __grains__, __opts__, __salt__
+    from briny.common.dunders import __context__, __opts__, __salt__
 
 
 from briny.common import versions as _versions

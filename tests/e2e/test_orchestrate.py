@@ -31,7 +31,7 @@ from .support import Fleet, script
 from tests.waiting import wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden"))
-import goldenlib  # noqa: E402
+import goldenlib
 
 pytestmark = pytest.mark.slow
 

@@ -47,12 +47,13 @@ def start_swarm(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes
     started: list[subprocess.Popen[bytes]] = []
 
     def start(conf: Path, count: int) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            [*script("briny-swarm"), "-c", str(conf), "-n", str(count)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / f"swarm{len(started)}.err", "wb"),
-        )
+        with open(tmp_path / f"swarm{len(started)}.err", "wb") as err:  # the child keeps its own copy
+            proc = subprocess.Popen(
+                [*script("briny-swarm"), "-c", str(conf), "-n", str(count)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
         started.append(proc)
         return proc
 

@@ -27,7 +27,7 @@ SHA = hashlib.sha256(BODY).hexdigest()
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    hits: list[str] = []  # noqa: RUF012 - the test's record of the paths asked for
+    hits: list[str] = []
 
     def log_message(self, format: str, *args: Any) -> None:
         self.hits.append(f"{self.command} {self.path}")
