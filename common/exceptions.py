@@ -30,6 +30,8 @@ them into Salt-style results or CLI errors, never into tracebacks.
     ├── MasterNotRunning            no master answers on the operator socket (or it is not ours)
     ├── MasterError                 the master answered an operator request with an error
     ├── MinionNotRunning            no minion daemon answers on the local socket (or it is not ours)
+    ├── EventBusNotRunning          no event bus where a listener that requires one looked
+    ├── ReactionError               a reactor SLS's reaction cannot run as written
     └── LauncherGone                the minion's job launcher is not there to start a job
 
     Not errors, and so outside BrinyError:
