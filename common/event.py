@@ -59,6 +59,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -76,6 +77,7 @@ log = logging.getLogger(__name__)
 DEFAULT_NAME = "minion"
 MAX_TAG_BYTES = 4096  # a longer tag is not an event: dropped
 DROPPED_TAG = "salt/event/dropped"
+READY_PREFIX = "salt/event/listener/"  # + a random hex: a listener's own marker (wait_ready)
 _SEQ_BYTES = 8
 
 
@@ -348,6 +350,27 @@ class EventListener:
                 return
             seen += 1
             yield event
+
+    def wait_ready(self, timeout: float = 5.0, every: float = 0.05) -> bool:
+        """Wait until this listener's subscription is live on the bus (a SUB socket misses what is
+        published before the bus has its subscription): fire a marker event
+        (``salt/event/listener/<hex>``) every ``every`` seconds until one comes back. Events that
+        arrive meanwhile are kept for :meth:`get_event`; the marker itself is not. False when no
+        marker came back within ``timeout`` (no bus, or a bus too busy)."""
+        marker = f"{READY_PREFIX}{uuid.uuid4().hex}".encode()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.fire(marker.decode(), {"_stamp": stamp()})
+            until = min(deadline, time.monotonic() + every)
+            while (wait := until - time.monotonic()) > 0 and self._sock.poll(int(wait * 1000) + 1):
+                frames = self._sock.recv_multipart()
+                event = self._take(frames)  # numbers checked for every message, the marker's too
+                if frames[0] == marker:
+                    return True
+                if event is not None:
+                    self._pending.append(event)
+        log.debug("an event listener on %r: no marker came back within %.1f s", self.tag_glob, timeout)
+        return False
 
     def fire(self, tag: str, data: dict[str, Any]) -> None:
         """Fire an event on this listener's bus (it arrives here too when the glob matches)."""

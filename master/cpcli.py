@@ -36,7 +36,6 @@ import logging
 import os
 import stat
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
@@ -205,7 +204,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         from briny.common.output import render_output
 
         listener = EventListener(opts, "salt/job/*/ret/*", name="master")
-        time.sleep(0.05)  # let the subscription reach the bus before anything can return
+        listener.wait_ready()  # subscribed before anything can return (the job cache covers a miss)
         waiter = Waiter(client, listener, opts, timeout, config.number(opts, "gather_job_timeout"))
         ret = _copy(ns, waiter, client)
         if not ret:

@@ -578,7 +578,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
         live = ns.fun in HIGHSTATE_FUNCS and _is_tty(out)
         progress = ns.fun in HIGHSTATE_FUNCS and (live or ns.progress)
         listener = EventListener(opts, "salt/job/*" if progress else "salt/job/*/ret/*", name="master")
-        time.sleep(0.05)  # let the subscription reach the bus before anything can return
+        listener.wait_ready()  # subscribed before anything can return (the job cache covers a miss)
         waiter = Waiter(client, listener, opts, timeout, gather)
         printer = Printer(ns, opts, ns.fun, out)
         if live:

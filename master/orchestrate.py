@@ -95,7 +95,7 @@ class MasterCalls:
             client = self._stack.enter_context(MasterClient(self.opts))
             client.check_running()  # a clear error, not a wait, when no master runs
             self._returns = self._stack.enter_context(EventListener(self.opts, RET_TAGS, name="master"))
-            time.sleep(0.05)  # as `briny`: let the subscription reach the bus (the job cache covers a miss)
+            self._returns.wait_ready()  # subscribed before anything can return (the job cache covers a miss)
             self._client = client
         return self._client, self._returns
 
