@@ -36,6 +36,19 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.hits.append(f"{self.command} {self.path}")
 
 
+@contextlib.contextmanager
+def _serving(server: socketserver.BaseServer) -> Iterator[int]:
+    """``server`` serving in a thread: its port; shut down, closed and joined on exit."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture
 def web(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "web"
@@ -44,14 +57,8 @@ def web(tmp_path: Path) -> Iterator[str]:
     (root / "a.txt.sha256").write_text(f"{SHA}  a.txt\n")
     _Handler.hits = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Handler(*a, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with _serving(server) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_remote_sources_test_mode(tmp_path: Path, web: str) -> None:
@@ -207,14 +214,8 @@ def ftp(tmp_path: Path) -> Iterator[tuple[str, list[list[str]]]]:
     handler = type("Handler", (_FtpHandler,), {"root": root, "sessions": sessions})
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}", sessions
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with _serving(server) as port:
+        yield f"127.0.0.1:{port}", sessions
 
 
 @pytest.mark.filterwarnings("error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning")
