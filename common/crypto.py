@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from .atomicfile import write_atomic
 from .exceptions import AuthError, ConfigError
 
 RSA_BITS = 2048
@@ -102,13 +103,7 @@ def same_fingerprint(wanted: str, finger: str) -> bool:
 def write_private(path: Path, data: bytes) -> None:
     """Write a private key: folder 0700, file 0600, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_atomic(path, data, 0o600)
 
 
 def load_or_create_rsa(priv_path: Path, pub_path: Path, *, check: bool = True) -> RSAPrivate:

@@ -14,6 +14,8 @@ import contextlib
 import os
 import sys
 
+from .atomicfile import write_atomic
+
 
 def running_pid(path: str) -> int | None:
     """The live process a pidfile names (not this one), or None."""
@@ -36,10 +38,7 @@ def running_pid(path: str) -> int | None:
 def write_pidfile(path: str) -> None:
     """Write this process's pid atomically (OSError when the folder is not writable)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="ascii") as fh:
-        fh.write(f"{os.getpid()}\n")
-    os.replace(tmp, path)
+    write_atomic(path, f"{os.getpid()}\n", 0o644)
 
 
 def remove_pidfile(path: str) -> None:

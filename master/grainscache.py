@@ -38,6 +38,7 @@ from typing import Any
 
 import msgpack
 
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 from briny.common.onloop import assert_on_loop
@@ -143,15 +144,10 @@ class GrainsCache:
         """Persist one minion's grains atomically (the writer thread)."""
         path = self._path(minion_id)
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(msgpack.packb(grains, use_bin_type=True, default=str))
-            os.replace(tmp, path)
+            write_atomic(path, msgpack.packb(grains, use_bin_type=True, default=str))
         except OSError as exc:
             log.error("cannot write the grains cache of %s (%s): %s", minion_id, path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
     def _unlink(self, minion_id: str) -> None:
         with contextlib.suppress(OSError, SaltInvocationError):

@@ -62,7 +62,6 @@ import fnmatch
 import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -74,6 +73,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from briny.common import crypto
 from briny.common import config
+from briny.common.atomicfile import TMP_PREFIX, write_atomic
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 
@@ -92,7 +92,6 @@ MASTER_PUB = "master.pub"
 KEY_SIZE = 2048
 MIN_KEY_SIZE = 2048
 MAX_PEM_BYTES = 16384
-TMP_PREFIX = ".tmp-"  # a key file being written (then renamed)
 # A listing or read of a folder/file changed less than this ago may miss a
 # change made within the same file-system timestamp tick: such a "racy"
 # listing is scanned again (at most every _RESCAN_NS) until it is old enough.
@@ -230,22 +229,6 @@ class KeyStore:
             raise SaltInvocationError(f"unknown key folder {folder!r}")
         return os.path.join(self.pki_dir, folder, check_id(minion_id))
 
-    @staticmethod
-    def _atomic_write(path: str, data: bytes, mode: int) -> None:
-        folder = os.path.dirname(path)
-        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
     # ----- cached reads --------------------------------------------------------------------
     def _names(self, folder: str) -> frozenset[str]:
         path = os.path.join(self.pki_dir, folder)
@@ -323,7 +306,7 @@ class KeyStore:
             wrote = False
             if not os.path.isfile(pem_path):
                 key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_SIZE)
-                self._atomic_write(
+                write_atomic(
                     pem_path,
                     key.private_bytes(
                         serialization.Encoding.PEM,
@@ -331,6 +314,7 @@ class KeyStore:
                         serialization.NoEncryption(),
                     ),
                     0o600,
+                    fsync=True,
                 )
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(pub_path)  # a stale public half of another key
@@ -338,12 +322,13 @@ class KeyStore:
                 wrote = True
             if not os.path.isfile(pub_path):
                 key = self.master_key(reload=True)
-                self._atomic_write(
+                write_atomic(
                     pub_path,
                     key.public_key().public_bytes(
                         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
                     ),
                     0o644,
+                    fsync=True,
                 )
                 wrote = True
             if wrote:
@@ -518,7 +503,7 @@ class KeyStore:
                 return self._deny(minion_id, text, ACC, event)
             if not has(PEND):
                 dst = ACC if auto_accept else PEND
-                self._atomic_write(self._path(dst, minion_id), text.encode("utf-8"), 0o644)
+                write_atomic(self._path(dst, minion_id), text.encode("utf-8"), 0o644, fsync=True)
                 if auto_accept:
                     log.info("new public key for %s accepted (auto_accept)", minion_id)
                     return AuthDecision(
@@ -549,7 +534,7 @@ class KeyStore:
             where,
             DEN,
         )
-        self._atomic_write(self._path(DEN, minion_id), text.encode("utf-8"), 0o644)
+        write_atomic(self._path(DEN, minion_id), text.encode("utf-8"), 0o644, fsync=True)
         return AuthDecision(
             "denied", [KeyChange(minion_id, "denied", None, DEN)], {"result": False, "act": "denied", **event}
         )

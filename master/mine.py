@@ -44,6 +44,7 @@ from typing import Any
 
 import msgpack
 from briny.common import config
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import SaltInvocationError, WireError
 from briny.common.ids import check_id, other_minion, valid_id
 from briny.master.targeting import check_minions
@@ -129,17 +130,10 @@ class MineStore:
                 os.unlink(path)
             return
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(msgpack.packb(data, use_bin_type=True, default=str))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            write_atomic(path, msgpack.packb(data, use_bin_type=True, default=str), fsync=True)
         except OSError as exc:
             log.error("cannot write the mine of %s (%s): %s", minion_id, path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
     # -- writes (a minion's own) -------------------------------------------------------------------
     def update(self, minion_id: str, data: Mapping[str, Any], clear: bool = False) -> None:

@@ -12,9 +12,10 @@ running (:class:`Reactions`), each kind through what exists already:
   cache like any job's. A target no minion matches is an error.
 - ``runner.<fun>``: the runner of that name (:func:`briny.master.runners.get_runner`;
   ``runner.state.orchestrate`` is whatever runner exists by that name).
-- ``wheel.key.accept`` / ``wheel.key.reject`` / ``wheel.key.delete``
-  (``match``, and ``include_rejected`` / ``include_accepted`` /
-  ``include_denied``): the master's key store.
+- ``wheel.<fun>``: the wheel function of that name (:mod:`briny.master.wheel`:
+  ``key.accept`` / ``key.reject`` / ``key.delete`` with ``match`` and
+  ``include_rejected`` / ``include_accepted`` / ``include_denied``,
+  ``key.list``, ``key.list_all``, ``key.finger``) on the master's key store.
 - ``caller.<fun>``: refused on the master (Salt runs it on a masterless minion's reactor).
 
 Arguments, as Salt 3007 reads them: ``args`` is the current form: for
@@ -149,10 +150,14 @@ class Reactions:
                 return get_runner(fun)
             except FunctionNotFound:
                 raise ReactionError(f"runner '{fun}' is not available") from None
-        wheel = WHEEL.get(fun)
-        if wheel is None:
-            raise ReactionError(f"wheel '{fun}' is not available (briny's wheel: {', '.join(sorted(WHEEL))})")
-        return wheel
+        from briny.master import wheel
+
+        try:
+            return wheel.function(fun)
+        except FunctionNotFound:
+            raise ReactionError(
+                f"wheel '{fun}' is not available (briny's wheel: {', '.join(sorted(wheel.FUNCTIONS))})"
+            ) from None
 
     def check(self, kind: str, fun: str, rid: str) -> None:
         """ReactionError for a function this master does not have (before anything runs)."""
@@ -223,45 +228,14 @@ class Reactions:
         return {"result": not retcode, "return": ret}
 
     def wheel(self, reaction: Reaction) -> dict[str, Any]:
+        from briny.master import wheel
         from briny.master.keys import KeyStore
 
         if self._keys is None:
             self._keys = KeyStore(self.opts)
-        func = self.function("wheel", reaction.fun)
+        self.function("wheel", reaction.fun)  # ReactionError for a name the wheel does not have
         try:
-            ret = call_function(func, reaction.fun, [self._keys, *reaction.args], reaction.kwargs)
-        except ReactionError:
-            raise
+            ret = wheel.run(self._keys, reaction.fun, reaction.args, reaction.kwargs)
         except BrinyError as exc:
             return {"result": False, "error": f"wheel '{reaction.fun}': {exc}"}
         return {"result": True, "return": ret}
-
-
-# -- the wheel: what briny has of Salt's ------------------------------------------------------
-
-
-def _match(match: Any) -> str:
-    if not isinstance(match, str) or not match:
-        raise ReactionError(f"'match' must be a minion id or glob, not {match!r}")
-    return match
-
-
-def _key_accept(keys: Any, match: Any, include_rejected: bool = False, include_denied: bool = False) -> dict[str, Any]:
-    changes = keys.accept(_match(match), include_rejected=include_rejected, include_denied=include_denied)
-    return {"minions": sorted(c.id for c in changes)}
-
-
-def _key_reject(keys: Any, match: Any, include_accepted: bool = False, include_denied: bool = False) -> dict[str, Any]:
-    changes = keys.reject(_match(match), include_accepted=include_accepted, include_denied=include_denied)
-    return {"minions": sorted(c.id for c in changes)}
-
-
-def _key_delete(keys: Any, match: Any) -> dict[str, Any]:
-    return {"minions": sorted({c.id for c in keys.delete(_match(match))})}
-
-
-WHEEL: dict[str, Callable[..., dict[str, Any]]] = {
-    "key.accept": _key_accept,
-    "key.reject": _key_reject,
-    "key.delete": _key_delete,
-}

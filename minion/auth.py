@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from briny.common import config, crypto, handshake, wire
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import AuthError, WireError
 from briny.common.transport import ClientTransport
 
@@ -143,7 +144,5 @@ class MinionAuth:
 
     def _pin_master(self, pem: str, finger: str) -> None:
         self.pki_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.master_pub_path.with_name(f".minion_master.pub.{os.getpid()}.tmp")
-        tmp.write_text(pem, encoding="ascii")
-        os.replace(tmp, self.master_pub_path)
+        write_atomic(self.master_pub_path, pem.encode("ascii"), 0o644)
         log.info("pinned the master's key (fingerprint %s) in %s", finger, self.master_pub_path)

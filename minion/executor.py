@@ -51,6 +51,7 @@ from typing import Any
 from briny.common import loader
 from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
 from briny.common.args import call_function, parse_input, publish_args
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import (
     BrinyError,
     CommandExecutionError,
@@ -274,9 +275,7 @@ class Executor:
         path = self.proc_dir / job.jid
         try:
             self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = path.with_name(f".{job.jid}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(record, default=str), encoding="utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps(record, default=str), 0o600)
         except OSError as exc:
             log.debug("no proc file for job %s (%s): %s", job.jid, path, exc)
             return None

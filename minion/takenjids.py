@@ -19,6 +19,8 @@ import logging
 import os
 from pathlib import Path
 
+from briny.common.atomicfile import write_atomic
+
 log = logging.getLogger(__name__)
 
 KEEP = 1000  # jids remembered (a master hands a job again only within its pending deadline)
@@ -82,12 +84,9 @@ class TakenJids:
     def _compact(self) -> None:
         """Rewrite the file with the jids kept (atomically: a temp file, then rename)."""
         assert self.path is not None
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp.write_text("".join(f"{jid}\n" for jid in self._jids), encoding="utf-8")
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
+            write_atomic(self.path, "".join(f"{jid}\n" for jid in self._jids), 0o600)
             self._lines = len(self._jids)
         except OSError as exc:
             log.warning("cannot rewrite %s: %s", self.path, exc)

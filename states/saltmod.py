@@ -102,12 +102,23 @@ def _failure_detail(minion: str, value: Any, no_return: bool) -> str:
     return f"Minion {minion} returned {value!r} instead of a state result."
 
 
-def _jid_of(cmd_ret: dict[str, Any]) -> str | None:
+def _publish(
+    ret: dict[str, Any], step: str, tgt: Any, fun: str, arg: list[Any], kwarg: dict[str, Any], **opts: Any
+) -> dict[str, Any] | None:
+    """The returns by minion of ``fun`` published through ``saltutil.cmd`` for the ``salt.<step>``
+    state ``ret`` (its ``__jid__`` set from the first minion's return); None, with ``ret`` failed
+    and the reason as comment, when the master refused the job."""
+    try:
+        cmd_ret: dict[str, Any] = _salt()["saltutil.cmd"](tgt, fun, arg=arg, kwarg=kwarg, **opts)
+    except Exception as exc:
+        log.debug("salt.%s %s: %s", step, ret["name"], exc, exc_info=True)
+        ret.update(result=False, comment=str(exc))
+        return None
     for mdata in cmd_ret.values():
         if isinstance(mdata, dict) and mdata.get("jid"):
-            return str(mdata["jid"])
+            ret["__jid__"] = str(mdata["jid"])
         break
-    return None
+    return cmd_ret
 
 
 def state(
@@ -177,17 +188,11 @@ def state(
     kwarg["concurrent"] = concurrent
     if failhard is True or opts.get("failhard"):
         kwarg["failhard"] = True
-    try:
-        cmd_ret = _salt()["saltutil.cmd"](
-            tgt, fun, arg=arg, kwarg=kwarg, tgt_type=tgt_type, timeout=timeout, expect_minions=expect_minions
-        )
-    except Exception as exc:
-        log.debug("salt.state %s: %s", name, exc, exc_info=True)
-        state_ret.update(result=False, comment=str(exc))
+    cmd_ret = _publish(
+        state_ret, "state", tgt, fun, arg, kwarg, tgt_type=tgt_type, timeout=timeout, expect_minions=expect_minions
+    )
+    if cmd_ret is None:
         return state_ret
-    jid = _jid_of(cmd_ret)
-    if jid:
-        state_ret["__jid__"] = jid
     forgiven = _fail_minions(state_ret, fail_minions)
     if not cmd_ret and expect_minions:
         state_ret.update(result=False, comment="No minions returned")
@@ -264,23 +269,19 @@ def function(
     if _opts().get("test") is True:
         func_ret.update(result=None, comment=f"Function {name} would be executed on target {tgt}")
         return func_ret
-    try:
-        cmd_ret = _salt()["saltutil.cmd"](
-            tgt,
-            name,
-            arg=list(arg or []),
-            kwarg=kwarg,
-            tgt_type=tgt_type,
-            timeout=timeout,
-            expect_minions=expect_minions,
-        )
-    except Exception as exc:
-        log.debug("salt.function %s: %s", name, exc, exc_info=True)
-        func_ret.update(result=False, comment=str(exc))
+    cmd_ret = _publish(
+        func_ret,
+        "function",
+        tgt,
+        name,
+        list(arg or []),
+        kwarg,
+        tgt_type=tgt_type,
+        timeout=timeout,
+        expect_minions=expect_minions,
+    )
+    if cmd_ret is None:
         return func_ret
-    jid = _jid_of(cmd_ret)
-    if jid:
-        func_ret["__jid__"] = jid
     forgiven = _fail_minions(func_ret, fail_minions)
     changes: dict[str, Any] = {}
     failed: list[str] = []

@@ -90,15 +90,24 @@ def _http(url: str, dest: str, verify_ssl: bool, timeout: float) -> None:
         raise FileServerError(f"Error: {exc} reading {parts.path}") from None
 
 
+def _ftp_session(parts: urllib.parse.ParseResult, timeout: float) -> ftplib.FTP:
+    """An FTP session with the URL's server, logged in (anonymous unless the URL names a user);
+    closed again when the login fails. Use it as a context manager (QUIT, then close)."""
+    ftp = ftplib.FTP(timeout=timeout)  # noqa: S321 - an ftp:// source, as Salt takes them
+    try:
+        ftp.connect(parts.hostname or "", parts.port or 21)
+        ftp.login(parts.username or "anonymous", parts.password or "")
+    except BaseException:
+        ftp.close()
+        raise
+    return ftp
+
+
 def _ftp(url: str, dest: str, timeout: float) -> None:
     parts = urllib.parse.urlparse(url)
     try:
-        ftp = ftplib.FTP(timeout=timeout)  # noqa: S321 - an ftp:// source, as Salt takes them
-        ftp.connect(parts.hostname or "", parts.port or 21)
-        ftp.login(parts.username or "anonymous", parts.password or "")
-        with open(dest, "wb") as fh:
+        with _ftp_session(parts, timeout) as ftp, open(dest, "wb") as fh:
             ftp.retrbinary(f"RETR {parts.path.lstrip('/')}", fh.write)
-        ftp.quit()
     except (OSError, ftplib.Error, EOFError) as exc:
         raise FileServerError(f"Could not retrieve {redact(url)} from FTP server. Exception: {exc}") from None
 
@@ -130,11 +139,8 @@ def probe(url: str, timeout: float = 20.0) -> bool:
     parts = urllib.parse.urlparse(url)
     if parts.scheme == "ftp":
         try:
-            ftp = ftplib.FTP(timeout=timeout)  # noqa: S321 - an ftp:// source, as Salt takes them
-            ftp.connect(parts.hostname or "", parts.port or 21)
-            ftp.login(parts.username or "anonymous", parts.password or "")
-            ftp.size(parts.path.lstrip("/"))
-            ftp.quit()
+            with _ftp_session(parts, timeout) as ftp:
+                ftp.size(parts.path.lstrip("/"))
             return True
         except (OSError, ftplib.Error, EOFError):
             return False

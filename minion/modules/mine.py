@@ -40,6 +40,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import msgpack
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import CommandExecutionError
 
 if TYPE_CHECKING:
@@ -81,12 +82,9 @@ def _read_local() -> dict[str, Any]:
 
 def _write_local(data: dict[str, Any]) -> bool:
     path = _cache_path()
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(msgpack.packb(data, use_bin_type=True, default=str))
-        os.replace(tmp, path)
+        write_atomic(path, msgpack.packb(data, use_bin_type=True, default=str), 0o600)
     except OSError as exc:
         raise CommandExecutionError(f"cannot write the local mine cache {path}: {exc.strerror}") from exc
     return True

@@ -25,6 +25,7 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
 if TYPE_CHECKING:
@@ -291,9 +292,7 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None, extmod_b
             if target.is_file() and target.read_bytes() == data:
                 continue
             dest.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = dest / f".{name}.tmp"
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
+            write_atomic(target, data, 0o600)
         except OSError as exc:
             raise CommandExecutionError(f"cannot write {target}: {exc.strerror}") from None
         changed.append(f"{kind}.{name.rsplit('.', 1)[0]}")

@@ -203,6 +203,30 @@ def test_wheel_key_accept_and_delete_change_the_key_store(opts) -> None:
     assert outcome["return"] == {"minions": ["web1"]} and keys.status("web1") is None
 
 
+def test_wheel_reactions_take_salts_arguments_and_report_a_missing_match(opts) -> None:
+    """The reactor runs the wheel of briny.master.wheel: Salt's ``include_rejected`` moves a
+    rejected key, the legacy form passes only the function's own keys, and a reaction without
+    ``match`` fails with the wheel's error while the next one still runs."""
+    keys = KeyStore(opts, fire_events=False)
+    keys.ensure_master_keys()
+    keys.register("db1", keys.master_public_pem())
+    keys.reject("db1", False, False)
+    plain = write(opts, "reactor/plain.sls", "a:\n  wheel.key.accept:\n    - match: db1\n    - bogus: 1\n")
+    forced = write(
+        opts,
+        "reactor/forced.sls",
+        "a:\n  wheel.key.accept:\n    - args:\n      - match: db*\n      - include_rejected: true\n",
+    )
+    nomatch = write(opts, "reactor/nomatch.sls", "a:\n  wheel.key.reject: []\n")
+    reactor, fired, _ = make(opts, [{"plain": plain}, {"forced": forced}, {"nomatch": nomatch}])
+    (outcome,) = reactor.react("plain", {})
+    assert outcome["result"] is True and outcome["return"] == {} and keys.status("db1") == "rejected"
+    (outcome,) = reactor.react("nomatch", {})
+    assert outcome["result"] is False and "need 'match'" in outcome["error"]
+    (outcome,) = reactor.react("forced", {})
+    assert outcome["return"] == {"minions": ["db1"]} and keys.status("db1") == "accepted"
+
+
 def test_the_service_queues_off_the_bus_and_a_slow_reaction_blocks_nothing(opts) -> None:
     """Reactions wait in the pool's queue while the one worker is held: the listener keeps taking
     events (none missed), a full queue drops reactions and says so, and once released every

@@ -41,3 +41,6 @@ def test_bad_names_and_arguments(master_opts: dict[str, Any]) -> None:
         wheel.call(master_opts, "config.values")
     with pytest.raises(SaltInvocationError, match="need 'match'"):
         wheel.call(master_opts, "key.accept")
+    with pytest.raises(SaltInvocationError, match="not valid: bogus=1"):  # Salt refuses them too (format_call)
+        wheel.call(master_opts, "key.list_all", bogus=1)
+    assert wheel.function("key.list") is wheel.list_status

@@ -9,8 +9,11 @@ the second run a file with the right hash left alone without a download.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.server
+import socket
+import socketserver
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +36,19 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.hits.append(f"{self.command} {self.path}")
 
 
+@contextlib.contextmanager
+def _serving(server: socketserver.BaseServer) -> Iterator[int]:
+    """``server`` serving in a thread: its port; shut down, closed and joined on exit."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture
 def web(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "web"
@@ -41,14 +57,8 @@ def web(tmp_path: Path) -> Iterator[str]:
     (root / "a.txt.sha256").write_text(f"{SHA}  a.txt\n")
     _Handler.hits = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: _Handler(*a, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with _serving(server) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_remote_sources_test_mode(tmp_path: Path, web: str) -> None:
@@ -141,3 +151,89 @@ def test_fetch_and_cache_path(tmp_path: Path, web: str) -> None:
     with pytest.raises(FileServerError, match="s3:// sources are not supported"):
         remote.fetch("s3://bucket/key", str(tmp_path / "s3"))
     assert remote.probe(f"{web}/a.txt") and not remote.probe(f"{web}/nope")
+
+
+class _FtpHandler(socketserver.StreamRequestHandler):
+    """Just enough FTP for ftplib's login, SIZE and a passive RETR of files under ``root``;
+    every session's commands are recorded (so a test sees the QUIT)."""
+
+    root: Path
+    sessions: list[list[str]]
+
+    def reply(self, text: str) -> None:
+        self.wfile.write(f"{text}\r\n".encode())
+
+    def handle(self) -> None:
+        seen: list[str] = []
+        self.sessions.append(seen)
+        self.reply("220 ready")
+        with contextlib.ExitStack() as sockets:
+            self.serve(seen, sockets)
+
+    def serve(self, seen: list[str], sockets: contextlib.ExitStack) -> None:
+        data: socket.socket | None = None
+        for raw in self.rfile:
+            cmd, _, arg = raw.decode().strip().partition(" ")
+            seen.append(f"{cmd} {arg}" if cmd in ("USER", "PASS") else cmd)
+            path = self.root / arg.lstrip("/")
+            if cmd == "USER":
+                self.reply(f"331 password for {arg}")
+            elif cmd == "PASS":
+                self.reply("230 in" if arg != "wrong" else "530 Login incorrect.")
+            elif cmd == "TYPE":
+                self.reply("200 ok")
+            elif cmd == "SIZE":
+                self.reply(f"213 {path.stat().st_size}" if path.is_file() else "550 No such file.")
+            elif cmd == "PASV":
+                data = sockets.enter_context(socket.create_server(("127.0.0.1", 0)))
+                port = data.getsockname()[1]
+                self.reply(f"227 Entering Passive Mode (127,0,0,1,{port >> 8},{port & 255})")
+            elif cmd == "RETR" and data is not None:
+                if not path.is_file():
+                    self.reply("550 No such file.")
+                    continue
+                self.reply("150 sending")
+                conn, _ = data.accept()
+                with conn:
+                    conn.sendall(path.read_bytes())
+                data = None
+                self.reply("226 done")
+            elif cmd == "QUIT":
+                self.reply("221 bye")
+                return
+            else:
+                self.reply("502 not here")
+
+
+@pytest.fixture
+def ftp(tmp_path: Path) -> Iterator[tuple[str, list[list[str]]]]:
+    root = tmp_path / "ftp"
+    root.mkdir()
+    (root / "a.txt").write_bytes(BODY)
+    sessions: list[list[str]] = []
+    handler = type("Handler", (_FtpHandler,), {"root": root, "sessions": sessions})
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    with _serving(server) as port:
+        yield f"127.0.0.1:{port}", sessions
+
+
+@pytest.mark.filterwarnings("error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning")
+def test_ftp_fetch_and_probe_log_in_and_say_goodbye(tmp_path: Path, ftp: tuple[str, list[list[str]]]) -> None:
+    """ftp:// sources: anonymous unless the URL names a user, the file downloaded whole, a missing
+    one refused with the URL (password redacted), each session ended with QUIT; a refused login
+    is a clear error and a failed probe; no connection is left open (a ResourceWarning fails)."""
+    host, sessions = ftp
+    got = remote.fetch(f"ftp://{host}/a.txt", str(tmp_path / "f" / "a"))
+    assert Path(got).read_bytes() == BODY
+    assert sessions[-1][:2] == ["USER anonymous", "PASS anonymous@"] and sessions[-1][-2:] == ["RETR", "QUIT"]
+    assert remote.probe(f"ftp://me:pw@{host}/a.txt")
+    assert sessions[-1] == ["USER me", "PASS pw", "SIZE", "QUIT"]
+    assert not remote.probe(f"ftp://{host}/nope")
+    with pytest.raises(FileServerError, match=rf"Could not retrieve ftp://me:XXXXXXXXXX@{host}/nope from FTP server"):
+        remote.fetch(f"ftp://me:pw@{host}/nope", str(tmp_path / "f" / "nope"))
+    assert not (tmp_path / "f" / "nope").exists() and not (tmp_path / "f" / "nope.part").exists()
+    with pytest.raises(FileServerError, match="Login incorrect"):
+        remote.fetch(f"ftp://me:wrong@{host}/a.txt", str(tmp_path / "f" / "b"))
+    assert not remote.probe(f"ftp://me:wrong@{host}/a.txt")
+    assert len(sessions) == 6
