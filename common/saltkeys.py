@@ -161,9 +161,11 @@ providers service_timeout state_queue use_master_when_local
 READ_MASTER = frozenset("keep_jobs_seconds mine_get".split())
 # in the defaults tables, but nothing acts on them yet: ignored (and warned about) until it does
 NOT_ACTED_ON = frozenset("random_reauth_delay startup_states transport".split())
+# in the defaults both daemons share, but only the master acts on them (a minion warns)
+MASTER_ONLY = frozenset({"reactor"})
 
 _ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "minion": (SALT_MINION_KEYS, frozenset(MINION_DEFAULTS) - NOT_ACTED_ON | READ_BOTH | READ_MINION),
+    "minion": (SALT_MINION_KEYS, frozenset(MINION_DEFAULTS) - NOT_ACTED_ON - MASTER_ONLY | READ_BOTH | READ_MINION),
     "master": (SALT_MASTER_KEYS, frozenset(MASTER_DEFAULTS) - NOT_ACTED_ON | READ_BOTH | READ_MASTER),
 }
 

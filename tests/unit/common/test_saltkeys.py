@@ -94,6 +94,8 @@ def test_keys_not_acted_on_are_really_not_read():
         ("minion", "state_queue", "supported"),
         ("master", "state_queue", "unknown"),  # a minion setting, no master's
         ("master", "worker_threads", "supported"),
+        ("master", "reactor", "supported"),
+        ("minion", "reactor", "unknown"),  # the master's reactor; a minion's config warns
         ("minion", "schedule", "ignored"),
         ("master", "gitfs_remotes", "ignored"),
         ("minion", "startup_states", "ignored"),  # a default briny carries, but nothing runs them
