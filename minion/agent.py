@@ -497,9 +497,12 @@ class MinionAgent:
         """Worker thread: forget the kept pillar; with a master, ask it again right away."""
         source = self.executor.pillar
         if isinstance(source, MasterPillar):
-            return source.reload(self.opts)
-        source.refresh()
-        return True
+            done = source.reload(self.opts)
+        else:
+            source.refresh()
+            done = True
+        self._from_worker(self.scheduler.load_pillar())  # the pillar's schedule: entries afresh
+        return done
 
     def _refresh_grains(self) -> bool:
         from briny.minion.grains import load_grains

@@ -218,7 +218,10 @@ class Schedule:
             elif when is None or when > now:
                 continue
             else:
-                self.next_run[name] = max(when + entry.interval, now) + self._splay(entry)
+                later = when + entry.interval
+                if later <= now:  # runs were missed (the daemon was busy, the clock jumped): one run now
+                    later = now + entry.interval
+                self.next_run[name] = later + self._splay(entry)
                 if not self.enabled or not entry.enabled:
                     continue
             if self.running.get(name, 0) >= entry.maxrunning:
@@ -274,7 +277,7 @@ class Schedule:
 
     def saved(self) -> dict[str, Any]:
         """What ``schedule.save`` writes: the entries not from pillar nor the daemon's own."""
-        out = {
+        out: dict[str, Any] = {
             name: {**copy.deepcopy(e.raw), "name": name}
             for name, e in self.entries.items()
             if e.source != "pillar" and not name.startswith("__")

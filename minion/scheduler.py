@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -70,6 +71,7 @@ class ScheduleRunner:
         if mine is not None:
             self.schedule.put(mine)
         self._wake: asyncio.Event | None = None
+        self._pending: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self, connected: asyncio.Event, stop: asyncio.Event) -> None:
@@ -108,7 +110,7 @@ class ScheduleRunner:
         if task is None:
             self.schedule.finished(entry.name)
             return
-        task.add_done_callback(lambda t, name=entry.name: self._ended(name, t))
+        task.add_done_callback(functools.partial(self._ended, entry.name))
 
     def _ended(self, name: str, task: asyncio.Task[Any]) -> None:
         self.schedule.finished(name)
@@ -123,6 +125,10 @@ class ScheduleRunner:
         if action not in ACTIONS:
             return {"result": False, "comment": f"schedule has no action {action!r}", "changes": {}}
         answer = control(self.schedule, action, args, self.path)
+        if action == "reload" and self._loop is not None:
+            task = self._loop.create_task(self.load_pillar())  # Salt's reload refreshes the pillar's entries too
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
         if self._wake is not None:
             self._wake.set()
         return answer

@@ -53,6 +53,15 @@ def test_units_are_summed_and_args_kwargs_kept(clock):
     ]
 
 
+def test_missed_runs_make_one_run_and_the_next_one_interval_on(clock):
+    sched = Schedule(clock)
+    sched.load({"hs": {"function": "state.apply", "seconds": 2}})
+    clock.now += 7
+    assert names(sched.due()) == ["hs"]
+    sched.finished("hs")
+    assert sched.due() == [] and sched.seconds_to_next() == 2.0
+
+
 def test_run_on_start_runs_at_once(clock):
     sched = Schedule(clock)
     sched.load({"now": {"function": "test.ping", "minutes": 5, "run_on_start": True}})
