@@ -43,6 +43,7 @@ UNSUPPORTED = frozenset(
     | {"returner", "return_config", "return_kwargs", "metadata", "run_explicit", "skip_explicit", "persist"}
     | {"splay_start", "splay_end", "output"}
 )
+FLAGS = {"run_on_start": False, "enabled": True, "jid_include": True, "return_job": True}  # and their defaults
 # top-level keys of a schedule that are not entries (Salt's global switches)
 GLOBAL_KEYS = frozenset({"enabled", "skip_function", "skip_during_range", "loop_interval"})
 
@@ -127,20 +128,10 @@ def parse_entry(name: str, raw: Any, source: str = "config") -> Entry:
     unknown = sorted(str(key) for key in raw if key not in SUPPORTED and key not in UNSUPPORTED)
     if unknown:
         log.warning("schedule entry %r: unknown option(s) %s; ignored", name, ", ".join(unknown))
+    flags = {key: _bool(name, key, raw.get(key), default) for key, default in FLAGS.items()}
+    raw = copy.deepcopy(dict(raw))
     return Entry(
-        name=name,
-        function=function,
-        interval=interval,
-        args=list(args),
-        kwargs=dict(kwargs),
-        splay=splay,
-        run_on_start=_bool(name, "run_on_start", raw.get("run_on_start"), False),
-        maxrunning=most,
-        enabled=_bool(name, "enabled", raw.get("enabled"), True),
-        jid_include=_bool(name, "jid_include", raw.get("jid_include"), True),
-        return_job=_bool(name, "return_job", raw.get("return_job"), True),
-        source=source,
-        raw=copy.deepcopy(dict(raw)),
+        name, function, interval, list(args), dict(kwargs), splay, maxrunning=most, source=source, raw=raw, **flags
     )
 
 

@@ -38,16 +38,10 @@ def _answer(action: str, args: dict[str, Any], word: str) -> dict[str, Any]:
     return reply
 
 
-def list_(
-    show_all: bool = False,
-    show_disabled: bool = True,
-    where: Any = None,
-    return_yaml: bool = True,
-    offline: bool = False,
-) -> Any:
+def list_(show_all: bool = False, show_disabled: bool = True, return_yaml: bool = True, **kwargs: Any) -> Any:
     """The jobs scheduled on this minion: Salt's YAML text (``schedule: {...}``), or the mapping
     with ``return_yaml=False``. ``offline=True`` reads the saved file instead of the daemon."""
-    if offline:
+    if kwargs.get("offline"):  # Salt's ``where`` (pillar or config) is accepted and not used
         from briny.minion.schedulectl import read_saved, save_path
 
         try:
