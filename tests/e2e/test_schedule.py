@@ -84,9 +84,10 @@ def test_a_scheduled_highstate_runs_on_time_and_returns_to_the_job_cache(make_fl
     assert "broken" not in listed and "__mine" not in listed
 
 
-def test_schedule_calls_change_the_running_schedule(make_fleet):
+@pytest.mark.parametrize("processes", [True, False], ids=["job-processes", "job-threads"])
+def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
     fleet = make_fleet(["m1"], auto_accept=True)
-    fleet.add_minion("m1", mine_enabled=False)
+    fleet.add_minion("m1", mine_enabled=False, multiprocessing=processes)
     fleet.start()
     assert call(fleet, "schedule.list") == "schedule: {}\n"
     added = call(fleet, "schedule.add", "echo", "function=test.echo", "job_args=[hello]", "seconds=3600")
