@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 FireEvent = Callable[[str, dict[str, Any]], None]
 # one request to the master: (payload with "cmd", timeout in s or None) -> reply payload or None
 MasterRequest = Callable[[dict[str, Any], "float | None"], "dict[str, Any] | None"]
+# one ``schedule.*`` call on the daemon's schedule: (action, arguments) -> the daemon's answer
+ScheduleControl = Callable[[str, dict[str, Any]], Any]
 
 
 @dataclass
@@ -69,7 +71,8 @@ class JobContext:
     minion's cache, or the local roots); ``fire_event`` sends an event to the
     master (or None: the host's event bus); ``master`` asks the master one
     request; ``jobs`` is the daemon's job registry; ``refresh_pillar`` and
-    ``refresh_grains`` ask the daemon to renew them; ``compile_pillar``
+    ``refresh_grains`` ask the daemon to renew them; ``schedule`` manages
+    the daemon's schedule; ``compile_pillar``
     renders this job's pillar with a ``pillar=`` override; ``compiled`` is
     the master's compile of a state job (taken once, see
     :meth:`take_compiled`); ``progress`` asks for progress events.
@@ -85,6 +88,7 @@ class JobContext:
     jobs: JobControl | None = None
     refresh_pillar: Callable[[], bool] | None = None
     refresh_grains: Callable[[], bool] | None = None
+    schedule: ScheduleControl | None = None  # the daemon's schedule (``schedule.*``); None without one
     compile_pillar: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     compiled: dict[str, Any] | None = field(default=None, repr=False)
     progress: bool = False

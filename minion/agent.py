@@ -57,7 +57,6 @@ from typing import Any
 from briny.common import config, wire
 from briny.common.exceptions import ConfigError, WireError
 from briny.common.ids import id_problem
-from briny.common.jid import gen_jid
 from briny.common.transport import ClientTransport, topic_for
 from briny.minion.auth import MinionAuth, Session
 from briny.minion.executor import Executor, Job, JobResult
@@ -65,6 +64,7 @@ from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
 from briny.minion.outbox import Outbox
+from briny.minion.scheduler import ScheduleRunner
 from briny.minion.takenjids import FILENAME as TAKEN_FILE
 from briny.minion.takenjids import TakenJids
 
@@ -162,6 +162,7 @@ class MinionAgent:
             master=self.request_sync,
             refresh_pillar=self._refresh_pillar,
             refresh_grains=self._refresh_grains,
+            schedule=lambda action, args: self.scheduler.control_sync(action, args),
         )
         self.procs: Any = None
         if launcher is not None:  # multiprocessing: a process per job
@@ -176,6 +177,7 @@ class MinionAgent:
                 self._refresh_pillar,
                 self._refresh_grains,
                 self.pool,
+                lambda action, args: self.scheduler.control(action, args),
             )
             self.procs = ProcessJobs(links, self.registry, launcher)
         self.jobs = JobRunner(
@@ -189,6 +191,9 @@ class MinionAgent:
             self._from_worker,
             taken=TakenJids(Path(str(opts["cachedir"])) / TAKEN_FILE if opts.get("cachedir") else None),
             own_pool=pool is None,
+        )
+        self.scheduler = ScheduleRunner(
+            opts, self.id, self.jobs, lambda: pillar.get(self.opts, self.grains, None), self.pool
         )
         self.session: Session | None = None
         self.status = "starting"  # last auth status, for logs and tests
@@ -209,8 +214,7 @@ class MinionAgent:
         self._stop = asyncio.Event()
         if self.use_bus:
             self._start_bus()
-        if self.opts.get("file_client") != "local" and self.opts.get("mine_enabled", True):
-            self._spawn(self._mine_timer())
+        self._spawn(self.scheduler.run(self.connected, self._stop))
         try:
             while not self._stop.is_set():
                 delay = await self._connect_once()
@@ -226,22 +230,6 @@ class MinionAgent:
         self.jobs.accepting = False
         if self._stop is not None:
             self._stop.set()
-
-    async def _mine_timer(self) -> None:
-        """``mine.update`` once the first session is up, then every ``mine_interval`` minutes
-        (loop; each run is an internal job, with no return). The general scheduler (issue 12) will
-        take this over."""
-        assert self._stop is not None
-        interval = 60.0 * config.number(self.opts, "mine_interval")
-        await self.connected.wait()
-        while not self._stop.is_set():
-            task = self.jobs.start_internal(Job(jid=gen_jid(), fun="mine.update", tgt=self.id))
-            if task is None:
-                return
-            result = await task
-            if result.retcode:
-                log.warning("mine.update failed: %s", result.ret)
-            await self._sleep(interval)
 
     async def _sleep(self, seconds: float) -> None:
         assert self._stop is not None
@@ -509,9 +497,12 @@ class MinionAgent:
         """Worker thread: forget the kept pillar; with a master, ask it again right away."""
         source = self.executor.pillar
         if isinstance(source, MasterPillar):
-            return source.reload(self.opts)
-        source.refresh()
-        return True
+            done = source.reload(self.opts)
+        else:
+            source.refresh()
+            done = True
+        self._from_worker(self.scheduler.load_pillar())  # the pillar's schedule: entries afresh
+        return done
 
     def _refresh_grains(self) -> bool:
         from briny.minion.grains import load_grains

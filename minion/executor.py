@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from briny.common import loader
-from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob
+from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob, ScheduleControl
 from briny.common.args import call_function, parse_input, publish_args
 from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import (
@@ -184,7 +184,7 @@ class Executor:
     registry of the daemon (``__job__.jobs``); ``master`` the daemon's channel
     to the master (a remote file client is made from it for each job);
     ``refresh_pillar`` and ``refresh_grains`` the daemon's hooks
-    (``saltutil.refresh_*``).
+    (``saltutil.refresh_*``); ``schedule`` the daemon's schedule (``schedule.*``).
     """
 
     def __init__(
@@ -197,6 +197,7 @@ class Executor:
         master: MasterRequest | None = None,
         refresh_pillar: Callable[[], bool] | None = None,
         refresh_grains: Callable[[], bool] | None = None,
+        schedule: ScheduleControl | None = None,
     ) -> None:
         self.opts = opts
         self.grains = grains
@@ -205,6 +206,7 @@ class Executor:
         self.master = master
         self.refresh_pillar = refresh_pillar
         self.refresh_grains = refresh_grains
+        self.schedule = schedule
         self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
 
     # -- per-job set-up ---------------------------------------------------------------------
@@ -220,6 +222,7 @@ class Executor:
             jobs=self.registry,
             refresh_pillar=self.refresh_pillar,
             refresh_grains=self.refresh_grains,
+            schedule=self.schedule,
         )
         if self.opts.get("file_client") == "local":
             from briny.common.fileclient import LocalFileClient

@@ -128,15 +128,25 @@ class JobRunner:
         self._track(job.jid, task)
         return task
 
-    def start_internal(self, job: Job) -> asyncio.Task[JobResult] | None:
-        """Run a job the daemon starts for itself (``mine.update`` every ``mine_interval``): like a
-        local call, with no return sent (Salt's ``mine_return_job: False``). None while shutting
+    def start_scheduled(self, job: Job, name: str, return_job: bool = True) -> asyncio.Task[JobResult] | None:
+        """Run a job of the schedule's entry ``name`` (:mod:`briny.minion.scheduler`) like a local
+        call: with ``return_job``, its return goes to the master's job cache (a minion's own job, as
+        Salt's scheduled jobs), with ``schedule: name``; without (``mine.update`` every
+        ``mine_interval``, Salt's ``mine_return_job: False``), none is sent. None while shutting
         down."""
         assert_on_loop(WHAT)
         if not self.accepting:
             return None
-        log.info("running internal job %s: %s", job.jid, job.fun)
-        task = asyncio.ensure_future(self._execute(job))
+        log.info("running scheduled job %s (%s): %s", job.jid, name, job.fun)
+
+        async def scheduled() -> JobResult:
+            result = await self._execute(job)
+            if return_job:
+                load = {**result.payload(), "jid": "req", "local_jid": job.jid, "schedule": name}
+                self.spawn(self.deliver("ret", load))
+            return result
+
+        task = asyncio.ensure_future(scheduled())
         self._track(job.jid, task)
         return task
 

@@ -60,6 +60,7 @@ class DaemonLinks:
     refresh_pillar: Callable[[], bool]
     refresh_grains: Callable[[], bool]
     pool: concurrent.futures.Executor
+    schedule: Callable[[str, dict[str, Any]], Any] | None = None  # schedule.* on the daemon's schedule (loop)
 
 
 class ProcessJobs:
@@ -209,6 +210,11 @@ class ProcessJobs:
             return await loop.run_in_executor(links.pool, links.refresh_pillar)
         if op == "refresh_grains":
             return await loop.run_in_executor(links.pool, links.refresh_grains)
+        if op == "schedule":
+            action, args = message.get("action"), message.get("args")
+            if links.schedule is None or not isinstance(action, str) or not isinstance(args, dict):
+                return None
+            return links.schedule(action, args)
         if op == "jobs":
             return [
                 {"jid": j.jid, "fun": j.fun, "started": j.started, "pid": j.pid}

@@ -13,7 +13,7 @@ def test_each_daemon_names_the_keys_it_ignores_once_and_serves(make_fleet):
         ["m1"],
         auto_accept=True,
         master_opts={"gitfs_remotes": ["https://git.example/states.git"], "ext_pillar": [{"cmd_yaml": "cat x"}]},
-        minion_opts={"schedule": {"highstate": {"function": "state.apply", "minutes": 60}}, "frobnicate": 1},
+        minion_opts={"grains_refresh_every": 5, "frobnicate": 1},
     )
     fleet.start()
     res = fleet.briny("*", "test.ping", "--out", "json")
@@ -26,5 +26,5 @@ def test_each_daemon_names_the_keys_it_ignores_once_and_serves(make_fleet):
     assert master_line[0].endswith(ignored + "ext_pillar, gitfs_remotes")
     minion_lines = [line for line in minion_log.splitlines() if "briny.common.saltkeys" in line]
     assert len(minion_lines) == 2, minion_log
-    assert minion_lines[0].endswith(ignored + "schedule")
+    assert minion_lines[0].endswith(ignored + "grains_refresh_every")
     assert minion_lines[1].endswith("minion settings nor briny's, kept only as data for config.get: frobnicate")

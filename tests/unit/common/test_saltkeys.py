@@ -96,7 +96,8 @@ def test_keys_not_acted_on_are_really_not_read():
         ("master", "worker_threads", "supported"),
         ("master", "reactor", "supported"),
         ("minion", "reactor", "unknown"),  # the master's reactor; a minion's config warns
-        ("minion", "schedule", "ignored"),
+        ("minion", "schedule", "supported"),
+        ("master", "schedule", "ignored"),
         ("master", "gitfs_remotes", "ignored"),
         ("minion", "startup_states", "ignored"),  # a default briny carries, but nothing runs them
         ("minion", "frobnicate", "unknown"),
@@ -119,7 +120,7 @@ def test_a_default_nothing_acts_on_is_named_once_the_operator_sets_it():
 
 def test_warn_unsupported_names_each_key_briny_will_not_act_on(tmp_path, caplog):
     (tmp_path / "minion").write_text(
-        "id: web1\nfile_roots: {base: [/srv/salt]}\nschedule: {}\ngrains_refresh_every: 5\n"
+        "id: web1\nfile_roots: {base: [/srv/salt]}\nschedule: {}\ngrains_refresh_every: 5\nreturner_dirs: []\n"
         "frobnicate: 1\nmysql.host: db\n"
     )
     opts = load_minion_config(tmp_path)
@@ -128,7 +129,7 @@ def test_warn_unsupported_names_each_key_briny_will_not_act_on(tmp_path, caplog)
     lines = [r.getMessage() for r in caplog.records]
     assert lines == [
         f"{tmp_path}/minion: Salt settings briny does not support, accepted without effect "
-        "(docs/migrating.md): grains_refresh_every, schedule",
+        "(docs/migrating.md): grains_refresh_every, returner_dirs",
         f"{tmp_path}/minion: keys that are not Salt 3007 minion settings nor briny's, kept only as data "
         "for config.get: frobnicate",
     ]
