@@ -122,8 +122,9 @@ class JobCache(abc.ABC):
         """
 
     @abc.abstractmethod
-    def close(self) -> None:
-        """Flush, stop the writer and release connections."""
+    def close(self, timeout: float | None = None) -> None:
+        """Flush (waiting at most ``timeout``; the writes still queued then are lost, and logged), stop the
+        writer and release connections."""
 
     # ----- reads -----------------------------------------------------------------------------
     @abc.abstractmethod

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 BATCH_MAX = 500
 BUFFER_MAX = 100_000  # writes held while the database is away
 RETRY_MAX = 5.0  # seconds between reconnection attempts, at most
+OUTAGE_LOG_EVERY = 60.0  # seconds between the writer's "the database is unreachable" warnings
 _STOP = object()
 
 Op = Callable[[Any], Any]
@@ -109,6 +110,7 @@ class SqlJobCache(JobCache):
         self._thread: threading.Thread | None = None
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
+        self._outage_logged = float("-inf")  # when the writer last said the database is away
         self.batches = 0  # transactions the writer committed (the tests count them)
 
     def _start_writer(self) -> None:
@@ -188,6 +190,7 @@ class SqlJobCache(JobCache):
                     delay = min(delay * 2, RETRY_MAX)
                     continue
                 if delay > 0.1:
+                    self._outage_logged = float("-inf")
                     log.warning("job cache: the database is back; the buffered writes are written")
                 delay = 0.1
                 pending = []
@@ -226,7 +229,10 @@ class SqlJobCache(JobCache):
                 self.buffer_max,
                 dropped,
             )
-        log.warning("job cache: the database is unreachable (%s); %d writes buffered, retrying", exc, len(pending))
+        now = time.monotonic()
+        if now - self._outage_logged >= OUTAGE_LOG_EVERY:  # the first failure, then once a minute
+            self._outage_logged = now
+            log.warning("job cache: the database is unreachable (%s); %d writes buffered, retrying", exc, len(pending))
 
     def _apply(self, conn: Any, batch: list[Any]) -> bool:
         """Run a batch in one transaction; resolve the futures after the commit.
