@@ -6,32 +6,19 @@ cannot use stops it at start with an error naming the key."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.dbfixtures import pg_server  # noqa: F401 - the session's throwaway PostgreSQL
-from tests.pgserver import PgServer, ServerUnavailable
+from tests.dbfixtures import pg_server, pg_server_own  # noqa: F401 - the throwaway PostgreSQL servers
+from tests.pgserver import PgServer
 
 from .support import Fleet, jid_from, script
 
 
 def on_pg(dsn: str) -> dict[str, Any]:
     return {"job_cache": "postgres", "postgres.dsn": dsn}
-
-
-@pytest.fixture
-def own_pg() -> Iterator[PgServer]:
-    """A server of its own: the outage test stops it."""
-    try:
-        server = PgServer.start()
-    except ServerUnavailable as exc:
-        pytest.skip(f"no throwaway PostgreSQL server: {exc}")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.mark.slow
@@ -55,17 +42,20 @@ def test_a_master_on_postgres_keeps_its_jobs_there(make_fleet: Callable[..., Fle
 
 
 @pytest.mark.slow
-def test_the_master_keeps_serving_while_postgres_is_away(make_fleet: Callable[..., Fleet], own_pg: PgServer) -> None:
-    fleet = make_fleet(["q1", "q2"], auto_accept=True, master_opts=on_pg(own_pg.dsn)).start()
+def test_the_master_keeps_serving_while_postgres_is_away(
+    make_fleet: Callable[..., Fleet],
+    pg_server_own: PgServer,  # noqa: F811 - the imported fixture
+) -> None:
+    fleet = make_fleet(["q1", "q2"], auto_accept=True, master_opts=on_pg(pg_server_own.dsn)).start()
     assert fleet.briny("--static", "--out", "json", "*", "test.ping").json() == {"q1": True, "q2": True}
-    own_pg.pause()
+    pg_server_own.pause()
     res = fleet.briny("-v", "--out", "json", "*", "test.echo", "away")
     assert res.returncode == 0, res.stdout + res.stderr  # the returns reach the operator all the same
     jid = jid_from(res.stdout)
     log = fleet.master.log_file
     fleet.wait(lambda: "writes buffered" in log.read_text(), 20, "the master to log that it buffers")
     assert fleet.master.running
-    own_pg.resume()
+    pg_server_own.resume()
     assert fleet.wait_returns(jid, ["q1", "q2"], timeout=40) == {"q1": "away", "q2": "away"}
     assert "the database is back" in log.read_text()
 

@@ -9,7 +9,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.dbfixtures import pg_server  # noqa: F401 - the session's throwaway PostgreSQL (the job cache's tests)
+from tests.dbfixtures import pg_server, pg_server_own  # noqa: F401 - throwaway PostgreSQL servers (the job cache's tests)
 
 
 def _pub_pem(key: rsa.RSAPrivateKey) -> str:

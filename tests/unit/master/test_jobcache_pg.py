@@ -12,7 +12,6 @@ from briny.common.exceptions import ConfigError, JobCacheError
 from briny.master.jobcache import open_job_cache
 from briny.master.jobcache_pg import PgJobCache, conninfo, glob_regex
 
-from tests.pgserver import PgServer, ServerUnavailable
 from tests.unit.master.test_jobcache import load, now_jid
 from tests.waiting import wait_until
 
@@ -144,27 +143,14 @@ def test_glob_regex():
     assert glob_regex("a[") == r"^a\[$"
 
 
-@pytest.fixture
-def own_pg():
-    """A server of its own: the tests below stop it."""
-    try:
-        server = PgServer.start()
-    except ServerUnavailable as exc:
-        pytest.skip(f"no throwaway PostgreSQL server: {exc}")
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def test_the_database_going_away_buffers_and_writes_when_back(own_pg, caplog):
-    cache = PgJobCache(own_pg.dsn)
+def test_the_database_going_away_buffers_and_writes_when_back(pg_server_own, caplog):
+    cache = PgJobCache(pg_server_own.dsn)
     try:
         jid = now_jid()
         cache.save_load(jid, load(jid), [f"m{i}" for i in range(50)])
         cache.save_return(jid, "m0", {"return": 0})
         assert cache.flush(10)
-        own_pg.pause()
+        pg_server_own.pause()
         with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_sql"):
             for i in range(1, 50):
                 cache.save_return(jid, f"m{i}", {"return": i})
@@ -172,7 +158,7 @@ def test_the_database_going_away_buffers_and_writes_when_back(own_pg, caplog):
             wait_until(lambda: "writes buffered" in caplog.text, 10, "the log to say the writes are buffered")
             with pytest.raises(JobCacheError, match="unreachable"):
                 cache.get_returns(jid)
-            own_pg.resume()
+            pg_server_own.resume()
             assert cache.flush(30)
             assert "the database is back" in caplog.text
         assert len(cache.get_returns(jid)) == 50  # the reader reconnects too
@@ -180,18 +166,18 @@ def test_the_database_going_away_buffers_and_writes_when_back(own_pg, caplog):
         cache.close(10)
 
 
-def test_the_buffer_is_bounded(own_pg, caplog):
-    cache = PgJobCache(own_pg.dsn, buffer_max=20)
+def test_the_buffer_is_bounded(pg_server_own, caplog):
+    cache = PgJobCache(pg_server_own.dsn, buffer_max=20)
     try:
         jid = now_jid()
         cache.save_load(jid, load(jid))
         assert cache.flush(10)
-        own_pg.pause()
+        pg_server_own.pause()
         with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_sql"):
             for i in range(100):
                 cache.save_return(jid, f"m{i}", {"return": i})
             wait_until(lambda: "oldest writes dropped" in caplog.text, 10, "the log to say writes were dropped")
-            own_pg.resume()
+            pg_server_own.resume()
             assert cache.flush(30)
         kept = cache.returned_ids(jid)
         assert 0 < len(kept) <= 20 and "m99" in kept  # the newest are kept
