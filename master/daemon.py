@@ -74,6 +74,7 @@ from briny.master.server import Fire, MasterServer
 log = logging.getLogger(__name__)
 
 DRAIN_SECONDS = 1.0
+CACHE_CLOSE_SECONDS = 30.0  # the job cache's last flush at exit, at most (a database that went away)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,13 +156,14 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
     ctx = zmq.asyncio.Context()
     bus = EventBus(opts, name="master").start_thread()
     sender = EventSender(opts, name="master")
-    cache = open_job_cache(opts)
+    cache: JobCache | None = None
     transport: ZmqServer | None = None
     capi: ClientAPIServer | None = None
     server: MasterServer | None = None
     reactor: ReactorService | None = None
     tasks: list[asyncio.Task[Any]] = []
     try:
+        cache = open_job_cache(opts)  # PostgreSQL: a database it cannot reach is a ConfigError naming the key
         keys = KeyStore(opts)
         transport = ZmqServer(str(opts["interface"]), int(opts["ret_port"]), int(opts["publish_port"]), ctx=ctx)
         server = build_server(opts, transport, keys, cache, fire=sender.fire)
@@ -223,7 +225,8 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             capi.close()
         if transport is not None:
             transport.close()
-        await loop.run_in_executor(None, cache.close)  # flushes every queued write
+        if cache is not None:  # flushes every queued write (waits a bounded time for an absent database)
+            await loop.run_in_executor(None, cache.close, CACHE_CLOSE_SECONDS)
         if server is not None:
             server.close()
             await loop.run_in_executor(None, server.grains.close)  # writes what is queued

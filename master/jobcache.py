@@ -4,9 +4,9 @@ Runs on the master host: the master daemon writes every job it publishes
 (the load and the targeted minions) and every return; ``briny-run jobs.*``
 and the client API read it, from other processes, while jobs run.
 
-The store sits behind :class:`JobCache` so a PostgreSQL backend (several
-masters sharing one cache) can be added without touching the callers; all
-SQL lives in the backend (:mod:`briny.master.jobcache_sqlite`). The data is
+The store sits behind :class:`JobCache`: SQLite (:mod:`briny.master.jobcache_sqlite`,
+the default) or PostgreSQL (:mod:`briny.master.jobcache_pg`, several masters sharing
+one cache); what they share, the writer and the SQL, is :mod:`briny.master.jobcache_sql`. The data is
 Salt's local job cache's:
 
 - a job's *load* is the dict the master publishes (``jid``, ``fun``,
@@ -122,8 +122,9 @@ class JobCache(abc.ABC):
         """
 
     @abc.abstractmethod
-    def close(self) -> None:
-        """Flush, stop the writer and release connections."""
+    def close(self, timeout: float | None = None) -> None:
+        """Flush (waiting at most ``timeout``; the writes still queued then are lost, and logged), stop the
+        writer and release connections."""
 
     # ----- reads -----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -192,7 +193,7 @@ def keep_hours(opts: dict[str, Any]) -> float:
 
 
 def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
-    """The job cache ``opts["job_cache"]`` names (``sqlite``, the default).
+    """The job cache ``opts["job_cache"]`` names (``sqlite``, the default, or ``postgres``).
 
     ``readonly`` (``briny-run``) starts no writer and creates nothing: a
     missing cache reads as empty.
@@ -202,7 +203,11 @@ def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
         from briny.master.jobcache_sqlite import SqliteJobCache
 
         return SqliteJobCache(cache_path(opts), readonly=readonly)
-    raise ConfigError(f"job_cache: unknown backend {kind!r} (briny has 'sqlite'; PostgreSQL is planned)")
+    if kind in ("postgres", "postgresql", "pgsql"):
+        from briny.master.jobcache_pg import open_pg
+
+        return open_pg(opts, readonly=readonly)
+    raise ConfigError(f"job_cache: unknown backend {kind!r} (briny has 'sqlite' and 'postgres')")
 
 
 def now() -> float:

@@ -12,9 +12,8 @@ import pytest
 from tests import mariadbserver, pgserver
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    """A running :class:`pgserver.PgServer` for the session."""
+def _started_pg():
+    """A started :class:`pgserver.PgServer` (skips when there cannot be one), stopped after."""
     try:
         server = pgserver.PgServer.start()
     except pgserver.ServerUnavailable as exc:
@@ -23,6 +22,18 @@ def pg_server():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A running :class:`pgserver.PgServer` for the session."""
+    yield from _started_pg()
+
+
+@pytest.fixture
+def pg_server_own():
+    """A :class:`pgserver.PgServer` of the test's own, which it may pause and resume (the job cache's outage tests)."""
+    yield from _started_pg()
 
 
 @pytest.fixture(scope="session")

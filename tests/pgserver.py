@@ -1,7 +1,8 @@
 """A throwaway PostgreSQL server for tests: a cluster in a temporary directory.
 
 Used by the ``postgres_*`` state tests, the golden recorder
-(``dev/record_db_golden.py``) and, later, the PostgreSQL job cache tests. It
+(``dev/record_db_golden.py``) and the PostgreSQL job cache tests (which also
+:meth:`PgServer.pause` and :meth:`PgServer.resume` it: the database going away). It
 never touches a system instance, the default port or the default socket
 directory:
 
@@ -284,6 +285,16 @@ class PgServer:
         """The single value of a one-row, one-column SELECT (None when no row)."""
         rows = self.query(sql, db)
         return rows[0][0] if rows else None
+
+    def pause(self, timeout: float = 30.0) -> None:
+        """Stop the server by pid (fast shutdown) but keep its data: :meth:`resume` starts it again."""
+        proc, self.proc = self.proc, None
+        stop_process(proc, signal.SIGINT, timeout)
+
+    def resume(self, timeout: float = 60.0) -> None:
+        """Start a paused server again, on the same port."""
+        if not self._launch(timeout):
+            raise ServerUnavailable(f"PostgreSQL did not start again on port {self.port}: {self.log_tail()}")
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the server by pid (fast shutdown, SIGKILL after ``timeout``) and remove its directory."""

@@ -1,12 +1,15 @@
-"""Fixtures for the master's unit tests: RSA public keys and a master config dir."""
+"""Fixtures for the master's unit tests: RSA public keys, a master config dir, a PostgreSQL database."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.dbfixtures import pg_server, pg_server_own  # noqa: F401 - throwaway PostgreSQL servers (the job cache's tests)
 
 
 def _pub_pem(key: rsa.RSAPrivateKey) -> str:
@@ -37,3 +40,12 @@ def master_opts(master_dir: Path) -> dict:
     from briny.common.config import load_master_config
 
     return load_master_config(master_dir)
+
+
+@pytest.fixture
+def pg_dsn(pg_server, request) -> str:  # noqa: F811 - the imported fixture
+    """A connection string to a new, empty database of the session's PostgreSQL (dropped after the test)."""
+    name = "jc_" + re.sub(r"\W", "_", request.node.name.lower())[:50]
+    pg_server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE); CREATE DATABASE "{name}"')
+    yield pg_server.dsn.replace("dbname=postgres", f"dbname={name}")
+    pg_server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', check=False)

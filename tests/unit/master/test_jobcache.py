@@ -15,6 +15,7 @@ import pytest
 
 from briny.common.exceptions import ConfigError, JobCacheError, SaltInvocationError
 from briny.master.jobcache import JobCache, keep_hours, open_job_cache, return_record
+from briny.master.jobcache_pg import PgJobCache
 from briny.master.jobcache_sqlite import SqliteJobCache
 
 from tests.waiting import wait_until
@@ -32,8 +33,19 @@ def load(jid: str, fun: str = "test.ping", **extra) -> dict:
     return {"jid": jid, "fun": fun, "arg": [], "tgt": "*", "tgt_type": "glob", "user": "root", **extra}
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def cache(request, tmp_path):
+    """A writable job cache of each backend: the interface's tests run against both."""
+    if request.param == "sqlite":
+        c: JobCache = SqliteJobCache(str(tmp_path / "cache" / "jobs.sqlite"))
+    else:
+        c = PgJobCache(request.getfixturevalue("pg_dsn"))
+    yield c
+    c.close()
+
+
 @pytest.fixture
-def cache(tmp_path):
+def sqlite_cache(tmp_path):
     c = SqliteJobCache(str(tmp_path / "cache" / "jobs.sqlite"))
     yield c
     c.close()
@@ -48,10 +60,11 @@ def test_interface_and_factory(master_opts):
     finally:
         c.close()
     with pytest.raises(ConfigError):
-        open_job_cache({**master_opts, "job_cache": "postgres"})
+        open_job_cache({**master_opts, "job_cache": "mongo"})
 
 
-def test_wal_mode(cache):
+def test_wal_mode(sqlite_cache):
+    cache = sqlite_cache
     conn = sqlite3.connect(cache.path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
@@ -156,7 +169,8 @@ def test_prune(cache):
     assert cache.prune(24) == 0
 
 
-def test_targeted_is_an_indexed_lookup_kept_in_step(cache, tmp_path):
+def test_targeted_is_an_indexed_lookup_kept_in_step(sqlite_cache, tmp_path):
+    cache = sqlite_cache
     jid, other = now_jid(), now_jid(1)
     cache.save_load(jid, load(jid), ["m1", "m2"])
     cache.save_minions(jid, ["m3"])
@@ -276,7 +290,8 @@ def _read_in_process(path: str, jid: str, queue) -> None:
     queue.put(counts)
 
 
-def test_read_in_other_process_while_writing(cache):
+def test_read_in_other_process_while_writing(sqlite_cache):
+    cache = sqlite_cache
     jid = now_jid()
     cache.save_load(jid, load(jid))
     cache.flush()

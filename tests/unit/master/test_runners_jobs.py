@@ -26,6 +26,16 @@ STATE_RET = {
 }
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def master_dir(request, master_dir):
+    """The master config dir, with the job cache of each backend: the runner reads both alike."""
+    if request.param == "postgres":
+        dsn = request.getfixturevalue("pg_dsn")
+        with open(master_dir / "master", "a") as fh:
+            fh.write(f"job_cache: postgres\npostgres.dsn: '{dsn}'\n")
+    return master_dir
+
+
 @pytest.fixture
 def filled(master_opts):
     cache = open_job_cache(master_opts)

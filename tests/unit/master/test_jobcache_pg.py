@@ -1,0 +1,185 @@
+"""The PostgreSQL job cache (master/jobcache_pg.py): what only it has. The interface's own tests run
+against both backends in test_jobcache.py."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from briny.common.exceptions import ConfigError, JobCacheError
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache_pg import PgJobCache, conninfo, glob_regex
+
+from tests.unit.master.test_jobcache import load, now_jid
+from tests.waiting import wait_until
+
+
+def pg_opts(master_opts: dict, dsn: str, **extra) -> dict:
+    return {**master_opts, "job_cache": "postgres", "postgres.dsn": dsn, **extra}
+
+
+def test_factory_opens_postgres_and_creates_the_schema_once(master_opts, pg_dsn, pg_server):
+    first = open_job_cache(pg_opts(master_opts, pg_dsn))
+    second = open_job_cache(pg_opts(master_opts, pg_dsn))  # a second master on the same database
+    try:
+        assert isinstance(first, PgJobCache) and isinstance(second, PgJobCache)
+        jid = now_jid()
+        first.save_load(jid, load(jid), ["m1"])
+        first.save_return(jid, "m1", {"return": True})
+        assert first.flush(10)
+        assert second.get_returns(jid) == {"m1": {"return": True}}  # what one writes the other reads
+    finally:
+        first.close()
+        second.close()
+    db = pg_dsn.rsplit("dbname=", 1)[1]
+    tables = pg_server.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", db)
+    assert [t[0] for t in tables] == ["job_minions", "jobs", "returns"]
+
+
+def test_returns_are_written_in_batches(pg_dsn):
+    cache = PgJobCache(pg_dsn)
+    try:
+        jid = now_jid()
+        cache.save_load(jid, load(jid), [f"m{i}" for i in range(1000)])
+        assert cache.flush(10)
+        before = cache.batches
+        release = threading.Event()
+        cache._submit(lambda conn: release.wait(10))  # hold the writer while the returns arrive
+        for i in range(1000):
+            cache.save_return(jid, f"m{i}", {"return": i, "retcode": 0, "success": True})
+        release.set()
+        assert cache.flush(20)
+        # the held batch, then 1,000 returns in two transactions of 500 (not one per return)
+        assert cache.batches - before == 3
+        assert len(cache.get_returns(jid)) == 1000 and cache.missing(jid) == []
+    finally:
+        cache.close()
+
+
+def test_a_duplicate_in_one_batch_keeps_the_first(pg_dsn, caplog):
+    cache = PgJobCache(pg_dsn)
+    try:
+        jid = now_jid()
+        release = threading.Event()
+        cache._submit(lambda conn: release.wait(10))
+        cache.save_return(jid, "m1", {"return": "first"})
+        cache.save_return(jid, "m1", {"return": "second"})
+        with caplog.at_level(logging.WARNING):
+            release.set()
+            assert cache.flush(10)
+        assert cache.get_returns(jid) == {"m1": {"return": "first"}}
+        assert "a second return of m1" in caplog.text
+    finally:
+        cache.close()
+
+
+def test_a_reader_sees_returns_while_the_job_runs(master_opts, pg_dsn):
+    writer = open_job_cache(pg_opts(master_opts, pg_dsn))
+    reader = open_job_cache(pg_opts(master_opts, pg_dsn), readonly=True)  # briny-run's
+    try:
+        jid = now_jid()
+        writer.save_load(jid, load(jid), ["m1", "m2", "m3"])
+        writer.save_return(jid, "m1", {"return": True})
+        assert writer.flush(10)
+        assert reader.returned_ids(jid) == ["m1"] and reader.missing(jid) == ["m2", "m3"]
+        assert [r.jid for r in reader.list_jobs(functions=["test.p*ng"])] == [jid]
+        writer.save_return(jid, "m3", {"return": True})
+        assert writer.flush(10)
+        assert reader.missing(jid) == ["m2"]
+        with pytest.raises(JobCacheError):
+            reader.save_return(jid, "m2", True)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_readonly_look_before_the_master_made_the_tables(master_opts, pg_dsn):
+    reader = open_job_cache(pg_opts(master_opts, pg_dsn), readonly=True)
+    try:
+        assert reader.list_jobs() == [] and reader.get_returns(now_jid()) == {}
+    finally:
+        reader.close()
+
+
+def test_wrong_connection_settings_are_clear_errors(master_opts, pg_server):
+    good = pg_server.dsn
+    with pytest.raises(ConfigError, match=r"postgres\.dsn \(.*port=") as err:
+        open_job_cache(pg_opts(master_opts, good.replace(f"password={pg_server.password}", "password=wrong")))
+    assert "wrong" not in str(err.value)  # the password is never in the message
+    with pytest.raises(ConfigError, match="postgres.dsn is not a valid connection string"):
+        open_job_cache(pg_opts(master_opts, "host=127.0.0.1 port"))
+    with pytest.raises(ConfigError, match=r"postgres\.dsn .*dbname=nosuch"):
+        open_job_cache(pg_opts(master_opts, good.replace("dbname=postgres", "dbname=nosuch")))
+    keys = {"job_cache": "postgres", "postgres.host": "127.0.0.1", "postgres.port": pg_server.port}
+    with pytest.raises(ConfigError, match=r"postgres\.host/port/db/user/passwd"):
+        open_job_cache({**master_opts, **keys, "postgres.user": "postgres", "postgres.passwd": "nope"})
+    with pytest.raises(ConfigError, match="postgres.port must be a port number"):
+        open_job_cache({**master_opts, **keys, "postgres.port": "five"})
+    with pytest.raises(ConfigError, match="postgres.buffer_max"):
+        open_job_cache(pg_opts(master_opts, good, **{"postgres.buffer_max": 0}))
+
+
+def test_salt_returner_keys_make_the_connection(master_opts, pg_server):
+    keys = {
+        "postgres.host": "127.0.0.1",
+        "postgres.port": pg_server.port,
+        "postgres.db": "postgres",
+        "postgres.user": "postgres",
+        "postgres.passwd": pg_server.password,
+    }
+    dsn, key = conninfo(keys)
+    assert key == "postgres.host/port/db/user/passwd" and f"port={pg_server.port}" in dsn
+    assert conninfo({**keys, "postgres.passwd": None, "postgres.password": "pw"})[0].endswith("password=pw")
+    cache = open_job_cache({**master_opts, "job_cache": "postgres", **keys}, readonly=True)
+    cache.close()
+
+
+def test_glob_regex():
+    assert glob_regex("state.*") == r"^state\..*$"
+    assert glob_regex("test.p?ng") == r"^test\.p.ng$"
+    assert glob_regex("[!a]x[bc]") == "^[^a]x[bc]$"
+    assert glob_regex("a[") == r"^a\[$"
+
+
+def test_the_database_going_away_buffers_and_writes_when_back(pg_server_own, caplog):
+    cache = PgJobCache(pg_server_own.dsn)
+    try:
+        jid = now_jid()
+        cache.save_load(jid, load(jid), [f"m{i}" for i in range(50)])
+        cache.save_return(jid, "m0", {"return": 0})
+        assert cache.flush(10)
+        pg_server_own.pause()
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_sql"):
+            for i in range(1, 50):
+                cache.save_return(jid, f"m{i}", {"return": i})
+            assert not cache.flush(0.5)  # held, not lost
+            wait_until(lambda: "writes buffered" in caplog.text, 10, "the log to say the writes are buffered")
+            with pytest.raises(JobCacheError, match="unreachable"):
+                cache.get_returns(jid)
+            pg_server_own.resume()
+            assert cache.flush(30)
+            assert "the database is back" in caplog.text
+        assert len(cache.get_returns(jid)) == 50  # the reader reconnects too
+    finally:
+        cache.close(10)
+
+
+def test_the_buffer_is_bounded(pg_server_own, caplog):
+    cache = PgJobCache(pg_server_own.dsn, buffer_max=20)
+    try:
+        jid = now_jid()
+        cache.save_load(jid, load(jid))
+        assert cache.flush(10)
+        pg_server_own.pause()
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_sql"):
+            for i in range(100):
+                cache.save_return(jid, f"m{i}", {"return": i})
+            wait_until(lambda: "oldest writes dropped" in caplog.text, 10, "the log to say writes were dropped")
+            pg_server_own.resume()
+            assert cache.flush(30)
+        kept = cache.returned_ids(jid)
+        assert 0 < len(kept) <= 20 and "m99" in kept  # the newest are kept
+    finally:
+        cache.close(10)
