@@ -160,7 +160,8 @@ def test_the_database_going_away_buffers_and_writes_when_back(pg_server_own, cap
                 cache.get_returns(jid)
             pg_server_own.resume()
             assert cache.flush(30)
-            assert "the database is back" in caplog.text
+            # the writer logs it after the writes it held are committed (and flush has returned)
+            wait_until(lambda: "the database is back" in caplog.text, 10, "the log to say the database is back")
         assert len(cache.get_returns(jid)) == 50  # the reader reconnects too
     finally:
         cache.close(10)
