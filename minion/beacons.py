@@ -168,19 +168,24 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _module(name: str, raw: Any) -> str:
+    """The built-in a beacon's config runs (its ``beacon_module``, else its name)."""
+    items = raw if isinstance(raw, list) else [raw]
+    found = [item["beacon_module"] for item in items if isinstance(item, Mapping) and "beacon_module" in item]
+    return str(found[-1]) if found else name
+
+
 def parse_beacon(name: str, raw: Any, source: str = "config") -> Beacon:
     """Check one beacon's config; a :class:`ConfigError` naming the beacon when it cannot run."""
     if not isinstance(raw, list):
-        module = raw.get("beacon_module", name) if isinstance(raw, Mapping) else name
-        raise ConfigError(f"beacon {name!r}: Configuration for {module} beacon must be a list.")
+        raise ConfigError(f"beacon {name!r}: Configuration for {_module(name, raw)} beacon must be a list.")
     if not all(isinstance(item, Mapping) for item in raw):
         raise ConfigError(f"beacon {name!r}: each item of its list must be a map, as '- interval: 10'")
     framework = {key: value for item in raw for key, value in item.items() if key in FRAMEWORK}
-    module = str(framework.get("beacon_module") or name)
+    module = _module(name, raw)
     if module not in VALIDATE:
         raise ConfigError(
-            f"beacon {name!r}: the {module!r} beacon is not supported by briny"
-            f" (built-ins: {', '.join(BUILTIN)}); it does not run"
+            f"beacon {name!r}: the {module!r} beacon is not supported by briny (built-ins: {', '.join(BUILTIN)})"
         )
     stripped = ({k: v for k, v in item.items() if k not in FRAMEWORK} for item in raw)
     items = [item for item in stripped if item]
@@ -359,8 +364,9 @@ class Beacons:
                 continue
             try:
                 beacon = parse_beacon(str(name), raw, source)
-            except ConfigError as exc:
-                log.error("%s; the beacon does not run", exc)
+            except ConfigError as exc:  # unsupported: a warning (as other unsupported keys); invalid: an error
+                level = logging.WARNING if _module(str(name), raw) not in VALIDATE else logging.ERROR
+                log.log(level, "%s (the beacon does not run)", exc)
                 self.refused[f"{source}:{name}"] = str(exc)
                 continue
             current = self.beacons.get(beacon.name)

@@ -160,11 +160,13 @@ def test_a_bad_beacon_config_is_refused_with_a_message_naming_it(name, raw, mess
 
 
 def test_a_refused_beacon_is_logged_and_the_others_are_kept(caplog):
-    with caplog.at_level(logging.ERROR, logger="briny.minion.beacons"):
+    with caplog.at_level(logging.WARNING, logger="briny.minion.beacons"):
         beacons = make({"load": {"averages": {}}, "inotify": [{"files": {}}], "web": [{"beacon_module": "diskusage"}]})
     assert set(beacons.beacons) == {"web"} and beacons.beacons["web"].module == "diskusage"
+    levels = {r.getMessage().split(":")[0]: r.levelname for r in caplog.records}
+    assert levels == {"beacon 'load'": "ERROR", "beacon 'inotify'": "WARNING"}
     text = caplog.text
-    assert "beacon 'load': Configuration for load beacon must be a list.; the beacon does not run" in text
+    assert "beacon 'load': Configuration for load beacon must be a list. (the beacon does not run)" in text
     assert "'inotify' beacon is not supported by briny" in text
 
 
