@@ -22,6 +22,8 @@ from typing import Any
 from briny.common import loader
 from briny.common.exceptions import CommandExecutionError
 from briny.minion.beacons import Beacon, Beacons, Event, Host
+from briny.minion.pillar import pillar_section
+from briny.minion.scheduler import nap
 
 log = logging.getLogger(__name__)
 
@@ -119,24 +121,13 @@ class BeaconRunner:
             for beacon in self.beacons.due():
                 await self._run(beacon)
             self._wake.clear()
-            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
-            delay = self.beacons.seconds_to_next() if self.beacons.beacons else None
-            try:
-                await asyncio.wait(waiters, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waiters:
-                    waiter.cancel()
+            await nap(stop, self._wake, self.beacons.seconds_to_next() if self.beacons.beacons else None)
 
     async def load_pillar(self) -> None:
         """Add (or replace) the beacons of ``beacons:`` in this minion's pillar (loop)."""
-        loop = asyncio.get_running_loop()
-        try:
-            pillar = await loop.run_in_executor(self.pool, self.pillar)
-        except Exception:  # no pillar: the config's beacons run alone
-            log.warning("no pillar for the beacons; only the config's run", exc_info=True)
-            return
-        if isinstance(pillar, dict) and "beacons" in pillar:
-            self.beacons.load(pillar.get("beacons"), "pillar")
+        found, beacons = await pillar_section(self.pillar, self.pool, "beacons")
+        if found:
+            self.beacons.load(beacons, "pillar")
         if self._wake is not None:
             self._wake.set()
 
