@@ -64,6 +64,7 @@ from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
 from briny.minion.outbox import Outbox
+from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
 from briny.minion.scheduler import ScheduleRunner
 from briny.minion.takenjids import FILENAME as TAKEN_FILE
 from briny.minion.takenjids import TakenJids
@@ -195,6 +196,14 @@ class MinionAgent:
         self.scheduler = ScheduleRunner(
             opts, self.id, self.jobs, lambda: pillar.get(self.opts, self.grains, None), self.pool
         )
+        self.beacons = BeaconRunner(
+            opts,
+            self.id,
+            HostReadings(daemon_salt(self.executor)),
+            lambda tag, data: self.deliver("event", {"tag": tag, "data": data}),
+            lambda: pillar.get(self.opts, self.grains, None),
+            self.pool,
+        )
         self.session: Session | None = None
         self.status = "starting"  # last auth status, for logs and tests
         self.connected = asyncio.Event()  # set while a session is up (tests wait on it)
@@ -215,6 +224,7 @@ class MinionAgent:
         if self.use_bus:
             self._start_bus()
         self._spawn(self.scheduler.run(self.connected, self._stop))
+        self._spawn(self.beacons.run(self.connected, self._stop))
         try:
             while not self._stop.is_set():
                 delay = await self._connect_once()
@@ -502,6 +512,7 @@ class MinionAgent:
             source.refresh()
             done = True
         self._from_worker(self.scheduler.load_pillar())  # the pillar's schedule: entries afresh
+        self._from_worker(self.beacons.load_pillar())  # and its beacons:
         return done
 
     def _refresh_grains(self) -> bool:

@@ -21,6 +21,8 @@ A ``pillar=`` override is rendered into the pillar where the source renders
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import copy
 import logging
 import threading
@@ -181,3 +183,20 @@ class ChannelPillar:
 
     def refresh(self) -> None:
         self.chan.call("refresh_pillar")
+
+
+async def pillar_section(
+    read: Callable[[], dict[str, Any]], pool: concurrent.futures.Executor, key: str
+) -> tuple[bool, Any]:
+    """(True, ``pillar[key]``) of this minion's pillar, read by the blocking ``read`` in ``pool``
+    (loop); (False, None) when the pillar has no ``key`` or cannot be had (logged: the daemon's
+    schedule and beacons then run the config's alone)."""
+    loop = asyncio.get_running_loop()
+    try:
+        pillar = await loop.run_in_executor(pool, read)
+    except Exception:  # no pillar: the config's entries run alone
+        log.warning("no pillar for the minion's %r; only the config's run", key, exc_info=True)
+        return False, None
+    if isinstance(pillar, dict) and key in pillar:
+        return True, pillar.get(key)
+    return False, None

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from briny.common import config
 from briny.common.jid import gen_jid
 from briny.minion.executor import Job
+from briny.minion.pillar import pillar_section
 from briny.minion.schedule import Entry, Schedule, parse_entry
 from briny.minion.schedulectl import ACTIONS, control, save_path
 
@@ -45,6 +46,17 @@ def mine_entry(opts: dict[str, Any]) -> Entry | None:
     minutes = config.number(opts, "mine_interval")
     raw = {"function": "mine.update", "minutes": minutes, "run_on_start": True, "return_job": False}
     return parse_entry(MINE_ENTRY, {**raw, "jid_include": True, "maxrunning": 2}, "daemon")
+
+
+async def nap(stop: asyncio.Event, wake: asyncio.Event, seconds: float | None) -> None:
+    """Wait until ``stop`` or ``wake`` is set, or ``seconds`` pass (None: no limit) (loop): the
+    timing of the daemon's schedule and beacons tasks."""
+    waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
+    try:
+        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
 
 
 class ScheduleRunner:
@@ -84,24 +96,13 @@ class ScheduleRunner:
             for entry in self.schedule.due():
                 self._start(entry)
             self._wake.clear()
-            delay = self.schedule.seconds_to_next()
-            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self._wake.wait())]
-            try:
-                await asyncio.wait(waiters, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waiters:
-                    waiter.cancel()
+            await nap(stop, self._wake, self.schedule.seconds_to_next())
 
     async def load_pillar(self) -> None:
         """Add (or replace) the entries of ``schedule:`` in this minion's pillar (loop)."""
-        loop = asyncio.get_running_loop()
-        try:
-            pillar = await loop.run_in_executor(self.pool, self.pillar)
-        except Exception:  # no pillar: the config's schedule runs alone
-            log.warning("no pillar for the schedule; only the config's entries run", exc_info=True)
-            return
-        if isinstance(pillar, dict) and "schedule" in pillar:
-            self.schedule.load(pillar.get("schedule") or {}, "pillar")
+        found, schedule = await pillar_section(self.pillar, self.pool, "schedule")
+        if found:
+            self.schedule.load(schedule or {}, "pillar")
 
     def _start(self, entry: Entry) -> None:
         job = Job(jid=gen_jid(), fun=entry.function, arg=list(entry.args), kwarg=dict(entry.kwargs), tgt=self.id)
