@@ -22,7 +22,6 @@ import hashlib
 import ipaddress
 import logging
 import os
-import platform
 import re
 import socket
 import struct
@@ -33,231 +32,15 @@ from typing import Any
 
 import briny
 
+from ._grains_os import os_grains, read_text
+
 log = logging.getLogger(__name__)
-
-# os-release ID -> Salt's ``os`` grain.
-_OS_NAME = {
-    "debian": "Debian",
-    "ubuntu": "Ubuntu",
-    "raspbian": "Raspbian",
-    "linuxmint": "Mint",
-    "pop": "Pop",
-    "kali": "Kali",
-    "devuan": "Devuan",
-    "deepin": "Deepin",
-    "elementary": "elementary OS",
-    "neon": "neon",
-    "trisquel": "Trisquel",
-    "centos": "CentOS",
-    "rhel": "RedHat",
-    "fedora": "Fedora",
-    "rocky": "Rocky",
-    "almalinux": "AlmaLinux",
-    "ol": "OEL",
-    "amzn": "Amazon",
-    "cloudlinux": "CloudLinux",
-    "scientific": "Scientific",
-    "virtuozzo": "Virtuozzo",
-    "eurolinux": "EuroLinux",
-    "photon": "VMware Photon OS",
-    "mariner": "CBL-Mariner",
-    "azurelinux": "Microsoft Azure Linux",
-    "opensuse-leap": "Leap",
-    "opensuse-tumbleweed": "openSUSE Tumbleweed",
-    "opensuse": "openSUSE",
-    "sles": "SUSE",
-    "sles_sap": "SUSE",
-    "sled": "SUSE",
-    "arch": "Arch",
-    "archarm": "Arch ARM",
-    "manjaro": "Manjaro",
-    "endeavouros": "EndeavourOS",
-    "alpine": "Alpine",
-    "gentoo": "Gentoo",
-    "void": "Void",
-    "nixos": "NixOS",
-    "slackware": "Slackware",
-    "clear-linux-os": "Clear",
-    "mageia": "Mageia",
-    "openeuler": "openEuler",
-    "miraclelinux": "MiracleLinux",
-    "astra": "AstraLinuxCE",
-}
-
-# ``os`` grain -> ``os_family``.
-_OS_FAMILY = {
-    **{
-        name: "Debian"
-        for name in (
-            "Debian",
-            "Ubuntu",
-            "Raspbian",
-            "Mint",
-            "Pop",
-            "Kali",
-            "Devuan",
-            "Deepin",
-            "elementary OS",
-            "neon",
-            "Trisquel",
-            "AstraLinuxCE",
-        )
-    },
-    **{
-        name: "RedHat"
-        for name in (
-            "RedHat",
-            "CentOS",
-            "CentOS Stream",
-            "Fedora",
-            "Rocky",
-            "AlmaLinux",
-            "OEL",
-            "Amazon",
-            "CloudLinux",
-            "Scientific",
-            "Virtuozzo",
-            "EuroLinux",
-            "VMware Photon OS",
-            "CBL-Mariner",
-            "Microsoft Azure Linux",
-            "openEuler",
-            "MiracleLinux",
-        )
-    },
-    **{name: "Suse" for name in ("SUSE", "openSUSE", "Leap", "openSUSE Tumbleweed")},
-    **{name: "Arch" for name in ("Arch", "Arch ARM", "Manjaro", "EndeavourOS")},
-    "Alpine": "Alpine",
-    "Gentoo": "Gentoo",
-    "Void": "Void",
-    "NixOS": "NixOS",
-    "Slackware": "Slackware",
-    "Clear": "Clear",
-    "Mageia": "Mageia",
-}
-
-_ID_LIKE_FAMILY = {
-    "debian": "Debian",
-    "ubuntu": "Debian",
-    "rhel": "RedHat",
-    "fedora": "RedHat",
-    "centos": "RedHat",
-    "suse": "Suse",
-    "opensuse": "Suse",
-    "arch": "Arch",
-}
-
-# ``uname -m`` -> dpkg architecture (``osarch`` on the Debian family).
-_DPKG_ARCH = {
-    "x86_64": "amd64",
-    "aarch64": "arm64",
-    "i686": "i386",
-    "i586": "i386",
-    "i386": "i386",
-    "armv7l": "armhf",
-    "armv6l": "armel",
-    "ppc64le": "ppc64el",
-    "s390x": "s390x",
-    "riscv64": "riscv64",
-    "mips64": "mips64el",
-    "loongarch64": "loong64",
-}
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return ""
-
-
-def _os_release() -> dict[str, str]:
-    text = _read("/etc/os-release") or _read("/usr/lib/os-release")
-    data: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, val = line.partition("=")
-        val = val.strip()
-        if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
-            val = val[1:-1]
-        data[key.strip()] = val.replace('\\"', '"')
-    return data
-
-
-def _release_info(release: str) -> list[int | str]:
-    info: list[int | str] = []
-    for part in release.split("."):
-        info.append(int(part) if part.isdigit() else part)
-    return info
-
-
-def _os_grains(kernel: str, machine: str) -> dict[str, Any]:
-    if kernel != "Linux":
-        release = platform.release()
-        info = _release_info(release)
-        return {
-            "os": kernel,
-            "os_family": kernel,
-            "osfullname": kernel,
-            "osrelease": release,
-            "osrelease_info": info,
-            "oscodename": "",
-            "osarch": machine,
-            "osmajorrelease": info[0] if info else "",
-            "osfinger": f"{kernel}-{info[0] if info else ''}",
-        }
-    rel = _os_release()
-    os_id = rel.get("ID", "").lower()
-    full = rel.get("NAME", "") or "Linux"
-    name = _OS_NAME.get(os_id)
-    if os_id == "centos" and "stream" in full.lower():
-        name = "CentOS Stream"
-    if name is None:
-        name = full.split()[0] if full else "Linux"
-    family = _OS_FAMILY.get(name)
-    if family is None:
-        for like in rel.get("ID_LIKE", "").lower().split():
-            if like in _ID_LIKE_FAMILY:
-                family = _ID_LIKE_FAMILY[like]
-                break
-        else:
-            family = name
-    release = rel.get("VERSION_ID", "")
-    codename = rel.get("VERSION_CODENAME", "")
-    if not codename:
-        m = re.search(r"\(([^)]+)\)", rel.get("VERSION", ""))
-        codename = m.group(1) if m else ""
-    grains: dict[str, Any] = {
-        "os": name,
-        "os_family": family,
-        "oscodename": codename,
-        "osfullname": full,
-        "lsb_distrib_id": full,
-        "lsb_distrib_release": release,
-        "lsb_distrib_codename": codename,
-        "osrelease": release,
-    }
-    if family == "Debian":
-        grains["osarch"] = _DPKG_ARCH.get(machine, machine)
-    else:
-        grains["osarch"] = machine
-    if release:
-        info = _release_info(release)
-        grains["osrelease_info"] = info
-        grains["osmajorrelease"] = info[0]
-        finger_name = name if name in ("Debian", "Raspbian") else full
-        finger_ver = release if finger_name == "Ubuntu" else info[0]
-        grains["osfinger"] = f"{finger_name}-{finger_ver}"
-    return grains
 
 
 def _cpu_grains() -> dict[str, Any]:
     model = ""
     flags: list[str] = []
-    for line in _read("/proc/cpuinfo").splitlines():
+    for line in read_text("/proc/cpuinfo").splitlines():
         key, sep, val = line.partition(":")
         if not sep:
             continue
@@ -273,7 +56,7 @@ def _cpu_grains() -> dict[str, Any]:
 
 def _mem_grains() -> dict[str, int]:
     mem = swap = 0
-    for line in _read("/proc/meminfo").splitlines():
+    for line in read_text("/proc/meminfo").splitlines():
         if line.startswith("MemTotal:"):
             mem = int(line.split()[1]) // 1024
         elif line.startswith("SwapTotal:"):
@@ -283,7 +66,7 @@ def _mem_grains() -> dict[str, int]:
 
 def _hosts_entries() -> list[tuple[str, list[str]]]:
     entries = []
-    for line in _read("/etc/hosts").splitlines():
+    for line in read_text("/etc/hosts").splitlines():
         fields = line.split("#", 1)[0].split()
         if len(fields) >= 2:
             entries.append((fields[0], fields[1:]))
@@ -342,7 +125,7 @@ def _ipv4_by_iface() -> dict[str, list[str]]:
 
 def _ipv6_by_iface() -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
-    for line in _read("/proc/net/if_inet6").splitlines():
+    for line in read_text("/proc/net/if_inet6").splitlines():
         parts = line.split()
         if len(parts) < 6:
             continue
@@ -368,7 +151,7 @@ def _net_grains() -> dict[str, Any]:
             ifaces.append(name)
     hwaddr = {}
     for name in ifaces:
-        mac = _read(f"/sys/class/net/{name}/address").strip()
+        mac = read_text(f"/sys/class/net/{name}/address").strip()
         if mac:
             hwaddr[name] = mac
     ip4_if = {name: list(v4.get(name, [])) for name in ifaces}
@@ -376,13 +159,13 @@ def _net_grains() -> dict[str, Any]:
     all4 = sorted({a for addrs in v4.values() for a in addrs}, key=ipaddress.ip_address)
     all6 = sorted({a for addrs in v6.values() for a in addrs}, key=ipaddress.ip_address)
     gw4: str | bool = False
-    for line in _read("/proc/net/route").splitlines()[1:]:
+    for line in read_text("/proc/net/route").splitlines()[1:]:
         parts = line.split()
         if len(parts) > 7 and parts[1] == "00000000" and parts[7] == "00000000" and parts[2] != "00000000":
             gw4 = socket.inet_ntoa(struct.pack("<I", int(parts[2], 16)))
             break
     gw6: str | bool = False
-    for line in _read("/proc/net/ipv6_route").splitlines():
+    for line in read_text("/proc/net/ipv6_route").splitlines():
         parts = line.split()
         if len(parts) > 4 and parts[0] == "0" * 32 and parts[1] == "00" and parts[4] != "0" * 32:
             gw6 = str(ipaddress.IPv6Address(bytes.fromhex(parts[4])))
@@ -410,7 +193,7 @@ def _dns_grains() -> dict[str, Any]:
         "search": [],
         "options": [],
     }
-    for line in _read("/etc/resolv.conf").splitlines():
+    for line in read_text("/etc/resolv.conf").splitlines():
         parts = line.split("#", 1)[0].split(";", 1)[0].split()
         if not parts:
             continue
@@ -476,7 +259,7 @@ def _virtual_grains() -> dict[str, Any]:
         return {"virtual": "container", "virtual_subtype": "Docker"}
     if os.path.exists("/run/.containerenv"):
         return {"virtual": "container", "virtual_subtype": "Podman"}
-    cgroup = _read("/proc/1/cgroup")
+    cgroup = read_text("/proc/1/cgroup")
     if "docker" in cgroup:
         return {"virtual": "container", "virtual_subtype": "Docker"}
     if "kubepods" in cgroup:
@@ -485,7 +268,7 @@ def _virtual_grains() -> dict[str, Any]:
         return {"virtual": "LXC"}
     if os.path.isdir("/proc/vz") and not os.path.isdir("/proc/bc"):
         return {"virtual": "openvzve"}
-    vendor = (_read("/sys/class/dmi/id/sys_vendor") + " " + _read("/sys/class/dmi/id/product_name")).lower()
+    vendor = (read_text("/sys/class/dmi/id/sys_vendor") + " " + read_text("/sys/class/dmi/id/product_name")).lower()
     for needle, value in (
         ("vmware", "VMware"),
         ("virtualbox", "VirtualBox"),
@@ -524,7 +307,7 @@ def _user_grains() -> dict[str, Any]:
 
 def _kernelparams() -> list[list[str | None]]:
     params: list[list[str | None]] = []
-    for word in _read("/proc/cmdline").split():
+    for word in read_text("/proc/cmdline").split():
         key, sep, val = word.partition("=")
         if sep and len(val) >= 2 and val[0] == val[-1] == '"':
             val = val[1:-1]
@@ -562,7 +345,7 @@ def _disk_grains() -> dict[str, Any]:
         if re.match(r"^(loop|ram|zram|dm-|md|sr|fd|nbd)\d*", name):
             continue
         disks.append(name)
-        if _read(f"/sys/block/{name}/queue/rotational").strip() == "0":
+        if read_text(f"/sys/block/{name}/queue/rotational").strip() == "0":
             ssds.append(name)
     return {"disks": disks, "ssds": ssds}
 
@@ -579,7 +362,7 @@ def core_grains(opts: dict[str, Any]) -> dict[str, Any]:
         "master": opts.get("master", "salt"),
         "id": minion_id,
         "server_id": abs(int(hashlib.sha256(str(minion_id).encode()).hexdigest(), 16) % (2**31)),
-        "machine_id": (_read("/etc/machine-id") or _read("/var/lib/dbus/machine-id")).strip(),
+        "machine_id": (read_text("/etc/machine-id") or read_text("/var/lib/dbus/machine-id")).strip(),
     }
     grains.update(_fqdn_grains(hosts))
     grains.update(_net_grains())
@@ -597,7 +380,7 @@ def core_grains(opts: dict[str, Any]) -> dict[str, Any]:
         }
     )
     grains["init"] = _init_grain() if kernel == "Linux" else "unknown"
-    grains.update(_os_grains(kernel, machine))
+    grains.update(os_grains(kernel, machine))
     grains.update(_cpu_grains())
     grains.update(_mem_grains())
     grains.update(_virtual_grains())

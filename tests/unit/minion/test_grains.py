@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import briny
+from briny.minion import _grains_os
 from briny.minion import grains as grains_mod
 from briny.minion.grains import core_grains, load_grains
 
@@ -96,11 +97,11 @@ def test_os_grains_follow_os_release(grains):
 def test_os_family_mapping(monkeypatch):
     def fake(text):
         monkeypatch.setattr(
-            grains_mod, "_os_release", lambda: dict(line.split("=", 1) for line in text.strip().splitlines())
+            _grains_os, "_os_release", lambda: dict(line.split("=", 1) for line in text.strip().splitlines())
         )
 
     fake("ID=ubuntu\nNAME=Ubuntu\nVERSION_ID=22.04\nVERSION_CODENAME=jammy")
-    g = grains_mod._os_grains("Linux", "x86_64")
+    g = _grains_os.os_grains("Linux", "x86_64")
     assert (g["os"], g["os_family"], g["osfinger"], g["osmajorrelease"], g["osarch"]) == (
         "Ubuntu",
         "Debian",
@@ -109,7 +110,7 @@ def test_os_family_mapping(monkeypatch):
         "amd64",
     )
     fake("ID=rocky\nNAME=Rocky Linux\nVERSION_ID=9.3\nVERSION=9.3 (Blue Onyx)")
-    g = grains_mod._os_grains("Linux", "x86_64")
+    g = _grains_os.os_grains("Linux", "x86_64")
     assert (g["os"], g["os_family"], g["osfinger"], g["oscodename"], g["osarch"]) == (
         "Rocky",
         "RedHat",
@@ -118,9 +119,9 @@ def test_os_family_mapping(monkeypatch):
         "x86_64",
     )
     fake("ID=centos\nNAME=CentOS Stream\nVERSION_ID=9")
-    assert grains_mod._os_grains("Linux", "x86_64")["os"] == "CentOS Stream"
+    assert _grains_os.os_grains("Linux", "x86_64")["os"] == "CentOS Stream"
     fake("ID=someos\nID_LIKE=rhel fedora\nNAME=Some OS\nVERSION_ID=1")
-    g = grains_mod._os_grains("Linux", "x86_64")
+    g = _grains_os.os_grains("Linux", "x86_64")
     assert (g["os"], g["os_family"]) == ("Some", "RedHat")
 
 
