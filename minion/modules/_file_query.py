@@ -20,13 +20,16 @@ import re
 import stat
 from typing import TYPE_CHECKING, Any
 
-from briny.common.exceptions import SaltInvocationError
+from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.minion.fileops import lines
 from briny.minion.fileops.diff import HASH_LENGTHS
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
 
 __all__ = [
+    "read",
+    "search",
     "access",
     "check_hash",
     "contains",
@@ -192,3 +195,36 @@ def is_chrdev(name: str, **kwargs: Any) -> bool:
 def is_fifo(name: str, **kwargs: Any) -> bool:
     """Whether ``name`` is a FIFO (named pipe)."""
     return _is_kind(name, stat.S_ISFIFO)
+
+
+def read(path: str, binary: bool = False) -> str | bytes:
+    """The contents of ``path``, text unless ``binary``."""
+    path = os.path.expanduser(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise CommandExecutionError(f"Unable to read {path}: {exc.strerror}") from exc
+    return data if binary else data.decode("utf-8", errors="replace")
+
+
+def search(
+    path: str,
+    pattern: str,
+    flags: int | str | list[str] = 8,
+    bufsize: int | str = 1,
+    ignore_if_missing: bool = False,
+    multiline: bool = False,
+) -> bool:
+    """True when the regular expression ``pattern`` matches in ``path``."""
+    path = os.path.expanduser(path)
+    if not os.path.exists(path):
+        if ignore_if_missing:
+            return False
+        raise SaltInvocationError(f"File not found: {path}")
+    re_flags = lines.regex_flags(flags)
+    if multiline:
+        re_flags |= re.MULTILINE
+    text = read(path)
+    assert isinstance(text, str)
+    return re.search(pattern, text, re_flags) is not None
