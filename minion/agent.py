@@ -478,6 +478,15 @@ class MinionAgent:
             return False
         return True
 
+    async def _to_every_master(self, cmd: str, payload: dict[str, Any]) -> None:
+        """An event of the local bus: to every master up, as Salt's ``event.fire_master`` does
+        with several (hot) masters; kept for the next one when none is up."""
+        links = [link for link in self.links if link.up] if self.mode != FAILOVER else []
+        if len(links) < 2:
+            await self.deliver(cmd, payload)
+            return
+        await asyncio.gather(*(self.request(cmd, payload, link=link) for link in links))
+
     def _origin_of(self, cmd: str, payload: dict[str, Any]) -> MasterLink | None:
         """The master that published the job ``payload`` belongs to (hot mode, several masters)."""
         if not self._origin:
@@ -648,7 +657,7 @@ class MinionAgent:
                     continue
                 tag, data = event
                 data.setdefault("id", self.id)
-                await self.deliver("event", {"tag": tag, "data": data})
+                await self._to_every_master("event", {"tag": tag, "data": data})
         finally:
             sock.close()
 
