@@ -13,6 +13,11 @@ event bus to the master. The contract is ``docs/PROTOCOL.md``. Its parts:
 - :mod:`briny.minion.jobrunner`: running each job (publish or local call) in
   a process or a worker thread, and its return;
 - :mod:`briny.minion.outbox`: what waits for the next session.
+- :mod:`briny.minion.masters`: several masters (``master`` as a list): one
+  :class:`~briny.minion.masters.MasterLink` per master (its session, pinned
+  key, backoff and outbox); hot-hot (a connect loop per master, each job's
+  return to the master that published it) or ``failover`` (one master at a
+  time, the next when it dies, ``master_failback``).
 
 Threads (``docs/DEVELOPING.md``, "Threads"):
 
@@ -61,7 +66,17 @@ from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
-from briny.minion.masters import FAILOVER, Backoff, MasterLink, alive_interval, failback_interval, master_mode
+from briny.minion.masters import (
+    FAILOVER,
+    Backoff,
+    Failover,
+    MasterLink,
+    Origins,
+    alive_interval,
+    failback_interval,
+    make_links,
+    master_mode,
+)
 from briny.minion.outbox import Outbox
 from briny.minion.scheduler import ScheduleRunner
 from briny.minion.takenjids import FILENAME as TAKEN_FILE
@@ -72,7 +87,6 @@ log = logging.getLogger(__name__)
 DEFAULT_WORKERS = 16  # job threads at once when process_count_max sets no limit
 
 TransportFactory = Callable[[], ClientTransport]
-ORIGINS_KEPT = 1000  # jids whose publishing master the agent remembers (for their returns)
 
 __all__ = ["Backoff", "MinionAgent", "TransportFactory", "public_opts"]
 
@@ -124,12 +138,12 @@ class MinionAgent:
         self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
         self.mode = master_mode(opts)
-        self.links = self._links(transport_factory)
+        self.links = make_links(opts, self.auth, transport_factory)
         if self.mode == FAILOVER:
             self.ping_interval = alive_interval(opts)
-        self.failback = failback_interval(opts) if self.mode == FAILOVER and len(self.links) > 1 else None
-        self._origin: dict[str, MasterLink] = {}  # jid -> the master that published it
-        self._back_to: int | None = None  # failback: the index of the master to go back to
+        several = len(self.links) > 1
+        self.failover = Failover(self.links, failback_interval(opts)) if self.mode == FAILOVER and several else None
+        self.origins = Origins()  # jid -> the master that published it (hot, several masters)
         # ``pool``: job threads shared with other agents (briny-swarm); its owner shuts it down
         self.pool = pool or concurrent.futures.ThreadPoolExecutor(
             max_workers=workers or config.limit(opts, "process_count_max") or DEFAULT_WORKERS,
@@ -188,22 +202,6 @@ class MinionAgent:
         self._stop: asyncio.Event | None = None
         self._bus: Any = None
 
-    def _links(self, factories: TransportFactory | Mapping[str, TransportFactory]) -> list[MasterLink]:
-        from briny.minion.masters import master_addresses, pin_path
-
-        if not isinstance(factories, Mapping):
-            named = master_addresses(self.opts) if self.opts.get("master") else []
-            factories = {named[0].name if len(named) == 1 else "the master": factories}
-        several = len(factories) > 1
-        links = []
-        for name, factory in factories.items():
-            auth = self.auth.for_master(name, pin_path(self.auth.pki_dir, name, several)) if several else self.auth
-            backoff = Backoff(config.number(self.opts, "recon_default"), config.number(self.opts, "recon_max"))
-            links.append(MasterLink(name, factory, auth, backoff))
-        if not links:
-            raise ConfigError("no master to connect to; set 'master' in the minion config")
-        return links
-
     # -- the masters, as one (loop) -----------------------------------------------------------
     @property
     def session(self) -> Session | None:
@@ -240,8 +238,8 @@ class MinionAgent:
             self._start_bus()
         self._spawn(self.scheduler.run(self.connected, self._stop))
         try:
-            if self.mode == FAILOVER and len(self.links) > 1:
-                await self._failover()
+            if self.failover is not None:
+                await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
             else:
                 await asyncio.gather(*(self._keep_up(link) for link in self.links))
         finally:
@@ -256,28 +254,6 @@ class MinionAgent:
             if delay > 0 and not self._stop.is_set():
                 log.debug("next connection attempt to %s in %.2f s", link.name, delay)
                 await self.pause(delay)
-
-    async def _failover(self) -> None:
-        """Failover: serve the first master of the list that answers; when it dies, the next one;
-        a whole round without an answer waits one backoff delay."""
-        assert self._stop is not None
-        index, tried = 0, 0
-        while not self._stop.is_set():
-            link = self.links[index]
-            count = link.auth_count
-            delay = await self._connect_once(link)
-            if self._stop.is_set():
-                break
-            served = link.auth_count > count
-            if served and self._back_to is not None:
-                index, tried, self._back_to = self._back_to, 0, None  # failback: an earlier master answers
-                continue
-            tried = 0 if served else tried + 1
-            index = (index + 1) % len(self.links)
-            log.info("failover: trying the master %s", self.links[index].name)
-            if tried >= len(self.links):
-                tried = 0
-                await self.pause(delay or link.backoff.next())
 
     def stop(self) -> None:
         """Stop taking jobs and shut down (loop; from another thread use
@@ -365,8 +341,8 @@ class MinionAgent:
             asyncio.ensure_future(self._heartbeat(link, session)),
             asyncio.ensure_future(self._after_auth(link)),
         ]
-        if self.failback is not None and link is not self.links[0]:
-            tasks.append(asyncio.ensure_future(self._watch_failback(link, session)))
+        if self.failover is not None and self.failover.failback is not None and link is not self.links[0]:
+            tasks.append(asyncio.ensure_future(self.failover.watch(link, session)))
         stop = asyncio.ensure_future(self._stop.wait())
         dead = asyncio.ensure_future(session.dead.wait())
         try:
@@ -375,7 +351,7 @@ class MinionAgent:
             for task in tasks + [stop, dead]:
                 task.cancel()
             await asyncio.gather(*tasks, stop, dead, return_exceptions=True)
-        if session.dead.is_set() and self._back_to is None:
+        if session.dead.is_set() and (self.failover is None or self.failover.back_to is None):
             log.warning("lost the master %s; authenticating again", link.name)
 
     async def _after_auth(self, link: MasterLink) -> None:
@@ -383,26 +359,6 @@ class MinionAgent:
         it kept for this minion), then whatever waited in the outbox."""
         await self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}, link=link)
         await self._flush_outbox(link)
-
-    async def _watch_failback(self, link: MasterLink, session: Session) -> None:
-        """Failover with ``master_failback``: every ``master_failback_interval`` s, authenticate
-        with the masters listed before ``link``; once one accepts, drop ``link``'s session (the
-        failover loop goes back to that master)."""
-        assert self.failback is not None
-        earlier = self.links[: self.links.index(link)]
-        while not session.dead.is_set():
-            await asyncio.sleep(self.failback)
-            for index, other in enumerate(earlier):
-                transport = other.factory()
-                try:
-                    outcome = await other.auth.authenticate(transport)
-                finally:
-                    transport.close()
-                if outcome.session is not None:
-                    log.info("failback: %s answers again; leaving %s", other.name, link.name)
-                    self._back_to = index
-                    session.dead.set()
-                    return
 
     def _retry_after(self, link: MasterLink, status: str) -> float:
         """Seconds before the next auth attempt after one that gave ``status`` (not accepted)."""
@@ -471,7 +427,7 @@ class MinionAgent:
         """Send a return or an event: a job's to the master that published it (hot multi-master),
         anything else to the first master up; kept in an outbox (and sent after the next auth)
         when that master cannot take it now."""
-        link = self._origin_of(cmd, payload)
+        link = self.origins.of(cmd, payload)
         reply = await self.request(cmd, payload, link=link)
         if reply is None:
             (link.outbox if link is not None else self.outbox).keep(cmd, payload)
@@ -486,14 +442,6 @@ class MinionAgent:
             await self.deliver(cmd, payload)
             return
         await asyncio.gather(*(self.request(cmd, payload, link=link) for link in links))
-
-    def _origin_of(self, cmd: str, payload: dict[str, Any]) -> MasterLink | None:
-        """The master that published the job ``payload`` belongs to (hot mode, several masters)."""
-        if not self._origin:
-            return None
-        data = payload.get("data") if cmd == "event" else payload
-        jid = data.get("jid") if isinstance(data, dict) else None
-        return self._origin.get(jid) if isinstance(jid, str) else None
 
     async def _flush_outbox(self, link: MasterLink) -> None:
         """Send what waited for ``link``'s master, then what waited for any, while its session lives."""
@@ -520,9 +468,7 @@ class MinionAgent:
                 continue
             if job is not None and self.jobs.take(job):  # once per jid, whichever master sent it
                 if len(self.links) > 1 and self.mode != FAILOVER:
-                    self._origin[job.jid] = link
-                    while len(self._origin) > ORIGINS_KEPT:
-                        del self._origin[next(iter(self._origin))]
+                    self.origins.note(job.jid, link)
                 self.jobs.start(job)
 
     def _open_publish(self, session: Session, topic: bytes, frame: bytes) -> Job | None:
@@ -638,28 +584,9 @@ class MinionAgent:
             log.error("the minion event bus did not start (%s); local events will not reach the master", exc)
             self._bus = None
             return
-        self._spawn(self._forward_bus(self._bus.pub_path))
+        from briny.minion.busrelay import forward_bus
 
-    async def _forward_bus(self, pub_path: str) -> None:
-        import zmq
-        import zmq.asyncio
-
-        from briny.common.event import decode
-
-        sock = zmq.asyncio.Context.instance().socket(zmq.SUB)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.SUBSCRIBE, b"")
-        sock.connect(f"ipc://{pub_path}")
-        try:
-            while True:
-                event = decode(await sock.recv_multipart())
-                if event is None:
-                    continue
-                tag, data = event
-                data.setdefault("id", self.id)
-                await self._to_every_master("event", {"tag": tag, "data": data})
-        finally:
-            sock.close()
+        self._spawn(forward_bus(self._bus.pub_path, self.id, self._to_every_master))
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -21,15 +21,17 @@ per master, so masters with their own key pairs can serve one minion. A master w
 its own pinned yet is checked against ``minion_master.pub`` when it exists (Salt's multi-master
 shares one key pair between the masters: a minion moved over from Salt keeps its trust).
 
-Threads: :class:`MasterLink` lives on the minion's loop (:mod:`briny.minion.agent`).
+Threads: :class:`MasterLink` and :class:`Failover` live on the minion's loop
+(:mod:`briny.minion.agent`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,7 @@ from briny.minion.outbox import Outbox
 log = logging.getLogger(__name__)
 
 HOT, FAILOVER = "str", "failover"
+ORIGINS_KEPT = 1000  # jids whose publishing master the agent remembers (for their returns)
 LEGACY_PIN = "minion_master.pub"
 
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>\d+)$")
@@ -176,3 +179,101 @@ class MasterLink:
     def up(self) -> bool:
         """Whether a session with this master lives."""
         return self.session is not None and not self.session.dead.is_set()
+
+
+class Failover:
+    """``master_type: failover`` over ``links`` (loop): which master to serve, and failback."""
+
+    def __init__(self, links: list[MasterLink], failback: float | None) -> None:
+        self.links = links
+        self.failback = failback  # seconds between failback attempts; None: no failback
+        self.back_to: int | None = None  # the index of the earlier master that answered again
+
+    async def run(
+        self,
+        connect_once: Callable[[MasterLink], Awaitable[float]],
+        pause: Callable[[float], Awaitable[None]],
+        stopped: Callable[[], bool],
+    ) -> None:
+        """Serve the first master of the list that answers (``connect_once`` authenticates and
+        serves until the session dies); when it dies, the next one; a whole round without an
+        answer waits one backoff delay (``pause``)."""
+        index, tried = 0, 0
+        while not stopped():
+            link = self.links[index]
+            count = link.auth_count
+            delay = await connect_once(link)
+            if stopped():
+                break
+            served = link.auth_count > count
+            if served and self.back_to is not None:
+                index, tried, self.back_to = self.back_to, 0, None
+                continue
+            tried = 0 if served else tried + 1
+            index = (index + 1) % len(self.links)
+            log.info("failover: trying the master %s", self.links[index].name)
+            if tried >= len(self.links):
+                tried = 0
+                await pause(delay or link.backoff.next())
+
+    async def watch(self, link: MasterLink, session: Session) -> None:
+        """While ``link``'s ``session`` lives: every ``failback`` s, authenticate with the masters
+        listed before it; once one accepts, end ``session`` (:meth:`run` goes back to that one)."""
+        assert self.failback is not None
+        earlier = self.links[: self.links.index(link)]
+        while not session.dead.is_set():
+            await asyncio.sleep(self.failback)
+            for index, other in enumerate(earlier):
+                transport = other.factory()
+                try:
+                    outcome = await other.auth.authenticate(transport)
+                finally:
+                    transport.close()
+                if outcome.session is not None:
+                    log.info("failback: %s answers again; leaving %s", other.name, link.name)
+                    self.back_to = index
+                    session.dead.set()
+                    return
+
+
+def make_links(
+    opts: Mapping[str, Any],
+    auth: MinionAuth,
+    factories: Callable[[], ClientTransport] | Mapping[str, Callable[[], ClientTransport]],
+) -> list[MasterLink]:
+    """One link per master: ``factories`` maps each master's name to its connection factory (or
+    is the one master's factory); with several, each has its own pinned key (:func:`pin_path`)."""
+    if not isinstance(factories, Mapping):
+        named = master_addresses(opts) if opts.get("master") else []
+        factories = {named[0].name if len(named) == 1 else "the master": factories}
+    several = len(factories) > 1
+    links = []
+    for name, factory in factories.items():
+        own = auth.for_master(name, pin_path(auth.pki_dir, name, several)) if several else auth
+        backoff = Backoff(config.number(opts, "recon_default"), config.number(opts, "recon_max"))
+        links.append(MasterLink(name, factory, own, backoff))
+    if not links:
+        raise ConfigError("no master to connect to; set 'master' in the minion config")
+    return links
+
+
+class Origins:
+    """The master that published each of the last :data:`ORIGINS_KEPT` jobs taken (hot mode, several
+    masters): where its return and events go."""
+
+    def __init__(self, keep: int = ORIGINS_KEPT) -> None:
+        self.keep = keep
+        self._links: dict[str, MasterLink] = {}
+
+    def note(self, jid: str, link: MasterLink) -> None:
+        self._links[jid] = link
+        while len(self._links) > self.keep:
+            del self._links[next(iter(self._links))]
+
+    def of(self, cmd: str, payload: Mapping[str, Any]) -> MasterLink | None:
+        """The master the ``ret`` or ``event`` ``payload`` goes to; None: any master."""
+        if not self._links:
+            return None
+        data = payload.get("data") if cmd == "event" else payload
+        jid = data.get("jid") if isinstance(data, Mapping) else None
+        return self._links.get(jid) if isinstance(jid, str) else None

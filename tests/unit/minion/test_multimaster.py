@@ -24,7 +24,7 @@ from briny.minion.masters import (
     pin_path,
 )
 
-from .test_agent_support import RawMaster, Running, minion_opts, rsa_key, run, short_root  # noqa: F401 - a fixture
+from .test_agent_support import RawMaster, Running, fire_until_heard, minion_opts, rsa_key, run, short_root  # noqa: F401 - a fixture
 
 
 def two(tmp_path, bus: bool = False, **extra) -> tuple[MinionAgent, RawMaster, RawMaster]:
@@ -33,6 +33,12 @@ def two(tmp_path, bus: bool = False, **extra) -> tuple[MinionAgent, RawMaster, R
     opts = minion_opts(tmp_path, **extra)
     agent = MinionAgent(opts, {"a:4506": one.client, "b:4506": other.client}, event_bus=bus)
     return agent, a, b
+
+
+async def told(*masters: RawMaster) -> None:
+    """Until each of ``masters`` has a session with the minion (it was sent the grains)."""
+    for master in masters:
+        await master.wait_for(lambda r: r["cmd"] == "grains")
 
 
 def load(jid: str) -> dict:
@@ -47,8 +53,7 @@ def test_hot_serves_both_masters_and_returns_each_job_to_its_publisher(tmp_path)
         agent, a, b = two(tmp_path)
         a.start(), b.start()
         async with Running(agent):
-            await a.wait_for(lambda r: r["cmd"] == "grains")
-            await b.wait_for(lambda r: r["cmd"] == "grains")  # each master hears of the minion
+            await told(a, b)  # each master hears of the minion
             jid_a = await a.publish("m1", "test.echo", ["from-a"])
             jid_b = await b.publish("m1", "test.echo", ["from-b"])
             ret_a, ret_b = await a.wait_ret(jid_a), await b.wait_ret(jid_b)
@@ -72,8 +77,7 @@ def test_the_same_jid_from_both_masters_runs_once(tmp_path):
         agent, a, b = two(tmp_path)
         a.start(), b.start()
         async with Running(agent):
-            await a.wait_for(lambda r: r["cmd"] == "grains")
-            await b.wait_for(lambda r: r["cmd"] == "grains")
+            await told(a, b)
             jid = "20261124050000000001"
             await a.raw_publish("m1", a.pub_frame("m1", load(jid)))
             await a.wait_ret(jid)
@@ -91,16 +95,10 @@ def test_local_bus_events_reach_every_master(short_root):  # noqa: F811 - the im
         agent, a, b = two(short_root, bus=True)
         a.start(), b.start()
         async with Running(agent):
-            await a.wait_for(lambda r: r["cmd"] == "grains")
-            await b.wait_for(lambda r: r["cmd"] == "grains")
+            await told(a, b)
             loop = asyncio.get_running_loop()
             sender = EventSender(agent.opts)
-            probes = 0
-            while not [r for r in b.requests if r["cmd"] == "event"]:  # the bus's subscriber joined
-                assert probes < 100, "no probe event reached the master"
-                await loop.run_in_executor(None, sender.fire, "probe/join", {"n": probes})
-                probes += 1
-                await asyncio.sleep(0.05)
+            await fire_until_heard(sender, b)
             await loop.run_in_executor(None, sender.fire, "custom/thing", {"x": 1})
             got = [await m.wait_for(lambda r: r["cmd"] == "event" and r["tag"] == "custom/thing") for m in (a, b)]
             sender.close()
