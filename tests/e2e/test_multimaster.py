@@ -8,6 +8,7 @@ the second listens on 127.0.0.2 (loopback too) with the first's ports, so one mi
   pins each one's key in its own file, runs a job from either and returns it to the master that
   published it (and only there);
 - a master in the list that never answers does not stop the minion serving the other;
+- a return for a master killed mid-job waits for it and reaches it once it is back;
 - ``master_type: failover``: the minion serves the first master only; killed by pid, the minion
   moves to the second within ``master_alive_interval`` plus one auth.
 """
@@ -46,6 +47,11 @@ def echo_returned(fleet: Fleet, word: str) -> str:
     jid = fleet.publish("mm", "test.echo", word)
     assert fleet.wait_returns(jid, ["mm"], timeout=20)["mm"] == word
     return jid
+
+
+def job_written(fleet: Fleet, jid: str) -> bool:
+    res = fleet.run("jobs.list_job", jid, "--out", "json")
+    return res.returncode == 0 and bool(res.json().get("Minions"))
 
 
 def test_hot_hot_takes_jobs_from_either_master_and_returns_each_to_its_own(make_fleet):
@@ -106,3 +112,24 @@ def test_failover_moves_to_the_next_master_when_the_first_dies(make_fleet):
     # the next ping after at most master_alive_interval goes unanswered for auth_timeout, then one auth
     assert moved <= alive + auth_timeout + 2.0, moved
     echo_returned(second, "on-the-second")
+
+
+def test_a_return_for_a_killed_master_waits_for_it_and_reaches_it_back(make_fleet):
+    first, second = two_masters(make_fleet)
+    first.start_master()
+    second.start_master()
+    daemon = first.start_minion("mm")
+    first.wait_connected(["mm"], 30)
+    second.wait_connected(["mm"], 30)
+    jid = second.publish("mm", "test.sleep", 4)
+    first.wait(lambda: "test.sleep" in daemon.log_file.read_text(), 10, "the job to start on the minion")
+    # the master writes its jobs in batches: kill it once this one is written (a job it lost
+    # to the kill would make it refuse the return, which is the master's job cache's matter)
+    second.wait(lambda: job_written(second, jid), 10, "the job in the second master's job cache")
+    second.stop_master(signal.SIGKILL)  # mid-job
+    echo_returned(first, "first-still-served")
+    # the return waits for its own master (not sent to the other one)
+    first.wait(lambda: "ret kept for sending after the next auth" in daemon.log_file.read_text(), 10, "the kept ret")
+    second.start_master()
+    assert second.wait_returns(jid, ["mm"], timeout=30)["mm"] is True
+    assert "mm" not in first.lookup_jid(jid)
