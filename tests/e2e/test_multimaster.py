@@ -24,7 +24,7 @@ import pytest
 
 from briny.common.transport import free_ports
 
-from .support import Fleet
+from .support import Daemon, Fleet
 
 pytestmark = pytest.mark.slow
 
@@ -43,6 +43,17 @@ def two_masters(make_fleet: Callable[..., Fleet], **minion: Any) -> tuple[Fleet,
     return first, second
 
 
+def start_both(first: Fleet, second: Fleet, serving: list[Fleet] | None = None) -> Daemon:
+    """Start both masters and the minion; wait until it has a session with each of ``serving``
+    (default: both)."""
+    first.start_master()
+    second.start_master()
+    daemon = first.start_minion("mm")
+    for fleet in serving or [first, second]:
+        fleet.wait_connected(["mm"], 30)
+    return daemon
+
+
 def echo_returned(fleet: Fleet, word: str) -> str:
     jid = fleet.publish("mm", "test.echo", word)
     assert fleet.wait_returns(jid, ["mm"], timeout=20)["mm"] == word
@@ -56,11 +67,7 @@ def job_written(fleet: Fleet, jid: str) -> bool:
 
 def test_hot_hot_takes_jobs_from_either_master_and_returns_each_to_its_own(make_fleet):
     first, second = two_masters(make_fleet)
-    first.start_master()
-    second.start_master()
-    daemon = first.start_minion("mm")
-    first.wait_connected(["mm"], 30)
-    second.wait_connected(["mm"], 30)
+    daemon = start_both(first, second)
 
     jid1 = echo_returned(first, "from-one")
     jid2 = echo_returned(second, "from-two")
@@ -97,10 +104,7 @@ def test_an_unreachable_master_in_the_list_does_not_stop_the_others(make_fleet):
 def test_failover_moves_to_the_next_master_when_the_first_dies(make_fleet):
     alive = 1.0
     first, second = two_masters(make_fleet, master_type="failover", master_alive_interval=alive)
-    first.start_master()
-    second.start_master()
-    first.start_minion("mm")
-    first.wait_connected(["mm"], 30)
+    start_both(first, second, serving=[first])
     echo_returned(first, "on-the-first")
     assert "mm" not in second.minions_state()["connected"]  # failover: one master at a time
 
@@ -116,11 +120,7 @@ def test_failover_moves_to_the_next_master_when_the_first_dies(make_fleet):
 
 def test_a_return_for_a_killed_master_waits_for_it_and_reaches_it_back(make_fleet):
     first, second = two_masters(make_fleet)
-    first.start_master()
-    second.start_master()
-    daemon = first.start_minion("mm")
-    first.wait_connected(["mm"], 30)
-    second.wait_connected(["mm"], 30)
+    daemon = start_both(first, second)
     jid = second.publish("mm", "test.sleep", 4)
     first.wait(lambda: "test.sleep" in daemon.log_file.read_text(), 10, "the job to start on the minion")
     # the master writes its jobs in batches: kill it once this one is written (a job it lost
