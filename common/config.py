@@ -183,6 +183,9 @@ def _type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+STR_OR_LIST = frozenset({"master"})  # a string, or a list of strings
+
+
 def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) -> None:
     for key, default in defaults.items():
         if key not in opts or default is None or opts[key] is None:
@@ -192,6 +195,8 @@ def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) ->
             ok = isinstance(val, bool)
         elif isinstance(default, _NUMBER):
             ok = isinstance(val, _NUMBER) and not isinstance(val, bool)
+        elif isinstance(default, str) and key in STR_OR_LIST and isinstance(val, list):
+            ok = all(isinstance(v, str) for v in val)  # several masters (briny.minion.masters)
         elif isinstance(default, str):
             ok = isinstance(val, (str, int, float)) and not isinstance(val, bool)
             if ok and not isinstance(val, str):

@@ -154,8 +154,9 @@ state_output_profile
 )
 READ_MINION = frozenset(
     """
-autoload_dynamic_modules beacons clean_dynamic_modules cmd_safe disabled_requisites local loop_interval master_type
-mine_functions providers schedule service_timeout state_queue use_master_when_local
+autoload_dynamic_modules beacons clean_dynamic_modules cmd_safe disabled_requisites local loop_interval
+master_alive_interval master_failback master_failback_interval master_type mine_functions providers schedule
+service_timeout state_queue use_master_when_local
 """.split()
 )
 READ_MASTER = frozenset("keep_jobs_seconds mine_get".split())

@@ -13,6 +13,11 @@ event bus to the master. The contract is ``docs/PROTOCOL.md``. Its parts:
 - :mod:`briny.minion.jobrunner`: running each job (publish or local call) in
   a process or a worker thread, and its return;
 - :mod:`briny.minion.outbox`: what waits for the next session.
+- :mod:`briny.minion.masters`: several masters (``master`` as a list): one
+  :class:`~briny.minion.masters.MasterLink` per master (its session, pinned
+  key, backoff and outbox); hot-hot (a connect loop per master, each job's
+  return to the master that published it) or ``failover`` (one master at a
+  time, the next when it dies, ``master_failback``).
 
 Threads (``docs/DEVELOPING.md``, "Threads"):
 
@@ -48,9 +53,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import random
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +66,17 @@ from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
+from briny.minion.masters import (
+    FAILOVER,
+    Backoff,
+    Failover,
+    MasterLink,
+    Origins,
+    alive_interval,
+    failback_interval,
+    make_links,
+    master_mode,
+)
 from briny.minion.outbox import Outbox
 from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
 from briny.minion.scheduler import ScheduleRunner
@@ -75,33 +89,10 @@ DEFAULT_WORKERS = 16  # job threads at once when process_count_max sets no limit
 
 TransportFactory = Callable[[], ClientTransport]
 
+__all__ = ["Backoff", "MinionAgent", "TransportFactory", "public_opts"]
+
 
 # -- records ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Backoff:
-    """Reconnect delays: doubling from ``min_ms`` to ``max_ms``, with random jitter of up to half
-    the interval (upwards below the cap, downwards at it), always within [min_ms, max_ms].
-    ``uniform(a, b)`` draws the jitter (tests pin it)."""
-
-    min_ms: float
-    max_ms: float
-    attempt: int = 0
-    uniform: Callable[[float, float], float] = field(default=random.uniform, repr=False)
-
-    def next(self) -> float:
-        lo, hi = max(1.0, float(self.min_ms)), max(1.0, float(self.max_ms), float(self.min_ms))
-        base = min(hi, lo * (2.0 ** min(self.attempt, 32)))
-        self.attempt += 1
-        if base < hi:
-            delay = min(hi, base + self.uniform(0, base / 2))
-        else:
-            delay = max(lo, hi - self.uniform(0, hi / 2))
-        return delay / 1000.0
-
-    def reset(self) -> None:
-        self.attempt = 0
 
 
 # -- the agent --------------------------------------------------------------------------------
@@ -112,14 +103,16 @@ class MinionAgent:
 
     ``transport_factory`` makes a fresh connection to the master (a
     ``ZmqClient`` in the daemon, ``MemoryHub.client`` in tests); one is used
-    per auth attempt and closed when its session dies. ``grains`` are the
-    host's grains (detected by the daemon at start; ``{}`` is fine in tests).
+    per auth attempt and closed when its session dies. With several masters
+    (:mod:`briny.minion.masters`) it maps each master's name to its factory,
+    in the order of the ``master`` list. ``grains`` are the host's grains
+    (detected by the daemon at start; ``{}`` is fine in tests).
     """
 
     def __init__(
         self,
         opts: dict[str, Any],
-        transport_factory: TransportFactory,
+        transport_factory: TransportFactory | Mapping[str, TransportFactory],
         *,
         grains: dict[str, Any] | None = None,
         event_bus: bool = True,
@@ -136,17 +129,22 @@ class MinionAgent:
         self.opts = opts
         self.id: str = opts["id"]
         self.topic = topic_for(self.id)
-        self.factory = transport_factory
         self.grains: dict[str, Any] = dict(grains or {})
         self.ping_interval = config.number(opts, "ping_interval")
         self.auth_timeout = config.number(opts, "auth_timeout")
         self.acceptance_wait = config.number(opts, "acceptance_wait_time")
-        self.backoff = Backoff(config.number(opts, "recon_default"), config.number(opts, "recon_max"))
         self.shutdown_grace = config.number(opts, "shutdown_grace")
         self.pause: Callable[[float], Awaitable[None]] = self._sleep  # between attempts; tests record it
         self.use_bus = event_bus
         self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
+        self.mode = master_mode(opts)
+        self.links = make_links(opts, self.auth, transport_factory)
+        if self.mode == FAILOVER:
+            self.ping_interval = alive_interval(opts)
+        several = len(self.links) > 1
+        self.failover = Failover(self.links, failback_interval(opts)) if self.mode == FAILOVER and several else None
+        self.origins = Origins()  # jid -> the master that published it (hot, several masters)
         # ``pool``: job threads shared with other agents (briny-swarm); its owner shuts it down
         self.pool = pool or concurrent.futures.ThreadPoolExecutor(
             max_workers=workers or config.limit(opts, "process_count_max") or DEFAULT_WORKERS,
@@ -200,20 +198,44 @@ class MinionAgent:
             opts,
             self.id,
             HostReadings(daemon_salt(self.executor)),
-            lambda tag, data: self.deliver("event", {"tag": tag, "data": data}),
+            lambda tag, data: self._to_every_master("event", {"tag": tag, "data": data}),
             lambda: pillar.get(self.opts, self.grains, None),
             self.pool,
         )
-        self.session: Session | None = None
-        self.status = "starting"  # last auth status, for logs and tests
-        self.connected = asyncio.Event()  # set while a session is up (tests wait on it)
+        self.status = "starting"  # last auth status (of any master), for logs and tests
+        self.connected = asyncio.Event()  # set while a session with some master is up (tests wait on it)
         self.attempted = asyncio.Event()  # set once the first auth has an outcome (readiness)
-        self.outbox = Outbox()
+        self.outbox = Outbox()  # what may go to any master (its own master's first: MasterLink.outbox)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._bus: Any = None
-        self.auth_count = 0
+
+    # -- the masters, as one (loop) -----------------------------------------------------------
+    @property
+    def session(self) -> Session | None:
+        """The session requests without a master of their own use: the first master's that is up."""
+        link = self._live()
+        return link.session if link is not None else None
+
+    @property
+    def backoff(self) -> Backoff:
+        """The first master's reconnect delays (with one master, the only one)."""
+        return self.links[0].backoff
+
+    @property
+    def auth_count(self) -> int:
+        """Sessions opened so far, with every master."""
+        return sum(link.auth_count for link in self.links)
+
+    def _live(self) -> MasterLink | None:
+        return next((link for link in self.links if link.up), None)
+
+    def _update_connected(self) -> None:
+        if any(link.up for link in self.links):
+            self.connected.set()
+        else:
+            self.connected.clear()
 
     # -- lifecycle (loop) ---------------------------------------------------------------------
     async def run(self) -> None:
@@ -226,13 +248,22 @@ class MinionAgent:
         self._spawn(self.scheduler.run(self.connected, self._stop))
         self._spawn(self.beacons.run(self.connected, self._stop))
         try:
-            while not self._stop.is_set():
-                delay = await self._connect_once()
-                if delay > 0 and not self._stop.is_set():
-                    log.debug("next connection attempt in %.2f s", delay)
-                    await self.pause(delay)
+            if self.failover is not None:
+                await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
+            else:
+                await asyncio.gather(*(self._keep_up(link) for link in self.links))
         finally:
             await self._finish()
+
+    async def _keep_up(self, link: MasterLink) -> None:
+        """Hot: serve ``link``'s master, authenticating again whenever its session dies, until stop
+        (one master that does not answer never holds up the others)."""
+        assert self._stop is not None
+        while not self._stop.is_set():
+            delay = await self._connect_once(link)
+            if delay > 0 and not self._stop.is_set():
+                log.debug("next connection attempt to %s in %.2f s", link.name, delay)
+                await self.pause(delay)
 
     def stop(self) -> None:
         """Stop taking jobs and shut down (loop; from another thread use
@@ -256,31 +287,34 @@ class MinionAgent:
 
     async def _finish(self) -> None:
         await self.jobs.finish(self.shutdown_grace)
-        session = self.session
-        if session is not None and not session.dead.is_set():
-            await self._flush_outbox()
+        for link in self.links:
+            if link.up:
+                await self._flush_outbox(link)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        if session is not None:
-            session.transport.close()
-            self.session = None
+        for link in self.links:
+            if link.session is not None:
+                link.session.transport.close()
+                link.session = None
+        self.connected.clear()
         if self._bus is not None:
             self._bus.stop()
         self.jobs.close()
-        if self.outbox:
-            log.warning("%d return(s)/event(s) could not be sent before shutdown", len(self.outbox))
+        waiting = len(self.outbox) + sum(len(link.outbox) for link in self.links)
+        if waiting:
+            log.warning("%d return(s)/event(s) could not be sent before shutdown", waiting)
 
     # -- one connection (loop) -----------------------------------------------------------------
-    async def _connect_once(self) -> float:
-        """Authenticate on a fresh transport and serve until the session dies; the delay before
-        the next attempt."""
-        transport = self.factory()
+    async def _connect_once(self, link: MasterLink) -> float:
+        """Authenticate with ``link``'s master on a fresh transport and serve until the session
+        dies; the delay before the next attempt."""
+        transport = link.factory()
         transport.subscribe(self.topic)  # before auth: a job published right after is not missed
         session: Session | None = None
         try:
-            auth = asyncio.ensure_future(self.auth.authenticate(transport))
+            auth = asyncio.ensure_future(link.auth.authenticate(transport))
             assert self._stop is not None
             stop = asyncio.ensure_future(self._stop.wait())
             await asyncio.wait([auth, stop], return_when=asyncio.FIRST_COMPLETED)
@@ -290,33 +324,35 @@ class MinionAgent:
                 await asyncio.gather(auth, return_exceptions=True)
                 return 0.0
             outcome = auth.result()
-            self.status = outcome.status
+            link.status = self.status = outcome.status
             self.attempted.set()
             if outcome.session is None:
-                return self._retry_after(outcome.status)
+                return self._retry_after(link, outcome.status)
             session = outcome.session
-            self.session = session
-            self.backoff.reset()
-            self.auth_count += 1
-            self.connected.set()
-            log.info("connected to the master as %s", self.id)
-            await self._serve(session)
-            return 0.0 if self._stop is not None and self._stop.is_set() else self.backoff.next()
+            link.session = session
+            link.backoff.reset()
+            link.auth_count += 1
+            self._update_connected()
+            log.info("connected to the master as %s (%s)", self.id, link.name)
+            await self._serve(link, session)
+            return 0.0 if self._stop is not None and self._stop.is_set() else link.backoff.next()
         finally:
-            self.connected.clear()
             if session is None or not (self._stop is not None and self._stop.is_set()):
                 # on shutdown the session stays open until returns are flushed (_finish)
-                if self.session is session:
-                    self.session = None
+                if link.session is session:
+                    link.session = None
                 transport.close()
+            self._update_connected()
 
-    async def _serve(self, session: Session) -> None:
+    async def _serve(self, link: MasterLink, session: Session) -> None:
         assert self._stop is not None
         tasks = [
-            asyncio.ensure_future(self._read_publishes(session)),
-            asyncio.ensure_future(self._heartbeat(session)),
-            asyncio.ensure_future(self._after_auth(session)),
+            asyncio.ensure_future(self._read_publishes(link, session)),
+            asyncio.ensure_future(self._heartbeat(link, session)),
+            asyncio.ensure_future(self._after_auth(link)),
         ]
+        if self.failover is not None and self.failover.failback is not None and link is not self.links[0]:
+            tasks.append(asyncio.ensure_future(self.failover.watch(link, session)))
         stop = asyncio.ensure_future(self._stop.wait())
         dead = asyncio.ensure_future(session.dead.wait())
         try:
@@ -325,42 +361,46 @@ class MinionAgent:
             for task in tasks + [stop, dead]:
                 task.cancel()
             await asyncio.gather(*tasks, stop, dead, return_exceptions=True)
-        if session.dead.is_set():
-            log.warning("lost the master; authenticating again")
+        if session.dead.is_set() and (self.failover is None or self.failover.back_to is None):
+            log.warning("lost the master %s; authenticating again", link.name)
 
-    async def _after_auth(self, session: Session) -> None:
+    async def _after_auth(self, link: MasterLink) -> None:
         """Grains first (the master fires ``salt/minion/<id>/start`` on them and hands over jobs
         it kept for this minion), then whatever waited in the outbox."""
-        await self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)})
-        await self._flush_outbox()
+        await self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}, link=link)
+        await self._flush_outbox(link)
 
-    def _retry_after(self, status: str) -> float:
+    def _retry_after(self, link: MasterLink, status: str) -> float:
         """Seconds before the next auth attempt after one that gave ``status`` (not accepted)."""
         if status == "pending":
             log.info(
-                "this minion's key is pending on the master; accept it there with "
-                "`briny-key -a %s`; asking again in %.1f s",
+                "this minion's key is pending on %s; accept it there with `briny-key -a %s`; asking again in %.1f s",
+                link.name,
                 self.id,
                 self.acceptance_wait,
             )
             return self.acceptance_wait
         if status in ("rejected", "denied"):
-            wait = max(self.acceptance_wait, self.backoff.max_ms / 1000.0) * 3
+            wait = max(self.acceptance_wait, link.backoff.max_ms / 1000.0) * 3
             log.error(
-                "the master has %s this minion's key; it runs nothing. Asking again in %.0f s "
+                "%s has %s this minion's key; it runs nothing from it. Asking again in %.0f s "
                 "(delete the key on the master with `briny-key -d %s` to start over)",
+                link.name,
                 status,
                 wait,
                 self.id,
             )
             return wait
-        return self.backoff.next()  # no reply, or an answer that did not check out
+        return link.backoff.next()  # no reply, or an answer that did not check out
 
     # -- requests (loop) --------------------------------------------------------------------------
-    async def request(self, cmd: str, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
-        """One sealed request; the reply payload, or None when there is no session, no reply in
-        time or an ``err`` reply (those two also mark the session dead)."""
-        session = self.session
+    async def request(
+        self, cmd: str, payload: dict[str, Any], timeout: float | None = None, *, link: MasterLink | None = None
+    ) -> dict[str, Any] | None:
+        """One sealed request to ``link``'s master (default: the first master up); the reply
+        payload, or None when there is no session, no reply in time or an ``err`` reply (those
+        two also mark the session dead)."""
+        session = link.session if link is not None else self.session
         if session is None or session.dead.is_set():
             return None
         env = wire.sealed("req", self.id, session.key, {**payload, "cmd": cmd})
@@ -394,33 +434,51 @@ class MinionAgent:
         return data
 
     async def deliver(self, cmd: str, payload: dict[str, Any]) -> bool:
-        """Send a return or an event; kept in the outbox (and sent after the next auth) when the
-        master cannot take it now."""
-        reply = await self.request(cmd, payload)
+        """Send a return or an event: a job's to the master that published it (hot multi-master),
+        anything else to the first master up; kept in an outbox (and sent after the next auth)
+        when that master cannot take it now."""
+        link = self.origins.of(cmd, payload)
+        reply = await self.request(cmd, payload, link=link)
         if reply is None:
-            self.outbox.keep(cmd, payload)
+            (link.outbox if link is not None else self.outbox).keep(cmd, payload)
             return False
         return True
 
-    async def _flush_outbox(self) -> None:
-        """Send what waited in the outbox while the session lives."""
-        await self.outbox.flush(self.request, lambda: self.session is not None and not self.session.dead.is_set())
+    async def _to_every_master(self, cmd: str, payload: dict[str, Any]) -> None:
+        """An event of the local bus: to every master up, as Salt's ``event.fire_master`` does
+        with several (hot) masters; kept for the next one when none is up."""
+        links = [link for link in self.links if link.up] if self.mode != FAILOVER else []
+        if len(links) < 2:
+            await self.deliver(cmd, payload)
+            return
+        await asyncio.gather(*(self.request(cmd, payload, link=link) for link in links))
 
-    async def _heartbeat(self, session: Session) -> None:
+    async def _flush_outbox(self, link: MasterLink) -> None:
+        """Send what waited for ``link``'s master, then what waited for any, while its session lives."""
+
+        async def send(cmd: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+            return await self.request(cmd, payload, link=link)
+
+        await link.outbox.flush(send, lambda: link.up)
+        await self.outbox.flush(send, lambda: link.up)
+
+    async def _heartbeat(self, link: MasterLink, session: Session) -> None:
         while not session.dead.is_set():
             await asyncio.sleep(self.ping_interval)
-            await self.request("ping", {})  # no reply or an err marks the session dead
+            await self.request("ping", {}, link=link)  # no reply or an err marks the session dead
 
     # -- publishes (loop) -----------------------------------------------------------------------
-    async def _read_publishes(self, session: Session) -> None:
+    async def _read_publishes(self, link: MasterLink, session: Session) -> None:
         while True:
             topic, frame = await session.transport.recv_publish()
             try:
                 job = self._open_publish(session, topic, frame)
             except WireError as exc:
-                log.warning("dropped a publish: %s", exc)
+                log.warning("dropped a publish from %s: %s", link.name, exc)
                 continue
-            if job is not None and self.jobs.take(job):
+            if job is not None and self.jobs.take(job):  # once per jid, whichever master sent it
+                if len(self.links) > 1 and self.mode != FAILOVER:
+                    self.origins.note(job.jid, link)
                 self.jobs.start(job)
 
     def _open_publish(self, session: Session, topic: bytes, frame: bytes) -> Job | None:
@@ -519,7 +577,11 @@ class MinionAgent:
         from briny.minion.grains import load_grains
 
         self.grains = load_grains(self.opts)
-        self._from_worker(self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}))
+        for link in self.links:
+            if link.up:
+                self._from_worker(
+                    self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}, link=link)
+                )
         self.executor.pillar.refresh()  # pillar depends on grains: the next job asks again
         return True
 
@@ -533,28 +595,9 @@ class MinionAgent:
             log.error("the minion event bus did not start (%s); local events will not reach the master", exc)
             self._bus = None
             return
-        self._spawn(self._forward_bus(self._bus.pub_path))
+        from briny.minion.busrelay import forward_bus
 
-    async def _forward_bus(self, pub_path: str) -> None:
-        import zmq
-        import zmq.asyncio
-
-        from briny.common.event import decode
-
-        sock = zmq.asyncio.Context.instance().socket(zmq.SUB)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.SUBSCRIBE, b"")
-        sock.connect(f"ipc://{pub_path}")
-        try:
-            while True:
-                event = decode(await sock.recv_multipart())
-                if event is None:
-                    continue
-                tag, data = event
-                data.setdefault("id", self.id)
-                await self.deliver("event", {"tag": tag, "data": data})
-        finally:
-            sock.close()
+        self._spawn(forward_bus(self._bus.pub_path, self.id, self._to_every_master))
 
 
 # -- helpers ------------------------------------------------------------------------------------

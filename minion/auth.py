@@ -19,6 +19,7 @@ run on it; they happen once per connection.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 import time
@@ -59,11 +60,13 @@ class MinionAuth:
     """This minion's identity and its handshake with the master (loop)."""
 
     def __init__(self, opts: dict[str, Any], minion_id: str, timeout: float, *, check_key: bool = True) -> None:
+        self.master = "the master"  # as logs name it (:meth:`for_master`)
         self.id = minion_id
         self.timeout = timeout  # seconds to wait for each answer of the master
         pki = Path(str(config.setting(opts, "pki_dir", "minion")))
         self.pki_dir = pki
         self.master_pub_path = pki / "minion_master.pub"
+        self.shared_pub_path = self.master_pub_path  # checked when master_pub_path is not there yet
         self.master_finger = str(config.setting(opts, "master_finger"))
         self.hash_type = str(config.setting(opts, "hash_type"))  # of master_finger, as Salt's
         if self.master_finger:
@@ -71,6 +74,13 @@ class MinionAuth:
         # check_key=False: briny-swarm, whose thousands of keys it made itself (crypto.load_or_create_rsa)
         self._priv = crypto.load_or_create_rsa(pki / "minion.pem", pki / "minion.pub", check=check_key)
         self.pub_pem = crypto.public_pem(self._priv)
+
+    def for_master(self, name: str, pin: Path) -> MinionAuth:
+        """This identity, authenticating with the master ``name`` whose key is pinned in ``pin``
+        (multi-master: :mod:`briny.minion.masters`)."""
+        other = copy.copy(self)
+        other.master, other.master_pub_path = name, pin
+        return other
 
     async def authenticate(self, transport: ClientTransport) -> AuthOutcome:
         """One handshake on ``transport`` (see the module docstring)."""
@@ -92,35 +102,36 @@ class MinionAuth:
                 raise AuthError("the auth reply carries another master key than its challenge")
             opened = self._open_session(reply, pinned)
         except WireError as exc:
-            log.error("auth refused: %s", exc)
+            log.error("auth with %s refused: %s", self.master, exc)
             return AuthOutcome("refused")
         if opened is None:
             return AuthOutcome(reply.status)
         return AuthOutcome("accepted", Session(transport, opened[0], opened[1]))
 
     def _no_reply(self) -> AuthOutcome:
-        log.info("the master did not answer the auth request within %.1f s", self.timeout)
+        log.info("%s did not answer the auth request within %.1f s", self.master, self.timeout)
         return AuthOutcome("no_reply")
 
     def _check_master(self, master_pub: str) -> bool:
-        """AuthError unless ``master_pub`` is the pinned master key (when one is pinned) and has the
-        fingerprint ``master_finger`` names (when set, with ``hash_type`` as Salt computes it);
-        whether a key is pinned."""
-        pinned = self._pinned_master()
+        """AuthError unless ``master_pub`` is the pinned master key (when one is pinned: this
+        master's own, else the shared ``minion_master.pub``) and has the fingerprint
+        ``master_finger`` names (when set, with ``hash_type`` as Salt computes it); whether this
+        master's own key file is there."""
+        own = self._read_pin(self.master_pub_path)
+        pinned, path = (own, self.master_pub_path) if own is not None else (self._shared_pin(), self.shared_pub_path)
         if pinned is not None and crypto.fingerprint(pinned) != crypto.fingerprint(master_pub):
             raise AuthError(
-                f"the master's key (fingerprint {crypto.fingerprint(master_pub)}) is not the "
-                f"pinned one in {self.master_pub_path}; if the master's key really changed, "
-                f"remove that file"
+                f"the key of {self.master} (fingerprint {crypto.fingerprint(master_pub)}) is not the "
+                f"pinned one in {path}; if the master's key really changed, remove that file"
             )
         if self.master_finger:
             finger = crypto.fingerprint(master_pub, self.hash_type)
             if not crypto.same_fingerprint(self.master_finger, finger):
                 raise AuthError(
-                    f"the master's key fingerprint {finger} ({self.hash_type}) does not match "
+                    f"the key fingerprint of {self.master} {finger} ({self.hash_type}) does not match "
                     f"master_finger {self.master_finger}"
                 )
-        return pinned is not None
+        return own is not None
 
     def _open_session(self, reply: handshake.AuthReply, pinned: bool) -> tuple[bytes, bytes] | None:
         """(session key, publish signing key) of an accepted reply (pinning the master's key on
@@ -134,15 +145,19 @@ class MinionAuth:
             self._pin_master(reply.master_pub, crypto.fingerprint(reply.master_pub, self.hash_type))
         return key, reply.sign_pub
 
-    def _pinned_master(self) -> str | None:
+    def _shared_pin(self) -> str | None:
+        return None if self.shared_pub_path == self.master_pub_path else self._read_pin(self.shared_pub_path)
+
+    @staticmethod
+    def _read_pin(path: Path) -> str | None:
         try:
-            return self.master_pub_path.read_text(encoding="ascii")
+            return path.read_text(encoding="ascii")
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            raise AuthError(f"cannot read the pinned master key {self.master_pub_path}: {exc}") from None
+            raise AuthError(f"cannot read the pinned master key {path}: {exc}") from None
 
     def _pin_master(self, pem: str, finger: str) -> None:
         self.pki_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(self.master_pub_path, pem.encode("ascii"), 0o644)
-        log.info("pinned the master's key (fingerprint %s) in %s", finger, self.master_pub_path)
+        log.info("pinned the key of %s (fingerprint %s) in %s", self.master, finger, self.master_pub_path)

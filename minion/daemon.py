@@ -5,7 +5,8 @@ Runs once per managed host. Reads ``-c DIR/minion``, sets up logging
 SIGHUP reopens it), daemonizes with ``-d`` (double fork, ``setsid``, standard
 streams to ``/dev/null``), writes ``pidfile``, detects grains, and runs
 :class:`~briny.minion.agent.MinionAgent` on an asyncio loop with a ZeroMQ
-transport to ``master:master_port`` / ``publish_port``.
+transport to ``master:master_port`` / ``publish_port`` (one per master when
+``master`` lists several: :mod:`briny.minion.masters`).
 
 With ``multiprocessing: True`` (the default) the job launcher
 (:mod:`briny.minion.launcher`) is forked right before the asyncio loop
@@ -62,19 +63,24 @@ def _config(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def _transport_factory(opts: dict[str, Any]) -> Any:
+    """The connection factory of the one master, or (several) a map of each master's name to its
+    factory, in the order of the ``master`` list (:mod:`briny.minion.masters`)."""
     from briny.common.transport import ZmqClient
+    from briny.minion.masters import master_addresses
 
-    master = config.setting(opts, "master")
-    if isinstance(master, list):
-        if len(master) > 1:
-            log.warning("several masters are configured; briny talks to the first, %s", master[0])
-        master = master[0]
-    host = str(master)
-    port = config.count(opts, "master_port")
-    pub_port = config.count(opts, "publish_port")
     recon, recon_max = config.count(opts, "recon_default"), config.count(opts, "recon_max")
-    log.info("master at %s (requests on %d, publishes on %d)", host, port, pub_port)
-    return lambda: ZmqClient(host, port, pub_port, reconnect_ms=recon, reconnect_max_ms=recon_max)
+    masters = master_addresses(opts)
+    factories = {}
+    for address in masters:
+        host, port, pub_port = address.host, address.port, address.pub_port
+        log.info("master at %s (requests on %d, publishes on %d)", host, port, pub_port)
+        factories[address.name] = lambda h=host, p=port, pp=pub_port: ZmqClient(
+            h, p, pp, reconnect_ms=recon, reconnect_max_ms=recon_max
+        )
+    if len(masters) > 1:
+        log.info("%d masters, master_type %s", len(masters), opts.get("master_type") or "str")
+        return factories
+    return next(iter(factories.values()))
 
 
 async def serve(opts: dict[str, Any], grains: dict[str, Any], launcher: Any = None) -> None:

@@ -14,6 +14,7 @@ from briny.minion.agent import Backoff, MinionAgent
 from tests.waiting import until
 
 from .test_agent_support import (  # noqa: F401 - minion_opts and short_root are fixtures
+    fire_until_heard,
     RawMaster,
     Running,
     held_job,
@@ -190,12 +191,7 @@ def test_events_on_the_local_bus_reach_the_master(short_root):  # noqa: F811 - t
             await asyncio.wait_for(agent.connected.wait(), 5)
             loop = asyncio.get_running_loop()
             sender = EventSender(opts)  # one pipe: the event under test goes behind the probes
-            probes = 0
-            while not [r for r in master.requests if r["cmd"] == "event"]:  # the bus's subscriber joined
-                assert probes < 100, "no probe event reached the master"
-                await loop.run_in_executor(None, sender.fire, "probe/join", {"n": probes})
-                probes += 1
-                await asyncio.sleep(0.05)
+            await fire_until_heard(sender, master)
             await loop.run_in_executor(None, sender.fire, "custom/thing", {"x": 1})
             event = await master.wait_for(lambda r: r["cmd"] == "event" and r["tag"] == "custom/thing")
             sender.close()

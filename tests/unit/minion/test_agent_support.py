@@ -281,6 +281,18 @@ def record_pauses(agent: MinionAgent, log: list[Any] | None = None, *, wait: boo
     return pauses
 
 
+async def fire_until_heard(sender: Any, master: RawMaster) -> None:
+    """Fire probe events on the minion's bus until one reaches ``master`` (the agent's bus
+    subscriber has joined): an event fired after this one gets there."""
+    loop = asyncio.get_running_loop()
+    probes = 0
+    while not [r for r in master.requests if r["cmd"] == "event"]:
+        assert probes < 100, "no probe event reached the master"
+        await loop.run_in_executor(None, sender.fire, "probe/join", {"n": probes})
+        probes += 1
+        await asyncio.sleep(0.05)
+
+
 def held_job(flag: Path) -> list[str]:
     """``cmd.run`` arguments for a job that runs until ``flag`` exists (at most 20 s, then fails),
     printing ``done``: a job the test ends when it chooses."""
