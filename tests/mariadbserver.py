@@ -23,18 +23,17 @@ Standard library only.
 from __future__ import annotations
 
 import os
-import pwd
 import secrets
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.pgserver import ServerUnavailable, free_port, stop_process
+from tests.serverproc import ServerUnavailable, free_port, launch, log_tail, stop_process
+from tests.serverproc import owner as owner_of
 
 _NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
 
@@ -48,15 +47,6 @@ def _binary(*names: str) -> str:
         if found:
             return found
     raise ServerUnavailable(f"MariaDB is not installed (no {names[0]}): install Debian's mariadb-server package")
-
-
-def _owner() -> pwd.struct_passwd:
-    if os.geteuid() != 0:
-        return pwd.getpwuid(os.geteuid())
-    try:
-        return pwd.getpwnam("mysql")
-    except KeyError:
-        raise ServerUnavailable("running as root and there is no 'mysql' user to run the server as") from None
 
 
 @dataclass
@@ -83,7 +73,7 @@ class MariaDBServer:
     def start(cls, timeout: float = 60.0) -> MariaDBServer:
         server_bin = _binary("mariadbd", "mysqld")
         install = _binary("mariadb-install-db", "mysql_install_db")
-        owner = _owner()
+        owner = owner_of("mysql")
         root = Path(tempfile.mkdtemp(prefix="briny-my-"))
         os.chown(root, owner.pw_uid, owner.pw_gid)
         server = cls(root, 0, secrets.token_hex(12), owner.pw_name)
@@ -123,52 +113,39 @@ class MariaDBServer:
             raise
 
     def _launch(self, server_bin: str, user: list[str], timeout: float) -> bool:
-        log = open(self.root / "server.log", "ab")  # noqa: SIM115 - handed to the child
-        try:
-            self.proc = subprocess.Popen(
-                [
-                    server_bin,
-                    "--no-defaults",
-                    f"--datadir={self.datadir}",
-                    f"--socket={self.socket}",
-                    f"--port={self.port}",
-                    f"--bind-address={self.host}",
-                    f"--pid-file={self.root / 'mysqld.pid'}",
-                    *user,
-                    "--skip-log-bin",
-                    "--innodb-buffer-pool-size=16M",
-                    "--innodb-log-file-size=8M",
-                    "--innodb-flush-log-at-trx-commit=0",
-                    "--max-connections=40",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.root,
-                start_new_session=True,
-            )
-        finally:
-            log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.proc = None
-                return False  # most likely the port was taken meanwhile: the caller retries
-            if os.path.exists(self.socket):
-                try:
-                    self.sql("SELECT 1", password="")
-                    return True
-                except RuntimeError:
-                    pass
-            time.sleep(0.05)
-        self.stop()
-        raise ServerUnavailable(f"MariaDB did not answer within {timeout:g} s: {self.log_tail()}")
+        def answers() -> bool:
+            if not os.path.exists(self.socket):
+                return False
+            try:
+                self.sql("SELECT 1", password="")
+            except RuntimeError:
+                return False
+            return True
+
+        self.proc = launch(
+            [
+                server_bin,
+                "--no-defaults",
+                f"--datadir={self.datadir}",
+                f"--socket={self.socket}",
+                f"--port={self.port}",
+                f"--bind-address={self.host}",
+                f"--pid-file={self.root / 'mysqld.pid'}",
+                *user,
+                "--skip-log-bin",
+                "--innodb-buffer-pool-size=16M",
+                "--innodb-log-file-size=8M",
+                "--innodb-flush-log-at-trx-commit=0",
+                "--max-connections=40",
+            ],
+            self.root,
+            answers,
+            timeout,
+        )
+        return self.proc is not None
 
     def log_tail(self) -> str:
-        try:
-            return (self.root / "server.log").read_text(errors="replace")[-1500:]
-        except OSError:
-            return ""
+        return log_tail(self.root)
 
     def placeholders(self) -> list[tuple[str, str]]:
         """(marker, value) pairs for the golden cases (tests/dbgolden.py), masked back in the results."""

@@ -29,29 +29,20 @@ import csv
 import glob
 import io
 import os
-import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.serverproc import ServerUnavailable, free_port, launch, log_tail, stop_process
+from tests.serverproc import owner as owner_of
+
+__all__ = ["PgServer", "ServerUnavailable", "bin_dir", "free_port", "stop_process"]
+
 SUPERUSER = "postgres"
-
-
-class ServerUnavailable(Exception):
-    """PostgreSQL cannot be started here (not installed, no unprivileged user): the tests skip."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def bin_dir() -> Path:
@@ -63,27 +54,6 @@ def bin_dir() -> Path:
     if initdb:
         return Path(os.path.realpath(initdb)).parent
     raise ServerUnavailable("PostgreSQL is not installed (no initdb): install Debian's postgresql package")
-
-
-def _owner() -> pwd.struct_passwd:
-    if os.geteuid() != 0:
-        return pwd.getpwuid(os.geteuid())
-    try:
-        return pwd.getpwnam("postgres")
-    except KeyError:
-        raise ServerUnavailable("running as root and there is no 'postgres' user to run the server as") from None
-
-
-def stop_process(proc: subprocess.Popen | None, sig: int, timeout: float) -> None:
-    """Send ``sig`` to a server started by a test, wait ``timeout``, then SIGKILL its process group."""
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
 
 
 @dataclass
@@ -120,7 +90,7 @@ class PgServer:
     @classmethod
     def start(cls, timeout: float = 60.0) -> PgServer:
         bindir = bin_dir()
-        owner = _owner()
+        owner = owner_of("postgres")
         root = Path(tempfile.mkdtemp(prefix="briny-pg-"))
         os.chown(root, owner.pw_uid, owner.pw_gid)
         server = cls(root, 0, secrets.token_hex(12), owner.pw_name, bindir, _uid=owner.pw_uid, _gid=owner.pw_gid)
@@ -167,53 +137,43 @@ class PgServer:
             raise ServerUnavailable(f"initdb failed: {(p.stdout + p.stderr)[-1500:]}")
 
     def _launch(self, timeout: float) -> bool:
-        log = open(self.root / "server.log", "ab")  # noqa: SIM115 - handed to the child
-        try:
-            self.proc = subprocess.Popen(
-                [
-                    str(self.bindir / "postgres"),
-                    "-D",
-                    self.datadir,
-                    "-p",
-                    str(self.port),
-                    "-c",
-                    f"listen_addresses={self.host}",
-                    "-c",
-                    f"unix_socket_directories={self.socket_dir}",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "max_connections=40",
-                    "-c",
-                    "shared_buffers=16MB",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.root,
-                start_new_session=True,
-                **self._as_owner(),
-            )
-        finally:
-            log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.proc = None
-                return False  # the port was taken meanwhile, most likely: the caller retries
-            if os.path.exists(f"{self.socket_dir}/.s.PGSQL.{self.port}"):
-                try:
-                    self.query("SELECT 1")
-                    return True
-                except RuntimeError:
-                    pass
-            time.sleep(0.05)
-        self.stop()
-        raise ServerUnavailable(f"PostgreSQL did not answer within {timeout:g} s: {self.log_tail()}")
+        def answers() -> bool:
+            if not os.path.exists(f"{self.socket_dir}/.s.PGSQL.{self.port}"):
+                return False
+            try:
+                self.query("SELECT 1")
+            except RuntimeError:
+                return False
+            return True
+
+        self.proc = launch(
+            [
+                str(self.bindir / "postgres"),
+                "-D",
+                self.datadir,
+                "-p",
+                str(self.port),
+                "-c",
+                f"listen_addresses={self.host}",
+                "-c",
+                f"unix_socket_directories={self.socket_dir}",
+                "-c",
+                "fsync=off",
+                "-c",
+                "full_page_writes=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "max_connections=40",
+                "-c",
+                "shared_buffers=16MB",
+            ],
+            self.root,
+            answers,
+            timeout,
+            **self._as_owner(),
+        )
+        return self.proc is not None
 
     def placeholders(self) -> list[tuple[str, str]]:
         """(marker, value) pairs for the golden cases (tests/dbgolden.py), masked back in the results."""
@@ -229,10 +189,7 @@ class PgServer:
         return [*self.placeholders(), ("@PGUSER@", self.owner)]
 
     def log_tail(self) -> str:
-        try:
-            return (self.root / "server.log").read_text(errors="replace")[-1500:]
-        except OSError:
-            return ""
+        return log_tail(self.root)
 
     def psql(self, sql: str, db: str = "postgres", check: bool = True) -> subprocess.CompletedProcess:
         """Run SQL as the superuser over the socket (trust); raises RuntimeError on failure when ``check``."""
