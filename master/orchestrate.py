@@ -55,13 +55,12 @@ RET_TAGS = "salt/job/*/ret/*"
 
 
 def listen(opts: dict[str, Any], tag_glob: str, timeout: float) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The master's events whose tag matches ``tag_glob``, as they come, for ``timeout`` seconds.
-
-    The one place orchestration listens to the bus (``briny-run state.event``'s
-    mechanism): switch it here when the public event API lands.
-    """
+    """The master's events whose tag matches ``tag_glob``, as they come, for ``timeout`` seconds
+    (the one place orchestration listens to the bus; the subscription is live before the first
+    event is awaited, so nothing fired after the call is missed)."""
     deadline = time.monotonic() + max(0.0, timeout)
     with EventListener(opts, str(tag_glob), name="master") as events:
+        events.wait_ready(timeout=min(5.0, max(0.1, timeout)))
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
