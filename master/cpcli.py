@@ -45,7 +45,8 @@ from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common.numbers import positive
 from briny.master.clientapi import MasterClient
-from briny.master.opcli import CliParser, MinionResult, Waiter, add_target_flags
+from briny.master.opcli import CliParser, Waiter, add_target_flags
+from briny.master.opresults import MinionResult
 
 log = logging.getLogger(__name__)
 
