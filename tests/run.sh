@@ -59,7 +59,8 @@ if [ -z "${BRINY_NO_CHECKS:-}" ]; then
   bash tests/check.sh || checks=$?
 fi
 # Coverage of the code the suite runs in its own process (daemons and briny-call started as
-# processes are not measured); the full report goes to build/coverage.md.
+# processes are measured only with BRINY_COV_SUBPROCESS=subprocess, see docs/DEVELOPING.md); the
+# full report goes to build/coverage.md.
 tests=0
 .venv/bin/python -m pytest -q --cov --cov-report=markdown:build/coverage.md "$@" || tests=$?
 if [ "$checks" -ne 0 ]; then
