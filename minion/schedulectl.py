@@ -1,4 +1,4 @@
-"""``schedule.*`` on the running minion: each call's action on its :class:`~briny.minion.schedule.Schedule`.
+"""``schedule.*`` on the running minion: each call's action on its :class:`~briny.common.schedule.Schedule`.
 
 The execution module (:mod:`briny.minion.modules.schedule`) sends ``(action, args)`` to the daemon
 (``__job__.schedule``); the daemon answers with :func:`control` on its loop. Answers are Salt
@@ -17,7 +17,8 @@ from typing import Any
 import yaml
 
 from briny.common.exceptions import ConfigError
-from briny.minion.schedule import Schedule, parse_entry
+from briny.common.schedentry import parse_entry
+from briny.common.schedule import Schedule
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +87,7 @@ def control(sched: Schedule, action: str, args: dict[str, Any], path: Path) -> A
         missing = "does not exist in schedule." if action == "modify" else "does not exist."
         return {"result": False, "comment": f"Job {name} {missing}", "changes": {}}
     if action == "delete":
-        sched.entries.pop(name, None)
-        sched.next_run.pop(name, None)
+        sched.drop(name)
         return {"result": True, "comment": f"Deleted Job {name} from schedule.", "changes": {name: "removed"}}
     if action == "modify":
         options = _options(args)
@@ -146,8 +146,7 @@ def _reload(sched: Schedule, path: Path) -> dict[str, Any]:
             "changes": {},
         }
     for name in [n for n, e in sched.entries.items() if e.source == "added"]:
-        sched.entries.pop(name, None)
-        sched.next_run.pop(name, None)
+        sched.drop(name)
     refused = sched.load(saved, "config")
     comment = ["Reloaded schedule on minion from schedule.conf."] + [why for why in refused.values()]
     return {"result": not refused, "comment": comment, "changes": {}}

@@ -1,7 +1,7 @@
 """The ``schedule`` execution module: the running minion's schedule (Salt 3007's ``schedule.*``).
 
 Each call asks the minion daemon (``__job__.schedule``), which owns the schedule
-(:mod:`briny.minion.schedule`) and answers with :func:`briny.minion.schedulectl.control`.
+(:mod:`briny.common.schedule`) and answers with :func:`briny.minion.schedulectl.control`.
 Without a daemon (``briny-call --local``) there is no running schedule: ``list`` shows an empty
 one (``offline=True``: the saved file), the others say so, as Salt's local calls do.
 """

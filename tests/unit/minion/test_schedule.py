@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from briny.common.exceptions import ConfigError
-from briny.minion.schedule import Schedule, parse_entry
+from briny.common.schedentry import parse_entry
+from briny.common.schedule import Schedule
 from briny.minion.schedulectl import control, read_saved
 
 
@@ -138,11 +139,19 @@ def test_disabled_entries_and_schedule_do_not_run(clock):
     [
         ({"function": "test.ping", "seconds": "abc"}, "'bad': 'seconds' must be a number, not 'abc'"),
         ({"function": "test.ping", "minutes": -1}, "'bad': 'minutes' must be 0 or more"),
-        ({"function": "test.ping"}, "'bad' has no interval"),
+        ({"function": "test.ping"}, "'bad' has no timing: give seconds"),
         ({"function": "test.ping", "seconds": 0}, "'bad': its interval must be more than 0"),
         ({"seconds": 5}, "'bad' names no 'function'"),
         ({"function": "test.ping", "seconds": 5, "maxrunning": 0}, "'bad': 'maxrunning' must be"),
-        ({"function": "test.ping", "cron": "* * * * *"}, "'cron' and 'once' are not supported"),
+        ({"function": "test.ping", "cron": "*/5 * * *"}, "'bad': cron '*/5 * * *' has 4 fields"),
+        ({"function": "test.ping", "cron": "0 0 L * *"}, "extension 'L' is not supported"),
+        ({"function": "test.ping", "when": "tomorrow"}, "'bad': 'when': 'tomorrow' is not a date string"),
+        ({"function": "test.ping", "when": "5pm", "seconds": 5}, 'unable to use "seconds"'),
+        ({"function": "test.ping", "when": "5pm", "cron": "* * * * *"}, 'unable to use "when", "cron" and "once"'),
+        ({"function": "test.ping", "once": "5pm"}, "date string could not be parsed: '5pm'"),
+        ({"function": "test.ping", "seconds": 5, "range": {"start": "5pm"}}, "'range' must be a mapping with"),
+        ({"function": "test.ping", "seconds": 5, "range": {"start": "5pm", "end": "3pm"}}, "end must be later"),
+        ({"function": "test.ping", "seconds": 5, "after": "soon"}, "'after': 'soon' is not"),
         ("test.ping", "'bad' must be a mapping"),
     ],
 )
@@ -160,8 +169,8 @@ def test_a_bad_entry_is_refused_by_name_and_the_others_run(clock, caplog, raw, m
 
 def test_unsupported_options_are_named_in_a_warning(clock, caplog):
     with caplog.at_level(logging.WARNING):
-        parse_entry("w", {"function": "test.ping", "seconds": 5, "returner": "redis", "range": {}, "bogus": 1})
-    assert "'w': briny does not support range, returner yet" in caplog.text
+        parse_entry("w", {"function": "test.ping", "seconds": 5, "returner": "redis", "metadata": {}, "bogus": 1})
+    assert "'w': briny does not support metadata, returner; ignored" in caplog.text
     assert "unknown option(s) bogus" in caplog.text
 
 
