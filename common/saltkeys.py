@@ -148,14 +148,14 @@ winrepo_remotes_ng winrepo_ssl_verify winrepo_user worker_threads zmq_backlog zm
 READ_BOTH = frozenset(
     """
 conf_dir conf_file force_color http_request_timeout jinja_lstrip_blocks jinja_trim_blocks nested_indent no_color
-output_indent pillar_raise_on_missing pillarenv_from_saltenv renderer_blacklist renderer_whitelist state_events state_output_pct
-state_output_profile
+output_indent pillar_raise_on_missing pillarenv_from_saltenv renderer_blacklist renderer_whitelist schedule state_events
+state_output_pct state_output_profile
 """.split()
 )
 READ_MINION = frozenset(
     """
 autoload_dynamic_modules beacons clean_dynamic_modules cmd_safe disabled_requisites local loop_interval
-master_alive_interval master_failback master_failback_interval master_type mine_functions providers schedule
+master_alive_interval master_failback master_failback_interval master_type mine_functions providers
 service_timeout state_queue use_master_when_local
 """.split()
 )

@@ -69,6 +69,7 @@ from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
 from briny.master.reactor import ReactorService
+from briny.master.scheduler import MasterScheduler
 from briny.master.server import Fire, MasterServer
 
 log = logging.getLogger(__name__)
@@ -180,6 +181,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             serving,
             asyncio.ensure_future(capi.serve()),
             asyncio.ensure_future(server.housekeeping()),
+            asyncio.ensure_future(MasterScheduler(opts, cache, sender.fire).run(stop)),  # schedule: runners on time
         ]
         log.warning(
             "briny-master %s serving on %s (ret %s, publish %s)",

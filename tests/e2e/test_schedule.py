@@ -123,3 +123,40 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
     assert call(fleet, "schedule.list") == "schedule: {}\n"
     assert call(fleet, "schedule.reload")["result"] is True
     assert "echo" in json.dumps(call(fleet, "schedule.list", "return_yaml=False"))
+
+
+MASTER_SCHEDULE = {
+    "lister": {"function": "jobs.list_jobs", "kwargs": {"search_function": "test.ping"}, "seconds": 1},
+    "badcron": {"function": "jobs.list_jobs", "cron": "61 * * * *"},
+    "badwhen": {"function": "jobs.list_jobs", "when": "tomorrow"},
+    "nope": {"function": "nosuch.runner", "seconds": 1},
+}
+
+
+def test_the_master_schedule_runs_a_runner_whose_job_lands_in_the_job_cache(make_fleet):
+    fleet = make_fleet(["m1"], auto_accept=True, master_opts={"schedule": MASTER_SCHEDULE, "id": "salt-master"})
+    fleet.add_minion("m1", mine_enabled=False)
+    fleet.start()
+    # a job for the scheduled runner to find
+    pinged = fleet.briny("--out", "json", "m1", "test.ping")
+    assert pinged.returncode == 0 and pinged.json() == {"m1": True}, pinged.stdout + pinged.stderr
+
+    def found_the_ping() -> dict[str, Any]:
+        for jid in sorted(jobs_of(fleet, "runner.jobs.list_jobs", "salt-master"), reverse=True):
+            ret = fleet.run("jobs.lookup_jid", jid, "--out", "json").json()  # {master id: the runner's return}
+            listed = ret.get("salt-master") if isinstance(ret, dict) else None
+            if isinstance(listed, dict) and any(job.get("Function") == "test.ping" for job in listed.values()):
+                return listed
+        return {}
+
+    listed = fleet.wait(found_the_ping, 30, "a scheduled jobs.list_jobs run that lists the test.ping job")
+    (job,) = listed.values()
+    assert job["Target"] == "m1" and job["Function"] == "test.ping"
+
+    # the bad entries were refused by name; the master serves on
+    log = (fleet.master_dir / "master.log").read_text()
+    assert "schedule entry 'badcron': cron '61 * * * *': minute 61 is out of range 0-59" in log
+    assert "schedule entry 'badwhen': 'when': 'tomorrow' is not a date string briny reads" in log
+    assert "schedule entry 'nope': runner 'nosuch.runner' is not available; the entry is not scheduled" in log
+    again = fleet.briny("--out", "json", "m1", "test.ping")
+    assert again.returncode == 0 and again.json() == {"m1": True}
