@@ -198,11 +198,10 @@ class Schedule:
                     self.after_skip[entry.name] = end.timestamp() + LOOP
                 return "inside skip_during_range"
         for moment in list(entry.skip_explicit):
-            stamp = moment.timestamp()
-            if stamp - LOOP / 2 <= fired <= stamp + LOOP:
+            if _matches(moment, fired):
                 entry.skip_explicit.remove(moment)
                 return f"skip_explicit {moment.strftime(TIME_FMT)}"
-            if stamp + LOOP < fired:
+            if moment.timestamp() + LOOP < fired:
                 entry.skip_explicit.remove(moment)
         if entry.until is not None and entry.until.on(at) <= at:
             return "its 'until' time has passed"
@@ -232,10 +231,12 @@ class Schedule:
         """When ``name`` runs next (local time), None when it is unknown or runs no more."""
         if name not in self.entries:
             return None
+        entry = self.entries[name]
         candidates = [self.next_wall[name]] if name in self.next_wall else []
         if name in self.next_run:
             candidates.append(self.wall() + self.next_run[name] - self.clock())
-        candidates += [t.timestamp() for t in self.entries[name].run_explicit]
+        candidates = [c for c in candidates if not any(_matches(t, c) for t in entry.skip_explicit)]
+        candidates += [t.timestamp() for t in entry.run_explicit]
         if name in self.after_skip:
             candidates.append(self.after_skip[name])
         return dt.datetime.fromtimestamp(min(candidates)) if candidates else None
@@ -298,6 +299,12 @@ class Schedule:
         if not self.enabled:
             out["enabled"] = False
         return out
+
+
+def _matches(moment: dt.datetime, fired: float) -> bool:
+    """Whether a run at ``fired`` (wall time) is the one ``moment`` (a second's precision) names."""
+    stamp = moment.timestamp()
+    return stamp - LOOP / 2 <= fired <= stamp + LOOP
 
 
 def next_moment(entry: Entry, after: dt.datetime) -> dt.datetime | None:

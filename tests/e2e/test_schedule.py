@@ -97,7 +97,7 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
     assert call(fleet, "schedule.list", "return_yaml=False") == {
         "echo": {
             "function": "test.echo",
-            "job_args": ["hello"],
+            "args": ["hello"],
             "seconds": 3600,
             "enabled": True,
             "jid_include": True,
@@ -105,6 +105,21 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
             "name": "echo",
         }
     }
+    assert "    saved: false\n" in call(fleet, "schedule.list")
+    assert call(fleet, "schedule.is_enabled") is True
+    assert call(fleet, "schedule.is_enabled", "name=echo")["function"] == "test.echo"
+    assert call(fleet, "schedule.list", "where=pillar", "return_yaml=False") == {}
+    # the next run, an hour on; postponed by a minute
+    nxt = call(fleet, "schedule.show_next_fire_time", "echo")["next_fire_time"]
+    later = datetime.datetime.strptime(nxt, "%Y-%m-%dT%H:%M:%S") + datetime.timedelta(minutes=1)
+    moved = call(fleet, "schedule.postpone_job", "echo", f"'{nxt}'", f"'{later:%Y-%m-%dT%H:%M:%S}'")
+    assert moved == {"result": True, "comment": "Postponed Job echo in schedule."}
+    assert call(fleet, "schedule.show_next_fire_time", "echo")["next_fire_time"] == f"{later:%Y-%m-%dT%H:%M:%S}"
+    copied = call(fleet, "schedule.copy", "echo", "m2", retcode=1)
+    assert (
+        "needs Salt's peer publishing" in copied["comment"]
+        and "schedule.add echo function=test.echo" in copied["comment"]
+    )
     # run_job: now, not in an hour; the return lands in the job cache
     assert call(fleet, "schedule.run_job", "echo")["comment"] == "Scheduling Job echo on minion."
     echoes = fleet.wait(lambda: jobs_of(fleet, "test.echo", "m1"), 30, "the run_job's test.echo")
@@ -123,6 +138,12 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
     assert call(fleet, "schedule.list") == "schedule: {}\n"
     assert call(fleet, "schedule.reload")["result"] is True
     assert "echo" in json.dumps(call(fleet, "schedule.list", "return_yaml=False"))
+    assert call(fleet, "schedule.purge") == {
+        "comment": ["Deleted job: echo from schedule."],
+        "changes": {"echo": "removed"},
+        "result": True,
+    }
+    assert call(fleet, "schedule.list") == "schedule: {}\n"
 
 
 MASTER_SCHEDULE = {
