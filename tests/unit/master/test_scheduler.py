@@ -43,7 +43,7 @@ def test_a_runner_entry_runs_on_time_as_a_job_in_the_cache_with_its_events(maste
     sched, clock = make(
         master_opts,
         cache,
-        {"lister": {"function": "jobs.list_jobs", "kwargs": {"search_function": "runner.*"}, "seconds": 5}},
+        {"lister": {"function": "jobs.list_jobs", "kwargs": {"search_function": "test.ping"}, "seconds": 5}},
         events,
     )
     assert sched.refused == {} and sched.schedule.due() == []
@@ -55,18 +55,20 @@ def test_a_runner_entry_runs_on_time_as_a_job_in_the_cache_with_its_events(maste
     assert ret["return"] == {} and ret["success"] is True and ret["retcode"] == 0
     assert [tag for tag, _ in events] == [f"salt/run/{jid}/new", f"salt/run/{jid}/ret"]
     new = events[0][1]
-    assert new["fun"] == "runner.jobs.list_jobs" and new["fun_args"] == [{"search_function": "runner.*"}]
+    assert new["fun"] == "runner.jobs.list_jobs" and new["fun_args"] == [{"search_function": "test.ping"}]
     assert new["schedule"] == "lister" and events[1][1]["return"] == {}
     assert cache.flush(5)
     load = cache.get_load(jid)
     assert load["fun"] == "runner.jobs.list_jobs" and load["tgt"] == "salt-master" and load["schedule"] == "lister"
     assert cache.get_returns(jid)["salt-master"]["return"] == {}
-    # the next run finds the first (and itself: its load is stored before it runs) through the runner
+    # the next run finds a job stored since, through the runner itself
+    ping = "20261124060000000001"
+    cache.save_load(ping, {"jid": ping, "fun": "test.ping", "arg": [], "tgt": "m1", "tgt_type": "glob"}, ["m1"])
+    assert cache.flush(5)
     clock.now += 5
     (entry,) = sched.schedule.due()
     second = sched.run_entry(entry)
-    assert sorted(second["return"]) == [jid, second["jid"]]
-    assert second["return"][jid]["Function"] == "runner.jobs.list_jobs"
+    assert list(second["return"]) == [ping] and second["return"][ping]["Function"] == "test.ping"
 
 
 def test_return_job_false_keeps_the_job_out_of_the_cache(master_opts, cache):

@@ -268,7 +268,7 @@ def test_control_postpone_skip_next_fire_time_and_list_where(tmp_path):
         sched, "postpone_job", {"name": "c", "time": "2026-11-24T06:10:00", "new_time": "2026-11-24T06:12:00"}, path
     )
     assert moved == {"result": True, "comment": "Postponed Job c in schedule."}
-    assert control(sched, "next_fire_time", {"name": "c"}, path)["next_fire_time"] == "2026-11-24T06:10:00"
+    assert control(sched, "next_fire_time", {"name": "c"}, path)["next_fire_time"] == "2026-11-24T06:12:00"
     wall.now = dt.datetime(2026, 11, 24, 6, 10).timestamp()
     assert names(sched.due()) == []  # the 06:10 run is postponed ...
     wall.now = dt.datetime(2026, 11, 24, 6, 12).timestamp()
