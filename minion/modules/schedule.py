@@ -253,12 +253,13 @@ def purge(**kwargs: Any) -> dict[str, Any]:
     return ret
 
 
-def _times(*given: Any, time_fmt: str) -> list[dt.datetime] | None:
+def _parses(value: Any, time_fmt: str) -> bool:
     try:
-        return [dt.datetime.strptime(str(value), time_fmt) for value in given]
+        dt.datetime.strptime(str(value), time_fmt)
     except (TypeError, ValueError):
-        log.error("Date string could not be parsed: %s, %s", given[-1], time_fmt)
-        return None
+        log.error("Date string could not be parsed: %s, %s", value, time_fmt)
+        return False
+    return True
 
 
 def _exists(name: str) -> bool:
@@ -267,48 +268,40 @@ def _exists(name: str) -> bool:
     )
 
 
+def _change_runs(action: str, name: str, times: dict[str, Any], missing: dict[str, str], time_fmt: str) -> Any:
+    """``postpone_job`` / ``skip_job``: the times checked (``missing``: what each absent one is
+    called), then the daemon's answer (Salt's)."""
+    if not name:
+        return {"comment": "Job name is required.", "result": False}
+    for key, value in times.items():
+        if not value:
+            return {"comment": missing[key], "result": False}
+        if not _parses(value, time_fmt):
+            return {"comment": "Date string could not be parsed.", "result": False}
+    word = action.split("_")[0]
+    if __opts__.get("test"):
+        done = {"postpone": "postponed", "skip": "skipped"}[word]
+        return {"comment": f"Job: {name} would be {done} in schedule.", "result": True}
+    if not _exists(name):
+        return {"comment": f"Job {name} does not exist.", "result": False}
+    reply = _ask(action, {"name": name, **times, "time_fmt": time_fmt})
+    if not isinstance(reply, dict):
+        return {"comment": NO_DAEMON.format(f"{word} job"), "result": True}
+    return reply
+
+
 def postpone_job(name: str, current_time: str, new_time: str, **kwargs: Any) -> dict[str, Any]:
     """Skip job ``name``'s run at ``current_time`` and run it at ``new_time`` instead (both in
     ``time_fmt``, default ``%Y-%m-%dT%H:%M:%S``)."""
-    time_fmt = kwargs.get("time_fmt") or TIME_FMT
-    if not name:
-        return {"comment": "Job name is required.", "result": False}
-    if not current_time:
-        return {"comment": "Job current time is required.", "result": False}
-    if _times(current_time, time_fmt=time_fmt) is None:
-        return {"comment": "Date string could not be parsed.", "result": False}
-    if not new_time:
-        return {"comment": "Job new_time is required.", "result": False}
-    if _times(new_time, time_fmt=time_fmt) is None:
-        return {"comment": "Date string could not be parsed.", "result": False}
-    if __opts__.get("test"):
-        return {"comment": f"Job: {name} would be postponed in schedule.", "result": True}
-    if not _exists(name):
-        return {"comment": f"Job {name} does not exist.", "result": False}
-    args = {"name": name, "time": current_time, "new_time": new_time, "time_fmt": time_fmt}
-    reply = _ask("postpone_job", args)
-    if not isinstance(reply, dict):
-        return {"comment": NO_DAEMON.format("postpone job"), "result": True}
-    return reply
+    missing = {"time": "Job current time is required.", "new_time": "Job new_time is required."}
+    times = {"time": current_time, "new_time": new_time}
+    return dict(_change_runs("postpone_job", name, times, missing, kwargs.get("time_fmt") or TIME_FMT))
 
 
 def skip_job(name: str, current_time: str, **kwargs: Any) -> dict[str, Any]:
     """Skip job ``name``'s run at ``current_time`` (in ``time_fmt``, default ``%Y-%m-%dT%H:%M:%S``)."""
-    time_fmt = kwargs.get("time_fmt") or TIME_FMT
-    if not name:
-        return {"comment": "Job name is required.", "result": False}
-    if not current_time:
-        return {"comment": "Job time is required.", "result": False}
-    if _times(current_time, time_fmt=time_fmt) is None:
-        return {"comment": "Date string could not be parsed.", "result": False}
-    if __opts__.get("test"):
-        return {"comment": f"Job: {name} would be skipped in schedule.", "result": True}
-    if not _exists(name):
-        return {"comment": f"Job {name} does not exist.", "result": False}
-    reply = _ask("skip_job", {"name": name, "time": current_time, "time_fmt": time_fmt})
-    if not isinstance(reply, dict):
-        return {"comment": NO_DAEMON.format("skip job"), "result": True}
-    return reply
+    missing = {"time": "Job time is required."}
+    return dict(_change_runs("skip_job", name, {"time": current_time}, missing, kwargs.get("time_fmt") or TIME_FMT))
 
 
 def show_next_fire_time(name: str, **kwargs: Any) -> dict[str, Any]:
