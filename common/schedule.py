@@ -76,7 +76,7 @@ class Schedule:
         for name, raw in schedule.items():
             name = str(name)
             try:
-                if name in GLOBAL_KEYS and (name != "skip_during_range" or "function" not in (raw or {})):
+                if name in GLOBAL_KEYS and not (isinstance(raw, Mapping) and "function" in raw):
                     self._global(name, raw)
                     continue
                 self.put(parse_entry(name, raw, source))

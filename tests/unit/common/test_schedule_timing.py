@@ -275,3 +275,20 @@ def test_unknown_keys_warn_naming_the_key(caplog):
     with caplog.at_level(logging.WARNING):
         entry = parse_entry("u", {"function": "test.ping", "cron": "* * * * *", "cronn": 1})
     assert entry.cron is not None and "unknown option(s) cronn" in caplog.text
+
+
+def test_global_keys_are_not_entries_and_bad_ones_are_refused_by_name(caplog):
+    clock = Clock()
+    sched = Schedule(clock, wall=clock)
+    with caplog.at_level(logging.WARNING):
+        refused = sched.load(
+            {
+                "enabled": False,
+                "loop_interval": 1,
+                "skip_during_range": 5,
+                "splay": {"function": "test.ping", "seconds": 1},  # an entry that happens to be named splay
+            }
+        )
+    assert sched.enabled is False and list(sched.entries) == ["splay"]
+    assert "'skip_during_range' must be a mapping with 'start' and 'end'" in refused["skip_during_range"]
+    assert "the global option 'loop_interval' is not supported by briny" in caplog.text
