@@ -11,7 +11,9 @@ one asyncio loop (``zmq.asyncio``) holding:
   ``sock_dir/master_client.ipc``;
 - the housekeeping task (key store reads, job cache pruning);
 - the reactor (:class:`briny.master.reactor.ReactorService`, threads of its
-  own) when ``reactor:`` maps tags to reactor SLS.
+  own) when ``reactor:`` maps tags to reactor SLS;
+- the master's schedule (:class:`briny.master.scheduler.MasterScheduler`: runners
+  of ``schedule:`` on time, in a small pool of its own).
 
 :func:`build_server` builds the master's subsystems (the grains cache, each
 minion's pillar, the file server, the state compiler) and the

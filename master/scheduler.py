@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import functools
 import getpass
 import inspect
@@ -46,6 +47,14 @@ log = logging.getLogger(__name__)
 Fire = Callable[[str, dict[str, Any]], None]
 POOL_SIZE = 4  # scheduled runners running at once (each entry's own maxrunning still applies)
 UNHANDLED_RETCODE = 254
+
+
+def _fires_own_events(name: str) -> bool:
+    """Whether the runner ``name`` fires its own ``salt/run`` events (it takes ``orchestration_jid``)."""
+    try:
+        return "orchestration_jid" in inspect.signature(get_runner(name)).parameters
+    except (FunctionNotFound, TypeError, ValueError):
+        return False
 
 
 def _user() -> str:
@@ -95,8 +104,8 @@ class MasterScheduler:
         self._pool = concurrent.futures.ThreadPoolExecutor(POOL_SIZE, thread_name_prefix="briny-schedule")
         try:
             while not stop.is_set():
-                for entry in self.schedule.due():
-                    future = loop.run_in_executor(self._pool, self.run_entry, entry)
+                for entry in self.schedule.due():  # the worker gets a copy: the entry is the loop's
+                    future = loop.run_in_executor(self._pool, self.run_entry, copy.deepcopy(entry))
                     self._running.add(future)
                     future.add_done_callback(functools.partial(self._ended, entry.name))
                 wait = self.schedule.seconds_to_next()
@@ -119,17 +128,9 @@ class MasterScheduler:
         fun_args: list[Any] = [*entry.args, *([dict(entry.kwargs)] if entry.kwargs else [])]
         event = {"fun": f"runner.{name}", "fun_args": fun_args, "jid": jid, "user": self.user, "schedule": entry.name}
         kwargs = dict(entry.kwargs)
-        fires_own = False
-        try:
-            func = get_runner(name)
-            if "orchestration_jid" in inspect.signature(func).parameters and "orchestration_jid" not in kwargs:
-                kwargs["orchestration_jid"] = jid  # it fires salt/run/<jid>/new and ret itself
-                fires_own = True
-        except FunctionNotFound as exc:
-            func = None
-            failure: str | None = str(exc)
-        else:
-            failure = None
+        fires_own = _fires_own_events(name) and "orchestration_jid" not in kwargs
+        if fires_own:
+            kwargs["orchestration_jid"] = jid  # it fires salt/run/<jid>/new and ret itself
         log.info("schedule entry %r: running runner %s as job %s", entry.name, name, jid)
         if entry.return_job:
             load = {"fun": f"runner.{name}", "arg": fun_args, "tgt": self.id, "tgt_type": "list", "jid": jid}
@@ -139,9 +140,7 @@ class MasterScheduler:
         ctx = RunnerContext(self.opts)
         retcode = 0
         try:
-            if func is None:
-                raise FunctionNotFound(failure or f"'{name}' is not available.")
-            result = call_function(func, name, [ctx, *entry.args], kwargs)
+            result = call_function(get_runner(name), name, [ctx, *entry.args], kwargs)
             retcode = ctx.context.get("retcode", 0)
             if isinstance(result, dict) and {"outputter", "data", "retcode"} <= set(result):
                 retcode = result["retcode"]  # a runner's full answer (state.orchestrate)
