@@ -75,14 +75,24 @@ class Cron:
             elif not self.day_matches(t.date()):
                 t = t.replace(hour=0, minute=0, second=0) + dt.timedelta(days=1)
             elif t.hour not in self.hours:
-                t = t.replace(minute=0, second=0) + dt.timedelta(hours=1)
+                t = _next_in(t.replace(minute=0, second=0), t.hour, self.hours, 3600, dt.timedelta(days=1))
             elif t.minute not in self.minutes:
-                t = t.replace(second=0) + dt.timedelta(minutes=1)
+                t = _next_in(t.replace(second=0), t.minute, self.minutes, 60, dt.timedelta(hours=1))
             elif t.second not in self.seconds:
-                t += dt.timedelta(seconds=1)
+                t = _next_in(t, t.second, self.seconds, 1, dt.timedelta(minutes=1))
             else:
                 return t
         return None
+
+
+def _next_in(floor: dt.datetime, current: int, allowed: frozenset[int], unit: int, carry: dt.timedelta) -> dt.datetime:
+    """The next allowed value of one field: ``floor`` (the time cut at that field, whose value is
+    ``current``, each step ``unit`` seconds) moved to it, or to the start of the next span
+    (``carry`` after the span's start) when none is left in this one."""
+    later = [v for v in allowed if v > current]
+    if later:
+        return floor + dt.timedelta(seconds=(min(later) - current) * unit)
+    return floor - dt.timedelta(seconds=current * unit) + carry
 
 
 def _value(text: str, field: str, low: int, high: int, names: dict[str, int], expr: str) -> int:

@@ -292,3 +292,25 @@ def test_global_keys_are_not_entries_and_bad_ones_are_refused_by_name(caplog):
     assert sched.enabled is False and list(sched.entries) == ["splay"]
     assert "'skip_during_range' must be a mapping with 'start' and 'end'" in refused["skip_during_range"]
     assert "the global option 'loop_interval' is not supported by briny" in caplog.text
+
+
+@pytest.mark.parametrize("expr", ["*/7 * * * *", "5,35 */3 * * *", "0-10/4 22-23 * * *", "59 23 * * sun", "1 0 25 * *"])
+def test_cron_agrees_with_a_minute_by_minute_scan(expr):
+    parsed = cron.parse(expr)
+    start = dt.datetime(2026, 11, 20, 21, 58, 30)
+    scan = start.replace(second=0) + dt.timedelta(minutes=1)
+    found = []
+    while len(found) < 6:
+        if (
+            scan.minute in parsed.minutes
+            and scan.hour in parsed.hours
+            and scan.month in parsed.months
+            and parsed.day_matches(scan.date())
+        ):
+            found.append(scan)
+        scan += dt.timedelta(minutes=1)
+    got, moment = [], start
+    for _ in found:
+        moment = parsed.next_after(moment)
+        got.append(moment)
+    assert got == found
