@@ -144,7 +144,7 @@ class Schedule:
             if not forced:
                 if not self.enabled or not entry.enabled:
                     continue
-                why = self.skip_reason(entry, fired)
+                why = self._skip_reason(entry, fired)
                 if why is not None:
                     log.info("schedule entry %r: this run is skipped (%s)", name, why)
                     continue
@@ -180,7 +180,7 @@ class Schedule:
             fired = wall
         return fired
 
-    def skip_reason(self, entry: Entry, fired: float) -> str | None:
+    def _skip_reason(self, entry: Entry, fired: float) -> str | None:
         """Why the run of ``entry`` at ``fired`` (wall time) is skipped (None: it runs)."""
         at = dt.datetime.fromtimestamp(fired)
         if entry.range is not None:
