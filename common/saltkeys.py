@@ -148,18 +148,18 @@ winrepo_remotes_ng winrepo_ssl_verify winrepo_user worker_threads zmq_backlog zm
 READ_BOTH = frozenset(
     """
 conf_dir conf_file force_color http_request_timeout jinja_lstrip_blocks jinja_trim_blocks nested_indent no_color
-output_indent pillar_raise_on_missing pillarenv_from_saltenv renderer_blacklist renderer_whitelist schedule state_events
-state_output_pct state_output_profile
+output_indent pillar_raise_on_missing pillarenv_from_saltenv renderer_blacklist renderer_whitelist state_events state_output_pct
+state_output_profile
 """.split()
 )
 READ_MINION = frozenset(
     """
 autoload_dynamic_modules beacons clean_dynamic_modules cmd_safe disabled_requisites local loop_interval
-master_alive_interval master_failback master_failback_interval master_type mine_functions providers
+master_alive_interval master_failback master_failback_interval master_type mine_functions providers schedule
 service_timeout state_queue use_master_when_local
 """.split()
 )
-READ_MASTER = frozenset("keep_jobs_seconds mine_get".split())
+READ_MASTER = frozenset("keep_jobs_seconds mine_get schedule".split())
 # in the defaults tables, but nothing acts on them yet: ignored (and warned about) until it does
 NOT_ACTED_ON = frozenset("random_reauth_delay startup_states transport".split())
 # in the defaults both daemons share, but only the master acts on them (a minion warns)

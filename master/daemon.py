@@ -9,11 +9,11 @@ one asyncio loop (``zmq.asyncio``) holding:
   (``interface:ret_port`` / ``interface:publish_port``);
 - :class:`briny.master.clientapi.ClientAPIServer` on
   ``sock_dir/master_client.ipc``;
+- the master's schedule (:class:`briny.master.scheduler.MasterScheduler`: runners
+  of ``schedule:`` on time, in a small pool of its own);
 - the housekeeping task (key store reads, job cache pruning);
 - the reactor (:class:`briny.master.reactor.ReactorService`, threads of its
-  own) when ``reactor:`` maps tags to reactor SLS;
-- the master's schedule (:class:`briny.master.scheduler.MasterScheduler`: runners
-  of ``schedule:`` on time, in a small pool of its own).
+  own) when ``reactor:`` maps tags to reactor SLS.
 
 :func:`build_server` builds the master's subsystems (the grains cache, each
 minion's pillar, the file server, the state compiler) and the
@@ -71,8 +71,8 @@ from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
 from briny.master.reactor import ReactorService
-from briny.master.scheduler import MasterScheduler
 from briny.master.server import Fire, MasterServer
+from briny.master.scheduler import MasterScheduler
 
 log = logging.getLogger(__name__)
 
