@@ -5,9 +5,9 @@
 whose ``function`` is a runner of :mod:`briny.master.runners` (``state.orchestrate``,
 ``jobs.list_jobs``, ``manage.status``...). An entry naming no runner is refused at start (logged,
 the other entries run). :class:`MasterScheduler` runs on the master daemon's loop (one task,
-started and stopped by :func:`briny.master.daemon.serve`); each due entry runs in a thread of the
-scheduler's own small pool (so a long orchestration never holds the master's workers) as a
-runner job:
+started and stopped by :func:`briny.master.daemon.serve`); each due entry runs in a daemon thread
+of its own (at most :data:`POOL_SIZE` at once; a long orchestration never holds the master's
+workers, nor its exit) as a runner job:
 
 - it fires ``salt/run/<jid>/new`` (``fun: runner.<name>``, ``fun_args``, ``jid``, ``user``,
   ``schedule``) and ``salt/run/<jid>/ret`` (with ``return``, ``success``, ``retcode``) on the master
@@ -24,12 +24,11 @@ runner job:
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
-import functools
 import getpass
 import inspect
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -90,35 +89,36 @@ class MasterScheduler:
                 log.error("%s; the entry is not scheduled", why)
                 self.schedule.drop(name)
                 self.refused[name] = why
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._running: set[asyncio.Future[Any]] = set()
+        self._slots = threading.BoundedSemaphore(POOL_SIZE)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Run the schedule until ``stop`` (loop); then wait for no running entry (the daemon
-        bounds that wait by cancelling this task)."""
+        """Run the schedule until ``stop`` (loop). Each run is a daemon thread of its own (at most
+        :data:`POOL_SIZE` run at once, the others wait their turn); a run still going when the
+        master stops is abandoned (its job has no return), so it never holds the master's exit."""
         if not self.schedule.entries:
             await stop.wait()
             return
         log.info("the master schedule runs %d entries", len(self.schedule.entries))
         loop = asyncio.get_running_loop()
-        self._pool = concurrent.futures.ThreadPoolExecutor(POOL_SIZE, thread_name_prefix="briny-schedule")
-        try:
-            while not stop.is_set():
-                for entry in self.schedule.due():  # the worker gets a copy: the entry is the loop's
-                    future = loop.run_in_executor(self._pool, self.run_entry, copy.deepcopy(entry))
-                    self._running.add(future)
-                    future.add_done_callback(functools.partial(self._ended, entry.name))
-                wait = self.schedule.seconds_to_next()
-                try:
-                    await asyncio.wait_for(stop.wait(), timeout=wait)
-                except asyncio.TimeoutError:
-                    pass
-        finally:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        while not stop.is_set():
+            for entry in self.schedule.due():  # the thread gets a copy: the entry is the loop's
+                name = f"briny-schedule-{entry.name}"
+                threading.Thread(target=self._work, args=(loop, copy.deepcopy(entry)), name=name, daemon=True).start()
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=self.schedule.seconds_to_next())
+            except asyncio.TimeoutError:
+                pass
 
-    def _ended(self, name: str, future: asyncio.Future[Any]) -> None:
-        self._running.discard(future)
-        self.schedule.finished(name)
+    def _work(self, loop: asyncio.AbstractEventLoop, entry: Entry) -> None:
+        """One run (its thread), then the loop is told it ended."""
+        with self._slots:
+            try:
+                self.run_entry(entry)
+            finally:
+                try:
+                    loop.call_soon_threadsafe(self.schedule.finished, entry.name)
+                except RuntimeError:  # the loop is closed: the master stopped
+                    pass
 
     def run_entry(self, entry: Entry) -> dict[str, Any]:
         """Run ``entry``'s runner as a job (a worker thread): its events, its job cache record;

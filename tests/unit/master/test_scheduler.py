@@ -176,3 +176,36 @@ def test_no_schedule_waits_for_stop(master_opts, cache):
         return running
 
     assert asyncio.run(scenario()) is True
+
+
+def test_a_long_run_never_holds_the_stop(master_opts, cache, monkeypatch):
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(ctx: RunnerContext) -> str:
+        started.set()
+        release.wait(30)
+        return "late"
+
+    monkeypatch.setattr(sched_mod, "get_runner", lambda name: slow)
+
+    async def scenario() -> threading.Thread:
+        opts = {**master_opts, "schedule": {"slow": {"function": "jobs.list_jobs", "seconds": 0.01}}}
+        master = MasterScheduler(opts, cache, lambda tag, data: None)
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(master.run(stop))
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, started.wait, 10)
+        stop.set()
+        await asyncio.wait_for(task, 2)  # the stop does not wait for the run
+        (worker,) = [t for t in threading.enumerate() if t.name == "briny-schedule-slow"]
+        return worker
+
+    worker = asyncio.run(scenario())
+    try:
+        assert worker.daemon and worker.is_alive()
+    finally:
+        release.set()
+        worker.join(10)
+    assert not worker.is_alive()
