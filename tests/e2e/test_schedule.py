@@ -174,6 +174,14 @@ def test_the_master_schedule_runs_a_runner_whose_job_lands_in_the_job_cache(make
     (job,) = listed.values()
     assert job["Target"] == "m1" and job["Function"] == "test.ping"
 
+    # each run fires its runner job events on the master bus
+    watched = fleet.run("state.event", "salt/run/*/ret", "count=1", "timeout=10")
+    assert watched.returncode == 0, watched.stdout + watched.stderr
+    tag, body = watched.stdout.splitlines()[0].split("\t", 1)
+    event = json.loads(body)
+    assert tag == f"salt/run/{event['jid']}/ret" and event["fun"] == "runner.jobs.list_jobs"
+    assert event["schedule"] == "lister" and event["success"] is True and event["id"] == "salt-master"
+
     # the bad entries were refused by name; the master serves on
     log = (fleet.master_dir / "master.log").read_text()
     assert "schedule entry 'badcron': cron '61 * * * *': minute 61 is out of range 0-59" in log
