@@ -23,6 +23,8 @@ pytestmark = pytest.mark.slow
 SCHEDULE = {
     "highstate": {"function": "state.apply", "seconds": 2},
     "broken": {"function": "test.ping", "seconds": "soon"},
+    "cronned": {"function": "test.echo", "args": ["by cron"], "cron": "* * * * * */2"},  # every 2 s (6 fields)
+    "badcron": {"function": "test.ping", "cron": "* * *"},
 }
 
 
@@ -74,14 +76,19 @@ def test_a_scheduled_highstate_runs_on_time_and_returns_to_the_job_cache(make_fl
     ret = fleet.wait_returns(sorted(pings)[0], ["m1"])["m1"]
     assert ret["args"] == ["from-pillar"]
 
-    # the bad entry was refused by name and logged; the minion serves
+    # the cron entry runs too
+    echoes = fleet.wait(lambda: jobs_of(fleet, "test.echo", "m1"), 30, "the cron entry's test.echo")
+    assert fleet.wait_returns(sorted(echoes)[0], ["m1"])["m1"] == "by cron"
+
+    # the bad entries were refused by name and logged; the minion serves
     log = (fleet.root / "m1" / "minion.log").read_text()
     assert "schedule entry 'broken': 'seconds' must be a number, not 'soon'; the entry is not scheduled" in log
+    assert "schedule entry 'badcron': cron '* * *' has 3 fields" in log
     assert call(fleet, "test.ping") is True
 
     listed = call(fleet, "schedule.list")
     assert listed.startswith("schedule:\n") and "  highstate:\n" in listed and "    seconds: 2\n" in listed
-    assert "broken" not in listed and "__mine" not in listed
+    assert "broken" not in listed and "badcron" not in listed and "__mine" not in listed
 
 
 @pytest.mark.parametrize("processes", [True, False], ids=["job-processes", "job-threads"])
