@@ -9,6 +9,8 @@ one asyncio loop (``zmq.asyncio``) holding:
   (``interface:ret_port`` / ``interface:publish_port``);
 - :class:`briny.master.clientapi.ClientAPIServer` on
   ``sock_dir/master_client.ipc``;
+- the master's schedule (:class:`briny.master.scheduler.MasterScheduler`: runners
+  of ``schedule:`` on time, in a small pool of its own);
 - the housekeeping task (key store reads, job cache pruning);
 - the reactor (:class:`briny.master.reactor.ReactorService`, threads of its
   own) when ``reactor:`` maps tags to reactor SLS.
@@ -70,6 +72,7 @@ from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
 from briny.master.reactor import ReactorService
 from briny.master.server import Fire, MasterServer
+from briny.master.scheduler import MasterScheduler
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +183,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             serving,
             asyncio.ensure_future(capi.serve()),
             asyncio.ensure_future(server.housekeeping()),
+            asyncio.ensure_future(MasterScheduler(opts, cache, sender.fire).run(stop)),  # schedule: runners on time
         ]
         log.warning(
             "briny-master %s serving on %s (ret %s, publish %s)",

@@ -1,4 +1,4 @@
-"""``schedule.*`` on the running minion: each call's action on its :class:`~briny.minion.schedule.Schedule`.
+"""``schedule.*`` on the running minion: each call's action on its :class:`~briny.common.schedule.Schedule`.
 
 The execution module (:mod:`briny.minion.modules.schedule`) sends ``(action, args)`` to the daemon
 (``__job__.schedule``); the daemon answers with :func:`control` on its loop. Answers are Salt
@@ -9,6 +9,7 @@ it at start with the rest of ``minion.d``); ``reload`` reads that file back.
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 from pathlib import Path
@@ -17,13 +18,15 @@ from typing import Any
 import yaml
 
 from briny.common.exceptions import ConfigError
-from briny.minion.schedule import Schedule, parse_entry
+from briny.common.schedentry import TIME_FMT, parse_entry
+from briny.common.schedule import Schedule
 
 log = logging.getLogger(__name__)
 
 SAVE_NAME = "_schedule.conf"
 ACTIONS = frozenset(
     {"list", "add", "delete", "modify", "enable", "disable", "enable_job", "disable_job", "run_job", "save", "reload"}
+    | {"postpone_job", "skip_job", "next_fire_time"}
 )
 
 
@@ -63,7 +66,8 @@ def _options(args: dict[str, Any]) -> dict[str, Any]:
 def control(sched: Schedule, action: str, args: dict[str, Any], path: Path) -> Any:
     """Apply one ``schedule.<action>`` to ``sched`` and give Salt's answer (loop)."""
     if action == "list":
-        return sched.listing(bool(args.get("show_all")), args.get("show_disabled", True) is not False)
+        where = args.get("where") if args.get("where") in ("pillar", "opts") else None
+        return sched.listing(bool(args.get("show_all")), args.get("show_disabled", True) is not False, where)
     if action == "enable":
         sched.enabled = True
         return {"result": True, "comment": "Enabled schedule on minion.", "changes": {}}
@@ -78,6 +82,9 @@ def control(sched: Schedule, action: str, args: dict[str, Any], path: Path) -> A
     if name is None:
         return {"result": False, "comment": "Job name is required.", "changes": {}}
     entry = sched.entries.get(name)
+    if action == "next_fire_time":  # Salt answers None for a job it does not have
+        moment = sched.next_fire_time(name)
+        return {"result": True, "next_fire_time": moment.strftime(TIME_FMT) if moment else None}
     if action == "add":
         if entry is not None:
             return {"result": False, "comment": f"Job {name} already exists in schedule.", "changes": {}}
@@ -86,8 +93,7 @@ def control(sched: Schedule, action: str, args: dict[str, Any], path: Path) -> A
         missing = "does not exist in schedule." if action == "modify" else "does not exist."
         return {"result": False, "comment": f"Job {name} {missing}", "changes": {}}
     if action == "delete":
-        sched.entries.pop(name, None)
-        sched.next_run.pop(name, None)
+        sched.drop(name)
         return {"result": True, "comment": f"Deleted Job {name} from schedule.", "changes": {name: "removed"}}
     if action == "modify":
         options = _options(args)
@@ -104,12 +110,32 @@ def control(sched: Schedule, action: str, args: dict[str, Any], path: Path) -> A
         entry.raw["enabled"] = on
         word = "Enabled" if on else "Disabled"
         return {"result": True, "comment": f"{word} Job {name} in schedule.", "changes": {name: word.lower()}}
+    if action in ("postpone_job", "skip_job"):
+        return _move_run(sched, entry.name, action, args)
     if action == "run_job":
         if not entry.enabled:
             return {"result": False, "comment": f"Job {name} is disabled.", "changes": {}}
         sched.run_now(name)
         return {"result": True, "comment": f"Scheduling Job {name} on minion.", "changes": {}}
     return {"result": False, "comment": f"schedule has no action {action!r}", "changes": {}}
+
+
+def _move_run(sched: Schedule, name: str, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``postpone_job`` (skip the run at ``time``, run at ``new_time``) and ``skip_job``."""
+    fmt = str(args.get("time_fmt") or TIME_FMT)
+    try:
+        current = datetime.datetime.strptime(str(args.get("time")), fmt)
+        new = datetime.datetime.strptime(str(args.get("new_time")), fmt) if action == "postpone_job" else None
+    except ValueError:
+        return {"result": False, "comment": "Date string could not be parsed."}
+    word, failed = ("Postponed Job", "postpone") if new is not None else ("Added Skip Job", "skip")
+    if not sched.entries[name].enabled:
+        return {"result": False, "comment": f"Failed to {failed} job {name} in schedule."}
+    if new is not None:
+        sched.postpone(name, current, new)
+    else:
+        sched.skip(name, current)
+    return {"result": True, "comment": f"{word} {name} in schedule."}
 
 
 def _put(sched: Schedule, name: str, options: dict[str, Any], source: str, comment: str, change: str) -> dict[str, Any]:
@@ -122,12 +148,17 @@ def _put(sched: Schedule, name: str, options: dict[str, Any], source: str, comme
     return {"result": True, "comment": comment, "changes": {name: change}}
 
 
+def write_saved(path: Path, schedule: dict[str, Any]) -> None:
+    """Write ``{"schedule": schedule}`` to ``path`` (atomically); OSError when it cannot."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump({"schedule": schedule}, default_flow_style=False))
+    os.replace(tmp, path)
+
+
 def _save(sched: Schedule, path: Path) -> dict[str, Any]:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(yaml.safe_dump({"schedule": sched.saved()}, default_flow_style=False))
-        os.replace(tmp, path)
+        write_saved(path, sched.saved())
     except OSError as exc:
         log.error("cannot save the schedule to %s: %s", path, exc)
         return {"result": False, "comment": f"Failed to save schedule: {exc}", "changes": {}}
@@ -146,8 +177,7 @@ def _reload(sched: Schedule, path: Path) -> dict[str, Any]:
             "changes": {},
         }
     for name in [n for n, e in sched.entries.items() if e.source == "added"]:
-        sched.entries.pop(name, None)
-        sched.next_run.pop(name, None)
+        sched.drop(name)
     refused = sched.load(saved, "config")
     comment = ["Reloaded schedule on minion from schedule.conf."] + [why for why in refused.values()]
     return {"result": not refused, "comment": comment, "changes": {}}

@@ -1,4 +1,4 @@
-"""The minion daemon's scheduler task: runs the :class:`~briny.minion.schedule.Schedule` on time.
+"""The minion daemon's scheduler task: runs the :class:`~briny.common.schedule.Schedule` on time.
 
 Runs on the agent's asyncio loop. It starts once the first session with the master is up (Salt's
 ``scheduler_before_connect: False``), adds ``schedule:`` from this minion's pillar to the one from
@@ -27,7 +27,8 @@ from briny.common import config
 from briny.common.jid import gen_jid
 from briny.minion.executor import Job
 from briny.minion.pillar import pillar_section
-from briny.minion.schedule import Entry, Schedule, parse_entry
+from briny.common.schedentry import Entry, parse_entry
+from briny.common.schedule import Schedule
 from briny.minion.schedulectl import ACTIONS, control, save_path
 
 if TYPE_CHECKING:

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.slow
 SCHEDULE = {
     "highstate": {"function": "state.apply", "seconds": 2},
     "broken": {"function": "test.ping", "seconds": "soon"},
+    "cronned": {"function": "test.echo", "args": ["by cron"], "cron": "* * * * * */2"},  # every 2 s (6 fields)
+    "badcron": {"function": "test.ping", "cron": "* * *"},
 }
 
 
@@ -74,14 +76,19 @@ def test_a_scheduled_highstate_runs_on_time_and_returns_to_the_job_cache(make_fl
     ret = fleet.wait_returns(sorted(pings)[0], ["m1"])["m1"]
     assert ret["args"] == ["from-pillar"]
 
-    # the bad entry was refused by name and logged; the minion serves
+    # the cron entry runs too
+    echoes = fleet.wait(lambda: jobs_of(fleet, "test.echo", "m1"), 30, "the cron entry's test.echo")
+    assert fleet.wait_returns(sorted(echoes)[0], ["m1"])["m1"] == "by cron"
+
+    # the bad entries were refused by name and logged; the minion serves
     log = (fleet.root / "m1" / "minion.log").read_text()
     assert "schedule entry 'broken': 'seconds' must be a number, not 'soon'; the entry is not scheduled" in log
+    assert "schedule entry 'badcron': cron '* * *' has 3 fields" in log
     assert call(fleet, "test.ping") is True
 
     listed = call(fleet, "schedule.list")
     assert listed.startswith("schedule:\n") and "  highstate:\n" in listed and "    seconds: 2\n" in listed
-    assert "broken" not in listed and "__mine" not in listed
+    assert "broken" not in listed and "badcron" not in listed and "__mine" not in listed
 
 
 @pytest.mark.parametrize("processes", [True, False], ids=["job-processes", "job-threads"])
@@ -97,7 +104,7 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
     assert call(fleet, "schedule.list", "return_yaml=False") == {
         "echo": {
             "function": "test.echo",
-            "job_args": ["hello"],
+            "args": ["hello"],
             "seconds": 3600,
             "enabled": True,
             "jid_include": True,
@@ -105,6 +112,21 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
             "name": "echo",
         }
     }
+    assert "    saved: false\n" in call(fleet, "schedule.list")
+    assert call(fleet, "schedule.is_enabled") is True
+    assert call(fleet, "schedule.is_enabled", "name=echo")["function"] == "test.echo"
+    assert call(fleet, "schedule.list", "where=pillar", "return_yaml=False") == {}
+    # the next run, an hour on; postponed by a minute
+    nxt = call(fleet, "schedule.show_next_fire_time", "echo")["next_fire_time"]
+    later = datetime.datetime.strptime(nxt, "%Y-%m-%dT%H:%M:%S") + datetime.timedelta(minutes=1)
+    moved = call(fleet, "schedule.postpone_job", "echo", f"'{nxt}'", f"'{later:%Y-%m-%dT%H:%M:%S}'")
+    assert moved == {"result": True, "comment": "Postponed Job echo in schedule."}
+    assert call(fleet, "schedule.show_next_fire_time", "echo")["next_fire_time"] == f"{later:%Y-%m-%dT%H:%M:%S}"
+    copied = call(fleet, "schedule.copy", "echo", "m2", retcode=1)
+    assert (
+        "needs Salt's peer publishing" in copied["comment"]
+        and "schedule.add echo function=test.echo" in copied["comment"]
+    )
     # run_job: now, not in an hour; the return lands in the job cache
     assert call(fleet, "schedule.run_job", "echo")["comment"] == "Scheduling Job echo on minion."
     echoes = fleet.wait(lambda: jobs_of(fleet, "test.echo", "m1"), 30, "the run_job's test.echo")
@@ -123,3 +145,54 @@ def test_schedule_calls_change_the_running_schedule(make_fleet, processes):
     assert call(fleet, "schedule.list") == "schedule: {}\n"
     assert call(fleet, "schedule.reload")["result"] is True
     assert "echo" in json.dumps(call(fleet, "schedule.list", "return_yaml=False"))
+    assert call(fleet, "schedule.purge") == {
+        "comment": ["Deleted job: echo from schedule."],
+        "changes": {"echo": "removed"},
+        "result": True,
+    }
+    assert call(fleet, "schedule.list") == "schedule: {}\n"
+
+
+MASTER_SCHEDULE = {
+    "lister": {"function": "jobs.list_jobs", "kwargs": {"search_function": "test.ping"}, "seconds": 1},
+    "badcron": {"function": "jobs.list_jobs", "cron": "61 * * * *"},
+    "badwhen": {"function": "jobs.list_jobs", "when": "tomorrow"},
+    "nope": {"function": "nosuch.runner", "seconds": 1},
+}
+
+
+def test_the_master_schedule_runs_a_runner_whose_job_lands_in_the_job_cache(make_fleet):
+    fleet = make_fleet(["m1"], auto_accept=True, master_opts={"schedule": MASTER_SCHEDULE, "id": "salt-master"})
+    fleet.add_minion("m1", mine_enabled=False)
+    fleet.start()
+    # a job for the scheduled runner to find
+    pinged = fleet.briny("--out", "json", "m1", "test.ping")
+    assert pinged.returncode == 0 and pinged.json() == {"m1": True}, pinged.stdout + pinged.stderr
+
+    def found_the_ping() -> dict[str, Any]:
+        for jid in sorted(jobs_of(fleet, "runner.jobs.list_jobs", "salt-master"), reverse=True):
+            ret = fleet.run("jobs.lookup_jid", jid, "--out", "json").json()  # {master id: the runner's return}
+            listed = ret.get("salt-master") if isinstance(ret, dict) else None
+            if isinstance(listed, dict) and any(job.get("Function") == "test.ping" for job in listed.values()):
+                return listed
+        return {}
+
+    listed = fleet.wait(found_the_ping, 30, "a scheduled jobs.list_jobs run that lists the test.ping job")
+    (job,) = listed.values()
+    assert job["Target"] == "m1" and job["Function"] == "test.ping"
+
+    # each run fires its runner job events on the master bus
+    watched = fleet.run("state.event", "salt/run/*/ret", "count=1", "timeout=10")
+    assert watched.returncode == 0, watched.stdout + watched.stderr
+    tag, body = watched.stdout.splitlines()[0].split("\t", 1)
+    event = json.loads(body)
+    assert tag == f"salt/run/{event['jid']}/ret" and event["fun"] == "runner.jobs.list_jobs"
+    assert event["schedule"] == "lister" and event["success"] is True and event["id"] == "salt-master"
+
+    # the bad entries were refused by name; the master serves on
+    log = (fleet.master_dir / "master.log").read_text()
+    assert "schedule entry 'badcron': cron '61 * * * *': minute 61 is out of range 0-59" in log
+    assert "schedule entry 'badwhen': 'when': 'tomorrow' is not a date string briny reads" in log
+    assert "schedule entry 'nope': runner 'nosuch.runner' is not available; the entry is not scheduled" in log
+    again = fleet.briny("--out", "json", "m1", "test.ping")
+    assert again.returncode == 0 and again.json() == {"m1": True}

@@ -97,7 +97,7 @@ def test_keys_not_acted_on_are_really_not_read():
         ("master", "reactor", "supported"),
         ("minion", "reactor", "unknown"),  # the master's reactor; a minion's config warns
         ("minion", "schedule", "supported"),
-        ("master", "schedule", "ignored"),
+        ("master", "schedule", "supported"),
         ("master", "gitfs_remotes", "ignored"),
         ("minion", "startup_states", "ignored"),  # a default briny carries, but nothing runs them
         ("minion", "frobnicate", "unknown"),

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from briny.common.exceptions import ConfigError
-from briny.minion.schedule import Schedule, parse_entry
+from briny.common.schedentry import parse_entry
+from briny.common.schedule import Schedule
 from briny.minion.schedulectl import control, read_saved
 
 
@@ -138,11 +139,19 @@ def test_disabled_entries_and_schedule_do_not_run(clock):
     [
         ({"function": "test.ping", "seconds": "abc"}, "'bad': 'seconds' must be a number, not 'abc'"),
         ({"function": "test.ping", "minutes": -1}, "'bad': 'minutes' must be 0 or more"),
-        ({"function": "test.ping"}, "'bad' has no interval"),
+        ({"function": "test.ping"}, "'bad' has no timing: give seconds"),
         ({"function": "test.ping", "seconds": 0}, "'bad': its interval must be more than 0"),
         ({"seconds": 5}, "'bad' names no 'function'"),
         ({"function": "test.ping", "seconds": 5, "maxrunning": 0}, "'bad': 'maxrunning' must be"),
-        ({"function": "test.ping", "cron": "* * * * *"}, "'cron' and 'once' are not supported"),
+        ({"function": "test.ping", "cron": "*/5 * * *"}, "'bad': cron '*/5 * * *' has 4 fields"),
+        ({"function": "test.ping", "cron": "0 0 L * *"}, "extension 'L' is not supported"),
+        ({"function": "test.ping", "when": "tomorrow"}, "'bad': 'when': 'tomorrow' is not a date string"),
+        ({"function": "test.ping", "when": "5pm", "seconds": 5}, 'unable to use "seconds"'),
+        ({"function": "test.ping", "when": "5pm", "cron": "* * * * *"}, 'unable to use "when", "cron" and "once"'),
+        ({"function": "test.ping", "once": "5pm"}, "date string could not be parsed: '5pm'"),
+        ({"function": "test.ping", "seconds": 5, "range": {"start": "5pm"}}, "'range' must be a mapping with"),
+        ({"function": "test.ping", "seconds": 5, "range": {"start": "5pm", "end": "3pm"}}, "end must be later"),
+        ({"function": "test.ping", "seconds": 5, "after": "soon"}, "'after': 'soon' is not"),
         ("test.ping", "'bad' must be a mapping"),
     ],
 )
@@ -160,8 +169,8 @@ def test_a_bad_entry_is_refused_by_name_and_the_others_run(clock, caplog, raw, m
 
 def test_unsupported_options_are_named_in_a_warning(clock, caplog):
     with caplog.at_level(logging.WARNING):
-        parse_entry("w", {"function": "test.ping", "seconds": 5, "returner": "redis", "range": {}, "bogus": 1})
-    assert "'w': briny does not support range, returner yet" in caplog.text
+        parse_entry("w", {"function": "test.ping", "seconds": 5, "returner": "redis", "metadata": {}, "bogus": 1})
+    assert "'w': briny does not support metadata, returner; ignored" in caplog.text
     assert "unknown option(s) bogus" in caplog.text
 
 
@@ -228,3 +237,50 @@ def test_save_writes_non_pillar_entries_and_reload_reads_them(clock, tmp_path):
     assert control(sched, "reload", {}, path)["result"] is False
     path.unlink()
     assert "empty or invalid" in control(sched, "reload", {}, path)["comment"][0]
+
+
+def test_control_postpone_skip_next_fire_time_and_list_where(tmp_path):
+    import datetime as dt
+
+    start = dt.datetime(2026, 11, 24, 6, 0)
+
+    class Wall:
+        now = start.timestamp()
+
+        def __call__(self) -> float:
+            return self.now
+
+    wall = Wall()
+    sched = Schedule(wall, wall=wall)
+    path = tmp_path / "minion.d" / "_schedule.conf"
+    sched.load({"c": {"function": "test.ping", "minutes": 10}})
+    sched.load({"p": {"function": "test.ping", "cron": "30 6 * * *"}}, "pillar")
+    assert list(control(sched, "list", {"where": "pillar"}, path)) == ["p"]
+    assert list(control(sched, "list", {"where": "opts"}, path)) == ["c"]
+    assert sorted(control(sched, "list", {"where": "elsewhere"}, path)) == ["c", "p"]
+    assert control(sched, "next_fire_time", {"name": "c"}, path) == {
+        "result": True,
+        "next_fire_time": "2026-11-24T06:10:00",
+    }
+    assert control(sched, "next_fire_time", {"name": "p"}, path)["next_fire_time"] == "2026-11-24T06:30:00"
+    assert control(sched, "next_fire_time", {"name": "nope"}, path) == {"result": True, "next_fire_time": None}
+    moved = control(
+        sched, "postpone_job", {"name": "c", "time": "2026-11-24T06:10:00", "new_time": "2026-11-24T06:12:00"}, path
+    )
+    assert moved == {"result": True, "comment": "Postponed Job c in schedule."}
+    assert control(sched, "next_fire_time", {"name": "c"}, path)["next_fire_time"] == "2026-11-24T06:12:00"
+    wall.now = dt.datetime(2026, 11, 24, 6, 10).timestamp()
+    assert names(sched.due()) == []  # the 06:10 run is postponed ...
+    wall.now = dt.datetime(2026, 11, 24, 6, 12).timestamp()
+    assert names(sched.due()) == ["c"]  # ... to 06:12
+    sched.finished("c")
+    skipped = control(sched, "skip_job", {"name": "p", "time": "26/11/24 06:30", "time_fmt": "%y/%m/%d %H:%M"}, path)
+    assert skipped == {"result": True, "comment": "Added Skip Job p in schedule."}
+    wall.now = dt.datetime(2026, 11, 24, 6, 30).timestamp()
+    assert names(sched.due()) == ["c"]  # p's 06:30 run is skipped
+    bad = control(sched, "skip_job", {"name": "p", "time": "half past six"}, path)
+    assert bad == {"result": False, "comment": "Date string could not be parsed."}
+    control(sched, "disable_job", {"name": "p"}, path)
+    refused = control(sched, "skip_job", {"name": "p", "time": "2026-11-25T06:30:00"}, path)
+    assert refused == {"result": False, "comment": "Failed to skip job p in schedule."}
+    assert control(sched, "postpone_job", {"name": "x", "time": "t"}, path)["comment"] == "Job x does not exist."
