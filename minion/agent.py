@@ -67,6 +67,7 @@ from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
 from briny.minion.masters import (
+    DISABLE,
     FAILOVER,
     Backoff,
     Failover,
@@ -139,7 +140,8 @@ class MinionAgent:
         self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
         self.mode = master_mode(opts)
-        self.links = make_links(opts, self.auth, transport_factory)
+        self.masterless = self.mode == DISABLE  # Salt's master_type: disable (see _run_masterless)
+        self.links = [] if self.masterless else make_links(opts, self.auth, transport_factory)
         if self.mode == FAILOVER:
             self.ping_interval = alive_interval(opts)
         several = len(self.links) > 1
@@ -162,6 +164,7 @@ class MinionAgent:
             refresh_pillar=self._refresh_pillar,
             refresh_grains=self._refresh_grains,
             schedule=lambda action, args: self.scheduler.control_sync(action, args),
+            beacons=lambda action, args: self.beacons.control_sync(action, args),
         )
         self.procs: Any = None
         if launcher is not None:  # multiprocessing: a process per job
@@ -177,6 +180,7 @@ class MinionAgent:
                 self._refresh_grains,
                 self.pool,
                 lambda action, args: self.scheduler.control(action, args),
+                beacons=lambda action, args: self.beacons.control(action, args),
             )
             self.procs = ProcessJobs(links, self.registry, launcher)
         self.jobs = JobRunner(
@@ -210,6 +214,8 @@ class MinionAgent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._bus: Any = None
+        self._local_events: Any = None  # masterless: the sender of events onto this minion's own bus
+        self._reactor: Any = None  # masterless with ``reactor:``: the reactor on this minion's bus
 
     # -- the masters, as one (loop) -----------------------------------------------------------
     @property
@@ -245,15 +251,41 @@ class MinionAgent:
         self._stop = asyncio.Event()
         if self.use_bus:
             self._start_bus()
-        self._spawn(self.scheduler.run(self.connected, self._stop))
-        self._spawn(self.beacons.run(self.connected, self._stop))
+        up = self.connected
+        if self.masterless:
+            up = asyncio.Event()
+            up.set()  # no master to wait for: the schedule and beacons start now
+        self._spawn(self.scheduler.run(up, self._stop))
+        self._spawn(self.beacons.run(up, self._stop))
         try:
-            if self.failover is not None:
+            if self.masterless:
+                await self._run_masterless()
+            elif self.failover is not None:
                 await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
             else:
                 await asyncio.gather(*(self._keep_up(link) for link in self.links))
         finally:
             await self._finish()
+
+    async def _run_masterless(self) -> None:
+        """``master_type: disable``: no master; events go to this minion's own bus (beacons, jobs'
+        events), where the reactor (``reactor:``) reacts with ``caller.<fun>``; returns stay here."""
+        from briny.common.event import EventSender
+
+        assert self._stop is not None
+        self.status = "masterless"
+        self.attempted.set()
+        log.info("master_type disable: running masterless (no master; events stay on this minion's bus)")
+        self._local_events = EventSender(self.opts, name="minion")
+        if self.opts.get("reactor"):
+            if self._bus is None:
+                log.error("reactor: this minion's event bus is not running; no reactions run")
+            else:
+                from briny.minion.reactor import start as start_reactor
+
+                loop = asyncio.get_running_loop()
+                self._reactor = await loop.run_in_executor(self.pool, start_reactor, self.opts, self.executor)
+        await self._stop.wait()
 
     async def _keep_up(self, link: MasterLink) -> None:
         """Hot: serve ``link``'s master, authenticating again whenever its session dies, until stop
@@ -286,6 +318,8 @@ class MinionAgent:
         return task
 
     async def _finish(self) -> None:
+        if self._reactor is not None:  # no new reactions; bounded wait on running ones
+            await asyncio.get_running_loop().run_in_executor(None, self._reactor.stop)
         await self.jobs.finish(self.shutdown_grace)
         for link in self.links:
             if link.up:
@@ -299,6 +333,8 @@ class MinionAgent:
                 link.session.transport.close()
                 link.session = None
         self.connected.clear()
+        if self._local_events is not None:
+            self._local_events.close()
         if self._bus is not None:
             self._bus.stop()
         self.jobs.close()
@@ -436,7 +472,12 @@ class MinionAgent:
     async def deliver(self, cmd: str, payload: dict[str, Any]) -> bool:
         """Send a return or an event: a job's to the master that published it (hot multi-master),
         anything else to the first master up; kept in an outbox (and sent after the next auth)
-        when that master cannot take it now."""
+        when that master cannot take it now. Masterless: an event goes to this minion's own bus,
+        a return stays here (as Salt's masterless minion)."""
+        if self.masterless:
+            if cmd == "event" and self._local_events is not None and isinstance(payload.get("data"), dict):
+                self._local_events.fire(str(payload.get("tag")), payload["data"])
+            return True
         link = self.origins.of(cmd, payload)
         reply = await self.request(cmd, payload, link=link)
         if reply is None:
@@ -595,6 +636,8 @@ class MinionAgent:
             log.error("the minion event bus did not start (%s); local events will not reach the master", exc)
             self._bus = None
             return
+        if self.masterless:
+            return  # no master to forward to: the bus is this minion's own (beacons, reactor)
         from briny.minion.busrelay import forward_bus
 
         self._spawn(forward_bus(self._bus.pub_path, self.id, self._to_every_master))
