@@ -74,7 +74,7 @@ class JobContext:
     master (or None: the host's event bus); ``master`` asks the master one
     request; ``jobs`` is the daemon's job registry; ``refresh_pillar`` and
     ``refresh_grains`` ask the daemon to renew them; ``schedule`` manages
-    the daemon's schedule; ``compile_pillar``
+    the daemon's schedule and ``beacons`` its beacons; ``compile_pillar``
     renders this job's pillar with a ``pillar=`` override; ``compiled`` is
     the master's compile of a state job (taken once, see
     :meth:`take_compiled`); ``progress`` asks for progress events.

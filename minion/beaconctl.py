@@ -24,7 +24,8 @@ from typing import Any
 
 import yaml
 
-from briny.minion.beacons import BUILTIN, BeaconInvalid, Beacons, module_of, parse_beacon
+from briny.common.exceptions import BeaconInvalid
+from briny.minion.beacons import BUILTIN, Beacons, module_of, parse_beacon
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from briny.common.exceptions import CommandExecutionError, ConfigError
+from briny.common.exceptions import BeaconInvalid, CommandExecutionError, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -173,14 +173,6 @@ def module_of(name: str, raw: Any) -> str:
     items = raw if isinstance(raw, list) else [raw]
     found = [item["beacon_module"] for item in items if isinstance(item, Mapping) and "beacon_module" in item]
     return str(found[-1]) if found else name
-
-
-class BeaconInvalid(ConfigError):
-    """A beacon config that cannot run; ``reason`` is the validation's message without the name."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"beacon {name!r}: {reason}")
-        self.reason = reason
 
 
 def parse_beacon(name: str, raw: Any, source: str = "config") -> Beacon:
