@@ -216,6 +216,11 @@ class MinionAgent:
         self._bus: Any = None
         self._local_events: Any = None  # masterless: the sender of events onto this minion's own bus
         self._reactor: Any = None  # masterless with ``reactor:``: the reactor on this minion's bus
+        if opts.get("reactor") and not self.masterless:
+            log.warning(
+                "reactor: a minion runs a reactor only masterless (master_type: disable); "
+                "the master's reactor reacts to this minion's events; this one does not run"
+            )
 
     # -- the masters, as one (loop) -----------------------------------------------------------
     @property
