@@ -21,6 +21,7 @@ from typing import Any
 
 from briny.common import loader
 from briny.common.exceptions import CommandExecutionError
+from briny.common.onloop import call_on_loop
 from briny.minion.beaconctl import ACTIONS, control, save_path
 from briny.minion.beacons import Beacon, Beacons, Event, Host
 from briny.minion.pillar import pillar_section
@@ -155,15 +156,4 @@ class BeaconRunner:
     def control_sync(self, action: str, args: dict[str, Any]) -> Any:
         """:meth:`control` from a worker thread (a thread job), through the loop; None when the
         daemon's loop does not answer."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return None
-
-        async def on_loop() -> Any:
-            return self.control(action, args)
-
-        try:
-            return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(CONTROL_WAIT)
-        except (concurrent.futures.TimeoutError, RuntimeError) as exc:
-            log.warning("beacons.%s got no answer from the daemon: %s", action, exc)
-            return None
+        return call_on_loop(self._loop, lambda: self.control(action, args), CONTROL_WAIT, f"beacons.{action}")
