@@ -71,12 +71,16 @@ def _lines(raw: Any) -> list[str]:
 
 
 def _set_enabled(raw: list[Any], on: bool) -> None:
-    """Salt's ``_update_enabled``: the ``enabled`` item of a list config set, or appended."""
+    """The config as Salt 3007 leaves it: disabled, its ``enabled`` item set False (or appended);
+    enabled again, that item gone (``beacons.list`` shows no ``enabled`` item then)."""
+    if on:
+        raw[:] = [item for item in raw if not (isinstance(item, dict) and set(item) == {"enabled"})]
+        return
     for item in raw:
         if isinstance(item, dict) and "enabled" in item:
-            item["enabled"] = on
+            item["enabled"] = False
             return
-    raw.append({"enabled": on})
+    raw.append({"enabled": False})
 
 
 def _invalid(name: str, data: Any, verb: str) -> dict[str, Any] | None:

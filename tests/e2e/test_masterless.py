@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from .support import Fleet, FleetError, Result, events_until, script
 
@@ -170,3 +171,39 @@ def test_beacons_functions_change_the_running_daemons_beacons(solo: tuple[Fleet,
     assert set(fleet.wait(listed, 30, "beacons.list after delete")) == {"load"}
     if not fleet.minions[MINION].running:
         raise FleetError(f"the minion stopped\n{fleet.logs()}")
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "beacons"
+
+
+def test_beacons_functions_answer_as_salts_on_a_running_masterless_minion(tmp_path: Path) -> None:
+    """Each call of tests/golden/beacons/calls.yaml, in order, against a fresh masterless minion:
+    exit status and answer as the reference salt-call gave them on a running salt-minion."""
+    spec = yaml.safe_load((GOLDEN / "calls.yaml").read_text())
+    want = json.loads((GOLDEN / "expected.json").read_text())
+    fleet = Fleet(tmp_path, [])
+    try:
+        fleet.add_minion("solo", master_type="disable", file_client="local", **spec["config"])
+        daemon = fleet.start_minion("solo")
+        conf = str(daemon.conf_dir)
+        fleet.wait(lambda: _answers(conf, "beacons.list", "return_yaml=False")[0] == 0, 30, "the masterless minion")
+        got = []
+        for name, *args in spec["calls"]:
+            rc, data = _answers(conf, *map(str, args))
+            got.append({"name": name, "args": args, "rc": rc, "data": data})
+        for mine, salts in zip(got, want, strict=True):
+            assert mine == salts, f"{mine['name']}: briny {mine} != Salt {salts}"
+    finally:
+        fleet.close()
+
+
+def _answers(conf: str, *args: str) -> tuple[int, Any]:
+    done = subprocess.run(
+        [*script("briny-call"), "-c", conf, *args, "--out=json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    data = json.loads(done.stdout)["local"] if done.stdout.strip() else None
+    return done.returncode, json.loads(json.dumps(data).replace(conf, "@CONF@"))
