@@ -30,7 +30,7 @@ CASE = ROOT / "tests" / "golden" / "beacons"
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--saltref", default="/tmp/saltref", type=pathlib.Path)
+    p.add_argument("--saltref", default=pathlib.Path(tempfile.gettempdir()) / "saltref", type=pathlib.Path)
     a = p.parse_args()
     spec = yaml.safe_load((CASE / "calls.yaml").read_text())
     work = pathlib.Path(tempfile.mkdtemp(prefix="beacons-golden-"))
