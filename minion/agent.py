@@ -78,6 +78,7 @@ from briny.minion.masters import (
     make_links,
     master_mode,
 )
+from briny.minion.masterless import Masterless, warn_reactor
 from briny.minion.outbox import Outbox
 from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
 from briny.minion.scheduler import ScheduleRunner
@@ -140,7 +141,9 @@ class MinionAgent:
         self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
         self.mode = master_mode(opts)
-        self.masterless = self.mode == DISABLE  # Salt's master_type: disable (see _run_masterless)
+        # Salt's master_type: disable: no master (briny.minion.masterless)
+        self.masterless = Masterless(opts) if self.mode == DISABLE else None
+        warn_reactor(opts, self.masterless is not None)
         self.links = [] if self.masterless else make_links(opts, self.auth, transport_factory)
         if self.mode == FAILOVER:
             self.ping_interval = alive_interval(opts)
@@ -214,13 +217,6 @@ class MinionAgent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._bus: Any = None
-        self._local_events: Any = None  # masterless: the sender of events onto this minion's own bus
-        self._reactor: Any = None  # masterless with ``reactor:``: the reactor on this minion's bus
-        if opts.get("reactor") and not self.masterless:
-            log.warning(
-                "reactor: a minion runs a reactor only masterless (master_type: disable); "
-                "the master's reactor reacts to this minion's events; this one does not run"
-            )
 
     # -- the masters, as one (loop) -----------------------------------------------------------
     @property
@@ -264,33 +260,16 @@ class MinionAgent:
         self._spawn(self.beacons.run(up, self._stop))
         try:
             if self.masterless:
-                await self._run_masterless()
+                self.status = "masterless"
+                self.attempted.set()
+                await self.masterless.start(self._bus is not None, self.executor, self.pool)
+                await self._stop.wait()
             elif self.failover is not None:
                 await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
             else:
                 await asyncio.gather(*(self._keep_up(link) for link in self.links))
         finally:
             await self._finish()
-
-    async def _run_masterless(self) -> None:
-        """``master_type: disable``: no master; events go to this minion's own bus (beacons, jobs'
-        events), where the reactor (``reactor:``) reacts with ``caller.<fun>``; returns stay here."""
-        from briny.common.event import EventSender
-
-        assert self._stop is not None
-        self.status = "masterless"
-        self.attempted.set()
-        log.info("master_type disable: running masterless (no master; events stay on this minion's bus)")
-        self._local_events = EventSender(self.opts, name="minion")
-        if self.opts.get("reactor"):
-            if self._bus is None:
-                log.error("reactor: this minion's event bus is not running; no reactions run")
-            else:
-                from briny.minion.reactor import start as start_reactor
-
-                loop = asyncio.get_running_loop()
-                self._reactor = await loop.run_in_executor(self.pool, start_reactor, self.opts, self.executor)
-        await self._stop.wait()
 
     async def _keep_up(self, link: MasterLink) -> None:
         """Hot: serve ``link``'s master, authenticating again whenever its session dies, until stop
@@ -323,9 +302,9 @@ class MinionAgent:
         return task
 
     async def _finish(self) -> None:
-        if self._reactor is not None:  # no new reactions; bounded wait on running ones
-            await asyncio.get_running_loop().run_in_executor(None, self._reactor.stop)
         await self.jobs.finish(self.shutdown_grace)
+        if self.masterless:  # after the jobs: their last events still reach the bus
+            await self.masterless.stop()
         for link in self.links:
             if link.up:
                 await self._flush_outbox(link)
@@ -338,8 +317,6 @@ class MinionAgent:
                 link.session.transport.close()
                 link.session = None
         self.connected.clear()
-        if self._local_events is not None:
-            self._local_events.close()
         if self._bus is not None:
             self._bus.stop()
         self.jobs.close()
@@ -480,9 +457,7 @@ class MinionAgent:
         when that master cannot take it now. Masterless: an event goes to this minion's own bus,
         a return stays here (as Salt's masterless minion)."""
         if self.masterless:
-            if cmd == "event" and self._local_events is not None and isinstance(payload.get("data"), dict):
-                self._local_events.fire(str(payload.get("tag")), payload["data"])
-            return True
+            return self.masterless.deliver(cmd, payload)
         link = self.origins.of(cmd, payload)
         reply = await self.request(cmd, payload, link=link)
         if reply is None:
