@@ -10,8 +10,8 @@ Reactor SLS render from this minion's ``file_roots`` with its own execution func
 masterless state run renders), and each ``caller.<fun>`` runs through the daemon's
 :class:`~briny.minion.executor.Executor` in a reactor worker thread: the minion's loader, grains,
 pillar and job context (``schedule.*``, ``beacons.*``), as ``briny-call`` runs a function. The
-outcome (``salt/reactor/ret``) carries the function's ``return``; a failed call is ``result:
-False`` with its error. ``local.*``, ``runner.*`` and ``wheel.*`` need a master: a reactor SLS
+outcome (``salt/reactor/ret``) carries the function's ``return``; a failed state run is ``result:
+False`` with its results, a call that raised ``result: False`` with its ``error``. ``local.*``, ``runner.*`` and ``wheel.*`` need a master: a reactor SLS
 naming one is reported (``salt/reactor/error``) and the others run; so is a function this minion
 does not have.
 """
@@ -58,9 +58,9 @@ class CallerReactions:
         result = self.executor.run(job)
         if result.error == "not_found":
             raise ReactionError(f"caller.{reaction.fun}: {result.ret}")
-        if result.error is not None or not result.success:
+        if result.error is not None:  # the call raised or was refused: its message
             return {"result": False, "return": result.ret, "error": str(result.ret)}
-        return {"result": True, "return": result.ret}
+        return {"result": bool(result.success), "return": result.ret}  # a failed state run: its results
 
 
 def render_env(executor: "Executor", files: "LocalFileClient") -> Any:

@@ -64,3 +64,19 @@ def test_unknown_functions_and_reactions_needing_a_master_are_reported(tmp_path:
     ran = {o["id"]: o for o in outcomes}
     assert ran["nope"]["result"] is False and ran["bad"]["result"] is True  # 'arg' next to 'args' is ignored
     assert ran["bad"]["return"]["args"] == [1]
+
+
+def test_a_caller_state_apply_reaction_applies_an_sls_from_the_roots(tmp_path: Path) -> None:
+    target = tmp_path / "fixed"
+    reactor, _ = make(tmp_path, "fix:\n  caller.state.apply:\n    - args:\n      - mods: fix\n")
+    (tmp_path / "srv" / "fix.sls").write_text(
+        f"fixed:\n  file.managed:\n    - name: {target}\n    - contents: fixed by the reactor\n"
+    )
+    [outcome] = reactor.react("custom/broken", {})
+    assert outcome["result"] is True, outcome
+    [state] = outcome["return"].values()
+    assert state["result"] is True and target.read_text() == "fixed by the reactor\n"
+    (tmp_path / "srv" / "fix.sls").write_text("broken:\n  test.fail_without_changes: []\n")
+    [failed] = reactor.react("custom/broken", {})
+    assert failed["result"] is False and "error" not in failed
+    assert [s["comment"] for s in failed["return"].values()] == ["Failure!"]
