@@ -480,9 +480,11 @@ def parallel_runners(name: str, runners: Any, **kwargs: Any) -> dict[str, Any]:
 
 
 def _failed_comment(failed: list[Any], outs: dict[Any, Any]) -> str:
-    from briny.common.output import render_output
+    """Each failed runner's answer (Salt draws it with its nested outputter; here as YAML: a state
+    module does not reach the outputters)."""
+    import yaml
 
     return "\n".join(
-        f"Runner {rid} failed with return value:\n{render_output(outs[rid], 'nested', _opts(), color=False)}"
+        f"Runner {rid} failed with return value:\n{yaml.safe_dump(outs[rid], default_flow_style=False)}"
         for rid in failed
     )
