@@ -8,6 +8,7 @@ them into Salt-style results or CLI errors, never into tracebacks.
 
     BrinyError
     ├── ConfigError                 a config file or value is wrong
+    │   └── BeaconInvalid           a beacon config its validation refuses (``reason``: Salt's message)
     ├── UsageError                  a bad command line (the CLIs exit 2)
     ├── RenderError                 an SLS, top file or template did not render
     │   ├── TemplateError           Jinja failed (carries the SLS name and line)
@@ -61,6 +62,14 @@ class BrinyError(Exception):
 
 class ConfigError(BrinyError):
     """A configuration file or value is wrong."""
+
+
+class BeaconInvalid(ConfigError):
+    """A beacon config that cannot run; ``reason`` is the validation's message without the name."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"beacon {name!r}: {reason}")
+        self.reason = reason
 
 
 class UsageError(BrinyError):

@@ -39,6 +39,8 @@ FireEvent = Callable[[str, dict[str, Any]], None]
 MasterRequest = Callable[[dict[str, Any], "float | None"], "dict[str, Any] | None"]
 # one ``schedule.*`` call on the daemon's schedule: (action, arguments) -> the daemon's answer
 ScheduleControl = Callable[[str, dict[str, Any]], Any]
+# one ``beacons.*`` call on the daemon's beacons: (action, arguments) -> the daemon's answer
+BeaconsControl = Callable[[str, dict[str, Any]], Any]
 
 
 @dataclass
@@ -72,7 +74,7 @@ class JobContext:
     master (or None: the host's event bus); ``master`` asks the master one
     request; ``jobs`` is the daemon's job registry; ``refresh_pillar`` and
     ``refresh_grains`` ask the daemon to renew them; ``schedule`` manages
-    the daemon's schedule; ``compile_pillar``
+    the daemon's schedule and ``beacons`` its beacons; ``compile_pillar``
     renders this job's pillar with a ``pillar=`` override; ``compiled`` is
     the master's compile of a state job (taken once, see
     :meth:`take_compiled`); ``progress`` asks for progress events.
@@ -89,6 +91,7 @@ class JobContext:
     refresh_pillar: Callable[[], bool] | None = None
     refresh_grains: Callable[[], bool] | None = None
     schedule: ScheduleControl | None = None  # the daemon's schedule (``schedule.*``); None without one
+    beacons: BeaconsControl | None = None  # the daemon's beacons (``beacons.*``); None without one
     compile_pillar: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     compiled: dict[str, Any] | None = field(default=None, repr=False)
     progress: bool = False

@@ -4,7 +4,7 @@ The master and the minion each run one asyncio loop; their session tables,
 job books and caches in memory belong to it (``docs/DEVELOPING.md``,
 "Threads"). Worker threads reach them only through the loop
 (``loop.call_soon_threadsafe``, ``asyncio.run_coroutine_threadsafe``), never
-directly. :func:`assert_on_loop` is the check an owned object makes at the
+directly (:func:`call_on_loop` is that hand-over, waited for). :func:`assert_on_loop` is the check an owned object makes at the
 top of each method that changes it: it raises unless the calling thread is
 running an asyncio loop right now (a worker thread of ``run_in_executor``
 never is). It costs one C call (about 0.1 µs), so it stays on in
@@ -15,7 +15,14 @@ production, and it is an explicit ``raise``, not an ``assert`` statement, so
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # the running loop of this thread, or None (C; what asyncio.get_running_loop() reads)
 _running_loop = asyncio._get_running_loop
@@ -30,3 +37,19 @@ def assert_on_loop(what: str) -> None:
             "touched it; hand the work to the loop (loop.call_soon_threadsafe or "
             "asyncio.run_coroutine_threadsafe)"
         )
+
+
+def call_on_loop(loop: asyncio.AbstractEventLoop | None, fn: Callable[[], T], wait: float, what: str) -> T | None:
+    """From a worker thread: ``fn()`` run on ``loop`` (the owner of what it touches), its answer
+    within ``wait`` seconds; None (and a warning naming ``what``) when the loop is gone or slow."""
+    if loop is None or loop.is_closed():
+        return None
+
+    async def on_loop() -> T:
+        return fn()
+
+    try:
+        return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(wait)
+    except (concurrent.futures.TimeoutError, RuntimeError) as exc:
+        log.warning("%s got no answer from the daemon: %s", what, exc)
+        return None

@@ -155,15 +155,16 @@ state_output_profile
 READ_MINION = frozenset(
     """
 autoload_dynamic_modules beacons clean_dynamic_modules cmd_safe disabled_requisites local loop_interval
-master_alive_interval master_failback master_failback_interval master_type mine_functions providers schedule
-service_timeout state_queue use_master_when_local
+master_alive_interval master_failback master_failback_interval master_type mine_functions providers
+reactor_worker_hwm reactor_worker_threads schedule service_timeout state_queue use_master_when_local
 """.split()
 )
 READ_MASTER = frozenset("keep_jobs_seconds mine_get schedule".split())
 # in the defaults tables, but nothing acts on them yet: ignored (and warned about) until it does
 NOT_ACTED_ON = frozenset("random_reauth_delay startup_states transport".split())
-# in the defaults both daemons share, but only the master acts on them (a minion warns)
-MASTER_ONLY = frozenset({"reactor"})
+# in the defaults both daemons share, but only the master acts on them (a minion warns); none now:
+# a masterless minion runs ``reactor`` (a minion with a master warns at start that it does not)
+MASTER_ONLY: frozenset[str] = frozenset()
 
 _ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "minion": (SALT_MINION_KEYS, frozenset(MINION_DEFAULTS) - NOT_ACTED_ON - MASTER_ONLY | READ_BOTH | READ_MINION),

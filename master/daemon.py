@@ -12,7 +12,7 @@ one asyncio loop (``zmq.asyncio``) holding:
 - the master's schedule (:class:`briny.master.scheduler.MasterScheduler`: runners
   of ``schedule:`` on time, in a small pool of its own);
 - the housekeeping task (key store reads, job cache pruning);
-- the reactor (:class:`briny.master.reactor.ReactorService`, threads of its
+- the reactor (:class:`briny.common.reactor.ReactorService`, threads of its
   own) when ``reactor:`` maps tags to reactor SLS.
 
 :func:`build_server` builds the master's subsystems (the grains cache, each
@@ -70,7 +70,8 @@ from briny.master.mine import MineStore
 from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
-from briny.master.reactor import ReactorService
+from briny.common.reactor import ReactorService
+from briny.master.reactor import start as start_reactor
 from briny.master.server import Fire, MasterServer
 from briny.master.scheduler import MasterScheduler
 
@@ -173,7 +174,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         capi = ClientAPIServer(opts, server, ctx=ctx)
         capi.bind()
         if opts.get("reactor"):  # reacts on the bus; local reactions publish through capi
-            reactor = ReactorService(opts).start()
+            reactor = start_reactor(opts)
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)

@@ -26,15 +26,21 @@ execution modules plus :class:`MasterCalls`:
 The answer is Salt's: ``{"data": {<master id>: <state results or render
 errors>}, "outputter": "highstate", "retcode": 0|1}``; the orchestration
 fires ``salt/run/<jid>/new`` and ``salt/run/<jid>/ret`` on the master bus, and
-its steps' ``fire_event`` events too.
+its steps' ``fire_event`` events too, and is a runner job in the master's job
+cache (``fun`` ``runner.state.orchestrate``, the master's id returning that
+answer), as Salt stores it. :func:`orchestrate_high` (high data given whole),
+:func:`orchestrate_single` (one state function) run the same way and answer
+``{<master id>: <state results>}``; :func:`orchestrate_show_sls` renders only.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from briny.common import config, loader
@@ -139,10 +145,12 @@ class MasterCalls:
         return dict(sorted(out.items()))
 
     def runner(self, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """A runner of :mod:`briny.master.runners`, here: ``{"return", "success"}``."""
+        """A runner of :mod:`briny.master.runners`, here: ``{"return", "success"}`` (``full_return``:
+        the runner's whole answer, ``{"data", "outputter", ...}`` of ``state.orchestrate`` kept)."""
         from briny.master.runners import RunnerContext, get_runner
 
-        kwargs = {k: v for k, v in kwargs.items() if not k.startswith("__") and k != "full_return"}
+        full = bool(kwargs.pop("full_return", False))  # the runner's whole answer (salt.parallel_runners)
+        kwargs = {k: v for k, v in kwargs.items() if not k.startswith("__")}
         arg = kwargs.pop("arg", None)
         positional = [*args, *(arg if isinstance(arg, list) else [] if arg is None else [arg])]
         kwargs.update(kwargs.pop("kwarg", None) or {})
@@ -160,7 +168,7 @@ class MasterCalls:
         success = True
         if isinstance(value, dict) and "outputter" in value and "data" in value:
             success = value.get("retcode", 0) in (0, None)
-            value = value["data"]
+            value = value if full else value["data"]
         retcode = ctx.context.get("retcode", 0)
         return {"return": value, "success": success and not retcode}
 
@@ -212,6 +220,128 @@ def check_result(running: Any) -> bool:
     return True
 
 
+@dataclass
+class Session:
+    """One orchestration's view of the master: its opts, render env, ``__salt__`` and event sender."""
+
+    opts: dict[str, Any]
+    env: RenderEnv
+    salt: OrchestrationFunctions
+    jid: str
+    fire: Callable[[str, dict[str, Any]], None]
+
+    def run(self, chunks: list[Any]) -> Any:
+        """Run compiled chunks through the one requisite engine: the state results."""
+        from briny.common.engine import run_low_chunks
+
+        states = loader.states(self.opts, self.salt, extra_dirs=[])
+        return run_low_chunks(chunks, salt=self.salt, states=states, opts=self.opts, jid=self.jid, fire_event=self.fire)
+
+    def compiler(self) -> StateCompiler:
+        return StateCompiler(self.env)
+
+
+Body = Callable[[Session], Any]
+
+
+def _check_pillar(pillar: Any) -> None:
+    if pillar is not None and not isinstance(pillar, dict):
+        raise SaltInvocationError("Pillar data must be formatted as a dictionary")
+
+
+def _run_opts(opts: dict[str, Any], saltenv: str | None, test: Any, pillarenv: str | None) -> dict[str, Any]:
+    run_opts = dict(opts)
+    run_opts.update(file_client="local", __role="master")
+    if test is not None:
+        run_opts["test"] = bool(test)
+    run_opts["saltenv"] = saltenv or str(opts.get("saltenv") or "base")
+    if pillarenv or opts.get("pillarenv"):
+        run_opts["pillarenv"] = pillarenv or opts.get("pillarenv")
+    return run_opts
+
+
+def _in_session(
+    run_opts: dict[str, Any], jid: str, pillar: Any, user: str | None, sender: EventSender, body: Body
+) -> Any:
+    """``body`` run with the master's functions, pillar and render env (the state results or
+    errors); a master that cannot be reached is an error of the run, in Salt's list form."""
+    master_id = str(run_opts.get("id") or "master")
+    grains = {"id": master_id}
+    files = LocalFileClient(run_opts.get("file_roots") or {}, bool(run_opts.get("fileserver_followsymlinks", True)))
+    calls = MasterCalls(run_opts, user)
+    job = JobContext(jid=jid, file_client=files, fire_event=sender.fire)
+    try:
+        base = loader.minion_mods(run_opts, grains, {}, extra_dirs=[], job=job)
+        compiled_pillar = compile_local_pillar(run_opts, grains, base, pillar)
+        base = loader.minion_mods(run_opts, grains, compiled_pillar, extra_dirs=[], job=job)
+        salt = OrchestrationFunctions(base, calls.functions())
+        env = RenderEnv(opts=run_opts, client=files, salt=salt, grains=grains, pillar=compiled_pillar)
+        return body(Session(run_opts, env, salt, jid, sender.fire))
+    except MasterError as exc:
+        return [f"The orchestration could not reach the master: {exc}"]
+    finally:
+        calls.close()
+
+
+def run_orchestration(
+    opts: dict[str, Any],
+    fun: str,
+    fun_args: list[Any],
+    body: Body,
+    *,
+    saltenv: str | None = "base",
+    test: Any = None,
+    pillar: Any = None,
+    pillarenv: str | None = None,
+    jid: str | None = None,
+    user: str | None = None,
+) -> tuple[str, Any, int]:
+    """Run one orchestration (``body`` on a :class:`Session`) as a runner job: ``salt/run/<jid>/new``
+    and ``/ret`` on the master's bus, and the job with its return in the master's job cache (as
+    Salt stores a runner job: ``fun`` ``runner.<fun>``, the master's id as the minion). (jid, the
+    state results or errors, retcode)."""
+    _check_pillar(pillar)
+    run_opts = _run_opts(opts, saltenv, test, pillarenv)
+    jid = str(jid) if jid else gen_jid()  # from the command line, a jid reads as a number
+    master_id = str(opts.get("id") or "master")
+    sender = EventSender(run_opts, name="master")
+    full_fun = f"runner.{fun}"
+    sender.fire(f"salt/run/{jid}/new", {"fun": full_fun, "fun_args": fun_args, "jid": jid, "user": user})
+    try:
+        running = _in_session(run_opts, jid, pillar, user, sender, body)
+        retcode = 0 if check_result(running) else 1
+        answer = {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}
+        store_job(opts, jid, full_fun, fun_args, user, answer, retcode == 0)
+        sender.fire(
+            f"salt/run/{jid}/ret",
+            {"fun": full_fun, "jid": jid, "return": running, "success": retcode == 0, "user": user},
+        )
+    finally:
+        sender.close()
+    return jid, running, retcode
+
+
+def store_job(
+    opts: dict[str, Any], jid: str, fun: str, fun_args: list[Any], user: str | None, ret: Any, success: bool
+) -> None:
+    """The runner job and its return in the master's job cache (``briny-run jobs.lookup_jid <jid>``
+    finds it); a cache that cannot be written is logged, and the run's answer stands."""
+    from briny.master.jobcache import open_job_cache
+
+    master_id = str(opts.get("id") or "master")
+    load = {"jid": jid, "fun": fun, "fun_args": fun_args, "arg": fun_args, "tgt": master_id, "user": user or "root"}
+    try:
+        cache = open_job_cache(opts)
+    except (BrinyError, OSError) as exc:
+        log.error("Could not store job cache info for %s (%s): job details for this run may be unavailable", jid, exc)
+        return
+    try:
+        cache.save_load(jid, load, [master_id])
+        cache.save_return(jid, master_id, {"return": ret, "success": success, "retcode": 0 if success else 1})
+    finally:
+        cache.close(10.0)
+
+
 def orchestrate(
     opts: dict[str, Any],
     mods: Any,
@@ -225,51 +355,114 @@ def orchestrate(
 ) -> dict[str, Any]:
     """Run the orchestration SLS ``mods`` (a name, a comma list or a list); Salt's runner answer
     (see the module docstring). SaltInvocationError for a ``pillar`` that is not a dict."""
-    from briny.common.engine import run_low_chunks
-
-    if pillar is not None and not isinstance(pillar, dict):
-        raise SaltInvocationError("Pillar data must be formatted as a dictionary")
-    master_id = str(opts.get("id") or "master")
-    run_opts = dict(opts)
-    run_opts.update(file_client="local", __role="master")
-    if test is not None:
-        run_opts["test"] = bool(test)
-    saltenv = saltenv or str(opts.get("saltenv") or "base")
-    run_opts["saltenv"] = saltenv
-    if pillarenv or opts.get("pillarenv"):
-        run_opts["pillarenv"] = pillarenv or opts.get("pillarenv")
-    jid = orchestration_jid or gen_jid()
-    grains = {"id": master_id}
-    files = LocalFileClient(opts.get("file_roots") or {}, bool(opts.get("fileserver_followsymlinks", True)))
-    sender = EventSender(run_opts, name="master")
-    calls = MasterCalls(run_opts, user)
-    job = JobContext(jid=jid, file_client=files, fire_event=sender.fire)
     names = split_input(mods, str)
-    sender.fire(
-        f"salt/run/{jid}/new", {"fun": "runner.state.orchestrate", "fun_args": [mods], "jid": jid, "user": user}
-    )
-    try:
-        base = loader.minion_mods(run_opts, grains, {}, extra_dirs=[], job=job)
-        compiled_pillar = compile_local_pillar(run_opts, grains, base, pillar)
-        base = loader.minion_mods(run_opts, grains, compiled_pillar, extra_dirs=[], job=job)
-        salt = OrchestrationFunctions(base, calls.functions())
-        env = RenderEnv(opts=run_opts, client=files, salt=salt, grains=grains, pillar=compiled_pillar)
-        compiled = StateCompiler(env).for_sls(names, saltenv, split_input(exclude) or None)
+    env_name = saltenv or str(opts.get("saltenv") or "base")
+
+    def body(session: Session) -> Any:
+        compiled = session.compiler().for_sls(names, env_name, split_input(exclude) or None)
         if compiled.errors:
-            running: Any = [str(e) for e in compiled.errors]
-        else:
-            states = loader.states(run_opts, salt, extra_dirs=[])
-            running = run_low_chunks(
-                compiled.chunks, salt=salt, states=states, opts=run_opts, jid=jid, fire_event=sender.fire
-            )
-    except MasterError as exc:
-        running = [f"The orchestration could not reach the master: {exc}"]
-    finally:
-        calls.close()
-    retcode = 0 if check_result(running) else 1
-    sender.fire(
-        f"salt/run/{jid}/ret",
-        {"fun": "runner.state.orchestrate", "jid": jid, "return": running, "success": retcode == 0, "user": user},
+            return [str(e) for e in compiled.errors]
+        return session.run(compiled.chunks)
+
+    _, running, retcode = run_orchestration(
+        opts,
+        "state.orchestrate",
+        [mods],
+        body,
+        saltenv=saltenv,
+        test=test,
+        pillar=pillar,
+        pillarenv=pillarenv,
+        jid=orchestration_jid,
+        user=user,
     )
-    sender.close()
-    return {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}
+    return {"data": {str(opts.get("id") or "master"): running}, "outputter": "highstate", "retcode": retcode}
+
+
+def orchestrate_high(
+    opts: dict[str, Any], data: Any, test: Any = None, pillar: Any = None, user: str | None = None
+) -> dict[str, Any]:
+    """Run the high data ``data`` (IDs to ``salt.*`` steps, requisites and all) as an orchestration:
+    ``{master id: state results}``, as Salt's ``state.orchestrate_high``."""
+    if not isinstance(data, dict):
+        raise SaltInvocationError("Data must be a dictionary of state IDs (high data)")
+
+    def body(session: Session) -> Any:
+        high = {rid: _as_high(step, session.opts) for rid, step in data.items()}
+        compiled = session.compiler().prepare(high)
+        if compiled.errors:
+            return [str(e) for e in compiled.errors]
+        return session.run(compiled.chunks)
+
+    _, running, _ = run_orchestration(opts, "state.orchestrate_high", [data], body, test=test, pillar=pillar, user=user)
+    return {str(opts.get("id") or "master"): running}
+
+
+def _as_high(step: Any, opts: dict[str, Any]) -> Any:
+    if isinstance(step, dict):
+        return {"__sls__": None, "__env__": opts.get("saltenv") or "base", **step}
+    return step
+
+
+def orchestrate_single(
+    opts: dict[str, Any],
+    fun: str,
+    name: str,
+    test: Any = None,
+    pillar: Any = None,
+    user: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Run one state function (``salt.function``, ``salt.wheel``, ...) named ``name`` as an
+    orchestration: ``{master id: state result}``, as Salt's ``state.orchestrate_single``."""
+    comps = str(fun).split(".")
+
+    def body(session: Session) -> Any:
+        if len(comps) < 2:
+            return "Invalid function passed"
+        low = {k: v for k, v in kwargs.items() if not str(k).startswith("__")}
+        low.update(
+            state=comps[0],
+            fun=comps[1],
+            __id__=name,
+            name=name,
+            __sls__=None,
+            __env__=session.opts.get("saltenv") or "base",
+            order=10000,
+        )
+        return session.run([low])
+
+    _, running, _ = run_orchestration(
+        opts, "state.orchestrate_single", [fun, name], body, test=test, pillar=pillar, user=user
+    )
+    return {str(opts.get("id") or "master"): running}
+
+
+def orchestrate_show_sls(
+    opts: dict[str, Any],
+    mods: Any,
+    saltenv: str | None = "base",
+    test: Any = None,
+    pillar: Any = None,
+    pillarenv: str | None = None,
+) -> dict[str, Any]:
+    """The high data of the orchestration SLS ``mods`` as the master renders it (nothing runs, no
+    job): ``{master id: high data or render errors}``, as Salt's ``state.orchestrate_show_sls``."""
+    _check_pillar(pillar)
+    run_opts = _run_opts(opts, saltenv, test, pillarenv)
+    names = split_input(mods, str)
+    sender = EventSender(run_opts, name="master")
+    try:
+        shown = _in_session(
+            run_opts,
+            gen_jid(),
+            pillar,
+            None,
+            sender,
+            lambda session: session.compiler().show_sls(names, str(run_opts["saltenv"])),
+        )
+    finally:
+        sender.close()
+    if isinstance(shown, dict):  # rendered high data is ordered (Salt's outputters keep its order)
+        shown = OrderedDict((rid, OrderedDict(b) if isinstance(b, dict) else b) for rid, b in shown.items())
+    return {str(opts.get("id") or "master"): shown}

@@ -1,13 +1,14 @@
 """Reactions: one compiled reactor chunk read in Salt 3007's forms, and how each kind runs.
 
-Runs in the reactor's worker threads (:mod:`briny.master.reactor`). Pure
-reading (:func:`parse_reaction`: chunk in, :class:`Reaction` out) and thin
-running (:class:`Reactions`), each kind through what exists already:
+Runs in the reactor's worker threads (:mod:`briny.master.reactor`). The reading of a chunk
+is :mod:`briny.common.reactions` (shared with a masterless minion's reactor); this is the
+master's running of each kind (:class:`Reactions`), each through what exists already:
 
 - ``local.<fun>`` (alias ``cmd.<fun>``): a job through the operator IPC
   (:class:`briny.master.clientapi.MasterClient`), as ``briny`` starts one:
   ``tgt`` (required), ``tgt_type`` (default ``glob``; Salt's old
-  ``expr_form`` is read with a warning), arguments as below, ``timeout``. The
+  ``expr_form`` is read with a warning), arguments (as
+  :mod:`briny.common.reactions` reads them), ``timeout``. The
   outcome is the job's ``jid`` and ``minions``; its returns go to the job
   cache like any job's. A target no minion matches is an error.
 - ``runner.<fun>``: the runner of that name (:func:`briny.master.runners.get_runner`;
@@ -16,16 +17,8 @@ running (:class:`Reactions`), each kind through what exists already:
   ``key.accept`` / ``key.reject`` / ``key.delete`` with ``match`` and
   ``include_rejected`` / ``include_accepted`` / ``include_denied``,
   ``key.list``, ``key.list_all``, ``key.finger``) on the master's key store.
-- ``caller.<fun>``: refused on the master (Salt runs it on a masterless minion's reactor).
-
-Arguments, as Salt 3007 reads them: ``args`` is the current form: for
-``local``, ``runner`` and ``wheel`` a list of one-key mappings (or a mapping)
-of keyword arguments; for ``caller`` a plain list is positional. Without
-``args``, the legacy ``arg`` (positional list) and ``kwarg`` (mapping) apply,
-and a ``runner``/``wheel`` reaction also takes its other keys as keyword
-arguments of the function. ``arg``/``kwarg`` next to ``args`` are ignored
-with a warning, as Salt does. Keys of a ``local`` reaction briny does not
-support (``ret``, ``batch``, ...) are named in a warning and ignored.
+- ``caller.<fun>``: refused on the master (a masterless minion's reactor runs it:
+  :mod:`briny.minion.reactor`).
 """
 
 from __future__ import annotations
@@ -33,104 +26,18 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common.args import call_function
 from briny.common.exceptions import BrinyError, FunctionNotFound, ReactionError
+from briny.common.reactions import Reaction, parse_reaction
 
 log = logging.getLogger(__name__)
 
-KINDS = ("local", "runner", "wheel", "caller")
-ALIASES = {"cmd": "local"}
-# keys of a compiled chunk that are the compiler's, never a function's argument
-INTERNAL = frozenset({"__id__", "__sls__", "__env__", "name", "order", "fun", "state"})
-LOCAL_KEYS = frozenset({"tgt", "tgt_type", "expr_form", "arg", "kwarg", "args", "timeout"})
-NO_MINIONS = "No minions matched the target. No command was sent, no jid was assigned."
+__all__ = ["REACTOR_USER", "Reaction", "Reactions", "parse_reaction"]
+
 REACTOR_USER = "Reactor"
-
-
-@dataclass
-class Reaction:
-    """One reaction of a reactor SLS, read (see the module docstring for the forms)."""
-
-    id: str
-    sls: str
-    kind: str  # local, runner, wheel, caller
-    fun: str
-    args: list[Any] = field(default_factory=list)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    tgt: Any = None
-    tgt_type: str = "glob"
-    timeout: Any = None
-
-
-def _dictlist(value: Any, rid: str, kind: str, fun: str) -> dict[str, Any]:
-    """Salt's ``args`` of keyword arguments: a mapping, or a list of mappings merged in order."""
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        out: dict[str, Any] = {}
-        for item in value:
-            out.update(item)
-        return out
-    raise ReactionError(
-        f"Reactor '{rid}' failed to execute {kind} '{fun}': Incorrect argument format, check the Reactor "
-        "System documentation for the correct format ('args' is a list of 'name: value' items)"
-    )
-
-
-def parse_reaction(chunk: dict[str, Any], known: "Reactions") -> Reaction:
-    """A compiled chunk as a :class:`Reaction`; ReactionError naming the problem."""
-    rid, sls = str(chunk.get("__id__")), str(chunk.get("__sls__"))
-    kind = ALIASES.get(chunk["state"], chunk["state"])
-    fun = str(chunk.get("fun"))
-    if kind not in KINDS:
-        raise ReactionError(
-            f"Reactor '{rid}': '{chunk['state']}.{fun}' is not a reaction: the kinds are local, runner, wheel, caller"
-        )
-    known.check(kind, fun, rid)
-    reaction = Reaction(rid, sls, kind, fun)
-    if "args" in chunk:
-        for old in ("arg", "kwarg"):
-            if old in chunk:
-                log.warning(
-                    "Reactor '%s' is ignoring '%s' param %r due to presence of 'args' param", rid, old, chunk[old]
-                )
-        args = chunk["args"]
-        if kind == "caller" and isinstance(args, list) and not all(isinstance(a, dict) for a in args):
-            reaction.args = list(args)
-        else:
-            reaction.kwargs = _dictlist(args, rid, kind, fun)
-    else:
-        arg, kwarg = chunk.get("arg", []), chunk.get("kwarg", {})
-        if not isinstance(arg, list):
-            arg = [arg]
-        if not isinstance(kwarg, dict):
-            raise ReactionError(f"Reactor '{rid}': 'kwarg' must be a mapping, not {type(kwarg).__name__}")
-        reaction.args, reaction.kwargs = list(arg), dict(kwarg)
-        if kind in ("runner", "wheel") and "arg" not in chunk and "kwarg" not in chunk:
-            rest = {k: v for k, v in chunk.items() if k not in INTERNAL and k not in ("arg", "kwarg")}
-            reaction.kwargs.update(known.accepted(kind, fun, rest))
-    if kind == "local":
-        _read_local(chunk, reaction)
-    return reaction
-
-
-def _read_local(chunk: dict[str, Any], reaction: Reaction) -> None:
-    rid = reaction.id
-    if "tgt" not in chunk or chunk["tgt"] in (None, "", []):
-        raise ReactionError(f"Reactor '{rid}': local.{reaction.fun} needs a 'tgt' (the minions to run it on)")
-    reaction.tgt = chunk["tgt"]
-    tgt_type = chunk.get("tgt_type")
-    if tgt_type is None and "expr_form" in chunk:
-        log.warning("Reactor '%s': 'expr_form' is Salt's old name of 'tgt_type'; read as tgt_type", rid)
-        tgt_type = chunk["expr_form"]
-    reaction.tgt_type = str(tgt_type or "glob")
-    reaction.timeout = chunk.get("timeout")
-    ignored = sorted(k for k in chunk if k not in INTERNAL and k not in LOCAL_KEYS)
-    if ignored:
-        log.warning("Reactor '%s': local reactions in briny do not take %s; ignored", rid, ", ".join(ignored))
+NO_MINIONS = "No minions matched the target. No command was sent, no jid was assigned."
 
 
 class Reactions:

@@ -67,6 +67,7 @@ from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
 from briny.minion.masters import (
+    DISABLE,
     FAILOVER,
     Backoff,
     Failover,
@@ -77,6 +78,7 @@ from briny.minion.masters import (
     make_links,
     master_mode,
 )
+from briny.minion.masterless import Masterless, warn_reactor
 from briny.minion.outbox import Outbox
 from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
 from briny.minion.scheduler import ScheduleRunner
@@ -139,7 +141,10 @@ class MinionAgent:
         self.auth = MinionAuth(opts, self.id, self.auth_timeout, check_key=check_key)
         self.pub_pem = self.auth.pub_pem
         self.mode = master_mode(opts)
-        self.links = make_links(opts, self.auth, transport_factory)
+        # Salt's master_type: disable: no master (briny.minion.masterless)
+        self.masterless = Masterless(opts) if self.mode == DISABLE else None
+        warn_reactor(opts, self.masterless is not None)
+        self.links = [] if self.masterless else make_links(opts, self.auth, transport_factory)
         if self.mode == FAILOVER:
             self.ping_interval = alive_interval(opts)
         several = len(self.links) > 1
@@ -162,6 +167,7 @@ class MinionAgent:
             refresh_pillar=self._refresh_pillar,
             refresh_grains=self._refresh_grains,
             schedule=lambda action, args: self.scheduler.control_sync(action, args),
+            beacons=lambda action, args: self.beacons.control_sync(action, args),
         )
         self.procs: Any = None
         if launcher is not None:  # multiprocessing: a process per job
@@ -177,6 +183,7 @@ class MinionAgent:
                 self._refresh_grains,
                 self.pool,
                 lambda action, args: self.scheduler.control(action, args),
+                beacons=lambda action, args: self.beacons.control(action, args),
             )
             self.procs = ProcessJobs(links, self.registry, launcher)
         self.jobs = JobRunner(
@@ -245,10 +252,19 @@ class MinionAgent:
         self._stop = asyncio.Event()
         if self.use_bus:
             self._start_bus()
-        self._spawn(self.scheduler.run(self.connected, self._stop))
-        self._spawn(self.beacons.run(self.connected, self._stop))
+        up = self.connected
+        if self.masterless:
+            up = asyncio.Event()
+            up.set()  # no master to wait for: the schedule and beacons start now
+        self._spawn(self.scheduler.run(up, self._stop))
+        self._spawn(self.beacons.run(up, self._stop))
         try:
-            if self.failover is not None:
+            if self.masterless:
+                self.status = "masterless"
+                self.attempted.set()
+                await self.masterless.start(self._bus is not None, self.executor, self.pool)
+                await self._stop.wait()
+            elif self.failover is not None:
                 await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
             else:
                 await asyncio.gather(*(self._keep_up(link) for link in self.links))
@@ -287,6 +303,8 @@ class MinionAgent:
 
     async def _finish(self) -> None:
         await self.jobs.finish(self.shutdown_grace)
+        if self.masterless:  # after the jobs: their last events still reach the bus
+            await self.masterless.stop()
         for link in self.links:
             if link.up:
                 await self._flush_outbox(link)
@@ -436,7 +454,10 @@ class MinionAgent:
     async def deliver(self, cmd: str, payload: dict[str, Any]) -> bool:
         """Send a return or an event: a job's to the master that published it (hot multi-master),
         anything else to the first master up; kept in an outbox (and sent after the next auth)
-        when that master cannot take it now."""
+        when that master cannot take it now. Masterless: an event goes to this minion's own bus,
+        a return stays here (as Salt's masterless minion)."""
+        if self.masterless:
+            return self.masterless.deliver(cmd, payload)
         link = self.origins.of(cmd, payload)
         reply = await self.request(cmd, payload, link=link)
         if reply is None:
@@ -595,6 +616,8 @@ class MinionAgent:
             log.error("the minion event bus did not start (%s); local events will not reach the master", exc)
             self._bus = None
             return
+        if self.masterless:
+            return  # no master to forward to: the bus is this minion's own (beacons, reactor)
         from briny.minion.busrelay import forward_bus
 
         self._spawn(forward_bus(self._bus.pub_path, self.id, self._to_every_master))

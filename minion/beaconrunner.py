@@ -21,6 +21,8 @@ from typing import Any
 
 from briny.common import loader
 from briny.common.exceptions import CommandExecutionError
+from briny.common.onloop import call_on_loop
+from briny.minion.beaconctl import ACTIONS, control, save_path
 from briny.minion.beacons import Beacon, Beacons, Event, Host
 from briny.minion.pillar import pillar_section
 from briny.minion.scheduler import nap
@@ -28,6 +30,7 @@ from briny.minion.scheduler import nap
 log = logging.getLogger(__name__)
 
 DEFAULT_LOOP_INTERVAL = 1.0  # Salt 3007's minion loop_interval: a beacon without 'interval' runs this often
+CONTROL_WAIT = 30.0  # seconds a thread job waits for the loop to answer a beacons.* call
 
 
 class HostReadings:
@@ -110,11 +113,14 @@ class BeaconRunner:
         self.pillar = pillar  # blocking: this minion's pillar (run in ``pool``)
         self.pool = pool
         self.wall = wall
+        self.path = save_path(opts)
         self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self, connected: asyncio.Event, stop: asyncio.Event) -> None:
         """Run the beacons until ``stop`` (loop). Idle (one wait on ``stop``) when none is set."""
         self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         await connected.wait()
         await self.load_pillar()
         while not stop.is_set():
@@ -137,3 +143,17 @@ class BeaconRunner:
         for tag, data in found:
             log.debug("beacon %r fires %s", beacon.name, tag)
             await self.send(tag, data)
+
+    def control(self, action: str, args: dict[str, Any]) -> Any:
+        """One ``beacons.<action>`` call (loop); wakes the task so a change takes effect now."""
+        if action not in ACTIONS:
+            return {"result": False, "comment": f"beacons has no action {action!r}"}
+        answer = control(self.beacons, action, args, self.path)
+        if self._wake is not None:
+            self._wake.set()
+        return answer
+
+    def control_sync(self, action: str, args: dict[str, Any]) -> Any:
+        """:meth:`control` from a worker thread (a thread job), through the loop; None when the
+        daemon's loop does not answer."""
+        return call_on_loop(self._loop, lambda: self.control(action, args), CONTROL_WAIT, f"beacons.{action}")

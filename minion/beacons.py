@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from briny.common.exceptions import CommandExecutionError, ConfigError
+from briny.common.exceptions import BeaconInvalid, CommandExecutionError, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _module(name: str, raw: Any) -> str:
+def module_of(name: str, raw: Any) -> str:
     """The built-in a beacon's config runs (its ``beacon_module``, else its name)."""
     items = raw if isinstance(raw, list) else [raw]
     found = [item["beacon_module"] for item in items if isinstance(item, Mapping) and "beacon_module" in item]
@@ -176,28 +176,26 @@ def _module(name: str, raw: Any) -> str:
 
 
 def parse_beacon(name: str, raw: Any, source: str = "config") -> Beacon:
-    """Check one beacon's config; a :class:`ConfigError` naming the beacon when it cannot run."""
+    """Check one beacon's config; a :class:`BeaconInvalid` naming the beacon when it cannot run."""
     if not isinstance(raw, list):
-        raise ConfigError(f"beacon {name!r}: Configuration for {_module(name, raw)} beacon must be a list.")
+        raise BeaconInvalid(name, f"Configuration for {module_of(name, raw)} beacon must be a list.")
     if not all(isinstance(item, Mapping) for item in raw):
-        raise ConfigError(f"beacon {name!r}: each item of its list must be a map, as '- interval: 10'")
+        raise BeaconInvalid(name, "each item of its list must be a map, as '- interval: 10'")
     framework = {key: value for item in raw for key, value in item.items() if key in FRAMEWORK}
-    module = _module(name, raw)
+    module = module_of(name, raw)
     if module not in VALIDATE:
-        raise ConfigError(
-            f"beacon {name!r}: the {module!r} beacon is not supported by briny (built-ins: {', '.join(BUILTIN)})"
-        )
+        raise BeaconInvalid(name, f"the {module!r} beacon is not supported by briny (built-ins: {', '.join(BUILTIN)})")
     stripped = ({k: v for k, v in item.items() if k not in FRAMEWORK} for item in raw)
     items = [item for item in stripped if item]
     ok, message = VALIDATE[module](items)
     if not ok:
-        raise ConfigError(f"beacon {name!r}: {message}")
+        raise BeaconInvalid(name, message)
     interval = framework.get("interval")
     if interval is not None and (not _is_number(interval) or interval <= 0):
-        raise ConfigError(f"beacon {name!r}: 'interval' must be a number of seconds above 0, not {interval!r}")
+        raise BeaconInvalid(name, f"'interval' must be a number of seconds above 0, not {interval!r}")
     for flag in ("enabled", "run_once"):
         if flag in framework and not isinstance(framework[flag], bool):
-            raise ConfigError(f"beacon {name!r}: {flag!r} must be True or False, not {framework[flag]!r}")
+            raise BeaconInvalid(name, f"{flag!r} must be True or False, not {framework[flag]!r}")
     if framework.get("disable_during_state_run"):
         log.warning("beacon %r: 'disable_during_state_run' is not supported by briny; the beacon runs anyway", name)
     return Beacon(
@@ -340,6 +338,7 @@ class Beacons:
         self.clock = clock
         self.beacons: dict[str, Beacon] = {}
         self.enabled = True
+        self.enabled_set = False  # ``enabled`` given (config, beacons.enable/disable): beacons.list shows it
         self.refused: dict[str, str] = {}  # name: why (for beacons.list and tests)
         self._next: dict[str, float] = {}
 
@@ -359,13 +358,14 @@ class Beacons:
             del self.refused[name]
         if source == "config" and "enabled" in config:
             self.enabled = bool(config["enabled"])
+            self.enabled_set = True
         for name, raw in config.items():
             if name == "enabled":
                 continue
             try:
                 beacon = parse_beacon(str(name), raw, source)
             except ConfigError as exc:  # unsupported: a warning (as other unsupported keys); invalid: an error
-                level = logging.WARNING if _module(str(name), raw) not in VALIDATE else logging.ERROR
+                level = logging.WARNING if module_of(str(name), raw) not in VALIDATE else logging.ERROR
                 log.log(level, "%s (the beacon does not run)", exc)
                 self.refused[f"{source}:{name}"] = str(exc)
                 continue

@@ -49,7 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from briny.common import loader
-from briny.common.jobcontext import FireEvent, JobContext, MasterRequest, RunningJob, ScheduleControl
+from briny.common.jobcontext import (
+    BeaconsControl,
+    FireEvent,
+    JobContext,
+    MasterRequest,
+    RunningJob,
+    ScheduleControl,
+)
 from briny.common.args import call_function, parse_input, publish_args
 from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import (
@@ -184,7 +191,8 @@ class Executor:
     registry of the daemon (``__job__.jobs``); ``master`` the daemon's channel
     to the master (a remote file client is made from it for each job);
     ``refresh_pillar`` and ``refresh_grains`` the daemon's hooks
-    (``saltutil.refresh_*``); ``schedule`` the daemon's schedule (``schedule.*``).
+    (``saltutil.refresh_*``); ``schedule`` the daemon's schedule (``schedule.*``);
+    ``beacons`` the daemon's beacons (``beacons.*``).
     """
 
     def __init__(
@@ -198,6 +206,7 @@ class Executor:
         refresh_pillar: Callable[[], bool] | None = None,
         refresh_grains: Callable[[], bool] | None = None,
         schedule: ScheduleControl | None = None,
+        beacons: BeaconsControl | None = None,
     ) -> None:
         self.opts = opts
         self.grains = grains
@@ -207,6 +216,7 @@ class Executor:
         self.refresh_pillar = refresh_pillar
         self.refresh_grains = refresh_grains
         self.schedule = schedule
+        self.beacons = beacons
         self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
 
     # -- per-job set-up ---------------------------------------------------------------------
@@ -223,6 +233,7 @@ class Executor:
             refresh_pillar=self.refresh_pillar,
             refresh_grains=self.refresh_grains,
             schedule=self.schedule,
+            beacons=self.beacons,
         )
         if self.opts.get("file_client") == "local":
             from briny.common.fileclient import LocalFileClient

@@ -102,6 +102,7 @@ def main(sock: socket.socket, opts: dict[str, Any], jid: str) -> int:
             refresh_pillar=lambda: bool(chan.call("refresh_pillar")),
             refresh_grains=lambda: bool(chan.call("refresh_grains")),
             schedule=lambda action, args: chan.call("schedule", action=action, args=args),
+            beacons=lambda action, args: chan.call("beacons", action=action, args=args),
         )
         result = ex.run(job, fire_event=lambda tag, data: chan.send("event", tag=tag, data=data))
         chan.send("return", result=result_message(result))

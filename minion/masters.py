@@ -12,8 +12,11 @@ otherwise, as Salt reads it); the publish port is ``publish_port`` for every mas
   goes back to an earlier master of the list once that one answers again (tried every
   ``master_failback_interval`` s, default ``master_alive_interval``).
 
-Salt's other types (``func``, ``distributed``, ``disable``) are not supported: a warning names
-them and the list is used hot-hot.
+- ``disable``: no master at all (Salt's masterless daemon, with ``file_client: local``): the
+  minion runs its schedule, beacons and reactor on its own event bus (:mod:`briny.minion.agent`).
+
+Salt's other types (``func``, ``distributed``) are not supported: a warning names them and the
+list is used hot-hot.
 
 Each master's key is pinned on its first accepted auth: with one master in
 ``pki_dir/minion_master.pub`` (as Salt), with several in ``pki_dir/minion_master_<host>_<port>.pub``
@@ -45,7 +48,7 @@ from briny.minion.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
-HOT, FAILOVER = "str", "failover"
+HOT, FAILOVER, DISABLE = "str", "failover", "disable"
 ORIGINS_KEPT = 1000  # jids whose publishing master the agent remembers (for their returns)
 LEGACY_PIN = "minion_master.pub"
 
@@ -93,12 +96,12 @@ def master_addresses(opts: Mapping[str, Any]) -> list[MasterAddress]:
 
 
 def master_mode(opts: Mapping[str, Any]) -> str:
-    """:data:`HOT` or :data:`FAILOVER` from ``master_type`` (an unsupported type is warned about
-    and read as :data:`HOT`)."""
+    """:data:`HOT`, :data:`FAILOVER` or :data:`DISABLE` from ``master_type`` (an unsupported type
+    is warned about and read as :data:`HOT`)."""
     kind = str(opts.get("master_type") or HOT)
-    if kind in (HOT, FAILOVER):
+    if kind in (HOT, FAILOVER, DISABLE):
         return kind
-    log.warning("master_type %r is not supported by briny (only 'str' and 'failover'); using 'str'", kind)
+    log.warning("master_type %r is not supported by briny (only 'str', 'failover', 'disable'); using 'str'", kind)
     return HOT
 
 

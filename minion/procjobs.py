@@ -61,6 +61,7 @@ class DaemonLinks:
     refresh_grains: Callable[[], bool]
     pool: concurrent.futures.Executor
     schedule: Callable[[str, dict[str, Any]], Any] | None = None  # schedule.* on the daemon's schedule (loop)
+    beacons: Callable[[str, dict[str, Any]], Any] | None = None  # beacons.* on the daemon's beacons (loop)
 
 
 class ProcessJobs:
@@ -215,6 +216,11 @@ class ProcessJobs:
             if links.schedule is None or not isinstance(action, str) or not isinstance(args, dict):
                 return None
             return links.schedule(action, args)
+        if op == "beacons":
+            action, args = message.get("action"), message.get("args")
+            if links.beacons is None or not isinstance(action, str) or not isinstance(args, dict):
+                return None
+            return links.beacons(action, args)
         if op == "jobs":
             return [
                 {"jid": j.jid, "fun": j.fun, "started": j.started, "pid": j.pid}

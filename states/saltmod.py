@@ -17,7 +17,8 @@ orchestration gives its loader the master-side functions these states need:
 States: ``state`` (``sls``/``highstate`` on targeted minions, failing when a
 minion failed unless ``fail_minions`` / ``allow_fail`` forgive it, or when
 ``expect_minions`` and a minion did not return), ``function`` (one execution
-function on targeted minions), ``runner``, ``wheel`` and ``wait_for_event``.
+function on targeted minions), ``runner``, ``wheel``, ``parallel_runners`` (several runners at
+once, one thread each) and ``wait_for_event``.
 Results, comments and test-mode answers are Salt's. Arguments briny cannot
 honour (``ssh``, returners, ``batch``, ``subset``) are named in the result's
 ``warnings`` (``ssh`` fails the state), never silently dropped.
@@ -378,3 +379,112 @@ def runner(name: str, **kwargs: Any) -> dict[str, Any]:
 def wheel(name: str, **kwargs: Any) -> dict[str, Any]:
     """Run the wheel function ``name`` (``key.accept``, ``key.delete``, ...) on the master."""
     return _master_call("wheel", name, {k: v for k, v in kwargs.items() if not k.startswith("__")})
+
+
+def _config_map(value: Any) -> dict[str, Any]:
+    """A runner's config in the parallel form: a list of one-key maps (or a map), merged."""
+    if isinstance(value, dict):
+        return dict(value)
+    out: dict[str, Any] = {}
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict):
+            out.update(item)
+    return out
+
+
+def _changes_of(obj: Any) -> Any:
+    """Salt's ``extract_changes``: the changes in a highstate answer, by the path to them."""
+    if not isinstance(obj, dict):
+        return {}
+    if "changes" in obj:
+        changes = obj["changes"]
+        if isinstance(changes, dict) and changes.get("out", "") == "highstate" and "ret" in changes:
+            return changes["ret"]
+        return changes
+    found = {}
+    for key, value in obj.items():
+        change = _changes_of(value)
+        if change:
+            found[key] = change
+    return found
+
+
+def parallel_runners(name: str, runners: Any, **kwargs: Any) -> dict[str, Any]:
+    """Run several runner functions on the master at once (one thread each), as Salt's
+    ``salt.parallel_runners``: ``runners`` maps an ID to ``[{name: <runner>}, {kwarg: {...}}]``
+    (``name`` defaults to the ID; a plain string is one runner without arguments)."""
+    import threading
+
+    if isinstance(runners, str):
+        runners = {runners: [{"name": runners}]}
+    if not isinstance(runners, dict):
+        return {
+            "name": name,
+            "result": False,
+            "changes": {},
+            "comment": "The runners parameter must be a string or dict.",
+        }
+    configs = {}
+    for runner_id, raw in runners.items():
+        config = _config_map(raw) if raw is not None else {}
+        config.setdefault("name", runner_id)
+        configs[runner_id] = config
+    if _opts().get("test"):
+        return {
+            "name": name,
+            "result": None,
+            "changes": {},
+            "comment": f"Runner functions {', '.join(str(c['name']) for c in configs.values())} would be executed.",
+        }
+    outputs: dict[Any, Any] = {}
+    errors: dict[Any, BaseException] = {}
+
+    def call(runner_id: Any, config: dict[str, Any]) -> None:
+        try:
+            kwarg = config.get("kwarg") or {}
+            outputs[runner_id] = _salt()["saltutil.runner"](str(config["name"]), full_return=True, **kwarg)["return"]
+        except Exception as exc:  # the first runner's failure (in the order given) is the answer, as Salt's
+            log.exception("salt.parallel_runners %s: runner %s failed", name, config.get("name"))
+            errors[runner_id] = exc
+
+    threads = [threading.Thread(target=call, args=item, name=f"parallel-{item[0]}") for item in configs.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for runner_id in configs:
+        if runner_id in errors:
+            return {
+                "name": name,
+                "result": False,
+                "success": False,
+                "changes": {},
+                "comment": f"One of the runners raised an exception: {errors[runner_id]}",
+            }
+    outs: dict[Any, Any] = {runner_id: outputs.get(runner_id) for runner_id in configs}
+    if all(isinstance(o, dict) and o.get("outputter", "") == "highstate" and "data" in o for o in outs.values()):
+        # Salt reads the retcode inside ``data`` (where there is none): orchestrations never fail it
+        failed = [rid for rid, o in outs.items() if o["data"].get("retcode", 0) != 0]
+        comment = "All runner functions executed successfully." if not failed else _failed_comment(failed, outs)
+        changes = {rid: c for rid, o in outs.items() if (c := _changes_of(o["data"]))}
+    else:
+        failed = [rid for rid, o in outs.items() if isinstance(o, dict) and o.get("exit_code", 0) != 0]
+        if not failed:
+            comment = "All runner functions executed successfully."
+        elif len(failed) == 1:
+            comment = f"Runner {failed[0]} failed."
+        else:
+            comment = f"Runners {', '.join(str(f) for f in failed)} failed."
+        changes = {"ret": outs}
+    return {"name": name, "result": not failed, "changes": changes, "comment": comment}
+
+
+def _failed_comment(failed: list[Any], outs: dict[Any, Any]) -> str:
+    """Each failed runner's answer (Salt draws it with its nested outputter; here as YAML: a state
+    module does not reach the outputters)."""
+    import yaml
+
+    return "\n".join(
+        f"Runner {rid} failed with return value:\n{yaml.safe_dump(outs[rid], default_flow_style=False)}"
+        for rid in failed
+    )

@@ -1,6 +1,9 @@
-"""``briny-run state.event``: watch the master event bus.
+"""``briny-run state.*``: ``state.event`` (watch the master event bus) and the orchestrate runners.
 
-Runs in ``briny-run`` on the master host; needs the running master (its
+``state.orchestrate`` / ``orch``, ``orchestrate_single``, ``orchestrate_high`` and
+``orchestrate_show_sls`` / ``orch_show_sls`` are :mod:`briny.master.orchestrate` (docs/ORCHESTRATE.md).
+
+``state.event`` runs in ``briny-run`` on the master host; needs the running master (its
 event bus in ``sock_dir``). Built on the public event API
 (:class:`briny.common.event.EventListener`). Prints ``tag<TAB>json`` lines as
 events arrive, as Salt's ``state.event`` does, and flushes each line so pipes
@@ -19,7 +22,15 @@ from briny.common.exceptions import SaltInvocationError
 from briny.master.clientapi import MasterClient
 from briny.master.runners import RunnerContext
 
-__all__ = ["event", "orchestrate", "orch"]
+__all__ = [
+    "event",
+    "orch",
+    "orch_show_sls",
+    "orchestrate",
+    "orchestrate_high",
+    "orchestrate_show_sls",
+    "orchestrate_single",
+]
 
 
 def event(
@@ -70,11 +81,63 @@ def orchestrate(
     unknown = sorted(k for k in kwargs if not k.startswith("__"))
     if unknown:
         raise SaltInvocationError(f"state.orchestrate does not take {', '.join(repr(k) for k in unknown)}")
-    with MasterClient(ctx.opts) as client:
-        client.check_running()  # steps publish jobs: say so now, not in every step's comment
+    _master_running(ctx)
     return run_orchestration(ctx.opts, mods, saltenv, test, exclude, pillar, pillarenv, orchestration_jid)
 
 
 def orch(ctx: RunnerContext, mods: Any, **kwargs: Any) -> dict[str, Any]:
     """``state.orchestrate`` under its short name."""
     return orchestrate(ctx, mods, **kwargs)
+
+
+def _master_running(ctx: RunnerContext) -> None:
+    with MasterClient(ctx.opts) as client:
+        client.check_running()  # steps publish jobs: say so now, not in every step's comment
+
+
+def orchestrate_single(
+    ctx: RunnerContext, fun: str, name: str, test: Any = None, queue: Any = False, pillar: Any = None, **kwargs: Any
+) -> dict[str, Any]:
+    """Run one orchestration state (``fun=salt.wheel name=key.list_all``, ``salt.function``, ...) on
+    the master: ``{master id: state result}``."""
+    from briny.master.orchestrate import orchestrate_single as run_single
+
+    _master_running(ctx)
+    return run_single(ctx.opts, fun, name, test, pillar, **kwargs)
+
+
+def orchestrate_high(
+    ctx: RunnerContext, data: Any, test: Any = None, queue: Any = False, pillar: Any = None, **kwargs: Any
+) -> dict[str, Any]:
+    """Run the high data ``data`` (``{id: {salt.state: [...]}, ...}``) as an orchestration:
+    ``{master id: state results}``."""
+    from briny.master.orchestrate import orchestrate_high as run_high
+
+    unknown = sorted(k for k in kwargs if not k.startswith("__"))
+    if unknown:
+        raise SaltInvocationError(f"state.orchestrate_high does not take {', '.join(repr(k) for k in unknown)}")
+    _master_running(ctx)
+    return run_high(ctx.opts, data, test, pillar)
+
+
+def orchestrate_show_sls(
+    ctx: RunnerContext,
+    mods: Any,
+    saltenv: str = "base",
+    test: Any = None,
+    queue: Any = False,
+    pillar: Any = None,
+    pillarenv: str | None = None,
+    pillar_enc: Any = None,
+) -> dict[str, Any]:
+    """The state data of the orchestration SLS ``mods`` as the master renders it (nothing runs)."""
+    from briny.master.orchestrate import orchestrate_show_sls as show
+
+    if pillar_enc:
+        raise SaltInvocationError("pillar_enc is not supported by briny (no GPG-encrypted pillar)")
+    return show(ctx.opts, mods, saltenv, test, pillar, pillarenv)
+
+
+def orch_show_sls(ctx: RunnerContext, mods: Any, **kwargs: Any) -> dict[str, Any]:
+    """``state.orchestrate_show_sls`` under its short name."""
+    return orchestrate_show_sls(ctx, mods, **kwargs)

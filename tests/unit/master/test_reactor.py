@@ -14,7 +14,7 @@ from briny.common.event import EventBus, EventListener
 from briny.common.exceptions import ReactionError
 from briny.master.keys import KeyStore
 from briny.master.reactions import Reaction, Reactions, parse_reaction
-from briny.master.reactor import Reactor, ReactorMap, ReactorService
+from briny.master.reactor import Reactor, ReactorMap, ReactorService, master_reactor
 from tests.waiting import join_listener, wait_until
 
 
@@ -58,7 +58,7 @@ def write(opts: dict[str, Any], rel: str, text: str) -> str:
 def make(opts: dict[str, Any], reactor_map: list[Any]) -> tuple[Reactor, list[tuple[str, dict[str, Any]]], Recording]:
     fired: list[tuple[str, dict[str, Any]]] = []
     reactions = Recording(opts)
-    reactor = Reactor({**opts, "reactor": reactor_map}, lambda tag, data: fired.append((tag, data)), reactions)
+    reactor = master_reactor({**opts, "reactor": reactor_map}, lambda tag, data: fired.append((tag, data)), reactions)
     return reactor, fired, reactions
 
 
@@ -237,8 +237,8 @@ def test_the_service_queues_off_the_bus_and_a_slow_reaction_blocks_nothing(opts)
     fired: list[tuple[str, dict[str, Any]]] = []
     reactions = Recording(service_opts)
     reactions.gate = threading.Event()
-    reactor = Reactor(service_opts, lambda tag, data: fired.append((tag, data)), reactions)
-    service = ReactorService(service_opts, reactor).start()
+    reactor = master_reactor(service_opts, lambda tag, data: fired.append((tag, data)), reactions)
+    service = ReactorService(service_opts, lambda _fire: reactor, "master").start()
     try:
         with EventListener(service_opts, "salt/reactor/*", name="master") as events:
             join_listener(events, events.fire, "salt/reactor/probe")

@@ -211,3 +211,82 @@ def test_wait_for_event(events: list[tuple[str, dict[str, Any]]], result: bool, 
         assert ret["comment"] == "Timeout value reached."
     dry = _states(Master(), test=True)["salt.wait_for_event"](name="a/*", id_list=["x"])
     assert (dry["result"], dry["comment"]) == (None, "Orchestration would wait for event 'a/*'")
+
+
+class ByName(Master):
+    """Each runner's whole answer by its name (``full_return``), or the error it raises."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        super().__init__()
+        self.answers = answers
+
+    def runner(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("runner", args, kwargs))
+        answer = self.answers[args[0]]
+        if isinstance(answer, Exception):
+            raise answer
+        return {"return": answer, "success": True}
+
+
+def _orch_answer(changes: dict[str, Any]) -> dict[str, Any]:
+    state = {"salt_|-x_|-x_|-function": {"result": True, "changes": changes, "comment": "", "name": "x"}}
+    return {"data": {"m_master": state}, "outputter": "highstate", "retcode": 0}
+
+
+def test_parallel_runners_run_each_runner_and_merge_orchestrations_changes() -> None:
+    master = ByName({"state.orchestrate": _orch_answer({"ret": {"db1": "hi"}, "out": "highstate"})})
+    runners = {
+        "one": [{"name": "state.orchestrate"}, {"kwarg": {"mods": "orch.a"}}],
+        "two": [{"name": "state.orchestrate"}, {"kwarg": {"mods": "orch.b"}}],
+    }
+    ret = _states(master)["salt.parallel_runners"](name="both", runners=runners)
+    assert ret == {
+        "name": "both",
+        "result": True,
+        "comment": "All runner functions executed successfully.",
+        "changes": {
+            "one": {"m_master": {"salt_|-x_|-x_|-function": {"db1": "hi"}}},
+            "two": {"m_master": {"salt_|-x_|-x_|-function": {"db1": "hi"}}},
+        },
+    }
+    assert sorted(c[2]["mods"] for c in master.calls) == ["orch.a", "orch.b"]
+    assert all(c[2]["full_return"] is True for c in master.calls)
+
+
+def test_parallel_runners_other_runners_their_failures_and_bad_input() -> None:
+    master = ByName({"jobs.active": {"exit_code": 1}, "manage.up": ["db1"], "test.arg": RuntimeError("boom")})
+    states = _states(master)
+    ret = states["salt.parallel_runners"](name="p", runners={"jobs.active": None, "up": [{"name": "manage.up"}]})
+    assert ret == {
+        "name": "p",
+        "result": False,
+        "comment": "Runner jobs.active failed.",
+        "changes": {"ret": {"jobs.active": {"exit_code": 1}, "up": ["db1"]}},
+    }
+    single = states["salt.parallel_runners"](name="s", runners="manage.up")
+    assert single["result"] is True and single["changes"] == {"ret": {"manage.up": ["db1"]}}
+    raised = states["salt.parallel_runners"](name="r", runners={"t": [{"name": "test.arg"}], "u": "manage.up"})
+    assert raised["result"] is False and raised["comment"] == "One of the runners raised an exception: boom"
+    bad = states["salt.parallel_runners"](name="b", runners=["manage.up"])
+    assert bad == {
+        "name": "b",
+        "result": False,
+        "changes": {},
+        "comment": "The runners parameter must be a string or dict.",
+    }
+    dry = _states(master, test=True)["salt.parallel_runners"](name="d", runners="manage.up")
+    assert dry["result"] is None and dry["comment"] == "Runner functions manage.up would be executed."
+
+
+def test_parallel_runners_run_at_the_same_time() -> None:
+    import threading
+
+    both = threading.Barrier(2, timeout=10)  # each runner waits for the other: only threads at once pass
+
+    class Meeting(Master):
+        def runner(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            both.wait()
+            return {"return": args[0], "success": True}
+
+    ret = _states(Meeting())["salt.parallel_runners"](name="p", runners={"a": None, "b": None})
+    assert ret["result"] is True and ret["changes"] == {"ret": {"a": "a", "b": "b"}}

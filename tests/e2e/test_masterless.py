@@ -1,0 +1,209 @@
+"""End-to-end: a masterless ``briny-minion`` (``master_type: disable``, ``file_client: local``) with
+its own reactor and beacons (issue 12), a real daemon and no master.
+
+Asserted: an event fired on the minion's bus (``briny-call event.fire``) starts a reactor SLS whose
+``caller.file.touch`` touches a file (checked on disk) and fires ``salt/reactor/ret`` on the
+minion's bus; a beacon's event on that bus starts another reaction; a reaction naming a function
+the minion does not have, or a ``local.*`` one (it needs a master), is reported on the bus and
+the daemon keeps reacting; ``beacons.*`` from ``briny-call`` change the daemon's running beacons.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .support import Fleet, FleetError, Result, events_until, script
+
+pytestmark = pytest.mark.slow
+
+MINION = "solo"
+TOUCH = """\
+    touch_it:
+      caller.file.touch:
+        - args:
+          - name: {{ data['path'] }}
+    """
+BEACON_TOUCH = """\
+    beacon_fired:
+      caller.file.touch:
+        - args:
+          - name: {{ data['marker'] if 'marker' in data else '%s' }}
+    """
+BROKEN = """\
+    no_such_function:
+      caller.nosuch.thing:
+        - args:
+          - name: x
+    needs_a_master:
+      local.test.ping:
+        - tgt: '*'
+    """
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, Path]]:
+    root = tmp_path_factory.mktemp("masterless")
+    fleet = Fleet(root, [])
+    srv = fleet.root / "srv" / "salt"
+    (srv / "reactor").mkdir(parents=True)
+    marks = fleet.root / "marks"
+    marks.mkdir()
+    (srv / "reactor" / "touch.sls").write_text(textwrap.dedent(TOUCH))
+    (srv / "reactor" / "beacon.sls").write_text(textwrap.dedent(BEACON_TOUCH % (marks / "beacon")))
+    (srv / "reactor" / "broken.sls").write_text(textwrap.dedent(BROKEN))
+    fleet.add_minion(
+        MINION,
+        master_type="disable",
+        file_client="local",
+        file_roots={"base": [str(srv)]},
+        reactor=[
+            {"custom/touch/*": ["salt://reactor/touch.sls"]},
+            {"custom/broken": ["salt://reactor/broken.sls"]},
+            {f"salt/beacon/{MINION}/load/": ["salt://reactor/beacon.sls"]},
+        ],
+        beacons={"load": [{"averages": {"1m": [-2.0, -1.0]}}, {"interval": 1}]},  # a load is never below 0
+    )
+    try:
+        fleet.start_minion(MINION)
+        yield fleet, marks
+    finally:
+        fleet.close()
+
+
+def call(fleet: Fleet, *args: str, timeout: float = 60.0) -> Result:
+    """``briny-call`` with the minion's config (masterless: runs here, reaches the daemon's bus)."""
+    conf = fleet.minions[MINION].conf_dir
+    argv = [*script("briny-call"), "-c", str(conf), *args]
+    start = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return Result(argv, done.returncode, done.stdout, done.stderr, time.monotonic() - start)
+
+
+def minion_opts(fleet: Fleet) -> dict[str, Any]:
+    from briny.common.config import load_minion_config
+
+    return load_minion_config(str(fleet.minions[MINION].conf_dir))
+
+
+def listening(fleet: Fleet, tag_glob: str) -> Any:
+    """A listener on the minion's own bus, proven subscribed (probes tagged as the glob, ``*`` as "probe")."""
+    from briny.common.event import EventBus, EventListener, EventSender
+    from tests.waiting import join_listener
+
+    opts = minion_opts(fleet)
+    fleet.wait(lambda: Path(EventBus(opts, name="minion").pub_path).exists(), 30, "the minion's event bus")
+    listener = EventListener(opts, tag_glob, name="minion")
+    sender = EventSender(opts, name="minion")
+    try:
+        join_listener(listener, sender.fire, tag_glob.replace("*", "probe"))
+    except BaseException:
+        listener.close()
+        raise
+    finally:
+        sender.close()
+    return listener
+
+
+def test_an_event_on_the_minions_bus_runs_a_caller_reaction(solo: tuple[Fleet, Path]) -> None:
+    fleet, marks = solo
+    target = marks / "from-event"
+    with listening(fleet, "salt/reactor/*") as events:
+        fired = call(fleet, "event.fire", json.dumps({"path": str(target)}), "custom/touch/one", "--out=json")
+        assert fired.returncode == 0 and json.loads(fired.stdout) == {"local": True}, fired
+        got = events_until(events, lambda got: any(tag == "salt/reactor/ret" for tag, _ in got))
+    outcome = next(data for tag, data in got if tag == "salt/reactor/ret")
+    assert outcome["reaction"] == "caller.file.touch" and outcome["result"] is True, outcome
+    assert outcome["tag"] == "custom/touch/one" and outcome["id"] == "touch_it"
+    assert target.is_file()
+
+
+def test_a_beacon_on_the_masterless_minion_reaches_its_reactor(solo: tuple[Fleet, Path]) -> None:
+    fleet, marks = solo
+    fleet.wait(lambda: (marks / "beacon").is_file(), 30, "the beacon's reaction to touch its file")
+
+
+def test_a_broken_reaction_is_reported_and_the_daemon_keeps_reacting(solo: tuple[Fleet, Path]) -> None:
+    fleet, marks = solo
+    with listening(fleet, "salt/reactor/*") as events:
+        call(fleet, "event.fire", "{}", "custom/broken")
+        got = events_until(events, lambda got: len([t for t, _ in got if t == "salt/reactor/error"]) >= 2)
+    errors = {data["id"]: data["error"] for tag, data in got if tag == "salt/reactor/error"}
+    assert "'nosuch.thing' is not available" in errors["no_such_function"], errors
+    assert errors["needs_a_master"].startswith("Reactor 'needs_a_master': local.test.ping needs a master"), errors
+    after = marks / "after-broken"
+    call(fleet, "event.fire", json.dumps({"path": str(after)}), "custom/touch/two")
+    fleet.wait(after.is_file, 30, "a reaction after the broken one")
+
+
+def test_beacons_functions_change_the_running_daemons_beacons(solo: tuple[Fleet, Path]) -> None:
+    fleet, _ = solo
+
+    def listed() -> Any:
+        out = call(fleet, "beacons.list", "return_yaml=False", "--out=json")
+        return json.loads(out.stdout)["local"] if out.returncode == 0 else None
+
+    assert fleet.wait(listed, 30, "beacons.list from the daemon") == {
+        "load": [{"averages": {"1m": [-2.0, -1.0]}}, {"interval": 1}]
+    }
+    with listening(fleet, f"salt/beacon/{MINION}/disk/*") as events:
+        added = call(
+            fleet, "beacons.add", "disk", "[{beacon_module: diskusage}, {'/': 0}, {interval: 1}]", "--out=json"
+        )
+        assert json.loads(added.stdout)["local"] == {"comment": "Added beacon: disk.", "result": True}, added
+        got = events_until(events, lambda got: bool(got))
+    assert got[0][1]["mount"] == "/" and got[0][1]["id"] == MINION
+    unknown = call(fleet, "beacons.add", "inotify", "[{files: {}}]", "--out=json")
+    assert json.loads(unknown.stdout)["local"] == {"comment": 'Beacon "inotify" is not available.', "result": False}
+    bad = call(fleet, "beacons.add", "svc", "[{beacon_module: service}]", "--out=json")
+    assert json.loads(bad.stdout)["local"]["comment"] == (
+        "Beacon svc configuration invalid, not adding.\nConfiguration for service beacon requires services."
+    )
+    assert call(fleet, "beacons.delete", "disk", "--out=json").returncode == 0
+    assert set(fleet.wait(listed, 30, "beacons.list after delete")) == {"load"}
+    if not fleet.minions[MINION].running:
+        raise FleetError(f"the minion stopped\n{fleet.logs()}")
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "beacons"
+
+
+def test_beacons_functions_answer_as_salts_on_a_running_masterless_minion(tmp_path: Path) -> None:
+    """Each call of tests/golden/beacons/calls.yaml, in order, against a fresh masterless minion:
+    exit status and answer as the reference salt-call gave them on a running salt-minion."""
+    spec = yaml.safe_load((GOLDEN / "calls.yaml").read_text())
+    want = json.loads((GOLDEN / "expected.json").read_text())
+    fleet = Fleet(tmp_path, [])
+    try:
+        fleet.add_minion("solo", master_type="disable", file_client="local", **spec["config"])
+        daemon = fleet.start_minion("solo")
+        conf = str(daemon.conf_dir)
+        fleet.wait(lambda: _answers(conf, "beacons.list", "return_yaml=False")[0] == 0, 30, "the masterless minion")
+        got = []
+        for name, *args in spec["calls"]:
+            rc, data = _answers(conf, *map(str, args))
+            got.append({"name": name, "args": args, "rc": rc, "data": data})
+        for mine, salts in zip(got, want, strict=True):
+            assert mine == salts, f"{mine['name']}: briny {mine} != Salt {salts}"
+    finally:
+        fleet.close()
+
+
+def _answers(conf: str, *args: str) -> tuple[int, Any]:
+    done = subprocess.run(
+        [*script("briny-call"), "-c", conf, *args, "--out=json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    data = json.loads(done.stdout)["local"] if done.stdout.strip() else None
+    return done.returncode, json.loads(json.dumps(data).replace(conf, "@CONF@"))

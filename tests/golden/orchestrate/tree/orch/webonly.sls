@@ -1,0 +1,4 @@
+web1_setup:
+  salt.state:
+    - tgt: web1
+    - sls: app.web
