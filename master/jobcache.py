@@ -21,10 +21,16 @@ them in order; :meth:`JobCache.flush` waits until everything queued is
 written (the daemon calls it, or :meth:`JobCache.close`, before exit so
 in-flight returns are not lost). Reads see what the writer has committed.
 
+A job's row must be committed before its publish goes out, or a master killed
+right after publishing (``kill -9``) would refuse the job's returns once it is
+back ("not a job of this master"): :meth:`JobCache.save_load` returns a future
+the writer resolves once the row is committed, and :func:`committed` is how the
+master's loop waits for it (see ``docs/scaling.md``, "Durability").
+
 Usage (the daemon)::
 
     cache = open_job_cache(opts)            # SqliteJobCache(cachedir/jobs.sqlite)
-    cache.save_load(jid, load, minions)     # before publishing
+    await committed(cache, cache.save_load(jid, load, minions), jid)   # before publishing
     cache.save_return(jid, minion_id, ret_load)
     ...
     cache.prune(opts["keep_jobs"])          # now and then (hourly)
@@ -34,6 +40,8 @@ Usage (the daemon)::
 from __future__ import annotations
 
 import abc
+import asyncio
+import concurrent.futures
 import datetime
 import logging
 import os
@@ -41,7 +49,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from briny.common.exceptions import ConfigError
+from briny.common.exceptions import ConfigError, JobCacheError
 from briny.common import config
 from briny.common.ids import check_id, check_jid
 
@@ -49,6 +57,9 @@ log = logging.getLogger(__name__)
 
 RETURN_KEYS = ("return", "retcode", "success", "out")
 DB_NAME = "jobs.sqlite"
+COMMIT_WAIT = 10.0  # seconds a publish waits for its job row while the database answers
+
+Committed = concurrent.futures.Future[Any]  # resolved once a write is committed (an error when it failed)
 
 
 @dataclass
@@ -99,8 +110,14 @@ class JobCache(abc.ABC):
 
     # ----- writes (queued, return at once) ---------------------------------------------------
     @abc.abstractmethod
-    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> None:
-        """Store a job's load (and the minions it targets, when known)."""
+    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> Committed:
+        """Store a job's load (and the minions it targets, when known); the future is resolved
+        once the row is committed (the job survives a master killed from then on)."""
+
+    @property
+    def degraded(self) -> bool:
+        """True while the writer cannot reach the database (it buffers: nothing is committed now)."""
+        return False
 
     @abc.abstractmethod
     def save_minions(self, jid: str, minions: list[str]) -> None:
@@ -212,3 +229,27 @@ def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
 
 def now() -> float:
     return time.time()
+
+
+async def committed(cache: JobCache, done: Committed, jid: str, wait: float = COMMIT_WAIT) -> None:
+    """Wait (loop, without blocking it) until the row of job ``jid`` is committed: the writer thread
+    resolves ``done``. While the database is away (:attr:`JobCache.degraded`), or when ``wait``
+    seconds pass first, the job goes out with its row still buffered, and the log says so: a master
+    killed before the buffer is written loses the job (its returns are refused when it is back).
+    Raises :class:`JobCacheError` when the write failed (the job must not be published).
+    """
+    if not cache.degraded:
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), wait)
+            return
+        except asyncio.TimeoutError:
+            pass
+        except JobCacheError:
+            raise
+        except Exception as exc:  # the driver's error for a write that failed for good
+            raise JobCacheError(str(exc)) from exc
+    log.warning(
+        "job %s is published before its row is committed (the job cache database is unreachable): "
+        "a master killed before the database is back loses it",
+        jid,
+    )

@@ -62,7 +62,7 @@ from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
 from briny.master.jobbook import JobBook, pending_deadline
-from briny.master.jobcache import JobCache, keep_hours
+from briny.master.jobcache import JobCache, committed, keep_hours
 from briny.master.keys import KeyStore
 from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
 from briny.master.sessions import Session, SessionTable
@@ -436,7 +436,7 @@ class MasterServer:
     ) -> dict[str, Any]:
         """Start a job (loop; targeting runs in a worker).
 
-        Returns ``{"jid", "minions"}`` once the job is in the job cache and
+        Returns ``{"jid", "minions"}`` once the job's row is committed in the job cache and
         ``salt/job/<jid>/new`` is fired; the publishes go out right after.
         ``{"jid": "", "minions": []}`` when no minion matched (nothing is
         stored or sent, as Salt assigns no jid then); ``{"error": ...}`` for a
@@ -471,9 +471,9 @@ class MasterServer:
         }
         if progress:  # `briny` on a terminal: the minions send progress events of state runs
             load["progress"] = True
-        if cache:
+        if cache:  # the job row is committed before any publish goes out (a kill -9 keeps the job)
             try:
-                self.jobcache.save_load(jid, load, minions)
+                await committed(self.jobcache, self.jobcache.save_load(jid, load, minions), jid)
             except (JobCacheError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
         self.jobs.add(jid, fun, minions, cache, load)
