@@ -149,6 +149,11 @@ class JobCacheError(BrinyError):
     """The job cache cannot take a write: it is closed, or was opened read-only."""
 
 
+class KeyStoreError(SaltInvocationError):
+    """The minion key store cannot make a change now (its database is unreachable). A
+    ``SaltInvocationError``: whoever answers a key request that cannot be served answers this too."""
+
+
 class MasterNotRunning(BrinyError):
     """No master answers on the operator socket, or this user may not reach it (the CLIs exit 2)."""
 
