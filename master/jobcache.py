@@ -231,6 +231,12 @@ def now() -> float:
     return time.time()
 
 
+def _late(waiting: asyncio.Future[Any]) -> None:
+    """A job row committed (or failed) after its publish stopped waiting: the outcome is logged."""
+    if not waiting.cancelled() and waiting.exception() is not None:
+        log.error("a job row was not written: %s", waiting.exception())
+
+
 async def committed(cache: JobCache, done: Committed, jid: str, wait: float = COMMIT_WAIT) -> None:
     """Wait (loop, without blocking it) until the row of job ``jid`` is committed: the writer thread
     resolves ``done``. While the database is away (:attr:`JobCache.degraded`), or when ``wait``
@@ -239,17 +245,19 @@ async def committed(cache: JobCache, done: Committed, jid: str, wait: float = CO
     Raises :class:`JobCacheError` when the write failed (the job must not be published).
     """
     if not cache.degraded:
-        try:
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), wait)
-            return
-        except asyncio.TimeoutError:
-            pass
-        except JobCacheError:
-            raise
-        except Exception as exc:  # the driver's error for a write that failed for good
-            raise JobCacheError(str(exc)) from exc
+        waiting = asyncio.wrap_future(done)
+        finished, _ = await asyncio.wait([waiting], timeout=wait)  # never cancels the write
+        if finished:
+            error = waiting.exception()
+            if error is None:
+                return
+            if not isinstance(error, JobCacheError):
+                log.error("the row of job %s was not written: %s", jid, error)
+            raise JobCacheError(str(error)) from error
+        waiting.add_done_callback(_late)
+        why = f"the job cache did not commit it within {wait:g} s"
+    else:
+        why = "the job cache database is unreachable"
     log.warning(
-        "job %s is published before its row is committed (the job cache database is unreachable): "
-        "a master killed before the database is back loses it",
-        jid,
+        "job %s is published before its row is committed (%s): a master killed before it is loses the job", jid, why
     )
