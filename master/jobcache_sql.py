@@ -352,11 +352,11 @@ class SqlJobCache(JobCache):
         wanted = sorted(set(minions))
         self._submit(lambda conn: self._merge_minions(conn, jid, wanted))
 
-    def save_return(self, jid: str, minion_id: str, ret: Any) -> None:
+    def save_return(self, jid: str, minion_id: str, ret: Any) -> Committed:
         self._checked(jid, minion_id)
         record = return_record(ret)
         success = record.get("success")
-        self._submit(
+        return self._submit(
             ReturnRow(
                 jid,
                 minion_id,

@@ -72,7 +72,8 @@ from briny.master.trust import MinionTrust
 log = logging.getLogger(__name__)
 
 Fire = Callable[[str, dict[str, Any]], None]
-Handler = Callable[[Session, dict[str, Any]], dict[str, Any]]
+# a reply, or one to await (a return's: once it is committed), answered without holding up the loop
+Handler = Callable[[Session, dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 SIGN_KEY = "master_sign.pem"
 PRUNE_INTERVAL = 3600.0
@@ -372,12 +373,22 @@ class MasterServer:
                 self._deliver_pending(sess)
                 return
             try:
-                reply = handler(sess, payload)
+                answer = handler(sess, payload)
             except (WireError, SaltInvocationError, ValueError, TypeError) as exc:
                 log.warning("request %r from %s refused: %s", cmd, env.id, exc)
-                reply = {"error": str(exc)}
+                answer = {"error": str(exc)}
+            if not isinstance(answer, dict):
+                self._spawn(self._reply_when(sess, peer, corr, env.nonce, answer))
+                self._deliver_pending(sess)
+                return
+            reply = answer
         await self._reply(sess, peer, corr, env.nonce, reply)
         self._deliver_pending(sess)
+
+    async def _reply_when(
+        self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, answer: Awaitable[dict[str, Any]]
+    ) -> None:
+        await self._reply(sess, peer, corr, nonce, await answer)
 
     async def _blocking_request(
         self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, handler: Handler, payload: dict[str, Any]
@@ -473,7 +484,7 @@ class MasterServer:
             load["progress"] = True
         if cache:  # the job row is committed before any publish goes out (a kill -9 keeps the job)
             try:
-                await committed(self.jobcache, self.jobcache.save_load(jid, load, minions), jid)
+                await committed(self.jobcache, self.jobcache.save_load(jid, load, minions), f"job {jid}")
             except (JobCacheError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
         self.jobs.add(jid, fun, minions, cache, load)

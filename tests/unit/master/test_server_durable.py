@@ -48,6 +48,33 @@ def test_the_publish_waits_for_the_job_row(master_opts: dict[str, Any]) -> None:
     run_master(master_opts, body)
 
 
+def test_a_return_is_answered_once_it_is_committed(master_opts: dict[str, Any]) -> None:
+    """The minion forgets a return the master took: the answer waits for the commit (the loop does
+    not: other requests are served meanwhile)."""
+    master_opts["auto_accept"] = True
+
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1", 0)
+        res = await c.server.publish("m1", "glob", "test.ping")
+        assert (await m1.next_pub()) is not None
+        gate = threading.Event()
+        _hold_writer(c.cache, gate)
+        returning = asyncio.ensure_future(
+            m1.req("ret", jid=res["jid"], fun="test.ping", fun_args=[], **{"return": True})
+        )
+        await asyncio.sleep(0)  # one loop turn: the task sends its frame before the ping
+        try:
+            assert (await m1.req("ping"))[0] == "rep"  # handled after the return (in order): the loop serves on
+            assert not returning.done()  # (the answer would go after RETURN_WAIT, 1 s, at the latest)
+            assert f"salt/job/{res['jid']}/ret/m1" in c.tags()  # the event is not held up
+        finally:
+            gate.set()
+        assert await returning == ("rep", {"ok": True})
+        assert c.cache.get_returns(res["jid"]) == {"m1": {"return": True}}  # committed, before any flush
+
+    run_master(master_opts, body)
+
+
 def test_a_return_after_a_restart_is_taken_for_a_committed_job(master_opts: dict[str, Any]) -> None:
     """What a master back from a kill sees: no job book entry, only the committed row."""
     master_opts["auto_accept"] = True
@@ -90,15 +117,15 @@ def test_committed_does_not_wait_while_the_database_is_away(
     cache._degraded = True  # what the writer says while it cannot reach the database
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()  # never resolved: buffered
     with caplog.at_level(logging.WARNING, "briny.master.jobcache"):
-        asyncio.run(asyncio.wait_for(committed(cache, done, "20261124060000000001"), 5))
-    assert "20261124060000000001 is published before its row is committed" in caplog.text
+        asyncio.run(asyncio.wait_for(committed(cache, done, "job 20261124060000000001"), 5))
+    assert "job 20261124060000000001 is not committed yet (the job cache database is unreachable)" in caplog.text
 
 
 def test_committed_gives_up_waiting_after_its_bound(cache: SqliteJobCache, caplog: pytest.LogCaptureFixture) -> None:
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
     with caplog.at_level(logging.WARNING, "briny.master.jobcache"):
         asyncio.run(asyncio.wait_for(committed(cache, done, "2", wait=0.05), 5))
-    assert "published before its row is committed" in caplog.text
+    assert "2 is not committed yet (the job cache did not commit it within 0.05 s)" in caplog.text
 
 
 def test_a_failed_job_write_is_an_error(cache: SqliteJobCache) -> None:
