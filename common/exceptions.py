@@ -20,7 +20,8 @@ them into Salt-style results or CLI errors, never into tracebacks.
     ├── CommandNotFoundError        a command an execution function needs is not on this host
     ├── SaltInvocationError         a function was called with bad arguments
     │   ├── InvalidArguments        the arguments do not fit the function's signature
-    │   └── GrantError              a privilege or grant option a database does not know (also a ValueError)
+    │   ├── GrantError              a privilege or grant option a database does not know (also a ValueError)
+    │   └── KeyStoreError           the minion key store cannot make a change now (its database is away)
     ├── HashError                   a ``source_hash`` that cannot be used (also a ValueError)
     ├── FileServerError             a ``salt://`` path (or a pushed file's) is missing, hostile or unreadable
     ├── WireError                   a frame does not parse or fails its checks
