@@ -31,6 +31,10 @@ is Salt 3007's, checked in the order Salt checks it:
    the offered key is written to ``minions_denied`` and the answer is
    ``"denied"``.
 
+Case 2 with the same key (every re-auth of a known minion) changes nothing and
+is read without the change lock: cheap, and answered from the last reads when
+a shared table's database is away.
+
 Keys are compared by their RSA numbers, so PEM formatting does not matter.
 Every change comes back as :class:`KeyChange` records; the operator
 operations (accept/reject/delete) fire ``salt/key`` events with Salt's data
@@ -293,7 +297,7 @@ class KeyStore:
         return self.table.names(folder)
 
     def accepted_ids(self) -> list[str]:
-        """Accepted ids (sorted); cheap: the listing is cached by folder stamp."""
+        """Accepted ids (sorted); cheap: the table's listing is cached until it changes."""
         return _sorted_ids(self._names(ACC))
 
     def list_keys(self) -> dict[str, list[str]]:
