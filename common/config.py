@@ -157,6 +157,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "gather_job_timeout": 10,
     "state_compile": "auto",
     "job_cache": "sqlite",
+    "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys_pg.py)
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
     **REACTOR_DEFAULTS,

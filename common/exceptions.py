@@ -21,7 +21,8 @@ them into Salt-style results or CLI errors, never into tracebacks.
     ├── CommandNotFoundError        a command an execution function needs is not on this host
     ├── SaltInvocationError         a function was called with bad arguments
     │   ├── InvalidArguments        the arguments do not fit the function's signature
-    │   └── GrantError              a privilege or grant option a database does not know (also a ValueError)
+    │   ├── GrantError              a privilege or grant option a database does not know (also a ValueError)
+    │   └── KeyStoreError           the minion key store cannot make a change now (its database is away)
     ├── HashError                   a ``source_hash`` that cannot be used (also a ValueError)
     ├── FileServerError             a ``salt://`` path (or a pushed file's) is missing, hostile or unreadable
     ├── WireError                   a frame does not parse or fails its checks
@@ -156,6 +157,11 @@ class ChannelClosed(WireError):
 
 class JobCacheError(BrinyError):
     """The job cache cannot take a write: it is closed, or was opened read-only."""
+
+
+class KeyStoreError(SaltInvocationError):
+    """The minion key store cannot make a change now (its database is unreachable). A
+    ``SaltInvocationError``: whoever answers a key request that cannot be served answers this too."""
 
 
 class MasterNotRunning(BrinyError):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from briny.common.exceptions import JobCacheError, SaltInvocationError, WireError
@@ -26,7 +26,7 @@ from briny.common.jid import gen_jid
 from briny.common.reported import accept_reported
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import RETURN_KEYS, JobCache
+from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed
 from briny.master.sessions import Session
 from briny.master.trust import MinionTrust
 
@@ -85,7 +85,7 @@ class MinionHandlers:
             )
         return {"ok": True}
 
-    def ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+    def ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         jid = payload.get("jid")
         if jid == "req":
             return self._local_return(sess, payload)
@@ -97,10 +97,28 @@ class MinionHandlers:
         if refused is not None:
             log.warning("%s returned for job %s: %s; dropped", sess.id, jid, refused)
             return {"error": refused}
-        self._store_return(sess, jid, payload)
-        return {"ok": True}
+        return self._taken(self._store_return(sess, jid, payload), sess.id, jid, {"ok": True})
 
-    def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+    def _taken(
+        self, done: Committed | None, minion_id: str, jid: str, reply: dict[str, Any]
+    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """``reply``, once the return is committed: the minion forgets a return the master took, so
+        a master killed right after answering must have it (the server answers when this is done,
+        without holding up the loop)."""
+        if done is None:
+            return reply
+
+        async def when_committed() -> dict[str, Any]:
+            try:
+                what = f"the return of {minion_id} for job {jid}"
+                await committed(self.jobcache, done, what, RETURN_WAIT, quiet=True)
+            except JobCacheError:
+                pass  # logged; the minion sending it again would fail the same way
+            return reply
+
+        return when_committed()
+
+    def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         """The return of a minion's own call (``briny-call`` through its daemon, ``jid: "req"``,
         as Salt's ``salt-call``): the master makes the job, targeting that minion alone, under a
         jid of its own; ``local_jid`` (the minion's) makes a return sent twice one job."""
@@ -131,17 +149,18 @@ class MinionHandlers:
             return {"error": f"the master could not store the call: {exc}"}
         if local:
             self.book.remember_local(sess.id, local, jid)
-        self._store_return(sess, jid, payload)
-        return {"ok": True, "jid": jid}
+        return self._taken(self._store_return(sess, jid, payload), sess.id, jid, {"ok": True, "jid": jid})
 
-    def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> None:
-        """Store a checked return (unless its job is a probe kept out of the cache) and fire it."""
+    def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> Committed | None:
+        """Store a checked return (unless its job is a probe kept out of the cache) and fire it; the
+        write's future (None when nothing is written)."""
         job = self.book.get(jid)
         record = {k: payload[k] for k in RETURN_KEYS if k in payload}
         log.info("Got return from %s for job %s", sess.id, jid)
+        done: Committed | None = None
         if job is None or job.cached:
             try:
-                self.jobcache.save_return(jid, sess.id, record)
+                done = self.jobcache.save_return(jid, sess.id, record)
             except (JobCacheError, SaltInvocationError) as exc:
                 log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
         self.book.returned(jid, sess.id)
@@ -156,6 +175,7 @@ class MinionHandlers:
         data.setdefault("retcode", 0)
         data.setdefault("success", True)
         self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
+        return done
 
     def event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
         verdict = self.trust.event(sess.id, payload)  # WireError: refused (logged, answered)

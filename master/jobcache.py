@@ -21,11 +21,19 @@ them in order; :meth:`JobCache.flush` waits until everything queued is
 written (the daemon calls it, or :meth:`JobCache.close`, before exit so
 in-flight returns are not lost). Reads see what the writer has committed.
 
+A job's row must be committed before its publish goes out, or a master killed
+right after publishing (``kill -9``) would refuse the job's returns once it is
+back ("not a job of this master"), and a return must be committed before the
+minion is told it was taken (it forgets it then): :meth:`JobCache.save_load` and
+:meth:`JobCache.save_return` return a future the writer resolves once the write
+is committed, and :func:`committed` is how the master's loop waits for it (see
+``docs/scaling.md``, "Durability").
+
 Usage (the daemon)::
 
     cache = open_job_cache(opts)            # SqliteJobCache(cachedir/jobs.sqlite)
-    cache.save_load(jid, load, minions)     # before publishing
-    cache.save_return(jid, minion_id, ret_load)
+    await committed(cache, cache.save_load(jid, load, minions), f"job {jid}")   # before publishing
+    await committed(cache, cache.save_return(jid, minion_id, ret_load), ...)  # before answering
     ...
     cache.prune(opts["keep_jobs"])          # now and then (hourly)
     cache.close()                           # flushes first
@@ -34,6 +42,8 @@ Usage (the daemon)::
 from __future__ import annotations
 
 import abc
+import asyncio
+import concurrent.futures
 import datetime
 import logging
 import os
@@ -41,7 +51,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from briny.common.exceptions import ConfigError
+from briny.common.exceptions import ConfigError, JobCacheError
 from briny.common import config
 from briny.common.ids import check_id, check_jid
 
@@ -49,6 +59,10 @@ log = logging.getLogger(__name__)
 
 RETURN_KEYS = ("return", "retcode", "success", "out")
 DB_NAME = "jobs.sqlite"
+COMMIT_WAIT = 10.0  # seconds a publish waits for its job row while the database answers
+RETURN_WAIT = 1.0  # seconds a return's answer waits for its commit (well within a minion's auth_timeout)
+
+Committed = concurrent.futures.Future[Any]  # resolved once a write is committed (an error when it failed)
 
 
 @dataclass
@@ -99,16 +113,23 @@ class JobCache(abc.ABC):
 
     # ----- writes (queued, return at once) ---------------------------------------------------
     @abc.abstractmethod
-    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> None:
-        """Store a job's load (and the minions it targets, when known)."""
+    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> Committed:
+        """Store a job's load (and the minions it targets, when known); the future is resolved
+        once the row is committed (the job survives a master killed from then on)."""
+
+    @property
+    def degraded(self) -> bool:
+        """True while the writer cannot reach the database (it buffers: nothing is committed now)."""
+        return False
 
     @abc.abstractmethod
     def save_minions(self, jid: str, minions: list[str]) -> None:
         """Add targeted minions to a job (merged with those already stored)."""
 
     @abc.abstractmethod
-    def save_return(self, jid: str, minion_id: str, ret: Any) -> None:
-        """Store one minion's return for a job (the first one wins)."""
+    def save_return(self, jid: str, minion_id: str, ret: Any) -> Committed:
+        """Store one minion's return for a job (the first one wins); the future is resolved once it
+        is committed (the master answers the minion then: the return survives a master killed)."""
 
     @abc.abstractmethod
     def flush(self, timeout: float | None = None) -> bool:
@@ -212,3 +233,39 @@ def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
 
 def now() -> float:
     return time.time()
+
+
+def _late(waiting: asyncio.Future[Any]) -> None:
+    """A job row committed (or failed) after its publish stopped waiting: the outcome is logged."""
+    if not waiting.cancelled() and waiting.exception() is not None:
+        log.error("a job row was not written: %s", waiting.exception())
+
+
+async def committed(
+    cache: JobCache, done: Committed, what: str, wait: float = COMMIT_WAIT, *, quiet: bool = False
+) -> None:
+    """Wait (loop, without blocking it) until the write of ``what`` (``job <jid>``, ``the return of
+    <id> for job <jid>``) is committed: the writer thread resolves ``done``. While the database is
+    away (:attr:`JobCache.degraded`), or when ``wait`` seconds pass first, the master goes ahead
+    with the write still buffered, and the log says so (unless ``quiet``: a return's, one of
+    thousands, where the writer's own log of the outage says enough): a master killed before the
+    buffer is written loses it. Raises :class:`JobCacheError` when the write failed.
+    """
+    if not cache.degraded:
+        waiting = asyncio.wrap_future(done)
+        finished, _ = await asyncio.wait([waiting], timeout=wait)  # never cancels the write
+        if finished:
+            error = waiting.exception()
+            if error is None:
+                return
+            if not isinstance(error, JobCacheError):
+                log.error("%s was not written: %s", what, error)
+            raise JobCacheError(str(error)) from error
+        waiting.add_done_callback(_late)
+        why = f"the job cache did not commit it within {wait:g} s"
+    else:
+        why = "the job cache database is unreachable"
+    if quiet:
+        log.debug("%s is not committed yet (%s); going on without it", what, why)
+        return
+    log.warning("%s is not committed yet (%s); going on without it: a master killed before then loses it", what, why)

@@ -54,19 +54,20 @@ CONNECT_TIMEOUT = 5
 KEYS = ("postgres.dsn", "postgres.host", "postgres.port", "postgres.db", "postgres.user", "postgres.passwd")
 
 
-def _psycopg() -> Any:
+def driver() -> Any:
     try:
         import psycopg
     except ImportError:
         raise ConfigError(
-            "job_cache: postgres needs psycopg 3, which is not installed (pip install 'briny[postgres]')"
+            "job_cache: postgres and key_store: postgres need psycopg 3, which is not installed "
+            "(pip install 'briny[postgres]')"
         ) from None
     return psycopg
 
 
 def conninfo(opts: dict[str, Any]) -> tuple[str, str]:
     """(the libpq connection string, the key it came from) of a master config."""
-    psycopg = _psycopg()
+    psycopg = driver()
     dsn = opts.get("postgres.dsn")
     if dsn:
         if not isinstance(dsn, str):
@@ -97,9 +98,9 @@ def conninfo(opts: dict[str, Any]) -> tuple[str, str]:
     return psycopg.conninfo.make_conninfo(**parts), "postgres.host/port/db/user/passwd"
 
 
-def _where(dsn: str) -> str:
+def redacted(dsn: str) -> str:
     """The connection string without its password, for messages."""
-    psycopg = _psycopg()
+    psycopg = driver()
     parts = psycopg.conninfo.conninfo_to_dict(dsn)
     parts.pop("password", None)
     return " ".join(f"{k}={v}" for k, v in sorted(parts.items()))
@@ -133,13 +134,13 @@ class PgJobCache(SqlJobCache):
 
     def __init__(self, dsn: str, *, key: str = "postgres.dsn", readonly: bool = False, buffer_max: int = BUFFER_MAX):
         super().__init__(readonly=readonly, buffer_max=buffer_max)
-        self.psycopg = _psycopg()
+        self.psycopg = driver()
         self.db_error = self.psycopg.Error
         self.dsn = dsn
         try:
             conn = self._connect()
         except self.psycopg.Error as exc:
-            raise ConfigError(f"job_cache: postgres: cannot connect with {key} ({_where(dsn)}): {exc}") from None
+            raise ConfigError(f"job_cache: postgres: cannot connect with {key} ({redacted(dsn)}): {exc}") from None
         try:
             if not readonly:
                 with conn.transaction():
@@ -147,7 +148,7 @@ class PgJobCache(SqlJobCache):
                     for statement in SCHEMA:
                         conn.execute(statement)
         except self.psycopg.Error as exc:
-            raise ConfigError(f"job_cache: postgres: cannot create the tables ({_where(dsn)}): {exc}") from None
+            raise ConfigError(f"job_cache: postgres: cannot create the tables ({redacted(dsn)}): {exc}") from None
         finally:
             conn.close()
         if not readonly:

@@ -33,7 +33,7 @@ from typing import Any
 import msgpack
 
 from briny.common.exceptions import JobCacheError
-from briny.master.jobcache import JobCache, JobRecord, jid_time, load_columns, return_record
+from briny.master.jobcache import Committed, JobCache, JobRecord, jid_time, load_columns, return_record
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,7 @@ class SqlJobCache(JobCache):
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
         self._outage_logged = float("-inf")  # when the writer last said the database is away
+        self._degraded = False  # the writer is holding writes the database did not take
         self.batches = 0  # transactions the writer committed (the tests count them)
 
     def _start_writer(self) -> None:
@@ -185,10 +186,12 @@ class SqlJobCache(JobCache):
                         raise
                     self._drop(conn)
                     conn = None
+                    self._degraded = True
                     self._hold(pending, exc)
                     time.sleep(delay)  # the back-off between reconnection attempts
                     delay = min(delay * 2, RETRY_MAX)
                     continue
+                self._degraded = False
                 if delay > 0.1:
                     self._outage_logged = float("-inf")
                     log.warning("job cache: the database is back; the buffered writes are written")
@@ -305,7 +308,11 @@ class SqlJobCache(JobCache):
         return fut
 
     # ----- writes ----------------------------------------------------------------------------
-    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> None:
+    @property
+    def degraded(self) -> bool:
+        return self._degraded
+
+    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> Committed:
         self._checked(jid)
         fun, tgt, tgt_type, user = load_columns(load)
         blob = pack(load)
@@ -324,7 +331,7 @@ class SqlJobCache(JobCache):
             if wanted is not None:
                 self._merge_minions(conn, jid, wanted)
 
-        self._submit(op)
+        return self._submit(op)
 
     def _merge_minions(self, conn: Any, jid: str, minions: list[str]) -> None:
         row = self._exec(conn, "SELECT minions FROM jobs WHERE jid = ?", (jid,)).fetchone()
@@ -345,11 +352,11 @@ class SqlJobCache(JobCache):
         wanted = sorted(set(minions))
         self._submit(lambda conn: self._merge_minions(conn, jid, wanted))
 
-    def save_return(self, jid: str, minion_id: str, ret: Any) -> None:
+    def save_return(self, jid: str, minion_id: str, ret: Any) -> Committed:
         self._checked(jid, minion_id)
         record = return_record(ret)
         success = record.get("success")
-        self._submit(
+        return self._submit(
             ReturnRow(
                 jid,
                 minion_id,

@@ -3,22 +3,18 @@
 Runs on the master host, in the master daemon (the auth decision on every
 handshake) and in ``briny-key`` (the operator's accept/reject/delete).
 
-Layout under ``opts["pki_dir"]``, Salt's:
+- ``pki_dir/master.pem`` / ``master.pub``: the master's RSA 2048 key pair, made on
+  first use (``ensure_master_keys``); the private key is mode 0600. It never
+  leaves the master's disk, whatever ``key_store`` says.
+- the minions' public keys in four states (Salt's folders ``minions``,
+  ``minions_pre``, ``minions_rejected``, ``minions_denied``), in a key table
+  (:mod:`briny.master.keytable`) that ``key_store`` names: ``files`` (the
+  default: the folders under ``pki_dir``, :mod:`briny.master.keys_fs`) or
+  ``postgres`` (a table several masters share, :mod:`briny.master.keys_pg`).
 
-- ``master.pem`` / ``master.pub``: the master's RSA 2048 key pair, made on
-  first use (``ensure_master_keys``); the private key is mode 0600;
-- ``minions/`` (accepted), ``minions_pre/`` (pending), ``minions_rejected/``,
-  ``minions_denied/``: one PEM public key file per minion, named by its id.
-  Folders are mode 0700.
-
-Every id is validated with :mod:`briny.common.ids` before it touches the
-file system (so no id starts with ``.``: a file in a key folder whose name
-is not an id is ignored, and a listing logs it as a warning, ``briny-key -L``
-included); key files are written atomically (temporary file + rename);
-folder listings and key reads are cached by folder/file stamp, so
-``status`` and ``public_key`` are cheap enough to call on every auth.
-Mutations take a lock (a thread lock and ``flock`` on ``pki_dir/.keys.lock``)
-so the daemon and ``briny-key`` do not interleave.
+Every id is validated with :mod:`briny.common.ids` first. Changes run within
+the table's lock, so the daemon, ``briny-key`` and other masters do not
+interleave.
 
 The auth decision (:meth:`KeyStore.authorize`, :meth:`KeyStore.register`)
 is Salt 3007's, checked in the order Salt checks it:
@@ -35,6 +31,10 @@ is Salt 3007's, checked in the order Salt checks it:
    the offered key is written to ``minions_denied`` and the answer is
    ``"denied"``.
 
+Case 2 with the same key (every re-auth of a known minion) changes nothing and
+is read without the change lock: cheap, and answered from the last reads when
+a shared table's database is away.
+
 Keys are compared by their RSA numbers, so PEM formatting does not matter.
 Every change comes back as :class:`KeyChange` records; the operator
 operations (accept/reject/delete) fire ``salt/key`` events with Salt's data
@@ -43,9 +43,9 @@ listeners and reactors, as Salt). The auth decision fires nothing itself:
 it returns the ``salt/auth`` event data Salt fires (``act`` ``pend``/
 ``accept``/``denied``) for the daemon to send.
 
-The folders are the source of truth: a running master learns of any change,
-whoever made it, by reading them (:mod:`briny.master.keywatch`, through
-:meth:`KeyStore.folders` and :attr:`KeyStore.generation`); nothing here
+The table is the source of truth: a running master learns of any change,
+whoever made it (another master too), by reading it (:mod:`briny.master.keywatch`,
+through :meth:`KeyStore.folders` and :attr:`KeyStore.generation`); nothing here
 tells it.
 
 Fingerprints are :func:`briny.common.crypto.fingerprint` (Salt's
@@ -57,14 +57,11 @@ compared with.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import fnmatch
 import logging
 import os
-import stat
 import threading
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,30 +70,21 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from briny.common import crypto
 from briny.common import config
-from briny.common.atomicfile import TMP_PREFIX, write_atomic
-from briny.common.exceptions import SaltInvocationError
-from briny.common.ids import check_id, valid_id
+from briny.common.atomicfile import write_atomic
+from briny.common.exceptions import ConfigError, SaltInvocationError
+from briny.common.ids import check_id
+from briny.master.keys_fs import FolderTable
+from briny.master.keytable import ACC, DEN, FOLDER_OF, KEY_DIRS, MAX_PEM_BYTES, PEND, REJ, STATUS_OF, KeyTable
 
 log = logging.getLogger(__name__)
 
-ACC = "minions"
-PEND = "minions_pre"
-REJ = "minions_rejected"
-DEN = "minions_denied"
+__all__ = ["ACC", "DEN", "FOLDER_OF", "KEY_DIRS", "LOCAL", "PEND", "REJ", "STATUS_OF", "KeyChange", "KeyStore"]
+
 LOCAL = "local"
-KEY_DIRS: tuple[str, ...] = (ACC, PEND, REJ, DEN)
-STATUS_OF = {ACC: "accepted", PEND: "pending", REJ: "rejected", DEN: "denied"}
-FOLDER_OF = {v: k for k, v in STATUS_OF.items()}
 MASTER_PEM = "master.pem"
 MASTER_PUB = "master.pub"
 KEY_SIZE = 2048
 MIN_KEY_SIZE = 2048
-MAX_PEM_BYTES = 16384
-# A listing or read of a folder/file changed less than this ago may miss a
-# change made within the same file-system timestamp tick: such a "racy"
-# listing is scanned again (at most every _RESCAN_NS) until it is old enough.
-_RACY_NS = 1_000_000_000
-_RESCAN_NS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -160,22 +148,6 @@ def _split_pattern(pattern: str) -> list[str]:
     return [p for p in pattern.split(",") if p] if "," in pattern else [pattern]
 
 
-@dataclass
-class _Listing:
-    stamp: tuple[int, int]
-    names: frozenset[str]
-    racy: bool
-    scanned: int  # time.monotonic_ns() of the scan
-
-
-@dataclass
-class _KeyRead:
-    stamp: tuple[int, int, int, int]
-    text: str
-    racy: bool
-    obj: rsa.RSAPublicKey | None = None
-
-
 Matches = dict[str, list[str]]
 
 
@@ -191,116 +163,35 @@ class KeyStore:
         self.pki_dir = os.path.abspath(str(config.setting(opts, "pki_dir", "master")))
         self.fire_events = fire_events
         self.hash_type = str(config.setting(opts, "hash_type"))  # of the fingerprints, as salt-key
-        self._tlock = threading.RLock()
-        self._listings: dict[str, _Listing] = {}
-        # what each folder held at its last scan, and how many scans found a change (any folder)
-        self._seen: dict[str, frozenset[str]] = {}
-        self._seen_lock = threading.RLock()
-        self.generation = 0
-        self._reads: dict[str, _KeyRead] = {}
+        self.disk = FolderTable(self.pki_dir)  # the master's own key pair, and the local keys
+        self.table: KeyTable = open_table(opts, self.disk)
+        self._parsed: dict[str, rsa.RSAPublicKey] = {}  # key text -> key (parsing is not free)
+        self._parsed_lock = threading.Lock()
         self._master_key: rsa.RSAPrivateKey | None = None
-        self._dirs_ready = False
 
-    # ----- folders, locking, atomic writes -------------------------------------------------
+    @property
+    def generation(self) -> int:
+        """Grows whenever a listing finds the minion keys changed (:mod:`briny.master.keytable`)."""
+        return int(getattr(self.table, "generation", 0))
+
+    def close(self) -> None:
+        """Release the key table's connections (a database's)."""
+        self.table.close()
+
     def ensure_dirs(self) -> None:
         """Create ``pki_dir`` and the four key folders (mode 0700) when missing."""
-        if self._dirs_ready:
-            return
-        os.makedirs(self.pki_dir, mode=0o700, exist_ok=True)
-        for folder in KEY_DIRS:
-            os.makedirs(os.path.join(self.pki_dir, folder), mode=0o700, exist_ok=True)
-        self._dirs_ready = True
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        with self._tlock:
-            self.ensure_dirs()
-            self._listings.clear()
-            fd = os.open(os.path.join(self.pki_dir, ".keys.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                os.close(fd)  # releases the flock
-                self._listings.clear()
+        self.disk.ensure_dirs()
 
     def _path(self, folder: str, minion_id: str) -> str:
+        """Where a key is, for messages."""
         if folder not in KEY_DIRS:
             raise SaltInvocationError(f"unknown key folder {folder!r}")
-        return os.path.join(self.pki_dir, folder, check_id(minion_id))
-
-    # ----- cached reads --------------------------------------------------------------------
-    def _names(self, folder: str) -> frozenset[str]:
-        path = os.path.join(self.pki_dir, folder)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return self._note(folder, frozenset())
-        stamp = (st.st_mtime_ns, st.st_ino)
-        cached = self._listings.get(folder)
-        if (
-            cached is not None
-            and cached.stamp == stamp
-            and (not cached.racy or time.monotonic_ns() - cached.scanned < _RESCAN_NS)
-        ):
-            return cached.names
-        names = set()
-        stray: list[str] = []
-        with os.scandir(path) as entries:
-            for entry in entries:
-                if not valid_id(entry.name):
-                    if not entry.name.startswith(TMP_PREFIX):
-                        stray.append(entry.name)
-                    continue
-                if entry.is_file():
-                    names.add(entry.name)
-        if stray:
-            # e.g. a hidden key accepted before ids starting with '.' were refused: no minion can
-            # authenticate with it now, but the operator should see it and remove it
-            log.warning(
-                "%s holds %d file(s) whose names are not minion ids, ignored (no minion can "
-                "use them; remove them by hand): %s",
-                path,
-                len(stray),
-                ", ".join(repr(n) for n in sorted(stray)[:10]),
-            )
-        listing = _Listing(stamp, frozenset(names), time.time_ns() - st.st_mtime_ns < _RACY_NS, time.monotonic_ns())
-        self._listings[folder] = listing
-        return self._note(folder, listing.names)
-
-    def _note(self, folder: str, names: frozenset[str]) -> frozenset[str]:
-        """Count a scan that found ``folder`` changed (:attr:`generation`)."""
-        with self._seen_lock:
-            if self._seen.get(folder) != names:
-                self._seen[folder] = names
-                self.generation += 1
-        return names
-
-    def _read(self, path: str) -> _KeyRead | None:
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            self._reads.pop(path, None)
-            return None
-        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
-        cached = self._reads.get(path)
-        if cached is not None and cached.stamp == stamp and not cached.racy:
-            return cached
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read(MAX_PEM_BYTES + 1).decode("utf-8", "replace")
-        except (FileNotFoundError, IsADirectoryError):
-            return None
-        read = _KeyRead(stamp, text, time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS)
-        if len(self._reads) > 100_000:
-            self._reads.clear()
-        self._reads[path] = read
-        return read
+        return f"{self.table.where}/{folder}/{check_id(minion_id)}"
 
     # ----- master key pair -----------------------------------------------------------------
     def ensure_master_keys(self) -> bool:
         """Create ``master.pem``/``master.pub`` when missing; True when something was written."""
-        with self._locked():
+        with self.disk.locked():
             pem_path = os.path.join(self.pki_dir, MASTER_PEM)
             pub_path = os.path.join(self.pki_dir, MASTER_PUB)
             wrote = False
@@ -350,10 +241,10 @@ class KeyStore:
         path = os.path.join(self.pki_dir, MASTER_PUB)
         if not os.path.isfile(path):
             self.ensure_master_keys()
-        read = self._read(path)
-        if read is None:
+        text = self.disk.read(path)
+        if text is None:
             raise SaltInvocationError(f"cannot read {path}")
-        return read.text
+        return text
 
     def local_keys(self) -> list[str]:
         """``*.pem`` / ``*.pub`` files in ``pki_dir`` itself (Salt's "Local Keys")."""
@@ -369,48 +260,44 @@ class KeyStore:
     def status(self, minion_id: str) -> str | None:
         """``accepted``/``pending``/``rejected``/``denied`` or None; rejected wins, as in auth.
 
-        One ``stat`` per folder, never a folder scan: exact and cheap on every auth.
+        Exact (the table is asked now, never a listing) and cheap on every auth.
         """
-        for folder in (REJ, ACC, PEND, DEN):
-            if self._is_key_file(self._path(folder, minion_id)):
-                return STATUS_OF[folder]
-        return None
-
-    @staticmethod
-    def _is_key_file(path: str) -> bool:
-        try:
-            return stat.S_ISREG(os.stat(path).st_mode)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
+        return _status(self.table.states_of(check_id(minion_id)))
 
     def public_key(self, minion_id: str, folder: str = ACC) -> str | None:
         """The PEM text of a minion's key in ``folder`` (accepted by default), or None."""
-        read = self._read(self._path(folder, minion_id))
-        return read.text if read is not None else None
+        return self.table.text(folder, check_id(minion_id))
 
     def public_key_obj(self, minion_id: str, folder: str = ACC) -> rsa.RSAPublicKey | None:
-        """The parsed key (cached with the file), or None when absent or unusable."""
-        read = self._read(self._path(folder, minion_id))
-        if read is None:
+        """The parsed key (cached with its text), or None when absent or unusable."""
+        text = self.public_key(minion_id, folder)
+        if text is None:
             return None
-        if read.obj is None:
+        with self._parsed_lock:
+            key = self._parsed.get(text)
+        if key is None:
             try:
-                read.obj = load_public_pem(read.text)
+                key = load_public_pem(text)
             except SaltInvocationError as exc:
-                log.error("the key file %s is unusable: %s", self._path(folder, minion_id), exc)
+                log.error("the key %s is unusable: %s", self._path(folder, minion_id), exc)
                 return None
-        return read.obj
+            with self._parsed_lock:
+                if len(self._parsed) > 100_000:
+                    self._parsed.clear()
+                self._parsed[text] = key
+        return key
 
     def folders(self) -> tuple[int, dict[str, frozenset[str]]]:
         """(:attr:`generation`, the ids in each key folder, unsorted), consistent with each other:
-        one ``stat`` per folder while nothing changed (the listings are cached by folder stamp);
-        every scan that finds a folder changed since its last scan adds one to the generation."""
-        with self._seen_lock:
-            listing = {folder: self._names(folder) for folder in KEY_DIRS}
-            return self.generation, listing
+        cheap while nothing changed (the table's listings are cached); every listing that finds
+        the table changed raises the generation."""
+        return self.table.folders()
+
+    def _names(self, folder: str) -> frozenset[str]:
+        return self.table.names(folder)
 
     def accepted_ids(self) -> list[str]:
-        """Accepted ids (sorted); cheap: the listing is cached by folder stamp."""
+        """Accepted ids (sorted); cheap: the table's listing is cached until it changes."""
         return _sorted_ids(self._names(ACC))
 
     def list_keys(self) -> dict[str, list[str]]:
@@ -450,18 +337,21 @@ class KeyStore:
             if status is None:
                 return None
             folder = FOLDER_OF[status]
-        read = self._read(self._path(folder, minion_id))
-        return crypto.fingerprint(read.text, self.hash_type) if read is not None else None
+        text = self.table.text(folder, minion_id)
+        return crypto.fingerprint(text, self.hash_type) if text is not None else None
 
     def fingerprints(self, pattern: str = "*") -> dict[str, dict[str, str]]:
         """``{folder: {id: finger}}`` for the keys matching ``pattern``, with ``local`` as salt-key -f."""
         out: dict[str, dict[str, str]] = {}
         for folder, ids in self.name_match(pattern, include_local=True).items():
             for name in ids:
-                path = os.path.join(self.pki_dir, name) if folder == LOCAL else self._path(folder, name)
-                read = self._read(path)
-                if read is not None:
-                    out.setdefault(folder, {})[name] = crypto.fingerprint(read.text, self.hash_type)
+                text = (
+                    self.disk.read(os.path.join(self.pki_dir, name))
+                    if folder == LOCAL
+                    else self.table.text(folder, name)
+                )
+                if text is not None:
+                    out.setdefault(folder, {})[name] = crypto.fingerprint(text, self.hash_type)
         return out
 
     def key_strings(self, pattern: str = "*") -> dict[str, dict[str, str]]:
@@ -469,9 +359,9 @@ class KeyStore:
         out: dict[str, dict[str, str]] = {}
         for folder, ids in self.name_match(pattern).items():
             for name in ids:
-                read = self._read(self._path(folder, name))
-                if read is not None:
-                    out.setdefault(folder, {})[name] = read.text
+                text = self.table.text(folder, name)
+                if text is not None:
+                    out.setdefault(folder, {})[name] = text
         return out
 
     # ----- the auth decision ---------------------------------------------------------------
@@ -488,10 +378,13 @@ class KeyStore:
         if auto_accept is None:
             auto_accept = bool(config.setting(self.opts, "auto_accept"))
         event: dict[str, Any] = {"id": minion_id, "pub": text}
-        with self._locked():
+        if self._accepted_as(minion_id, offered):  # the common case, read without the change lock
+            return AuthDecision("accepted", [], {"result": True, "act": "accept", **event})
+        with self.table.locked():
+            held = self.table.states_of(minion_id)
 
             def has(folder: str) -> bool:
-                return self._is_key_file(self._path(folder, minion_id))
+                return folder in held
 
             if has(REJ):
                 log.info("public key rejected for %s: it is in %s", minion_id, REJ)
@@ -503,7 +396,7 @@ class KeyStore:
                 return self._deny(minion_id, text, ACC, event)
             if not has(PEND):
                 dst = ACC if auto_accept else PEND
-                write_atomic(self._path(dst, minion_id), text.encode("utf-8"), 0o644, fsync=True)
+                self.table.write(dst, minion_id, text)
                 if auto_accept:
                     log.info("new public key for %s accepted (auto_accept)", minion_id)
                     return AuthDecision(
@@ -519,12 +412,22 @@ class KeyStore:
             if stored is None or not _same_key(stored, offered):
                 return self._deny(minion_id, text, PEND, event)
             if auto_accept:
-                os.replace(self._path(PEND, minion_id), self._path(ACC, minion_id))
+                self.table.move(PEND, ACC, minion_id)
                 return AuthDecision(
                     "accepted", [KeyChange(minion_id, "accept", PEND, ACC)], {"result": True, "act": "accept", **event}
                 )
             log.info("the key of %s is pending; accept it with briny-key -a %s", minion_id, minion_id)
             return AuthDecision("pending", [], {"result": True, "act": "pend", **event})
+
+    def _accepted_as(self, minion_id: str, offered: rsa.RSAPublicKey) -> bool:
+        """Whether ``offered`` is the accepted key of a minion not also rejected: such an auth changes
+        nothing, so it needs no lock (and a key table whose database is away answers it from its
+        last reads)."""
+        held = self.table.states_of(minion_id)
+        if ACC not in held or REJ in held:
+            return False
+        stored = self.public_key_obj(minion_id, ACC)
+        return stored is not None and _same_key(stored, offered)
 
     def _deny(self, minion_id: str, text: str, where: str, event: dict[str, Any]) -> AuthDecision:
         log.error(
@@ -534,7 +437,7 @@ class KeyStore:
             where,
             DEN,
         )
-        write_atomic(self._path(DEN, minion_id), text.encode("utf-8"), 0o644, fsync=True)
+        self.table.write(DEN, minion_id, text)
         return AuthDecision(
             "denied", [KeyChange(minion_id, "denied", None, DEN)], {"result": False, "act": "denied", **event}
         )
@@ -553,17 +456,14 @@ class KeyStore:
         self, target: str | Matches, sources: Iterable[str], dst: str, act: str, validate: bool = False
     ) -> list[KeyChange]:
         changes: list[KeyChange] = []
-        with self._locked():
+        with self.table.locked():
             matches = self._resolve(target)
             for src in sources:
                 for minion_id in matches.get(src, []):
-                    src_path, dst_path = self._path(src, minion_id), self._path(dst, minion_id)
                     if validate and self.public_key_obj(minion_id, src) is None:
                         log.error("not accepting the invalid key of %s in %s", minion_id, src)
                         continue
-                    try:
-                        os.replace(src_path, dst_path)
-                    except FileNotFoundError:
+                    if not self.table.move(src, dst, minion_id):
                         continue  # gone meanwhile
                     changes.append(KeyChange(minion_id, act, src, dst))
         self._announce(changes)
@@ -592,13 +492,11 @@ class KeyStore:
     def delete(self, pattern: str | Matches) -> list[KeyChange]:
         """Remove every matching key file, in every folder."""
         changes: list[KeyChange] = []
-        with self._locked():
+        with self.table.locked():
             matches = self._resolve(pattern)
             for folder in KEY_DIRS:
                 for minion_id in matches.get(folder, []):
-                    try:
-                        os.unlink(self._path(folder, minion_id))
-                    except FileNotFoundError:
+                    if not self.table.remove(folder, minion_id):
                         continue
                     changes.append(KeyChange(minion_id, "delete", folder, None))
         self._announce(changes)
@@ -617,3 +515,23 @@ class KeyStore:
                 fire_event(self.opts, "salt/key", change.event_data(), name="master")
             except (OSError, ValueError) as exc:
                 log.warning("salt/key event for %s not sent: %s", change.id, exc)
+
+
+def _status(held: Iterable[str]) -> str | None:
+    found = set(held)
+    for folder in (REJ, ACC, PEND, DEN):
+        if folder in found:
+            return STATUS_OF[folder]
+    return None
+
+
+def open_table(opts: dict[str, Any], disk: FolderTable) -> KeyTable:
+    """The key table ``key_store`` names: ``files`` (the folders under ``pki_dir``) or ``postgres``."""
+    kind = str(config.setting(opts, "key_store", "master")).lower()
+    if kind in ("files", "file", "folders"):
+        return disk
+    if kind in ("postgres", "postgresql", "pgsql"):
+        from briny.master.keys_pg import open_pg_table
+
+        return open_pg_table(opts, disk)
+    raise ConfigError(f"key_store: unknown backend {kind!r} (briny has 'files' and 'postgres')")

@@ -1,26 +1,26 @@
-"""How the master learns that the key store changed: one path, the key folders themselves.
+"""How the master learns that the key store changed: one path, reading the key table itself.
 
-The key store (``pki_dir/minions*``, :mod:`briny.master.keys`) is the source
-of truth, whoever changes it: ``briny-key`` (another process), the master's
-own auth decisions, an operator moving a file by hand. The master reads it
-one way: :meth:`KeyWatch.read`, a ``stat`` of each of the four key folders;
-a folder is listed again only when its stamp changed (the key store's cached
-listings), and every scan that finds a change adds one to the store's
-``generation``. The master reads it
+The key store's table (:mod:`briny.master.keys`: the folders ``pki_dir/minions*`` with
+``key_store: files``, a PostgreSQL table with ``key_store: postgres``) is the source of truth,
+whoever changes it: ``briny-key`` (another process), the master's own auth decisions, an
+operator moving a file by hand, another master sharing the table. The master reads it one way:
+:meth:`KeyWatch.read`; the folders cost a ``stat`` each and are listed again only when their stamp
+changed, the PostgreSQL table costs one query of its change counter and is listed again only
+when it moved; every listing that finds a change adds one to the store's ``generation``. The
+master reads it
 
 - every :data:`KEY_CHECK_INTERVAL` seconds (its housekeeping), and
 - at each publish, with the targeting that reads the accepted ids anyway,
 
 and hands each newer :class:`KeyView` to the loop, which drops the sessions
 of minions no longer accepted and forgets the grains of minions with no key
-left (:meth:`briny.master.server.MasterServer.apply_keys`). Cost: four
-``stat`` calls a second while nothing changes; per change, one scan of the
-changed folder and one pass over the sessions. ``docs/PROTOCOL.md``,
-"Key changes".
+left (:meth:`briny.master.server.MasterServer.apply_keys`). Cost while nothing
+changes: four ``stat`` calls (or one query) a second; per change, one listing
+and one pass over the sessions. ``docs/PROTOCOL.md``, "Key changes".
 
 Threads: :meth:`KeyWatch.read` runs in the master's worker threads (it
-touches the file system), any number at once; the views it returns are
-frozen and go to the loop.
+touches the file system or the database), any number at once; the views it
+returns are frozen and go to the loop.
 """
 
 from __future__ import annotations

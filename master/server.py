@@ -62,7 +62,7 @@ from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
 from briny.master.jobbook import JobBook, pending_deadline
-from briny.master.jobcache import JobCache, keep_hours
+from briny.master.jobcache import JobCache, committed, keep_hours
 from briny.master.keys import KeyStore
 from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
 from briny.master.sessions import Session, SessionTable
@@ -72,7 +72,8 @@ from briny.master.trust import MinionTrust
 log = logging.getLogger(__name__)
 
 Fire = Callable[[str, dict[str, Any]], None]
-Handler = Callable[[Session, dict[str, Any]], dict[str, Any]]
+# a reply, or one to await (a return's: once it is committed), answered without holding up the loop
+Handler = Callable[[Session, dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 SIGN_KEY = "master_sign.pem"
 PRUNE_INTERVAL = 3600.0
@@ -372,12 +373,22 @@ class MasterServer:
                 self._deliver_pending(sess)
                 return
             try:
-                reply = handler(sess, payload)
+                answer = handler(sess, payload)
             except (WireError, SaltInvocationError, ValueError, TypeError) as exc:
                 log.warning("request %r from %s refused: %s", cmd, env.id, exc)
-                reply = {"error": str(exc)}
+                answer = {"error": str(exc)}
+            if not isinstance(answer, dict):
+                self._spawn(self._reply_when(sess, peer, corr, env.nonce, answer))
+                self._deliver_pending(sess)
+                return
+            reply = answer
         await self._reply(sess, peer, corr, env.nonce, reply)
         self._deliver_pending(sess)
+
+    async def _reply_when(
+        self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, answer: Awaitable[dict[str, Any]]
+    ) -> None:
+        await self._reply(sess, peer, corr, nonce, await answer)
 
     async def _blocking_request(
         self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, handler: Handler, payload: dict[str, Any]
@@ -436,7 +447,7 @@ class MasterServer:
     ) -> dict[str, Any]:
         """Start a job (loop; targeting runs in a worker).
 
-        Returns ``{"jid", "minions"}`` once the job is in the job cache and
+        Returns ``{"jid", "minions"}`` once the job's row is committed in the job cache and
         ``salt/job/<jid>/new`` is fired; the publishes go out right after.
         ``{"jid": "", "minions": []}`` when no minion matched (nothing is
         stored or sent, as Salt assigns no jid then); ``{"error": ...}`` for a
@@ -471,9 +482,9 @@ class MasterServer:
         }
         if progress:  # `briny` on a terminal: the minions send progress events of state runs
             load["progress"] = True
-        if cache:
+        if cache:  # the job row is committed before any publish goes out (a kill -9 keeps the job)
             try:
-                self.jobcache.save_load(jid, load, minions)
+                await committed(self.jobcache, self.jobcache.save_load(jid, load, minions), f"job {jid}")
             except (JobCacheError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
         self.jobs.add(jid, fun, minions, cache, load)

@@ -267,7 +267,7 @@ def test_cache_sees_changes_by_other_processes(store, pubkeys):
 def test_listing_is_cached_and_status_never_scans(store, pubkeys, monkeypatch):
     store.authorize("m1", pubkeys[0], auto_accept=True)
     store.accepted_ids()
-    for listing in store._listings.values():
+    for listing in store.table._listings.values():  # type: ignore[attr-defined]  # the folder table's cache
         listing.racy = False  # as if the folder had not changed for a while
     calls = []
     real = os.scandir
