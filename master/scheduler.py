@@ -165,7 +165,7 @@ class MasterScheduler:
         return ret
 
     @staticmethod
-    def _store(write: Callable[..., None], *args: Any) -> None:
+    def _store(write: Callable[..., object], *args: Any) -> None:
         try:
             write(*args)
         except (BrinyError, OSError) as exc:
