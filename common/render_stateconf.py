@@ -181,6 +181,10 @@ class _Stateconf:
             raise
         except Exception as exc:
             log.exception("Error found while pre-processing the salt file %s:\n%s", self.sls, exc)
+            # Salt checks the data here without the file's name and crashes on it (KeyError
+            # '__sls__'); briny names the file
+            if isinstance(high, dict):
+                high = {k: {"__sls__": self.sls, **v} if isinstance(v, dict) else v for k, v in high.items()}
             errors = verify_high(high)
             raise RenderError("\n".join(errors) if errors else "sls preprocessing/rendering failed!") from None
         return data
