@@ -80,7 +80,7 @@ class StateFunction:
     def configure(self, args: tuple[Any, ...], kws: dict[str, Any]) -> StateFunction:
         items = list(args)
         if items:
-            if self.mod.name == "cmd" and self.name in ("call", "wait_call") and callable(items[0]):
+            if self.mod._name == "cmd" and self.name in ("call", "wait_call") and callable(items[0]):
                 raise RenderError(
                     f"pydsl: cmd.{self.name} with a Python function is not supported by briny "
                     "(the state would have to run in the process that renders the SLS)"
@@ -99,7 +99,7 @@ class StateFunction:
 
     def _reference(self, kind: str, mod: Any, ref: Any) -> None:
         if isinstance(mod, StateModule):
-            ref = mod.state_id
+            ref = mod._state_id
         elif not (mod and ref):
             raise RenderCodeError(f"Invalid a requisite reference declaration! {mod}: {ref}")
         self.args.append({kind: [{str(mod): str(ref)}]})
@@ -107,7 +107,7 @@ class StateFunction:
     def high(self, context: str | None = None) -> list[Any]:
         if not self.name:
             if context != "extend":
-                raise RenderCodeError(f"No state function specified for module: {self.mod.name}")
+                raise RenderCodeError(f"No state function specified for module: {self.mod._name}")
             return list(self.args)
         return [self.name, *self.args]
 
@@ -116,24 +116,24 @@ class StateModule:
     """``state('id').mod``: holds at most one function declaration."""
 
     def __init__(self, sls: PyDsl, name: str, state_id: str) -> None:
-        self.sls = sls
-        self.name = name
-        self.state_id = state_id
-        self.func: StateFunction | None = None
+        self._sls = sls
+        self._name = name
+        self._state_id = state_id
+        self._func: StateFunction | None = None
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        func = self.func
+        func = self._func
         if func is None:
-            func = self.func = StateFunction(self.sls, None if name in REQUISITES else name, self)
+            func = self._func = StateFunction(self._sls, None if name in REQUISITES else name, self)
             return getattr(func, name) if name in REQUISITES else func
         if name == func.name:
             return func
         if name in REQUISITES:
             return getattr(func, name)
         if func.name:
-            raise RenderCodeError(f"Multiple state functions({name}) not allowed in a state module({self.name})!")
+            raise RenderCodeError(f"Multiple state functions({name}) not allowed in a state module({self._name})!")
         func.name = name
         return func
 
@@ -142,12 +142,12 @@ class StateModule:
         return func.configure(args, kws)
 
     def __str__(self) -> str:
-        return self.name
+        return self._name
 
-    def high(self, context: str | None = None) -> list[Any]:
-        if self.func is None:
-            raise RenderCodeError(f"No state function specified for module: {self.name}")
-        return self.func.high(context)
+    def _high(self, context: str | None = None) -> list[Any]:
+        if self._func is None:
+            raise RenderCodeError(f"No state function specified for module: {self._name}")
+        return self._func.high(context)
 
 
 class StateDeclaration:
@@ -162,7 +162,7 @@ class StateDeclaration:
         if name.startswith("__"):
             raise AttributeError(name)
         for mod in self._mods:
-            if mod.name == name:
+            if mod._name == name:
                 return mod
         mod = StateModule(self._sls, name, self._id)
         self._mods.append(mod)
@@ -183,8 +183,8 @@ class StateDeclaration:
             "(states run after the SLS is compiled, never inside the render)"
         )
 
-    def high(self, context: str | None = None) -> dict[str, Any]:
-        return {mod.name: mod.high(context) for mod in self._mods}
+    def _high(self, context: str | None = None) -> dict[str, Any]:
+        return {mod._name: mod._high(context) for mod in self._mods}
 
 
 class PyDsl:
@@ -232,7 +232,7 @@ class PyDsl:
         if self.options.get("ordered") or self.funcs:
             raise RenderError("Cannot extend() after the ordered option was turned on!")
         for func in funcs:
-            state_id = func.mod.state_id
+            state_id = func.mod._state_id
             decl = self.by_id.pop(state_id, None)
             if decl is None:
                 raise RenderError(f"pydsl: extend() of state({state_id}), which this file did not declare")
@@ -258,9 +258,9 @@ class PyDsl:
         if self.includes:
             high["include"] = [{env: name} for env, name in self.includes]
         if self.extends:
-            high["extend"] = {decl._id: decl.high("extend") for decl in self.extends}
+            high["extend"] = {decl._id: decl._high("extend") for decl in self.extends}
         for decl in self.decls:
-            high[decl._id] = decl.high()
+            high[decl._id] = decl._high()
         if self.included:
             from .highstate import merge_included
 
