@@ -23,12 +23,13 @@ def test_ids_settings_and_generated_states(make_env):
         "# --- end of state config ---\n"
         ".web:\n  test.nop:\n    - port: {{ params.port }}\n    - dir: {{ sls_dir }}\n"
         "..x::far:\n  test.nop\n"
-        "include:\n  - .c\n  - base: ..d\nexclude:\n  - sls: .e\n  - id: keep\n"
+        "include:\n  - .c\n  - base: ..d\n  - base: plain\nexclude:\n  - sls: .e\n  - id: keep\n"
     )
     high = render(make_env, text)
     assert high["a.b::web"] == {"test.nop": [{"name": "web"}, {"port": 80}, {"dir": "a"}]}
     assert high["x::far"] == {"test.nop": [{"name": ".x::far"}]}  # Salt's reading of ``..x::far``
-    assert high["include"] == [{"base": "a.c"}, {"base": "d"}]
+    # ``- base: plain`` stays (Salt 3007 empties that dict and then crashes: docs/FIDELITY.md)
+    assert high["include"] == [{"base": "a.c"}, {"base": "d"}, {"base": "plain"}]
     assert high["exclude"] == [{"sls": "a.e"}, {"id": "keep"}]
     assert high["a.b::start"] == {"stateconf.set": [{"require_in": [{"stateconf": "a.b::params"}]}]}
     assert high["a.b::goal"]["stateconf.set"][0]["require"][-1] == {"stateconf": "a.b::start"}
