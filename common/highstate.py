@@ -6,7 +6,9 @@ call): no sockets.
 
 :class:`HighStateBuilder` renders each SLS once per build, in Salt's order:
 
-1. render the file through its pipeline (:mod:`render`);
+1. render the file through its pipeline (:mod:`render`), with the build's
+   :class:`~briny.common.render.BuildContext` (a ``#!pydsl`` file's
+   ``include()`` renders other SLS into this build at once);
 2. pull out ``include``, ``extend`` and ``exclude``;
 3. normalise state declarations (``pkg.installed: [...]`` becomes
    ``pkg: [..., "installed"]``, a bare ``id: pkg.installed`` string is
