@@ -12,6 +12,7 @@ them into Salt-style results or CLI errors, never into tracebacks.
     ├── UsageError                  a bad command line (the CLIs exit 2)
     ├── RenderError                 an SLS, top file or template did not render
     │   ├── TemplateError           Jinja failed (carries the SLS name and line)
+    │   ├── RenderCodeError         Python a template runs (``#!pydsl``) raised (Salt's "render error")
     │   └── DeserializationError    text a serializer cannot read (``slsutil.deserialize``)
     ├── SerializationError          data a serializer cannot write (``slsutil.serialize``)
     ├── LoaderError                 a module could not be found or loaded
@@ -83,6 +84,11 @@ class RenderError(BrinyError):
 
 class TemplateError(RenderError):
     """A Jinja template failed; the message names the file and line."""
+
+
+class RenderCodeError(RenderError):
+    """The Python of a code template (``#!pydsl``) raised: Salt reports it as
+    ``Rendering SLS NAME failed, render error: MESSAGE`` and a traceback."""
 
 
 class DeserializationError(RenderError):

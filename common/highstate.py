@@ -6,7 +6,9 @@ call): no sockets.
 
 :class:`HighStateBuilder` renders each SLS once per build, in Salt's order:
 
-1. render the file through its pipeline (:mod:`render`);
+1. render the file through its pipeline (:mod:`render`), with the build's
+   :class:`~briny.common.render.BuildContext` (a ``#!pydsl`` file's
+   ``include()`` renders other SLS into this build at once);
 2. pull out ``include``, ``extend`` and ``exclude``;
 3. normalise state declarations (``pkg.installed: [...]`` becomes
    ``pkg: [..., "installed"]``, a bare ``id: pkg.installed`` string is
@@ -27,10 +29,10 @@ import logging
 import re
 from typing import Any
 
-from .exceptions import BrinyError, FileServerError, RenderError
+from .exceptions import BrinyError, FileServerError, RenderCodeError, RenderError
 from .logsetup import timed
 from .fileclient import find_sls
-from .render import RenderEnv, render_text
+from .render import BuildContext, RenderEnv, render_text
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,9 @@ class HighStateBuilder:
         self.opts = env.opts
         self.iorder = 10000
         self._avail: dict[str, list[str]] = {}
+        # what the renders of this build share (pydsl's include renders into this build)
+        self.build = BuildContext(render_sls=self._render_now)
+        self._rendering: tuple[set[str], Matches | None] = (set(), None)
 
     # -- what exists ------------------------------------------------------
     def avail(self, saltenv: str) -> list[str]:
@@ -79,7 +84,16 @@ class HighStateBuilder:
             relpath,
         ):
             text = self.env.client.get_text(relpath, saltenv) or ""
-            return render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath)
+            return render_text(text, env=self.env, saltenv=saltenv, sls=sls, relpath=relpath, build=self.build)
+
+    def _render_now(self, sls: str, saltenv: str, parent: str) -> tuple[HighData, list[str]]:
+        """Render ``sls`` in the middle of rendering ``parent`` (pydsl's ``include``), as part of the
+        build under way; nothing when it was rendered already."""
+        mods, matches = self._rendering
+        mods.add(parent)
+        if f"{saltenv}:{sls}" in mods:
+            return {}, []
+        return self.render_state(sls, saltenv, mods, matches)
 
     def render_state(
         self,
@@ -98,8 +112,13 @@ class HighStateBuilder:
             return {}, errors
         relpath, _ = found
         state: Any = None
+        self._rendering = (mods, matches)
         try:
             state = self.render_file(sls, saltenv, relpath)
+        except RenderCodeError as exc:
+            msg = f"Rendering SLS {sls} failed, render error: {exc}"
+            log.critical(msg)
+            errors.append(msg)
         except (RenderError, FileServerError) as exc:
             msg = f"Rendering SLS '{saltenv}:{sls}' failed: {exc}"
             log.critical(msg)
@@ -306,7 +325,7 @@ class HighStateBuilder:
                         for e in errors
                     ]
                     all_errors.extend(errors)
-        _dedupe_extends(high)
+        dedupe_extends(high)
         return high, all_errors
 
 
@@ -328,7 +347,7 @@ def merge_included(high: HighData, state: HighData, errors: list[str]) -> None:
     high.update(state)
 
 
-def _dedupe_extends(high: HighData) -> None:
+def dedupe_extends(high: HighData) -> None:
     if "__extend__" not in high:
         return
     seen: list[tuple[Any, Any]] = []

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_keys, dict_values
 
 # renderers that run arbitrary Python on the host that renders
-CODE_RENDERERS = frozenset({"py"})
+CODE_RENDERERS = frozenset({"py", "pydsl"})
 
 
 @dataclass

@@ -2,10 +2,14 @@
 
 Runs wherever SLS is compiled (``briny-call --local``, the master, a minion
 that compiles for itself). A file's first line may name its pipeline
-(``#!jinja|yaml``, ``#!yaml``, ``#!jinja|json``, ``#!json``, ``#!py``);
-otherwise ``opts["renderer"]`` applies (``jinja|yaml``). Each stage takes the
-previous stage's output: text renderers (jinja) return text, data renderers
-(yaml, json, py) return data.
+(``#!jinja|yaml``, ``#!yaml``, ``#!jinja|json``, ``#!json``, ``#!py``,
+``#!pydsl``, ``#!stateconf yaml . jinja``); otherwise ``opts["renderer"]``
+applies (``jinja|yaml``). Each stage takes the previous stage's output: text
+renderers (jinja) return text, data renderers (yaml, json, py, pydsl,
+stateconf) return data. ``pydsl`` (:mod:`render_pydsl`) and ``stateconf``
+(:mod:`render_stateconf`) live in their own modules; what the renders of one
+highstate build share (pydsl's ``include``, stateconf's gathered settings) is
+a :class:`BuildContext`.
 
 Templates get ``salt`` as a :class:`~briny.common.hostview.SaltFunctions`
 (never the loader itself). When the master renders for a minion the
@@ -30,6 +34,8 @@ from . import yamlloader
 from .exceptions import RenderError
 from .fileclient import FileClient
 from .hostview import CODE_RENDERERS
+from .render_pydsl import render_pydsl
+from .render_stateconf import render_stateconf
 
 log = logging.getLogger(__name__)
 
@@ -182,12 +188,27 @@ def _render_py(data: Any, *, env: RenderEnv, saltenv: str, sls: str | None, relp
         raise RenderError(f"{type(exc).__name__}: {exc}") from None
 
 
+@dataclass
+class BuildContext:
+    """What the renders of one highstate build share. ``render_sls(sls, saltenv, parent)``
+    renders an SLS now, into the build, and returns its high data and errors (pydsl's
+    ``include``; ``parent`` is the ``env:sls`` asking, counted as rendered). ``pydsl_modules``
+    holds each pydsl SLS's module by ``env:sls``; ``stateconf`` the settings stateconf gathers
+    across files (Salt keeps them for its whole process, briny for one build)."""
+
+    render_sls: Callable[[str, str, str], tuple[dict[str, Any], list[str]]] | None = None
+    pydsl_modules: dict[str, types.ModuleType] = field(default_factory=dict)
+    stateconf: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
 RENDERERS: dict[str, Callable[..., Any]] = {
     "jinja": _render_jinja,
     "yaml": _render_yaml,
     "yamlex": _render_yaml,
     "json": _render_json,
     "py": _render_py,
+    "pydsl": render_pydsl,
+    "stateconf": render_stateconf,
 }
 
 
@@ -199,9 +220,9 @@ TEXT_RENDERERS = frozenset({"jinja"})  # stages that take text (the others also 
 def pipeline(pipe: str, opts: dict[str, Any]) -> list[tuple[str, str]]:
     """The renderers (name, argument line) a shebang or ``renderer`` names, as Salt reads them:
     ``|``-separated, Salt's old single-word names, ``renderer_whitelist`` / ``renderer_blacklist``
-    (a renderer they rule out is skipped with a warning). A renderer briny does not have fails the
-    render with Salt's words: ``The renderer "jinja|nosuch" is not available`` (Salt logs that and
-    renders the file as empty, so its states silently do not run)."""
+    (a renderer they rule out is skipped with a warning). A renderer briny does not have makes the
+    whole pipeline empty, as in Salt: it logs ``The renderer "jinja|nosuch" is not available`` and
+    the file renders to nothing (its states do not run; ``state.sls`` of it fails as Salt's does)."""
     parts = [p.strip() for p in pipe.split("|")]
     if len(parts) == 1 and pipe.strip() in OLD_STYLE:
         parts = OLD_STYLE[pipe.strip()].split("|")
@@ -213,7 +234,8 @@ def pipeline(pipe: str, opts: dict[str, Any]) -> list[tuple[str, str]]:
             log.warning('The renderer "%s" is disallowed by configuration and will be skipped.', name)
             continue
         if name not in RENDERERS:
-            raise RenderError(f'The renderer "{pipe.strip()}" is not available')
+            log.error('The renderer "%s" is not available', pipe.strip())
+            return []
         out.append((name, args.strip()))
     return out
 
@@ -227,21 +249,28 @@ def run_pipeline(
     relpath: str | None = None,
     default: str | None = None,
     extra: dict[str, Any] | None = None,
+    build: BuildContext | None = None,
 ) -> Any:
     """``text`` through the pipeline its shebang names (else ``default``, the ``renderer`` option,
-    ``jinja|yaml``), as the last renderer leaves it: data, or text when that renderer gives text."""
+    ``jinja|yaml``), as the last renderer leaves it: data, or text when that renderer gives text;
+    ``{}`` when no renderer is left to run (an unknown one, or all disallowed), as in Salt."""
     # the shebang line stays in the text (a comment to YAML, Jinja and Python), so
     # line numbers in errors are the file's own
     pipe = default or env.opts.get("renderer") or "jinja|yaml"
     if text.startswith("#!"):
         pipe = text.partition("\n")[0][2:].strip()
     data: Any = text
-    for name, args in pipeline(pipe, env.opts):
+    stages = pipeline(pipe, env.opts)
+    if not stages:
+        return {}
+    for name, args in stages:
         if name in TEXT_RENDERERS and not isinstance(data, str):
             raise RenderError(f'The renderer "{name}" takes text, and the renderer before it in "{pipe}" gave data')
         if name in CODE_RENDERERS and env.boundary is not None:
             env.boundary.code(name)  # Python on the master: refused unless allowed
-        data = RENDERERS[name](data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra, args=args)
+        data = RENDERERS[name](
+            data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra, args=args, build=build
+        )
     return data
 
 
@@ -254,6 +283,7 @@ def render_text(
     relpath: str | None = None,
     default: str | None = None,
     extra: dict[str, Any] | None = None,
+    build: BuildContext | None = None,
 ) -> Any:
     """Run ``text`` through its renderer pipeline and return the data.
 
@@ -261,7 +291,9 @@ def render_text(
     """
     if not text.strip():
         return {}
-    data = run_pipeline(text, env=env, saltenv=saltenv, sls=sls, relpath=relpath, default=default, extra=extra)
+    data = run_pipeline(
+        text, env=env, saltenv=saltenv, sls=sls, relpath=relpath, default=default, extra=extra, build=build
+    )
     if isinstance(data, str):
         # a pipeline that ends in text (e.g. plain #!jinja) yields no state data
         data = _render_yaml(data)

@@ -149,7 +149,7 @@ READ_BOTH = frozenset(
     """
 conf_dir conf_file force_color http_request_timeout jinja_lstrip_blocks jinja_trim_blocks nested_indent no_color
 output_indent pillar_raise_on_missing pillarenv_from_saltenv renderer_blacklist renderer_whitelist state_events state_output_pct
-state_output_profile
+state_output_profile stateconf_end_marker stateconf_goal_state stateconf_start_state stateconf_state_func
 """.split()
 )
 READ_MINION = frozenset(

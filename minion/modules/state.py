@@ -112,7 +112,8 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any, kwar
             progress.flush()
         if sink is not None:
             sink.close()
-    if any(isinstance(r, dict) and r.get("result") is False for r in ret.values()):
+    # Salt's check_result: no result at all (an SLS that renders to nothing) is a failure too
+    if not ret or any(isinstance(r, dict) and r.get("result") is False for r in ret.values()):
         __context__["retcode"] = EX_STATE_FAILURE
     return ret
 

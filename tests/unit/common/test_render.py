@@ -14,8 +14,19 @@ def test_pipeline_as_salt_reads_it(caplog):
     assert pipeline("jinja|yaml", {"renderer_blacklist": ["jinja"]}) == [("yaml", "")]
     assert 'The renderer "jinja" is disallowed by configuration and will be skipped.' in caplog.text
     assert pipeline("jinja|yaml", {"renderer_whitelist": ["yaml"]}) == [("yaml", "")]
-    with pytest.raises(RenderError, match='^The renderer "jinja\\|nosuch" is not available$'):
-        pipeline("jinja|nosuch", {})
+    assert pipeline("pydsl|stateconf -ps", {}) == [("pydsl", ""), ("stateconf", "-ps")]
+
+
+def test_an_unknown_renderer_renders_nothing_as_in_salt(make_env, caplog):
+    """Salt logs it and the file renders to nothing (tests/golden/renderers: unknown_renderer)."""
+    assert pipeline("jinja|nosuch", {}) == []
+    assert 'The renderer "jinja|nosuch" is not available' in caplog.text
+    env = make_env({}, renderer="yaml")
+    assert render_text("#!jinja|nosuch\na:\n  test.nop\n", env=env, saltenv="base") == {}
+    assert (
+        render_text("#!jinja|yaml\na: 1\n", env=make_env({}, renderer_blacklist=["jinja", "yaml"]), saltenv="base")
+        == {}
+    )
 
 
 def test_a_text_renderer_after_a_data_one_is_an_error(make_env):
@@ -45,7 +56,6 @@ def test_empty_and_whitespace_files_render_to_nothing(make_env):
         ("#!py\nx = 1\n", "The #!py renderer needs a run() function returning the state data"),
         ("#!py\ndef run():\n    raise ValueError('boom')\n", "ValueError: boom"),
         ("#!json\n{bad json", "Could not parse JSON"),
-        ("#!nosuch\na: 1\n", 'The renderer "nosuch" is not available'),
         ("a:\n\tb: 1\n", "found character that cannot start any token; line 2"),
         ("{{a: 1}: 2}\n", "found unacceptable key"),
     ],

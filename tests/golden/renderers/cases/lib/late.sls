@@ -1,0 +1,2 @@
+late_one:
+  test.nop

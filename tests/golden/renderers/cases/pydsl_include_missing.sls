@@ -1,0 +1,3 @@
+#!pydsl
+include('no.such.sls')
+state('a').test.nop()

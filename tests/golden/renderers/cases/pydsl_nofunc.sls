@@ -1,0 +1,2 @@
+#!pydsl
+state('x').test.require(test='y')

@@ -1,0 +1,3 @@
+#!pydsl
+state('never').test.nop()
+raise ValueError('pydsl boom')

@@ -1,0 +1,3 @@
+#!pydsl
+state('a').test.nop()
+state('a').test.succeed_without_changes()

@@ -1,0 +1,3 @@
+#!stateconf -x yaml . jinja
+.a:
+  test.nop

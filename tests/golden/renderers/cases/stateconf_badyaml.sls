@@ -1,0 +1,4 @@
+#!stateconf yaml . jinja
+.a:
+  test.nop:
+    - foo: [1, 2

@@ -1,0 +1,6 @@
+#!stateconf -o yaml . jinja
+.a:
+  test.nop:
+    - names:
+      - x
+      - y

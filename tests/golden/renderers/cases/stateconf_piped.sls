@@ -1,0 +1,3 @@
+#!jinja|stateconf -o yaml
+.a:
+  test.nop

@@ -1,0 +1,3 @@
+#!jinja|nosuch
+never:
+  test.nop

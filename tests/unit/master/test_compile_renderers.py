@@ -1,0 +1,61 @@
+"""The master's compile (master/compile.py) with the pydsl and stateconf renderers: stateconf
+is data and runs on the master, giving what the minion gives; pydsl runs Python, so the master
+never runs it: with ``state_compile: auto`` the minion compiles it, with ``master`` it is a
+render error naming the renderer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.master.test_compile import Setup, write
+
+STATECONF = (
+    "#!stateconf -os yaml . jinja\n"
+    ".params:\n  stateconf.set:\n    - word: {{ grains['id'] }}\n"
+    "# --- end of state config ---\n"
+    ".say:\n  test.nop:\n    - word: {{ params.word }}\n"
+    ".after:\n  test.nop\n"
+)
+
+
+def pydsl(marker: Path) -> str:
+    return (
+        f"#!pydsl\nimport pathlib\npathlib.Path({str(marker)!r}).touch()\nstate('x').test.nop(who=__grains__['id'])\n"
+    )
+
+
+def test_stateconf_compiles_on_the_master_as_on_the_minion(tmp_path):
+    s = Setup(tmp_path)
+    write(s.states, {"sc.sls": STATECONF})
+    s.fs.update()
+    got = s.compile("web1", "state.sls", "sc")
+    assert set(got) == {"chunks"}, got
+    mine = s.on_minion("web1", ["sc"])
+    assert not mine.errors and got["chunks"] == mine.chunks
+    say = next(c for c in got["chunks"] if c["__id__"] == "sc::say")
+    assert say["word"] == "web1" and say["require"] == [{"stateconf": "sc::params"}]
+    assert s.compiler.fallbacks == 0
+
+
+def test_pydsl_never_runs_on_the_master(tmp_path):
+    marker = tmp_path / "ran"
+    s = Setup(tmp_path)
+    write(s.states, {"dsl.sls": pydsl(marker)})
+    s.fs.update()
+    assert s.compile("web1", "state.sls", "dsl") is None  # auto: the minion compiles it
+    assert not marker.exists() and s.compiler.fallbacks == 1
+    chunks = s.on_minion("web1", ["dsl"]).chunks
+    assert marker.exists() and [c["__id__"] for c in chunks] == ["x", "_slsmod_dsl"]
+    assert chunks[0]["who"] == "web1"
+
+
+def test_pydsl_is_a_render_error_when_the_master_must_compile(tmp_path):
+    marker = tmp_path / "ran"
+    s = Setup(tmp_path, "master")
+    write(s.states, {"dsl.sls": pydsl(marker)})
+    s.fs.update()
+    got = s.compile("web1", "state.sls", "dsl")
+    assert got["retcode"] == 1 and not marker.exists()
+    assert got["errors"][0].startswith(
+        "Rendering SLS 'base:dsl' failed: The 'pydsl' renderer runs Python and is not run on the master"
+    )
