@@ -3,15 +3,15 @@
 Owns the static side of the requisite engine: the table of requisite kinds
 (:class:`Req`), how a requisite reference (``- test: foo``, ``- foo``,
 ``- file: /etc/apache2/*``, ``- sls: web``) finds its target chunks
-(:class:`TargetIndex`), and the typed dependency graph that gives Salt
-3007's execution order (:class:`DependencyGraph`). The ``*_in`` forms and
+(:class:`TargetIndex`), and each chunk's resolved requisites by kind
+(:class:`DependencyGraph`). The ``*_in`` forms and
 ``use``/``use_in`` are already resolved by the compiler
 (:func:`briny.common.highdata.requisite_in`, as Salt does on high data), so
 the chunks arriving here carry every requisite on the state it gates.
 
 Everything is built in one linear pass with dict indexes; nothing scans all
 chunks per requisite (glob targets scan the names of one state module).
-No recursion: cycles are found with explicit stacks. Plain code, no sockets;
+Plain code, no sockets;
 runs in the minion and in ``briny-call --local``.
 """
 
@@ -255,46 +255,27 @@ class ChunkDeps:
 
 
 class DependencyGraph:
-    """Typed dependency graph of one run, built in one pass.
+    """The resolved requisites of one run, built in one pass.
 
-    ``deps[i]`` holds chunk ``i``'s resolved requisites by kind (what the
-    engine pulls and judges). Nodes ``0..n-1`` are the chunks; a prereq
-    target ``T`` also gets a *check node* (its test run) so that cycles
-    through prereqs are found too (:meth:`find_cycle`). Run order is not the
-    graph's: Salt 3007 walks chunks in compile order and pulls requisites
-    as listed (see :mod:`engine`).
+    ``deps[i]`` holds chunk ``i``'s targets by kind (what the engine pulls
+    and judges), in Salt's walking order; a prereq target's requirers come
+    from its ``prerequired`` key. Run order and loops are the engine's: Salt
+    3007 walks chunks in compile order and pulls requisites as listed, and
+    finds a loop when it meets a state it already started (see :mod:`engine`).
     """
 
     def __init__(self, chunks: list[LowChunk]) -> None:
         self.chunks = chunks
-        n = len(chunks)
         self.index = TargetIndex(chunks)
-        self.deps: list[ChunkDeps] = [ChunkDeps() for _ in range(n)]
-        # out[node] = {child: [weights...]} in first-insertion order (as networkx keeps them)
-        self.out: list[dict[int, list[int]]] = [dict() for _ in range(n)]
-        self.inn: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        self.check_node: dict[int, int] = {}  # prereq target chunk -> its check node
-        self.node_chunk: list[int] = list(range(n))  # node -> chunk index
-        for i in sorted(range(n), key=lambda j: compile_key(chunks[j])):
-            self._add_requisites(i)
-        for target in self.check_node:  # keep kinds in Salt's walking order
-            by_kind = self.deps[target].by_kind
-            self.deps[target].by_kind = {k: by_kind[k] for k in _WALK_ORDER if k in by_kind}
+        self.deps: list[ChunkDeps] = [ChunkDeps() for _ in chunks]
+        for i, low in enumerate(chunks):
+            self._add_requisites(i, low)
+            self._prerequired_from_key(i, low)
+            deps = self.deps[i]
+            if Req.PREREQUIRED in deps.by_kind:  # keep kinds in Salt's walking order
+                deps.by_kind = {k: deps.by_kind[k] for k in _WALK_ORDER if k in deps.by_kind}
 
-    # -- building -----------------------------------------------------------
-    def _new_node(self, chunk_idx: int) -> int:
-        node = len(self.node_chunk)
-        self.node_chunk.append(chunk_idx)
-        self.out.append({})
-        self.inn.append([])
-        return node
-
-    def _edge(self, src: int, dst: int, weight: int) -> None:
-        self.out[src].setdefault(dst, []).append(weight)
-        self.inn[dst].append((src, weight))
-
-    def _add_requisites(self, i: int) -> None:
-        low = self.chunks[i]
+    def _add_requisites(self, i: int, low: LowChunk) -> None:
         deps = self.deps[i]
         for kind in GATING:
             refs = low.get(kind.key)
@@ -308,58 +289,27 @@ class DependencyGraph:
                 if targets is None:
                     deps.missing.append(Missing(kind, ref))
                     continue
-                bucket = deps.by_kind.setdefault(kind, [])
-                for t in targets:
-                    repeated = t in bucket if kind is Req.PREREQ else False
-                    bucket.append(t)  # repeats kept: Salt hands them to mod_watch as listed
-                    if repeated:
-                        continue
-                    if kind is Req.PREREQ:
-                        self._add_prereq(i, t)
-                    else:
-                        if i in self.check_node:
-                            self._edge(t, self.check_node[i], kind.weight)
-                        self._edge(t, i, kind.weight)
+                # repeats kept: Salt pulls them and hands them to mod_watch as listed
+                deps.by_kind.setdefault(kind, []).extend(targets)
 
-    def _add_prereq(self, req: int, target: int) -> None:
-        node = self.check_node.get(target)
-        if node is None:
-            node = self._new_node(target)
-            self.check_node[target] = node
-            for src, weight in list(self.inn[target]):
-                if weight != Req.PREREQ.weight:
-                    self._edge(src, node, weight)
-        self._edge(node, req, Req.PREREQ.weight)
-        self._edge(req, target, Req.REQUIRE.weight)
-        self.deps[target].by_kind.setdefault(Req.PREREQUIRED, []).append(req)
-
-    # -- cycles -------------------------------------------------------------
-    def find_cycle(self) -> list[int]:
-        """Chunk indexes of one cycle (first node repeated at the end), or []."""
-        total = len(self.node_chunk)
-        color = [0] * total  # 0 new, 1 on stack, 2 done
-        for start in range(total):
-            if color[start]:
+    def _prerequired_from_key(self, i: int, low: LowChunk) -> None:
+        """A prereq target's requirers are the ones its ``prerequired`` key names: the compiler's
+        mirror of each ``prereq``/``prereq_in`` (none for a glob or ``sls`` prereq, as in Salt)."""
+        refs = low.get("prerequired")
+        if not refs or not isinstance(refs, list):
+            return
+        found: list[int] = []
+        for item in refs:
+            ref = Ref.parse(item)
+            if ref is None or ref.value is None:
                 continue
-            stack: list[tuple[int, Any]] = [(start, iter(self.out[start]))]
-            path = [start]
-            color[start] = 1
-            while stack:
-                node, it = stack[-1]
-                child = next(it, None)
-                if child is None:
-                    color[node] = 2
-                    stack.pop()
-                    path.pop()
-                    continue
-                if color[child] == 1:
-                    cyc = path[path.index(child) :] + [child]
-                    return [self.node_chunk[n] for n in cyc]
-                if color[child] == 0:
-                    color[child] = 1
-                    stack.append((child, iter(self.out[child])))
-                    path.append(child)
-        return []
+            targets = self.index.find(ref)
+            if targets is None:
+                self.deps[i].missing.append(Missing(Req.PREREQUIRED, ref))
+            else:
+                found.extend(targets)
+        if found:
+            self.deps[i].by_kind[Req.PREREQUIRED] = found
 
 
 def describe(low: LowChunk) -> str:
