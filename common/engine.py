@@ -48,19 +48,9 @@ SKIP_COMMENTS = {
 }
 
 
-# Salt's order for pulling a state's missing requisites before it (``onfail_all`` is not
-# pulled: Salt waits on it, and a target that has not run yet ends as a recursive requisite)
-_PULL_ORDER: tuple[Req, ...] = (
-    Req.REQUIRE,
-    Req.REQUIRE_ANY,
-    Req.WATCH,
-    Req.WATCH_ANY,
-    Req.PREREQ,
-    Req.ONFAIL,
-    Req.ONFAIL_ANY,
-    Req.ONCHANGES,
-    Req.ONCHANGES_ANY,
-)
+# Salt's order for pulling a state's requisites that have not run yet: the gating kinds but
+# ``onfail_all`` (Salt waits on it without pulling it)
+_PULL_ORDER: tuple[Req, ...] = tuple(k for k in GATING if k is not Req.ONFAIL_ALL)
 # Salt gives up re-checking a state whose requisites stay unmet after this many tries
 _MAX_RECHECKS = 20
 RECURSIVE = "Recursive requisite found"

@@ -71,13 +71,7 @@ def _render(data: Any, out: str | None, opts: dict[str, Any], color: bool | None
     return render_output(data, out, opts, color=color)
 
 
-def run(
-    argv: Sequence[str] | None = None,
-    *,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-    stdin: TextIO | None = None,
-) -> int:
+def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """briny-run with ``argv``; returns the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -106,7 +100,7 @@ def run(
             print("briny-run: --arg-json takes the arguments on stdin, not on the command line", file=err)
             return 2
         try:
-            args, kwargs = _json_arguments((stdin or sys.stdin).read(), func)
+            args, kwargs = _json_arguments(sys.stdin.read(), func)
         except ValueError as exc:
             print(f"briny-run: --arg-json: {exc}", file=err)
             return 2

@@ -97,17 +97,17 @@ def test_never_run_by_a_master_side_compile() -> None:
     assert not is_pure("saltutil.runner")
 
 
-def test_briny_run_arg_json(conf: Path) -> None:
+def test_briny_run_arg_json(conf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out, err = io.StringIO(), io.StringIO()
     request = '{"arg": ["#x"], "kwarg": {"k": "a=b"}, "saltenv": "dev"}'
-    rc = runcli.run(
-        ["-c", str(conf), "--out", "json", "--arg-json", "test.arg"], out=out, err=err, stdin=io.StringIO(request)
-    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(request))
+    rc = runcli.run(["-c", str(conf), "--out", "json", "--arg-json", "test.arg"], out=out, err=err)
     assert rc == 0 and '"#x"' in out.getvalue() and '"a=b"' in out.getvalue()
     assert "saltenv" not in out.getvalue()  # test.arg takes **kwargs, not a saltenv parameter
     for bad, says in (("[1]", "a JSON object"), ('{"arg": 1}', '"arg" must be a list'), ("{", "Expecting")):
         err = io.StringIO()
-        rc = runcli.run(["-c", str(conf), "--arg-json", "test.arg"], out=io.StringIO(), err=err, stdin=io.StringIO(bad))
+        monkeypatch.setattr("sys.stdin", io.StringIO(bad))
+        rc = runcli.run(["-c", str(conf), "--arg-json", "test.arg"], out=io.StringIO(), err=err)
         assert rc == 2 and says in err.getvalue()
     err = io.StringIO()
     assert runcli.run(["-c", str(conf), "--arg-json", "test.arg", "x"], out=io.StringIO(), err=err) == 2
