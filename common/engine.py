@@ -29,7 +29,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from .gcpause import frozen_heap
-from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe, gen_tag
+from .requisites import (
+    GATING,
+    WATCH_AS_REQUIRE,
+    DependencyGraph,
+    LowChunk,
+    Req,
+    compile_key,
+    describe,
+    gen_tag,
+    missing_comment,
+    status_from,
+    target_stats,
+)
 from .state_call import RunState, call_state, fake_timing, mod_init, sub_state_results
 
 log = logging.getLogger(__name__)
@@ -37,7 +49,6 @@ log = logging.getLogger(__name__)
 FireEvent = Callable[[str, dict[str, Any]], None]
 
 _RUN_KINDS: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
-_WATCH_AS_REQUIRE = {Req.WATCH: Req.REQUIRE, Req.WATCH_ANY: Req.REQUIRE_ANY}
 # Keys dropped from a chunk that becomes a listener's mod_watch call
 _LISTENER_DROP = frozenset(r.key for r in Req) | {"onfail_stop"}
 
@@ -188,7 +199,7 @@ class Engine:
         self._settle_targets(idx)
         if deps.missing:
             self._pull_targets(idx)  # Salt marks the targets it found on the way (itself too)
-            ret = self._synthetic(low, False, _missing_comment(deps.missing, self._has_mod_watch(low["state"])))
+            ret = self._synthetic(low, False, missing_comment(deps.missing, self._has_mod_watch(low["state"])))
             if idx in self.as_prereq:
                 self.pre[idx] = ret
             else:
@@ -274,7 +285,7 @@ class Engine:
         for kind, targets in deps.by_kind.items():
             if kind is Req.PREREQUIRED and as_prereq:
                 continue
-            eff = kind if watch_ok else _WATCH_AS_REQUIRE.get(kind, kind)
+            eff = kind if watch_ok else WATCH_AS_REQUIRE.get(kind, kind)
             out.setdefault(eff, []).extend(targets)
         return {k: out[k] for k in _RUN_KINDS if k in out}
 
@@ -292,7 +303,7 @@ class Engine:
                 if r is None:
                     stats.add("unmet")
                     continue
-                stats |= _target_stats(kind, r)
+                stats |= target_stats(kind, r)
             if kind.is_any:
                 if stats & {"met", "change"}:
                     stats.discard("fail")
@@ -304,7 +315,7 @@ class Engine:
             if kind.is_all_onfail and "onfail" in stats and "met" in stats:
                 stats.discard("met")
             fun_stats |= stats
-        return _status_from(fun_stats)
+        return status_from(fun_stats)
 
     # -- acting -------------------------------------------------------------
     def _decide(self, idx: int, status: str, buckets: dict[Req, list[int]]) -> None:
@@ -540,75 +551,6 @@ def _state_then_watch(run: RunState, low: LowChunk, reqs: dict[str, list[LowChun
         watch_low["__reqs__"] = reqs
         ret = call_state(run, watch_low)
     return ret
-
-
-# --------------------------------------------------------------------------
-# Salt's requisite rules, as data-driven helpers
-# --------------------------------------------------------------------------
-
-
-def _target_stats(kind: Req, r: dict[str, Any]) -> set[str]:
-    """What one target's result says, for a requisite of ``kind``."""
-    out: set[str] = set()
-    if r.get("skip_req"):
-        out.add("skip_req")
-    result = r.get("result")
-    if kind.family == "onchanges":  # a failed target counts as "did not change"
-        out.add("onchangesmet" if result is not False and r.get("changes") else "onchanges")
-        return out
-    if kind.family == "onfail":
-        if result is True:
-            out.add("onfail")
-            return out
-    elif result is False:
-        out.add("fail")
-        return out
-    if kind.family == "watch" and r.get("changes"):
-        out.add("change")
-        return out
-    if kind is Req.PREREQ and result is not None:
-        out.add("pre")
-        return out
-    if kind is Req.PREREQ:
-        out.add("premet")
-    if r.get("__state_ran__", True):
-        out.add("met")
-    return out
-
-
-_STATUS_RULES: tuple[tuple[str, Callable[[set[str]], bool]], ...] = (
-    ("unmet", lambda s: "unmet" in s),
-    ("fail", lambda s: "fail" in s),
-    ("skip_req", lambda s: "skip_req" in s and bool(s & {"onchangesmet", "premet"})),
-    ("met", lambda s: "pre" in s and "premet" in s),
-    ("pre", lambda s: "pre" in s),
-    ("onfail", lambda s: "onfail" in s and "onchangesmet" not in s),
-    ("onchanges", lambda s: "onchanges" in s and "onchangesmet" not in s),
-    ("change", lambda s: "change" in s),
-    ("onfail", lambda s: "onfail" in s),
-)
-
-
-def _status_from(stats: set[str]) -> str:
-    for status, rule in _STATUS_RULES:
-        if rule(stats):
-            return status
-    return "met"
-
-
-def _missing_comment(missing: list[Missing], has_mod_watch: bool) -> str:
-    groups: dict[Req, list[Missing]] = {}
-    for m in missing:
-        kind = m.kind if has_mod_watch else _WATCH_AS_REQUIRE.get(m.kind, m.kind)
-        groups.setdefault(kind, []).append(m)
-    lines = ["The following requisites were not found:\n"]
-    for kind in _RUN_KINDS:
-        if kind not in groups:
-            continue
-        lines.append(f"{' ' * 19}{kind.key}:\n")
-        for m in groups[kind]:
-            lines.append(f"{' ' * 23}{m.ref.key}: {m.ref.value}\n")
-    return "".join(lines)
 
 
 def _listen_error_tag(state: str, id_: Any) -> str:

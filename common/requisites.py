@@ -4,21 +4,23 @@ Owns the static side of the requisite engine: the table of requisite kinds
 (:class:`Req`), how a requisite reference (``- test: foo``, ``- foo``,
 ``- file: /etc/apache2/*``, ``- sls: web``) finds its target chunks
 (:class:`TargetIndex`), and each chunk's resolved requisites by kind
-(:class:`DependencyGraph`). The ``*_in`` forms and
-``use``/``use_in`` are already resolved by the compiler
-(:func:`briny.common.highdata.requisite_in`, as Salt does on high data), so
-the chunks arriving here carry every requisite on the state it gates.
+(:class:`DependencyGraph`), and Salt's rules for judging a state on its
+requisites' results (:func:`target_stats`, :func:`status_from`,
+:func:`missing_comment`). The ``*_in`` forms and ``use``/``use_in`` are
+already resolved by the compiler (:func:`briny.common.highdata.requisite_in`,
+as Salt does on high data), so the chunks arriving here carry every
+requisite on the state it gates.
 
 Everything is built in one linear pass with dict indexes; nothing scans all
 chunks per requisite (glob targets scan the names of one state module).
-Plain code, no sockets;
-runs in the minion and in ``briny-call --local``.
+Plain code, no sockets; runs in the minion and in ``briny-call --local``.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import logging
+from collections.abc import Callable
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -111,6 +113,8 @@ GATING: tuple[Req, ...] = (
 )
 
 _WALK_ORDER: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
+# Without ``mod_watch``, Salt reads ``watch`` as ``require``
+WATCH_AS_REQUIRE = {Req.WATCH: Req.REQUIRE, Req.WATCH_ANY: Req.REQUIRE_ANY}
 
 # Keys never copied by `use`/`use_in` and never passed to a state function.
 REQUISITE_KEYS = frozenset([r.key for r in Req] + list(IN_FORMS.values()) + ["onfail_stop"])
@@ -310,6 +314,75 @@ class DependencyGraph:
                 found.extend(targets)
         if found:
             self.deps[i].by_kind[Req.PREREQUIRED] = found
+
+
+# --------------------------------------------------------------------------
+# Salt's rules for judging a state on its requisites' results (Salt's check_requisite)
+# --------------------------------------------------------------------------
+
+
+def target_stats(kind: Req, r: dict[str, Any]) -> set[str]:
+    """What one target's result says, for a requisite of ``kind``."""
+    out: set[str] = set()
+    if r.get("skip_req"):
+        out.add("skip_req")
+    result = r.get("result")
+    if kind.family == "onchanges":  # a failed target counts as "did not change"
+        out.add("onchangesmet" if result is not False and r.get("changes") else "onchanges")
+        return out
+    if kind.family == "onfail":
+        if result is True:
+            out.add("onfail")
+            return out
+    elif result is False:
+        out.add("fail")
+        return out
+    if kind.family == "watch" and r.get("changes"):
+        out.add("change")
+        return out
+    if kind is Req.PREREQ and result is not None:
+        out.add("pre")
+        return out
+    if kind is Req.PREREQ:
+        out.add("premet")
+    if r.get("__state_ran__", True):
+        out.add("met")
+    return out
+
+
+_STATUS_RULES: tuple[tuple[str, Callable[[set[str]], bool]], ...] = (
+    ("unmet", lambda s: "unmet" in s),
+    ("fail", lambda s: "fail" in s),
+    ("skip_req", lambda s: "skip_req" in s and bool(s & {"onchangesmet", "premet"})),
+    ("met", lambda s: "pre" in s and "premet" in s),
+    ("pre", lambda s: "pre" in s),
+    ("onfail", lambda s: "onfail" in s and "onchangesmet" not in s),
+    ("onchanges", lambda s: "onchanges" in s and "onchangesmet" not in s),
+    ("change", lambda s: "change" in s),
+    ("onfail", lambda s: "onfail" in s),
+)
+
+
+def status_from(stats: set[str]) -> str:
+    for status, rule in _STATUS_RULES:
+        if rule(stats):
+            return status
+    return "met"
+
+
+def missing_comment(missing: list[Missing], has_mod_watch: bool) -> str:
+    groups: dict[Req, list[Missing]] = {}
+    for m in missing:
+        kind = m.kind if has_mod_watch else WATCH_AS_REQUIRE.get(m.kind, m.kind)
+        groups.setdefault(kind, []).append(m)
+    lines = ["The following requisites were not found:\n"]
+    for kind in _WALK_ORDER:
+        if kind not in groups:
+            continue
+        lines.append(f"{' ' * 19}{kind.key}:\n")
+        for m in groups[kind]:
+            lines.append(f"{' ' * 23}{m.ref.key}: {m.ref.value}\n")
+    return "".join(lines)
 
 
 def describe(low: LowChunk) -> str:
