@@ -2,27 +2,46 @@
 
 Owns the run of one job's low chunks, as the compiler leaves them (with
 ``*_in`` and ``use`` already applied by
-:func:`briny.common.highdata.requisite_in`): Salt 3007's run order (chunks
-in compile order, each one's requisites pulled first, kind by kind in
-Salt's list and then as written) with an explicit stack (no recursion), deciding each
-chunk's fate from its requisites' results (the same statuses and comments
-as Salt), ``prereq`` test runs, ``mod_watch``, ``failhard``, ``fire_event``
-and the ``listen`` pass at the end. Calling one state is
-:mod:`briny.common.state_call`'s job. Plain code, no sockets: the minion
-and ``briny-call --local`` both call :func:`run_low_chunks`.
+:func:`briny.common.highdata.requisite_in`), with Salt 3007.17's algorithm
+(its ``call_chunk``), quirks included: chunks in compile order; each one is
+judged on its requisites' results, and while some have not run, they are
+pulled first (kind by kind in Salt's list, then as written, a prereq's
+requirers last), and the chunk is judged again. A pulled chunk that was
+already started in this pull closes a loop ("Recursive requisite found");
+one that only waits on a prereq's test run makes Salt test-run the puller in
+its place. Then ``prereq`` test runs, ``mod_watch``, ``failhard``,
+``fire_event`` and the ``listen`` pass at the end. Each chunk's turn is a
+generator driven from an explicit stack (no recursion, no depth limit).
+Where Salt recurses without end (a RecursionError ends its run), briny stops
+the third time a chunk is pulled again in the same mode and calls it a loop
+(docs/FIDELITY.md, "Requisite loops"). Calling one state is
+:mod:`briny.common.state_call`'s job. Plain code, no sockets: the minion and
+``briny-call --local`` both call :func:`run_low_chunks`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from .gcpause import frozen_heap
-from .requisites import GATING, DependencyGraph, LowChunk, Missing, Req, compile_key, describe, gen_tag
+from .requisites import (
+    GATING,
+    WATCH_AS_REQUIRE,
+    DependencyGraph,
+    LowChunk,
+    Req,
+    compile_key,
+    describe,
+    gen_tag,
+    missing_comment,
+    status_from,
+    target_stats,
+)
 from .state_call import RunState, call_state, fake_timing, mod_init, sub_state_results
 
 log = logging.getLogger(__name__)
@@ -30,7 +49,6 @@ log = logging.getLogger(__name__)
 FireEvent = Callable[[str, dict[str, Any]], None]
 
 _RUN_KINDS: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
-_WATCH_AS_REQUIRE = {Req.WATCH: Req.REQUIRE, Req.WATCH_ANY: Req.REQUIRE_ANY}
 # Keys dropped from a chunk that becomes a listener's mod_watch call
 _LISTENER_DROP = frozenset(r.key for r in Req) | {"onfail_stop"}
 
@@ -41,15 +59,21 @@ SKIP_COMMENTS = {
 }
 
 
-class Mode(Enum):
-    RUN = "run"  # the real call
-    PRE = "pre"  # the test run of a prereq target
+# Salt's order for pulling a state's requisites that have not run yet: the gating kinds but
+# ``onfail_all`` (Salt waits on it without pulling it)
+_PULL_ORDER: tuple[Req, ...] = tuple(k for k in GATING if k is not Req.ONFAIL_ALL)
+# Salt gives up re-checking a state whose requisites stay unmet after this many tries
+_MAX_RECHECKS = 20
+RECURSIVE = "Recursive requisite found"
+_REENTRIES = 3
 
 
 @dataclass(frozen=True)
-class Frame:
+class Pull:
+    """What a state's run asks of the driver: run chunk ``idx`` (``depth``: re-checks so far) first."""
+
     idx: int
-    mode: Mode
+    depth: int = 0
 
 
 def run_low_chunks(
@@ -87,14 +111,20 @@ class Engine:
         fire_event: FireEvent | None = None,
     ) -> None:
         unique: dict[str, LowChunk] = {}
-        for low in chunks:
+        for low in sorted(chunks, key=compile_key):  # Salt runs (and matches targets in) this order
             unique.setdefault(gen_tag(low), low)
         self.chunks = list(unique.values())
         self.tags = list(unique)
         self.graph = DependencyGraph(self.chunks)
         self.run_state = RunState(salt=salt, states=states, opts=opts, chunks=self.chunks)
         self.running = self.run_state.running
-        self.pre: dict[int, dict[str, Any]] = {}
+        self.pre: dict[int, dict[str, Any]] = {}  # prereq test runs (Salt's ``self.pre``)
+        self.as_prereq: set[int] = set()  # chunks whose next run is a prereq test run (``__prereq__``)
+        self.prerequired: set[int] = set()  # chunks pulled as a prereq's requirer (``__prerequired__``)
+        self.active: set[int] = set()  # chunks started since the current top-level chunk
+        self.looped: set[int] = set()  # chunks whose endless pulling briny cut short
+        self.path: list[tuple[int, tuple[int, bool] | None]] = []  # chunks being run, outermost first
+        self.entered: Counter[tuple[int, bool]] = Counter()  # (chunk, as prereq) pulled on the path
         self.opts = opts
         self.jid = jid
         self.fire = fire_event
@@ -106,20 +136,15 @@ class Engine:
     # -- the run ------------------------------------------------------------
     def run(self) -> dict[str, dict[str, Any]]:
         log.debug("running %d state(s)%s", len(self.chunks), " in test mode" if self.run_state.test else "")
-        cycle = self.graph.find_cycle()
-        if cycle:
-            log.warning(
-                "Requisite cycle (each requires the next): %s",
-                " -> ".join(describe(self.chunks[i]) for i in reversed(cycle)),
-            )
         # Salt 3007 walks the chunks in compile order (order, then state+name+fun) and
         # pulls each one's requisites first, kind by kind, in the order they are listed
         try:
-            for idx in sorted(range(len(self.chunks)), key=lambda i: compile_key(self.chunks[i])):
+            for idx in range(len(self.chunks)):
                 if self.tags[idx] not in self.running:
-                    self._pull(Frame(idx, Mode.RUN))
-                if self.stopped:
-                    break
+                    self._pull(idx)
+                    if self.stopped or self._failhard(idx):
+                        break
+                self.active = set()
             for idx in list(self.pending):  # the run ends when its parallel states have
                 self._settle(idx)
         finally:
@@ -129,44 +154,118 @@ class Engine:
         log.debug("state run done: %d result(s)", len(self.running))
         return self.running
 
-    def _pull(self, first: Frame) -> None:
-        """Run ``first`` after whatever it needs, depth first, with an explicit stack."""
-        stack = [first]
-        on_stack = {first}
+    def _pull(self, first: int) -> None:
+        """Run chunk ``first`` as Salt does, with an explicit stack instead of recursion: each
+        chunk's run (:meth:`_chunk`) is a generator that yields a :class:`Pull` for each chunk it
+        needs run first and resumes when that one is done."""
+        self.path = []
+        self.entered = Counter()
+        stack = [self._start(Pull(first))]
         while stack:
-            frame = stack[-1]
-            need = self._first_needed(frame)
-            if need is not None:
-                if need in on_stack:
-                    self._recursive(frame, stack[stack.index(need) :])
-                    on_stack.discard(stack.pop())
-                    continue
-                stack.append(need)
-                on_stack.add(need)
+            try:
+                need = next(stack[-1])
+            except StopIteration:
+                stack.pop()
+                idx, entry = self.path.pop()
+                if entry is not None:
+                    self.entered[entry] -= 1
                 continue
-            self._execute(frame)
-            on_stack.discard(stack.pop())
-            if frame.mode is Mode.RUN and self._failhard(frame.idx):
+            stack.append(self._start(need))
+
+    def _start(self, pull: Pull) -> Iterator[Pull]:
+        entry = (pull.idx, pull.idx in self.as_prereq) if pull.depth == 0 else None
+        if entry is not None:
+            self.entered[entry] += 1
+        self.path.append((pull.idx, entry))
+        return self._chunk(pull.idx, pull.depth)
+
+    def _reentered(self, t: int) -> bool:
+        """Pulling ``t`` again, in the mode it is already being run in further up, for the
+        ``_REENTRIES``-th time: such a pull repeats itself, and Salt recurses until Python's stack
+        runs out (a RecursionError ends its run); briny calls it a loop. (Pulled once or twice
+        again, a chunk can still come back: Salt's prereq checks do that.)"""
+        return self.entered[(t, t in self.as_prereq)] >= _REENTRIES
+
+    def _chunk(self, idx: int, depth: int) -> Iterator[Pull]:
+        """One chunk's turn (Salt's ``call_chunk``): judge its requisites; when some have not run
+        yet, pull them (a chunk already started in this pull means a loop), then judge again."""
+        if idx in self.looped:  # what briny cut short stays so (Salt never comes back there)
+            return
+        low = self.chunks[idx]
+        mod_init(self.run_state, low)
+        deps = self.graph.deps[idx]
+        if not low.get("prerequired"):  # Salt does not track prereq targets as started
+            self.active.add(idx)
+        self._settle_targets(idx)
+        if deps.missing:
+            self._pull_targets(idx)  # Salt marks the targets it found on the way (itself too)
+            ret = self._synthetic(low, False, missing_comment(deps.missing, self._has_mod_watch(low["state"])))
+            if idx in self.as_prereq:
+                self.pre[idx] = ret
+            else:
+                self._store(idx, ret)
+            return
+        buckets = self._buckets(idx)
+        status = self._status(buckets) if buckets else "met"
+        if status != "unmet":
+            self._decide(idx, status, buckets)
+            return
+        last = None
+        for t in self._pull_targets(idx):
+            last = t
+            if self.tags[t] in self.running:
+                continue
+            if t in self.active:
+                if t in self.prerequired:
+                    # the requirer of a prereq met again: Salt test-runs this chunk in its place
+                    if idx not in self.pre:
+                        self.pre[t] = call_state(self.run_state, low, prereq=True)
+                        self.as_prereq.discard(idx)
+                    return
+                self._recursive(idx, t)
+                return
+            if self._reentered(t):
+                self.looped.add(idx)
+                self._recursive(idx, t)
+                return
+            yield Pull(t)
+            if self._failhard(t):
                 self.stopped = True
                 return
+        if idx in self.as_prereq:
+            status = self._status(self._buckets(idx))
+            ret = call_state(self.run_state, low, prereq=True)
+            self.as_prereq.discard(idx)
+            if not ret.get("changes") and status == "change":
+                ret["changes"] = {"watch": "watch"}
+                ret["result"] = None
+            self.pre[idx] = ret
+        elif depth + 1 >= _MAX_RECHECKS:
+            self._recursive(idx, None)
+        else:
+            yield Pull(idx, depth + 1)
+        if last is not None and self._failhard(last):
+            self.stopped = True
 
-    def _first_needed(self, frame: Frame) -> Frame | None:
-        deps = self.graph.deps[frame.idx]
-        if deps.missing:
-            return None
-        run_mode = frame.mode is Mode.RUN
-        for kind, targets in deps.by_kind.items():
-            if kind is Req.PREREQUIRED and not run_mode:
-                continue
-            for t in targets:
-                if self.tags[t] in self.running:
-                    continue
-                if kind is Req.PREREQ:
-                    if t not in self.pre:
-                        return Frame(t, Mode.PRE)
-                else:
-                    return Frame(t, Mode.RUN)
-        return None
+    def _pull_targets(self, idx: int) -> list[int]:
+        """The requisites to run before ``idx``, in Salt's order, marking prereq targets for a test
+        run and prereq requirers as such (Salt marks them on the chunk, for good)."""
+        deps = self.graph.deps[idx].by_kind
+        watch_ok = self._has_mod_watch(self.chunks[idx]["state"])
+        kinds = list(_PULL_ORDER)
+        if not watch_ok:  # Salt folds watch into require first
+            kinds = [Req.REQUIRE, Req.WATCH, Req.REQUIRE_ANY, Req.WATCH_ANY] + kinds[4:]
+        if idx not in self.as_prereq:
+            kinds.append(Req.PREREQUIRED)
+        out: list[int] = []
+        for kind in kinds:
+            targets = deps.get(kind, ())
+            if kind is Req.PREREQ:
+                self.as_prereq.update(targets)
+            elif kind is Req.PREREQUIRED:
+                self.prerequired.update(targets)
+            out.extend(targets)
+        return out
 
     # -- deciding -----------------------------------------------------------
     def _has_mod_watch(self, state: str) -> bool:
@@ -174,23 +273,25 @@ class Engine:
             self._mod_watch[state] = f"{state}.mod_watch" in self.run_state.states
         return self._mod_watch[state]
 
-    def _buckets(self, idx: int, mode: Mode) -> dict[Req, list[int]]:
-        """Requisite targets per kind; ``watch`` is ``require`` without ``mod_watch``."""
+    def _buckets(self, idx: int) -> dict[Req, list[int]]:
+        """Requisite targets per kind; ``watch`` is ``require`` without ``mod_watch``; a prereq
+        test run does not wait for its requirers."""
         deps = self.graph.deps[idx]
         watch_ok = self._has_mod_watch(self.chunks[idx]["state"])
-        if watch_ok and (mode is Mode.RUN or Req.PREREQUIRED not in deps.by_kind):
+        as_prereq = idx in self.as_prereq
+        if watch_ok and (not as_prereq or Req.PREREQUIRED not in deps.by_kind):
             return deps.by_kind
         out: dict[Req, list[int]] = {}
         for kind, targets in deps.by_kind.items():
-            if kind is Req.PREREQUIRED and mode is not Mode.RUN:
+            if kind is Req.PREREQUIRED and as_prereq:
                 continue
-            eff = kind if watch_ok else _WATCH_AS_REQUIRE.get(kind, kind)
+            eff = kind if watch_ok else WATCH_AS_REQUIRE.get(kind, kind)
             out.setdefault(eff, []).extend(targets)
         return {k: out[k] for k in _RUN_KINDS if k in out}
 
     def _result_of(self, t: int, kind: Req) -> dict[str, Any] | None:
         if kind is Req.PREREQ:
-            return self.pre.get(t) or self.running.get(self.tags[t])
+            return self.pre.get(t)
         return self.running.get(self.tags[t])
 
     def _status(self, buckets: dict[Req, list[int]]) -> str:
@@ -202,7 +303,7 @@ class Engine:
                 if r is None:
                     stats.add("unmet")
                     continue
-                stats |= _target_stats(kind, r)
+                stats |= target_stats(kind, r)
             if kind.is_any:
                 if stats & {"met", "change"}:
                     stats.discard("fail")
@@ -214,65 +315,34 @@ class Engine:
             if kind.is_all_onfail and "onfail" in stats and "met" in stats:
                 stats.discard("met")
             fun_stats |= stats
-        return _status_from(fun_stats)
+        return status_from(fun_stats)
 
     # -- acting -------------------------------------------------------------
-    def _execute(self, frame: Frame) -> None:
-        idx, mode = frame.idx, frame.mode
+    def _decide(self, idx: int, status: str, buckets: dict[Req, list[int]]) -> None:
+        """Act on a judged chunk as Salt does for each status."""
         low = self.chunks[idx]
-        mod_init(self.run_state, low)
-        deps = self.graph.deps[idx]
-        self._settle_targets(idx)
-        if deps.missing:
-            ret = self._synthetic(low, False, _missing_comment(deps.missing, self._has_mod_watch(low["state"])))
-            if mode is Mode.PRE:
-                self.pre[idx] = ret
+        as_prereq = idx in self.as_prereq
+        if status == "fail":
+            self._fail(idx, buckets)
+        elif status == "change" and not as_prereq:
+            reqs = {k.key: [self.chunks[t] for t in ts] for k, ts in buckets.items()}
+            if low.get("parallel"):
+                self._launch(idx, lambda run: _state_then_watch(run, low, reqs))
             else:
-                self._store(idx, ret)
-            return
-        buckets = self._buckets(idx, mode)
-        status = self._status(buckets) if buckets else "met"
-        if status == "met":
-            self._call(idx, mode)
-        elif status == "change":
-            self._call_watch(idx, mode, buckets)
-        elif status == "fail":
-            self._fail(idx, mode, buckets)
+                self._store(idx, _state_then_watch(self.run_state, low, reqs))
         elif status == "pre":
             ret = self._synthetic(low, True, "No changes detected")
             self.pre[idx] = ret
             self._store(idx, ret)
         elif status in SKIP_COMMENTS:
-            ret = self._synthetic(low, True, SKIP_COMMENTS[status], ran=False)
-            if mode is Mode.PRE:
-                self.pre[idx] = ret
-            self._store(idx, ret)
-        else:  # unmet: a requisite could not be run (only reachable through odd cycles)
-            self._recursive(frame, [frame])
-
-    def _call(self, idx: int, mode: Mode) -> None:
-        low = self.chunks[idx]
-        if mode is Mode.PRE:
+            self._store(idx, self._synthetic(low, True, SKIP_COMMENTS[status], ran=False))
+        elif as_prereq:
             self.pre[idx] = call_state(self.run_state, low, prereq=True)
+            self.as_prereq.discard(idx)
         elif low.get("parallel"):
             self._launch(idx, lambda run: call_state(run, low))
         else:
             self._store(idx, call_state(self.run_state, low))
-
-    def _call_watch(self, idx: int, mode: Mode, buckets: dict[Req, list[int]]) -> None:
-        low = self.chunks[idx]
-        if mode is Mode.PRE:
-            ret = call_state(self.run_state, low, prereq=True)
-            if not ret.get("changes"):
-                ret["changes"] = {"watch": "watch"}
-                ret["result"] = None
-            self.pre[idx] = ret
-            return
-        reqs = {k.key: [self.chunks[t] for t in ts] for k, ts in buckets.items()}
-        if low.get("parallel"):
-            self._launch(idx, lambda run: _state_then_watch(run, low, reqs))
-        else:
-            self._store(idx, _state_then_watch(self.run_state, low, reqs))
 
     # -- parallel states ------------------------------------------------------
     def _launch(self, idx: int, work: Callable[[RunState], dict[str, Any]]) -> None:
@@ -314,48 +384,52 @@ class Engine:
                 if t in self.pending:
                     self._settle(t)
 
-    def _fail(self, idx: int, mode: Mode, buckets: dict[Req, list[int]]) -> None:
+    def _fail(self, idx: int, buckets: dict[Req, list[int]]) -> None:
         low = self.chunks[idx]
-        if mode is Mode.RUN and idx in self.pre:
-            # a prereq target whose pre-requirer failed keeps its test-run result
-            ret = dict(self.pre[idx])
-            ret["changes"] = {}
-            ret.update(fake_timing())
+        ret = self.pre.get(idx)
+        if ret is not None:
+            # a prereq target whose requirer failed shows its test run, without the changes
+            # (Salt shows that very result, so it is the same record in both places)
+            if ret.get("changes"):
+                ret["changes"] = {}
             ret["__run_num__"] = self.run_state.next_run_num()
-            ret["__sls__"] = low.get("__sls__")
-            ret.setdefault("name", low["name"])
-            ret["__id__"] = low["__id__"]
+            for key in ("__sls__", "__id__", "name"):
+                ret[key] = low.get(key)
             self._store(idx, ret)
             return
         failed: dict[str, None] = {}
         for targets in buckets.values():
             for t in targets:
-                r = self.pre.get(t) or self.running.get(self.tags[t])
+                r = self.pre[t] if t in self.pre else self.running.get(self.tags[t])
                 if r is not None and r.get("result") is False:
                     failed[describe(self.chunks[t])] = None
         ret = self._synthetic(low, False, f"One or more requisite failed: {', '.join(failed)}")
         self.pre[idx] = ret
         self._store(idx, ret)
 
-    def _recursive(self, frame: Frame, cycle: list[Frame]) -> None:
-        low = self.chunks[frame.idx]
-        # start at the state that reports it: each one requires the next
-        frames = cycle[-1:] + cycle[:-1]
-        path = [describe(self.chunks[f.idx]) for f in frames]
-        path.append(path[0])
-        log.error("Recursive requisite found: %s", " -> ".join(path))
-        ret = {
-            "changes": {},
-            "result": False,
-            "comment": f"Recursive requisite found: {' -> '.join(path)}",
-            "__run_num__": self.run_state.next_run_num(),
-            "__sls__": low.get("__sls__"),
-            "__id__": low["__id__"],
-            "name": low["name"],
-        }
-        if frame.mode is Mode.PRE:
-            self.pre[frame.idx] = ret
-        self._store(frame.idx, ret)
+    def _recursive(self, idx: int, target: int | None) -> None:
+        """Salt's "Recursive requisite found" for ``idx``; briny adds the loop it closed, starting
+        at ``idx`` (each one requires the next). Salt does not count a run number for the one that
+        gave up re-checking (``target`` None), so neither does briny."""
+        low = self.chunks[idx]
+        comment = RECURSIVE
+        if target is not None:
+            on_path = [i for i, _ in self.path]
+            if target in on_path:
+                between = dict.fromkeys(on_path[on_path.index(target) : -1])
+                loop = [idx, *(i for i in between if i != idx), idx]
+            else:  # started earlier in this pull, and still waiting on a prereq test run
+                loop = [idx, target]
+            path = " -> ".join(describe(self.chunks[i]) for i in loop)
+            comment = f"{RECURSIVE}: {path}"
+        log.error("%s for state %s", comment, describe(low))
+        run_num = self.run_state.run_num
+        if target is not None:
+            self.run_state.next_run_num()
+        ret = {"changes": {}, "result": False, "comment": comment, "__run_num__": run_num}
+        for key in ("__sls__", "__id__", "name"):
+            ret[key] = low.get(key)
+        self._store(idx, ret)
 
     def _synthetic(self, low: LowChunk, result: bool, comment: str, ran: bool | None = None) -> dict[str, Any]:
         """The result of a state its requisites decided, in Salt's key order."""
@@ -477,75 +551,6 @@ def _state_then_watch(run: RunState, low: LowChunk, reqs: dict[str, list[LowChun
         watch_low["__reqs__"] = reqs
         ret = call_state(run, watch_low)
     return ret
-
-
-# --------------------------------------------------------------------------
-# Salt's requisite rules, as data-driven helpers
-# --------------------------------------------------------------------------
-
-
-def _target_stats(kind: Req, r: dict[str, Any]) -> set[str]:
-    """What one target's result says, for a requisite of ``kind``."""
-    out: set[str] = set()
-    if r.get("skip_req"):
-        out.add("skip_req")
-    result = r.get("result")
-    if kind.family == "onchanges":  # a failed target counts as "did not change"
-        out.add("onchangesmet" if result is not False and r.get("changes") else "onchanges")
-        return out
-    if kind.family == "onfail":
-        if result is True:
-            out.add("onfail")
-            return out
-    elif result is False:
-        out.add("fail")
-        return out
-    if kind.family == "watch" and r.get("changes"):
-        out.add("change")
-        return out
-    if kind is Req.PREREQ and result is not None:
-        out.add("pre")
-        return out
-    if kind is Req.PREREQ:
-        out.add("premet")
-    if r.get("__state_ran__", True):
-        out.add("met")
-    return out
-
-
-_STATUS_RULES: tuple[tuple[str, Callable[[set[str]], bool]], ...] = (
-    ("unmet", lambda s: "unmet" in s),
-    ("fail", lambda s: "fail" in s),
-    ("skip_req", lambda s: "skip_req" in s and bool(s & {"onchangesmet", "premet"})),
-    ("met", lambda s: "pre" in s and "premet" in s),
-    ("pre", lambda s: "pre" in s),
-    ("onfail", lambda s: "onfail" in s and "onchangesmet" not in s),
-    ("onchanges", lambda s: "onchanges" in s and "onchangesmet" not in s),
-    ("change", lambda s: "change" in s),
-    ("onfail", lambda s: "onfail" in s),
-)
-
-
-def _status_from(stats: set[str]) -> str:
-    for status, rule in _STATUS_RULES:
-        if rule(stats):
-            return status
-    return "met"
-
-
-def _missing_comment(missing: list[Missing], has_mod_watch: bool) -> str:
-    groups: dict[Req, list[Missing]] = {}
-    for m in missing:
-        kind = m.kind if has_mod_watch else _WATCH_AS_REQUIRE.get(m.kind, m.kind)
-        groups.setdefault(kind, []).append(m)
-    lines = ["The following requisites were not found:\n"]
-    for kind in GATING:
-        if kind not in groups:
-            continue
-        lines.append(f"{' ' * 19}{kind.key}:\n")
-        for m in groups[kind]:
-            lines.append(f"{' ' * 23}{m.ref.key}: {m.ref.value}\n")
-    return "".join(lines)
 
 
 def _listen_error_tag(state: str, id_: Any) -> str:

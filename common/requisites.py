@@ -3,22 +3,24 @@
 Owns the static side of the requisite engine: the table of requisite kinds
 (:class:`Req`), how a requisite reference (``- test: foo``, ``- foo``,
 ``- file: /etc/apache2/*``, ``- sls: web``) finds its target chunks
-(:class:`TargetIndex`), and the typed dependency graph that gives Salt
-3007's execution order (:class:`DependencyGraph`). The ``*_in`` forms and
-``use``/``use_in`` are already resolved by the compiler
-(:func:`briny.common.highdata.requisite_in`, as Salt does on high data), so
-the chunks arriving here carry every requisite on the state it gates.
+(:class:`TargetIndex`), and each chunk's resolved requisites by kind
+(:class:`DependencyGraph`), and Salt's rules for judging a state on its
+requisites' results (:func:`target_stats`, :func:`status_from`,
+:func:`missing_comment`). The ``*_in`` forms and ``use``/``use_in`` are
+already resolved by the compiler (:func:`briny.common.highdata.requisite_in`,
+as Salt does on high data), so the chunks arriving here carry every
+requisite on the state it gates.
 
 Everything is built in one linear pass with dict indexes; nothing scans all
 chunks per requisite (glob targets scan the names of one state module).
-No recursion: cycles are found with explicit stacks. Plain code, no sockets;
-runs in the minion and in ``briny-call --local``.
+Plain code, no sockets; runs in the minion and in ``briny-call --local``.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import logging
+from collections.abc import Callable
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -111,6 +113,8 @@ GATING: tuple[Req, ...] = (
 )
 
 _WALK_ORDER: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
+# Without ``mod_watch``, Salt reads ``watch`` as ``require``
+WATCH_AS_REQUIRE = {Req.WATCH: Req.REQUIRE, Req.WATCH_ANY: Req.REQUIRE_ANY}
 
 # Keys never copied by `use`/`use_in` and never passed to a state function.
 REQUISITE_KEYS = frozenset([r.key for r in Req] + list(IN_FORMS.values()) + ["onfail_stop"])
@@ -255,46 +259,27 @@ class ChunkDeps:
 
 
 class DependencyGraph:
-    """Typed dependency graph of one run, built in one pass.
+    """The resolved requisites of one run, built in one pass.
 
-    ``deps[i]`` holds chunk ``i``'s resolved requisites by kind (what the
-    engine pulls and judges). Nodes ``0..n-1`` are the chunks; a prereq
-    target ``T`` also gets a *check node* (its test run) so that cycles
-    through prereqs are found too (:meth:`find_cycle`). Run order is not the
-    graph's: Salt 3007 walks chunks in compile order and pulls requisites
-    as listed (see :mod:`engine`).
+    ``deps[i]`` holds chunk ``i``'s targets by kind (what the engine pulls
+    and judges), in Salt's walking order; a prereq target's requirers come
+    from its ``prerequired`` key. Run order and loops are the engine's: Salt
+    3007 walks chunks in compile order and pulls requisites as listed, and
+    finds a loop when it meets a state it already started (see :mod:`engine`).
     """
 
     def __init__(self, chunks: list[LowChunk]) -> None:
         self.chunks = chunks
-        n = len(chunks)
         self.index = TargetIndex(chunks)
-        self.deps: list[ChunkDeps] = [ChunkDeps() for _ in range(n)]
-        # out[node] = {child: [weights...]} in first-insertion order (as networkx keeps them)
-        self.out: list[dict[int, list[int]]] = [dict() for _ in range(n)]
-        self.inn: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        self.check_node: dict[int, int] = {}  # prereq target chunk -> its check node
-        self.node_chunk: list[int] = list(range(n))  # node -> chunk index
-        for i in sorted(range(n), key=lambda j: compile_key(chunks[j])):
-            self._add_requisites(i)
-        for target in self.check_node:  # keep kinds in Salt's walking order
-            by_kind = self.deps[target].by_kind
-            self.deps[target].by_kind = {k: by_kind[k] for k in _WALK_ORDER if k in by_kind}
+        self.deps: list[ChunkDeps] = [ChunkDeps() for _ in chunks]
+        for i, low in enumerate(chunks):
+            self._add_requisites(i, low)
+            self._prerequired_from_key(i, low)
+            deps = self.deps[i]
+            if Req.PREREQUIRED in deps.by_kind:  # keep kinds in Salt's walking order
+                deps.by_kind = {k: deps.by_kind[k] for k in _WALK_ORDER if k in deps.by_kind}
 
-    # -- building -----------------------------------------------------------
-    def _new_node(self, chunk_idx: int) -> int:
-        node = len(self.node_chunk)
-        self.node_chunk.append(chunk_idx)
-        self.out.append({})
-        self.inn.append([])
-        return node
-
-    def _edge(self, src: int, dst: int, weight: int) -> None:
-        self.out[src].setdefault(dst, []).append(weight)
-        self.inn[dst].append((src, weight))
-
-    def _add_requisites(self, i: int) -> None:
-        low = self.chunks[i]
+    def _add_requisites(self, i: int, low: LowChunk) -> None:
         deps = self.deps[i]
         for kind in GATING:
             refs = low.get(kind.key)
@@ -308,58 +293,96 @@ class DependencyGraph:
                 if targets is None:
                     deps.missing.append(Missing(kind, ref))
                     continue
-                bucket = deps.by_kind.setdefault(kind, [])
-                for t in targets:
-                    repeated = t in bucket if kind is Req.PREREQ else False
-                    bucket.append(t)  # repeats kept: Salt hands them to mod_watch as listed
-                    if repeated:
-                        continue
-                    if kind is Req.PREREQ:
-                        self._add_prereq(i, t)
-                    else:
-                        if i in self.check_node:
-                            self._edge(t, self.check_node[i], kind.weight)
-                        self._edge(t, i, kind.weight)
+                # repeats kept: Salt pulls them and hands them to mod_watch as listed
+                deps.by_kind.setdefault(kind, []).extend(targets)
 
-    def _add_prereq(self, req: int, target: int) -> None:
-        node = self.check_node.get(target)
-        if node is None:
-            node = self._new_node(target)
-            self.check_node[target] = node
-            for src, weight in list(self.inn[target]):
-                if weight != Req.PREREQ.weight:
-                    self._edge(src, node, weight)
-        self._edge(node, req, Req.PREREQ.weight)
-        self._edge(req, target, Req.REQUIRE.weight)
-        self.deps[target].by_kind.setdefault(Req.PREREQUIRED, []).append(req)
-
-    # -- cycles -------------------------------------------------------------
-    def find_cycle(self) -> list[int]:
-        """Chunk indexes of one cycle (first node repeated at the end), or []."""
-        total = len(self.node_chunk)
-        color = [0] * total  # 0 new, 1 on stack, 2 done
-        for start in range(total):
-            if color[start]:
+    def _prerequired_from_key(self, i: int, low: LowChunk) -> None:
+        """A prereq target's requirers are the ones its ``prerequired`` key names: the compiler's
+        mirror of each ``prereq``/``prereq_in`` (none for a glob or ``sls`` prereq, as in Salt)."""
+        refs = low.get("prerequired")
+        if not refs or not isinstance(refs, list):
+            return
+        found: list[int] = []
+        for item in refs:
+            ref = Ref.parse(item)
+            if ref is None or ref.value is None:
                 continue
-            stack: list[tuple[int, Any]] = [(start, iter(self.out[start]))]
-            path = [start]
-            color[start] = 1
-            while stack:
-                node, it = stack[-1]
-                child = next(it, None)
-                if child is None:
-                    color[node] = 2
-                    stack.pop()
-                    path.pop()
-                    continue
-                if color[child] == 1:
-                    cyc = path[path.index(child) :] + [child]
-                    return [self.node_chunk[n] for n in cyc]
-                if color[child] == 0:
-                    color[child] = 1
-                    stack.append((child, iter(self.out[child])))
-                    path.append(child)
-        return []
+            targets = self.index.find(ref)
+            if targets is None:
+                self.deps[i].missing.append(Missing(Req.PREREQUIRED, ref))
+            else:
+                found.extend(targets)
+        if found:
+            self.deps[i].by_kind[Req.PREREQUIRED] = found
+
+
+# --------------------------------------------------------------------------
+# Salt's rules for judging a state on its requisites' results (Salt's check_requisite)
+# --------------------------------------------------------------------------
+
+
+def target_stats(kind: Req, r: dict[str, Any]) -> set[str]:
+    """What one target's result says, for a requisite of ``kind``."""
+    out: set[str] = set()
+    if r.get("skip_req"):
+        out.add("skip_req")
+    result = r.get("result")
+    if kind.family == "onchanges":  # a failed target counts as "did not change"
+        out.add("onchangesmet" if result is not False and r.get("changes") else "onchanges")
+        return out
+    if kind.family == "onfail":
+        if result is True:
+            out.add("onfail")
+            return out
+    elif result is False:
+        out.add("fail")
+        return out
+    if kind.family == "watch" and r.get("changes"):
+        out.add("change")
+        return out
+    if kind is Req.PREREQ and result is not None:
+        out.add("pre")
+        return out
+    if kind is Req.PREREQ:
+        out.add("premet")
+    if r.get("__state_ran__", True):
+        out.add("met")
+    return out
+
+
+_STATUS_RULES: tuple[tuple[str, Callable[[set[str]], bool]], ...] = (
+    ("unmet", lambda s: "unmet" in s),
+    ("fail", lambda s: "fail" in s),
+    ("skip_req", lambda s: "skip_req" in s and bool(s & {"onchangesmet", "premet"})),
+    ("met", lambda s: "pre" in s and "premet" in s),
+    ("pre", lambda s: "pre" in s),
+    ("onfail", lambda s: "onfail" in s and "onchangesmet" not in s),
+    ("onchanges", lambda s: "onchanges" in s and "onchangesmet" not in s),
+    ("change", lambda s: "change" in s),
+    ("onfail", lambda s: "onfail" in s),
+)
+
+
+def status_from(stats: set[str]) -> str:
+    for status, rule in _STATUS_RULES:
+        if rule(stats):
+            return status
+    return "met"
+
+
+def missing_comment(missing: list[Missing], has_mod_watch: bool) -> str:
+    groups: dict[Req, list[Missing]] = {}
+    for m in missing:
+        kind = m.kind if has_mod_watch else WATCH_AS_REQUIRE.get(m.kind, m.kind)
+        groups.setdefault(kind, []).append(m)
+    lines = ["The following requisites were not found:\n"]
+    for kind in _WALK_ORDER:
+        if kind not in groups:
+            continue
+        lines.append(f"{' ' * 19}{kind.key}:\n")
+        for m in groups[kind]:
+            lines.append(f"{' ' * 23}{m.ref.key}: {m.ref.value}\n")
+    return "".join(lines)
 
 
 def describe(low: LowChunk) -> str:

@@ -5,7 +5,9 @@ Runs on the master host, as the operator. Runners are found in
 ``state.event`` talk to the running master and fail clearly without one).
 
 Usage: ``briny-run [-c DIR] [--out OUT] FUN [ARG ...] [key=value ...]``;
-arguments are read as YAML, as Salt reads them. Output goes through
+arguments are read as YAML, as Salt reads them. With ``--arg-json`` they come
+as one JSON object on stdin instead (``saltutil.runner`` on the master's host
+runs ``python -m briny.master.runcli --arg-json``, so no value is re-read). Output goes through
 :func:`briny.common.output.render_output` (``nested`` by default, or the
 outputter a runner names, e.g. ``highstate`` for ``jobs.lookup_jid`` of a
 state run). A runner answering ``{"data", "outputter", "retcode"}`` (Salt's
@@ -21,6 +23,7 @@ exits 0 there; briny is explicit about failing).
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import sys
@@ -48,6 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-t", "--timeout", dest="timeout", type=float, help="timeout in seconds for runners that wait")
     logsetup.add_arguments(p)
     versions.add_arguments(p)
+    p.add_argument(
+        "--arg-json",
+        dest="arg_json",
+        action="store_true",
+        help='read the arguments as one JSON object on stdin, {"arg": [...], "kwarg": {...}, "saltenv": ENV} '
+        "(saltenv is passed only to a runner that takes one; saltutil.runner uses this)",
+    )
     p.add_argument("fun", help="module.function, e.g. jobs.list_jobs")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
@@ -85,7 +95,17 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     except FunctionNotFound:
         print(f"'{ns.fun}' is not available.", file=out)
         return 1
-    args, kwargs = parse_input(list(ns.arg))
+    if ns.arg_json:
+        if ns.arg:
+            print("briny-run: --arg-json takes the arguments on stdin, not on the command line", file=err)
+            return 2
+        try:
+            args, kwargs = _json_arguments(sys.stdin.read(), func)
+        except ValueError as exc:
+            print(f"briny-run: --arg-json: {exc}", file=err)
+            return 2
+    else:
+        args, kwargs = parse_input(list(ns.arg))
     ctx = RunnerContext(opts)
     try:
         result = call_function(func, ns.fun, [ctx, *args], kwargs)
@@ -112,6 +132,23 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     return int(retcode) if isinstance(retcode, int) and not isinstance(retcode, bool) else 0
 
 
+def _json_arguments(text: str, func: Any) -> tuple[list[Any], dict[str, Any]]:
+    """(positional, keyword) arguments from ``--arg-json``'s object; ValueError when malformed."""
+    data = json.loads(text or "{}")
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object")
+    args, kwargs, saltenv = data.get("arg") or [], data.get("kwarg") or {}, data.get("saltenv")
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise ValueError('"arg" must be a list and "kwarg" an object')
+    if saltenv is not None and "saltenv" in inspect.signature(func).parameters:
+        kwargs.setdefault("saltenv", saltenv)
+    return args, kwargs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit status (``briny.master.cli.main_run`` exits with it)."""
     return run(argv)
+
+
+if __name__ == "__main__":  # saltutil.runner runs briny-run as `python -m briny.master.runcli`
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The ``saltutil`` execution module: jobs on this host, syncing custom modules, refreshes.
+"""The ``saltutil`` execution module: jobs on this host, syncing custom modules, refreshes, runners.
 
 Runs in a job of the minion daemon (a process of its own with
 ``multiprocessing: True``, a worker thread without), or in ``briny-call``.
@@ -13,6 +13,10 @@ Syncing (masterless, as ``salt-call --local`` does): ``_modules``,
 ``_states``, ``_grains``, ... from the file roots are copied into
 ``extension_modules/<kind>/``; files no longer in the roots are removed.
 The return lists what changed, Salt's way (``["modules.mymod"]``).
+
+``saltutil.runner`` runs a runner on the master's host, in a ``briny-run``
+process of its own with the master's config from beside the minion's (never
+by asking the master: README.md, "Runners from a minion").
 """
 
 from __future__ import annotations
@@ -371,3 +375,102 @@ def sync_all(
     if refresh:
         refresh_pillar()
     return ret
+
+
+# -- runners on the master's host -------------------------------------------------------------
+
+
+def runner(
+    name: str,
+    arg: Any = None,
+    kwarg: Any = None,
+    full_return: bool = False,
+    saltenv: str = "base",
+    jid: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """Run the runner ``name`` (``jobs.list_jobs``) here, with the master's configuration, as Salt's
+    ``saltutil.runner`` does on the master's host (``salt-call saltutil.runner``, or a job sent to
+    the minion that runs beside the master).
+
+    ``arg`` (a list) and ``kwarg`` (a dict) are the runner's arguments; other keyword arguments
+    join ``kwarg``. ``saltenv`` goes to a runner that takes one. ``full_return`` wraps the answer
+    as Salt does: ``{"fun": "runner.NAME", "jid", "user", "fun_args", "return", "success"}``.
+
+    The runner runs in a ``briny-run`` process of its own (``python -m briny.master.runcli``),
+    reading ``master`` beside this minion's config file: this host must be the master's, and the
+    caller must be able to read what ``briny-run`` reads. A minion never asks its master to run a
+    runner, so a minion elsewhere gains nothing (README.md, "Runners from a minion").
+    """
+    if not isinstance(name, str) or not name:
+        raise SaltInvocationError("saltutil.runner needs the name of a runner, as module.function")
+    args = _runner_list(arg)
+    kw = _runner_dict(kwarg)
+    user = kwargs.get("__pub_user", "UNKNOWN")
+    saltenv = kwargs.get("__env__", saltenv)
+    if kwargs.get("__orchestration_jid__", jid) is not None:
+        log.warning("saltutil.runner: 'jid' is not supported: no salt/run/<jid>/args event is fired")
+    kw.update({k: v for k, v in kwargs.items() if not k.startswith("__")})
+    conf_dir = _master_conf_dir()
+    ok, value = _run_runner(conf_dir, name, args, kw, saltenv)
+    if not full_return:
+        return value
+    from briny.common.jid import gen_jid
+
+    return {
+        "fun": f"runner.{name}",
+        "jid": gen_jid(),
+        "user": user,
+        "fun_args": [*args, {**kw, "__pub_user": user}],
+        "return": value,
+        "success": ok,
+    }
+
+
+def _runner_list(arg: Any) -> list[Any]:
+    if arg is None:
+        return []
+    if isinstance(arg, (list, tuple)):
+        return list(arg)
+    raise SaltInvocationError(f"saltutil.runner: arg must be a list of positional arguments, not {arg!r}")
+
+
+def _runner_dict(kwarg: Any) -> dict[str, Any]:
+    if kwarg is None:
+        return {}
+    if isinstance(kwarg, dict):
+        return dict(kwarg)
+    raise SaltInvocationError(f"saltutil.runner: kwarg must be a dict of keyword arguments, not {kwarg!r}")
+
+
+def _master_conf_dir() -> Path:
+    """The folder of this minion's config, when it holds the master's config too."""
+    conf_dir = __opts__.get("conf_dir") or os.path.dirname(str(__opts__.get("conf_file") or ""))
+    folder = Path(conf_dir) if conf_dir else None
+    if folder is None or not ((folder / "master").is_file() or (folder / "master.d").is_dir()):
+        where = folder / "master" if folder is not None else "beside the minion's config"
+        raise CommandExecutionError(
+            f"saltutil.runner runs runners on the master's host, with the master's config, and there is "
+            f"none at {where}: a minion does not ask its master to run runners"
+        )
+    return folder
+
+
+def _run_runner(conf_dir: Path, name: str, args: list[Any], kwargs: dict[str, Any], saltenv: Any) -> tuple[bool, Any]:
+    """(succeeded, the runner's return) from ``briny-run --arg-json`` in a process of its own;
+    CommandExecutionError when it gave no return (an unknown runner, a bad argument, a failure)."""
+    import subprocess
+    import sys
+
+    request = json.dumps({"arg": args, "kwarg": kwargs, "saltenv": saltenv}, default=str)
+    cmd = [sys.executable, "-m", "briny.master.runcli", "-c", str(conf_dir), "--out", "json", "--arg-json", name]
+    log.debug("saltutil.runner: %s", " ".join(cmd))
+    proc = subprocess.run(cmd, input=request, capture_output=True, text=True, check=False)
+    out = proc.stdout.strip()
+    try:
+        return proc.returncode == 0, json.loads(out)
+    except ValueError:
+        pass
+    lines = (out or proc.stderr.strip()).splitlines()
+    message = lines[-1] if lines else f"briny-run ended with exit status {proc.returncode}"
+    raise CommandExecutionError(message.removeprefix("briny-run: "))

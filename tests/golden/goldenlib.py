@@ -66,6 +66,22 @@ def mask(obj, replacements):
     return obj
 
 
+_LOOP_NAMED = re.compile(r"^(Recursive requisite found): .+", re.S)
+
+
+def without_loop_path(data):
+    """briny's state results with the loop a "Recursive requisite found: a -> b -> a" comment
+    names cut off, as Salt words it (a deliberate difference: briny says where the loop is)."""
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for tag, ret in data.items():
+        if isinstance(ret, dict) and isinstance(ret.get("comment"), str):
+            ret = {**ret, "comment": _LOOP_NAMED.sub(r"\1", ret["comment"])}
+        out[tag] = ret
+    return out
+
+
 def parse_output(stdout, stderr):
     """The "local" value of `--out=json`, or the tail of the output when it is not JSON."""
     try:

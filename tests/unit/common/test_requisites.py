@@ -55,16 +55,19 @@ def test_target_matching() -> None:
     assert idx.find(Ref("test", "nothere")) is None
 
 
-def test_cycle_found_and_named() -> None:
+def test_prereq_requirers_come_from_the_prerequired_key() -> None:
+    """A prereq target waits for the requirers its ``prerequired`` key names (the compiler writes
+    it); a hand-made chunk without one has none, as a glob ``prereq`` leaves none in Salt."""
     chunks = [
-        low("a", require=[{"test": "b"}]),
-        low("b", order=10001, require=[{"test": "c"}]),
-        low("c", order=10002, require=[{"test": "a"}]),
-        low("d", order=10003),
+        low("a", prereq=[{"test": "b"}]),
+        low("b", prerequired=[{"test": "a"}, {"test": "gone"}]),
+        low("c", prereq=["d*"]),
+        low("d1"),
     ]
     graph = DependencyGraph(chunks)
-    cycle = graph.find_cycle()
-    assert cycle[0] == cycle[-1] and set(cycle) == {0, 1, 2}
+    assert graph.deps[1].by_kind == {Req.PREREQUIRED: [0]}
+    assert [(m.kind, m.ref) for m in graph.deps[1].missing] == [(Req.PREREQUIRED, Ref("test", "gone"))]
+    assert graph.deps[0].by_kind == {Req.PREREQ: [1]} and graph.deps[3].by_kind == {}
 
 
 def test_missing_targets_recorded() -> None:
@@ -95,5 +98,5 @@ def test_graph_is_linear(monkeypatch) -> None:
             for i in range(n)
         ]
         graph = DependencyGraph(chunks)
-        assert graph.find_cycle() == []
+        assert len(graph.deps) == n
         assert len(lookups) == (n - 1) + len(range(10, n, 10))
