@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,7 @@ SOCKET_NAME = "minion_client.ipc"
 COMPILE_TIMEOUT = 30.0  # seconds the minion waits for the master's compile (a big tree)
 PROBE_EVERY = 1.0  # seconds between checks that the daemon is still there
 CONTROLS = ("schedule", "beacons")  # what ``control`` reaches in the daemon
+CONTROL_WAIT = 30.0  # seconds a ``control`` request waits for the daemon (it answers at once)
 
 
 def socket_path(opts: dict[str, Any]) -> str:
@@ -175,18 +177,22 @@ class LocalClient:
         """One ``kind.action`` (``schedule`` or ``beacons``) on the daemon's running ones: its
         reply (``return``: the daemon's answer); MinionNotRunning when no daemon listens."""
         request = {"cmd": "control", "kind": kind, "action": action, "args": args}
-        return self._exchange(request, f"answering {kind}.{action}")
+        return self._exchange(request, f"answering {kind}.{action}", CONTROL_WAIT)
 
-    def _exchange(self, request: dict[str, Any], what: str) -> dict[str, Any]:
+    def _exchange(self, request: dict[str, Any], what: str, wait: float | None = None) -> dict[str, Any]:
         """Send ``request`` and wait for its reply while the daemon lives (``what``: what it
-        stopped before, for the error)."""
+        stopped before, for the error), at most ``wait`` s (None: no limit)."""
         self.check_running()
         sock = self._sock = dealer(self.path)
+        deadline = None if wait is None else time.monotonic() + wait
+        step = PROBE_EVERY if wait is None else min(PROBE_EVERY, wait)
         try:
             corr = os.urandom(8).hex()
             sock.send(pack({**request, "corr": corr}))
             while True:
-                if not sock.poll(int(PROBE_EVERY * 1000)):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise MinionNotRunning(f"the minion gave no answer within {wait:g} s (socket {self.path})")
+                if not sock.poll(int(step * 1000)):
                     try:
                         self.check_running()
                     except MinionNotRunning:

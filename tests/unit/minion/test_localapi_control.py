@@ -83,3 +83,25 @@ def test_without_a_daemon_there_is_no_running_schedule(tmp_path: Path) -> None:
     opts = {"sock_dir": str(tmp_path / "none"), "file_client": "local"}
     assert daemon_control(opts, "schedule")("list", {}) is None
     assert daemon_control(opts, "beacons")("list", {}) is None
+
+
+def test_a_daemon_that_does_not_answer_in_time_is_no_running_schedule(
+    served: tuple[dict[str, Any], Agent], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A daemon whose loop is stuck holds ``briny-call`` up for CONTROL_WAIT at most."""
+    import time
+
+    import briny.minion.localapi as localapi
+
+    opts, agent = served
+    release = threading.Event()
+    monkeypatch.setattr(localapi, "CONTROL_WAIT", 0.3)
+    agent.scheduler.control = lambda action, args: release.wait(10)  # type: ignore[method-assign]  # a stuck loop
+    start = time.monotonic()
+    try:
+        with caplog.at_level("DEBUG", logger="briny.minion.localapi"):
+            assert daemon_control(opts, "schedule")("list", {}) is None
+    finally:
+        release.set()
+    assert time.monotonic() - start < 5
+    assert "the minion gave no answer within 0.3 s" in caplog.text
