@@ -10,6 +10,8 @@ event bus to the master. The contract is ``docs/PROTOCOL.md``. Its parts:
 
 - :mod:`briny.minion.auth`: the minion's key pair, the handshake, master key
   pinning and ``master_finger``;
+- :mod:`briny.minion.sessionio`: a sealed request on a session and its reply,
+  a publish opened and checked;
 - :mod:`briny.minion.jobrunner`: running each job (publish or local call) in
   a process or a worker thread, and its return;
 - :mod:`briny.minion.outbox`: what waits for the next session.
@@ -57,9 +59,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
-from briny.common import config, wire
+from briny.common import config
 from briny.common.exceptions import ConfigError, WireError
 from briny.common.ids import id_problem
+from briny.common.onloop import wait_on_loop
 from briny.common.transport import ClientTransport, topic_for
 from briny.minion.auth import MinionAuth, Session
 from briny.minion.executor import Executor, Job, JobResult
@@ -78,6 +81,7 @@ from briny.minion.masters import (
     make_links,
     master_mode,
 )
+from briny.minion import sessionio
 from briny.minion.masterless import Masterless, warn_reactor
 from briny.minion.outbox import Outbox
 from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
@@ -92,9 +96,6 @@ DEFAULT_WORKERS = 16  # job threads at once when process_count_max sets no limit
 TransportFactory = Callable[[], ClientTransport]
 
 __all__ = ["Backoff", "MinionAgent", "TransportFactory", "public_opts"]
-
-
-# -- records ---------------------------------------------------------------------------------
 
 
 # -- the agent --------------------------------------------------------------------------------
@@ -345,7 +346,7 @@ class MinionAgent:
             link.status = self.status = outcome.status
             self.attempted.set()
             if outcome.session is None:
-                return self._retry_after(link, outcome.status)
+                return link.retry_after(outcome.status, self.acceptance_wait, self.id)
             session = outcome.session
             link.session = session
             link.backoff.reset()
@@ -388,29 +389,6 @@ class MinionAgent:
         await self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}, link=link)
         await self._flush_outbox(link)
 
-    def _retry_after(self, link: MasterLink, status: str) -> float:
-        """Seconds before the next auth attempt after one that gave ``status`` (not accepted)."""
-        if status == "pending":
-            log.info(
-                "this minion's key is pending on %s; accept it there with `briny-key -a %s`; asking again in %.1f s",
-                link.name,
-                self.id,
-                self.acceptance_wait,
-            )
-            return self.acceptance_wait
-        if status in ("rejected", "denied"):
-            wait = max(self.acceptance_wait, link.backoff.max_ms / 1000.0) * 3
-            log.error(
-                "%s has %s this minion's key; it runs nothing from it. Asking again in %.0f s "
-                "(delete the key on the master with `briny-key -d %s` to start over)",
-                link.name,
-                status,
-                wait,
-                self.id,
-            )
-            return wait
-        return link.backoff.next()  # no reply, or an answer that did not check out
-
     # -- requests (loop) --------------------------------------------------------------------------
     async def request(
         self, cmd: str, payload: dict[str, Any], timeout: float | None = None, *, link: MasterLink | None = None
@@ -419,37 +397,7 @@ class MinionAgent:
         payload, or None when there is no session, no reply in time or an ``err`` reply (those
         two also mark the session dead)."""
         session = link.session if link is not None else self.session
-        if session is None or session.dead.is_set():
-            return None
-        env = wire.sealed("req", self.id, session.key, {**payload, "cmd": cmd})
-        frame = await session.transport.request(env.encode(), timeout or self.auth_timeout)
-        if frame is None:
-            log.warning("the master did not answer %r within %.1f s", cmd, timeout or self.auth_timeout)
-            session.dead.set()
-            return None
-        try:
-            reply = wire.decode(frame)
-            if reply.kind == "err":
-                log.warning(
-                    "the master answered %r with an error: %s; authenticating again",
-                    cmd,
-                    wire.clear_payload(reply).get("error"),
-                )
-                session.dead.set()
-                return None
-            if reply.kind != "rep" or reply.id != self.id:
-                raise WireError(f"expected a rep for {self.id}, got {reply.kind} for {reply.id!r}")
-            data = wire.open_reply(reply, session.key, env.nonce)  # the answer to THIS request
-            session.guard.check(reply)
-        except WireError as exc:
-            log.warning("dropped the reply to %r: %s", cmd, exc)
-            return None
-        if not isinstance(data, dict):
-            log.warning("dropped the reply to %r: not a map", cmd)
-            return None
-        if data.get("error"):
-            log.warning("the master refused %r: %s", cmd, data["error"])
-        return data
+        return await sessionio.request(session, self.id, cmd, payload, timeout or self.auth_timeout)
 
     async def deliver(self, cmd: str, payload: dict[str, Any]) -> bool:
         """Send a return or an event: a job's to the master that published it (hot multi-master),
@@ -493,25 +441,14 @@ class MinionAgent:
         while True:
             topic, frame = await session.transport.recv_publish()
             try:
-                job = self._open_publish(session, topic, frame)
+                job = sessionio.open_publish(session, self.id, self.topic, topic, frame)
             except WireError as exc:
                 log.warning("dropped a publish from %s: %s", link.name, exc)
                 continue
-            if job is not None and self.jobs.take(job):  # once per jid, whichever master sent it
+            if self.jobs.take(job):  # once per jid, whichever master sent it
                 if len(self.links) > 1 and self.mode != FAILOVER:
                     self.origins.note(job.jid, link)
                 self.jobs.start(job)
-
-    def _open_publish(self, session: Session, topic: bytes, frame: bytes) -> Job | None:
-        if topic != self.topic:
-            raise WireError(f"topic {topic[:40]!r} is not this minion's")
-        env = wire.decode(frame)
-        if env.kind != "pub" or env.id != self.id:
-            raise WireError(f"a {env.kind} frame for {env.id!r} on the publish channel")
-        wire.verify(env, session.sign_pub)
-        load = wire.open_sealed(env, session.key)
-        session.guard.check(env)
-        return Job.from_publish(load)
 
     def start_local(self, job: Job) -> "asyncio.Task[JobResult] | None":
         """Run a local call (``briny-call`` through :mod:`briny.minion.localapi`) like a publish:
@@ -538,36 +475,16 @@ class MinionAgent:
     # -- hooks for jobs (worker threads) ---------------------------------------------------------
     def _fetch_pillar(self, payload: dict[str, Any]) -> dict[str, Any] | None:
         """Ask the master for this minion's pillar and wait for the answer."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return None
-        future = asyncio.run_coroutine_threadsafe(self.request("pillar", payload), loop)
-        try:
-            return future.result(self.auth_timeout + 1)
-        except (concurrent.futures.TimeoutError, RuntimeError) as exc:
-            log.warning("no pillar from the master: %s", exc)
-            return None
+        return wait_on_loop(self._loop, self.request("pillar", payload), self.auth_timeout + 1, "the pillar request")
 
     def request_sync(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
         """Worker thread (never the loop): one request (``payload["cmd"]`` names it) through the
         loop, waiting up to ``timeout`` s (default ``auth_timeout``) for a session and the reply;
         the reply payload, or None (no session, no reply, the loop gone). The remote file
         client's channel (:mod:`briny.minion.remotefiles`)."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return None
-        cmd = str(payload.get("cmd", ""))
-        wait = timeout or self.auth_timeout
-        try:
-            future = asyncio.run_coroutine_threadsafe(self._request_when_up(payload, timeout), loop)
-        except RuntimeError:
-            return None
-        try:
-            return future.result(2 * wait + 1)
-        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, RuntimeError) as exc:
-            future.cancel()
-            log.warning("no answer from the master to %r: %s", cmd, str(exc) or type(exc).__name__)
-            return None
+        wait = 2 * (timeout or self.auth_timeout) + 1
+        what = f"the request {payload.get('cmd', '')!r} to the master"
+        return wait_on_loop(self._loop, self._request_when_up(payload, timeout), wait, what)
 
     async def _request_when_up(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
         """One request (``payload["cmd"]`` names it), waiting up to ``timeout`` s (default

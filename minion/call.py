@@ -104,12 +104,15 @@ def run(argv: list[str] | None = None) -> int:
 
     from briny.minion.executor import Executor, Job
     from briny.minion.grains import load_grains
+    from briny.minion.localapi import daemon_control
 
     grains = load_grains(opts)
     opts["grains"] = grains
     job = Job.from_cli(gen_jid(), ns.fun, ns.arg)
     log.debug("running %s locally as %s (jid %s)", ns.fun, opts.get("id"), job.jid)
-    result = Executor(opts, lambda: grains).run(job)
+    # schedule.* / beacons.*: the running daemon's, when one runs for this config
+    schedule, beacons = daemon_control(opts, "schedule"), daemon_control(opts, "beacons")
+    result = Executor(opts, lambda: grains, schedule=schedule, beacons=beacons).run(job)
     log.debug("%s returned (retcode %s)", ns.fun, result.retcode)
     if result.error == "not_found":
         print(result.ret, file=sys.stderr)

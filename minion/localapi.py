@@ -18,6 +18,15 @@ itself). The reply is ``{"jid", "return", "retcode", "out", "error",
 "message"}`` (``error``: None or the executor's kind, e.g. ``not_found``;
 ``message``: what ``briny-call`` prints on stderr for it).
 
+``{"cmd": "control", "kind": "schedule"|"beacons", "action", "args"}`` is
+one ``schedule.*`` / ``beacons.*`` action on the daemon's running schedule
+or beacons (:meth:`ScheduleRunner.control`, :meth:`BeaconRunner.control`),
+answered at once on the loop: ``{"return": <the daemon's answer>}``. It is
+how a call that runs outside the daemon (``briny-call --local``,
+``file_client: local``) reaches them: :func:`daemon_control` is that
+call's ``__job__.schedule`` / ``__job__.beacons``, as Salt's ``salt-call
+--local`` reaches its running minion over the event bus.
+
 - :class:`LocalAPIServer` runs on the agent's asyncio loop (``zmq.asyncio``);
   each request is handled in its own task; the job itself runs as the
   agent's other jobs do (a process of its own, or its worker pool).
@@ -30,6 +39,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
+from collections.abc import Callable
 from typing import Any
 
 import zmq
@@ -37,7 +48,7 @@ import zmq.asyncio
 
 from briny.common.exceptions import BrinyError, MinionNotRunning, WireError
 from briny.common.jid import gen_jid
-from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, unpack
+from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, reply_error, unpack
 from briny.minion.executor import COMPILED_FUNS, Job
 
 log = logging.getLogger(__name__)
@@ -45,6 +56,8 @@ log = logging.getLogger(__name__)
 SOCKET_NAME = "minion_client.ipc"
 COMPILE_TIMEOUT = 30.0  # seconds the minion waits for the master's compile (a big tree)
 PROBE_EVERY = 1.0  # seconds between checks that the daemon is still there
+CONTROLS = ("schedule", "beacons")  # what ``control`` reaches in the daemon
+CONTROL_WAIT = 30.0  # seconds a ``control`` request waits for the daemon (it answers at once)
 
 
 def socket_path(opts: dict[str, Any]) -> str:
@@ -64,8 +77,10 @@ class LocalAPIServer(IpcServer):
 
     async def handle(self, request: Any) -> dict[str, Any]:
         """The reply to one request map (loop)."""
+        if isinstance(request, dict) and request.get("cmd") == "control":
+            return self._control(request)
         if not isinstance(request, dict) or request.get("cmd") != "call":
-            return error_reply("usage", "a request is a msgpack map with 'cmd': 'call'")
+            return error_reply("usage", "a request is a msgpack map with 'cmd': 'call' or 'control'")
         load = {
             "jid": gen_jid(),
             "fun": request.get("fun"),
@@ -100,6 +115,16 @@ class LocalAPIServer(IpcServer):
             "error": result.error,
             "message": message,
         }
+
+    def _control(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One action on the daemon's running schedule or beacons (loop)."""
+        kind, action, args = request.get("kind"), request.get("action"), request.get("args")
+        if kind not in CONTROLS or not isinstance(action, str) or not isinstance(args, dict):
+            return error_reply(
+                "usage", "a control request is {'cmd': 'control', 'kind': 'schedule'|'beacons', 'action', 'args': {}}"
+            )
+        runner = self.agent.scheduler if kind == "schedule" else self.agent.beacons
+        return {"return": runner.control(action, args)}
 
     async def _compiled(self, load: dict[str, Any]) -> Any:
         """The master's ``compiled`` for this minion's state call, or None (the minion compiles
@@ -146,19 +171,32 @@ class LocalClient:
     def call(self, fun: str, arg: list[Any], kwarg: dict[str, Any]) -> dict[str, Any]:
         """Run ``fun`` through the daemon and wait for its reply, however long the job takes;
         MinionNotRunning when no daemon listens, or it stops before answering."""
+        return self._exchange({"cmd": "call", "fun": fun, "arg": arg, "kwarg": kwarg}, f"'{fun}' finished")
+
+    def control(self, kind: str, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """One ``kind.action`` (``schedule`` or ``beacons``) on the daemon's running ones: its
+        reply (``return``: the daemon's answer); MinionNotRunning when no daemon listens."""
+        request = {"cmd": "control", "kind": kind, "action": action, "args": args}
+        return self._exchange(request, f"answering {kind}.{action}", CONTROL_WAIT)
+
+    def _exchange(self, request: dict[str, Any], what: str, wait: float | None = None) -> dict[str, Any]:
+        """Send ``request`` and wait for its reply while the daemon lives (``what``: what it
+        stopped before, for the error), at most ``wait`` s (None: no limit)."""
         self.check_running()
         sock = self._sock = dealer(self.path)
+        deadline = None if wait is None else time.monotonic() + wait
+        step = PROBE_EVERY if wait is None else min(PROBE_EVERY, wait)
         try:
             corr = os.urandom(8).hex()
-            sock.send(pack({"cmd": "call", "fun": fun, "arg": arg, "kwarg": kwarg, "corr": corr}))
+            sock.send(pack({**request, "corr": corr}))
             while True:
-                if not sock.poll(int(PROBE_EVERY * 1000)):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise MinionNotRunning(f"the minion gave no answer within {wait:g} s (socket {self.path})")
+                if not sock.poll(int(step * 1000)):
                     try:
                         self.check_running()
                     except MinionNotRunning:
-                        raise MinionNotRunning(
-                            f"the minion stopped before '{fun}' finished (socket {self.path})"
-                        ) from None
+                        raise MinionNotRunning(f"the minion stopped before {what} (socket {self.path})") from None
                     continue
                 reply = unpack(sock.recv())
                 if isinstance(reply, dict) and reply.get("corr") == corr:
@@ -171,3 +209,23 @@ class LocalClient:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+
+
+def daemon_control(opts: dict[str, Any], kind: str) -> Callable[[str, dict[str, Any]], Any]:
+    """``__job__.schedule`` / ``__job__.beacons`` (``kind``) of a call run outside the daemon: each
+    action asks the minion daemon of this config over its local socket; None (no running schedule
+    or beacons) when none runs or it answers with an error (logged)."""
+
+    def ask(action: str, args: dict[str, Any]) -> Any:
+        try:
+            reply = LocalClient(opts).control(kind, action, args)
+        except MinionNotRunning as exc:
+            log.debug("%s.%s: no minion daemon to ask: %s", kind, action, exc)
+            return None
+        problem = reply_error(reply)
+        if problem is not None:
+            log.warning("%s.%s: the minion daemon answered with an error: %s", kind, action, problem)
+            return None
+        return reply.get("return")
+
+    return ask

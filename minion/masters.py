@@ -183,6 +183,29 @@ class MasterLink:
         """Whether a session with this master lives."""
         return self.session is not None and not self.session.dead.is_set()
 
+    def retry_after(self, status: str, acceptance_wait: float, minion_id: str) -> float:
+        """Seconds before the next auth attempt after one that gave ``status`` (not accepted)."""
+        if status == "pending":
+            log.info(
+                "this minion's key is pending on %s; accept it there with `briny-key -a %s`; asking again in %.1f s",
+                self.name,
+                minion_id,
+                acceptance_wait,
+            )
+            return acceptance_wait
+        if status in ("rejected", "denied"):
+            wait = max(acceptance_wait, self.backoff.max_ms / 1000.0) * 3
+            log.error(
+                "%s has %s this minion's key; it runs nothing from it. Asking again in %.0f s "
+                "(delete the key on the master with `briny-key -d %s` to start over)",
+                self.name,
+                status,
+                wait,
+                minion_id,
+            )
+            return wait
+        return self.backoff.next()  # no reply, or an answer that did not check out
+
 
 class Failover:
     """``master_type: failover`` over ``links`` (loop): which master to serve, and failback."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common import config
 from briny.common.jid import gen_jid
+from briny.common.onloop import call_on_loop
 from briny.minion.executor import Job
 from briny.minion.pillar import pillar_section
 from briny.common.schedentry import Entry, parse_entry
@@ -136,16 +137,6 @@ class ScheduleRunner:
         return answer
 
     def control_sync(self, action: str, args: dict[str, Any]) -> Any:
-        """:meth:`control` from a worker thread (a thread job), through the loop."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return None
-
-        async def on_loop() -> Any:
-            return self.control(action, args)
-
-        try:
-            return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(CONTROL_WAIT)
-        except (concurrent.futures.TimeoutError, RuntimeError) as exc:
-            log.warning("schedule.%s got no answer from the daemon: %s", action, exc)
-            return None
+        """:meth:`control` from a worker thread (a thread job), through the loop; None when the
+        daemon's loop does not answer."""
+        return call_on_loop(self._loop, lambda: self.control(action, args), CONTROL_WAIT, f"schedule.{action}")

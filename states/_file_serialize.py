@@ -25,11 +25,14 @@ and ``keyvalue``; ``toml`` and ``yamlex`` are "not found", as in a stock Salt
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 
 from ._file_common import _fail, _salt, _start, _testing
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __salt__
 
 # The defaults of Salt 3007's file.serialize for each serializer.
 _DUMP_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -89,7 +92,7 @@ def serialize(
     if dataset and dataset_pillar:
         return _fail(ret, "Only one of 'dataset' and 'dataset_pillar' is permitted")
     if dataset_pillar:
-        dataset = __salt__["pillar.get"](dataset_pillar)  # type: ignore[name-defined]  # noqa: F821
+        dataset = __salt__["pillar.get"](dataset_pillar)
     if dataset is None:
         return _fail(ret, "Neither 'dataset' nor 'dataset_pillar' was defined")
     if fmt not in _KNOWN:
@@ -111,11 +114,11 @@ def serialize(
             try:
                 with open(name, "rb" if fmt in ("plist", "msgpack") else "r", encoding=None) as fh:
                     raw = fh.read()
-                existing = __salt__["slsutil.deserialize"](fmt, raw, **_options(deserializer_opts))  # type: ignore[name-defined]  # noqa: F821
+                existing = __salt__["slsutil.deserialize"](fmt, raw, **_options(deserializer_opts))
             except (BrinyError, TypeError, OSError, UnicodeDecodeError) as exc:
                 return _fail(ret, f"Failed to deserialize existing data: {exc}")
             if existing is not None:
-                merged = __salt__["slsutil.merge"](existing, dataset, strategy="recurse")  # type: ignore[name-defined]  # noqa: F821
+                merged = __salt__["slsutil.merge"](existing, dataset, strategy="recurse")
                 if existing == merged:
                     ret["comment"] = f"The file {name} is in the correct state"
                     return ret
@@ -125,7 +128,7 @@ def serialize(
             "The 'deserializer_opts' option is ignored unless merge_if_exists is set to True."
         )
     try:
-        contents = __salt__["slsutil.serialize"](fmt, dataset, **dump_opts)  # type: ignore[name-defined]  # noqa: F821
+        contents = __salt__["slsutil.serialize"](fmt, dataset, **dump_opts)
         mode = _salt("normalize_mode")(mode)
     except BrinyError as exc:
         return _fail(ret, str(exc))

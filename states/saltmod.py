@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from briny.common.dunders import __opts__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +48,6 @@ _NOT_SUPPORTED = {
 
 def __virtual__() -> str:
     return __virtualname__
-
-
-def _opts() -> dict[str, Any]:
-    return __opts__  # type: ignore[name-defined]  # noqa: F821
-
-
-def _salt() -> Any:
-    return __salt__  # type: ignore[name-defined]  # noqa: F821
 
 
 def _unsupported(ret: dict[str, Any], given: dict[str, Any]) -> None:
@@ -110,7 +105,7 @@ def _publish(
     state ``ret`` (its ``__jid__`` set from the first minion's return); None, with ``ret`` failed
     and the reason as comment, when the master refused the job."""
     try:
-        cmd_ret: dict[str, Any] = _salt()["saltutil.cmd"](tgt, fun, arg=arg, kwarg=kwarg, **opts)
+        cmd_ret: dict[str, Any] = __salt__["saltutil.cmd"](tgt, fun, arg=arg, kwarg=kwarg, **opts)
     except Exception as exc:
         log.debug("salt.%s %s: %s", step, ret["name"], exc, exc_info=True)
         ret.update(result=False, comment=str(exc))
@@ -173,7 +168,7 @@ def state(
     else:
         state_ret.update(result=False, comment="No highstate or sls specified, no execution made")
         return state_ret
-    opts = _opts()
+    opts = __opts__
     kwarg: dict[str, Any] = {}
     if test is not None or opts.get("test"):
         kwarg["test"] = test if test is not None else opts.get("test")
@@ -267,7 +262,7 @@ def function(
         arg = arg.split()
     _unsupported(func_ret, {"ret": ret, "ret_config": ret_config, "ret_kwargs": ret_kwargs, "batch": batch})
     _unsupported(func_ret, {"subset": subset})
-    if _opts().get("test") is True:
+    if __opts__.get("test") is True:
         func_ret.update(result=None, comment=f"Function {name} would be executed on target {tgt}")
         return func_ret
     cmd_ret = _publish(
@@ -295,7 +290,7 @@ def function(
             ok = False
         else:
             m_ret = mdata.get("ret", mdata.get("return"))
-            ok = bool(_salt()[fail_function](m_ret)) if fail_function else True
+            ok = bool(__salt__[fail_function](m_ret)) if fail_function else True
             if m_ret is False:
                 ok = False
         if not ok and minion not in forgiven and minion not in failed:
@@ -322,7 +317,7 @@ def wait_for_event(
     """Wait until events whose tag matches the glob ``name`` carried (in ``event_id`` of their
     data, or of their ``data``) every identifier of ``id_list``, or ``timeout`` seconds passed."""
     ret: dict[str, Any] = {"name": name, "changes": {}, "comment": "", "result": False}
-    if _opts().get("test"):
+    if __opts__.get("test"):
         ret.update(result=None, comment=f"Orchestration would wait for event '{name}'")
         return ret
     if node != "master":
@@ -333,7 +328,7 @@ def wait_for_event(
     if not waiting:
         ret.update(result=True, comment=f"All events seen in {time.time() - start} seconds.")
         return ret
-    for _tag, data in _salt()["event.listen"](name, float(timeout)):
+    for _tag, data in __salt__["event.listen"](name, float(timeout)):
         value = data.get(event_id)
         if value is None and isinstance(data.get("data"), dict):
             value = data["data"].get(event_id)
@@ -350,14 +345,14 @@ def wait_for_event(
 
 
 def _master_call(kind: str, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    if _opts().get("test"):
+    if __opts__.get("test"):
         return {
             "name": name,
             "result": None,
             "changes": {},
             "comment": f"{kind.capitalize()} function '{name}' would be executed.",
         }
-    out = _salt()[f"saltutil.{kind}"](name, **kwargs)
+    out = __salt__[f"saltutil.{kind}"](name, **kwargs)
     value = out.get("return")
     success = bool(out.get("success", True)) and not (isinstance(value, dict) and "Error" in value)
     ret = {
@@ -429,7 +424,7 @@ def parallel_runners(name: str, runners: Any, **kwargs: Any) -> dict[str, Any]:
         config = _config_map(raw) if raw is not None else {}
         config.setdefault("name", runner_id)
         configs[runner_id] = config
-    if _opts().get("test"):
+    if __opts__.get("test"):
         return {
             "name": name,
             "result": None,
@@ -442,7 +437,7 @@ def parallel_runners(name: str, runners: Any, **kwargs: Any) -> dict[str, Any]:
     def call(runner_id: Any, config: dict[str, Any]) -> None:
         try:
             kwarg = config.get("kwarg") or {}
-            outputs[runner_id] = _salt()["saltutil.runner"](str(config["name"]), full_return=True, **kwarg)["return"]
+            outputs[runner_id] = __salt__["saltutil.runner"](str(config["name"]), full_return=True, **kwarg)["return"]
         except Exception as exc:  # the first runner's failure (in the order given) is the answer, as Salt's
             log.exception("salt.parallel_runners %s: runner %s failed", name, config.get("name"))
             errors[runner_id] = exc

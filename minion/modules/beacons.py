@@ -1,26 +1,22 @@
 """The ``beacons`` execution module: the running minion's beacons (Salt 3007's ``beacons.*``).
 
 Each call asks the minion daemon (``__job__.beacons``), which owns the beacons
-(:mod:`briny.minion.beacons`) and answers with :func:`briny.minion.beaconctl.control`. A
-masterless call (``briny-call --local``, ``file_client: local``) asks the minion daemon running on
-this host over its local socket, as Salt's ``salt-call --local`` reaches its running minion over the
-event bus. Without a daemon no beacon runs: ``list`` shows none (Salt's ``beacons: null``), the
-others say so (Salt's "Event module not available" answer). ``test=True`` says what would be done,
-as Salt's does.
+(:mod:`briny.minion.beacons`) and answers with :func:`briny.minion.beaconctl.control`. A call run
+outside the daemon (``briny-call --local``, ``file_client: local``) asks the minion daemon running
+on this host over its local socket (:func:`briny.minion.localapi.daemon_control`), as Salt's
+``salt-call --local`` reaches its running minion over the event bus. Without a daemon no beacon
+runs: ``list`` shows none (Salt's ``beacons: null``), the others say so (Salt's "Event module not
+available" answer). ``test=True`` says what would be done, as Salt's does.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
-from briny.common.exceptions import MinionNotRunning
 from briny.common.yamlout import safe_dump
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __job__, __opts__
-
-log = logging.getLogger(__name__)
+    from briny.common.dunders import __job__
 
 __func_alias__ = {"list_": "list"}
 
@@ -29,28 +25,7 @@ NO_DAEMON = "Event module not available. Beacon {} failed."
 
 def _ask(action: str, args: dict[str, Any]) -> Any:
     hook = __job__.beacons
-    if callable(hook):
-        return hook(action, args)
-    return _from_daemon(action, args)
-
-
-def _from_daemon(action: str, args: dict[str, Any]) -> Any:
-    """A masterless call's answer from the minion daemon of this host (None when none runs)."""
-    if __opts__.get("file_client") != "local":
-        return None
-    from briny.minion.localapi import LocalClient
-
-    if action in ("list", "list_available"):
-        args = {**args, "return_yaml": False}
-    try:
-        reply = LocalClient(__opts__).call(f"beacons.{action}", [], args)
-    except MinionNotRunning as exc:
-        log.debug("beacons.%s: no minion daemon to ask: %s", action, exc)
-        return None
-    if reply.get("error") is not None:
-        log.warning("beacons.%s: the minion daemon answered with an error: %s", action, reply.get("message"))
-        return None
-    return reply.get("return")
+    return hook(action, args) if callable(hook) else None
 
 
 def _answer(action: str, args: dict[str, Any], word: str) -> dict[str, Any]:

@@ -1,9 +1,12 @@
 """The ``schedule`` execution module: the running minion's schedule (Salt 3007's ``schedule.*``).
 
 Each call asks the minion daemon (``__job__.schedule``), which owns the schedule
-(:mod:`briny.common.schedule`) and answers with :func:`briny.minion.schedulectl.control`.
-Without a daemon (``briny-call --local``) there is no running schedule: ``list`` shows an empty
-one (``offline=True``: the saved file), the others say so, as Salt's local calls do. Answers,
+(:mod:`briny.common.schedule`) and answers with :func:`briny.minion.schedulectl.control`. A call run
+outside the daemon (``briny-call --local``, ``file_client: local``) asks the minion daemon running
+on this host over its local socket (:func:`briny.minion.localapi.daemon_control`), as Salt's
+``salt-call --local`` reaches its running minion over the event bus. Without a daemon there is no
+running schedule: ``list`` shows an empty one (``offline=True``: the saved file), the others say
+so, as Salt's local calls do. Answers,
 comments and ``test=True`` are Salt's (goldens: ``tests/golden/compiler/schedule_funcs``).
 ``copy`` and ``move`` need Salt's peer publishing (``publish.publish``), which briny does not
 have: they say so and name the ``schedule.add`` to run on the targets instead.

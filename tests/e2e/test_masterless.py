@@ -5,7 +5,8 @@ Asserted: an event fired on the minion's bus (``briny-call event.fire``) starts 
 ``caller.file.touch`` touches a file (checked on disk) and fires ``salt/reactor/ret`` on the
 minion's bus; a beacon's event on that bus starts another reaction; a reaction naming a function
 the minion does not have, or a ``local.*`` one (it needs a master), is reported on the bus and
-the daemon keeps reacting; ``beacons.*`` from ``briny-call`` change the daemon's running beacons.
+the daemon keeps reacting; ``beacons.*`` and ``schedule.*`` from ``briny-call`` change the daemon's
+running beacons and schedule (a job added so runs in the daemon).
 """
 
 from __future__ import annotations
@@ -94,6 +95,23 @@ def minion_opts(fleet: Fleet) -> dict[str, Any]:
     return load_minion_config(str(fleet.minions[MINION].conf_dir))
 
 
+def serving(fleet: Fleet) -> None:
+    """Wait until the minion daemon listens on its local socket."""
+    from briny.common.exceptions import MinionNotRunning
+    from briny.minion.localapi import LocalClient
+
+    client = LocalClient(minion_opts(fleet))
+
+    def up() -> bool:
+        try:
+            client.check_running()
+        except MinionNotRunning:
+            return False
+        return True
+
+    fleet.wait(up, 30, "the minion's local socket")
+
+
 def listening(fleet: Fleet, tag_glob: str) -> Any:
     """A listener on the minion's own bus, proven subscribed (probes tagged as the glob, ``*`` as "probe")."""
     from briny.common.event import EventBus, EventListener, EventSender
@@ -169,6 +187,38 @@ def test_beacons_functions_change_the_running_daemons_beacons(solo: tuple[Fleet,
     )
     assert call(fleet, "beacons.delete", "disk", "--out=json").returncode == 0
     assert set(fleet.wait(listed, 30, "beacons.list after delete")) == {"load"}
+    if not fleet.minions[MINION].running:
+        raise FleetError(f"the minion stopped\n{fleet.logs()}")
+
+
+def test_schedule_functions_change_the_running_daemons_schedule(solo: tuple[Fleet, Path]) -> None:
+    """``briny-call schedule.*`` (it runs the function itself) reaches the daemon's running schedule
+    over its local socket: the job added there runs, and stops once deleted."""
+    fleet, marks = solo
+    target = marks / "scheduled"
+
+    def listed() -> Any:
+        out = call(fleet, "schedule.list", "return_yaml=False", "--out=json")
+        return json.loads(out.stdout)["local"] if out.returncode == 0 else None
+
+    serving(fleet)  # from here on the daemon answers: {} is its schedule's answer, not "no daemon"
+    assert listed() == {}
+    added = call(
+        fleet, "schedule.add", "toucher", "function=file.touch", f"job_args=[{target}]", "seconds=1", "--out=json"
+    )
+    assert json.loads(added.stdout)["local"] == {
+        "comment": "Added job: toucher to schedule.",
+        "result": True,
+        "changes": {"toucher": "added"},
+    }, added
+    job = listed()["toucher"]
+    assert job["function"] == "file.touch" and job["args"] == [str(target)] and job["seconds"] == 1, job
+    fleet.wait(target.is_file, 30, "the scheduled file.touch to run in the daemon")
+    again = call(fleet, "schedule.add", "toucher", "function=test.ping", "seconds=1", "--out=json")
+    assert json.loads(again.stdout)["local"]["comment"] == "Job toucher already exists in schedule.", again
+    deleted = call(fleet, "schedule.delete", "toucher", "--out=json")
+    assert json.loads(deleted.stdout)["local"]["result"] is True, deleted
+    assert listed() == {}
     if not fleet.minions[MINION].running:
         raise FleetError(f"the minion stopped\n{fleet.logs()}")
 

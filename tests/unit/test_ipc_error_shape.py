@@ -49,9 +49,12 @@ def test_the_master_answers_errors_in_the_one_shape(opts):
 def test_the_minion_answers_errors_in_the_one_shape(opts):
     api = LocalAPIServer(opts, agent=None)
     ask = lambda request: asyncio.run(api.handle(request))
-    assert _shape(ask({"cmd": "publish"})) == ("usage", "a request is a msgpack map with 'cmd': 'call'")
+    assert _shape(ask({"cmd": "publish"})) == ("usage", "a request is a msgpack map with 'cmd': 'call' or 'control'")
     kind, message = _shape(ask({"cmd": "call", "fun": ""}))
     assert kind == "usage" and "function" in message
+    for bad in ({"kind": "mine"}, {"action": 3}, {"args": ["name"]}):
+        kind, message = _shape(ask({"cmd": "control", "kind": "schedule", "action": "list", "args": {}, **bad}))
+        assert kind == "usage" and "'kind': 'schedule'|'beacons'" in message
 
 
 def test_the_client_reads_the_one_shape(opts):

@@ -38,3 +38,35 @@ def test_fails_in_a_plain_thread_and_with_no_loop_at_all():
     thread.join(5)
     assert not thread.is_alive()
     assert len(failures) == 1 and "'stray'" in str(failures[0])
+
+
+def test_wait_on_loop_gives_the_answer_or_none_and_never_leaves_the_coroutine_behind(caplog):
+    from briny.common.onloop import wait_on_loop
+
+    stop_slow = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def answer() -> str:
+        assert_on_loop("the table")
+        return "done"
+
+    async def slow() -> None:
+        try:
+            await stop_slow.wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(pool, wait_on_loop, loop, answer(), 5.0, "answer") == "done"
+        with caplog.at_level("WARNING", logger="briny.common.onloop"):
+            assert await loop.run_in_executor(pool, wait_on_loop, loop, slow(), 0.05, "the slow one") is None
+        assert "the slow one got no answer: TimeoutError" in caplog.text
+        await asyncio.wait_for(cancelled.wait(), 5)  # the slow coroutine was cancelled, not left running
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        asyncio.run(main())
+    gone = answer()
+    assert wait_on_loop(None, gone, 1.0, "no loop") is None
+    assert gone.cr_frame is None  # closed: no "never awaited" warning
