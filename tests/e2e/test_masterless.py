@@ -236,7 +236,10 @@ def test_beacons_functions_answer_as_salts_on_a_running_masterless_minion(tmp_pa
         fleet.add_minion("solo", master_type="disable", file_client="local", **spec["config"])
         daemon = fleet.start_minion("solo")
         conf = str(daemon.conf_dir)
-        fleet.wait(lambda: _answers(conf, "beacons.list", "return_yaml=False")[0] == 0, 30, "the masterless minion")
+        # the daemon's answer, not briny-call's own "no running beacons" (None) from before it listens
+        fleet.wait(
+            lambda: _answers(conf, "beacons.list", "return_yaml=False") != (0, None), 30, "the masterless minion"
+        )
         got = []
         for name, *args in spec["calls"]:
             rc, data = _answers(conf, *map(str, args))
