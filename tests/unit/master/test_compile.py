@@ -235,6 +235,25 @@ def test_cache_hits_and_what_invalidates_it(tmp_path):
     assert s.compiler.renders == 7
 
 
+def test_the_cache_keeps_state_compile_cache_compiles_packed_and_hands_out_fresh_copies(tmp_path):
+    s = Setup(tmp_path)
+    s.opts["state_compile_cache"] = 2
+    s.compiler = MasterCompiler(s.opts, s.fs, s.pillars, s.grains.get, s.reported.get)
+    assert s.compiler.cache_max == 2
+    s.grains.data["db2"] = {"id": "db2", "role": "db", "mem": 4096}
+    s.reported["db2"] = public_opts(s.opts)
+    first = s.compile("web1")
+    hit = s.compile("web1")
+    assert hit == first and hit is not first and s.compiler.hits == 1
+    hit["chunks"].clear()  # what a caller does to its copy never reaches the cache
+    assert s.compile("web1") == first and s.compiler.hits == 2
+    assert all(isinstance(e.result, bytes) for e in s.compiler._cache.values())
+    s.compile("db1")
+    s.compile("db2")  # a third minion: web1, the least recently used, goes
+    assert s.compiler.renders == 3 and len(s.compiler._cache) == 2
+    assert s.compile("web1") == first and s.compiler.renders == 4
+
+
 @pytest.mark.parametrize(
     "fun,arg,kwarg,kind,mods,test",
     [
