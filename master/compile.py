@@ -43,7 +43,8 @@ compile here, and when the compile needed the host (see above), let that
 minion compile itself (so the result is exactly Salt's).
 
 Results are cached (packed, at most ``state_compile_cache`` of them, the least
-recently used going first) per (minion, function, mods, saltenv, pillarenv, test,
+recently used going first; equal compiles of several minions are handed out as one
+object, which nobody changes) per (minion, function, mods, saltenv, pillarenv, test,
 exclude, ``pillar=`` override) and reused while the file roots' signature
 (every listed file's path, inode, size, mtime, ctime; listings from the file
 server's own change detection), the minion's grains and its pillar are
@@ -88,6 +89,7 @@ from briny.master.pillar import ALLOWED, MinionPillars, is_pure, master_side_mod
 
 log = logging.getLogger(__name__)
 
+SHARED_RESULTS = 256  # distinct compiles whose one object is kept to hand out again
 STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
 MODES = ("auto", "master", "minion")
 EX_STATE_COMPILER_ERROR = 1
@@ -219,6 +221,7 @@ class MasterCompiler:
         self.fallbacks = 0
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
+        self._results: OrderedDict[bytes, Compiled] = OrderedDict()  # packed -> the object handed out
         mode = str(config.setting(opts, "state_compile")).lower()
         if mode not in MODES:
             log.warning("state_compile %r is not one of %s; using auto", mode, ", ".join(MODES))
@@ -330,8 +333,8 @@ class MasterCompiler:
                 kept: bytes | None | object = entry.result
             else:
                 kept = _MISSING
-        if kept is not _MISSING:  # a fresh copy each time: the caller may change what it gets
-            return None if not isinstance(kept, bytes) else unpack(kept, Limits(*(len(kept),) * 4))
+        if kept is not _MISSING:
+            return None if not isinstance(kept, bytes) else self._shared_result(kept)
         result = self.compile_now(minion_id, request, grains, pillar, roots)
         try:
             packed = None if result is None else pack(result)
@@ -343,7 +346,25 @@ class MasterCompiler:
             self._cache.move_to_end(key)
             while len(self._cache) > self.cache_max:
                 self._cache.popitem(last=False)
-        return result
+        return None if packed is None else self._shared_result(packed, result)
+
+    def _shared_result(self, packed: bytes, fresh: Compiled | None = None) -> Compiled:
+        """The one object handed out for a compile packed as ``packed`` (minions whose compiles
+        are equal share it: a highstate of thousands of alike minions keeps one tree, not one
+        each, in their publishes waiting for returns); ``fresh`` is that compile when it was just
+        made. Nobody changes what this returns (the publish only packs it)."""
+        with self._lock:
+            shared = self._results.get(packed)
+            if shared is not None:
+                self._results.move_to_end(packed)
+                return shared
+        shared = fresh if fresh is not None else unpack(packed, Limits(*(len(packed),) * 4))
+        with self._lock:
+            shared = self._results.setdefault(packed, shared)
+            self._results.move_to_end(packed)
+            while len(self._results) > SHARED_RESULTS:
+                self._results.popitem(last=False)
+        return shared
 
     def reported(self, minion_id: str) -> ReportedConfig | None:
         """What the master took of ``minion_id``'s reported config (None: it knows none)."""
