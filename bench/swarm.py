@@ -95,7 +95,7 @@ class Cpu:
         self.at: dict[str, float] = {}
 
     def _now(self) -> dict[str, float]:
-        return {**{k: cpu_s(p) for k, p in self.pids.items()}, "cli": children_cpu_s()}
+        return {**{k: sum(cpu_s(p) for p in family(pid)) for k, pid in self.pids.items()}, "cli": children_cpu_s()}
 
     def start(self) -> None:
         self.at = self._now()
@@ -103,6 +103,13 @@ class Cpu:
     def stop(self) -> dict[str, float]:
         now = self._now()
         return {k: now[k] - self.at[k] for k in now}
+
+
+def family(pid: int) -> list[int]:
+    """``pid`` and its descendants (a swarm of several processes)."""
+    from briny.minion.procs import descendants
+
+    return [pid, *descendants(pid)]
 
 
 def rss_mb(pid: int) -> float:
@@ -230,7 +237,7 @@ def highstate(
     return best, min_full, min_stored, min_events, used
 
 
-def measure(n: int, root: Path) -> dict[str, Any]:
+def measure(n: int, root: Path, procs: int = 1) -> dict[str, Any]:
     from briny.common.config import load_master_config, load_minion_config
     from briny.minion.swarm import ensure_keys, plan
 
@@ -256,7 +263,7 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         start = time.monotonic()
         with open(fleet.root / "swarm" / "console.log", "ab") as console:  # the child keeps its own copy
             swarm = subprocess.Popen(
-                [*script("briny-swarm"), "-c", str(conf), "-n", str(n)],
+                [*script("briny-swarm"), "-c", str(conf), "-n", str(n), "--procs", str(procs)],
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=console,
@@ -270,7 +277,7 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         out["hs_cpu"] = {k: round(v, 2) for k, v in used.items() if k != "cli"}
         out["events_dropped"] = collector.dropped
         out["master_mb"] = rss_mb(fleet.master.pid)
-        out["swarm_mb"] = rss_mb(swarm.pid)
+        out["swarm_mb"] = sum(rss_mb(p) for p in family(swarm.pid))
         swarm.send_signal(signal.SIGTERM)
         out["swarm_exit"] = swarm.wait(60)
     finally:
@@ -322,12 +329,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("sizes", nargs="*", type=int, default=[100, 1000, 5000])
     p.add_argument("--root", help="keep the fleets under this folder (default: a temporary one)")
+    p.add_argument("--procs", type=int, default=1, help="run the swarm in this many processes (default 1)")
     ns = p.parse_args()
     root = Path(ns.root) if ns.root else Path(tempfile.mkdtemp(prefix="bsw", dir="/tmp"))
     rows = []
     for n in ns.sizes:
         try:
-            rows.append(measure(n, root))
+            rows.append(measure(n, root, ns.procs))
         except FleetError as exc:
             print(f"{n} minions: the fleet did not come up: {exc}", file=sys.stderr)
             return 2

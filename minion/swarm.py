@@ -65,6 +65,7 @@ DEFAULT_SHARE = 64  # identities whose publishes share one SUB connection
 KEY_POOL_MIN = 16  # keys to make before a process pool pays off
 FDS_PER_IDENTITY = 2  # its DEALER: the socket's TCP connection and its mailbox
 KEY_NAME, PUB_NAME = "minion.pem", "minion.pub"
+REAP_MARGIN = 15.0  # seconds past shutdown_grace a child process gets to stop
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,19 @@ def identity_opts(base: dict[str, Any], minion_id: str) -> dict[str, Any]:
 def plan(base: dict[str, Any], count: int) -> list[Identity]:
     """The identities of a swarm of ``count`` from the minion config ``base``."""
     return [Identity(i, identity_opts(base, i)) for i in swarm_ids(str(base["id"]), count)]
+
+
+def slices(identities: list[Identity], parts: int) -> list[list[Identity]]:
+    """``identities`` cut into at most ``parts`` runs of consecutive ones, as even as can be (one
+    per swarm process: ``--procs``)."""
+    parts = max(1, min(parts, len(identities)))
+    size, extra = divmod(len(identities), parts)
+    out, start = [], 0
+    for index in range(parts):
+        end = start + size + (1 if index < extra else 0)
+        out.append(identities[start:end])
+        start = end
+    return out
 
 
 def master_endpoint(opts: dict[str, Any]) -> tuple[str, int, int]:
@@ -286,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=str(DEFAULT_SHARE),
         help=f"minions whose publishes share one SUB connection (default {DEFAULT_SHARE})",
     )
+    p.add_argument(
+        "--procs",
+        default="1",
+        help="processes to run the minions in, each with its share of them (default 1: one process)",
+    )
     logsetup.add_arguments(p)
     p.add_argument("--version", action="version", version=f"briny-swarm {__version__}")
     return p
@@ -305,6 +324,7 @@ def _setup(ns: argparse.Namespace) -> tuple[dict[str, Any], list[Identity], int,
     count = _positive(ns.count, "-n (the number of minions)")
     workers = _positive(ns.workers, "--workers")
     share = _positive(ns.share, "--share")
+    _positive(ns.procs, "--procs")
     folder = config_dir(ns.config_dir, required=True)
     assert folder is not None
     if not (Path(folder) / "minion").is_file():
@@ -330,6 +350,8 @@ def run(argv: list[str] | None = None) -> int:
     except BrinyError as exc:
         sys.stderr.write(f"briny-swarm: {exc}\n")
         return 2
+    children: list[int] = []
+    code = 0
     try:
         keys = ensure_keys(identities)  # before any thread: the key pool forks
         log.warning(
@@ -342,24 +364,96 @@ def run(argv: list[str] | None = None) -> int:
         from briny.minion.grains import load_grains
 
         grains = load_grains(base)
-        asyncio.run(_serve(base, identities, grains, workers, share))
+        parts = slices(identities, int(ns.procs))
+        for part in parts[1:]:  # before any thread or loop: each child serves its share, then exits
+            pid = os.fork()
+            if pid == 0:
+                os._exit(_serve_part(base, part, grains, workers, share, []))
+            children.append(pid)
+        if children:
+            log.warning("briny-swarm: %d processes (pids %s and this one)", len(parts), children)
+        code = _serve_part(base, parts[0], grains, workers, share, children)
     except (BrinyError, OSError) as exc:
         msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
         log.error("briny-swarm: %s", msg)
         sys.stderr.write(f"briny-swarm: {msg}\n")
+        code = 2
+    finally:
+        code = max(code, _reap(children, config.number(base, "shutdown_grace", zero=True) + REAP_MARGIN))
+    if code == 0:
+        log.warning("briny-swarm stopped")
+    return code
+
+
+def _serve_part(
+    base: dict[str, Any],
+    identities: list[Identity],
+    grains: dict[str, Any],
+    workers: int,
+    share: int,
+    children: list[int],
+) -> int:
+    """Serve ``identities`` in this process until SIGTERM/SIGINT (passed on to ``children``); its
+    exit status."""
+    try:
+        asyncio.run(_serve(base, identities, grains, workers, share, children))
+    except (BrinyError, OSError) as exc:
+        msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
+        log.error("briny-swarm (pid %d): %s", os.getpid(), msg)
+        sys.stderr.write(f"briny-swarm: {msg}\n")
         return 2
-    log.warning("briny-swarm stopped")
     return 0
 
 
 async def _serve(
-    base: dict[str, Any], identities: list[Identity], grains: dict[str, Any], workers: int, share: int
+    base: dict[str, Any],
+    identities: list[Identity],
+    grains: dict[str, Any],
+    workers: int,
+    share: int,
+    children: list[int],
 ) -> None:
     swarm = Swarm(base, identities, grains, workers=workers, share=share)
     loop = asyncio.get_running_loop()
+
+    def stop(sig: int) -> None:
+        _signal(children, sig)
+        swarm.stop()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, swarm.stop)
+        loop.add_signal_handler(sig, stop, sig)
     await swarm.run()
+
+
+def _signal(children: list[int], sig: int) -> None:
+    for pid in children:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _reap(children: list[int], grace: float) -> int:
+    """Wait for the child processes (SIGTERM first if they still run, SIGKILL after ``grace``
+    seconds); the highest exit status (1 for one killed)."""
+    code, deadline = 0, time.monotonic() + grace
+    for pid in children:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                child = os.waitstatus_to_exitcode(status)
+                if child:
+                    log.error("briny-swarm: process %d exited with %d", pid, child)
+                    code = max(code, child if child > 0 else 1)  # negative: killed by a signal
+                break
+            if time.monotonic() >= deadline:
+                log.error("briny-swarm: process %d did not stop within %.0f s; killed", pid, grace)
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                code = max(code, 1)
+                break
+            time.sleep(0.05)
+    return code
 
 
 def main() -> None:
