@@ -284,6 +284,8 @@ def measure(n: int, root: Path, procs: int = 1) -> dict[str, Any]:
         if collector is not None:
             collector.close()
         if swarm is not None and swarm.poll() is None:
+            for pid in family(swarm.pid)[1:]:  # its other processes (--procs) first: they outlive it
+                os.kill(pid, signal.SIGKILL)
             swarm.kill()
             swarm.wait(10)
         fleet.close()

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -65,6 +66,7 @@ DEFAULT_SHARE = 64  # identities whose publishes share one SUB connection
 KEY_POOL_MIN = 16  # keys to make before a process pool pays off
 FDS_PER_IDENTITY = 2  # its DEALER: the socket's TCP connection and its mailbox
 KEY_NAME, PUB_NAME = "minion.pem", "minion.pub"
+PR_SET_PDEATHSIG = 1  # prctl(2)
 REAP_MARGIN = 15.0  # seconds past shutdown_grace a child process gets to stop
 
 
@@ -366,8 +368,9 @@ def run(argv: list[str] | None = None) -> int:
         grains = load_grains(base)
         parts = slices(identities, int(ns.procs))
         for part in parts[1:]:  # before any thread or loop: each child serves its share, then exits
-            pid = os.fork()
+            parent, pid = os.getpid(), os.fork()
             if pid == 0:
+                _die_with(parent)
                 os._exit(_serve_part(base, part, grains, workers, share, []))
             children.append(pid)
         if children:
@@ -423,6 +426,17 @@ async def _serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop, sig)
     await swarm.run()
+
+
+def _die_with(parent: int) -> None:
+    """In a child process: SIGTERM when ``parent`` dies (Linux ``PR_SET_PDEATHSIG``), so a swarm
+    killed with SIGKILL leaves no minions behind; exit now when it is already gone."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the parent's SIGTERM still reaches it
+        log.debug("briny-swarm: no parent-death signal on this system")
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def _signal(children: list[int], sig: int) -> None:

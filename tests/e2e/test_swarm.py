@@ -141,6 +141,15 @@ def test_a_swarm_in_several_processes_serves_every_identity_and_stops_them_all(
     assert res.json() == {i: True for i in ids}
     assert stop(swarm) == 0  # every process gone (stop() checks), exit 0
 
+    # SIGKILL of the first process: the others follow it (parent-death signal)
+    again = start_swarm(conf, count, "--procs", "2")
+    fleet.wait(lambda: len(descendants(again.pid)) >= 1, 30, "the swarm's second process")
+    fleet.wait_connected(ids, 90)
+    others = descendants(again.pid)
+    again.kill()
+    again.wait(10)
+    fleet.wait(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in others), 30, "the swarm's other process gone")
+
 
 @pytest.mark.parametrize(
     ("body", "argv", "message"),
