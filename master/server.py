@@ -80,6 +80,7 @@ Handler = Callable[[Session, dict[str, Any]], dict[str, Any]]
 SIGN_KEY = "master_sign.pem"
 PRUNE_INTERVAL = 3600.0
 AUTH_BACKLOG_BYTES = 32 * 1024 * 1024  # auth frames waiting for a worker, with their bookkeeping
+SERVE_TURN = 32  # frames handled in a row before the receive loop lets other tasks run
 CONTROL_THREADS = 2  # the operator's pool: targeting and key store reads (MasterServer._in_control)
 TASK_OVERHEAD = 4096  # bytes counted per waiting frame for its task and envelope
 # the err answer to a request sealed with another key than its id's session key
@@ -239,8 +240,16 @@ class MasterServer:
 
     # ----- the receive loop -------------------------------------------------------------------
     async def serve(self) -> None:
-        """Receive and handle frames until :meth:`stop` (loop). Survives any bad frame."""
+        """Receive and handle frames until :meth:`stop` (loop). Survives any bad frame.
+
+        Every :data:`SERVE_TURN` frames it lets the loop's other tasks run: a frame already
+        waiting is handed over without a pause, so under a flood (an auth storm of thousands)
+        the operator's IPC and the spawned tasks would otherwise wait until it ebbs."""
+        handled = 0
         while not self._stopping:
+            handled += 1
+            if handled % SERVE_TURN == 0:
+                await asyncio.sleep(0)
             try:
                 peer, corr, frame = await self.transport.recv()
             except asyncio.CancelledError:

@@ -23,7 +23,7 @@ from briny.common.exceptions import AuthError
 from briny.common.transport import MemoryHub, topic_for
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
-from briny.master.server import NOT_OPENED, MasterServer
+from briny.master.server import NOT_OPENED, SERVE_TURN, MasterServer
 from briny.master.tags import check_event_tag
 
 
@@ -563,5 +563,22 @@ def test_the_operator_is_answered_while_every_worker_is_busy(master_opts):
         finally:
             release.set()
             await asyncio.gather(*busy)
+
+    run_master(master_opts, body)
+
+
+def test_a_flood_of_frames_never_starves_the_loops_other_tasks(master_opts):
+    """Frames already waiting are handed over without a pause: the receive loop must still let
+    the other tasks (the operator's IPC, spawned replies) run while a flood is being handled."""
+
+    async def body(c: Ctx) -> None:
+        await c.idle()
+        flood = 20 * SERVE_TURN
+        for _ in range(flood):
+            c.hub.requests.put_nowait((b"peer", b"corr", b"not an envelope"))
+        await asyncio.sleep(0)  # the receive loop takes over
+        left = c.hub.requests.qsize()
+        assert 0 < left < flood, left  # this task ran again while the flood was still queued
+        await c.idle()
 
     run_master(master_opts, body)
