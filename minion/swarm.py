@@ -377,10 +377,7 @@ def run(argv: list[str] | None = None) -> int:
             log.warning("briny-swarm: %d processes (pids %s and this one)", len(parts), children)
         code = _serve_part(base, parts[0], grains, workers, share, children)
     except (BrinyError, OSError) as exc:
-        msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
-        log.error("briny-swarm: %s", msg)
-        sys.stderr.write(f"briny-swarm: {msg}\n")
-        code = 2
+        code = _failed(exc)
     finally:
         code = max(code, _reap(children, config.number(base, "shutdown_grace", zero=True) + REAP_MARGIN))
     if code == 0:
@@ -398,34 +395,32 @@ def _serve_part(
 ) -> int:
     """Serve ``identities`` in this process until SIGTERM/SIGINT (passed on to ``children``); its
     exit status."""
+
+    async def serve() -> None:
+        swarm = Swarm(base, identities, grains, workers=workers, share=share)
+        loop = asyncio.get_running_loop()
+
+        def stop(sig: int) -> None:
+            _signal(children, sig)
+            swarm.stop()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop, sig)
+        await swarm.run()
+
     try:
-        asyncio.run(_serve(base, identities, grains, workers, share, children))
+        asyncio.run(serve())
     except (BrinyError, OSError) as exc:
-        msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
-        log.error("briny-swarm (pid %d): %s", os.getpid(), msg)
-        sys.stderr.write(f"briny-swarm: {msg}\n")
-        return 2
+        return _failed(exc)
     return 0
 
 
-async def _serve(
-    base: dict[str, Any],
-    identities: list[Identity],
-    grains: dict[str, Any],
-    workers: int,
-    share: int,
-    children: list[int],
-) -> None:
-    swarm = Swarm(base, identities, grains, workers=workers, share=share)
-    loop = asyncio.get_running_loop()
-
-    def stop(sig: int) -> None:
-        _signal(children, sig)
-        swarm.stop()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop, sig)
-    await swarm.run()
+def _failed(exc: BrinyError | OSError) -> int:
+    """Say why the swarm (or one of its processes) stops, in its log and on stderr; exit status 2."""
+    msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
+    log.error("briny-swarm (pid %d): %s", os.getpid(), msg)
+    sys.stderr.write(f"briny-swarm: {msg}\n")
+    return 2
 
 
 def _die_with(parent: int) -> None:
