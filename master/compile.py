@@ -221,7 +221,8 @@ class MasterCompiler:
         self.fallbacks = 0
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
-        self._results: OrderedDict[bytes, Compiled] = OrderedDict()  # packed -> the object handed out
+        # packed -> (that packed form, the object handed out): the last SHARED_RESULTS distinct compiles
+        self._results: OrderedDict[bytes, tuple[bytes, Compiled]] = OrderedDict()
         mode = str(config.setting(opts, "state_compile")).lower()
         if mode not in MODES:
             log.warning("state_compile %r is not one of %s; using auto", mode, ", ".join(MODES))
@@ -334,30 +335,40 @@ class MasterCompiler:
             else:
                 kept = _MISSING
         if kept is not _MISSING:
-            return None if not isinstance(kept, bytes) else self._shared_result(kept)
+            return None if not isinstance(kept, bytes) else self._shared_result(kept)[1]
         result = self.compile_now(minion_id, request, grains, pillar, roots)
         try:
             packed = None if result is None else pack(result)
         except (TypeError, ValueError, OverflowError) as exc:  # the publish will say so; nothing to keep
             log.warning("the compile of %s for %s cannot be packed (%s); not cached", fun, minion_id, exc)
             return result
+        if packed is not None:  # equal compiles of several minions: one packed form, one object
+            packed, result = self._shared_result(packed, result)
         with self._lock:
             self._cache[key] = _Entry(roots, grains_digest, pillar_digest, packed)
             self._cache.move_to_end(key)
             while len(self._cache) > self.cache_max:
                 self._cache.popitem(last=False)
-        return None if packed is None else self._shared_result(packed, result)
+        return result
 
-    def _shared_result(self, packed: bytes, fresh: Compiled | None = None) -> Compiled:
-        """The one object handed out for a compile packed as ``packed`` (minions whose compiles
-        are equal share it: a highstate of thousands of alike minions keeps one tree, not one
-        each, in their publishes waiting for returns); ``fresh`` is that compile when it was just
-        made. Nobody changes what this returns (the publish only packs it)."""
+    def _shared_result(self, packed: bytes, fresh: Compiled | None = None) -> tuple[bytes, Compiled]:
+        """The one packed form and the one object handed out for a compile packed as ``packed``
+        (minions whose compiles are equal share them: a highstate of thousands of alike minions
+        keeps one tree, not one each, in their publishes waiting for returns, and one packed form
+        in the cache); ``fresh`` is that compile when it was just made. Nobody changes what this
+        returns (the publish only packs it)."""
         with self._lock:
             shared = self._results.get(packed)
             if shared is not None:
                 self._results.move_to_end(packed)
                 return shared
+        made = (packed, fresh if fresh is not None else unpack(packed, Limits(*(len(packed),) * 4)))
+        with self._lock:
+            shared = self._results.setdefault(packed, made)
+            self._results.move_to_end(packed)
+            while len(self._results) > SHARED_RESULTS:
+                self._results.popitem(last=False)
+        return shared
         shared = fresh if fresh is not None else unpack(packed, Limits(*(len(packed),) * 4))
         with self._lock:
             shared = self._results.setdefault(packed, shared)

@@ -256,6 +256,8 @@ def test_the_cache_keeps_state_compile_cache_compiles_packed_and_equal_ones_are_
     assert db1 is not db2 and not same  # db2's pillar differs: its own compile
     back1, back2 = s.compile("db1", "state.sls", "common.back"), s.compile("db2", "state.sls", "common.back")
     assert back1 == back2 and back1 is back2  # equal compiles of two minions: one object
+    packed = [e.result for k, e in s.compiler._cache.items() if k[0] in ("db1", "db2") and k[1] == "state.sls"]
+    assert len(packed) == 2 and packed[0] is packed[1]  # and one packed form in the cache
 
 
 @pytest.mark.parametrize(
