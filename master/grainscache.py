@@ -9,8 +9,9 @@ ignored with a log line).
 
 Threads (``docs/DEVELOPING.md``, "Threads"):
 
-- **the loop** is the only writer of the memory (equal grain values of many
-  minions are kept once: :class:`~briny.master.sharedvalues.SharedValues`): :meth:`GrainsCache.put`,
+- **the loop** is the only writer of the memory (equal grain and reported
+  config values of many minions are kept once:
+  :class:`~briny.master.sharedvalues.SharedValues`): :meth:`GrainsCache.put`,
   :meth:`GrainsCache.put_opts` (a minion's ``grains`` request) and
   :meth:`GrainsCache.remove` (its key is gone) check it with
   :func:`briny.common.onloop.assert_on_loop`;
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -100,20 +102,27 @@ class GrainsCache:
     def put_opts(self, minion_id: str, opts: ReportedConfig | None) -> None:
         """Keep what the master took of a minion's reported config (None: nothing usable); loop."""
         assert_on_loop("the grains cache")
+        if isinstance(opts, ReportedConfig):  # equal values of many minions kept once, as grains
+            opts = dataclasses.replace(opts, data=self._shared.share(opts.data))
         with self._lock:
-            if opts is None:
-                self._opts.pop(minion_id, None)
-            else:
+            old = self._opts.pop(minion_id, None) if opts is None else self._opts.get(minion_id)
+            if opts is not None:
                 self._opts[minion_id] = opts
+        self._release_opts(old)
+
+    def _release_opts(self, old: ReportedConfig | None) -> None:
+        if isinstance(old, ReportedConfig):
+            self._shared.release(old.data)
 
     def remove(self, minion_id: str) -> None:
         """Forget a minion whose key was deleted (loop); its file goes in the writer thread."""
         assert_on_loop("the grains cache")
         with self._lock:
             old = self._data.pop(minion_id, None)
-            self._opts.pop(minion_id, None)
+            old_opts = self._opts.pop(minion_id, None)
         if old is not None:
             self._shared.release(old)
+        self._release_opts(old_opts)
         self._submit(self._unlink, minion_id)
 
     def _submit(self, fn: Any, *args: Any) -> None:

@@ -101,3 +101,27 @@ def test_grains_loaded_from_the_files_are_shared(tmp_path):
     assert a is not None and b is not None and a["mem"] is b["mem"] and a == grains("m0")
     cache.close()
     again.close()
+
+
+def test_reported_configs_share_equal_values_and_release_them(tmp_path):
+    from briny.common.reported import accept_reported
+
+    cache = GrainsCache(str(tmp_path))
+    report = {"saltenv": "base", "file_roots_note": ["a", "b"], "renderer": "jinja|yaml"}
+
+    async def main() -> None:
+        for i in range(3):
+            cache.put_opts(f"m{i}", accept_reported({**report, "id": f"m{i}"}, f"m{i}"))
+        one, two = cache.opts_of("m1"), cache.opts_of("m2")
+        assert one is not None and two is not None
+        assert one.data == {**report, "id": "m1"} and one.data["file_roots_note"] is two.data["file_roots_note"]
+        kept = len(cache._shared)
+        cache.put_opts("m1", None)  # forgotten: its own id value goes, the shared ones stay
+        assert cache.opts_of("m1") is None and len(cache._shared) == kept - 1
+        cache.put_opts("m2", accept_reported({**report, "id": "m2", "saltenv": "dev"}, "m2"))  # replaced
+        cache.remove("m0")
+        cache.remove("m2")
+        assert len(cache._shared) == 0
+
+    asyncio.run(main())
+    cache.close()
