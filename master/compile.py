@@ -369,13 +369,6 @@ class MasterCompiler:
             while len(self._results) > SHARED_RESULTS:
                 self._results.popitem(last=False)
         return shared
-        shared = fresh if fresh is not None else unpack(packed, Limits(*(len(packed),) * 4))
-        with self._lock:
-            shared = self._results.setdefault(packed, shared)
-            self._results.move_to_end(packed)
-            while len(self._results) > SHARED_RESULTS:
-                self._results.popitem(last=False)
-        return shared
 
     def reported(self, minion_id: str) -> ReportedConfig | None:
         """What the master took of ``minion_id``'s reported config (None: it knows none)."""
