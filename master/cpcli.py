@@ -46,7 +46,8 @@ from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, U
 from briny.common.numbers import positive
 from briny.master.clientapi import MasterClient
 from briny.master.opcli import CliParser, add_target_flags
-from briny.master.waiter import MinionResult, Waiter
+from briny.master.opresults import MinionResult
+from briny.master.waiter import Waiter
 
 log = logging.getLogger(__name__)
 

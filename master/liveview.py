@@ -9,7 +9,7 @@ keeps one line per minion still running, e.g.::
 
 drawn below whatever was printed already and redrawn in place (ANSI: the
 cursor goes back up over the lines it drew and clears to the end of the
-screen). :class:`~briny.master.opcli.Printer` clears the lines before it
+screen). :class:`~briny.master.opresults.Printer` clears the lines before it
 prints a minion's result and draws them again after, and clears them for
 good before the final output, so the normal output is never mixed with
 them. Only used when stdout is a terminal; redraws are throttled.

@@ -47,7 +47,6 @@ import logging
 import random
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 from briny.common.args import parse_input
@@ -59,7 +58,8 @@ from briny.common import logsetup, versions
 from briny.common.numbers import positive
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
-from briny.master.waiter import MinionResult, Waiter
+from briny.master.opresults import Printer
+from briny.master.waiter import Waiter
 
 log = logging.getLogger(__name__)
 
@@ -158,116 +158,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
-
-
-# -- printing -------------------------------------------------------------------------
-
-
-@dataclass
-class Printer:
-    ns: argparse.Namespace
-    opts: dict[str, Any]
-    fun: str
-    stdout: TextIO
-    collected: dict[str, Any] = field(default_factory=dict)
-    live: Any = None  # a LiveView on a terminal, else None
-    seen: list[MinionResult] = field(default_factory=list)  # every result shown, for --summary
-
-    def counts(self, result: MinionResult) -> bool:
-        """Does ``result`` count (for the exit status and the summary)? ``--hide-timeout`` drops
-        the minions that did not return, as Salt does."""
-        return result.returned or not self.ns.hide_timeout
-
-    def progress(self, jid: str, minion_id: str, data: dict[str, Any]) -> None:
-        if self.live is not None:
-            self.live.update(minion_id, data)
-
-    def tick(self) -> None:
-        if self.live is not None:
-            self.live.tick()
-
-    def outputter(self, result: MinionResult | None) -> str:
-        if self.ns.out:
-            return str(self.ns.out)
-        if result is not None and result.out:
-            return result.out
-        return "highstate" if self.fun in HIGHSTATE_FUNCS else "nested"
-
-    def emit(self, data: dict[str, Any], result: MinionResult | None) -> None:
-        from briny.common.output import render_output
-
-        out = self.outputter(result)
-        text = render_output(data, out, self.opts)
-        if text and out != "quiet":
-            if self.live is not None:
-                self.live.clear()
-            self.stdout.write(text + "\n")
-            self.stdout.flush()
-        if self.live is not None:
-            self.live.draw()
-
-    def result(self, result: MinionResult, extra: dict[str, Any] | None = None) -> None:
-        if self.live is not None:
-            self.live.forget(result.id)
-        if not self.counts(result):
-            return
-        self.seen.append(result)
-        if self.ns.static or self.fun == "sys.doc":
-            if self.live is not None:
-                self.live.draw()
-            self.collected[result.id] = result.ret
-            return
-        self.emit({result.id: result.ret, **(extra or {})}, result)
-
-    def finish(self) -> None:
-        if self.live is not None:
-            self.live.forget_all()
-        if self.fun == "sys.doc":
-            self.docs()
-        elif self.ns.static and self.collected:
-            self.emit(self.collected, None)
-
-    def docs(self) -> None:
-        """``sys.doc`` as Salt prints it: the docstrings of every minion merged (the first
-        minion's text of each function), ``name:``, the text and a blank line per function; with
-        ``--out``, each ``{name: text}`` through that outputter."""
-        from briny.common.output import render_output
-
-        merged: dict[str, Any] = {}
-        for ret in self.collected.values():
-            if isinstance(ret, dict):
-                for fun, text in ret.items():
-                    if text and fun not in merged:
-                        merged[fun] = text
-        for fun in sorted(merged):
-            if self.ns.out:
-                self.stdout.write(render_output({fun: merged[fun]}, "nested", self.opts) + "\n")
-            else:
-                self.stdout.write(f"{fun}:\n{merged[fun]}\n\n")
-        self.stdout.flush()
-
-    def summary(self, stdout: TextIO) -> None:
-        """Salt's ``--summary`` block (on stdout, after the returns; not with ``--out``)."""
-        returned = [r for r in self.seen if r.returned]
-        silent = [r.id for r in self.seen if not r.returned]
-        failed = [r.id for r in returned if r.retcode]
-        lines = [
-            "\n",
-            "-------------------------------------------",
-            "Summary",
-            "-------------------------------------------",
-            f"# of minions targeted: {len(self.seen)}",
-            f"# of minions returned: {len(returned)}",
-            f"# of minions that did not return: {len(silent)}",
-            f"# of minions with errors: {len(failed)}",
-        ]
-        if self.ns.verbose and silent:
-            lines.append("Minions not responding: " + " ".join(silent))
-        if self.ns.verbose and failed:
-            lines.append("Minions with failures: " + " ".join(failed))
-        lines.append("-------------------------------------------")
-        stdout.write("\n".join(lines) + "\n")
-        stdout.flush()
 
 
 # -- the command ----------------------------------------------------------------------

@@ -1,12 +1,12 @@
 """Waiting for the returns of jobs, as ``briny`` (and ``briny-cp``, the orchestrate runner) do.
 
 A :class:`Waiter` tracks the (job, minion) pairs a caller expects, turns the
-``salt/job/<jid>/ret/<id>`` events of the master bus into :class:`MinionResult`
-records, and handles the minions that stay silent as Salt's ``LocalClient``
+``salt/job/<jid>/ret/<id>`` events of the master bus into
+:class:`~briny.master.opresults.MinionResult` records, and handles the minions that stay silent as Salt's ``LocalClient``
 does: past the job's timeout it reads the job cache (a return whose event was
 missed), then asks the rest with ``saltutil.find_job``; those still running
 get another timeout, those that answer nothing within ``gather_job_timeout``
-become :func:`no_return` results.
+become :func:`~briny.master.opresults.no_return` results.
 
 Cost (issue 13: a thousand and more minions per job): each return is O(log N)
 (the deadlines are a heap with lazy removal, never a scan of every wait; a
@@ -25,71 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common.exceptions import MasterError, MasterNotRunning
-from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
+from briny.master.opresults import MinionResult, no_return, result_from_event
 
 log = logging.getLogger(__name__)
 
-NO_RESPONSE = (
-    "Minion did not return. [No response]\nThe minions may not have all finished running and "
-    "any remaining minions will return upon completion. To look up the return data for this "
-    "job later, run the following command:\n\nbriny-run jobs.lookup_jid {jid}"
-)
-
 Key = tuple[str, str]  # (jid, minion id)
-
-
-# -- results --------------------------------------------------------------------------
-
-
-@dataclass
-class MinionResult:
-    """One minion's answer (or its absence) as the CLI prints it."""
-
-    id: str
-    jid: str
-    ret: Any
-    retcode: int = 0
-    out: str | None = None
-    success: bool = True
-    returned: bool = True
-
-
-def _states_failed(ret: Any) -> bool:
-    if isinstance(ret, list):  # render/compile errors
-        return True
-    if isinstance(ret, dict):
-        for chunk in ret.values():
-            if isinstance(chunk, dict) and "result" in chunk and chunk.get("result") is False:
-                return True
-    return False
-
-
-def result_from_event(fun: str, data: dict[str, Any]) -> MinionResult:
-    ret = data.get("return")
-    retcode = data.get("retcode", 0)
-    if isinstance(retcode, dict):
-        retcode = max([v for v in retcode.values() if isinstance(v, int)] or [0])
-    if not isinstance(retcode, int) or isinstance(retcode, bool):
-        retcode = 1 if retcode else 0
-    success = data.get("success", True) is not False and retcode == 0
-    if fun in HIGHSTATE_FUNCS and _states_failed(ret):
-        success = False
-    if isinstance(ret, bool) and not ret and fun == "test.ping":
-        success = False
-    out = data.get("out") if isinstance(data.get("out"), str) else None
-    return MinionResult(
-        str(data.get("id", "")),
-        str(data.get("jid", "")),
-        ret,
-        retcode if retcode else (0 if success else 1),
-        out,
-        success,
-    )
-
-
-def no_return(minion_id: str, jid: str) -> MinionResult:
-    return MinionResult(minion_id, jid, NO_RESPONSE.format(jid=jid), 1, "nested", False, False)
 
 
 # -- waiting for returns --------------------------------------------------------------
