@@ -17,7 +17,11 @@ as **keygen**), then measures:
   returns are in the job cache; the job cache must hold N returns of 20 results
   each, and the master's bus must carry every ``state_result`` event (counted
   by a listener);
-- **master RSS** (``VmRSS``) after the highstates, and the swarm's.
+- **master RSS** (``VmRSS``) after the highstates, and the swarm's;
+- the **CPU seconds** the master, the swarm and the ``briny`` CLI spent during
+  the best ping and the best highstate (``/proc/PID/stat``; the three share
+  the machine's cores, so a wall time well above the master's CPU time is
+  someone else's).
 
 Prints one table, each cost per minion, whether it grows linearly (the cost per
 minion at the largest size at most 1.5x the one at the smallest), and the
@@ -29,6 +33,8 @@ Run: ``.venv/bin/python bench/swarm.py [N ...]`` (default ``100 1000 5000``).
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import signal
 import subprocess
 import sys
@@ -66,6 +72,44 @@ TARGETS = {  # (size, measure): seconds or MB
     (5000, "auth"): 60.0,
 }
 PING_INTERVAL = 10  # the swarm's heartbeat, and the master's "connected" window (2x)
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of this process's waited-for children (the ``briny`` CLI runs)."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+class Cpu:
+    """CPU seconds the master, the swarm and the CLI spend between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, master: int, swarm: int) -> None:
+        self.pids = {"master": master, "swarm": swarm}
+        self.at: dict[str, float] = {}
+
+    def _now(self) -> dict[str, float]:
+        return {**{k: sum(cpu_s(p) for p in family(pid)) for k, pid in self.pids.items()}, "cli": children_cpu_s()}
+
+    def start(self) -> None:
+        self.at = self._now()
+
+    def stop(self) -> dict[str, float]:
+        now = self._now()
+        return {k: now[k] - self.at[k] for k in now}
+
+
+def family(pid: int) -> list[int]:
+    """``pid`` and its descendants (a swarm of several processes)."""
+    from briny.minion.procs import descendants
+
+    return [pid, *descendants(pid)]
 
 
 def rss_mb(pid: int) -> float:
@@ -135,28 +179,36 @@ def wait_connected(fleet: Fleet, n: int, timeout: float) -> float:
     return time.monotonic() - start
 
 
-def ping(fleet: Fleet, n: int, runs: int = 3) -> tuple[float, int]:
-    """Best wall time of ``briny '*' test.ping`` and the returns lost over all runs."""
-    best, lost = float("inf"), 0
+def ping(fleet: Fleet, cpu: Cpu, n: int, runs: int = 3) -> tuple[float, int, dict[str, float]]:
+    """Best wall time of ``briny '*' test.ping``, the returns lost over all runs, and the CPU
+    seconds of the master, the swarm and the CLI in the best run."""
+    best, lost, used = float("inf"), 0, {}
     for run in range(runs + 1):
+        cpu.start()
         res = fleet.briny("--static", "--out", "json", "-t", "60", "*", "test.ping", timeout=180)
+        spent = cpu.stop()
         data = res.json() if res.stdout.strip() else {}
         got = sum(1 for v in data.values() if v is True) if isinstance(data, dict) else 0
         if run:
-            best = min(best, res.elapsed)
+            if res.elapsed < best:
+                best, used = res.elapsed, spent
             lost += n - got
-    return best, lost
+    return best, lost, used
 
 
-def highstate(fleet: Fleet, collector: Collector, n: int, runs: int = 2) -> tuple[float, int, int, int]:
+def highstate(
+    fleet: Fleet, collector: Collector, cpu: Cpu, n: int, runs: int = 2
+) -> tuple[float, int, int, int, dict[str, float]]:
     """(best seconds from publish to N returns in the job cache, smallest count of returns with
-    all STATES results, of stored returns, of state_result events seen in one run)."""
+    all STATES results, of stored returns, of state_result events seen in one run, the CPU
+    seconds of the master and the swarm in the best run)."""
     from briny.common.config import load_master_config
     from briny.master.jobcache import open_job_cache
 
     opts = load_master_config(str(fleet.master_conf))
-    best, min_full, min_stored, min_events = float("inf"), n, n, n * EVENTS
+    best, min_full, min_stored, min_events, used = float("inf"), n, n, n * EVENTS, {}
     for run in range(runs + 1):
+        cpu.start()
         start = time.monotonic()
         jid = fleet.publish("*", "state.apply")
         cache = open_job_cache(opts, readonly=True)
@@ -172,18 +224,20 @@ def highstate(fleet: Fleet, collector: Collector, n: int, runs: int = 2) -> tupl
         finally:
             cache.close()
         elapsed = time.monotonic() - start
+        spent = cpu.stop()
         full = sum(1 for r in rets.values() if isinstance(r.get("return"), dict) and len(r["return"]) == STATES)
         deadline = time.monotonic() + 30
         while collector.results[jid] < n * EVENTS and time.monotonic() < deadline:
             time.sleep(0.05)
         if run:
-            best = min(best, elapsed)
+            if elapsed < best:
+                best, used = elapsed, spent
             min_full, min_stored = min(min_full, full), min(min_stored, len(rets))
             min_events = min(min_events, collector.results[jid])
-    return best, min_full, min_stored, min_events
+    return best, min_full, min_stored, min_events, used
 
 
-def measure(n: int, root: Path) -> dict[str, Any]:
+def measure(n: int, root: Path, procs: int = 1) -> dict[str, Any]:
     from briny.common.config import load_master_config, load_minion_config
     from briny.minion.swarm import ensure_keys, plan
 
@@ -209,24 +263,29 @@ def measure(n: int, root: Path) -> dict[str, Any]:
         start = time.monotonic()
         with open(fleet.root / "swarm" / "console.log", "ab") as console:  # the child keeps its own copy
             swarm = subprocess.Popen(
-                [*script("briny-swarm"), "-c", str(conf), "-n", str(n)],
+                [*script("briny-swarm"), "-c", str(conf), "-n", str(n), "--procs", str(procs)],
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=console,
             )
         wait_connected(fleet, n, 600)
         out["auth"] = time.monotonic() - start
-        out["ping"], out["ping_lost"] = ping(fleet, n)
-        out["highstate"], out["hs_full"], out["hs_stored"], out["hs_events"] = highstate(fleet, collector, n)
+        cpu = Cpu(fleet.master.pid, swarm.pid)
+        out["ping"], out["ping_lost"], used = ping(fleet, cpu, n)
+        out["ping_cpu"] = {k: round(v, 2) for k, v in used.items()}
+        out["highstate"], out["hs_full"], out["hs_stored"], out["hs_events"], used = highstate(fleet, collector, cpu, n)
+        out["hs_cpu"] = {k: round(v, 2) for k, v in used.items() if k != "cli"}
         out["events_dropped"] = collector.dropped
         out["master_mb"] = rss_mb(fleet.master.pid)
-        out["swarm_mb"] = rss_mb(swarm.pid)
+        out["swarm_mb"] = sum(rss_mb(p) for p in family(swarm.pid))
         swarm.send_signal(signal.SIGTERM)
         out["swarm_exit"] = swarm.wait(60)
     finally:
         if collector is not None:
             collector.close()
         if swarm is not None and swarm.poll() is None:
+            for pid in family(swarm.pid)[1:]:  # its other processes (--procs) first: they outlive it
+                os.kill(pid, signal.SIGKILL)
             swarm.kill()
             swarm.wait(10)
         fleet.close()
@@ -245,6 +304,7 @@ def report(rows: list[dict[str, Any]]) -> int:
             f" (dropped {row['events_dropped']}), swarm exit {row['swarm_exit']}"
         )
         print(f"{n:>8} " + " ".join(f"{row[c]:>10.2f}" for c in cols) + f"  {lost}")
+        print(f"{'':>8} CPU seconds in the best ping {row['ping_cpu']}, highstate {row['hs_cpu']}")
         if row["ping_lost"] or row["hs_stored"] < n or row["hs_full"] < n or row["hs_events"] < n * EVENTS:
             failed = 1
         if row["swarm_exit"] != 0:
@@ -271,12 +331,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("sizes", nargs="*", type=int, default=[100, 1000, 5000])
     p.add_argument("--root", help="keep the fleets under this folder (default: a temporary one)")
+    p.add_argument("--procs", type=int, default=1, help="run the swarm in this many processes (default 1)")
     ns = p.parse_args()
     root = Path(ns.root) if ns.root else Path(tempfile.mkdtemp(prefix="bsw", dir="/tmp"))
     rows = []
     for n in ns.sizes:
         try:
-            rows.append(measure(n, root))
+            rows.append(measure(n, root, ns.procs))
         except FleetError as exc:
             print(f"{n} minions: the fleet did not come up: {exc}", file=sys.stderr)
             return 2

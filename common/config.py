@@ -156,6 +156,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "worker_threads": 5,
     "gather_job_timeout": 10,
     "state_compile": "auto",
+    "state_compile_cache": 10000,  # compiles the master keeps (master/compile.py): one per minion and job kind
     "job_cache": "sqlite",
     "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys_pg.py)
     "fileserver_list_cache_time": 1,

@@ -42,7 +42,9 @@ compiles itself; ``master`` — always compile here, a host function (or
 compile here, and when the compile needed the host (see above), let that
 minion compile itself (so the result is exactly Salt's).
 
-Results are cached per (minion, function, mods, saltenv, pillarenv, test,
+Results are cached (packed, at most ``state_compile_cache`` of them, the least
+recently used going first; equal compiles of several minions are handed out as one
+object, which nobody changes) per (minion, function, mods, saltenv, pillarenv, test,
 exclude, ``pillar=`` override) and reused while the file roots' signature
 (every listed file's path, inode, size, mtime, ctime; listings from the file
 server's own change detection), the minion's grains and its pillar are
@@ -80,14 +82,16 @@ from briny.common.ids import other_minion
 from briny.common.jid import gen_jid
 from briny.common.loader import VIRTUALNAME_RE
 from briny.common.reported import COMPILE_KEYS, JOB_KEYS, ReportedConfig, accept_reported
+from briny.common.unpacking import Limits, unpack
+from briny.common.wire import pack
 from briny.master.fileserver import FileServer
 from briny.master.pillar import ALLOWED, MinionPillars, is_pure, master_side_mods
 
 log = logging.getLogger(__name__)
 
+SHARED_RESULTS = 256  # distinct compiles whose one object is kept to hand out again
 STATE_FUNS = frozenset({"state.apply", "state.highstate", "state.sls"})
 MODES = ("auto", "master", "minion")
-CACHE_MAX = 4096
 EX_STATE_COMPILER_ERROR = 1
 PY_HINT = "with state_compile: auto (the default) or minion, the minion compiles such an SLS itself"
 _MISSING = object()
@@ -190,7 +194,7 @@ class _Entry:
     roots: str
     grains: str
     pillar: str
-    result: Compiled | None
+    result: bytes | None  # the compile, packed (msgpack): a few KB, not a tree of objects
 
 
 class MasterCompiler:
@@ -217,11 +221,14 @@ class MasterCompiler:
         self.fallbacks = 0
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[Any, ...], _Entry] = OrderedDict()
+        # packed -> (that packed form, the object handed out): the last SHARED_RESULTS distinct compiles
+        self._results: OrderedDict[bytes, tuple[bytes, Compiled]] = OrderedDict()
         mode = str(config.setting(opts, "state_compile")).lower()
         if mode not in MODES:
             log.warning("state_compile %r is not one of %s; using auto", mode, ", ".join(MODES))
             mode = "auto"
         self.mode = mode
+        self.cache_max = config.count(opts, "state_compile_cache")
 
     def wants(self, fun: Any) -> bool:
         """Whether jobs of ``fun`` are compiled here at all."""
@@ -324,14 +331,44 @@ class MasterCompiler:
             if entry is not None and (entry.roots, entry.grains, entry.pillar) == (roots, grains_digest, pillar_digest):
                 self._cache.move_to_end(key)
                 self.hits += 1
-                return copy.deepcopy(entry.result)
+                kept: bytes | None | object = entry.result
+            else:
+                kept = _MISSING
+        if kept is not _MISSING:
+            return None if not isinstance(kept, bytes) else self._shared_result(kept)[1]
         result = self.compile_now(minion_id, request, grains, pillar, roots)
+        try:
+            packed = None if result is None else pack(result)
+        except (TypeError, ValueError, OverflowError) as exc:  # the publish will say so; nothing to keep
+            log.warning("the compile of %s for %s cannot be packed (%s); not cached", fun, minion_id, exc)
+            return result
+        if packed is not None:  # equal compiles of several minions: one packed form, one object
+            packed, result = self._shared_result(packed, result)
         with self._lock:
-            self._cache[key] = _Entry(roots, grains_digest, pillar_digest, copy.deepcopy(result))
+            self._cache[key] = _Entry(roots, grains_digest, pillar_digest, packed)
             self._cache.move_to_end(key)
-            while len(self._cache) > CACHE_MAX:
+            while len(self._cache) > self.cache_max:
                 self._cache.popitem(last=False)
         return result
+
+    def _shared_result(self, packed: bytes, fresh: Compiled | None = None) -> tuple[bytes, Compiled]:
+        """The one packed form and the one object handed out for a compile packed as ``packed``
+        (minions whose compiles are equal share them: a highstate of thousands of alike minions
+        keeps one tree, not one each, in their publishes waiting for returns, and one packed form
+        in the cache); ``fresh`` is that compile when it was just made. Nobody changes what this
+        returns (the publish only packs it)."""
+        with self._lock:
+            shared = self._results.get(packed)
+            if shared is not None:
+                self._results.move_to_end(packed)
+                return shared
+        made = (packed, fresh if fresh is not None else unpack(packed, Limits(*(len(packed),) * 4)))
+        with self._lock:
+            shared = self._results.setdefault(packed, made)
+            self._results.move_to_end(packed)
+            while len(self._results) > SHARED_RESULTS:
+                self._results.popitem(last=False)
+        return shared
 
     def reported(self, minion_id: str) -> ReportedConfig | None:
         """What the master took of ``minion_id``'s reported config (None: it knows none)."""

@@ -2,7 +2,7 @@
 
 Runs on the master host, as the operator, in one synchronous process: it
 publishes jobs through the running master (:class:`MasterClient`) and waits
-for the returns as ``briny`` does (:class:`briny.master.opcli.Waiter`).
+for the returns as ``briny`` does (:class:`briny.master.waiter.Waiter`).
 
 Usage: ``briny-cp [-c DIR] [-L|-G|-E|-C...] TARGET SOURCE [SOURCE ...] DEST``.
 As Salt 3007's ``salt-cp``:
@@ -45,8 +45,9 @@ from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
 from briny.common.numbers import positive
 from briny.master.clientapi import MasterClient
-from briny.master.opcli import CliParser, Waiter, add_target_flags
+from briny.master.opcli import CliParser, add_target_flags
 from briny.master.opresults import MinionResult
+from briny.master.waiter import Waiter
 
 log = logging.getLogger(__name__)
 

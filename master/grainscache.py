@@ -9,7 +9,9 @@ ignored with a log line).
 
 Threads (``docs/DEVELOPING.md``, "Threads"):
 
-- **the loop** is the only writer of the memory: :meth:`GrainsCache.put`,
+- **the loop** is the only writer of the memory (equal grain and reported
+  config values of many minions are kept once:
+  :class:`~briny.master.sharedvalues.SharedValues`): :meth:`GrainsCache.put`,
   :meth:`GrainsCache.put_opts` (a minion's ``grains`` request) and
   :meth:`GrainsCache.remove` (its key is gone) check it with
   :func:`briny.common.onloop.assert_on_loop`;
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -43,6 +46,7 @@ from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
 from briny.common.onloop import assert_on_loop
 from briny.common.reported import ReportedConfig
+from briny.master.sharedvalues import SharedValues
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,7 @@ class GrainsCache:
         self.folder = os.path.join(cachedir, "grains")
         self._data: dict[str, Mapping[str, Any]] = {}
         self._opts: dict[str, ReportedConfig] = {}
+        self._shared = SharedValues()  # equal grain values of many minions kept once (the loop)
         self._lock = threading.Lock()
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
 
@@ -86,25 +91,38 @@ class GrainsCache:
     def put(self, minion_id: str, grains: Mapping[str, Any]) -> None:
         """Keep a minion's new grains (loop) and write them to disk (the writer thread)."""
         assert_on_loop("the grains cache")
+        kept = self._shared.share(grains)
         with self._lock:
-            self._data[minion_id] = grains
-        self._submit(self._write, minion_id, grains)
+            old = self._data.get(minion_id)
+            self._data[minion_id] = kept
+        if old is not None:
+            self._shared.release(old)
+        self._submit(self._write, minion_id, kept)
 
     def put_opts(self, minion_id: str, opts: ReportedConfig | None) -> None:
         """Keep what the master took of a minion's reported config (None: nothing usable); loop."""
         assert_on_loop("the grains cache")
+        if isinstance(opts, ReportedConfig):  # equal values of many minions kept once, as grains
+            opts = dataclasses.replace(opts, data=self._shared.share(opts.data))
         with self._lock:
-            if opts is None:
-                self._opts.pop(minion_id, None)
-            else:
+            old = self._opts.pop(minion_id, None) if opts is None else self._opts.get(minion_id)
+            if opts is not None:
                 self._opts[minion_id] = opts
+        self._release_opts(old)
+
+    def _release_opts(self, old: ReportedConfig | None) -> None:
+        if isinstance(old, ReportedConfig):
+            self._shared.release(old.data)
 
     def remove(self, minion_id: str) -> None:
         """Forget a minion whose key was deleted (loop); its file goes in the writer thread."""
         assert_on_loop("the grains cache")
         with self._lock:
-            self._data.pop(minion_id, None)
-            self._opts.pop(minion_id, None)
+            old = self._data.pop(minion_id, None)
+            old_opts = self._opts.pop(minion_id, None)
+        if old is not None:
+            self._shared.release(old)
+        self._release_opts(old_opts)
         self._submit(self._unlink, minion_id)
 
     def _submit(self, fn: Any, *args: Any) -> None:
@@ -137,7 +155,8 @@ class GrainsCache:
                 loaded[minion_id] = data
         with self._lock:
             for minion_id, data in loaded.items():
-                self._data.setdefault(minion_id, data)
+                if minion_id not in self._data:
+                    self._data[minion_id] = self._shared.share(data)
             return len(self._data)
 
     def _write(self, minion_id: str, grains: Mapping[str, Any]) -> None:

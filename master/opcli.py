@@ -46,9 +46,7 @@ import argparse
 import logging
 import random
 import sys
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 from briny.common.args import parse_input
@@ -60,7 +58,8 @@ from briny.common import logsetup, versions
 from briny.common.numbers import positive
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
-from briny.master.opresults import MinionResult, Printer, no_return, result_from_event
+from briny.master.opresults import Printer
+from briny.master.waiter import Waiter
 
 log = logging.getLogger(__name__)
 
@@ -159,136 +158,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
-
-
-# -- waiting for returns --------------------------------------------------------------
-
-
-@dataclass
-class _Wait:
-    jid: str
-    minion: str
-    deadline: float
-    probe_jid: str | None = None
-    probe_deadline: float = 0.0
-
-
-@dataclass
-class Waiter:
-    """Tracks expected returns of one or more jobs and turns events into results."""
-
-    client: MasterClient
-    listener: Any  # EventListener on salt/job/*/ret/*
-    opts: dict[str, Any]
-    timeout: float
-    gather_timeout: float
-    funs: dict[str, str] = field(default_factory=dict)  # jid -> fun
-    waits: dict[tuple[str, str], _Wait] = field(default_factory=dict)
-    probes: dict[str, set[str]] = field(default_factory=dict)  # find_job jid -> minions asked
-    on_progress: Any = None  # called (jid, minion, data) for a waited job's progress event
-
-    def add_job(self, jid: str, fun: str, minions: Sequence[str]) -> None:
-        self.funs[jid] = fun
-        deadline = time.monotonic() + self.timeout
-        for m in minions:
-            self.waits[(jid, m)] = _Wait(jid, m, deadline)
-
-    @property
-    def active(self) -> bool:
-        return bool(self.waits)
-
-    def poll(self, max_wait: float = 1.0) -> list[MinionResult]:
-        """Results that became known within ``max_wait`` seconds (returns and give-ups)."""
-        now = time.monotonic()
-        wake = min([max_wait] + [max(0.0, self._next_deadline(w) - now) for w in self.waits.values()])
-        event = self.listener.get_event(timeout=max(0.01, wake))
-        done: list[MinionResult] = []
-        if event is not None:
-            done.extend(self._on_event(*event))
-        done.extend(self._on_deadlines())
-        return done
-
-    @staticmethod
-    def _next_deadline(w: _Wait) -> float:
-        return w.probe_deadline if w.probe_jid else w.deadline
-
-    def _on_event(self, tag: str, data: dict[str, Any]) -> list[MinionResult]:
-        parts = tag.split("/")
-        if len(parts) == 6 and parts[3] == "prog":
-            if self.on_progress is not None and (parts[2], parts[4]) in self.waits:
-                self.on_progress(parts[2], parts[4], data)
-            return []
-        if len(parts) != 5 or parts[3] != "ret":
-            return []
-        jid, minion = parts[2], parts[4]
-        wait = self.waits.pop((jid, minion), None)
-        if wait is not None:
-            return [result_from_event(self.funs.get(jid, ""), {**data, "id": minion, "jid": jid})]
-        if jid in self.probes and minion in self.probes[jid]:
-            self.probes[jid].discard(minion)
-            for w in self.waits.values():
-                if w.minion == minion and w.probe_jid == jid:
-                    if data.get("return"):  # still running: give it another timeout
-                        log.debug("%s still runs %s", minion, w.jid)
-                        w.probe_jid, w.deadline = None, time.monotonic() + self.timeout
-                    else:  # not running it: whatever it had to say is in the cache, or lost
-                        w.probe_deadline = time.monotonic()
-        return []
-
-    def _from_cache(self, jid: str, minions: list[str]) -> dict[str, dict[str, Any]]:
-        """Returns already in the job cache (an event missed); {} when the cache is unreadable."""
-        try:
-            from briny.master.jobcache import open_job_cache
-
-            cache = open_job_cache(self.opts, readonly=True)
-            try:
-                found = cache.get_returns(jid)
-            finally:
-                cache.close()
-        except Exception as exc:  # noqa: BLE001 - a job cache error, sqlite3's own: the cache is only a fallback
-            log.debug("job cache not readable: %s", exc)
-            return {}
-        return {m: found[m] for m in minions if m in found}
-
-    def _on_deadlines(self) -> list[MinionResult]:
-        now = time.monotonic()
-        done: list[MinionResult] = []
-        late: dict[str, list[str]] = {}
-        for key, w in list(self.waits.items()):
-            if w.probe_jid and now >= w.probe_deadline:
-                cached = self._from_cache(w.jid, [w.minion])
-                del self.waits[key]
-                if w.minion in cached:
-                    done.append(
-                        result_from_event(self.funs.get(w.jid, ""), {**cached[w.minion], "id": w.minion, "jid": w.jid})
-                    )
-                else:
-                    done.append(no_return(w.minion, w.jid))
-            elif not w.probe_jid and now >= w.deadline:
-                late.setdefault(w.jid, []).append(w.minion)
-        for jid, minions in late.items():
-            for m, data in self._from_cache(jid, minions).items():
-                del self.waits[(jid, m)]
-                done.append(result_from_event(self.funs.get(jid, ""), {**data, "id": m, "jid": jid}))
-            minions = [m for m in minions if (jid, m) in self.waits]
-            if not minions:
-                continue
-            try:
-                probe = self.client.find_job(jid, minions)
-            except (MasterError, MasterNotRunning) as exc:
-                log.warning("cannot ask the minions about job %s: %s", jid, exc)
-                probe = {"jid": "", "minions": []}
-            asked = set(probe.get("minions") or [])
-            if probe.get("jid"):
-                self.probes[probe["jid"]] = set(asked)
-            for m in minions:
-                w = self.waits[(jid, m)]
-                if m in asked:
-                    w.probe_jid, w.probe_deadline = probe["jid"], now + self.gather_timeout
-                else:
-                    del self.waits[(jid, m)]
-                    done.append(no_return(m, jid))
-        return done
 
 
 # -- the command ----------------------------------------------------------------------

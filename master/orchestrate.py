@@ -15,7 +15,7 @@ execution modules plus :class:`MasterCalls`:
 - ``saltutil.cmd``: a job published through the running master's operator
   IPC (:class:`briny.master.clientapi.MasterClient`: the job cache, the
   ``salt/job`` events and the returns as for any job) and its returns
-  gathered as ``briny`` gathers them (:class:`briny.master.opcli.Waiter`:
+  gathered as ``briny`` gathers them (:class:`briny.master.waiter.Waiter`:
   events, then the job cache, then ``saltutil.find_job`` for slow minions);
 - ``saltutil.runner`` / ``saltutil.wheel``: a runner of
   :mod:`briny.master.runners` or a wheel function of :mod:`briny.master.wheel`,
@@ -119,7 +119,7 @@ class MasterCalls:
         ``{minion: {"ret", "retcode", "jid", "out"}}`` in minion id order; a minion that did not
         return (or, for a ``list`` target, has no accepted key) is ``{"failed": True}`` when
         ``expect_minions``, else left out. MasterError when the master refuses the job."""
-        from briny.master.opcli import Waiter
+        from briny.master.waiter import Waiter
 
         client, returns = self._connected()
         wait = float(timeout) if timeout else config.number(self.opts, "timeout")

@@ -21,10 +21,13 @@ Threads (``docs/DEVELOPING.md``, "Threads"):
   handlers, Ed25519 signing of publishes, event firing (a non-blocking
   PUSH), ``JobCache.save_*`` (they queue to the cache's own writer thread),
   and applying each newer view of the key store;
+- **the operator's threads** (:data:`CONTROL_THREADS`) run a publish's
+  targeting and the key store reads (``minions``, the housekeeping), so an
+  operator is answered while the workers are busy with an auth storm;
 - **the worker threads** (``run_in_executor``) run everything RSA (the
   minion's auth signature, the auth decision, which also reads and writes
-  key files, the session key encryption, the reply signature), targeting
-  (the key store read and grains matching), the blocking handlers (pillar,
+  key files, the session key encryption, the reply signature), the
+  blocking handlers (pillar,
   files, compiles), state compiles for publishes and job cache pruning;
   they get their inputs as arguments and hand results back by returning,
   never touching what the loop owns;
@@ -78,6 +81,8 @@ Handler = Callable[[Session, dict[str, Any]], dict[str, Any] | Awaitable[dict[st
 SIGN_KEY = "master_sign.pem"
 PRUNE_INTERVAL = 3600.0
 AUTH_BACKLOG_BYTES = 32 * 1024 * 1024  # auth frames waiting for a worker, with their bookkeeping
+SERVE_TURN = 32  # frames handled in a row before the receive loop lets other tasks run
+CONTROL_THREADS = 2  # the operator's pool: targeting and key store reads (MasterServer._in_control)
 TASK_OVERHEAD = 4096  # bytes counted per waiting frame for its task and envelope
 # the err answer to a request sealed with another key than its id's session key
 NOT_OPENED = "the request does not open with this minion's session key; authenticate again"
@@ -170,6 +175,10 @@ class MasterServer:
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="briny-master"
         )
+        # the operator's own reads (targeting, the key store): never queued behind minions' work
+        self._control = concurrent.futures.ThreadPoolExecutor(
+            max_workers=CONTROL_THREADS, thread_name_prefix="briny-master-ctl"
+        )
         self.keys.ensure_master_keys()
         self._master_priv = self.keys.master_key()
         self.master_pub = self.keys.master_public_pem()
@@ -216,6 +225,12 @@ class MasterServer:
     async def _in_worker(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
+    async def _in_control(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn`` in a thread of the operator's own small pool: a publish's targeting and the key
+        store reads stay quick while thousands of minions' auths and pillar requests wait for
+        the workers (an auth storm)."""
+        return await asyncio.get_running_loop().run_in_executor(self._control, fn, *args)
+
     def register_handler(self, cmd: str, handler: Handler, blocking: bool = True) -> None:
         """Serve ``req`` payloads with ``{"cmd": cmd}`` (e.g. the file server, issue 6).
 
@@ -226,8 +241,16 @@ class MasterServer:
 
     # ----- the receive loop -------------------------------------------------------------------
     async def serve(self) -> None:
-        """Receive and handle frames until :meth:`stop` (loop). Survives any bad frame."""
+        """Receive and handle frames until :meth:`stop` (loop). Survives any bad frame.
+
+        Every :data:`SERVE_TURN` frames it lets the loop's other tasks run: a frame already
+        waiting is handed over without a pause, so under a flood (an auth storm of thousands)
+        the operator's IPC and the spawned tasks would otherwise wait until it ebbs."""
+        handled = 0
         while not self._stopping:
+            handled += 1
+            if handled % SERVE_TURN == 0:
+                await asyncio.sleep(0)
             try:
                 peer, corr, frame = await self.transport.recv()
             except asyncio.CancelledError:
@@ -423,7 +446,7 @@ class MasterServer:
 
     async def check_keys(self) -> None:
         """Read the key store (a worker: a ``stat`` per key folder) and apply what changed (loop)."""
-        self.apply_keys(await self._in_worker(self.keywatch.read))
+        self.apply_keys(await self._in_control(self.keywatch.read))
 
     # ----- publishing -------------------------------------------------------------------------
     def _match(self, tgt: Any, tgt_type: str) -> tuple[list[str], KeyView]:
@@ -463,7 +486,7 @@ class MasterServer:
         timeout = self._timeout(timeout)
         try:
             check_target(tgt, tgt_type)
-            minions, view = await self._in_worker(self._match, tgt, tgt_type)
+            minions, view = await self._in_control(self._match, tgt, tgt_type)
         except SaltInvocationError as exc:
             return {"error": str(exc)}
         self.apply_keys(view)
@@ -561,7 +584,7 @@ class MasterServer:
 
     async def minions(self) -> dict[str, Any]:
         """Accepted ids, and those heard from within two ping intervals (loop + a worker)."""
-        view = await self._in_worker(self.keywatch.read)
+        view = await self._in_control(self.keywatch.read)
         self.apply_keys(view)
         window = 2 * config.number(self.opts, "ping_interval")  # the minions' heartbeat
         return {"accepted": sorted(view.accepted), "connected": self.sessions.connected(window)}
@@ -617,3 +640,4 @@ class MasterServer:
             task.cancel()
         if self._own_executor:
             self.executor.shutdown(wait=False, cancel_futures=True)
+        self._control.shutdown(wait=False, cancel_futures=True)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -65,6 +66,8 @@ DEFAULT_SHARE = 64  # identities whose publishes share one SUB connection
 KEY_POOL_MIN = 16  # keys to make before a process pool pays off
 FDS_PER_IDENTITY = 2  # its DEALER: the socket's TCP connection and its mailbox
 KEY_NAME, PUB_NAME = "minion.pem", "minion.pub"
+PR_SET_PDEATHSIG = 1  # prctl(2)
+REAP_MARGIN = 15.0  # seconds past shutdown_grace a child process gets to stop
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,19 @@ def identity_opts(base: dict[str, Any], minion_id: str) -> dict[str, Any]:
 def plan(base: dict[str, Any], count: int) -> list[Identity]:
     """The identities of a swarm of ``count`` from the minion config ``base``."""
     return [Identity(i, identity_opts(base, i)) for i in swarm_ids(str(base["id"]), count)]
+
+
+def slices(identities: list[Identity], parts: int) -> list[list[Identity]]:
+    """``identities`` cut into at most ``parts`` runs of consecutive ones, as even as can be (one
+    per swarm process: ``--procs``)."""
+    parts = max(1, min(parts, len(identities)))
+    size, extra = divmod(len(identities), parts)
+    out, start = [], 0
+    for index in range(parts):
+        end = start + size + (1 if index < extra else 0)
+        out.append(identities[start:end])
+        start = end
+    return out
 
 
 def master_endpoint(opts: dict[str, Any]) -> tuple[str, int, int]:
@@ -286,6 +302,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=str(DEFAULT_SHARE),
         help=f"minions whose publishes share one SUB connection (default {DEFAULT_SHARE})",
     )
+    p.add_argument(
+        "--procs",
+        default="1",
+        help="processes to run the minions in, each with its share of them (default 1: one process)",
+    )
     logsetup.add_arguments(p)
     p.add_argument("--version", action="version", version=f"briny-swarm {__version__}")
     return p
@@ -305,6 +326,7 @@ def _setup(ns: argparse.Namespace) -> tuple[dict[str, Any], list[Identity], int,
     count = _positive(ns.count, "-n (the number of minions)")
     workers = _positive(ns.workers, "--workers")
     share = _positive(ns.share, "--share")
+    _positive(ns.procs, "--procs")
     folder = config_dir(ns.config_dir, required=True)
     assert folder is not None
     if not (Path(folder) / "minion").is_file():
@@ -330,6 +352,8 @@ def run(argv: list[str] | None = None) -> int:
     except BrinyError as exc:
         sys.stderr.write(f"briny-swarm: {exc}\n")
         return 2
+    children: list[int] = []
+    code = 0
     try:
         keys = ensure_keys(identities)  # before any thread: the key pool forks
         log.warning(
@@ -342,24 +366,103 @@ def run(argv: list[str] | None = None) -> int:
         from briny.minion.grains import load_grains
 
         grains = load_grains(base)
-        asyncio.run(_serve(base, identities, grains, workers, share))
+        parts = slices(identities, int(ns.procs))
+        for part in parts[1:]:  # before any thread or loop: each child serves its share, then exits
+            parent, pid = os.getpid(), os.fork()
+            if pid == 0:
+                _die_with(parent)
+                os._exit(_serve_part(base, part, grains, workers, share, []))
+            children.append(pid)
+        if children:
+            log.warning("briny-swarm: %d processes (pids %s and this one)", len(parts), children)
+        code = _serve_part(base, parts[0], grains, workers, share, children)
     except (BrinyError, OSError) as exc:
-        msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
-        log.error("briny-swarm: %s", msg)
-        sys.stderr.write(f"briny-swarm: {msg}\n")
-        return 2
-    log.warning("briny-swarm stopped")
+        code = _failed(exc)
+    finally:
+        code = max(code, _reap(children, config.number(base, "shutdown_grace", zero=True) + REAP_MARGIN))
+    if code == 0:
+        log.warning("briny-swarm stopped")
+    return code
+
+
+def _serve_part(
+    base: dict[str, Any],
+    identities: list[Identity],
+    grains: dict[str, Any],
+    workers: int,
+    share: int,
+    children: list[int],
+) -> int:
+    """Serve ``identities`` in this process until SIGTERM/SIGINT (passed on to ``children``); its
+    exit status."""
+
+    async def serve() -> None:
+        swarm = Swarm(base, identities, grains, workers=workers, share=share)
+        loop = asyncio.get_running_loop()
+
+        def stop(sig: int) -> None:
+            _signal(children, sig)
+            swarm.stop()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop, sig)
+        await swarm.run()
+
+    try:
+        asyncio.run(serve())
+    except (BrinyError, OSError) as exc:
+        return _failed(exc)
     return 0
 
 
-async def _serve(
-    base: dict[str, Any], identities: list[Identity], grains: dict[str, Any], workers: int, share: int
-) -> None:
-    swarm = Swarm(base, identities, grains, workers=workers, share=share)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, swarm.stop)
-    await swarm.run()
+def _failed(exc: BrinyError | OSError) -> int:
+    """Say why the swarm (or one of its processes) stops, in its log and on stderr; exit status 2."""
+    msg = str(exc) if isinstance(exc, BrinyError) else f"{exc.strerror}: {exc.filename or ''}".rstrip(": ")
+    log.error("briny-swarm (pid %d): %s", os.getpid(), msg)
+    sys.stderr.write(f"briny-swarm: {msg}\n")
+    return 2
+
+
+def _die_with(parent: int) -> None:
+    """In a child process: SIGTERM when ``parent`` dies (Linux ``PR_SET_PDEATHSIG``), so a swarm
+    killed with SIGKILL leaves no minions behind; exit now when it is already gone."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: the parent's SIGTERM still reaches it
+        log.debug("briny-swarm: no parent-death signal on this system")
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _signal(children: list[int], sig: int) -> None:
+    for pid in children:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _reap(children: list[int], grace: float) -> int:
+    """Wait for the child processes (SIGTERM first if they still run, SIGKILL after ``grace``
+    seconds); the highest exit status (1 for one killed)."""
+    code, deadline = 0, time.monotonic() + grace
+    for pid in children:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                child = os.waitstatus_to_exitcode(status)
+                if child:
+                    log.error("briny-swarm: process %d exited with %d", pid, child)
+                    code = max(code, child if child > 0 else 1)  # negative: killed by a signal
+                break
+            if time.monotonic() >= deadline:
+                log.error("briny-swarm: process %d did not stop within %.0f s; killed", pid, grace)
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                code = max(code, 1)
+                break
+            time.sleep(0.05)
+    return code
 
 
 def main() -> None:

@@ -46,10 +46,10 @@ def swarm_config(fleet: Fleet) -> Path:
 def start_swarm(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(conf: Path, count: int) -> subprocess.Popen[bytes]:
+    def start(conf: Path, count: int, *extra: str) -> subprocess.Popen[bytes]:
         with open(tmp_path / f"swarm{len(started)}.err", "wb") as err:  # the child keeps its own copy
             proc = subprocess.Popen(
-                [*script("briny-swarm"), "-c", str(conf), "-n", str(count)],
+                [*script("briny-swarm"), "-c", str(conf), "-n", str(count), *extra],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
@@ -125,6 +125,32 @@ def test_swarm_pings_applies_states_and_stops(make_fleet: Callable[..., Fleet], 
     assert stop(again) == 0
 
 
+def test_a_swarm_in_several_processes_serves_every_identity_and_stops_them_all(
+    make_fleet: Callable[..., Fleet], start_swarm: Any
+) -> None:
+    fleet = make_fleet([], auto_accept=True)
+    fleet.start_master()
+    conf = swarm_config(fleet)
+    count = 7
+    ids = [f"sw-{i}" for i in range(count)]
+    swarm = start_swarm(conf, count, "--procs", "3")
+    fleet.wait_connected(ids, 90)
+    fleet.wait(lambda: len(descendants(swarm.pid)) >= 2, 30, "the swarm's two other processes")
+    res = fleet.briny("--static", "--out", "json", "*", "test.ping", timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.json() == {i: True for i in ids}
+    assert stop(swarm) == 0  # every process gone (stop() checks), exit 0
+
+    # SIGKILL of the first process: the others follow it (parent-death signal)
+    again = start_swarm(conf, count, "--procs", "2")
+    fleet.wait(lambda: len(descendants(again.pid)) >= 1, 30, "the swarm's second process")
+    fleet.wait_connected(ids, 90)
+    others = descendants(again.pid)
+    again.kill()
+    again.wait(10)
+    fleet.wait(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in others), 30, "the swarm's other process gone")
+
+
 @pytest.mark.parametrize(
     ("body", "argv", "message"),
     [
@@ -133,6 +159,7 @@ def test_swarm_pings_applies_states_and_stops(make_fleet: Callable[..., Fleet], 
         ({"id": "sw", "master": "127.0.0.1"}, ["-n", "many"], "must be a whole number, not 'many'"),
         ({"id": "sw", "master": "127.0.0.1"}, ["-n", "0"], "must be at least 1"),
         ({"id": "sw", "master": "127.0.0.1"}, ["-n", "2", "--workers", "x"], "--workers must be a whole number"),
+        ({"id": "sw", "master": "127.0.0.1"}, ["-n", "2", "--procs", "0"], "--procs must be at least 1"),
         ({"id": "-sw", "master": "127.0.0.1"}, ["-n", "2"], "must not start with '-'"),
         # one master only (the config refuses a list until multi-master lands; the swarm after)
         ({"id": "sw", "master": ["127.0.0.1", "127.0.0.2"]}, ["-n", "2"], "'master'"),

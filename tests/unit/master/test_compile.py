@@ -235,6 +235,31 @@ def test_cache_hits_and_what_invalidates_it(tmp_path):
     assert s.compiler.renders == 7
 
 
+def test_the_cache_keeps_state_compile_cache_compiles_packed_and_equal_ones_are_one_object(tmp_path):
+    s = Setup(tmp_path)
+    s.opts["state_compile_cache"] = 2
+    s.compiler = MasterCompiler(s.opts, s.fs, s.pillars, s.grains.get, s.reported.get)
+    assert s.compiler.cache_max == 2
+    s.grains.data["db2"] = {"id": "db2", "role": "db", "mem": 4096}
+    s.reported["db2"] = public_opts(s.opts)
+    first = s.compile("web1")
+    assert s.compile("web1") is first and s.compiler.hits == 1  # the same compile: one object
+    assert all(isinstance(e.result, bytes) for e in s.compiler._cache.values())
+    s.compiler._results.clear()  # the shared objects forgotten: a hit unpacks an equal one
+    hit = s.compile("web1")
+    assert hit == first and hit is not first and s.compiler.hits == 2
+    db1 = s.compile("db1")
+    db2 = s.compile("db2")  # a third minion: web1, the least recently used, goes
+    assert s.compiler.renders == 3 and len(s.compiler._cache) == 2
+    assert s.compile("web1") == first and s.compiler.renders == 4
+    same = [c["name"] for c in db1["chunks"]] == [c["name"] for c in db2["chunks"]]
+    assert db1 is not db2 and not same  # db2's pillar differs: its own compile
+    back1, back2 = s.compile("db1", "state.sls", "common.back"), s.compile("db2", "state.sls", "common.back")
+    assert back1 == back2 and back1 is back2  # equal compiles of two minions: one object
+    packed = [e.result for k, e in s.compiler._cache.items() if k[0] in ("db1", "db2") and k[1] == "state.sls"]
+    assert len(packed) == 2 and packed[0] is packed[1]  # and one packed form in the cache
+
+
 @pytest.mark.parametrize(
     "fun,arg,kwarg,kind,mods,test",
     [

@@ -10,8 +10,9 @@ import re
 from typing import Any
 
 from briny.master.liveview import LiveView
-from briny.master.opcli import Waiter, _is_tty
+from briny.master.opcli import _is_tty
 from briny.master.opresults import Printer
+from briny.master.waiter import Waiter
 from briny.minion.progress import ProgressEvents
 
 JID = "20240101000000000001"

@@ -8,6 +8,7 @@ replayed, what is forged.
 from __future__ import annotations
 
 import asyncio
+import threading
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from briny.common.exceptions import AuthError
 from briny.common.transport import MemoryHub, topic_for
 from briny.master.jobcache_sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
-from briny.master.server import NOT_OPENED, MasterServer
+from briny.master.server import NOT_OPENED, SERVE_TURN, MasterServer
 from briny.master.tags import check_event_tag
 
 
@@ -539,3 +540,45 @@ def test_grains_survive_a_master_restart(master_opts):
 
     run_master(master_opts, first)
     run_master(master_opts, second)
+
+
+def test_the_operator_is_answered_while_every_worker_is_busy(master_opts):
+    """An auth storm fills the worker pool; ``minions`` and a publish's targeting run in the
+    operator's own threads and are answered at once."""
+    master_opts["auto_accept"] = True
+
+    async def body(c: Ctx) -> None:
+        m1 = await c.accepted("m1", 0)
+        release = threading.Event()
+        workers = c.server.executor._max_workers  # type: ignore[attr-defined]
+        loop = asyncio.get_running_loop()
+        busy = [loop.run_in_executor(c.server.executor, release.wait, 20) for _ in range(workers + 4)]
+        try:
+            state = await asyncio.wait_for(c.server.minions(), 5)
+            assert state["accepted"] == ["m1"]
+            res = await asyncio.wait_for(c.server.publish("m1", "glob", "test.ping"), 5)
+            assert res["minions"] == ["m1"]
+            assert (await m1.next_pub())["jid"] == res["jid"]
+            assert not any(f.done() for f in busy)  # the workers were busy all along
+        finally:
+            release.set()
+            await asyncio.gather(*busy)
+
+    run_master(master_opts, body)
+
+
+def test_a_flood_of_frames_never_starves_the_loops_other_tasks(master_opts):
+    """Frames already waiting are handed over without a pause: the receive loop must still let
+    the other tasks (the operator's IPC, spawned replies) run while a flood is being handled."""
+
+    async def body(c: Ctx) -> None:
+        await c.idle()
+        flood = 20 * SERVE_TURN
+        for _ in range(flood):
+            c.hub.requests.put_nowait((b"peer", b"corr", b"not an envelope"))
+        await asyncio.sleep(0)  # the receive loop takes over
+        left = c.hub.requests.qsize()
+        assert 0 < left < flood, left  # this task ran again while the flood was still queued
+        await c.idle()
+
+    run_master(master_opts, body)
