@@ -181,6 +181,7 @@ class MasterServer:
             self.master_pub,
             self.sign_pub,
             lambda: bool(config.setting(self.opts, "auto_accept")),
+            publish_port=config.count(opts, "publish_port") if "publish_port" in opts else None,
         )
         self.keywatch = KeyWatch(keys)
         self._keys_view: KeyView | None = None  # the newest view of the key store applied
