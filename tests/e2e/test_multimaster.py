@@ -12,7 +12,8 @@ the second listens on 127.0.0.2 (loopback too) with the first's ports, so one mi
 - ``master_type: failover``: the minion serves the first master only; killed by pid, the minion
   moves to the second within ``master_alive_interval`` plus one auth;
 - masters on one host with their own request and publish ports: a minion listing them as
-  ``host:port`` with no ``publish_port`` subscribes where each master's auth reply says.
+  ``host:port`` with no ``publish_port`` subscribes where each master's auth reply says; so does
+  every identity of a ``briny-swarm`` given that list.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pytest
 from briny.common.transport import free_ports
 
 from .support import Daemon, Fleet
+from .test_swarm import start_swarm, stop, write_config  # noqa: F401 - start_swarm is a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -143,3 +145,22 @@ def test_masters_with_their_own_ports_each_name_their_publish_port(make_fleet):
     text = daemon.log_file.read_text()
     for fleet in (first, second):
         assert f"127.0.0.1 publishes on port {fleet.pub_port} (not 4505): subscribing there" in text
+
+
+def test_a_swarm_serves_a_master_list_hot_hot(make_fleet, start_swarm):  # noqa: F811 - the imported fixture
+    first, second = make_fleet([], auto_accept=True), make_fleet([], auto_accept=True)
+    first.start_master()
+    second.start_master()
+    root = first.root / "swarm"
+    body = {k: v for k, v in first.minion_base.items() if k not in ("master_port", "publish_port")}
+    masters = [f"127.0.0.1:{first.ret_port}", f"127.0.0.1:{second.ret_port}"]
+    conf = write_config(root, {**body, "id": "sw", "root_dir": str(root), "log_file": "swarm.log", "master": masters})
+    ids = [f"sw-{i}" for i in range(4)]
+    swarm = start_swarm(conf, len(ids))
+    for fleet in (first, second):
+        fleet.wait_connected(ids, 60)
+    for fleet in (first, second):
+        res = fleet.briny("--static", "--out", "json", "*", "test.ping", timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert res.json() == {i: True for i in ids}
+    assert stop(swarm) == 0

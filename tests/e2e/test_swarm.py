@@ -134,8 +134,8 @@ def test_swarm_pings_applies_states_and_stops(make_fleet: Callable[..., Fleet], 
         ({"id": "sw", "master": "127.0.0.1"}, ["-n", "0"], "must be at least 1"),
         ({"id": "sw", "master": "127.0.0.1"}, ["-n", "2", "--workers", "x"], "--workers must be a whole number"),
         ({"id": "-sw", "master": "127.0.0.1"}, ["-n", "2"], "must not start with '-'"),
-        # one master only (the config refuses a list until multi-master lands; the swarm after)
-        ({"id": "sw", "master": ["127.0.0.1", "127.0.0.2"]}, ["-n", "2"], "'master'"),
+        # a master list is served as briny-minion serves it; a bad one is refused
+        ({"id": "sw", "master": ["127.0.0.1", "127.0.0.1"]}, ["-n", "2"], "'master' lists the same master twice"),
     ],
 )
 def test_swarm_bad_input(tmp_path: Path, body: dict[str, Any] | None, argv: list[str], message: str) -> None:
