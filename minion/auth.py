@@ -6,9 +6,11 @@ Owns the minion's RSA identity (``pki_dir/minion.pem`` 0600 and
 ``master_finger`` check, and one handshake (``docs/PROTOCOL.md``, "Trust"):
 a hello, the master's challenge (its key checked against the pinned one and
 ``master_finger`` before anything is signed), the auth signed with this
-minion's key, the master's signed answer. An accepted answer gives a
-:class:`Session` (its session key, the master's publish-signing key, a
-replay guard); the caller (:class:`briny.minion.agent.MinionAgent`)
+minion's key, the master's signed answer; the transport's subscription moves
+to the publish port the master names (in its challenge, confirmed by the
+signed answer) unless this minion's ``publish_port`` is its own (not 4505).
+An accepted answer gives a :class:`Session` (its session key, the master's
+publish-signing key, a replay guard); the caller (:class:`briny.minion.agent.MinionAgent`)
 decides when to try again.
 
 Threads: **the loop**. Reading and writing the key files and the RSA
