@@ -8,11 +8,13 @@ clear ``wire`` envelope of kind ``auth`` (minion → master) or
 
     minion                                        master
     auth  {"token"}                          ->   a fresh challenge, kept briefly (no RSA)
-          <-  auth_reply {"status": "challenge", "challenge", "master_pub", "token"}
-    auth  {"pub", "token", "challenge", "sig"} -> the challenge is taken (once), then
+          <-  auth_reply {"status": "challenge", "challenge", "master_pub", "token", "publish_port"?}
+    auth  {"pub", "token", "challenge", "sig", "ext"?} -> the challenge is taken (once), then
           sig = RSA-PSS(minion key, AUTH_LABEL, id, pub, token, challenge, finger(master_pub))
-          <-  auth_reply {"status", "master_pub", "token", "challenge", "session"?, "sign_pub"?, "sig"}
-          sig = RSA-PSS(master key, REPLY_LABEL, id, token, challenge, status, session, sign_pub)
+          <-  auth_reply {"status", "master_pub", "token", "challenge", "session"?, "sign_pub"?,
+                          "publish_port"?, "sig"}
+          sig = RSA-PSS(master key, REPLY_LABEL, id, token, challenge, status, session, sign_pub
+                        [, publish_port])
 
 The minion's signature proves it holds the private key of the ``pub`` it
 offers, for this master (its key's fingerprint) and this challenge, which
@@ -20,6 +22,13 @@ the master issued and accepts once: a captured auth opens nothing later,
 not even after a master restart (the new process never issued it). The
 master's signature binds its answer to the token and challenge of this
 request. A refusal is an ``err`` envelope with ``{"error": <why>}``.
+
+Optional fields keep older peers working within protocol version 2 (unknown payload fields
+are ignored by both sides): a master that knows its publish port names it in the challenge
+(a hint, unsigned); a minion that reads it says so with ``"ext": EXT_PUBLISH_PORT`` in its
+signed auth, and only then does the master's reply carry ``publish_port`` and sign it (as an
+eighth element of the signed list). An older master ignores ``ext`` and signs the seven
+elements; an older minion never sends ``ext`` and gets the reply it knows.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ MAX_SIG = 1024  # bytes of an RSA signature (2048 bits: 256)
 AUTH_LABEL = "briny auth v2"
 REPLY_LABEL = "briny auth_reply v2"
 STATUSES = ("accepted", "pending", "rejected", "denied")
+EXT_PUBLISH_PORT = 1  # the auth's "ext": this minion reads the signed publish_port of the reply
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,7 @@ class Offer:
 
     challenge: bytes
     master_pub: str
+    publish_port: int | None = None  # the master's publish port, unsigned (confirmed by the reply)
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,7 @@ class AuthRequest:
     token: bytes
     challenge: bytes
     sig: bytes
+    ext: int = 0  # the handshake extensions the minion reads (EXT_PUBLISH_PORT)
 
     def signed(self, master_finger: str) -> bytes:
         return auth_signed_data(self.id, self.pub, self.token, self.challenge, master_finger)
@@ -77,6 +89,7 @@ class AuthReply:
     master_pub: str
     session_enc: bytes
     sign_pub: bytes
+    publish_port: int | None = None  # signed; None from a master that does not send it
 
 
 def _bytes(value: Any, size: int, what: str) -> bytes:
@@ -90,6 +103,15 @@ def _text(value: Any, limit: int, what: str) -> str:
         value = value.decode("utf-8", "replace")
     if not isinstance(value, str) or not value or len(value) > limit:
         raise WireError(f"{what} must be a PEM text of 1 to {limit} characters")
+    return value
+
+
+def _port(value: Any, what: str) -> int | None:
+    """A TCP port field (None when absent); WireError for anything but an integer 1-65535."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
+        raise WireError(f"{what} must be a TCP port (1-65535)")
     return value
 
 
@@ -112,11 +134,21 @@ def auth_signed_data(minion_id: str, pub: str, token: bytes, challenge: bytes, m
 
 
 def auth_request(
-    minion_id: str, priv: crypto.RSAPrivate, pub: str, token: bytes, challenge: bytes, master_finger: str
+    minion_id: str,
+    priv: crypto.RSAPrivate,
+    pub: str,
+    token: bytes,
+    challenge: bytes,
+    master_finger: str,
+    ext: int = EXT_PUBLISH_PORT,
 ) -> bytes:
-    """The signed auth frame (one RSA private-key operation, on the minion)."""
+    """The signed auth frame (one RSA private-key operation, on the minion); ``ext`` 0 makes
+    the frame an older minion sends."""
     sig = crypto.rsa_sign(priv, auth_signed_data(minion_id, pub, token, challenge, master_finger))
-    return wire.clear("auth", minion_id, {"pub": pub, "token": token, "challenge": challenge, "sig": sig}).encode()
+    body: dict[str, Any] = {"pub": pub, "token": token, "challenge": challenge, "sig": sig}
+    if ext:
+        body["ext"] = ext
+    return wire.clear("auth", minion_id, body).encode()
 
 
 def read_auth(env: wire.Envelope) -> Hello | AuthRequest:
@@ -133,7 +165,10 @@ def read_auth(env: wire.Envelope) -> Hello | AuthRequest:
     sig = payload.get("sig")
     if not isinstance(sig, bytes) or not sig or len(sig) > MAX_SIG:
         raise WireError("the auth 'sig' must be an RSA signature")
-    return AuthRequest(env.id, pub, token, challenge, sig)
+    ext = payload.get("ext", 0)
+    if isinstance(ext, bool) or not isinstance(ext, int) or ext < 0:
+        raise WireError("the auth 'ext' must be a non-negative integer")
+    return AuthRequest(env.id, pub, token, challenge, sig, ext)
 
 
 def check_auth_signature(req: AuthRequest, master_finger: str) -> crypto.RSAPublic:
@@ -148,11 +183,13 @@ def check_auth_signature(req: AuthRequest, master_finger: str) -> crypto.RSAPubl
 # -- master → minion -------------------------------------------------------------------------
 
 
-def challenge(minion_id: str, token: bytes, nonce: bytes, master_pub: str) -> bytes:
-    """The answer to a hello (no RSA: anyone may ask for one)."""
-    return wire.clear(
-        "auth_reply", minion_id, {"status": "challenge", "challenge": nonce, "master_pub": master_pub, "token": token}
-    ).encode()
+def challenge(minion_id: str, token: bytes, nonce: bytes, master_pub: str, publish_port: int | None = None) -> bytes:
+    """The answer to a hello (no RSA: anyone may ask for one), with the master's publish port
+    when given."""
+    body: dict[str, Any] = {"status": "challenge", "challenge": nonce, "master_pub": master_pub, "token": token}
+    if publish_port is not None:
+        body["publish_port"] = publish_port
+    return wire.clear("auth_reply", minion_id, body).encode()
 
 
 def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
@@ -168,14 +205,25 @@ def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
     if data.get("status") != "challenge":
         raise WireError(f"expected a challenge, got status {str(data.get('status'))[:40]!r}")
     nonce = _bytes(data.get("challenge"), CHALLENGE_BYTES, "the challenge")
-    return Offer(nonce, _text(data.get("master_pub"), MAX_PUB, "the challenge's 'master_pub'"))
+    master_pub = _text(data.get("master_pub"), MAX_PUB, "the challenge's 'master_pub'")
+    return Offer(nonce, master_pub, _port(data.get("publish_port"), "the challenge's 'publish_port'"))
 
 
 def reply_signed_data(
-    minion_id: str, token: bytes, challenge_: bytes, status: str, session_enc: bytes, sign_pub: bytes
+    minion_id: str,
+    token: bytes,
+    challenge_: bytes,
+    status: str,
+    session_enc: bytes,
+    sign_pub: bytes,
+    publish_port: int | None = None,
 ) -> bytes:
-    """What the master signs in its answer to a signed auth."""
-    return wire.pack([REPLY_LABEL, minion_id, token, challenge_, status, session_enc, sign_pub])
+    """What the master signs in its answer to a signed auth (the publish port last, when the
+    reply carries it)."""
+    signed: list[Any] = [REPLY_LABEL, minion_id, token, challenge_, status, session_enc, sign_pub]
+    if publish_port is not None:
+        signed.append(publish_port)
+    return wire.pack(signed)
 
 
 def auth_reply(
@@ -185,13 +233,16 @@ def auth_reply(
     master_pub: str,
     session_enc: bytes = b"",
     sign_pub: bytes = b"",
+    publish_port: int | None = None,
 ) -> bytes:
     """The master's signed answer (its one RSA private-key operation per auth). ``session_enc``
-    and ``sign_pub`` only with ``accepted``."""
+    and ``sign_pub`` only with ``accepted``; ``publish_port`` only to a minion that reads it
+    (``req.ext``)."""
     if status not in STATUSES:
         raise ValueError(f"unknown auth status {status!r}")
+    port = publish_port if req.ext >= EXT_PUBLISH_PORT else None
     sig = crypto.rsa_sign(
-        master_priv, reply_signed_data(req.id, req.token, req.challenge, status, session_enc, sign_pub)
+        master_priv, reply_signed_data(req.id, req.token, req.challenge, status, session_enc, sign_pub, port)
     )
     body: dict[str, Any] = {
         "status": status,
@@ -203,6 +254,8 @@ def auth_reply(
     if status == "accepted":
         body["session"] = session_enc
         body["sign_pub"] = sign_pub
+    if port is not None:
+        body["publish_port"] = port
     return wire.clear("auth_reply", req.id, body).encode()
 
 
@@ -224,7 +277,8 @@ def read_auth_reply(env: wire.Envelope, minion_id: str, token: bytes, challenge_
     master_pub = _text(data.get("master_pub"), MAX_PUB, "the auth reply's 'master_pub'")
     if not isinstance(sig, bytes) or not isinstance(session_enc, bytes) or not isinstance(sign_pub, bytes):
         raise AuthError("the auth reply's signature, session or signing key is not bytes")
-    signed = reply_signed_data(minion_id, token, challenge_, status, session_enc, sign_pub)
+    port = _port(data.get("publish_port"), "the auth reply's 'publish_port'")
+    signed = reply_signed_data(minion_id, token, challenge_, status, session_enc, sign_pub, port)
     if not crypto.rsa_verify(crypto.load_public(master_pub), sig, signed):
         raise AuthError("the auth reply is not signed by the master's key")
-    return AuthReply(status, master_pub, session_enc, sign_pub)
+    return AuthReply(status, master_pub, session_enc, sign_pub, port)

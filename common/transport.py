@@ -58,6 +58,9 @@ class ClientTransport(Protocol):
 
     def subscribe(self, topic: bytes) -> None: ...
 
+    def follow_publishes(self, port: int) -> None:
+        """Take publishes from the master's ``port`` from now on (the one its auth names)."""
+
     def close(self) -> None: ...
 
 
@@ -121,6 +124,13 @@ class ZmqServer:
         self.pub.close()
 
 
+def _move(sub: zmq.asyncio.Socket, master: str, old: int, new: int) -> None:
+    """Reconnect ``sub`` from ``master:old`` to ``master:new`` (its subscriptions are kept)."""
+    log.info("%s publishes on port %d (not %d): subscribing there", master, new, old)
+    sub.disconnect(_tcp(master, old))
+    sub.connect(_tcp(master, new))
+
+
 class ZmqClient:
     """A minion's DEALER (requests) and SUB (publishes), reconnecting on its own."""
 
@@ -151,6 +161,7 @@ class ZmqClient:
             sock.setsockopt(zmq.TCP_KEEPALIVE_IDLE, 60)
             if ":" in master:
                 sock.setsockopt(zmq.IPV6, 1)
+        self.master, self.publish_port = master, publish_port
         self.dealer.connect(_tcp(master, ret_port))
         if self.sub is not None:
             self.sub.setsockopt(zmq.RCVHWM, 100000)
@@ -166,6 +177,16 @@ class ZmqClient:
             return
         assert self.sub is not None
         self.sub.setsockopt(zmq.SUBSCRIBE, topic)
+
+    def follow_publishes(self, port: int) -> None:
+        """Move the SUB connection (or the shared one) to the master's publish ``port``; its
+        subscriptions go with it. Nothing when it is there already."""
+        if self.shared is not None:
+            self.shared.follow_publishes(port)
+        elif port != self.publish_port:
+            assert self.sub is not None
+            _move(self.sub, self.master, self.publish_port, port)
+        self.publish_port = port
 
     async def _read_replies(self) -> None:
         while True:
@@ -234,6 +255,7 @@ class SharedSubscriber:
         if ":" in master:
             self.sub.setsockopt(zmq.IPV6, 1)
         self.sub.connect(_tcp(master, publish_port))
+        self.master, self.publish_port = master, publish_port
         self._queues: dict[bytes, asyncio.Queue[tuple[bytes, bytes]]] = {}
         self._reader: asyncio.Task[None] | None = None
 
@@ -244,6 +266,13 @@ class SharedSubscriber:
         self._queues[topic] = queue
         if self._reader is None or self._reader.done():
             self._reader = asyncio.ensure_future(self._read())
+
+    def follow_publishes(self, port: int) -> None:
+        """Move the shared SUB to the master's publish ``port`` (the first client whose auth names
+        another port moves it for all)."""
+        if port != self.publish_port:
+            _move(self.sub, self.master, self.publish_port, port)
+            self.publish_port = port
 
     def detach(self, topic: bytes, queue: asyncio.Queue[tuple[bytes, bytes]]) -> None:
         if self._queues.get(topic) is queue:
@@ -313,11 +342,15 @@ class MemoryClient:
         self.peer = peer
         self.topics: set[bytes] = set()
         self.publishes: asyncio.Queue[tuple[bytes, bytes]] = asyncio.Queue()
+        self.port: int | None = None
         self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
         self._ids = itertools.count(1)
 
     def subscribe(self, topic: bytes) -> None:
         self.topics.add(topic)
+
+    def follow_publishes(self, port: int) -> None:
+        self.port = port  # one in-memory publisher: the port only tells tests what the auth named
 
     def _deliver_reply(self, corr: bytes, frame: bytes) -> None:
         fut = self._waiting.pop(corr, None)

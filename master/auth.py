@@ -128,6 +128,7 @@ class MasterAuth:
         sign_pub: bytes,
         auto_accept: Callable[[], bool],
         challenges: Challenges | None = None,
+        publish_port: int | None = None,
     ) -> None:
         self.keys = keys
         self._priv = master_priv
@@ -136,13 +137,14 @@ class MasterAuth:
         self.sign_pub = sign_pub
         self.auto_accept = auto_accept
         self.challenges = challenges or Challenges()
+        self.publish_port = publish_port  # named to minions in the challenge and the signed reply
 
     def hello(self, req: handshake.Hello) -> bytes:
         """The challenge frame for a hello (loop). AuthError for an id briny refuses."""
         problem = id_problem(req.id)
         if problem is not None:
             raise AuthError(f"bad minion id: {problem}")
-        return handshake.challenge(req.id, req.token, self.challenges.issue(req.id), self.master_pub)
+        return handshake.challenge(req.id, req.token, self.challenges.issue(req.id), self.master_pub, self.publish_port)
 
     def claim(self, req: handshake.AuthRequest) -> None:
         """Take the request's challenge (loop, before any RSA); AuthError when it was not issued to
@@ -164,7 +166,7 @@ class MasterAuth:
             key = crypto.new_session_key()
             session_enc = crypto.rsa_encrypt(minion_key, key)
             sign_pub = self.sign_pub
-        frame = handshake.auth_reply(req, status, self._priv, self.master_pub, session_enc, sign_pub)
+        frame = handshake.auth_reply(req, status, self._priv, self.master_pub, session_enc, sign_pub, self.publish_port)
         event = dict(decision.event)
         event.setdefault("act", ACTS.get(status, status))
         event.setdefault("result", status in ("accepted", "pending"))

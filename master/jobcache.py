@@ -48,16 +48,19 @@ import datetime
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common.exceptions import ConfigError, JobCacheError
 from briny.common import config
 from briny.common.ids import check_id, check_jid
+from briny.common.jid import gen_jid
 
 log = logging.getLogger(__name__)
 
 RETURN_KEYS = ("return", "retcode", "success", "out")
+JID_TRIES = 5  # jids minted for one job at most when each is found taken (store_new_job)
 DB_NAME = "jobs.sqlite"
 COMMIT_WAIT = 10.0  # seconds a publish waits for its job row while the database answers
 RETURN_WAIT = 1.0  # seconds a return's answer waits for its commit (well within a minion's auth_timeout)
@@ -113,9 +116,14 @@ class JobCache(abc.ABC):
 
     # ----- writes (queued, return at once) ---------------------------------------------------
     @abc.abstractmethod
-    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> Committed:
+    def save_load(
+        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False
+    ) -> Committed:
         """Store a job's load (and the minions it targets, when known); the future is resolved
-        once the row is committed (the job survives a master killed from then on)."""
+        once the row is committed (the job survives a master killed from then on). ``new``: the
+        jid was just minted for this job; when another job already holds it (another master
+        sharing the cache minted it too), nothing is written and the future resolves to False
+        (True otherwise; see :func:`store_new_job`)."""
 
     @property
     def degraded(self) -> bool:
@@ -243,7 +251,7 @@ def _late(waiting: asyncio.Future[Any]) -> None:
 
 async def committed(
     cache: JobCache, done: Committed, what: str, wait: float = COMMIT_WAIT, *, quiet: bool = False
-) -> None:
+) -> Any:
     """Wait (loop, without blocking it) until the write of ``what`` (``job <jid>``, ``the return of
     <id> for job <jid>``) is committed: the writer thread resolves ``done``. While the database is
     away (:attr:`JobCache.degraded`), or when ``wait`` seconds pass first, the master goes ahead
@@ -257,7 +265,7 @@ async def committed(
         if finished:
             error = waiting.exception()
             if error is None:
-                return
+                return waiting.result()
             if not isinstance(error, JobCacheError):
                 log.error("%s was not written: %s", what, error)
             raise JobCacheError(str(error)) from error
@@ -267,5 +275,23 @@ async def committed(
         why = "the job cache database is unreachable"
     if quiet:
         log.debug("%s is not committed yet (%s); going on without it", what, why)
-        return
+        return None
     log.warning("%s is not committed yet (%s); going on without it: a master killed before then loses it", what, why)
+    return None
+
+
+async def store_new_job(
+    cache: JobCache, load: dict[str, Any], minions: list[str], mint: Callable[[], str] = gen_jid
+) -> str:
+    """Commit the row of a new job under ``load["jid"]`` (loop) and return its jid: when another
+    job already holds that jid (another master sharing the job cache minted it in the same
+    microsecond), a new one is minted into ``load`` and tried, at most :data:`JID_TRIES` times
+    (JobCacheError then). When the master goes ahead without the commit (:func:`committed`),
+    the jid is not checked: a buffered row that finds it taken is dropped with a warning."""
+    jid = str(load["jid"])
+    for _ in range(JID_TRIES):
+        if await committed(cache, cache.save_load(jid, load, minions, new=True), f"job {jid}") is not False:
+            return jid
+        log.info("jid %s is another job's already (another master's): minting a new one", jid)
+        jid = load["jid"] = mint()
+    raise JobCacheError(f"no free jid after {JID_TRIES} tries (the last was {jid})")

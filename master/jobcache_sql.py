@@ -37,6 +37,15 @@ from briny.master.jobcache import Committed, JobCache, JobRecord, jid_time, load
 
 log = logging.getLogger(__name__)
 
+_INSERT_JOB = (
+    'INSERT INTO jobs (jid, fun, tgt, tgt_type, "user", started, load, minions) VALUES (?, ?, ?, ?, ?, ?, ?, NULL) '
+)
+SAVE_JOB = (  # a job's load, stored again for the same job: its columns are updated
+    _INSERT_JOB + "ON CONFLICT (jid) DO UPDATE SET fun = excluded.fun, tgt = excluded.tgt, "
+    'tgt_type = excluded.tgt_type, "user" = excluded."user", load = excluded.load'
+)
+NEW_JOB = _INSERT_JOB + "ON CONFLICT (jid) DO NOTHING"  # a jid just minted: another job's row stays
+
 BATCH_MAX = 500
 BUFFER_MAX = 100_000  # writes held while the database is away
 RETRY_MAX = 5.0  # seconds between reconnection attempts, at most
@@ -312,24 +321,23 @@ class SqlJobCache(JobCache):
     def degraded(self) -> bool:
         return self._degraded
 
-    def save_load(self, jid: str, load: dict[str, Any], minions: list[str] | None = None) -> Committed:
+    def save_load(
+        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False
+    ) -> Committed:
         self._checked(jid)
         fun, tgt, tgt_type, user = load_columns(load)
         blob = pack(load)
         started = jid_time(jid) or time.time()
         wanted = sorted(set(minions)) if minions is not None else None
 
-        def op(conn: Any) -> None:
-            self._exec(
-                conn,
-                'INSERT INTO jobs (jid, fun, tgt, tgt_type, "user", started, load, minions) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, NULL) ON CONFLICT (jid) DO UPDATE SET "
-                "fun = excluded.fun, tgt = excluded.tgt, tgt_type = excluded.tgt_type, "
-                '"user" = excluded."user", load = excluded.load',
-                (jid, fun, tgt, tgt_type, user, started, blob),
-            )
+        def op(conn: Any) -> bool:
+            cur = self._exec(conn, NEW_JOB if new else SAVE_JOB, (jid, fun, tgt, tgt_type, user, started, blob))
+            if new and cur.rowcount == 0:  # another job (another master's) holds the jid: untouched
+                log.warning("job cache: job %s (%s) not stored: another job holds that jid", jid, fun)
+                return False
             if wanted is not None:
                 self._merge_minions(conn, jid, wanted)
+            return True
 
         return self._submit(op)
 

@@ -65,7 +65,7 @@ from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
 from briny.master.jobbook import JobBook, pending_deadline
-from briny.master.jobcache import JobCache, committed, keep_hours
+from briny.master.jobcache import JobCache, keep_hours, store_new_job
 from briny.master.keys import KeyStore
 from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
 from briny.master.sessions import Session, SessionTable
@@ -190,6 +190,7 @@ class MasterServer:
             self.master_pub,
             self.sign_pub,
             lambda: bool(config.setting(self.opts, "auto_accept")),
+            publish_port=config.count(opts, "publish_port") if "publish_port" in opts else None,
         )
         self.keywatch = KeyWatch(keys)
         self._keys_view: KeyView | None = None  # the newest view of the key store applied
@@ -507,7 +508,7 @@ class MasterServer:
             load["progress"] = True
         if cache:  # the job row is committed before any publish goes out (a kill -9 keeps the job)
             try:
-                await committed(self.jobcache, self.jobcache.save_load(jid, load, minions), f"job {jid}")
+                jid = await store_new_job(self.jobcache, load, minions)  # another jid if another master took it
             except (JobCacheError, SaltInvocationError) as exc:
                 return {"error": f"the job could not be stored in the job cache: {exc}"}
         self.jobs.add(jid, fun, minions, cache, load)

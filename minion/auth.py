@@ -6,9 +6,11 @@ Owns the minion's RSA identity (``pki_dir/minion.pem`` 0600 and
 ``master_finger`` check, and one handshake (``docs/PROTOCOL.md``, "Trust"):
 a hello, the master's challenge (its key checked against the pinned one and
 ``master_finger`` before anything is signed), the auth signed with this
-minion's key, the master's signed answer. An accepted answer gives a
-:class:`Session` (its session key, the master's publish-signing key, a
-replay guard); the caller (:class:`briny.minion.agent.MinionAgent`)
+minion's key, the master's signed answer; the transport's subscription moves
+to the publish port the master names (in its challenge, confirmed by the
+signed answer) unless this minion's ``publish_port`` is its own (not 4505).
+An accepted answer gives a :class:`Session` (its session key, the master's
+publish-signing key, a replay guard); the caller (:class:`briny.minion.agent.MinionAgent`)
 decides when to try again.
 
 Threads: **the loop**. Reading and writing the key files and the RSA
@@ -69,6 +71,9 @@ class MinionAuth:
         self.shared_pub_path = self.master_pub_path  # checked when master_pub_path is not there yet
         self.master_finger = str(config.setting(opts, "master_finger"))
         self.hash_type = str(config.setting(opts, "hash_type"))  # of master_finger, as Salt's
+        # a publish_port of its own (not the default) is deliberate (a port forward): it wins over
+        # the port each master names in its auth reply (docs/scaling.md, "Multi-master")
+        self.follow_publish_port = config.count(opts, "publish_port") == config.default("publish_port", "minion")
         if self.master_finger:
             crypto.fingerprint("", self.hash_type)  # ConfigError now for a hash_type briny lacks
         # check_key=False: briny-swarm, whose thousands of keys it made itself (crypto.load_or_create_rsa)
@@ -91,6 +96,8 @@ class MinionAuth:
                 return self._no_reply()
             offer = handshake.read_challenge(wire.decode(raw), self.id, token)
             pinned = self._check_master(offer.master_pub)
+            if offer.publish_port is not None and self.follow_publish_port:
+                transport.follow_publishes(offer.publish_port)  # now: connected before the first job
             frame = handshake.auth_request(
                 self.id, self._priv, self.pub_pem, token, offer.challenge, crypto.fingerprint(offer.master_pub)
             )
@@ -100,6 +107,8 @@ class MinionAuth:
             reply = handshake.read_auth_reply(wire.decode(raw), self.id, token, offer.challenge)
             if reply.master_pub != offer.master_pub:
                 raise AuthError("the auth reply carries another master key than its challenge")
+            if reply.publish_port != offer.publish_port:
+                raise AuthError("the auth reply names another publish port than its challenge")
             opened = self._open_session(reply, pinned)
         except WireError as exc:
             log.error("auth with %s refused: %s", self.master, exc)

@@ -6,7 +6,8 @@ SIGHUP reopens it), daemonizes with ``-d`` (double fork, ``setsid``, standard
 streams to ``/dev/null``), writes ``pidfile``, detects grains, and runs
 :class:`~briny.minion.agent.MinionAgent` on an asyncio loop with a ZeroMQ
 transport to ``master:master_port`` / ``publish_port`` (one per master when
-``master`` lists several: :mod:`briny.minion.masters`).
+``master`` lists several: :mod:`briny.minion.masters`); the subscription moves
+to the publish port each master names in its auth reply.
 
 With ``multiprocessing: True`` (the default) the job launcher
 (:mod:`briny.minion.launcher`) is forked right before the asyncio loop

@@ -2,7 +2,10 @@
 
 ``master`` is one address or a list of them (Salt's multi-master). Each entry is ``host``,
 ``host:port`` or ``[v6]:port`` (the port is that master's request port, ``master_port``
-otherwise, as Salt reads it); the publish port is ``publish_port`` for every master.
+otherwise, as Salt reads it). Each master names its publish port in its auth reply and the
+minion subscribes there (:meth:`briny.minion.auth.MinionAuth.authenticate`); ``publish_port``
+is where it subscribes first, and stays when the master names none or the minion's config
+sets a ``publish_port`` of its own (not 4505).
 ``master_type`` says how a list is used:
 
 - ``str`` (Salt's default, "hot-hot"): the minion authenticates with every master, takes jobs
@@ -57,7 +60,8 @@ _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>\
 
 @dataclass(frozen=True)
 class MasterAddress:
-    """One master of the list: where its request and publish sockets listen."""
+    """One master of the list: where its request socket listens, and where its publisher is
+    looked for until its auth names its own port."""
 
     host: str
     port: int

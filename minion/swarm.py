@@ -1,7 +1,8 @@
 """``briny-swarm``: N real-protocol minions in one process, to load a master.
 
 ``briny-swarm -c DIR -n N`` reads the minion config ``DIR/minion`` (it must
-name ``master``; ``master_port``, ``publish_port``, the timeouts and
+name ``master``: one address or a list, served as ``briny-minion`` serves it,
+hot-hot or ``failover``; ``master_port``, ``publish_port``, the timeouts and
 ``grains:`` apply as for ``briny-minion``) and runs N minion identities,
 ``<id>-0`` ... ``<id>-<N-1>`` (the config's ``id`` as the prefix), each a
 :class:`~briny.minion.agent.MinionAgent` of its own on one asyncio loop:
@@ -22,7 +23,7 @@ name ``master``; ``master_port``, ``publish_port``, the timeouts and
 
 What differs from N ``briny-minion`` processes, on purpose: one DEALER
 connection per identity, but the publishes of :data:`DEFAULT_SHARE`
-identities share one SUB connection (each identity still subscribes its own
+identities share one SUB connection per master (each identity still subscribes its own
 topic only; :class:`~briny.common.transport.SharedSubscriber`), since a
 process may hold only so many file descriptors; no local event bus, no
 ``briny-call`` socket, no mine (``mine_enabled`` is forced off), jobs in
@@ -56,6 +57,7 @@ from briny.common import config, crypto, logsetup
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.exceptions import BrinyError, ConfigError
 from briny.common.ids import id_problem
+from briny.minion.masters import MasterAddress, master_addresses
 
 from briny import __version__
 
@@ -138,19 +140,6 @@ def slices(identities: list[Identity], parts: int) -> list[list[Identity]]:
         out.append(identities[start:end])
         start = end
     return out
-
-
-def master_endpoint(opts: dict[str, Any]) -> tuple[str, int, int]:
-    """(host, request port, publish port) of the one master the swarm loads; ConfigError for a
-    list of several masters."""
-    master = config.setting(opts, "master")
-    if isinstance(master, list):
-        if len(master) != 1:
-            raise ConfigError(f"briny-swarm loads one master; 'master' lists {len(master)}")
-        master = master[0]
-    if not isinstance(master, str) or not master:
-        raise ConfigError(f"'master' must be the master's address, not {master!r}")
-    return master, config.count(opts, "master_port"), config.count(opts, "publish_port")
 
 
 def names_master(conf_dir: str) -> bool:
@@ -238,25 +227,41 @@ class Swarm:
         from briny.common.transport import SharedSubscriber, ZmqClient
         from briny.minion.agent import MinionAgent
 
-        host, port, pub_port = master_endpoint(self.base)
+        masters = master_addresses(self.base)
+        if len(masters) > 1:  # each identity has a DEALER per master
+            raise_fd_limit(len(self.identities) * len(masters))
         recon, recon_max = config.count(self.base, "recon_default"), config.count(self.base, "recon_max")
 
-        def transport(subscriber: SharedSubscriber) -> Callable[[], ZmqClient]:
+        def transport(master: MasterAddress, subscriber: SharedSubscriber) -> Callable[[], ZmqClient]:
             return lambda: ZmqClient(
-                host, port, pub_port, ctx, reconnect_ms=recon, reconnect_max_ms=recon_max, publishes=subscriber
+                master.host,
+                master.port,
+                master.pub_port,
+                ctx,
+                reconnect_ms=recon,
+                reconnect_max_ms=recon_max,
+                publishes=subscriber,
             )
 
         ctx = zmq.asyncio.Context()
         ctx.set(zmq.MAX_SOCKETS, 2 * len(self.identities) + 1024)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="briny-job")
         subscribers: list[SharedSubscriber] = []
+        shared: dict[str, SharedSubscriber] = {}  # per master, for this run of `share` identities
         try:
             for index, ident in enumerate(self.identities):
                 if index % self.share == 0:
-                    subscribers.append(SharedSubscriber(host, pub_port, ctx, recon, recon_max))
+                    shared = {m.name: SharedSubscriber(m.host, m.pub_port, ctx, recon, recon_max) for m in masters}
+                    subscribers.extend(shared.values())
+                factories = {m.name: transport(m, shared[m.name]) for m in masters}
                 grains = {**self.grains, "id": ident.id}
                 agent = MinionAgent(
-                    ident.opts, transport(subscribers[-1]), grains=grains, event_bus=False, pool=pool, check_key=False
+                    ident.opts,
+                    factories if len(masters) > 1 else factories[masters[0].name],
+                    grains=grains,
+                    event_bus=False,
+                    pool=pool,
+                    check_key=False,
                 )
                 self.agents.append(agent)
                 if index % 256 == 255:
@@ -337,7 +342,7 @@ def _setup(ns: argparse.Namespace) -> tuple[dict[str, Any], list[Identity], int,
             f"{Path(folder) / 'minion'} does not set 'master'; the swarm needs the master's address "
             "(master: HOST, and master_port / publish_port when they are not 4506 / 4505)"
         )
-    master_endpoint(base)
+    master_addresses(base)  # ConfigError now for a bad master list
     base["multiprocessing"] = False
     return base, plan(base, count), workers, share
 

@@ -10,7 +10,10 @@ the second listens on 127.0.0.2 (loopback too) with the first's ports, so one mi
 - a master in the list that never answers does not stop the minion serving the other;
 - a return for a master killed mid-job waits for it and reaches it once it is back;
 - ``master_type: failover``: the minion serves the first master only; killed by pid, the minion
-  moves to the second within ``master_alive_interval`` plus one auth.
+  moves to the second within ``master_alive_interval`` plus one auth;
+- masters on one host with their own request and publish ports: a minion listing them as
+  ``host:port`` with no ``publish_port`` subscribes where each master's auth reply says; so does
+  every identity of a ``briny-swarm`` given that list.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pytest
 from briny.common.transport import free_ports
 
 from .support import Daemon, Fleet
+from .test_swarm import start_swarm, stop, write_config  # noqa: F401 - start_swarm is a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -126,3 +130,37 @@ def test_a_return_for_a_killed_master_waits_for_it_and_reaches_it_back(make_flee
     second.start_master()
     assert second.wait_returns(jid, ["mm"], timeout=30)["mm"] is True
     assert "mm" not in first.lookup_jid(jid)
+
+
+def test_masters_with_their_own_ports_each_name_their_publish_port(make_fleet):
+    first, second = make_fleet([], auto_accept=True), make_fleet([], auto_accept=True)
+    assert len({first.ret_port, first.pub_port, second.ret_port, second.pub_port, 4505}) == 5
+    masters = [f"127.0.0.1:{first.ret_port}", f"127.0.0.1:{second.ret_port}"]
+    first.add_minion("mm", master=masters, master_port=None, publish_port=None)
+    daemon = start_both(first, second)
+
+    jid1 = echo_returned(first, "from-one")
+    jid2 = echo_returned(second, "from-two")
+    assert "mm" not in second.lookup_jid(jid1) and "mm" not in first.lookup_jid(jid2)
+    text = daemon.log_file.read_text()
+    for fleet in (first, second):
+        assert f"127.0.0.1 publishes on port {fleet.pub_port} (not 4505): subscribing there" in text
+
+
+def test_a_swarm_serves_a_master_list_hot_hot(make_fleet, start_swarm):  # noqa: F811 - the imported fixture
+    first, second = make_fleet([], auto_accept=True), make_fleet([], auto_accept=True)
+    first.start_master()
+    second.start_master()
+    root = first.root / "swarm"
+    body = {k: v for k, v in first.minion_base.items() if k not in ("master_port", "publish_port")}
+    masters = [f"127.0.0.1:{first.ret_port}", f"127.0.0.1:{second.ret_port}"]
+    conf = write_config(root, {**body, "id": "sw", "root_dir": str(root), "log_file": "swarm.log", "master": masters})
+    ids = [f"sw-{i}" for i in range(4)]
+    swarm = start_swarm(conf, len(ids))
+    for fleet in (first, second):
+        fleet.wait_connected(ids, 60)
+    for fleet in (first, second):
+        res = fleet.briny("--static", "--out", "json", "*", "test.ping", timeout=60)
+        assert res.returncode == 0, res.stderr
+        assert res.json() == {i: True for i in ids}
+    assert stop(swarm) == 0

@@ -129,3 +129,66 @@ def test_the_minion_refuses_replies_not_for_its_request_or_not_signed():
 def test_malformed_auth_payloads_are_wire_errors(payload):
     with pytest.raises(WireError):
         handshake.read_auth(wire.clear("auth", "m1", payload))
+
+
+# -- the master's publish port (optional fields within protocol version 2) --------------------
+
+
+def test_the_challenge_and_the_signed_reply_carry_the_publish_port_to_a_minion_that_reads_it():
+    token, nonce = os.urandom(32), os.urandom(32)
+    offer = handshake.read_challenge(
+        wire.decode(handshake.challenge("m1", token, nonce, master_pub(), 4510)), "m1", token
+    )
+    assert offer.publish_port == 4510
+    req, token, nonce = signed_auth()
+    assert req.ext == handshake.EXT_PUBLISH_PORT
+    reply = handshake.auth_reply(req, "accepted", key("master"), master_pub(), b"x" * 256, b"s" * 32, 4510)
+    assert handshake.read_auth_reply(wire.decode(reply), "m1", token, nonce).publish_port == 4510
+    # the port is signed: changed or removed on the way, the reply no longer verifies
+    body = wire.clear_payload(wire.decode(reply))
+    moved = wire.clear("auth_reply", "m1", {**body, "publish_port": 4999}).encode()
+    with pytest.raises(AuthError, match="not signed"):
+        handshake.read_auth_reply(wire.decode(moved), "m1", token, nonce)
+    stripped = wire.clear("auth_reply", "m1", {k: v for k, v in body.items() if k != "publish_port"}).encode()
+    with pytest.raises(AuthError, match="not signed"):
+        handshake.read_auth_reply(wire.decode(stripped), "m1", token, nonce)
+
+
+def test_older_peers_still_talk_to_newer_ones():
+    # an older minion (no "ext"): the reply is the seven-element one it verifies, without a port
+    token, nonce = os.urandom(32), os.urandom(32)
+    old = handshake.auth_request("m1", key("minion"), crypto.public_pem(key("minion")), token, nonce, "f", ext=0)
+    assert "ext" not in wire.clear_payload(wire.decode(old))
+    req = handshake.read_auth(wire.decode(old))
+    assert isinstance(req, handshake.AuthRequest) and req.ext == 0
+    reply = handshake.auth_reply(req, "accepted", key("master"), master_pub(), b"x" * 256, b"s" * 32, 4510)
+    body = wire.clear_payload(wire.decode(reply))
+    assert "publish_port" not in body
+    seven = handshake.reply_signed_data("m1", token, nonce, "accepted", b"x" * 256, b"s" * 32)
+    assert crypto.rsa_verify(crypto.load_public(master_pub()), body["sig"], seven)
+    # an older master (no port to name) answers a newer minion as before: no port, still verified
+    req, token, nonce = signed_auth()
+    reply = handshake.auth_reply(req, "pending", key("master"), master_pub())
+    assert handshake.read_auth_reply(wire.decode(reply), "m1", token, nonce).publish_port is None
+    plain = handshake.challenge("m1", token, nonce, master_pub())
+    assert handshake.read_challenge(wire.decode(plain), "m1", token).publish_port is None
+
+
+@pytest.mark.parametrize("port", [0, 65536, "4505", True, -1])
+def test_a_bad_publish_port_or_ext_is_refused(port):
+    token, nonce = os.urandom(32), os.urandom(32)
+    body = {"status": "challenge", "challenge": nonce, "master_pub": master_pub(), "token": token, "publish_port": port}
+    with pytest.raises(WireError, match="'publish_port' must be a TCP port"):
+        handshake.read_challenge(wire.decode(wire.clear("auth_reply", "m1", body).encode()), "m1", token)
+    req, token, nonce = signed_auth()
+    good = wire.clear_payload(
+        wire.decode(handshake.auth_reply(req, "pending", key("master"), master_pub(), b"", b"", 1))
+    )
+    with pytest.raises(WireError, match="'publish_port' must be a TCP port"):
+        frame = wire.clear("auth_reply", "m1", {**good, "publish_port": port}).encode()
+        handshake.read_auth_reply(wire.decode(frame), "m1", token, nonce)
+    auth = wire.clear_payload(wire.decode(handshake.auth_request("m1", key("minion"), "p", token, nonce, "f")))
+    with pytest.raises(WireError, match="'ext' must be a non-negative integer"):
+        handshake.read_auth(
+            wire.decode(wire.clear("auth", "m1", {**auth, "ext": -1 if port in (0, 65536) else port}).encode())
+        )

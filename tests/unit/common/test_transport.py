@@ -8,7 +8,15 @@ import pytest
 import zmq
 import zmq.asyncio
 
-from briny.common.transport import MemoryHub, ZmqClient, ZmqServer, await_reply, free_ports, topic_for
+from briny.common.transport import (
+    MemoryHub,
+    SharedSubscriber,
+    ZmqClient,
+    ZmqServer,
+    await_reply,
+    free_ports,
+    topic_for,
+)
 from tests.waiting import join_subscriber
 
 
@@ -83,6 +91,35 @@ def test_zeromq_on_loopback():
             await _cancel_lands_with_the_reply(a, lambda: a._waiting)
         finally:
             for s in (a, b, server):
+                s.close()
+            ctx.term()
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_client_follows_the_publish_port_the_master_names():
+    """Clients (one with its own SUB, one over a shared SUB) made for a port nobody publishes on
+    take publishes from the master's port once told it; their subscriptions move with them."""
+
+    async def main():
+        ret_port, pub_port, wrong = free_ports(3)
+        ctx = zmq.asyncio.Context()
+        server = ZmqServer("127.0.0.1", ret_port, pub_port, ctx)
+        shared = SharedSubscriber("127.0.0.1", wrong, ctx)
+        own = ZmqClient("127.0.0.1", ret_port, wrong, ctx)
+        pooled = ZmqClient("127.0.0.1", ret_port, wrong, ctx, publishes=shared)
+        try:
+            for topic, client in ((topic_for("own"), own), (topic_for("pooled"), pooled)):
+                client.subscribe(topic)
+                client.follow_publishes(pub_port)
+                client.follow_publishes(pub_port)  # already there: nothing moves
+                assert client.publish_port == pub_port
+                await join_subscriber(lambda probe, t=topic: server.publish(t, probe), lambda c=client: _payload(c))
+                await server.publish(topic, b"job")
+                assert await asyncio.wait_for(client.recv_publish(), 5) == (topic, b"job")
+            assert shared.publish_port == pub_port
+        finally:
+            for s in (own, pooled, shared, server):
                 s.close()
             ctx.term()
 

@@ -3,16 +3,18 @@ against both backends in test_jobcache.py."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 import logging
 import threading
 
 import pytest
 
 from briny.common.exceptions import ConfigError, JobCacheError
-from briny.master.jobcache import open_job_cache
+from briny.master.jobcache import JID_TRIES, open_job_cache, store_new_job
 from briny.master.jobcache_pg import PgJobCache, conninfo, glob_regex
 
-from tests.unit.master.test_jobcache import load, now_jid
+from tests.unit.master.test_jobcache import jid_at, load, now_jid
 from tests.waiting import wait_until
 
 
@@ -184,3 +186,54 @@ def test_the_buffer_is_bounded(pg_server_own, caplog):
         assert 0 < len(kept) <= 20 and "m99" in kept  # the newest are kept
     finally:
         cache.close(10)
+
+
+# -- jids across masters sharing one job cache ---------------------------------------------------
+
+
+def test_two_masters_racing_one_jid_store_two_jobs(pg_dsn):
+    """Two masters (two caches on one database) store a new job under the same jid at once, over
+    and over: each time one keeps the jid and the other's job gets a fresh one; no row merges
+    two jobs."""
+    first, second = PgJobCache(pg_dsn), PgJobCache(pg_dsn)
+    base = datetime.datetime(2026, 1, 1)
+    minted = iter(jid_at(base, 10_000 + n) for n in range(1000))  # never one of the raced jids
+
+    async def race(jid: str) -> tuple[str, str]:
+        a, b = load(jid, "test.one"), load(jid, "test.two")
+        got = await asyncio.gather(
+            store_new_job(first, a, ["m1"], lambda: next(minted)),
+            store_new_job(second, b, ["m2"], lambda: next(minted)),
+        )
+        return got[0], got[1]
+
+    try:
+        for n in range(20):
+            jid = jid_at(base, n)
+            one, two = asyncio.run(race(jid))
+            assert jid in (one, two) and one != two
+            assert first.get_load(one)["fun"] == "test.one" and second.get_load(two)["fun"] == "test.two"
+            assert first.get_load(one)["jid"] == one and second.get_load(two)["jid"] == two
+            assert first.get_minions(one) == ["m1"] and second.get_minions(two) == ["m2"]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_job_finds_no_free_jid_after_the_tries(pg_dsn, caplog):
+    cache = PgJobCache(pg_dsn)
+    try:
+        jid = now_jid()
+        asyncio.run(store_new_job(cache, load(jid, "test.first"), ["m1"]))
+        with pytest.raises(JobCacheError, match=f"no free jid after {JID_TRIES} tries"):
+            asyncio.run(store_new_job(cache, load(jid, "test.again"), ["m2"], lambda: jid))
+        assert cache.get_load(jid)["fun"] == "test.first" and cache.get_minions(jid) == ["m1"]
+        assert (
+            caplog.text.count(f"job cache: job {jid} (test.again) not stored: another job holds that jid") == JID_TRIES
+        )
+        # stored again as the same job (not new), the load is updated as before
+        cache.save_load(jid, load(jid, "test.first", arg=[1]), ["m3"])
+        assert cache.flush(10)
+        assert cache.get_load(jid)["arg"] == [1] and cache.get_minions(jid) == ["m1", "m3"]
+    finally:
+        cache.close()

@@ -52,6 +52,8 @@ class RawMaster:
         self.requests: list[dict[str, Any]] = []
         self.answer_pings = True
         self.answer = True
+        self.publish_port: int | None = None  # named in the signed auth reply
+        self.challenge_port: int | None = None  # named in the challenge (default: publish_port)
         self.guard = wire.ReplayGuard()
         self._new = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -102,7 +104,8 @@ class RawMaster:
             self.challenges[nonce] = env.id
             self.hellos += 1
             self._new.set()
-            return handshake.challenge(env.id, msg.token, nonce, self.master_pub)
+            port = self.challenge_port or self.publish_port
+            return handshake.challenge(env.id, msg.token, nonce, self.master_pub, port)
         if self.challenges.pop(msg.challenge, None) != env.id:
             return wire.clear("err", env.id, {"error": "unknown challenge"}).encode()
         minion_key = handshake.check_auth_signature(msg, crypto.fingerprint(self.master_pub))
@@ -114,7 +117,9 @@ class RawMaster:
             sign_pub = crypto.ed_public_bytes(self.sign_key)
         self.auths.append((time.monotonic(), env.id, self.status))
         self._new.set()
-        return handshake.auth_reply(msg, self.status, self.priv, self.master_pub, session_enc, sign_pub)
+        return handshake.auth_reply(
+            msg, self.status, self.priv, self.master_pub, session_enc, sign_pub, self.publish_port
+        )
 
     # -- publishing ----------------------------------------------------------------------------
     def pub_frame(

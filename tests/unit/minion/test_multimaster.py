@@ -241,3 +241,49 @@ def test_master_type_intervals_and_pins(tmp_path, caplog):
         alive_interval(opts(master_alive_interval="soon"))
     assert pin_path(tmp_path, "m1:4506", False) == tmp_path / "minion_master.pub"
     assert pin_path(tmp_path, "[::1]:4506", True) == tmp_path / "minion_master____1__4506.pub"
+
+
+# -- each master's publish port, from its auth ---------------------------------------------------
+
+
+def subscribed_ports(tmp_path, a_ports: tuple[int, int], **extra) -> tuple[list[int | None], int, str]:
+    """(the port each master's transport subscribes to once both served a job, the auths, the
+    status of the first master) for masters naming (challenge, signed reply) ports ``a_ports``
+    and 4520 / 4520."""
+
+    async def main():
+        agent, a, b = two(tmp_path, **extra)
+        a.challenge_port, a.publish_port = a_ports
+        b.publish_port = 4520
+        a.start(), b.start()
+        async with Running(agent):
+            await told(b)
+            jid_b = await b.publish("m1", "test.echo", ["from-b"])
+            await b.wait_ret(jid_b)
+            if a_ports[0] == a_ports[1]:
+                await told(a)
+                await a.wait_ret(await a.publish("m1", "test.echo", ["from-a"]))
+            else:
+                await _status(agent, 0, "refused")
+            ports = [next(iter(hub.clients.values())).port if hub.clients else None for hub in (a.hub, b.hub)]
+        await a.stop(), await b.stop()
+        return ports, agent.auth_count, agent.links[0].status
+
+    return run(main())
+
+
+def test_each_master_names_its_publish_port_and_the_minion_subscribes_there(tmp_path):
+    ports, auths, _ = subscribed_ports(tmp_path, (4510, 4510))
+    assert ports == [4510, 4520] and auths == 2
+
+
+def test_a_publish_port_of_the_minions_own_wins_over_the_masters(tmp_path):
+    ports, auths, _ = subscribed_ports(tmp_path, (4510, 4510), publish_port=4600)
+    assert ports == [None, None] and auths == 2  # never moved from the configured 4600
+
+
+def test_a_challenge_port_the_signed_reply_does_not_confirm_refuses_the_auth(tmp_path, caplog):
+    caplog.set_level(logging.ERROR, "briny.minion.auth")
+    ports, auths, status = subscribed_ports(tmp_path, (4510, 4999))
+    assert status == "refused" and auths == 1  # only the other master served
+    assert "names another publish port than its challenge" in caplog.text
