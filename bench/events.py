@@ -86,6 +86,18 @@ def ping(fleet: Fleet, opts: dict[str, Any]) -> float:
     return float("inf")
 
 
+def started(fleet: Fleet) -> dict[str, Any] | None:
+    """Start the fleet; the master's opts, or None (said) when it did not come up."""
+    from briny.common.config import load_master_config
+
+    try:
+        fleet.start()
+    except FleetError as exc:
+        print(f"the fleet did not come up: {exc}")
+        return None
+    return load_master_config(str(fleet.master_conf))
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process, in seconds."""
     import os
@@ -96,7 +108,6 @@ def cpu_seconds(pid: int) -> float:
 
 def store_events(ns: argparse.Namespace) -> int:
     """The ``--event-return`` bench: see the module docstring."""
-    from briny.common.config import load_master_config
     from briny.common.event import EventSender
     from briny.master.jobcache import open_job_cache
 
@@ -111,12 +122,9 @@ def store_events(ns: argparse.Namespace) -> int:
     root = Path(tempfile.mkdtemp(prefix="bev", dir="/tmp"))
     fleet = Fleet(root, ["m1"], master_opts=master_opts, log_level="warning")
     try:
-        try:
-            fleet.start()
-        except FleetError as exc:
-            print(f"the fleet did not come up: {exc}")
+        opts = started(fleet)
+        if opts is None:
             return 2
-        opts = load_master_config(str(fleet.master_conf))
         pid = fleet.master.pid
         ping(fleet, opts)  # warm
         cache = open_job_cache(opts, readonly=True)
@@ -185,7 +193,6 @@ def main(argv: list[str]) -> int:
     if ns.event_return:
         return store_events(ns)
 
-    from briny.common.config import load_master_config
     from briny.common.event import EventListener, EventSender
 
     root = Path(tempfile.mkdtemp(prefix="bev", dir="/tmp"))
@@ -204,12 +211,9 @@ def main(argv: list[str]) -> int:
     sls.parent.mkdir(parents=True)
     sls.write_text(REACTOR_SLS.replace("{{ sleep }}", str(ns.sleep)))
     try:
-        try:
-            fleet.start()
-        except FleetError as exc:
-            print(f"the fleet did not come up: {exc}")
+        opts = started(fleet)
+        if opts is None:
             return 2
-        opts = load_master_config(str(fleet.master_conf))
         opts["event_listener_hwm"] = 1_000_000  # this bench's own listener must not be the one that falls behind
         pid = fleet.master.pid
         ping(fleet, opts)  # warm: the minion's first job

@@ -546,6 +546,19 @@ class SqlJobCache(JobCache):
                 raise JobCacheError(f"the job cache database is unreachable: {exc}") from exc
             raise
 
+    def _newest(
+        self, select: str, key: str, where: list[str], params: list[Any], limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        """The rows of ``select`` meeting every ``where`` condition, newest ``key`` first, at most ``limit``."""
+        sql = select
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {key} DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = [*params, int(limit)]
+        return self._query(sql, tuple(params))
+
     def get_load(self, jid: str) -> dict[str, Any]:
         self._checked(jid)
         rows = self._query("SELECT load, minions FROM jobs WHERE jid = ?", (jid,))
@@ -603,15 +616,11 @@ class SqlJobCache(JobCache):
             globs = [self._glob("fun", f) for f in functions]
             where.append("(" + " OR ".join(cond for cond, _ in globs) + ")")
             params.extend(param for _, param in globs)
-        sql = 'SELECT jid, fun, tgt, tgt_type, "user", started, load, minions FROM jobs'
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY jid DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
+        rows = self._newest(
+            'SELECT jid, fun, tgt, tgt_type, "user", started, load, minions FROM jobs', "jid", where, params, limit
+        )
         records = []
-        for jid, fun, tgt, tgt_type, user, started, load, minions in self._query(sql, tuple(params)):
+        for jid, fun, tgt, tgt_type, user, started, load, minions in rows:
             data = unpack(load) or {}
             records.append(
                 JobRecord(
@@ -641,13 +650,7 @@ class SqlJobCache(JobCache):
         if since is not None:
             where.append("stamp >= ?")
             params.append(float(since))
-        sql = "SELECT id, tag, data, stamp, master_id FROM events"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
+        rows = self._newest("SELECT id, tag, data, stamp, master_id FROM events", "id", where, params, limit)
         records = [
             EventRecord(
                 id=int(ident),
@@ -656,7 +659,7 @@ class SqlJobCache(JobCache):
                 stamp=float(stamp),
                 master_id=master_id,
             )
-            for ident, event_tag, data, stamp, master_id in self._query(sql, tuple(params))
+            for ident, event_tag, data, stamp, master_id in rows
         ]
         records.reverse()
         return records

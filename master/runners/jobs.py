@@ -117,6 +117,13 @@ def _globs(value: Any) -> list[str]:
     return [glob for glob in split_input(value, str) if glob]
 
 
+def _count(value: Any, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise SaltInvocationError(f"{name} must be a number, not {value!r}") from None
+
+
 def _parse_time(value: Any, name: str) -> float:
     if is_number(value):
         return float(value)
@@ -192,10 +199,7 @@ def list_events(
     ``since`` a time (as ``list_jobs``'s ``start_time``, or epoch seconds), ``limit`` the newest
     ones kept (100; 0 for all). Each: ``{"id", "tag", "data", "stamp", "master_id"}``, ``stamp``
     the ISO time (UTC) the master's bus carried it. briny's runner (Salt has none)."""
-    try:
-        count = int(limit)
-    except (TypeError, ValueError):
-        raise SaltInvocationError(f"limit must be a number, not {limit!r}") from None
+    count = _count(limit, "limit")
     if count < 0:
         raise SaltInvocationError(f"limit must be 0 (all) or more, not {count}")
     records = ctx.job_cache().list_events(
@@ -224,10 +228,7 @@ def list_jobs_filter(
     display_progress: bool = False,
 ) -> Any:
     """The newest ``count`` jobs as a list, oldest first, each with its ``JID``."""
-    try:
-        limit = int(count)
-    except (TypeError, ValueError):
-        raise SaltInvocationError(f"count must be a number, not {count!r}") from None
+    limit = _count(count, "count")
     records = [
         r
         for r in ctx.job_cache().list_jobs(newest_first=True)
