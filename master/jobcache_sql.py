@@ -267,12 +267,30 @@ class SqlJobCache(JobCache):
         return None
 
     def _hold(self, pending: list[Any], exc: BaseException) -> None:
-        """Keep the writes of a failed batch and those queued since, within ``buffer_max``."""
+        """Keep the writes of a failed batch and those queued since, within ``buffer_max``: the oldest
+        events go first, then the oldest other writes."""
         while True:
             try:
                 pending.append(self._queue.get_nowait())
             except queue.Empty:
                 break
+        excess = len(pending) - self.buffer_max
+        if excess > 0:
+            kept = []
+            for item in pending:
+                if excess > 0 and item is not _STOP and isinstance(item[0], EventRow):
+                    excess -= 1
+                    self._events_lost(1)
+                    self._events_written(1)
+                    continue
+                kept.append(item)
+            if len(kept) < len(pending):
+                log.error(
+                    "job cache: the database is unreachable and the buffer is full (%d writes): %d oldest events dropped",
+                    self.buffer_max,
+                    len(pending) - len(kept),
+                )
+            pending[:] = kept
         dropped = 0
         while len(pending) > self.buffer_max:
             item = pending.pop(0)
@@ -280,8 +298,6 @@ class SqlJobCache(JobCache):
                 pending.append(item)
                 continue
             dropped += 1
-            if isinstance(item[0], EventRow):
-                self._events_written(1)
             if item[1] is not None:
                 item[1].set_exception(JobCacheError("dropped: the job cache buffer was full"))
         if dropped:
@@ -341,7 +357,7 @@ class SqlJobCache(JobCache):
                     else:
                         inserted.discard((row.jid, row.minion_id))  # a duplicate in the same batch
             if events:
-                self._insert_events(conn, events)
+                self._store_events(conn, events)
             self._commit(conn)
         except self.db_error as exc:
             if self._transient(exc):
@@ -363,6 +379,22 @@ class SqlJobCache(JobCache):
             else:
                 fut.set_result(result)
         return stop
+
+    def _store_events(self, conn: Any, events: list[tuple[str, str, float, str]]) -> None:
+        """Insert the events of a batch; one the database refuses costs the batch's events, never
+        its jobs and returns (they are in the same transaction)."""
+        try:
+            with self._savepoint(conn):
+                self._insert_events(conn, events)
+        except self.db_error as exc:
+            if self._transient(exc):
+                raise
+            self._events_lost(len(events))
+            log.error("job cache: %d events not stored (the database refused them): %s", len(events), exc)
+
+    def _events_lost(self, count: int) -> None:
+        with self._events_lock:
+            self.events_dropped += count
 
     def _events_written(self, count: int) -> None:
         if count:

@@ -20,6 +20,7 @@ from briny.master.runners import RunnerContext
 from briny.master.runners import jobs
 
 from tests.unit.master.test_jobcache import cache  # noqa: F401 - the fixture: a writable job cache of each backend
+from tests.unit.master.test_jobcache import load, now_jid
 from tests.waiting import wait_until
 
 
@@ -145,6 +146,49 @@ def test_postgres_away_holds_the_events_and_writes_them_when_back(pg_server_own,
         assert [e.data["i"] for e in c.list_events(tag="away/*")] == list(range(50))  # the first ones, in order
         assert c.events_dropped == 30
         assert "events dropped" in caplog.text and "writes buffered" in caplog.text
+    finally:
+        c.close(10)
+
+
+def test_an_event_postgres_refuses_costs_only_the_events_of_its_batch(pg_dsn, caplog):
+    c = PgJobCache(pg_dsn)
+    try:
+        jid = now_jid()
+        c._queue.put(((lambda conn: time.sleep(0.3)), None))  # the writes below go in one batch
+        c.save_load(jid, load(jid), ["m1"])
+        c.save_event("bad/one", {"lone": "\ud800"}, "m")  # jsonb refuses a lone surrogate
+        done = c.save_return(jid, "m1", {"return": "kept"})
+        with caplog.at_level(logging.ERROR, logger="briny.master.jobcache_sql"):
+            assert c.flush(10)
+        done.result(5)
+        assert c.get_returns(jid) == {"m1": {"return": "kept"}}
+        assert c.list_events() == [] and c.events_dropped == 1
+        assert "1 events not stored (the database refused them)" in caplog.text
+        assert c.save_event("good/one", {}, "m") and c.flush(10)
+        assert [e.tag for e in c.list_events()] == ["good/one"]
+    finally:
+        c.close()
+
+
+def test_postgres_away_drops_events_before_returns(pg_server_own, caplog):
+    c = PgJobCache(pg_server_own.dsn, buffer_max=50)
+    try:
+        jid = now_jid()
+        c.save_load(jid, load(jid))
+        assert c.flush(10)
+        pg_server_own.pause()
+        with caplog.at_level(logging.ERROR, logger="briny.master.jobcache_sql"):
+            for i in range(10):
+                c.save_return(jid, f"m{i}", {"return": i})
+            for i in range(60):
+                c.save_event(f"away/{i}", {"i": i}, "m")
+            wait_until(lambda: "oldest events dropped" in caplog.text, 10, "the log to say events were dropped")
+            pg_server_own.resume()
+            assert c.flush(30)
+        assert len(c.returned_ids(jid)) == 10  # every return kept
+        stored = [e.data["i"] for e in c.list_events()]
+        assert stored and len(stored) <= 40 and stored == sorted(stored) and stored[-1] == 49
+        assert c.events_dropped == 60 - len(stored)
     finally:
         c.close(10)
 
