@@ -1,17 +1,20 @@
-"""A real master storing its bus's events in the job cache (``event_return: job_cache``, issue 13)
+"""A real master storing its bus's events in the job cache (``event_return: job_cache``, issue 13; SQLite and PostgreSQL)
 with a real minion: a job's return event, a ``fire_event`` state's ``salt/state_result/...`` event
 and events fired on the master's bus land in the ``events`` table, and ``briny-run jobs.list_events``
 reads them; the whitelist and the blacklist decide which tags are stored."""
 
 from __future__ import annotations
 
-import sqlite3
 import textwrap
 from collections.abc import Callable
 
 import pytest
 
+from briny.common.config import load_master_config
 from briny.common.event import EventSender
+from briny.master.jobcache import open_job_cache
+
+from tests.dbfixtures import pg_server  # noqa: F401 - the throwaway PostgreSQL server
 
 from .support import Fleet, jid_from
 
@@ -23,22 +26,32 @@ announce:
 
 
 def stored_tags(fleet: Fleet) -> list[str]:
-    with sqlite3.connect(fleet.master_dir / "cache" / "jobs.sqlite") as db:
-        return [tag for (tag,) in db.execute("SELECT tag FROM events ORDER BY id")]
+    """The tags in the master's events table, in the order stored (read as briny-run reads it)."""
+    cache = open_job_cache(load_master_config(str(fleet.master_conf)), readonly=True)
+    try:
+        return [event.tag for event in cache.list_events()]
+    finally:
+        cache.close()
 
 
 @pytest.mark.slow
-def test_the_master_stores_the_events_its_filter_keeps(make_fleet: Callable[..., Fleet]) -> None:
-    fleet = make_fleet(
-        ["ev1"],
-        auto_accept=True,
-        master_opts={
-            "id": "evmaster",
-            "event_return": "job_cache",
-            "event_return_whitelist": ["salt/job/*/ret/*", "salt/state_result/*", "app/*"],
-            "event_return_blacklist": ["app/secret/*"],
-        },
-    )
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_master_stores_the_events_its_filter_keeps(
+    make_fleet: Callable[..., Fleet], request: pytest.FixtureRequest, backend: str
+) -> None:
+    master_opts = {
+        "id": "evmaster",
+        "event_return": "job_cache",
+        "event_return_whitelist": ["salt/job/*/ret/*", "salt/state_result/*", "app/*"],
+        "event_return_blacklist": ["app/secret/*"],
+    }
+    if backend == "postgres":
+        server = request.getfixturevalue("pg_server")
+        server.psql('DROP DATABASE IF EXISTS "e2e_events" WITH (FORCE); CREATE DATABASE "e2e_events"')
+        master_opts.update(
+            {"job_cache": "postgres", "postgres.dsn": server.dsn.replace("dbname=postgres", "dbname=e2e_events")}
+        )
+    fleet = make_fleet(["ev1"], auto_accept=True, master_opts=master_opts)
     (fleet.root / "srv" / "salt" / "announce.sls").write_text(textwrap.dedent(SLS))
     fleet.start()
     res = fleet.briny("-v", "--out", "json", "ev1", "state.sls", "announce")
