@@ -105,6 +105,14 @@ REACTOR_DEFAULTS: dict[str, Any] = {
     "reactor_worker_hwm": 10000,  # reactions waiting for a worker before new ones are dropped (and reported)
 }
 COMMON_DEFAULTS.update(EVENT_DEFAULTS)
+# storing the master's events (Salt's event_return; master/eventreturn.py): off by default, as in Salt
+EVENT_RETURN_DEFAULTS: dict[str, Any] = {
+    "event_return": "",  # job_cache (or a Salt SQL returner's name, read as job_cache): store them
+    "event_return_whitelist": [],  # tag globs: only these are stored
+    "event_return_blacklist": [],  # tag globs: these are not stored
+    "event_return_queue": 0,  # Salt's batch size; briny batches on its own (a warning says so)
+    "event_return_queue_max_seconds": 0,
+}
 
 MINION_DEFAULTS: dict[str, Any] = {
     **COMMON_DEFAULTS,
@@ -162,6 +170,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
     **REACTOR_DEFAULTS,
+    **EVENT_RETURN_DEFAULTS,
     "file_recv": False,  # cp.push: minions may send files to the master (master/filerecv.py)
     "file_recv_max_size": 100,  # MB per pushed file
     "salt_cp_chunk_size": 98304,  # bytes per briny-cp -C job
@@ -185,7 +194,7 @@ def _type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-STR_OR_LIST = frozenset({"master"})  # a string, or a list of strings
+STR_OR_LIST = frozenset({"master", "event_return"})  # a string, or a list of strings
 
 
 def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) -> None:

@@ -47,6 +47,11 @@ Python API (``docs/events.md`` has the tags and a worked example)::
             print(tag, data["_seq"], data["ret"]["result"])
         events.fire("my/app/done", {"ok": True})
 
+A bus may be given a *sink* (``EventBus(opts, sink=f)`` or ``bus.sink = f``): ``f(tag, data)``
+is called on the bus's thread for every event it republishes (the master stores them so,
+``event_return``: :mod:`briny.master.eventreturn`). It must be cheap and never block (queue
+the event and return); what it raises is logged and the bus goes on.
+
 ``EventBus.run()`` is blocking (a thread or a daemon's worker);
 ``EventBus.start_thread()`` starts it in a daemon thread for tests and tools.
 """
@@ -61,7 +66,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgpack
@@ -79,6 +84,8 @@ MAX_TAG_BYTES = 4096  # a longer tag is not an event: dropped
 DROPPED_TAG = "salt/event/dropped"
 READY_PREFIX = "salt/event/listener/"  # + a random hex: a listener's own marker (wait_ready)
 _SEQ_BYTES = 8
+
+Sink = Callable[[str, dict[str, Any]], None]  # called on the bus's thread for each event (see the docstring)
 
 
 def stamp() -> str:
@@ -195,8 +202,9 @@ class EventSender:
 class EventBus:
     """Owns the two IPC sockets and republishes what it pulls, numbered."""
 
-    def __init__(self, opts: dict[str, Any], name: str = DEFAULT_NAME) -> None:
+    def __init__(self, opts: dict[str, Any], name: str = DEFAULT_NAME, *, sink: Sink | None = None) -> None:
         self.pull_path, self.pub_path = _paths(opts, name)
+        self.sink = sink  # may be set while the bus runs
         self.hwm = config.count(opts, "event_listener_hwm")
         self.pull_hwm = config.count(opts, "event_sender_hwm")
         self.seq = 0  # events republished since the bus started
@@ -232,11 +240,15 @@ class EventBus:
                         frames = pull.recv_multipart(zmq.NOBLOCK)
                     except zmq.Again:
                         break
-                    if len(frames) != 2 or decode(frames) is None:
+                    event = decode(frames) if len(frames) == 2 else None
+                    if event is None:
                         log.warning("dropped an event frame that does not parse (%d parts)", len(frames))
                         continue
                     self.seq += 1
                     pub.send_multipart([*frames, self.seq.to_bytes(_SEQ_BYTES, "big")])
+                    sink = self.sink
+                    if sink is not None:
+                        self._give(sink, *event)
         finally:
             pull.close()
             pub.close()
@@ -245,6 +257,13 @@ class EventBus:
                     os.unlink(path)
                 except OSError:
                     pass
+
+    @staticmethod
+    def _give(sink: Sink, tag: str, data: dict[str, Any]) -> None:
+        try:
+            sink(tag, data)
+        except Exception as exc:  # noqa: BLE001 - a sink's failure never stops the bus; logged
+            log.error("the event bus's sink failed on %s: %s", tag, exc)
 
     def start_thread(self, timeout: float = 5.0) -> "EventBus":
         """Run the bus in a daemon thread; BrinyError when it is not serving within ``timeout``."""

@@ -67,6 +67,7 @@ from briny.master.filerecv import FileReceiver
 from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
+from briny.master.eventreturn import event_returner
 from briny.master.jobcache import JobCache, open_job_cache
 from briny.master.keys import KeyStore
 from briny.master.pillar import MinionPillars
@@ -168,6 +169,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
     tasks: list[asyncio.Task[Any]] = []
     try:
         cache = open_job_cache(opts)  # PostgreSQL: a database it cannot reach is a ConfigError naming the key
+        bus.sink = event_returner(opts, cache)  # event_return: the bus's events into the job cache (or None)
         keys = KeyStore(opts)
         transport = ZmqServer(str(opts["interface"]), int(opts["ret_port"]), int(opts["publish_port"]), ctx=ctx)
         server = build_server(opts, transport, keys, cache, fire=sender.fire)
@@ -230,6 +232,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             capi.close()
         if transport is not None:
             transport.close()
+        bus.sink = None  # no more events for a closing cache
         if cache is not None:  # flushes every queued write (waits a bounded time for an absent database)
             await loop.run_in_executor(None, cache.close, CACHE_CLOSE_SECONDS)
         if server is not None:

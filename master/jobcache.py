@@ -82,6 +82,17 @@ class JobRecord:
     minions: list[str] | None = None  # targeted minions, None when unknown
 
 
+@dataclass
+class EventRecord:
+    """One stored event (``event_return: job_cache``, :mod:`briny.master.eventreturn`)."""
+
+    id: int  # increasing in the order the master stored them
+    tag: str
+    data: dict[str, Any]  # as fired (with ``_stamp``), through JSON
+    stamp: float  # epoch seconds when the master's bus carried it
+    master_id: str  # the ``id`` of the master that stored it
+
+
 def return_record(ret: Any) -> dict[str, Any]:
     """What the cache keeps of a minion's return load (Salt's return.p keys)."""
     if isinstance(ret, dict) and "return" in ret:
@@ -140,6 +151,11 @@ class JobCache(abc.ABC):
         is committed (the master answers the minion then: the return survives a master killed)."""
 
     @abc.abstractmethod
+    def save_event(self, tag: str, data: dict[str, Any], master_id: str) -> bool:
+        """Queue one event of the master's bus (``event_return: job_cache``); never blocks, never
+        raises. False when it was dropped: the cache is closed or ``buffer_max`` events wait already."""
+
+    @abc.abstractmethod
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued write is committed; False on timeout."""
 
@@ -147,7 +163,8 @@ class JobCache(abc.ABC):
     def prune(self, keep_hours: float) -> int:
         """Remove jobs (and their returns) older than ``keep_hours`` by their jid time; 0 keeps all.
 
-        Returns how many jobs were removed. Returns of unknown jobs go after the same time.
+        Returns how many jobs were removed. Returns of unknown jobs, and stored events, go after
+        the same time.
         """
 
     @abc.abstractmethod
@@ -189,6 +206,13 @@ class JobCache(abc.ABC):
         newest_first: bool = False,
     ) -> list[JobRecord]:
         """Jobs in jid order; ``functions`` are globs; ``limit`` keeps the newest ones."""
+
+    @abc.abstractmethod
+    def list_events(
+        self, *, tag: str | None = None, since: float | None = None, limit: int | None = None
+    ) -> list[EventRecord]:
+        """Stored events, oldest first: ``tag`` a glob, ``since`` epoch seconds (inclusive),
+        ``limit`` keeps the newest ones."""
 
     # ----- helpers shared by the backends ----------------------------------------------------
     def missing(self, jid: str) -> list[str]:

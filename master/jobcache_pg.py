@@ -6,7 +6,8 @@ client API (readers). Needs psycopg 3 (``pip install briny[postgres]``).
 Where: ``postgres.dsn`` (a libpq connection string or URI), else ``postgres.host``
 (localhost), ``postgres.port`` (5432), ``postgres.db`` (salt), ``postgres.user`` (salt)
 and ``postgres.passwd`` (Salt's returner key; ``postgres.password`` is read too).
-The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``), created on
+The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``events``: there
+``data`` is ``jsonb``, queried as Salt's pgjsonb ``salt_events``), created on
 first start when missing (under an advisory lock, so masters starting together do
 not race); see docs/scaling.md. A database that cannot be reached at start is a
 :class:`ConfigError` naming the key; one that goes away later is waited for
@@ -15,7 +16,7 @@ not race); see docs/scaling.md. A database that cannot be reached at start is a
 
 The writes, the reads and their SQL are shared (:mod:`briny.master.jobcache_sql`); here
 are the connections, the schema and PostgreSQL's dialect: ``%s`` parameters, a
-savepoint around each job write, the returns of a batch in one ``unnest`` statement,
+savepoint around each job write, the returns (and the events) of a batch in one ``unnest`` statement,
 globs as anchored regular expressions.
 """
 
@@ -43,6 +44,11 @@ SCHEMA = (
     " success SMALLINT, retcode BIGINT, ret BYTEA NOT NULL, PRIMARY KEY (jid, minion_id))",
     "CREATE INDEX IF NOT EXISTS returns_received ON returns (received)",
     "CREATE TABLE IF NOT EXISTS job_minions (jid TEXT NOT NULL, minion_id TEXT NOT NULL, PRIMARY KEY (jid, minion_id))",
+    "CREATE TABLE IF NOT EXISTS events ("
+    " id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tag TEXT NOT NULL, data JSONB NOT NULL,"
+    " stamp DOUBLE PRECISION NOT NULL, master_id TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS events_stamp ON events (stamp)",
+    "CREATE INDEX IF NOT EXISTS events_tag ON events (tag)",
 )
 SCHEMA_LOCK = 0x6272696E79  # "briny": the advisory lock masters take to create the schema
 INSERT_RETURNS = (
@@ -50,6 +56,12 @@ INSERT_RETURNS = (
     "SELECT * FROM unnest(%s::text[], %s::text[], %s::float8[], %s::smallint[], %s::bigint[], %s::bytea[]) "
     "ON CONFLICT DO NOTHING RETURNING jid, minion_id"
 )
+INSERT_EVENTS = (
+    "INSERT INTO events (tag, data, stamp, master_id) "
+    "SELECT t, d::jsonb, s, m FROM unnest(%s::text[], %s::text[], %s::float8[], %s::text[]) "
+    "WITH ORDINALITY AS u(t, d, s, m, n) ORDER BY n"
+)
+NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")  # a JSON \u0000 (not an escaped backslash's)
 CONNECT_TIMEOUT = 5
 KEYS = ("postgres.dsn", "postgres.host", "postgres.port", "postgres.db", "postgres.user", "postgres.passwd")
 
@@ -129,6 +141,16 @@ def glob_regex(pattern: str) -> str:
     return "".join(out)
 
 
+def no_nul(text: str) -> str:
+    """``text`` as PostgreSQL's text takes it (no NUL character: U+FFFD instead)."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def jsonb_text(data: str) -> str:
+    """JSON text as ``jsonb`` takes it: a NUL character (``\\u0000``, which jsonb refuses) becomes U+FFFD."""
+    return NUL_ESCAPE.sub(r"\1\\ufffd", data) if "\\u0000" in data else data
+
+
 class PgJobCache(SqlJobCache):
     """The job cache in a PostgreSQL database; see the module docstring."""
 
@@ -203,6 +225,17 @@ class PgJobCache(SqlJobCache):
             ),
         )
         return {(jid, minion_id) for jid, minion_id in cur.fetchall()}
+
+    def _insert_events(self, conn: Any, rows: list[tuple[str, str, float, str]]) -> None:
+        conn.execute(
+            INSERT_EVENTS,
+            (
+                [no_nul(tag) for tag, _, _, _ in rows],
+                [jsonb_text(data) for _, data, _, _ in rows],
+                [stamp for _, _, stamp, _ in rows],
+                [no_nul(master_id) for _, _, _, master_id in rows],
+            ),
+        )
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")

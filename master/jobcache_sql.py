@@ -2,15 +2,18 @@
 
 Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
 :mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
-(``jobs``, ``returns``, ``job_minions``: see the backends' ``SCHEMA``) with the loads,
-targets and return records as msgpack blobs, so the reads, the prune and the merge of
+(``jobs``, ``returns``, ``job_minions``, ``events``: see the backends' ``SCHEMA``) with the loads,
+targets and return records as msgpack blobs and the events as JSON, so the reads, the prune and the merge of
 targeted minions are written once, here, in the SQL both engines speak (``?`` marks a
 parameter; a backend whose driver wants another style rewrites it in :meth:`_sql`).
 
 Writes go through a queue to one writer thread that owns the only writing connection;
 it takes what is queued (up to :data:`BATCH_MAX` writes) and applies it in one
 transaction, the returns of the batch in one call to the backend's
-:meth:`SqlJobCache._insert_returns` (PostgreSQL: one statement for the whole batch).
+:meth:`SqlJobCache._insert_returns` and its events in one call to :meth:`SqlJobCache._insert_events`
+(PostgreSQL: one statement for each). Events (``event_return: job_cache``) come from the bus's
+thread and must never wait: at most ``buffer_max`` of them are queued or held at once, those beyond
+are dropped, counted and logged (once a minute).
 When the backend says a failure is transient (:meth:`SqlJobCache._transient`: the
 database went away), the writer keeps the batch, logs, reconnects with a back-off and
 applies it again; writes queued meanwhile wait behind it, up to ``buffer_max`` of
@@ -22,6 +25,7 @@ from __future__ import annotations
 import abc
 import concurrent.futures
 import contextlib
+import json
 import logging
 import queue
 import threading
@@ -33,7 +37,15 @@ from typing import Any
 import msgpack
 
 from briny.common.exceptions import JobCacheError
-from briny.master.jobcache import Committed, JobCache, JobRecord, jid_time, load_columns, return_record
+from briny.master.jobcache import (
+    Committed,
+    EventRecord,
+    JobCache,
+    JobRecord,
+    jid_time,
+    load_columns,
+    return_record,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +77,42 @@ class ReturnRow:
     success: int | None
     retcode: int | None
     ret: bytes
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """One event as the writer gets it from the bus (turned into JSON by the writer)."""
+
+    tag: str
+    data: dict[str, Any]
+    stamp: float
+    master_id: str
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def event_json(data: dict[str, Any]) -> str:
+    """An event's data as JSON text (bytes as UTF-8 text, what JSON cannot carry as strings)."""
+    try:
+        return json.dumps(data, default=_json_default, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):  # NaN, infinities, keys JSON cannot have
+        return json.dumps(_plain_json(data), default=_json_default, separators=(",", ":"))
+
+
+def _plain_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: _plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -122,6 +170,10 @@ class SqlJobCache(JobCache):
         self._outage_logged = float("-inf")  # when the writer last said the database is away
         self._degraded = False  # the writer is holding writes the database did not take
         self.batches = 0  # transactions the writer committed (the tests count them)
+        self._events_lock = threading.Lock()
+        self._events_waiting = 0  # events queued or held, not written yet (at most buffer_max)
+        self.events_dropped = 0  # events not stored: more than buffer_max were waiting
+        self._events_logged = float("-inf")
 
     def _start_writer(self) -> None:
         self._thread = threading.Thread(target=self._writer, name="briny-jobcache-writer", daemon=True)
@@ -148,6 +200,10 @@ class SqlJobCache(JobCache):
     @abc.abstractmethod
     def _insert_returns(self, conn: Any, rows: list[ReturnRow]) -> set[tuple[str, str]]:
         """Insert the rows that are not there yet; the (jid, minion_id) of those inserted."""
+
+    @abc.abstractmethod
+    def _insert_events(self, conn: Any, rows: list[tuple[str, str, float, str]]) -> None:
+        """Insert events, each ``(tag, data as JSON text, stamp, master_id)``, in this order."""
 
     @abc.abstractmethod
     def _glob(self, column: str, pattern: str) -> tuple[str, Any]:
@@ -220,12 +276,30 @@ class SqlJobCache(JobCache):
         return None
 
     def _hold(self, pending: list[Any], exc: BaseException) -> None:
-        """Keep the writes of a failed batch and those queued since, within ``buffer_max``."""
+        """Keep the writes of a failed batch and those queued since, within ``buffer_max``: the oldest
+        events go first, then the oldest other writes."""
         while True:
             try:
                 pending.append(self._queue.get_nowait())
             except queue.Empty:
                 break
+        excess = len(pending) - self.buffer_max
+        if excess > 0:
+            kept = []
+            for item in pending:
+                if excess > 0 and item is not _STOP and isinstance(item[0], EventRow):
+                    excess -= 1
+                    self._events_lost(1)
+                    self._events_written(1)
+                    continue
+                kept.append(item)
+            if len(kept) < len(pending):
+                log.error(
+                    "job cache: the database is unreachable and the buffer is full (%d writes): %d oldest events dropped",
+                    self.buffer_max,
+                    len(pending) - len(kept),
+                )
+            pending[:] = kept
         dropped = 0
         while len(pending) > self.buffer_max:
             item = pending.pop(0)
@@ -255,6 +329,7 @@ class SqlJobCache(JobCache):
         stop = False
         done: list[tuple[concurrent.futures.Future[Any] | None, Any, BaseException | None]] = []
         rows: list[ReturnRow] = []
+        events: list[tuple[str, str, float, str]] = []
         self._begin(conn)
         for item in batch:
             if item is _STOP:
@@ -264,6 +339,9 @@ class SqlJobCache(JobCache):
             if isinstance(op, ReturnRow):
                 rows.append(op)
                 done.append((fut, None, None))
+                continue
+            if isinstance(op, EventRow):
+                events.append((op.tag, event_json(op.data), op.stamp, op.master_id))
                 continue
             try:
                 with self._savepoint(conn):
@@ -287,17 +365,21 @@ class SqlJobCache(JobCache):
                         )
                     else:
                         inserted.discard((row.jid, row.minion_id))  # a duplicate in the same batch
+            if events:
+                self._store_events(conn, events)
             self._commit(conn)
         except self.db_error as exc:
             if self._transient(exc):
                 raise
             log.error("job cache: commit failed, %d writes lost: %s", len(batch), exc)
             self._rollback(conn)
+            self._events_written(len(events))
             for fut, _, _ in done:
                 if fut is not None and not fut.done():
                     fut.set_exception(exc)
             return stop
         self.batches += 1
+        self._events_written(len(events))
         for fut, result, error in done:
             if fut is None:
                 continue
@@ -306,6 +388,27 @@ class SqlJobCache(JobCache):
             else:
                 fut.set_result(result)
         return stop
+
+    def _store_events(self, conn: Any, events: list[tuple[str, str, float, str]]) -> None:
+        """Insert the events of a batch; one the database refuses costs the batch's events, never
+        its jobs and returns (they are in the same transaction)."""
+        try:
+            with self._savepoint(conn):
+                self._insert_events(conn, events)
+        except self.db_error as exc:
+            if self._transient(exc):
+                raise
+            self._events_lost(len(events))
+            log.error("job cache: %d events not stored (the database refused them): %s", len(events), exc)
+
+    def _events_lost(self, count: int) -> None:
+        with self._events_lock:
+            self.events_dropped += count
+
+    def _events_written(self, count: int) -> None:
+        if count:
+            with self._events_lock:
+                self._events_waiting -= count
 
     def _submit(self, op: Op | ReturnRow | None) -> concurrent.futures.Future[Any]:
         if self.readonly:
@@ -375,6 +478,30 @@ class SqlJobCache(JobCache):
             )
         )
 
+    def save_event(self, tag: str, data: dict[str, Any], master_id: str) -> bool:
+        if self.readonly or self._closed:
+            return False
+        with self._events_lock:
+            full = self._events_waiting >= self.buffer_max
+            if full:
+                self.events_dropped += 1
+            else:
+                self._events_waiting += 1
+        if full:
+            now = time.monotonic()
+            if now - self._events_logged >= OUTAGE_LOG_EVERY:
+                self._events_logged = now
+                log.warning(
+                    "job cache: %d events wait to be written already (postgres.buffer_max): events dropped "
+                    "(%d so far), the first %s",
+                    self.buffer_max,
+                    self.events_dropped,
+                    tag,
+                )
+            return False
+        self._queue.put((EventRow(tag, data, time.time(), master_id), None))
+        return True
+
     def flush(self, timeout: float | None = None) -> bool:
         if self.readonly or self._closed:
             return True
@@ -398,6 +525,9 @@ class SqlJobCache(JobCache):
                 "DELETE FROM returns WHERE received < ? AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.jid = returns.jid)",
                 (cutoff,),
             )
+            events = int(self._exec(conn, "DELETE FROM events WHERE stamp < ?", (cutoff,)).rowcount)
+            if events:
+                log.info("job cache: pruned %d events older than %s hours", events, keep_hours)
             return removed
 
         try:
@@ -456,6 +586,19 @@ class SqlJobCache(JobCache):
                 raise JobCacheError(f"the job cache database is unreachable: {exc}") from exc
             raise
 
+    def _newest(
+        self, select: str, key: str, where: list[str], params: list[Any], limit: int | None
+    ) -> list[tuple[Any, ...]]:
+        """The rows of ``select`` meeting every ``where`` condition, newest ``key`` first, at most ``limit``."""
+        sql = select
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {key} DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = [*params, int(limit)]
+        return self._query(sql, tuple(params))
+
     def get_load(self, jid: str) -> dict[str, Any]:
         self._checked(jid)
         rows = self._query("SELECT load, minions FROM jobs WHERE jid = ?", (jid,))
@@ -513,15 +656,11 @@ class SqlJobCache(JobCache):
             globs = [self._glob("fun", f) for f in functions]
             where.append("(" + " OR ".join(cond for cond, _ in globs) + ")")
             params.extend(param for _, param in globs)
-        sql = 'SELECT jid, fun, tgt, tgt_type, "user", started, load, minions FROM jobs'
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY jid DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
+        rows = self._newest(
+            'SELECT jid, fun, tgt, tgt_type, "user", started, load, minions FROM jobs', "jid", where, params, limit
+        )
         records = []
-        for jid, fun, tgt, tgt_type, user, started, load, minions in self._query(sql, tuple(params)):
+        for jid, fun, tgt, tgt_type, user, started, load, minions in rows:
             data = unpack(load) or {}
             records.append(
                 JobRecord(
@@ -537,4 +676,30 @@ class SqlJobCache(JobCache):
             )
         if not newest_first:
             records.reverse()
+        return records
+
+    def list_events(
+        self, *, tag: str | None = None, since: float | None = None, limit: int | None = None
+    ) -> list[EventRecord]:
+        where: list[str] = []
+        params: list[Any] = []
+        if tag is not None and tag != "*":
+            cond, param = self._glob("tag", tag)
+            where.append(cond)
+            params.append(param)
+        if since is not None:
+            where.append("stamp >= ?")
+            params.append(float(since))
+        rows = self._newest("SELECT id, tag, data, stamp, master_id FROM events", "id", where, params, limit)
+        records = [
+            EventRecord(
+                id=int(ident),
+                tag=event_tag,
+                data=json.loads(data) if isinstance(data, (str, bytes)) else data,
+                stamp=float(stamp),
+                master_id=master_id,
+            )
+            for ident, event_tag, data, stamp, master_id in rows
+        ]
+        records.reverse()
         return records

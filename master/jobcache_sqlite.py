@@ -11,7 +11,8 @@ success, retcode and the return record as a msgpack blob) and
 ``job_minions`` (one row per jid and targeted minion, written with the
 blob: the index :meth:`SqliteJobCache.targeted` reads for every return the
 master no longer remembers; a cache made before it existed is filled from
-the blobs when opened).
+the blobs when opened) and ``events`` (the master's bus, ``event_return: job_cache``:
+id, tag, data as JSON text, stamp, master_id; indexed by stamp and tag).
 
 The writer, the reads and the SQL the backends share are in
 :mod:`briny.master.jobcache_sql`; here are the file, the schema and SQLite's dialect.
@@ -57,6 +58,15 @@ CREATE TABLE IF NOT EXISTS job_minions (
     minion_id TEXT NOT NULL,
     PRIMARY KEY (jid, minion_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    id        INTEGER PRIMARY KEY,
+    tag       TEXT NOT NULL,
+    data      TEXT NOT NULL,
+    stamp     REAL NOT NULL,
+    master_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_stamp ON events (stamp);
+CREATE INDEX IF NOT EXISTS events_tag ON events (tag);
 """
 
 
@@ -156,6 +166,9 @@ class SqliteJobCache(SqlJobCache):
             if cur.rowcount:
                 inserted.add((row.jid, row.minion_id))
         return inserted
+
+    def _insert_events(self, conn: sqlite3.Connection, rows: list[tuple[str, str, float, str]]) -> None:
+        conn.executemany("INSERT INTO events (tag, data, stamp, master_id) VALUES (?, ?, ?, ?)", rows)
 
     def _glob(self, column: str, pattern: str) -> tuple[str, Any]:
         return f"{column} GLOB ?", pattern

@@ -17,6 +17,10 @@ cache):
   jid", "Result": {}, "StartTime": ...}}``;
 - ``StartTime`` is the jid's time as Salt formats it: ``2024, Jan 05
   12:34:56.123456``.
+
+``list_events`` is briny's (Salt has no runner that reads stored events: its
+``event_return`` returners keep them in their own databases): the events the
+master stored (``event_return: job_cache``, docs/events.md), oldest first.
 """
 
 from __future__ import annotations
@@ -36,7 +40,17 @@ from briny.master.runners import RunnerContext
 
 log = logging.getLogger(__name__)
 
-__all__ = ["active", "exit_success", "list_job", "list_jobs", "list_jobs_filter", "lookup_jid", "print_job"]
+__all__ = [
+    "active",
+    "exit_success",
+    "list_events",
+    "list_job",
+    "list_jobs",
+    "list_jobs_filter",
+    "lookup_jid",
+    "print_job",
+]
+EVENTS_LIMIT = 100  # list_events: the newest events shown unless limit says otherwise
 
 NO_JOB = "Cannot contact returner or no job with this jid"
 TIME_FORMATS = (
@@ -101,6 +115,13 @@ def _jid(jid: Any) -> str:
 def _globs(value: Any) -> list[str]:
     """The globs of a ``search_*`` filter: a list, or a comma-separated string."""
     return [glob for glob in split_input(value, str) if glob]
+
+
+def _count(value: Any, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise SaltInvocationError(f"{name} must be a number, not {value!r}") from None
 
 
 def _parse_time(value: Any, name: str) -> float:
@@ -171,6 +192,33 @@ def list_jobs(
     return {"outputter": outputter, "data": out} if outputter else out
 
 
+def list_events(
+    ctx: RunnerContext, tag: Any = "*", since: Any = None, limit: Any = EVENTS_LIMIT
+) -> list[dict[str, Any]]:
+    """The events the master stored (``event_return: job_cache``), oldest first: ``tag`` a glob,
+    ``since`` a time (as ``list_jobs``'s ``start_time``, or epoch seconds), ``limit`` the newest
+    ones kept (100; 0 for all). Each: ``{"id", "tag", "data", "stamp", "master_id"}``, ``stamp``
+    the ISO time (UTC) the master's bus carried it. briny's runner (Salt has none)."""
+    count = _count(limit, "limit")
+    if count < 0:
+        raise SaltInvocationError(f"limit must be 0 (all) or more, not {count}")
+    records = ctx.job_cache().list_events(
+        tag=str(tag) if tag not in (None, "") else None,
+        since=_parse_time(since, "since") if since not in (None, "") else None,
+        limit=count or None,
+    )
+    return [
+        {
+            "id": r.id,
+            "tag": r.tag,
+            "data": r.data,
+            "stamp": datetime.datetime.fromtimestamp(r.stamp, datetime.timezone.utc).replace(tzinfo=None).isoformat(),
+            "master_id": r.master_id,
+        }
+        for r in records
+    ]
+
+
 def list_jobs_filter(
     ctx: RunnerContext,
     count: Any,
@@ -180,10 +228,7 @@ def list_jobs_filter(
     display_progress: bool = False,
 ) -> Any:
     """The newest ``count`` jobs as a list, oldest first, each with its ``JID``."""
-    try:
-        limit = int(count)
-    except (TypeError, ValueError):
-        raise SaltInvocationError(f"count must be a number, not {count!r}") from None
+    limit = _count(count, "count")
     records = [
         r
         for r in ctx.job_cache().list_jobs(newest_first=True)
