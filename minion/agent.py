@@ -39,7 +39,9 @@ Threads (``docs/DEVELOPING.md``, "Threads"):
   ``asyncio.run_coroutine_threadsafe`` (:meth:`MinionAgent.request_sync`,
   :meth:`MinionAgent._from_worker`), never touching what it owns;
 - the event bus (``EventBus(opts, name="minion")``) republishes in its own
-  thread; the loop subscribes to it and forwards every event to the master;
+  thread and hands every event to :class:`~briny.minion.busrelay.BusRelay`
+  (its sink: scheduled onto the loop, never a subscription to join), which
+  forwards them to the master on the loop;
 - local calls (``briny-call`` without ``--local``) arrive on the loop from
   :mod:`briny.minion.localapi` and run through :meth:`MinionAgent.start_local`,
   the same path as a publish.
@@ -84,6 +86,7 @@ from briny.minion.masters import (
 from briny.minion import sessionio
 from briny.minion.masterless import Masterless, warn_reactor
 from briny.minion.outbox import Outbox
+from briny.minion.busrelay import dropped_event
 from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
 from briny.minion.scheduler import ScheduleRunner
 from briny.minion.takenjids import FILENAME as TAKEN_FILE
@@ -213,7 +216,8 @@ class MinionAgent:
         self.status = "starting"  # last auth status (of any master), for logs and tests
         self.connected = asyncio.Event()  # set while a session with some master is up (tests wait on it)
         self.attempted = asyncio.Event()  # set once the first auth has an outcome (readiness)
-        self.outbox = Outbox()  # what may go to any master (its own master's first: MasterLink.outbox)
+        # what may go to any master (its own master's first: MasterLink.outbox)
+        self.outbox = Outbox(config.count(opts, "outbox_max"))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -428,8 +432,11 @@ class MinionAgent:
         async def send(cmd: str, payload: dict[str, Any]) -> dict[str, Any] | None:
             return await self.request(cmd, payload, link=link)
 
-        await link.outbox.flush(send, lambda: link.up)
-        await self.outbox.flush(send, lambda: link.up)
+        def notice(count: int) -> dict[str, Any]:
+            return dropped_event(self.id, count, "outbox")
+
+        await link.outbox.flush(send, lambda: link.up, notice)
+        await self.outbox.flush(send, lambda: link.up, notice)
 
     async def _heartbeat(self, link: MasterLink, session: Session) -> None:
         while not session.dead.is_set():
@@ -526,18 +533,21 @@ class MinionAgent:
     # -- the local event bus (loop) ---------------------------------------------------------------
     def _start_bus(self) -> None:
         from briny.common.event import EventBus
+        from briny.minion.busrelay import BusRelay
 
+        relay = None
+        if not self.masterless:  # masterless: no master to forward to (the bus is this minion's own)
+            assert self._loop is not None
+            hwm = config.count(self.opts, "event_listener_hwm")
+            relay = BusRelay(self.id, self._to_every_master, hwm, self._loop)  # the sink: nothing to join
         try:
-            self._bus = EventBus(self.opts, name="minion").start_thread()
+            self._bus = EventBus(self.opts, name="minion", sink=None if relay is None else relay.take).start_thread()
         except (OSError, ValueError, RuntimeError) as exc:
             log.error("the minion event bus did not start (%s); local events will not reach the master", exc)
             self._bus = None
             return
-        if self.masterless:
-            return  # no master to forward to: the bus is this minion's own (beacons, reactor)
-        from briny.minion.busrelay import forward_bus
-
-        self._spawn(forward_bus(self._bus.pub_path, self.id, self._to_every_master))
+        if relay is not None:
+            self._spawn(relay.run())
 
 
 # -- helpers ------------------------------------------------------------------------------------
