@@ -67,7 +67,7 @@ from briny.common.ids import id_problem
 from briny.common.onloop import wait_on_loop
 from briny.common.transport import ClientTransport, topic_for
 from briny.minion.auth import MinionAuth, Session
-from briny.minion.executor import Executor, Job, JobResult
+from briny.minion.executor import EX_GENERIC, Executor, Job, JobResult
 from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
@@ -259,15 +259,18 @@ class MinionAgent:
             self._start_bus()
         up = self.connected
         if self.masterless:
-            up = asyncio.Event()
-            up.set()  # no master to wait for: the schedule and beacons start now
+            up = asyncio.Event()  # no master to wait for: set once the reactor listens (below)
         self._spawn(self.scheduler.run(up, self._stop))
         self._spawn(self.beacons.run(up, self._stop))
         try:
             if self.masterless:
                 self.status = "masterless"
-                self.attempted.set()
-                await self.masterless.start(self._bus is not None, self.executor, self.pool)
+                # the reactor first: the schedule's and beacons' first events, and readiness, after it listens
+                try:
+                    await self.masterless.start(self._bus is not None, self.executor, self.pool)
+                finally:
+                    up.set()
+                    self.attempted.set()
                 await self._stop.wait()
             elif self.failover is not None:
                 await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
@@ -460,8 +463,19 @@ class MinionAgent:
     def start_local(self, job: Job) -> "asyncio.Task[JobResult] | None":
         """Run a local call (``briny-call`` through :mod:`briny.minion.localapi`) like a publish:
         the task gives the result at once and the return goes to the master after it. None while
-        shutting down."""
+        shutting down. Masterless, a call that comes while the daemon starts waits until its
+        reactor listens (its events would be missed)."""
+        if self.masterless and not self.attempted.is_set() and self.jobs.accepting:
+            return self._spawn(self._local_when_ready(job))
         return self.jobs.start_local(job)
+
+    async def _local_when_ready(self, job: Job) -> JobResult:
+        await self.attempted.wait()
+        task = self.jobs.start_local(job)
+        if task is None:
+            message = "the minion is shutting down; it takes no new calls"
+            return JobResult(job.jid, job.fun, job.fun_args(), message, EX_GENERIC, False, "killed")
+        return await task
 
     def _job_event(self, jid: str, tag: str, data: dict[str, Any]) -> None:
         """An event from a job process (loop): to the master, as a thread job's are sent."""
