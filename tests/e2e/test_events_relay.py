@@ -20,22 +20,9 @@ import pytest
 from briny.common.config import load_master_config
 from briny.master.jobcache import open_job_cache
 
-from .support import Fleet, events_until, script
+from .support import Fleet, events_until
 
 pytestmark = pytest.mark.slow
-
-
-def call_async(fleet: Fleet, minion_id: str, *args: str) -> subprocess.Popen[str]:
-    """``briny-call`` on ``minion_id``'s host in the background (through its daemon)."""
-    daemon = fleet.minions[minion_id]
-    return subprocess.Popen(
-        [*script("briny-call"), "-c", str(daemon.conf_dir), *args],
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        cwd=str(daemon.root),
-    )
 
 
 def finished(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
@@ -53,7 +40,7 @@ def test_events_sent_as_the_minion_daemon_starts_reach_the_masters_bus(make_flee
         daemon = fleet.start_minion("m1")
         local_api = daemon.root / "s" / "minion_client.ipc"
         fleet.wait(local_api.exists, 30, "the minion daemon's local socket", interval=0.005)
-        calls = [call_async(fleet, "m1", "event.send", tag) for tag in tags]  # at once
+        calls = [fleet.popen_call("m1", "event.send", tag) for tag in tags]  # at once
         for proc in calls:
             assert "True" in finished(proc)
         got = events_until(events, lambda got: set(tags) <= {tag for tag, _ in got}, timeout=20)
@@ -80,7 +67,7 @@ def test_events_fired_while_the_master_is_away_are_delivered_when_it_is_back_or_
     fleet.stop_master()
     tags = [f"custom/away/{n}" for n in range(4)]
     for tag in tags:  # one at a time: each job's return waits in the outbox too
-        assert "True" in finished(call_async(fleet, "m1", "event.send", tag))
+        assert "True" in finished(fleet.popen_call("m1", "event.send", tag))
     fleet.start_master()
 
     def accounted() -> list[tuple[str, dict[str, object]]] | None:

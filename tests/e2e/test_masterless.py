@@ -293,15 +293,8 @@ def test_an_event_fired_as_the_masterless_daemon_starts_reaches_its_reactor(tmp_
         fleet.start_minion(MINION)
         pull = Path(EventBus(minion_opts(fleet), name="minion").pull_path)
         fleet.wait(pull.exists, 30, "the minion's event bus", interval=0.005)
-        conf = str(fleet.minions[MINION].conf_dir)
         procs = [
-            subprocess.Popen(
-                [*script("briny-call"), "-c", conf, "event.fire", json.dumps({"path": str(t)}), f"custom/touch/{n}"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            )
+            fleet.popen_call(MINION, "event.fire", json.dumps({"path": str(t)}), f"custom/touch/{n}")
             for n, t in enumerate(targets)
         ]
         for proc in procs:
