@@ -7,7 +7,7 @@
 - Fired while the master is away: held by the minion and delivered once it is back, or, past the
   minion's ``outbox_max``, announced (``salt/minion/<id>/event/dropped`` with the count): every
   event fired is either stored by the master (``event_return: job_cache``) or counted, none lost
-  silently.
+  silently (at least once: an event whose reply was lost is sent again).
 """
 
 from __future__ import annotations
@@ -72,16 +72,17 @@ def test_events_fired_while_the_master_is_away_are_delivered_when_it_is_back_or_
 
     def accounted() -> list[tuple[str, dict[str, object]]] | None:
         events = stored(fleet)
-        delivered = [tag for tag, _ in events if tag in tags]
+        delivered = {tag for tag, _ in events if tag in tags}
         counted = sum(int(str(data["count"])) for tag, data in events if tag == "salt/minion/m1/event/dropped")
-        return events if len(delivered) + counted == len(tags) else None
+        return events if len(delivered) + counted >= len(tags) else None
 
+    # at least once: an event whose reply was lost (a master slow to answer) is sent again
     events = fleet.wait(accounted, 30, "every event delivered or counted")
-    delivered = [tag for tag, _ in events if tag in tags]
-    assert delivered == sorted(delivered) and len(set(delivered)) == len(delivered)  # in order, once each
+    delivered = list(dict.fromkeys(tag for tag, _ in events if tag in tags))
+    assert delivered == sorted(delivered)  # in the order fired
     if outbox_max is None:
         assert delivered == tags
     else:
         [notice] = [data for tag, data in events if tag == "salt/minion/m1/event/dropped"]
         assert notice["where"] == "outbox" and notice["id"] == "m1"
-        assert len(delivered) < len(tags)
+        assert 0 < int(str(notice["count"])) and len(delivered) < len(tags)
