@@ -138,6 +138,7 @@ MINION_DEFAULTS: dict[str, Any] = {
     "ping_interval": 0,
     "auth_timeout": 10,
     "shutdown_grace": 5,
+    "outbox_max": 1000,  # returns and events kept while no master takes them (docs/events.md)
     "multiprocessing": True,
     "process_count_max": -1,
     "startup_states": "",

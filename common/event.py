@@ -6,7 +6,8 @@ Two IPC sockets under ``sock_dir`` make the bus, owned by one
 :class:`EventBus` (in the daemon, or in a test):
 
 - ``<name>_event_pull.ipc``: processes that fire connect a PUSH socket and
-  send; :func:`fire_event` and :class:`EventSender` do this and return at once;
+  send; :class:`EventSender` does this and returns at once, :func:`fire_event`
+  (one event) once the bus has the event;
 - ``<name>_event_pub.ipc``: listeners connect a SUB socket;
   :class:`EventListener` does this and filters by tag glob.
 
@@ -132,9 +133,11 @@ def decode(frames: list[bytes]) -> tuple[str, dict[str, Any]] | None:
 def fire_event(
     opts: dict[str, Any], tag: str, data: dict[str, Any], *, name: str = DEFAULT_NAME, linger_ms: int = 200
 ) -> None:
-    """Send one event to the bus; returns at once, never raises for a missing bus."""
+    """Send one event to the bus; returns once the bus has it (at most ``linger_ms`` later when no
+    bus takes it), so a process may exit right after, even with ``os._exit`` (a job's process);
+    never raises for a missing bus."""
     pull, _ = _paths(opts, name)
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()  # its own: term() below waits for this event only
     sock = ctx.socket(zmq.PUSH)
     sock.setsockopt(zmq.LINGER, linger_ms)
     try:
@@ -144,6 +147,10 @@ def fire_event(
         log.debug("event %s not sent: %s", tag, exc)
     finally:
         sock.close()
+        # ZeroMQ sends from its I/O thread: until the context ends, the event may still be queued here,
+        # and a process that exits at once (a job's os._exit) would lose it. term() waits until the bus
+        # has it, or ``linger_ms`` when no bus takes it.
+        ctx.term()
 
 
 class EventSender:

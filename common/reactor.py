@@ -56,6 +56,7 @@ OWN_TAGS = "salt/reactor/"
 RET_TAG = "salt/reactor/ret"
 ERROR_TAG = "salt/reactor/error"
 DROPPED_REACTIONS_TAG = "salt/reactor/dropped"
+READY_WAIT = 5.0  # seconds the listener may take to prove it is subscribed (start() waits for it)
 REPORTED_MAX = 10000  # distinct problems remembered (then forgotten, and reported again)
 
 Fire = Callable[[str, dict[str, Any]], None]
@@ -301,12 +302,17 @@ class ReactorService:
             self._threads.append(threading.Thread(target=self._work, name=f"briny-reactor-{n}", daemon=True))
         for thread in self._threads:
             thread.start()
-        self._listening.wait(5)
+        self._listening.wait(READY_WAIT + 1)
         log.info("reactor (%s bus): %d tag globs, %d workers", self.bus, len(self.reactor.map.entries), self.workers)
         return self
 
     def _listen(self) -> None:
         with EventListener(self.opts, "*", name=self.bus) as events:
+            # proven subscribed before start() returns: an event fired after it is never missed
+            if not events.wait_ready(READY_WAIT):
+                log.warning(
+                    "reactor (%s bus): the bus did not answer within %g s; listening anyway", self.bus, READY_WAIT
+                )
             self._listening.set()
             while not self._stop.is_set():
                 self._announce_drops()

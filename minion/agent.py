@@ -39,7 +39,9 @@ Threads (``docs/DEVELOPING.md``, "Threads"):
   ``asyncio.run_coroutine_threadsafe`` (:meth:`MinionAgent.request_sync`,
   :meth:`MinionAgent._from_worker`), never touching what it owns;
 - the event bus (``EventBus(opts, name="minion")``) republishes in its own
-  thread; the loop subscribes to it and forwards every event to the master;
+  thread and hands every event to :class:`~briny.minion.busrelay.BusRelay`
+  (its sink: scheduled onto the loop, never a subscription to join), which
+  forwards them to the master on the loop;
 - local calls (``briny-call`` without ``--local``) arrive on the loop from
   :mod:`briny.minion.localapi` and run through :meth:`MinionAgent.start_local`,
   the same path as a publish.
@@ -65,7 +67,7 @@ from briny.common.ids import id_problem
 from briny.common.onloop import wait_on_loop
 from briny.common.transport import ClientTransport, topic_for
 from briny.minion.auth import MinionAuth, Session
-from briny.minion.executor import Executor, Job, JobResult
+from briny.minion.executor import EX_GENERIC, Executor, Job, JobResult
 from briny.minion.pillar import LocalPillar, MasterPillar
 from briny.minion.jobregistry import JobRegistry
 from briny.minion.jobrunner import JobRunner
@@ -84,6 +86,7 @@ from briny.minion.masters import (
 from briny.minion import sessionio
 from briny.minion.masterless import Masterless, warn_reactor
 from briny.minion.outbox import Outbox
+from briny.minion.busrelay import dropped_event
 from briny.minion.beaconrunner import BeaconRunner, HostReadings, daemon_salt
 from briny.minion.scheduler import ScheduleRunner
 from briny.minion.takenjids import FILENAME as TAKEN_FILE
@@ -213,7 +216,8 @@ class MinionAgent:
         self.status = "starting"  # last auth status (of any master), for logs and tests
         self.connected = asyncio.Event()  # set while a session with some master is up (tests wait on it)
         self.attempted = asyncio.Event()  # set once the first auth has an outcome (readiness)
-        self.outbox = Outbox()  # what may go to any master (its own master's first: MasterLink.outbox)
+        # what may go to any master (its own master's first: MasterLink.outbox)
+        self.outbox = Outbox(config.count(opts, "outbox_max"))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -255,15 +259,18 @@ class MinionAgent:
             self._start_bus()
         up = self.connected
         if self.masterless:
-            up = asyncio.Event()
-            up.set()  # no master to wait for: the schedule and beacons start now
+            up = asyncio.Event()  # no master to wait for: set once the reactor listens (below)
         self._spawn(self.scheduler.run(up, self._stop))
         self._spawn(self.beacons.run(up, self._stop))
         try:
             if self.masterless:
                 self.status = "masterless"
-                self.attempted.set()
-                await self.masterless.start(self._bus is not None, self.executor, self.pool)
+                # the reactor first: the schedule's and beacons' first events, and readiness, after it listens
+                try:
+                    await self.masterless.start(self._bus is not None, self.executor, self.pool)
+                finally:
+                    up.set()
+                    self.attempted.set()
                 await self._stop.wait()
             elif self.failover is not None:
                 await self.failover.run(self._connect_once, self.pause, self._stop.is_set)
@@ -428,8 +435,11 @@ class MinionAgent:
         async def send(cmd: str, payload: dict[str, Any]) -> dict[str, Any] | None:
             return await self.request(cmd, payload, link=link)
 
-        await link.outbox.flush(send, lambda: link.up)
-        await self.outbox.flush(send, lambda: link.up)
+        def notice(count: int) -> dict[str, Any]:
+            return dropped_event(self.id, count, "outbox")
+
+        await link.outbox.flush(send, lambda: link.up, notice)
+        await self.outbox.flush(send, lambda: link.up, notice)
 
     async def _heartbeat(self, link: MasterLink, session: Session) -> None:
         while not session.dead.is_set():
@@ -453,8 +463,19 @@ class MinionAgent:
     def start_local(self, job: Job) -> "asyncio.Task[JobResult] | None":
         """Run a local call (``briny-call`` through :mod:`briny.minion.localapi`) like a publish:
         the task gives the result at once and the return goes to the master after it. None while
-        shutting down."""
+        shutting down. Masterless, a call that comes while the daemon starts waits until its
+        reactor listens (its events would be missed)."""
+        if self.masterless and not self.attempted.is_set() and self.jobs.accepting:
+            return self._spawn(self._local_when_ready(job))
         return self.jobs.start_local(job)
+
+    async def _local_when_ready(self, job: Job) -> JobResult:
+        await self.attempted.wait()
+        task = self.jobs.start_local(job)
+        if task is None:
+            message = "the minion is shutting down; it takes no new calls"
+            return JobResult(job.jid, job.fun, job.fun_args(), message, EX_GENERIC, False, "killed")
+        return await task
 
     def _job_event(self, jid: str, tag: str, data: dict[str, Any]) -> None:
         """An event from a job process (loop): to the master, as a thread job's are sent."""
@@ -526,18 +547,21 @@ class MinionAgent:
     # -- the local event bus (loop) ---------------------------------------------------------------
     def _start_bus(self) -> None:
         from briny.common.event import EventBus
+        from briny.minion.busrelay import BusRelay
 
+        relay = None
+        if not self.masterless:  # masterless: no master to forward to (the bus is this minion's own)
+            assert self._loop is not None
+            hwm = config.count(self.opts, "event_listener_hwm")
+            relay = BusRelay(self.id, self._to_every_master, hwm, self._loop)  # the sink: nothing to join
         try:
-            self._bus = EventBus(self.opts, name="minion").start_thread()
+            self._bus = EventBus(self.opts, name="minion", sink=None if relay is None else relay.take).start_thread()
         except (OSError, ValueError, RuntimeError) as exc:
             log.error("the minion event bus did not start (%s); local events will not reach the master", exc)
             self._bus = None
             return
-        if self.masterless:
-            return  # no master to forward to: the bus is this minion's own (beacons, reactor)
-        from briny.minion.busrelay import forward_bus
-
-        self._spawn(forward_bus(self._bus.pub_path, self.id, self._to_every_master))
+        if relay is not None:
+            self._spawn(relay.run())
 
 
 # -- helpers ------------------------------------------------------------------------------------

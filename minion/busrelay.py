@@ -1,38 +1,110 @@
 """Relaying the minion's local event bus to its master(s).
 
-Every event fired on the minion's bus (``EventBus(opts, name="minion")``:
-``event.send``, beacons, jobs' events) is read here and handed to the agent's
-``send`` (:meth:`briny.minion.agent.MinionAgent._to_every_master`), with the
-minion's id added when the event has none.
+Every event the minion's bus (``EventBus(opts, name="minion")``: ``event.send``, beacons, jobs'
+events) takes is handed to the relay by the bus itself (its *sink*, on the bus's thread), then
+sent in order on the loop by the agent's ``send``
+(:meth:`briny.minion.agent.MinionAgent._to_every_master`, which keeps what no master can take now
+in the outbox until the next session), with the minion's id added when the event has none.
 
-Threads: **the loop** (a ZeroMQ SUB socket on the bus's ``ipc://`` publisher).
+No subscription to join: the relay is the bus's sink from before the bus binds its sockets, so an
+event fired the moment the daemon starts (a ZeroMQ subscriber would miss it: "slow joiner") is
+relayed like any other. At most ``event_listener_hwm`` events wait here for the loop (the relay is
+one more listener of the bus); past that they are dropped, counted, and the master gets
+``salt/minion/<id>/event/dropped`` (``count``, ``where: relay``) before the next one. A
+``salt/event/dropped`` notice of a process on this host (``where: sender``) goes to the master
+under the same tag (a minion may not fire ``salt/event/...`` there); a listener's readiness
+marker (``salt/event/listener/<hex>``) stays on this host.
+
+Threads: :meth:`BusRelay.take` on **the bus's thread** (it only schedules onto the loop);
+everything else on **the loop**.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from briny.common.event import DROPPED_TAG, READY_PREFIX, stamp
 
-async def forward_bus(pub_path: str, minion_id: str, send: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> None:
-    """Read the bus at ``pub_path`` and ``send("event", {"tag": ..., "data": ...})`` each event,
-    until cancelled."""
-    import zmq
-    import zmq.asyncio
+log = logging.getLogger(__name__)
 
-    from briny.common.event import decode
+Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
-    sock = zmq.asyncio.Context.instance().socket(zmq.SUB)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.SUBSCRIBE, b"")
-    sock.connect(f"ipc://{pub_path}")
-    try:
+
+def dropped_tag(minion_id: str) -> str:
+    """The tag of a notice that events of ``minion_id`` did not reach the master."""
+    return f"salt/minion/{minion_id}/event/dropped"
+
+
+def dropped_event(minion_id: str, count: int, where: str, **extra: Any) -> dict[str, Any]:
+    """The ``event`` payload telling the master ``count`` events of this minion were dropped
+    (``where``: ``relay``, ``outbox`` or ``sender``)."""
+    data = {**extra, "count": count, "where": where, "id": minion_id, "_stamp": stamp()}
+    return {"tag": dropped_tag(minion_id), "data": data}
+
+
+class BusRelay:
+    """The minion bus's sink: events in the bus's order, sent one at a time on the loop."""
+
+    def __init__(self, minion_id: str, send: Send, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.minion_id, self.send, self.limit = minion_id, send, limit
+        self.dropped = 0  # events not relayed and not reported yet (loop)
+        self._loop = loop
+        self._items: deque[tuple[str, dict[str, Any]]] = deque()
+        self._wake = asyncio.Event()
+
+    def take(self, tag: str, data: dict[str, Any]) -> None:
+        """The bus's sink (the bus's thread): hand the event to the loop and return."""
+        try:
+            self._loop.call_soon_threadsafe(self._put, tag, data)
+        except RuntimeError:  # the loop is closed: the daemon is stopping
+            log.debug("event %s not relayed: the minion is stopping", tag)
+
+    def _put(self, tag: str, data: dict[str, Any]) -> None:
+        if len(self._items) >= self.limit:
+            self.dropped += 1
+        else:
+            self._items.append((tag, data))
+        self._wake.set()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def payload(self, tag: str, data: dict[str, Any]) -> dict[str, Any] | None:
+        """What goes to the master for one event of the bus; None for what stays here."""
+        if tag.startswith(READY_PREFIX):
+            return None
+        if tag == DROPPED_TAG:
+            extra = {k: v for k, v in data.items() if k not in ("count", "where", "id")}
+            return dropped_event(self.minion_id, _count(data.get("count")), str(data.get("where") or "sender"), **extra)
+        data.setdefault("id", self.minion_id)
+        return {"tag": tag, "data": data}
+
+    async def run(self) -> None:
+        """Send every event handed over, oldest first, until cancelled (loop)."""
         while True:
-            event = decode(await sock.recv_multipart())
-            if event is None:
-                continue
-            tag, data = event
-            data.setdefault("id", minion_id)
-            await send("event", {"tag": tag, "data": data})
-    finally:
-        sock.close()
+            await self._wake.wait()
+            self._wake.clear()
+            while self._items or self.dropped:
+                if self.dropped:
+                    count, self.dropped = self.dropped, 0
+                    log.warning("%d events of the local bus were dropped: %d waited for the master", count, self.limit)
+                    await self.send("event", dropped_event(self.minion_id, count, "relay"))
+                    continue
+                tag, data = self._items.popleft()
+                try:
+                    body = self.payload(tag, data)
+                    if body is not None:
+                        await self.send("event", body)
+                except Exception:  # one event's failure never stops the relay; logged
+                    log.exception("the event %s was not relayed to the master", tag)
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0

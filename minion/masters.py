@@ -281,7 +281,7 @@ def make_links(
     for name, factory in factories.items():
         own = auth.for_master(name, pin_path(auth.pki_dir, name, several)) if several else auth
         backoff = Backoff(config.number(opts, "recon_default"), config.number(opts, "recon_max"))
-        links.append(MasterLink(name, factory, own, backoff))
+        links.append(MasterLink(name, factory, own, backoff, outbox=Outbox(config.count(opts, "outbox_max"))))
     if not links:
         raise ConfigError("no master to connect to; set 'master' in the minion config")
     return links

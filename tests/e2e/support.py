@@ -86,6 +86,12 @@ def tail(path: Path, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _popen(argv: list[str], cwd: Path | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        argv, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=cwd
+    )
+
+
 @dataclass
 class Daemon:
     """One daemon process this fleet started."""
@@ -359,13 +365,13 @@ class Fleet:
 
     def popen_briny(self, *args: str) -> subprocess.Popen[str]:
         """``briny`` in the background (the caller waits for it with a bound)."""
-        return subprocess.Popen(
-            [*script("briny"), "-c", str(self.master_conf), *args],
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
+        return _popen([*script("briny"), "-c", str(self.master_conf), *args])
+
+    def popen_call(self, minion_id: str, *args: str) -> subprocess.Popen[str]:
+        """``briny-call`` with ``minion_id``'s config in the background (through its daemon, or
+        in the process when masterless; the caller waits for it with a bound)."""
+        daemon = self.minions[minion_id]
+        return _popen([*script("briny-call"), "-c", str(daemon.conf_dir), *args], cwd=daemon.root)
 
     @contextlib.contextmanager
     def listening(self, tag_glob: str, probe_tag: str) -> Iterator[Any]:

@@ -260,3 +260,45 @@ def _answers(conf: str, *args: str) -> tuple[int, Any]:
     )
     data = json.loads(done.stdout)["local"] if done.stdout.strip() else None
     return done.returncode, json.loads(json.dumps(data).replace(conf, "@CONF@"))
+
+
+def test_an_event_fired_as_the_masterless_daemon_starts_reaches_its_reactor(tmp_path: Path) -> None:
+    """Fired the moment the daemon's bus exists (before its reactor may listen), by ``briny-call``
+    and by the schedule's first job (``run_on_start``): still reacted to."""
+    from briny.common.event import EventBus
+
+    fleet = Fleet(tmp_path, [])
+    srv = fleet.root / "srv" / "salt"
+    (srv / "reactor").mkdir(parents=True)
+    (srv / "reactor" / "touch.sls").write_text(textwrap.dedent(TOUCH))
+    scheduled = fleet.root / "scheduled"
+    fleet.add_minion(
+        MINION,
+        master_type="disable",
+        file_client="local",
+        file_roots={"base": [str(srv)]},
+        reactor=[{"custom/touch/*": ["salt://reactor/touch.sls"]}],
+        schedule={
+            "early": {
+                "function": "event.send",
+                "args": ["custom/touch/scheduled"],
+                "kwargs": {"path": str(scheduled)},
+                "hours": 1,
+                "run_on_start": True,
+            }
+        },
+    )
+    targets = [fleet.root / f"early-{n}" for n in range(3)]
+    with fleet:
+        fleet.start_minion(MINION)
+        pull = Path(EventBus(minion_opts(fleet), name="minion").pull_path)
+        fleet.wait(pull.exists, 30, "the minion's event bus", interval=0.005)
+        procs = [
+            fleet.popen_call(MINION, "event.fire", json.dumps({"path": str(t)}), f"custom/touch/{n}")
+            for n, t in enumerate(targets)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0 and "True" in out, out + err
+        touched = [*targets, scheduled]
+        fleet.wait(lambda: all(t.is_file() for t in touched), 30, "the reactions to the early events")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import msgpack
@@ -103,6 +105,27 @@ def test_firing_without_a_bus_returns_quickly(tmp_path):
     start = time.monotonic()
     fire_event({"sock_dir": str(tmp_path / "none")}, "x/y", {"a": 1}, linger_ms=50)
     assert time.monotonic() - start < 2
+
+
+def test_an_event_fired_by_a_process_that_exits_at_once_reaches_the_bus(tmp_path):
+    """A job's process ends with ``os._exit`` right after its last ``event.send``: fire_event must
+    not return while the event still waits in ZeroMQ's I/O thread (it was lost before)."""
+    got: list[str] = []
+    opts = {"sock_dir": str(tmp_path / "sock")}
+    running = EventBus(opts, sink=lambda tag, data: got.append(tag)).start_thread()
+    code = (
+        "import os, sys\n"
+        "from briny.common.event import fire_event\n"
+        "fire_event({'sock_dir': sys.argv[1]}, 'early/' + sys.argv[2], {})\n"
+        "os._exit(0)\n"
+    )
+    try:
+        procs = [subprocess.Popen([sys.executable, "-c", code, opts["sock_dir"], str(n)]) for n in range(5)]
+        assert [proc.wait(30) for proc in procs] == [0] * 5
+        wait_until(lambda: len(got) == 5, 5, "the five events on the bus")
+    finally:
+        running.stop()
+    assert sorted(got) == [f"early/{n}" for n in range(5)]
 
 
 def test_a_bus_that_cannot_bind_says_why_at_once(tmp_path):

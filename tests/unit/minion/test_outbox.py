@@ -70,3 +70,33 @@ def test_only_the_loop_touches_it():
         assert len(box) == 0
 
     asyncio.run(main())
+
+
+def test_events_dropped_while_full_are_announced_once_what_waited_went_out():
+    notices: list[int] = []
+
+    def notice(count: int) -> dict[str, Any]:
+        notices.append(count)
+        return {"tag": "salt/minion/m1/event/dropped", "data": {"count": count, "where": "outbox"}, "n": -count}
+
+    async def main() -> Master:
+        box = Outbox(limit=2)
+        box.keep("event", {"n": 0})
+        box.keep("event", {"n": 1})
+        box.keep("event", {"n": 2})  # full: dropped
+        box.keep("ret", {"n": 3})  # full: pushes out event 0
+        assert box.dropped == 2
+        master = Master(fail_after=2)
+        await box.flush(master.send, lambda: True, notice)  # the notice is not taken: still counted
+        assert box.dropped == 2 and len(box) == 0
+        master.fail_after = 100
+        await box.flush(master.send, lambda: False, notice)  # no session: no notice
+        assert box.dropped == 2
+        await box.flush(master.send, lambda: True, notice)
+        assert box.dropped == 0
+        await box.flush(master.send, lambda: True, notice)  # nothing more to say
+        return master
+
+    master = asyncio.run(main())
+    assert master.took == [("event", 1), ("ret", 3), ("event", -2)]
+    assert notices == [2, 2]
