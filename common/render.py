@@ -266,12 +266,33 @@ def run_pipeline(
     for name, args in stages:
         if name in TEXT_RENDERERS and not isinstance(data, str):
             raise RenderError(f'The renderer "{name}" takes text, and the renderer before it in "{pipe}" gave data')
-        if name in CODE_RENDERERS and env.boundary is not None:
-            env.boundary.code(name)  # Python on the master: refused unless allowed
-        data = RENDERERS[name](
-            data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra, args=args, build=build
+        data = run_stage(
+            name, data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra, args=args, build=build
         )
     return data
+
+
+def run_stage(
+    name: str,
+    data: Any,
+    *,
+    env: RenderEnv,
+    saltenv: str,
+    sls: str | None = None,
+    relpath: str | None = None,
+    extra: dict[str, Any] | None = None,
+    args: str = "",
+    build: BuildContext | None = None,
+) -> Any:
+    """One renderer (``name``, known) run on ``data``: the one way a renderer runs, from a pipeline
+    or from inside another renderer (stateconf's template and data renderers), so a code renderer
+    (``#!py``, ``#!pydsl``) is always refused where the render's boundary says Python may not run
+    (the master, unless allowed)."""
+    if name in CODE_RENDERERS and env.boundary is not None:
+        env.boundary.code(name)  # Python on the master: refused unless allowed
+    return RENDERERS[name](
+        data, env=env, saltenv=saltenv, sls=sls, relpath=relpath, extra=extra, args=args, build=build
+    )
 
 
 def render_text(

@@ -323,7 +323,7 @@ def render_stateconf(
     **_: Any,
 ) -> dict[str, Any]:
     """Render an SLS (text; or high data with ``-p``) the stateconf way and return its high data."""
-    from .render import RENDERERS  # render.py registers this renderer
+    from .render import RENDERERS, run_stage  # render.py registers this renderer
 
     try:
         found, rest = getopt.getopt(args.split(), "Gosp")
@@ -353,11 +353,16 @@ def render_stateconf(
 
     sls_dir = os.path.dirname(name.replace(".", "/")) if "." in name else name
 
+    allowed, refused = env.opts.get("renderer_whitelist") or [], env.opts.get("renderer_blacklist") or []
+    for inner in (data_name, tmpl_name):  # the lists rule inner renderers too: a pipeline would skip them
+        if (allowed and inner not in allowed) or (refused and inner in refused):
+            raise RenderError(f'The renderer "{inner}" is disallowed by configuration')
+
     def process(text: str, context: dict[str, Any], extract: bool) -> dict[str, Any]:
         ctx = {**(extra or {}), "sls_dir": sls_dir or ".", **context}
         kwargs: dict[str, Any] = {"env": env, "saltenv": saltenv, "sls": sls, "relpath": relpath, "build": build}
-        out = RENDERERS[tmpl_name](text, extra=ctx, args=tmpl_args.strip(), **kwargs)
-        high = RENDERERS[data_name](out, extra=extra, args=data_args.strip(), **kwargs)
+        out = run_stage(tmpl_name, text, extra=ctx, args=tmpl_args.strip(), **kwargs)
+        high = run_stage(data_name, out, extra=extra, args=data_args.strip(), **kwargs)
         return run.process(high, extract)
 
     marker = re.search(run.end_marker, data)
