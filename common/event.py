@@ -135,8 +135,12 @@ def fire_event(
 ) -> None:
     """Send one event to the bus; returns once the bus has it (at most ``linger_ms`` later when no
     bus takes it), so a process may exit right after, even with ``os._exit`` (a job's process);
-    never raises for a missing bus."""
+    never raises for a missing bus, and does not wait for one: with no bus socket the event is dropped
+    at once (logged at debug), as when a bus does not take it."""
     pull, _ = _paths(opts, name)
+    if not os.path.exists(pull):  # no bus has bound its socket: nothing would take the event
+        log.debug("event %s not sent: no event bus at %s", tag, pull)
+        return
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()  # its own: term() below waits for this event only
     sock = ctx.socket(zmq.PUSH)
     sock.setsockopt(zmq.LINGER, linger_ms)
