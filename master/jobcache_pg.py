@@ -110,6 +110,25 @@ def conninfo(opts: dict[str, Any]) -> tuple[str, str]:
     return psycopg.conninfo.make_conninfo(**parts), "postgres.host/port/db/user/passwd"
 
 
+# A database that stops answering (packets dropped, not refused) must fail a statement within
+# seconds, not after the kernel's retransmission timeout (~15 min): TCP keepalives and a user timeout.
+LIVENESS = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+TCP_USER_TIMEOUT_MS = 10_000
+
+
+def connect(dsn: str, **options: Any) -> Any:
+    """A psycopg connection (autocommit) to ``dsn`` for the job cache or the key store: bounded
+    connect, dead peers noticed within seconds; ``options`` go to libpq (``options="-c ..."``)."""
+    return driver().connect(
+        dsn,
+        autocommit=True,
+        connect_timeout=CONNECT_TIMEOUT,
+        tcp_user_timeout=TCP_USER_TIMEOUT_MS,
+        **LIVENESS,
+        **options,
+    )
+
+
 def redacted(dsn: str) -> str:
     """The connection string without its password, for messages."""
     psycopg = driver()
@@ -177,7 +196,7 @@ class PgJobCache(SqlJobCache):
             self._start_writer()
 
     def _connect(self) -> Any:
-        return self.psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        return connect(self.dsn)
 
     # ----- the backend's part of the writer and the reads ----------------------------------------
     def _write_connection(self) -> Any:

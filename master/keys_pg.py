@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from briny.common.exceptions import ConfigError, KeyStoreError
-from briny.master.jobcache_pg import CONNECT_TIMEOUT, conninfo, driver, redacted
+from briny.master.jobcache_pg import conninfo, connect, driver, redacted
 from briny.master.keys_fs import FolderTable
 from briny.master.keytable import FOLDER_OF, KEY_DIRS, STATUS_OF, KeyTable
 
@@ -56,6 +56,7 @@ SCHEMA = (
 KEYS_LOCK = 0x6B657973  # "keys": the advisory lock of every change (and of the schema's creation)
 RETRY = 1.0  # seconds between reconnection attempts while the database is away
 OUTAGE_LOG_EVERY = 60.0
+STATEMENT_TIMEOUT_MS = 15_000  # a statement (a change waiting on another master's lock too) fails past this
 TEXTS_KEPT = 100_000  # key texts remembered to serve auths while the database is away
 
 Listing = dict[str, frozenset[str]]
@@ -94,7 +95,8 @@ class PgKeyTable(KeyTable):
             raise ConfigError(f"key_store: postgres: cannot create the tables ({redacted(dsn)}): {exc}") from None
 
     def _connect(self) -> Any:
-        return self.psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        # every auth reads here (under the lock): a statement never waits longer than STATEMENT_TIMEOUT
+        return connect(self.dsn, options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
 
     def _import(self, disk: FolderTable) -> None:
         """Copy the key folders' keys into a table no master has written yet (in the schema's transaction)."""

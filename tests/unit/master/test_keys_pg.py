@@ -172,3 +172,17 @@ def test_a_bad_key_store_config_names_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="key_store: postgres: cannot connect with postgres.dsn") as err:
         KeyStore(opts)
     assert "secret" not in str(err.value)
+
+
+def test_a_database_that_stops_answering_fails_a_read_in_seconds(store: KeyStore) -> None:
+    """Every auth reads the key table under one lock: its connection bounds each statement and
+    notices a silent peer (TCP keepalives, a user timeout), so a hung database cannot hold every
+    auth for the kernel's retransmission timeout."""
+    table = store.table
+    assert isinstance(table, PgKeyTable)
+    store.list_keys()  # opens the connection
+    conn = table._conn  # type: ignore[attr-defined]  # the table's one connection
+    params = conn.info.get_parameters()
+    assert params.get("keepalives") == "1" and params.get("tcp_user_timeout") == "10000", params
+    (timeout,) = conn.execute("SHOW statement_timeout").fetchone()
+    assert timeout == "15s"
