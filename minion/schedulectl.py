@@ -113,7 +113,7 @@ def control(sched: Schedule, action: str, args: dict[str, Any], path: Path) -> A
     if action in ("postpone_job", "skip_job"):
         return _move_run(sched, entry.name, action, args)
     if action == "run_job":
-        if not entry.enabled:
+        if not entry.enabled and not args.get("force"):
             return {"result": False, "comment": f"Job {name} is disabled.", "changes": {}}
         sched.run_now(name)
         return {"result": True, "comment": f"Scheduling Job {name} on minion.", "changes": {}}

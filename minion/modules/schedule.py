@@ -385,8 +385,8 @@ def disable_job(name: str, **kwargs: Any) -> dict[str, Any]:
 
 
 def run_job(name: str, force: bool = False, **kwargs: Any) -> dict[str, Any]:
-    """Run job ``name`` now (its regular runs go on)."""
-    return _answer("run_job", {"name": name}, "run job")
+    """Run job ``name`` now (its regular runs go on); a disabled job only with ``force=True``."""
+    return _answer("run_job", {"name": name, "force": bool(force)}, "run job")
 
 
 def save(**kwargs: Any) -> dict[str, Any]:

@@ -208,6 +208,11 @@ def test_control_add_modify_delete_and_jobs(clock, tmp_path):
     assert mod["changes"]["j"]["old"]["seconds"] == 60 and mod["changes"]["j"]["new"]["seconds"] == 30
     assert control(sched, "disable_job", {"name": "j"}, path)["comment"] == "Disabled Job j in schedule."
     assert control(sched, "run_job", {"name": "j"}, path)["comment"] == "Job j is disabled."
+    assert sched.seconds_to_next() != 0  # nothing queued
+    forced = control(sched, "run_job", {"name": "j", "force": True}, path)  # Salt's force=True runs it anyway
+    assert forced["comment"] == "Scheduling Job j on minion." and sched.seconds_to_next() == 0
+    assert names(sched.due()) == ["j"]
+    sched.finished("j")
     assert control(sched, "enable_job", {"name": "j"}, path)["comment"] == "Enabled Job j in schedule."
     assert control(sched, "run_job", {"name": "j"}, path)["comment"] == "Scheduling Job j on minion."
     assert sched.seconds_to_next() == 0 and names(sched.due()) == ["j"]  # now, not in 30 s
