@@ -132,7 +132,10 @@ class MasterScheduler:
         if fires_own:
             kwargs["orchestration_jid"] = jid  # it fires salt/run/<jid>/new and ret itself
         log.info("schedule entry %r: running runner %s as job %s", entry.name, name, jid)
-        if entry.return_job:
+        # a runner that fires its own events (state.orchestrate) records its own job too: storing it
+        # here as well wrote the load twice (the second over the first) and refused the second return
+        stores = entry.return_job and not fires_own
+        if stores:
             load = {"fun": f"runner.{name}", "arg": fun_args, "tgt": self.id, "tgt_type": "list", "jid": jid}
             self._store(self.jobcache.save_load, jid, {**load, "user": self.user, "schedule": entry.name}, [self.id])
         if not fires_own:
@@ -158,7 +161,7 @@ class MasterScheduler:
         ret = {**event, "id": self.id, "return": result, "retcode": retcode, "success": retcode == 0}
         if not fires_own:
             self.fire(f"salt/run/{jid}/ret", ret)
-        if entry.return_job:
+        if stores:
             self._store(self.jobcache.save_return, jid, self.id, ret)
         if retcode:
             log.warning("schedule entry %r: job %s ended with retcode %s", entry.name, jid, retcode)

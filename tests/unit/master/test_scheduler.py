@@ -143,6 +143,8 @@ def test_a_runner_that_fires_its_own_events_gets_the_jid(master_opts, cache, mon
     ret = sched.run_entry(entry)
     assert seen["jid"] == ret["jid"] and events == []  # the orchestration fires new/ret itself
     assert ret["retcode"] == 1 and ret["success"] is False and ret["fun_args"] == ["deploy"]
+    # ... and records its own job: the scheduler writes neither the load nor the return
+    assert cache.flush(5) and cache.get_load(ret["jid"]) == {} and cache.get_returns(ret["jid"]) == {}
 
 
 def test_the_task_runs_entries_until_stopped(master_opts, cache):
