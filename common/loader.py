@@ -84,10 +84,10 @@ _counter_lock = threading.Lock()
 class _SourceCache:
     """Each module file's compiled code, kept once per process (thread-safe) and taken again
     when a custom file's size or mtime changes (a built-in file comes with briny and does not
-    change while it runs: it is compiled once, and not looked at again). A daemon runs every job with fresh loaders (fresh
-    module globals); without this each job would compile each module it loads anew (and with
-    ``PYTHONDONTWRITEBYTECODE`` there is no ``.pyc`` to fall back on). What the folders hold is
-    kept by :mod:`briny.common.modfolders`."""
+    change while it runs: it is compiled once, and not looked at again). A daemon runs every
+    job with fresh loaders (fresh module globals); without this each job would compile each
+    module it loads anew (and with ``PYTHONDONTWRITEBYTECODE`` there is no ``.pyc`` to fall
+    back on). What the folders hold is kept by :mod:`briny.common.modfolders`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
