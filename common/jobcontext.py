@@ -53,6 +53,7 @@ class RunningJob:
     pid: int  # the job's process (the daemon's own pid for a thread job)
     thread_id: int | None = None  # a thread job's thread (``multiprocessing: False``)
     signalled: int | None = None  # the signal ``saltutil`` sent it, once sent
+    record: dict[str, Any] = field(default_factory=dict)  # its proc record (``saltutil.running``'s fields)
 
 
 class JobControl(Protocol):

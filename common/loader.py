@@ -57,7 +57,6 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import logging
-import re
 import sys
 import threading
 import types
@@ -66,7 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import exceptions
+from . import exceptions, modfolders
 from .exceptions import FunctionNotFound, LoaderError
 from .jobcontext import JobContext
 
@@ -78,38 +77,29 @@ BUILTIN_DIRS: dict[str, Path | None] = {
     "states": _PKG_ROOT / "states",
     "grains": None,  # custom grains modules only; the core grains are briny.minion.grains
 }
-VIRTUALNAME_RE = re.compile(r"""^__virtualname__\s*=\s*['"]([\w]+)['"]""", re.M)
 _counter = 0
 _counter_lock = threading.Lock()
 
 
 class _SourceCache:
-    """What every loader of this process reads the same way, kept once (thread-safe): the
-    virtual-name index of each builtin folder (those files come with briny and do not change
-    while it runs), and each module file's compiled code, taken again when the file's size or
-    mtime changes. A daemon runs every job with fresh loaders (fresh module globals); without
-    this each job would read every builtin file and compile each module it loads anew (and
-    with ``PYTHONDONTWRITEBYTECODE`` there is no ``.pyc`` to fall back on)."""
+    """Each module file's compiled code, kept once per process (thread-safe) and taken again
+    when a custom file's size or mtime changes (a built-in file comes with briny and does not
+    change while it runs: it is compiled once, and not looked at again). A daemon runs every
+    job with fresh loaders (fresh module globals); without this each job would compile each
+    module it loads anew (and with ``PYTHONDONTWRITEBYTECODE`` there is no ``.pyc`` to fall
+    back on). What the folders hold is kept by :mod:`briny.common.modfolders`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._index: dict[Path, dict[str, list[Path]]] = {}
         self._code: dict[Path, tuple[int, int, types.CodeType]] = {}
 
-    def builtin_index(self, folder: Path, scan: Callable[[Path], dict[str, list[Path]]]) -> dict[str, list[Path]]:
-        with self._lock:
-            found = self._index.get(folder)
-        if found is None:
-            found = scan(folder)
-            with self._lock:
-                self._index[folder] = found
-        return found
-
-    def code(self, path: Path) -> types.CodeType:
+    def code(self, path: Path, builtin: bool = False) -> types.CodeType:
         """The compiled code of the module file ``path`` (OSError, SyntaxError as compiling)."""
-        st = path.stat()
         with self._lock:
             kept = self._code.get(path)
+        if builtin and kept is not None:
+            return kept[2]
+        st = path.stat()
         if kept is not None and kept[0] == st.st_mtime_ns and kept[1] == st.st_size:
             return kept[2]
         code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
@@ -229,7 +219,13 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     loader unless given, and so is an empty ``__job__``.
     """
 
-    def __init__(self, kind: str, pack: dict[str, Any], extra_dirs: list[Path] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        pack: dict[str, Any],
+        extra_dirs: list[Path] | None = None,
+        rescan: Callable[[], list[Path]] | None = None,
+    ) -> None:
         if kind not in BUILTIN_DIRS:
             raise LoaderError(f"unknown loader kind {kind!r}")
         self.kind = kind
@@ -243,6 +239,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self._reasons: dict[str, str] = {}
         self._funcs: dict[str, dict[str, Callable[..., Any]]] = {}
         self._virtual_index: dict[str, list[Path]] | None = None
+        self._rescan = rescan  # the custom folders read again from disk, once, on a miss
 
     # -- mapping protocol -------------------------------------------------
     def __getitem__(self, key: str) -> Callable[..., Any]:
@@ -283,7 +280,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         per-call dunders (``__low__``, ``__env__``) are their own (a ``parallel`` state's thread).
         ``__context__`` and ``__job__`` are shared."""
         builtin = BUILTIN_DIRS[self.kind]
-        other = LazyLoader(self.kind, self.pack, [d for d in self.dirs if d != builtin])
+        other = LazyLoader(self.kind, self.pack, [d for d in self.dirs if d != builtin], self._rescan)
         for key, value in self.pack.items():
             if value is self:
                 other.pack[key] = other
@@ -323,8 +320,9 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def list_modules(self) -> list[str]:
         names: set[str] = set()
         for d in self.dirs:
-            if d.is_dir():
-                names.update(p.stem for p in d.glob("*.py") if not p.name.startswith("_"))
+            found = self._listing(d)
+            if found is not None:
+                names.update(n for n in found.names if not n.startswith("_"))
         names.update(self._index())
         result = []
         for n in sorted(names):
@@ -346,16 +344,33 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
             return self._funcs[name]
         if name.startswith("_") or (name in self._modules and self._modules[name] is None):
             return None  # private files (module parts, helpers) are never modules
-        candidates = [d / f"{name}.py" for d in self.dirs if (d / f"{name}.py").is_file()]
-        candidates += [p for p in self._index().get(name, []) if p not in candidates]
-        for path in candidates:
+        for path in self._candidates(name):
             mod, virtual, siblings = self._load(path)
             if mod is None or virtual != name:
                 continue
             self._register(name, mod, siblings)
             return self._funcs[name]
+        if self._rescan is not None and name not in self._reasons:  # not found: custom folders may be new
+            rescan, self._rescan = self._rescan, None
+            builtin = BUILTIN_DIRS[self.kind]
+            self.dirs = rescan() + ([builtin] if builtin is not None else [])
+            self._virtual_index = None
+            return self._functions(name)
         self._modules[name] = None
         return None
+
+    def _listing(self, folder: Path) -> modfolders.Listing | None:
+        return modfolders.FOLDERS.listing(folder, builtin=folder == BUILTIN_DIRS[self.kind])
+
+    def _candidates(self, name: str) -> list[Path]:
+        """The files that may hold module ``name``: ``name.py`` in each folder, then the files
+        declaring it as their ``__virtualname__``."""
+        candidates = []
+        for d in self.dirs:
+            found = self._listing(d)
+            if found is not None and name in found.names:
+                candidates.append(d / f"{name}.py")
+        return candidates + [p for p in self._index().get(name, []) if p not in candidates]
 
     def _register(self, name: str, mod: types.ModuleType, siblings: list[types.ModuleType]) -> None:
         aliases = getattr(mod, "__func_alias__", {}) or {}
@@ -392,7 +407,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         sys.modules[package] = holder
         _SIBLINGS.packages[package] = load
         try:
-            exec(_SOURCES.code(path), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
+            exec(_SOURCES.code(path, path.parent == BUILTIN_DIRS[self.kind]), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
@@ -427,30 +442,16 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def _index(self) -> dict[str, list[Path]]:
         """Virtual name -> files declaring it, read from the text (no import)."""
         if self._virtual_index is None:
-            index: dict[str, list[Path]] = {}
-            builtin = BUILTIN_DIRS[self.kind]
-            for d in self.dirs:
-                found = _SOURCES.builtin_index(d, _scan_virtual) if d == builtin else _scan_virtual(d)
-                for name, paths in found.items():
-                    index.setdefault(name, []).extend(paths)
-            self._virtual_index = index
+            found = [f.virtual for f in map(self._listing, self.dirs) if f is not None and f.virtual]
+            if len(found) == 1:
+                self._virtual_index = found[0]  # one folder's own (only read)
+            else:
+                index: dict[str, list[Path]] = {}
+                for virtual in found:
+                    for name, paths in virtual.items():
+                        index.setdefault(name, []).extend(paths)
+                self._virtual_index = index
         return self._virtual_index
-
-
-def _scan_virtual(folder: Path) -> dict[str, list[Path]]:
-    """Virtual name -> the files of ``folder`` declaring it (``__virtualname__`` other than their
-    stem), read from the text."""
-    index: dict[str, list[Path]] = {}
-    if not folder.is_dir():
-        return index
-    for p in sorted(folder.glob("*.py")):
-        try:
-            m = VIRTUALNAME_RE.search(p.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
-        if m and m.group(1) != p.stem:
-            index.setdefault(m.group(1), []).append(p)
-    return index
 
 
 class ModuleNamespace:
@@ -489,14 +490,16 @@ class ModuleNamespace:
 CUSTOM_FOLDERS = {"modules": "_modules", "states": "_states", "grains": "_grains"}
 
 
-def custom_dirs(opts: dict[str, Any], kind: str) -> list[Path]:
+def custom_dirs(opts: dict[str, Any], kind: str, recheck: bool = False) -> list[Path]:
     """Where custom modules of ``kind`` come from for these opts, first match wins.
 
     ``extension_modules/<kind>`` (what ``saltutil.sync_*`` fills from the
     master or the file roots), then, when the file client is local, the
     ``_modules`` / ``_states`` folders of the file roots of the run's
     saltenv (base by default) read in place, so a masterless tree's custom
-    modules work without a sync.
+    modules work without a sync. Which of them exist, and what they hold, is kept
+    (:mod:`briny.common.modfolders`); ``recheck`` reads again those not read within the
+    last second (a loader that missed a module).
     """
     dirs: list[Path] = []
     ext = opts.get("extension_modules")
@@ -506,7 +509,18 @@ def custom_dirs(opts: dict[str, Any], kind: str) -> list[Path]:
         env = opts.get("saltenv") or "base"
         for root in (opts.get("file_roots") or {}).get(env, []):
             dirs.append(Path(root) / CUSTOM_FOLDERS[kind])
-    return [d for d in dirs if d.is_dir()]
+    look = modfolders.FOLDERS.recheck if recheck else modfolders.FOLDERS.listing
+    return [d for d in dirs if look(d) is not None]
+
+
+def _folders(
+    opts: dict[str, Any], kind: str, extra_dirs: list[Path] | None
+) -> tuple[list[Path], Callable[[], list[Path]] | None]:
+    """A loader's custom folders, and how to look for them again on a miss (none when the caller
+    named its folders)."""
+    if extra_dirs is not None:
+        return extra_dirs, None
+    return custom_dirs(opts, kind), lambda: custom_dirs(opts, kind, recheck=True)
 
 
 def minion_mods(
@@ -528,7 +542,7 @@ def minion_mods(
         pack["__context__"] = context
     if job is not None:
         pack["__job__"] = job
-    loader = LazyLoader("modules", pack, custom_dirs(opts, "modules") if extra_dirs is None else extra_dirs)
+    loader = LazyLoader("modules", pack, *_folders(opts, "modules", extra_dirs))
     loader.pack["__salt__"] = loader
     return loader
 
@@ -536,7 +550,7 @@ def minion_mods(
 def grain_funcs(opts: dict[str, Any], grains: dict[str, Any]) -> LazyLoader:
     """The custom grains modules of this host (``_grains``: :func:`custom_dirs`), with ``__opts__``
     and ``grains`` as their ``__grains__`` (the grains found so far; the caller adds to it)."""
-    return LazyLoader("grains", {"__opts__": opts, "__grains__": grains}, custom_dirs(opts, "grains"))
+    return LazyLoader("grains", {"__opts__": opts, "__grains__": grains}, *_folders(opts, "grains", None))
 
 
 def states(opts: dict[str, Any], salt: LazyLoader, extra_dirs: list[Path] | None = None) -> LazyLoader:
@@ -545,6 +559,6 @@ def states(opts: dict[str, Any], salt: LazyLoader, extra_dirs: list[Path] | None
     pack = {k: v for k, v in salt.pack.items()}
     pack["__opts__"] = opts
     pack["__salt__"] = salt
-    loader = LazyLoader("states", pack, custom_dirs(opts, "states") if extra_dirs is None else extra_dirs)
+    loader = LazyLoader("states", pack, *_folders(opts, "states", extra_dirs))
     loader.pack["__states__"] = loader
     return loader

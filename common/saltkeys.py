@@ -155,7 +155,7 @@ state_output_profile stateconf_end_marker stateconf_goal_state stateconf_start_s
 READ_MINION = frozenset(
     """
 autoload_dynamic_modules beacons clean_dynamic_modules cmd_safe disabled_requisites local loop_interval
-master_alive_interval master_failback master_failback_interval master_type mine_functions providers
+master_alive_interval master_failback master_failback_interval master_type mine_functions proc_file_delay providers
 reactor_worker_hwm reactor_worker_threads schedule service_timeout state_queue use_master_when_local
 """.split()
 )

@@ -80,7 +80,7 @@ from briny.common.fileclient import LocalFileClient
 from briny.common.hostview import HostBoundary, OptsView
 from briny.common.ids import other_minion
 from briny.common.jid import gen_jid
-from briny.common.loader import VIRTUALNAME_RE
+from briny.common.modfolders import VIRTUALNAME_RE
 from briny.common.reported import COMPILE_KEYS, JOB_KEYS, ReportedConfig, accept_reported
 from briny.common.unpacking import Limits, unpack
 from briny.common.wire import pack

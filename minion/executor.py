@@ -22,8 +22,10 @@ For each job :meth:`Executor.run`:
    ``__pub_tgt``, ``__pub_user``, ``__pub_pid``, ...);
 4. reads ``__context__["retcode"]`` and decides ``success`` as Salt does
    (retcode 0, and a dict return without ``result: False``/``success: False``);
-5. keeps ``cachedir/proc/<jid>`` (JSON: jid, fun, arg, pid, tid, started,
-   tgt, tgt_type, user) while the function runs, for ``saltutil.running``,
+5. registers the job (with its proc record: jid, fun, arg, pid, tid, started,
+   tgt, tgt_type, user) in the daemon's job registry while it runs, and keeps
+   ``cachedir/proc/<jid>`` once it has run ``proc_file_delay`` seconds
+   (:mod:`briny.minion.procfiles`), for ``saltutil.running``,
    ``saltutil.find_job`` and ``state.running``.
 
 Errors become Salt's return strings (``ERROR: ...``, ``ERROR executing
@@ -34,9 +36,7 @@ own messages.
 
 from __future__ import annotations
 
-import copy
 import datetime
-import json
 import logging
 import os
 import signal
@@ -58,7 +58,7 @@ from briny.common.jobcontext import (
     ScheduleControl,
 )
 from briny.common.args import call_function, parse_input, publish_args
-from briny.common.atomicfile import write_atomic
+from briny.common.datacopy import copy_data
 from briny.common.exceptions import (
     BrinyError,
     CommandExecutionError,
@@ -73,6 +73,7 @@ from briny.common.ids import valid_jid
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.minion.jobregistry import killed_message
 from briny.minion.pillar import LocalPillar, PillarSource, StaticPillar
+from briny.minion.procfiles import ProcFiles, proc_file_delay
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,21 @@ class Job:
             out.append({**self.kwarg, "__kwarg__": True})
         return out
 
+    def proc_record(self, pid: int, tid: int | None = None) -> dict[str, Any]:
+        """The job's proc record (``cachedir/proc/<jid>``, ``saltutil.running``'s entries)."""
+        return {
+            "jid": self.jid,
+            "fun": self.fun,
+            "arg": self.fun_args(),
+            "pid": pid,
+            "tid": tid,
+            "started": jid_started(self.jid),
+            "tgt": self.tgt,
+            "tgt_type": self.tgt_type,
+            "user": self.user,
+            "ret": "",
+        }
+
 
 @dataclass
 class JobResult:
@@ -176,8 +192,13 @@ class JobResult:
 
 def jid_started(jid: str) -> str:
     """Salt's human form of a jid's time (``2026, Nov 21 06:00:48.730098``)."""
-    try:
-        when = datetime.datetime.strptime(jid, "%Y%m%d%H%M%S%f")
+    try:  # the digits by position: strptime costs tens of microseconds a job
+        if len(jid) != 20 or not jid.isdigit():
+            raise ValueError(jid)
+        y, mo, d, h, mi, sec, us = (
+            int(jid[a:b]) for a, b in ((0, 4), (4, 6), (6, 8), (8, 10), (10, 12), (12, 14), (14, 20))
+        )
+        when = datetime.datetime(y, mo, d, h, mi, sec, us)
     except (TypeError, ValueError):
         when = datetime.datetime.now()
     return when.strftime("%Y, %b %d %H:%M:%S.%f")
@@ -218,6 +239,7 @@ class Executor:
         self.schedule = schedule
         self.beacons = beacons
         self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
+        self.proc_files = ProcFiles(self.proc_dir, proc_file_delay(opts))
 
     # -- per-job set-up ---------------------------------------------------------------------
     def job_context(self, job: Job | None = None, fire_event: FireEvent | None = None) -> JobContext:
@@ -253,7 +275,7 @@ class Executor:
 
     def loaders(self, opts: dict[str, Any], ctx: JobContext) -> Any:
         """(grains, pillar, ``__salt__``) for one job; renders pillar when the source does."""
-        grains = copy.deepcopy(self.grains())
+        grains = copy_data(self.grains())
         opts["grains"] = grains
         salt = loader.minion_mods(opts, grains, {}, job=ctx)
         pillar = self.pillar.get(opts, grains, salt)
@@ -272,29 +294,6 @@ class Executor:
         ctx.compile_pillar = compile_pillar
         return grains, pillar, salt
 
-    # -- proc files ---------------------------------------------------------------------------
-    def _write_proc(self, job: Job) -> Path | None:
-        record = {
-            "jid": job.jid,
-            "fun": job.fun,
-            "arg": job.fun_args(),
-            "pid": os.getpid(),
-            "tid": threading.get_ident(),
-            "started": jid_started(job.jid),
-            "tgt": job.tgt,
-            "tgt_type": job.tgt_type,
-            "user": job.user,
-            "ret": "",
-        }
-        path = self.proc_dir / job.jid
-        try:
-            self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomic(path, json.dumps(record, default=str), 0o600)
-        except OSError as exc:
-            log.debug("no proc file for job %s (%s): %s", job.jid, path, exc)
-            return None
-        return path
-
     # -- running --------------------------------------------------------------------------------
     def run(self, job: Job, fire_event: FireEvent | None = None) -> JobResult:
         """Run one job in the calling thread and return its result; never raises for the
@@ -302,17 +301,13 @@ class Executor:
         thread = threading.current_thread()
         old_name = thread.name
         thread.name = THREAD_PREFIX + job.jid
-        running = RunningJob(job.jid, job.fun, time.time(), os.getpid(), threading.get_ident())
-        proc: Path | None = self.proc_dir / job.jid  # removed at the end even if a stop lands early
-        try:
-            self.proc_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError:
-            pass  # _write_proc says why
+        record = job.proc_record(os.getpid(), threading.get_ident())
+        running = RunningJob(job.jid, job.fun, time.time(), os.getpid(), threading.get_ident(), record=record)
         if self.registry is not None:  # before the proc file: a proc file is never unregistered
             self.registry.add(running)
         try:
             try:
-                proc = self._write_proc(job)
+                self.proc_files.begin(job.jid, job.fun, record)
                 result = self._run(job, fire_event)
             except JobKilled:
                 result = self._killed(job, running)
@@ -321,7 +316,7 @@ class Executor:
         finally:
             for _ in range(3):  # a stop signal may still land while cleaning up: finish anyway
                 try:
-                    self._cleanup(job, proc, thread, old_name)
+                    self._cleanup(job, thread, old_name)
                     break
                 except JobKilled:
                     continue
@@ -332,14 +327,10 @@ class Executor:
         log.warning("job %s (%s) was stopped by signal %s", job.jid, job.fun, sig)
         return self._error(job, "killed", killed_message(job.jid, sig), None)
 
-    def _cleanup(self, job: Job, proc: Path | None, thread: threading.Thread, old_name: str) -> None:
+    def _cleanup(self, job: Job, thread: threading.Thread, old_name: str) -> None:
+        self.proc_files.end(job.jid)  # before the registry: a proc file is never unregistered
         if self.registry is not None:
             self.registry.remove(job.jid)
-        if proc is not None:
-            try:
-                proc.unlink()
-            except OSError:
-                pass
         thread.name = old_name
 
     def _error(self, job: Job, kind: str, message: str, exc: BaseException | None, module: Any = None) -> JobResult:

@@ -51,7 +51,13 @@ class ChannelJobs:
     def snapshot(self) -> dict[str, RunningJob]:
         jobs = self.chan.call("jobs")
         return {
-            str(j["jid"]): RunningJob(str(j["jid"]), str(j["fun"]), float(j["started"]), int(j["pid"]))
+            str(j["jid"]): RunningJob(
+                str(j["jid"]),
+                str(j["fun"]),
+                float(j["started"]),
+                int(j["pid"]),
+                record=j["record"] if isinstance(j.get("record"), dict) else {},
+            )
             for j in (jobs or [])
             if isinstance(j, dict)
         }

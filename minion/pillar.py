@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import copy
+
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from briny.common.datacopy import copy_data
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ class LocalPillar:
         with self._lock:
             if self._pillar is None:
                 self._pillar = compile_local_pillar(opts, grains, salt)
-            return copy.deepcopy(self._pillar)
+            return copy_data(self._pillar)
 
     def compile_with(
         self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
@@ -82,14 +84,14 @@ class LocalPillar:
     def kept(self) -> dict[str, Any] | None:
         """The kept pillar (a copy), or None when the next job renders it."""
         with self._lock:
-            return copy.deepcopy(self._pillar) if self._pillar is not None else None
+            return copy_data(self._pillar) if self._pillar is not None else None
 
     def keep(self, pillar: dict[str, Any]) -> None:
         """Keep a pillar a job process rendered (``multiprocessing: True``) until :meth:`refresh`."""
         if self.cache:
             with self._lock:
                 if self._pillar is None:
-                    self._pillar = copy.deepcopy(pillar)
+                    self._pillar = copy_data(pillar)
 
 
 class StaticPillar:
@@ -97,7 +99,7 @@ class StaticPillar:
 
     def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
         value = opts.get("pillar")
-        return copy.deepcopy(value) if isinstance(value, dict) else {}
+        return copy_data(value) if isinstance(value, dict) else {}
 
     def compile_with(
         self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
@@ -139,7 +141,7 @@ class MasterPillar:
                 if self._pillar is None:
                     log.warning("no pillar from the master for this job; using the config's 'pillar'")
                     return StaticPillar().get(opts, grains, salt)
-            return copy.deepcopy(self._pillar)
+            return copy_data(self._pillar)
 
     def reload(self, opts: dict[str, Any]) -> bool:
         """Ask the master again now (``saltutil.refresh_pillar``); False when it did not answer

@@ -88,7 +88,7 @@ class ProcessJobs:
             if self.slots.locked():
                 log.info("process_count_max reached; job %s waits for a running job to end", job.jid)
             await self.slots.acquire()
-        running = RunningJob(job.jid, job.fun, time.time(), 0)
+        running = RunningJob(job.jid, job.fun, time.time(), 0, record=job.proc_record(0))
         self.registry.add(running)
         try:
             return await self._run(job, running)
@@ -128,7 +128,7 @@ class ProcessJobs:
         except (LauncherGone, OSError) as exc:
             log.error("job %s: no process to run it: %s", job.jid, exc)
             return _error(job, "exception", f"ERROR: the job process could not start: {exc}")
-        running.pid = pid
+        running.pid = running.record["pid"] = pid
         log.debug("job %s runs as pid %d", job.jid, pid)
         payload = await self._serve(job, ours)
         if isinstance(payload, dict):
@@ -223,7 +223,7 @@ class ProcessJobs:
             return links.beacons(action, args)
         if op == "jobs":
             return [
-                {"jid": j.jid, "fun": j.fun, "started": j.started, "pid": j.pid}
+                {"jid": j.jid, "fun": j.fun, "started": j.started, "pid": j.pid, "record": j.record}
                 for j in self.registry.snapshot().values()
             ]
         if op == "signal":

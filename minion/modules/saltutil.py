@@ -29,6 +29,7 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from briny.common import modfolders
 from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
@@ -116,13 +117,14 @@ def _current_jid() -> str | None:
 
 
 def running() -> list[dict[str, Any]]:
-    """The jobs running on this host, except the one asking: ``[{jid, fun, arg, pid, ...}]``."""
+    """The jobs running on this host, except the one asking: ``[{jid, fun, arg, pid, ...}]``.
+
+    The proc folder's records, and the minion daemon's own jobs from its job registry (a job
+    that has not run ``proc_file_delay`` seconds yet has no proc file: :mod:`briny.minion.procfiles`)."""
     proc = _proc_dir()
-    if not proc.is_dir():
-        return []
     me = _current_jid()
     jobs = []
-    for path in sorted(proc.iterdir()):
+    for path in sorted(proc.iterdir()) if proc.is_dir() else []:
         if path.name.startswith("."):
             continue
         data = _read_proc(path)
@@ -130,6 +132,16 @@ def running() -> list[dict[str, Any]]:
             continue
         data.pop("tid", None)
         jobs.append(data)
+    registry = __job__.jobs
+    if registry is not None:
+        seen = {str(data.get("jid")) for data in jobs}
+        for jid, job in sorted(registry.snapshot().items()):
+            if jid in seen or jid == me:
+                continue
+            data = {**job.record, "jid": jid, "fun": job.fun, "pid": job.pid}
+            data.pop("tid", None)
+            jobs.append(data)
+        jobs.sort(key=lambda data: str(data.get("jid")))
     return jobs
 
 
@@ -227,7 +239,9 @@ def refresh_grains(**kwargs: Any) -> bool:
 
 
 def refresh_modules(**kwargs: Any) -> bool:
-    """Custom modules are read afresh by every job; nothing to do but say so."""
+    """The next job reads the custom module folders again (:mod:`briny.common.modfolders`; each
+    job loads its modules afresh)."""
+    modfolders.forget()
     return True
 
 
@@ -311,6 +325,8 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None, extmod_b
                     log.warning("could not remove %s: %s", path, exc.strerror)
                     continue
                 changed.append(f"{kind}.{path.name.rsplit('.', 1)[0]}")
+    if changed:
+        modfolders.forget()  # the next loader reads extension_modules again
     return sorted(set(changed))
 
 

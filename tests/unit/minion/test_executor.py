@@ -7,6 +7,7 @@ import os
 import signal
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +34,27 @@ def opts(tmp_path):
             path = os.path.join(__opts__["cachedir"], "proc", kwargs["__pub_jid"])
             with open(path) as fh:
                 return fh.read()
+
+        def wait_proc(seconds=10, **kwargs):
+            path = os.path.join(__opts__["cachedir"], "proc", kwargs["__pub_jid"])
+            end = time.time() + seconds
+            while time.time() < end:
+                if os.path.exists(path):
+                    with open(path) as fh:
+                        return fh.read()
+                time.sleep(0.01)
+            return None
+
+        def has_proc(**kwargs):
+            return os.path.exists(os.path.join(__opts__["cachedir"], "proc", kwargs["__pub_jid"]))
+
+        def find(jid, **kwargs):
+            return __salt__["saltutil.find_job"](jid)
+
+        def mutate_grains(**kwargs):
+            __grains__["os"] = "changed"
+            __grains__["ipv4"].append("10.9.9.9")
+            return __grains__
 
         def bump(**kwargs):
             COUNTER.append(1)
@@ -152,7 +174,7 @@ def test_errors_become_salt_return_strings(opts):
 
 
 def test_proc_file_while_running_removed_after(opts):
-    res = Executor(opts, dict).run(job("probe.proc"))
+    res = Executor({**opts, "proc_file_delay": 0}, dict).run(job("probe.proc"))  # Salt's way: at once
     record = json.loads(res.ret)
     assert record["jid"] == "20240101000000000001" and record["fun"] == "probe.proc"
     assert record["pid"] == os.getpid() and record["tid"] == threading.get_ident()
@@ -207,7 +229,7 @@ def test_a_thread_job_can_be_stopped(opts):
     (res,) = results
     assert res.error == "killed" and res.success is False and "killed by signal 9 (SIGKILL)" in res.ret
     assert len(registry) == 0 and registry.signal("20240101000000000001", 9) is None
-    assert not os.listdir(os.path.join(opts["cachedir"], "proc"))
+    assert not list(Path(opts["cachedir"], "proc").glob("*"))
 
 
 SALT_STYLE = """
@@ -264,3 +286,44 @@ def test_salt_exceptions_holds_brinys_classes_and_nothing_else():
     assert mod.CommandExecutionError is exceptions.CommandExecutionError
     with pytest.raises(ImportError):
         importlib.import_module("salt.utils")
+
+
+def test_a_job_past_the_proc_file_delay_has_its_file_then_none(opts):
+    ex = Executor({**opts, "proc_file_delay": 0.1}, dict)
+    res = ex.run(job("probe.wait_proc", [10], jid="20240101000000000002"))
+    record = json.loads(res.ret)  # written by the timer while the job still ran
+    assert record["jid"] == "20240101000000000002" and record["fun"] == "probe.wait_proc" and record["arg"] == [10]
+    assert record["pid"] == os.getpid() and record["user"] == "root" and record["tgt"] == "m1"
+    assert not list(Path(opts["cachedir"], "proc").glob("*"))  # removed at its end
+    assert not ex.proc_files.written("20240101000000000002")
+
+
+def test_a_quick_job_writes_no_proc_file_and_find_job_still_answers(opts):
+    registry = JobRegistry()
+    ex = Executor({**opts, "proc_file_delay": 30}, dict, registry=registry)
+    assert ex.run(job("probe.has_proc")).ret is False  # not there while it ran
+    assert not list(Path(opts["cachedir"], "proc").glob("*"))
+    results = []
+    spin = "20240101000000000003"
+    worker = threading.Thread(target=lambda: results.append(ex.run(job("probe.spin", [10], {"x": 1}, jid=spin))))
+    worker.start()
+    try:
+        wait_until(lambda: registry.get(spin), 5, "the job to start")
+        found = ex.run(job("probe.find", [spin], jid="20240101000000000004")).ret  # the daemon's answer
+        assert not ex.proc_files.written(spin) and not (Path(opts["cachedir"], "proc") / spin).exists()
+        assert found["jid"] == spin and found["fun"] == "probe.spin" and found["pid"] == os.getpid()
+        assert found["arg"] == [10, {"x": 1, "__kwarg__": True}] and found["tgt"] == "m1" and found["user"] == "root"
+        assert found["started"].startswith("2024, Jan 01 00:00:00") and "tid" not in found
+        assert ex.run(job("probe.find", ["20240101000000000009"], jid="20240101000000000005")).ret == {}
+    finally:
+        registry.signal(spin, signal.SIGKILL)
+        worker.join(5)
+    assert results and results[0].error == "killed"
+
+
+def test_each_job_gets_its_own_grains(opts):
+    grains = {"os": "Debian", "ipv4": ["127.0.0.1"]}
+    ex = Executor(opts, lambda: grains)
+    assert ex.run(job("probe.mutate_grains")).ret == {"os": "changed", "ipv4": ["127.0.0.1", "10.9.9.9"]}
+    assert grains == {"os": "Debian", "ipv4": ["127.0.0.1"]}  # the daemon's grains untouched
+    assert ex.run(job("probe.mutate_grains")).ret["ipv4"] == ["127.0.0.1", "10.9.9.9"]  # not the last job's

@@ -142,7 +142,7 @@ def test_a_job_runs_in_its_own_process_and_reaches_the_daemon_only_through_its_c
     assert set(jobs.ret) >= {"20240101000000000004"}  # the daemon's registry, seen from the job
     assert refresh.ret == [True, True] and sorted(daemon.refreshed) == ["grains", "pillar"]
     assert len(procs.registry) == 0
-    assert not os.listdir(Path(opts["cachedir"]) / "proc")
+    assert not list((Path(opts["cachedir"]) / "proc").glob("*"))
 
 
 def test_a_local_pillar_is_rendered_once_and_kept_by_the_daemon(opts):
@@ -195,7 +195,7 @@ def test_a_signalled_or_crashed_job_is_reported_and_the_next_one_runs(opts, laun
     assert segv.ret == "ERROR: job 20240101000000000003 was killed by signal 11 (SIGSEGV)"
     assert ping.ret is True and ping.retcode == 0
     assert len(registry) == 0
-    assert not os.listdir(Path(opts["cachedir"]) / "proc")  # the killed job's proc file is gone
+    assert not list((Path(opts["cachedir"]) / "proc").glob("*"))  # the killed job's proc file is gone
 
 
 def test_a_launcher_that_died_is_replaced_by_a_fresh_interpreter(opts, launcher):

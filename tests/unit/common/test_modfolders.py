@@ -1,0 +1,75 @@
+"""What module folders hold, kept between loaders (common/modfolders.py): invalidation on a
+sync or refresh, and the recheck a missed module triggers."""
+
+import textwrap
+
+import pytest
+
+from briny.common import loader, modfolders
+from briny.common.modfolders import FOLDERS
+
+
+@pytest.fixture
+def ext(tmp_path):
+    modfolders.forget()
+    yield tmp_path / "extmods"
+    modfolders.forget()
+
+
+def opts(ext):
+    return {"id": "m1", "extension_modules": str(ext), "file_client": "remote"}
+
+
+def write(folder, name, body):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(textwrap.dedent(body))
+
+
+def test_a_listing_is_kept_until_forgotten(ext):
+    write(ext / "modules", "one", "def f():\n    return 1\n")
+    assert loader.minion_mods(opts(ext))["one.f"]() == 1
+    write(ext / "modules", "two", "__virtualname__ = 'deux'\ndef f():\n    return 2\n")
+    assert FOLDERS.listing(ext / "modules").names == {"one"}  # kept: no stat per loader
+    modfolders.forget()  # what saltutil.sync_* and refresh_modules call
+    found = FOLDERS.listing(ext / "modules")
+    assert found.names == {"one", "two"} and list(found.virtual) == ["deux"]
+    assert loader.minion_mods(opts(ext))["deux.f"]() == 2
+
+
+def test_a_missed_module_rechecks_the_folders(ext, monkeypatch):
+    salt = loader.minion_mods(opts(ext))
+    assert "late.f" not in salt  # no folder at all: kept as missing
+    assert FOLDERS.listing(ext / "modules") is None
+    write(ext / "modules", "late", "def f():\n    return 'late'\n")
+    monkeypatch.setattr(modfolders, "RECHECK_AFTER", 0.0)
+    assert loader.minion_mods(opts(ext))["late.f"]() == "late"  # the miss read the folders again
+    write(ext / "modules", "later", "def f():\n    return 'later'\n")
+    monkeypatch.setattr(modfolders, "RECHECK_AFTER", 3600.0)
+    assert "later.f" not in loader.minion_mods(opts(ext))  # read within the hour: kept
+    assert FOLDERS.listing(ext / "modules").names == {"late"}
+
+
+def test_builtin_folders_are_never_forgotten(ext):
+    builtin = loader.BUILTIN_DIRS["modules"]
+    assert loader.minion_mods(opts(ext))["test.ping"]() is True
+    kept = FOLDERS.listing(builtin)
+    modfolders.forget()
+    assert FOLDERS.listing(builtin) is kept and FOLDERS.recheck(builtin) is kept
+
+
+def test_a_sync_forgets_the_listings(ext, tmp_path):
+    from briny.minion.modules import saltutil
+
+    roots = tmp_path / "srv"
+    write(roots / "_modules", "synced", "def f():\n    return 's'\n")
+    job_opts = {
+        **opts(ext),
+        "file_client": "local",
+        "file_roots": {"base": [str(roots)]},
+        "cachedir": str(tmp_path / "c"),
+    }
+    salt = loader.minion_mods(job_opts)
+    assert FOLDERS.listing(ext / "modules") is None  # read (missing) before the sync
+    assert salt["saltutil.sync_modules"]() == ["modules.synced"]
+    assert FOLDERS.listing(ext / "modules").names == {"synced"}
+    assert saltutil.refresh_modules() is True
