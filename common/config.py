@@ -196,6 +196,7 @@ def _type_name(value: Any) -> str:
 
 
 STR_OR_LIST = frozenset({"master", "event_return"})  # a string, or a list of strings
+STR_OR_BOOL = frozenset({"job_cache"})  # a string, or Salt's boolean (job_cache: True, Salt's own default)
 
 
 def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) -> None:
@@ -207,6 +208,8 @@ def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) ->
             ok = isinstance(val, bool)
         elif isinstance(default, _NUMBER):
             ok = isinstance(val, _NUMBER) and not isinstance(val, bool)
+        elif isinstance(default, str) and key in STR_OR_BOOL and isinstance(val, bool):
+            ok = True  # read where it is used (briny.master.jobcache.backend)
         elif isinstance(default, str) and key in STR_OR_LIST and isinstance(val, list):
             ok = all(isinstance(v, str) for v in val)  # several masters (briny.minion.masters)
         elif isinstance(default, str):

@@ -159,7 +159,7 @@ master_alive_interval master_failback master_failback_interval master_type mine_
 reactor_worker_hwm reactor_worker_threads schedule service_timeout state_queue use_master_when_local
 """.split()
 )
-READ_MASTER = frozenset("keep_jobs_seconds mine_get schedule".split())
+READ_MASTER = frozenset("keep_jobs_seconds master_job_cache mine_get schedule".split())
 # in the defaults tables, but nothing acts on them yet: ignored (and warned about) until it does
 NOT_ACTED_ON = frozenset("random_reauth_delay startup_states transport".split())
 # in the defaults both daemons share, but only the master acts on them (a minion warns); none now:

@@ -245,13 +245,45 @@ def keep_hours(opts: dict[str, Any]) -> float:
     return config.number(opts, "keep_jobs", zero=True)
 
 
+# Salt's master_job_cache returners that keep jobs in PostgreSQL: briny's job_cache: postgres
+SALT_PG_CACHES = frozenset({"pgjsonb", "postgres", "postgres_local_cache"})
+
+
+def backend(opts: dict[str, Any], *, warn: bool = False) -> str:
+    """The job cache backend a master config names: ``job_cache`` (``sqlite``, the default, or
+    ``postgres``), read with Salt's keys too: ``job_cache: True`` (Salt's default: keep a job
+    cache) is the default backend, ``job_cache: False`` (Salt: keep none) cannot be honoured (the
+    master checks returns against its job cache) and is warned about, and ``master_job_cache:
+    pgjsonb`` / ``postgres`` / ``postgres_local_cache`` with the default backend is ``postgres``
+    (warned: the connection is ``postgres.*``). Another ``master_job_cache`` is named in a
+    warning. ``warn``: say so in the log (the daemon, once at start)."""
+    value = config.setting(opts, "job_cache")
+    if value is False and warn:
+        log.warning("job_cache: False (Salt: keep no job cache) is not supported: briny keeps its job cache")
+    kind = "sqlite" if isinstance(value, bool) else str(value).lower()
+    salt_cache = opts.get("master_job_cache")
+    if salt_cache and kind == "sqlite" and salt_cache != "local_cache":
+        if salt_cache in SALT_PG_CACHES:
+            if warn:
+                log.warning(
+                    "master_job_cache: %s is read as job_cache: postgres (connection from postgres.dsn or "
+                    "postgres.host/port/db/user/passwd)",
+                    salt_cache,
+                )
+            return "postgres"
+        if warn:
+            log.warning("master_job_cache: %s is not supported; the job cache is briny's SQLite one", salt_cache)
+    return kind
+
+
 def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
-    """The job cache ``opts["job_cache"]`` names (``sqlite``, the default, or ``postgres``).
+    """The job cache :func:`backend` names (``sqlite``, the default, or ``postgres``); the daemon
+    (not ``readonly``) warns about the Salt keys it reads differently.
 
     ``readonly`` (``briny-run``) starts no writer and creates nothing: a
     missing cache reads as empty.
     """
-    kind = str(config.setting(opts, "job_cache")).lower()
+    kind = backend(opts, warn=not readonly)
     if kind == "sqlite":
         from briny.master.jobcache_sqlite import SqliteJobCache
 

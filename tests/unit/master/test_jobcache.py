@@ -63,6 +63,39 @@ def test_interface_and_factory(master_opts):
         open_job_cache({**master_opts, "job_cache": "mongo"})
 
 
+@pytest.mark.parametrize(
+    "salt_keys,kind,warned",
+    [
+        ({"job_cache": True}, "sqlite", ""),  # Salt's default written out: keep a job cache
+        ({"job_cache": False}, "sqlite", "job_cache: False (Salt: keep no job cache) is not supported"),
+        ({"master_job_cache": "local_cache"}, "sqlite", ""),  # Salt's default returner
+        ({"master_job_cache": "pgjsonb"}, "postgres", "master_job_cache: pgjsonb is read as job_cache: postgres"),
+        (
+            {"job_cache": True, "master_job_cache": "postgres_local_cache"},
+            "postgres",
+            "master_job_cache: postgres_local_cache is read as job_cache: postgres",
+        ),
+        ({"master_job_cache": "redis"}, "sqlite", "master_job_cache: redis is not supported"),
+        ({"job_cache": "postgres", "master_job_cache": "redis"}, "postgres", ""),  # briny's key wins
+    ],
+)
+def test_salts_job_cache_keys_are_read(tmp_path, caplog, salt_keys, kind, warned):
+    """A Salt master config's ``job_cache: True`` / ``master_job_cache`` loads (it was refused as
+    'must be a string') and names briny's backend, with a warning where briny reads it differently."""
+    from briny.common.config import load_master_config
+    from briny.master.jobcache import backend
+
+    import yaml
+
+    (tmp_path / "master").write_text(yaml.safe_dump(salt_keys))
+    opts = load_master_config(tmp_path)
+    with caplog.at_level("WARNING", logger="briny.master.jobcache"):
+        assert backend(opts, warn=True) == kind
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert (warned in said) if warned else not said, said
+    assert backend(opts) == kind  # the same answer, quietly (briny-run)
+
+
 def test_wal_mode(sqlite_cache):
     cache = sqlite_cache
     conn = sqlite3.connect(cache.path)
