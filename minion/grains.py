@@ -433,8 +433,13 @@ def custom_grains(opts: dict[str, Any], grains: dict[str, Any]) -> dict[str, Any
     """
     import inspect
 
+    from briny.common import modfolders
     from briny.common.loader import grain_funcs
 
+    # grains are (re)loaded rarely (start, saltutil.sync_grains / refresh_grains), and a sync may
+    # have run in another process (a job process): the custom folders are read again now, or this
+    # process's kept listings would miss a module just synced
+    modfolders.forget()
     found: dict[str, Any] = {}
     current = dict(grains)  # the modules' __grains__: grows as functions answer
     mods = grain_funcs(opts, current)
