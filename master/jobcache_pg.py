@@ -29,7 +29,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from briny.common.exceptions import ConfigError
-from briny.master.jobcache_sql import BUFFER_MAX, ReturnRow, SqlJobCache
+from briny.master.jobcache_sql import BUFFER_MAX, SqlJobCache
+from briny.master.jobrows import ReturnRow
 
 log = logging.getLogger(__name__)
 

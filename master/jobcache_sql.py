@@ -1,4 +1,5 @@
-"""What the SQL job cache backends share: the batching writer, the rows, and every read.
+"""What the SQL job cache backends share: the batching writer and every read (the rows and their
+encoding are :mod:`briny.master.jobrows`).
 
 Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
 :mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
@@ -31,10 +32,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-
-import msgpack
 
 from briny.common.exceptions import JobCacheError
 from briny.master.jobcache import (
@@ -46,6 +44,7 @@ from briny.master.jobcache import (
     load_columns,
     return_record,
 )
+from briny.master.jobrows import EventRow, ReturnRow, event_json, int_or_none, pack, unpack
 
 log = logging.getLogger(__name__)
 
@@ -65,91 +64,6 @@ OUTAGE_LOG_EVERY = 60.0  # seconds between the writer's "the database is unreach
 _STOP = object()
 
 Op = Callable[[Any], Any]
-
-
-@dataclass(frozen=True)
-class ReturnRow:
-    """One return as the ``returns`` table keeps it."""
-
-    jid: str
-    minion_id: str
-    received: float
-    success: int | None
-    retcode: int | None
-    ret: bytes
-
-
-@dataclass(frozen=True)
-class EventRow:
-    """One event as the writer gets it from the bus (turned into JSON by the writer)."""
-
-    tag: str
-    data: dict[str, Any]
-    stamp: float
-    master_id: str
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", "replace")
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)
-
-
-def event_json(data: dict[str, Any]) -> str:
-    """An event's data as JSON text (bytes as UTF-8 text, what JSON cannot carry as strings)."""
-    try:
-        return json.dumps(data, default=_json_default, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):  # NaN, infinities, keys JSON cannot have
-        return json.dumps(_plain_json(data), default=_json_default, separators=(",", ":"))
-
-
-def _plain_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: _plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain_json(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return str(value)
-    return value
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with what msgpack cannot carry turned into strings."""
-    if isinstance(value, dict):
-        return {
-            (k if isinstance(k, (str, int, float, bool, bytes)) or k is None else str(k)): _plain(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
-        return str(value)
-    if value is None or isinstance(value, (str, int, float, bool, bytes)):
-        return value
-    return str(value)
-
-
-def pack(value: Any) -> bytes:
-    try:
-        return msgpack.packb(value, use_bin_type=True)
-    except (TypeError, ValueError, OverflowError):
-        return msgpack.packb(_plain(value), use_bin_type=True)
-
-
-def unpack(blob: bytes | memoryview | None) -> Any:
-    if blob is None:
-        return None
-    return msgpack.unpackb(bytes(blob), raw=False, strict_map_key=False)
-
-
-def _int_or_none(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int) and -(2**63) <= value < 2**63:
-        return value
-    return None
 
 
 class SqlJobCache(JobCache):
@@ -473,7 +387,7 @@ class SqlJobCache(JobCache):
                 minion_id,
                 time.time(),
                 None if success is None else int(bool(success)),
-                _int_or_none(record.get("retcode")),
+                int_or_none(record.get("retcode")),
                 pack(record),
             )
         )

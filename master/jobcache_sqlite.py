@@ -26,7 +26,8 @@ import sqlite3
 import urllib.parse
 from typing import Any
 
-from briny.master.jobcache_sql import ReturnRow, SqlJobCache, unpack
+from briny.master.jobcache_sql import SqlJobCache
+from briny.master.jobrows import ReturnRow, unpack
 
 log = logging.getLogger(__name__)
 
