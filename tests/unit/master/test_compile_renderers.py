@@ -64,10 +64,13 @@ def test_pydsl_is_a_render_error_when_the_master_must_compile(tmp_path):
 
 
 def stateconf_inner(marker: Path, args: str) -> str:
-    """A stateconf file whose inner renderers (``args``: ``DATA . TEMPLATE``) include a code one."""
-    if args.startswith("py"):  # #!stateconf py . jinja: the data renderer is Python
+    """A stateconf file whose inner renderers (``args``: ``DATA . TEMPLATE``) include a code one,
+    with a body that touches ``marker`` when that renderer runs it: ``#!py`` calls ``run()``,
+    ``#!pydsl`` runs the module's own lines."""
+    code = next(name for name in args.split() if name in ("py", "pydsl"))
+    if code == "py":
         body = f"def run():\n    import pathlib\n    pathlib.Path({str(marker)!r}).touch()\n    return {{'x': {{'test.nop': []}}}}\n"
-    else:  # #!stateconf yaml . pydsl: the template renderer is Python
+    else:
         body = f"import pathlib\npathlib.Path({str(marker)!r}).touch()\nstate('x').test.nop()\n"
     return f"#!stateconf {args}\n{body}"
 
