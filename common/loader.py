@@ -120,11 +120,25 @@ def _next_load() -> int:
 
 @dataclass
 class _Load:
-    """One module being loaded: its folder, its dunders, the private siblings it imported."""
+    """One module being loaded: its folder, its dunders, the name its files take (``__name__``),
+    the private siblings it imported."""
 
     folder: Path
     pack: dict[str, Any]
+    names: str
+    builtin: bool  # briny's own folder (its files do not change while it runs)
     siblings: list[types.ModuleType] = field(default_factory=list)
+
+
+def stable_name(kind: str, stem: str) -> str:
+    """The ``__name__`` a loaded file of ``kind`` gets: the same for every load of it
+    (``briny.loaded.modules.test``), as Salt's ``salt.loaded.int.module.test``. Its logger is
+    that name (one per file, not one per job: a per-load name made a new logger each job, kept by
+    :mod:`logging` for ever) and Salt's ``log_granular_levels`` names reach it
+    (``salt.modules`` -> ``briny.loaded.modules``, :mod:`briny.common.logsetup`). The import
+    system knows the load by its own unique name (``__spec__.name``, ``__package__``), so the
+    private siblings of two loads never mix."""
+    return f"briny.loaded.{kind}.{stem}"
 
 
 class _SiblingLoader(importlib.machinery.SourceFileLoader):
@@ -138,8 +152,9 @@ class _SiblingLoader(importlib.machinery.SourceFileLoader):
         for key, val in self.load.pack.items():
             setattr(module, key, val)
         setattr(module, "__salt_system_encoding__", "utf-8")
+        module.__name__ = f"{self.load.names}.{self.name.rpartition('.')[2]}"  # stable_name's
         self.load.siblings.append(module)
-        super().exec_module(module)
+        exec(_SOURCES.code(Path(self.path), self.load.builtin), module.__dict__)  # noqa: S102 - exec_module's work, with the code kept
 
 
 class SiblingFinder(importlib.abc.MetaPathFinder):
@@ -400,14 +415,16 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         for key, val in self.pack.items():
             setattr(mod, key, val)
         setattr(mod, "__salt_system_encoding__", "utf-8")
+        mod.__name__ = stable_name(self.kind, path.stem)  # __spec__ and __package__ stay this load's
         holder = types.ModuleType(package)
         holder.__path__ = [str(path.parent)]
         holder.__package__ = package
-        load = _Load(path.parent, self.pack)
+        builtin = path.parent == BUILTIN_DIRS[self.kind]
+        load = _Load(path.parent, self.pack, f"briny.loaded.{self.kind}", builtin)
         sys.modules[package] = holder
         _SIBLINGS.packages[package] = load
         try:
-            exec(_SOURCES.code(path, path.parent == BUILTIN_DIRS[self.kind]), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
+            exec(_SOURCES.code(path, builtin), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
@@ -415,7 +432,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         finally:  # the package and its siblings live on in the module's functions only
             del _SIBLINGS.packages[package]
             for sibling in load.siblings:
-                sys.modules.pop(sibling.__name__, None)
+                sys.modules.pop(sibling.__spec__.name if sibling.__spec__ else sibling.__name__, None)
             sys.modules.pop(package, None)
         siblings = load.siblings
         name = getattr(mod, "__virtualname__", path.stem)

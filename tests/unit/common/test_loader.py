@@ -139,3 +139,32 @@ def test_file_state_functions_from_private_files(tmp_path):
     link = tmp_path / "link"
     assert states["file.symlink"](name=str(link), target=str(target))["result"] is True
     assert link.is_symlink() and link.resolve() == target
+
+
+def test_loaded_files_keep_one_name_and_one_logger_however_often_they_load(tmp_path):
+    """Each load runs the file afresh, but under the same __name__ (Salt's salt.loaded.int.module.x):
+    its logger is made once (a name per load made a new logger per job, kept by logging for
+    ever), and salt.modules in log_granular_levels (briny.loaded.modules) reaches it."""
+    import logging
+
+    from briny.common import logsetup
+
+    (tmp_path / "logs.py").write_text(
+        "import logging\nlog = logging.getLogger(__name__)\ndef name():\n    return log\n"
+    )
+    salt = _siblings(tmp_path)
+    assert salt.module("big").__name__ == "briny.loaded.modules.big"
+    helper = salt["big.util_module"]()
+    assert helper.__name__ == "briny.loaded.modules._big_util"
+    first = loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])["logs.name"]()
+    before = len(logging.Logger.manager.loggerDict)
+    for _ in range(20):
+        again = loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])
+        assert again["logs.name"]() is first and again["big.two"]() == "m:one!None"
+    assert len(logging.Logger.manager.loggerDict) == before
+    parent = logging.getLogger(logsetup.SALT_LOGGERS["salt.modules"])
+    parent.setLevel(logging.ERROR)
+    try:
+        assert first.getEffectiveLevel() == logging.ERROR  # what log_granular_levels sets reaches it
+    finally:
+        parent.setLevel(logging.NOTSET)
