@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 from typing import Any, Callable
 
 import yaml
@@ -97,13 +98,36 @@ def publish_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict
     return args, kwargs
 
 
+_SIGNATURES: dict[tuple[types.CodeType, int, frozenset[str]], inspect.Signature] = {}
+
+
+def signature(func: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(func)``, kept per function *shape* for plain functions.
+
+    A daemon loads each module afresh per job, so the same ``def`` becomes a new function object
+    every time, and building its signature cost as much as a ``test.ping`` itself. For a plain
+    function (no ``__wrapped__``, no ``__signature__``) the parameters' names and kinds come from
+    its code object and which of them have defaults from the number of positional defaults and
+    the names of keyword-only ones: that is the key. The default *values* in a kept signature are
+    those of the first function seen with that shape, so a caller may use it to read names and
+    kinds and to ``bind`` (which only asks whether a default exists), never to read a default.
+    Anything else (a wrapper, a partial, a builtin) is read afresh each time."""
+    if type(func) is not types.FunctionType or hasattr(func, "__wrapped__") or hasattr(func, "__signature__"):
+        return inspect.signature(func)
+    key = (func.__code__, len(func.__defaults__ or ()), frozenset(func.__kwdefaults__ or ()))
+    sig = _SIGNATURES.get(key)
+    if sig is None:
+        sig = _SIGNATURES[key] = inspect.signature(func)
+    return sig
+
+
 def call_function(
     func: Callable[..., Any], name: str, args: list[Any], kwargs: dict[str, Any], pub: dict[str, Any] | None = None
 ) -> Any:
     """Call an execution function as Salt does: ``__pub_*`` only where ``**kwargs`` is taken,
     and a clear error for keyword arguments the function does not know."""
     try:
-        sig = inspect.signature(func)
+        sig = signature(func)
     except (TypeError, ValueError):
         return func(*args, **kwargs)
     params = sig.parameters

@@ -52,6 +52,37 @@ def test_call_function_passes_pub_only_to_kwargs_functions():
         call_function(strict, "m.strict", [], {})  # Python's words, as Salt reports them
 
 
+def test_signatures_are_kept_per_shape_and_a_new_default_or_wrapper_is_its_own():
+    import functools
+
+    from briny.common.args import signature
+
+    source = "def f(a, b=1, *, c=2):\n    return a, b, c\n"
+    first, second = {}, {}
+    code = compile(source, "mod.py", "exec")
+    exec(code, first)  # noqa: S102 - two loads of one module: one code object, two functions
+    exec(code, second)  # noqa: S102
+    assert first["f"] is not second["f"] and signature(first["f"]) is signature(second["f"])
+    assert call_function(second["f"], "m.f", [5], {"c": 3}) == (5, 1, 3)
+
+    def g(a, b=1):
+        return a, b
+
+    no_default = type(g)(g.__code__, {}, "g")  # the same code without its default: b is required
+    assert signature(no_default) is not signature(g)
+    with pytest.raises(InvalidArguments, match="missing 1 required positional argument: 'b'"):
+        call_function(no_default, "m.g", [1], {})
+    assert call_function(g, "m.g", [1], {}) == (1, 1)
+
+    @functools.wraps(g)
+    def wrapper(*args, **kwargs):
+        return g(*args, **kwargs)
+
+    assert list(signature(wrapper).parameters) == ["a", "b"]  # through __wrapped__, never kept
+    with pytest.raises(SaltInvocationError, match="not valid: z=1"):
+        call_function(wrapper, "m.w", [1], {"z": 1})
+
+
 @pytest.mark.parametrize(
     ("value", "mapper", "expected"),
     [
