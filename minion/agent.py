@@ -57,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
@@ -442,9 +443,19 @@ class MinionAgent:
         await self.outbox.flush(send, lambda: link.up, notice)
 
     async def _heartbeat(self, link: MasterLink, session: Session) -> None:
+        """A ``ping`` when the master has not answered any request of this session for
+        ``ping_interval`` seconds: a return or an event answered proves the session as well (and
+        the master counts every request as heard), so a busy minion adds no heartbeats to a busy
+        master. At most one ping per ``ping_interval``."""
+        due = time.monotonic() + self.ping_interval
         while not session.dead.is_set():
-            await asyncio.sleep(self.ping_interval)
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            quiet_until = session.heard + self.ping_interval
+            if quiet_until > time.monotonic():
+                due = quiet_until
+                continue
             await self.request("ping", {}, link=link)  # no reply or an err marks the session dead
+            due = time.monotonic() + self.ping_interval
 
     # -- publishes (loop) -----------------------------------------------------------------------
     async def _read_publishes(self, link: MasterLink, session: Session) -> None:

@@ -47,6 +47,7 @@ class Session:
     guard: wire.ReplayGuard = field(default_factory=wire.ReplayGuard)
     dead: asyncio.Event = field(default_factory=asyncio.Event)
     since: float = field(default_factory=time.monotonic)
+    heard: float = field(default_factory=time.monotonic)  # the last reply that checked out (monotonic)
 
 
 @dataclass

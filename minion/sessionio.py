@@ -9,6 +9,7 @@ and its replay guard.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from briny.common import wire
@@ -53,6 +54,7 @@ async def request(
     if not isinstance(data, dict):
         log.warning("dropped the reply to %r: not a map", cmd)
         return None
+    session.heard = time.monotonic()  # the master is there: the heartbeat may wait
     if data.get("error"):
         log.warning("the master refused %r: %s", cmd, data["error"])
     return data

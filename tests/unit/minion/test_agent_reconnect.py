@@ -88,6 +88,30 @@ def test_a_restarted_master_gets_the_minion_back_and_it_answers_the_next_job(tmp
     assert run(main())["return"] == "back"
 
 
+def test_the_heartbeat_waits_while_the_master_answers_other_requests(tmp_path):
+    """A ping only after ping_interval (0.2 s) with no answered request: a minion returning
+    jobs every 50 ms sends none meanwhile; once quiet, it beats again."""
+
+    async def main():
+        hub = MemoryHub()
+        master = RawMaster(hub).start()
+        async with Running(make(tmp_path, hub)) as agent:
+            await asyncio.wait_for(agent.connected.wait(), 5)
+            for n in range(20):  # a second of returns, one every 50 ms
+                await master.wait_ret(await master.publish("m1", "test.echo", [n]))
+                await asyncio.sleep(0.05)  # pacing the load, not waiting for anything
+            busy_end = len(master.requests)
+            await master.wait_for(lambda r: r["cmd"] == "ping" and len(master.requests) > busy_end + 1)
+        await master.stop()
+        return master.requests, master.arrived, busy_end
+
+    requests, arrived, busy_end = run(main())
+    pings = [i for i, r in enumerate(requests) if r["cmd"] == "ping"]
+    for i in pings:  # never sooner than ping_interval after the last answered request
+        assert i == 0 or arrived[i] - arrived[i - 1] >= 0.19, (requests[i - 1]["cmd"], arrived[i] - arrived[i - 1])
+    assert any(i >= busy_end for i in pings)  # quiet again: it beats
+
+
 def test_lost_heartbeats_trigger_reauth_after_a_backoff(tmp_path):
     async def main():
         hub = MemoryHub()
