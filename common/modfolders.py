@@ -56,6 +56,9 @@ def scan(folder: Path) -> Listing | None:
     return Listing(frozenset(names), virtual, time.monotonic())
 
 
+_UNREAD = Listing(frozenset())  # a folder not read yet (None is "not a folder")
+
+
 class FolderCache:
     """The listings of this process (thread-safe)."""
 
@@ -66,9 +69,9 @@ class FolderCache:
 
     def listing(self, folder: Path, builtin: bool = False) -> Listing | None:
         """``folder``'s listing, read on first use (None: not a folder)."""
-        with self._lock:
-            if folder in self._kept:
-                return self._kept[folder]
+        kept = self._kept.get(folder, _UNREAD)  # one dict read: atomic, no lock for the common case
+        if kept is not _UNREAD:
+            return kept
         found = scan(folder)
         with self._lock:
             self._kept[folder] = found
