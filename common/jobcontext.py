@@ -98,6 +98,18 @@ class JobContext:
     progress: bool = False
     # the file client get_client made from file_roots when the job was given none (kept per job)
     local_files: FileClient | None = field(default=None, repr=False, compare=False)
+    # the loaders made for this job, when its runner empties them at its end (LazyLoader.release);
+    # None: not kept (briny-call, the master's renders, a job process that exits anyway)
+    loaders: list[Any] | None = field(default=None, repr=False, compare=False)
+
+    def release(self) -> None:
+        """The job is over: empty every loader made for it (:attr:`loaders`) and drop what
+        refers back to them, so the job's modules, grains, pillar and opts are freed at once by
+        reference counting instead of waiting, in reference cycles, for a full collection."""
+        loaders, self.loaders = self.loaders or [], None
+        for made in loaders:
+            made.release()
+        self.compile_pillar = None
 
     def take_compiled(self) -> dict[str, Any] | None:
         """The master's compile of this job, once: a nested state run (``module.run:

@@ -255,6 +255,9 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self._funcs: dict[str, dict[str, Callable[..., Any]]] = {}
         self._virtual_index: dict[str, list[Path]] | None = None
         self._rescan = rescan  # the custom folders read again from disk, once, on a miss
+        job = self.pack["__job__"]
+        if isinstance(job, JobContext) and job.loaders is not None:
+            job.loaders.append(self)  # emptied when the job ends (JobContext.release)
 
     # -- mapping protocol -------------------------------------------------
     def __getitem__(self, key: str) -> Callable[..., Any]:
@@ -345,6 +348,22 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
                 result.append(n)
         return sorted(set(result))
 
+    def release(self) -> None:
+        """The job that made this loader is over: empty the namespace of every module (and private
+        sibling) it ran and forget them and its dunders. A module's functions and its namespace
+        refer to each other, and the namespace holds the job's grains, pillar and opts: left as
+        they are, all of it waits for a full collection of the cyclic garbage collector (in a
+        daemon running jobs in threads, most of what each job allocated). Functions taken from
+        this loader must not be called afterwards."""
+        for mod in self._modules.values():
+            if mod is not None:
+                mod.__dict__.clear()
+        for siblings in self._siblings.values():
+            for sibling in siblings:
+                sibling.__dict__.clear()
+        self.reload()
+        self.pack.clear()
+
     def reload(self) -> None:
         """Forget every loaded module (``reload_modules``)."""
         self._modules.clear()
@@ -392,9 +411,9 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         own = {mod.__name__, *(s.__name__ for s in siblings)}
         funcs: dict[str, Callable[..., Any]] = {}
         for attr, val in vars(mod).items():
-            if attr.startswith("_") and attr not in aliases:
+            if type(val) is not types.FunctionType:  # FunctionType has no subclasses
                 continue
-            if not callable(val) or not isinstance(val, types.FunctionType):
+            if attr[0] == "_" and attr not in aliases:
                 continue
             if val.__module__ not in own:
                 continue  # imported from elsewhere: not one of the module's functions
@@ -518,16 +537,22 @@ def custom_dirs(opts: dict[str, Any], kind: str, recheck: bool = False) -> list[
     (:mod:`briny.common.modfolders`); ``recheck`` reads again those not read within the
     last second (a loader that missed a module).
     """
-    dirs: list[Path] = []
     ext = opts.get("extension_modules")
-    if ext:
-        dirs.append(Path(ext) / kind)
+    roots: tuple[Any, ...] = ()
     if opts.get("file_client") == "local":
-        env = opts.get("saltenv") or "base"
-        for root in (opts.get("file_roots") or {}).get(env, []):
-            dirs.append(Path(root) / CUSTOM_FOLDERS[kind])
+        roots = tuple((opts.get("file_roots") or {}).get(opts.get("saltenv") or "base", []))
+    key = (kind, ext, roots)
+    dirs = _CUSTOM_PATHS.get(key)
+    if dirs is None:  # Path objects made once per set of folders, not per loader (every job makes two)
+        made = ([Path(ext) / kind] if ext else []) + [Path(root) / CUSTOM_FOLDERS[kind] for root in roots]
+        if len(_CUSTOM_PATHS) >= 256:
+            _CUSTOM_PATHS.clear()
+        dirs = _CUSTOM_PATHS[key] = tuple(made)
     look = modfolders.FOLDERS.recheck if recheck else modfolders.FOLDERS.listing
     return [d for d in dirs if look(d) is not None]
+
+
+_CUSTOM_PATHS: dict[tuple[Any, ...], tuple[Path, ...]] = {}  # custom_dirs' folders by (kind, ext, roots)
 
 
 def _folders(

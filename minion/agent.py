@@ -173,6 +173,7 @@ class MinionAgent:
             refresh_grains=self._refresh_grains,
             schedule=lambda action, args: self.scheduler.control_sync(action, args),
             beacons=lambda action, args: self.beacons.control_sync(action, args),
+            release=True,  # its jobs run in this process's threads: free what each made at its end
         )
         self.procs: Any = None
         if launcher is not None:  # multiprocessing: a process per job

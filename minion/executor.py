@@ -213,7 +213,11 @@ class Executor:
     to the master (a remote file client is made from it for each job);
     ``refresh_pillar`` and ``refresh_grains`` the daemon's hooks
     (``saltutil.refresh_*``); ``schedule`` the daemon's schedule (``schedule.*``);
-    ``beacons`` the daemon's beacons (``beacons.*``).
+    ``beacons`` the daemon's beacons (``beacons.*``). With ``release`` (a daemon running jobs
+    in its own threads), the loaders a job made are emptied when it ends
+    (:meth:`~briny.common.jobcontext.JobContext.release`), so what it allocated is freed at
+    once and not left, in reference cycles, to the garbage collector; its
+    :attr:`JobResult.module` is then an empty module.
     """
 
     def __init__(
@@ -228,8 +232,10 @@ class Executor:
         refresh_grains: Callable[[], bool] | None = None,
         schedule: ScheduleControl | None = None,
         beacons: BeaconsControl | None = None,
+        release: bool = False,
     ) -> None:
         self.opts = opts
+        self.release = release  # empty each job's loaders when it ends (a daemon's thread jobs)
         self.grains = grains
         self.pillar = pillar or (LocalPillar() if opts.get("file_client") == "local" else StaticPillar())
         self.registry = registry
@@ -337,8 +343,17 @@ class Executor:
         return JobResult(job.jid, job.fun, job.fun_args(), message, EX_GENERIC, False, "nested", kind, exc, module)
 
     def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
-        opts = dict(self.opts)
         ctx = self.job_context(job, fire_event)
+        if not self.release:
+            return self._call(job, ctx)
+        ctx.loaders = []
+        try:
+            return self._call(job, ctx)
+        finally:
+            ctx.release()
+
+    def _call(self, job: Job, ctx: JobContext) -> JobResult:
+        opts = dict(self.opts)
         try:
             _, _, salt = self.loaders(opts, ctx)
         except BrinyError as exc:

@@ -82,6 +82,17 @@ def opts(tmp_path):
 
         def pillar_x(**kwargs):
             return __pillar__.get("x")
+
+        class Held:  # something the namespace holds, as it holds the job's grains and pillar
+            pass
+
+        HELD = Held()
+
+        def hold(**kwargs):
+            import weakref
+            __opts__["held"].append(weakref.ref(HELD))
+            __opts__["held"].append(weakref.ref(__job__))
+            return "held"
     """)
     )
     (tmp_path / "pillar/top.sls").write_text("base:\n  '*':\n    - data\n")
@@ -189,6 +200,33 @@ def test_each_job_gets_its_own_loader_and_thread_name(opts):
     name = threading.current_thread().name
     assert ex.run(job("probe.who")).ret == "job-20240101000000000001"
     assert threading.current_thread().name == name
+
+
+def test_a_released_job_frees_what_it_made_without_the_collector(opts):
+    """With release (a daemon's thread jobs), a job's modules, its __job__ and what they hold go
+    as the job ends, by reference counting; without, they wait in reference cycles for a full
+    collection of the cyclic garbage collector."""
+    import gc
+
+    held: list = []
+    opts["held"] = held
+    gc.collect()
+    gc.disable()
+    try:
+        plain = Executor(opts, lambda: {"os": "Debian"})
+        assert plain.run(job("probe.hold")).ret == "held"
+        assert all(ref() is not None for ref in held)  # cycles: alive until collected
+        gc.collect()
+        assert all(ref() is None for ref in held)
+        held.clear()
+        released = Executor(opts, lambda: {"os": "Debian"}, release=True)
+        result = released.run(job("probe.hold"))
+        assert result.ret == "held" and result.retcode == 0
+        assert len(held) == 2 and all(ref() is None for ref in held)  # gone at once
+        assert released.run(job("probe.bump")).ret == 1  # the next job loads afresh
+        assert released.run(job("state.single", ["test.succeed_with_changes", "x"])).retcode == 0
+    finally:
+        gc.enable()
 
 
 def test_pillar_from_the_roots_cached_until_refresh(opts):
