@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import ctypes
+import gc
 import logging
 import multiprocessing
 import os
@@ -70,6 +71,7 @@ FDS_PER_IDENTITY = 2  # its DEALER: the socket's TCP connection and its mailbox
 KEY_NAME, PUB_NAME = "minion.pem", "minion.pub"
 PR_SET_PDEATHSIG = 1  # prctl(2)
 REAP_MARGIN = 15.0  # seconds past shutdown_grace a child process gets to stop
+SETTLE_CHECK = 2.0  # seconds between looks at how many identities are up (see Swarm._freeze_settled)
 
 
 @dataclass(frozen=True)
@@ -269,8 +271,12 @@ class Swarm:
                 if self._stopping:
                     break
             log.warning("briny-swarm: %d minions (%s ...) started", len(self.agents), self.identities[0].id)
-            if not self._stopping:
-                await asyncio.gather(*(agent.run() for agent in self.agents))
+            freezer = asyncio.ensure_future(self._freeze_settled())
+            try:
+                if not self._stopping:
+                    await asyncio.gather(*(agent.run() for agent in self.agents))
+            finally:
+                freezer.cancel()
         finally:
             for agent in self.agents:
                 agent.stop()
@@ -278,6 +284,34 @@ class Swarm:
                 subscriber.close()
             pool.shutdown(wait=False, cancel_futures=True)
             ctx.destroy(linger=0)  # every socket is closed by now; this ends the I/O thread
+
+    async def _freeze_settled(self) -> None:
+        """Keep what the identities hold for good out of Python's full collections (loop).
+
+        N minions share one heap here (a million objects at 5,000), where a real one has its
+        own small heap: each full collection, which the garbage of a few thousand jobs sets off,
+        would walk all N minions' keys, sessions and grains (measured: 1.0-1.3 s of a process's
+        CPU in each ping of 5,000, half of the swarm's work). Once the number of identities up
+        has not changed for :data:`SETTLE_CHECK` seconds, what exists then is collected once and
+        frozen (``gc.freeze``): later collections walk only what came after, as a real minion's
+        would. Again whenever that number settles somewhere new (identities that authenticated
+        again)."""
+        frozen_at, previous = 0, -1
+        while not self._stopping:
+            await asyncio.sleep(SETTLE_CHECK)
+            up = self.connected()
+            if up == previous and up != frozen_at:
+                started = time.monotonic()
+                gc.collect()
+                gc.freeze()
+                frozen_at = up
+                log.info(
+                    "briny-swarm: %d minions up; %d objects frozen in %.2f s",
+                    up,
+                    gc.get_freeze_count(),
+                    time.monotonic() - started,
+                )
+            previous = up
 
     def stop(self) -> None:
         """Stop every identity (loop)."""
