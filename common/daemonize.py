@@ -1,4 +1,5 @@
-"""Process plumbing shared by the daemons: pidfiles and detaching with a readiness report.
+"""Process plumbing shared by the daemons: pidfiles, detaching with a readiness report, and
+child processes that die with the process that started them.
 
 Runs at daemon start-up (``briny-master``, ``briny-minion``), before the
 event loop. :func:`daemonize` double-forks; the command the operator ran
@@ -6,13 +7,21 @@ waits on a pipe until the daemon reports with :func:`report` (``"ok"``
 once it serves, or the reason it could not), so ``briny-master -d`` returns
 only when the master is up, and a failure is printed on the terminal rather
 than lost in a log.
+
+:func:`die_with` (in a forked child, or through :func:`dies_with_this_thread` as a
+``preexec_fn``) asks Linux for a signal when the parent goes (``PR_SET_PDEATHSIG``), so a
+parent killed with SIGKILL leaves no children behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
+import signal
 import sys
+from collections.abc import Callable
 
 from .atomicfile import write_atomic
 
@@ -85,3 +94,37 @@ def report(fd: int | None, text: str) -> None:
     with contextlib.suppress(OSError):
         os.write(fd, text.encode("utf-8"))
         os.close(fd)
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` (None where there is none: not Linux). Looked up once, in the parent: a
+    forked child of a threaded process must not run the dynamic loader."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with(parent: int, sig: int = signal.SIGTERM) -> None:
+    """In a child process, first thing after the fork: ``sig`` comes to it when the *thread* that
+    forked it exits (Linux ``PR_SET_PDEATHSIG``; cleared again when its user or group changes or it
+    execs a set-user-ID program, so change them before). Exits at once when ``parent`` is gone
+    already. Where there is no ``prctl`` it does nothing: the parent's own stop still reaches it."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def dies_with_this_thread(sig: int = signal.SIGTERM) -> Callable[[], None]:
+    """A ``preexec_fn`` for :class:`subprocess.Popen` (which runs it after switching ``user`` and
+    ``group``): the command gets ``sig`` when the calling thread exits, or the process with it. So
+    call Popen from a thread that lives as long as the command should (the main thread, or one
+    kept for that)."""
+    _prctl()
+    return functools.partial(die_with, os.getpid(), sig)

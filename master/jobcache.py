@@ -6,7 +6,8 @@ and the client API read it, from other processes, while jobs run.
 
 The store sits behind :class:`JobCache`: SQLite (:mod:`briny.master.jobcache_sqlite`,
 the default) or PostgreSQL (:mod:`briny.master.jobcache_pg`, several masters sharing
-one cache); what they share, the writer and the SQL, is :mod:`briny.master.jobcache_sql`. The data is
+one cache); what they share, the writes and reads in SQL, is :mod:`briny.master.jobcache_sql` (its
+writer thread :mod:`briny.master.jobcache_writer`). The data is
 Salt's local job cache's:
 
 - a job's *load* is the dict the master publishes (``jid``, ``fun``,

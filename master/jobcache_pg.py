@@ -11,7 +11,7 @@ The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``e
 first start when missing (under an advisory lock, so masters starting together do
 not race); see docs/scaling.md. A database that cannot be reached at start is a
 :class:`ConfigError` naming the key; one that goes away later is waited for
-(:mod:`briny.master.jobcache_sql`: the writes are buffered within
+(:mod:`briny.master.jobcache_writer`: the writes are buffered within
 ``postgres.buffer_max`` and written when it is back).
 
 The writes, the reads and their SQL are shared (:mod:`briny.master.jobcache_sql`); here
@@ -29,7 +29,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from briny.common.exceptions import ConfigError
-from briny.master.jobcache_sql import BUFFER_MAX, SqlJobCache
+from briny.master.jobcache_sql import SqlJobCache
+from briny.master.jobcache_writer import BUFFER_MAX
 from briny.master.jobrows import ReturnRow
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
-"""What the SQL job cache backends share: the batching writer and every read (the rows and their
-encoding are :mod:`briny.master.jobrows`).
+"""What the SQL job cache backends share: the writes and every read (the batching writer thread
+is :mod:`briny.master.jobcache_writer`, the rows and their encoding :mod:`briny.master.jobrows`).
 
 Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
 :mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
@@ -8,30 +8,19 @@ targets and return records as msgpack blobs and the events as JSON, so the reads
 targeted minions are written once, here, in the SQL both engines speak (``?`` marks a
 parameter; a backend whose driver wants another style rewrites it in :meth:`_sql`).
 
-Writes go through a queue to one writer thread that owns the only writing connection;
-it takes what is queued (up to :data:`BATCH_MAX` writes) and applies it in one
-transaction, the returns of the batch in one call to the backend's
-:meth:`SqlJobCache._insert_returns` and its events in one call to :meth:`SqlJobCache._insert_events`
-(PostgreSQL: one statement for each). Events (``event_return: job_cache``) come from the bus's
-thread and must never wait: at most ``buffer_max`` of them are queued or held at once, those beyond
-are dropped, counted and logged (once a minute).
-When the backend says a failure is transient (:meth:`SqlJobCache._transient`: the
-database went away), the writer keeps the batch, logs, reconnects with a back-off and
-applies it again; writes queued meanwhile wait behind it, up to ``buffer_max`` of
-them (beyond that the oldest are dropped, and the log says how many).
+Writes go through a queue to one writer thread that owns the only writing connection
+(:class:`~briny.master.jobcache_writer.SqlWriter`: batches, one transaction each, the writes
+held while the database is away, the events' budget); reads use a connection per thread.
 """
 
 from __future__ import annotations
 
 import abc
 import concurrent.futures
-import contextlib
 import json
 import logging
-import queue
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from briny.common.exceptions import JobCacheError
@@ -44,7 +33,8 @@ from briny.master.jobcache import (
     load_columns,
     return_record,
 )
-from briny.master.jobrows import EventRow, ReturnRow, event_json, int_or_none, pack, unpack
+from briny.master.jobcache_writer import BUFFER_MAX, Op, SqlWriter
+from briny.master.jobrows import ReturnRow, int_or_none, pack, unpack
 
 log = logging.getLogger(__name__)
 
@@ -57,67 +47,23 @@ SAVE_JOB = (  # a job's load, stored again for the same job: its columns are upd
 )
 NEW_JOB = _INSERT_JOB + "ON CONFLICT (jid) DO NOTHING"  # a jid just minted: another job's row stays
 
-BATCH_MAX = 500
-BUFFER_MAX = 100_000  # writes held while the database is away
-RETRY_MAX = 5.0  # seconds between reconnection attempts, at most
-OUTAGE_LOG_EVERY = 60.0  # seconds between the writer's "the database is unreachable" warnings
-_STOP = object()
 
-Op = Callable[[Any], Any]
-
-
-class SqlJobCache(JobCache):
-    """The job cache over a SQL database; a backend supplies the connections and the dialect."""
-
-    #: the driver's exception base class (what a failed statement raises)
-    db_error: type[Exception] = Exception
+class SqlJobCache(SqlWriter, JobCache):
+    """The job cache over a SQL database; a backend supplies the connections and the dialect
+    (the writer's part: :class:`~briny.master.jobcache_writer.SqlWriter`)."""
 
     def __init__(self, *, readonly: bool = False, buffer_max: int = BUFFER_MAX) -> None:
+        super().__init__(buffer_max=buffer_max)
         self.readonly = readonly
-        self.buffer_max = buffer_max
         self._local = threading.local()
-        self._queue: queue.Queue[Any] = queue.Queue()
         self._closed = False
-        self._thread: threading.Thread | None = None
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
-        self._outage_logged = float("-inf")  # when the writer last said the database is away
-        self._degraded = False  # the writer is holding writes the database did not take
-        self.batches = 0  # transactions the writer committed (the tests count them)
-        self._events_lock = threading.Lock()
-        self._events_waiting = 0  # events queued or held, not written yet (at most buffer_max)
-        self.events_dropped = 0  # events not stored: more than buffer_max were waiting
-        self._events_logged = float("-inf")
-
-    def _start_writer(self) -> None:
-        self._thread = threading.Thread(target=self._writer, name="briny-jobcache-writer", daemon=True)
-        self._thread.start()
 
     # ----- what a backend supplies -----------------------------------------------------------
     @abc.abstractmethod
-    def _write_connection(self) -> Any:
-        """A new connection for the writer (autocommit off or explicit BEGIN in :meth:`_begin`)."""
-
-    @abc.abstractmethod
     def _read_connection(self) -> Any | None:
         """A new connection for reads in this thread; None when there is nothing to read yet."""
-
-    @abc.abstractmethod
-    def _begin(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def _commit(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def _rollback(self, conn: Any) -> None: ...
-
-    @abc.abstractmethod
-    def _insert_returns(self, conn: Any, rows: list[ReturnRow]) -> set[tuple[str, str]]:
-        """Insert the rows that are not there yet; the (jid, minion_id) of those inserted."""
-
-    @abc.abstractmethod
-    def _insert_events(self, conn: Any, rows: list[tuple[str, str, float, str]]) -> None:
-        """Insert events, each ``(tag, data as JSON text, stamp, master_id)``, in this order."""
 
     @abc.abstractmethod
     def _glob(self, column: str, pattern: str) -> tuple[str, Any]:
@@ -127,211 +73,19 @@ class SqlJobCache(JobCache):
         """``sql`` in the driver's parameter style (written with ``?``)."""
         return sql
 
-    def _transient(self, exc: BaseException) -> bool:
-        """Whether ``exc`` means the database is away for now (the writer keeps the batch)."""
-        return False
-
     def _missing_table(self, exc: BaseException) -> bool:
         """Whether ``exc`` says a table does not exist (a read-only look before the master made it)."""
         return False
 
-    def _savepoint(self, conn: Any) -> contextlib.AbstractContextManager[Any]:
-        """Where one write of a batch runs, so its failure leaves the others (default: nothing)."""
-        return contextlib.nullcontext()
-
     def _exec(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return conn.execute(self._sql(sql), params)
-
-    # ----- the writer ------------------------------------------------------------------------
-    def _writer(self) -> None:
-        conn: Any = None
-        pending: list[Any] = []
-        delay = 0.1
-        try:
-            while True:
-                if not pending:
-                    pending.append(self._queue.get())
-                while len(pending) < BATCH_MAX:
-                    try:
-                        pending.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
-                try:
-                    if conn is None:
-                        conn = self._write_connection()
-                    stop = self._apply(conn, pending)
-                except Exception as exc:
-                    if not self._transient(exc):
-                        raise
-                    self._drop(conn)
-                    conn = None
-                    self._degraded = True
-                    self._hold(pending, exc)
-                    time.sleep(delay)  # the back-off between reconnection attempts
-                    delay = min(delay * 2, RETRY_MAX)
-                    continue
-                self._degraded = False
-                if delay > 0.1:
-                    self._outage_logged = float("-inf")
-                    log.warning("job cache: the database is back; the buffered writes are written")
-                delay = 0.1
-                pending = []
-                if stop:
-                    return
-        finally:
-            self._drop(conn)
-
-    def _drop(self, conn: Any) -> None:
-        if conn is not None:
-            try:
-                conn.close()
-            except self.db_error as exc:
-                log.debug("job cache: closing a connection: %s", exc)
-        return None
-
-    def _hold(self, pending: list[Any], exc: BaseException) -> None:
-        """Keep the writes of a failed batch and those queued since, within ``buffer_max``: the oldest
-        events go first, then the oldest other writes."""
-        while True:
-            try:
-                pending.append(self._queue.get_nowait())
-            except queue.Empty:
-                break
-        excess = len(pending) - self.buffer_max
-        if excess > 0:
-            kept = []
-            for item in pending:
-                if excess > 0 and item is not _STOP and isinstance(item[0], EventRow):
-                    excess -= 1
-                    self._events_lost(1)
-                    self._events_written(1)
-                    continue
-                kept.append(item)
-            if len(kept) < len(pending):
-                log.error(
-                    "job cache: the database is unreachable and the buffer is full (%d writes): %d oldest events dropped",
-                    self.buffer_max,
-                    len(pending) - len(kept),
-                )
-            pending[:] = kept
-        dropped = 0
-        while len(pending) > self.buffer_max:
-            item = pending.pop(0)
-            if item is _STOP:
-                pending.append(item)
-                continue
-            dropped += 1
-            if item[1] is not None:
-                item[1].set_exception(JobCacheError("dropped: the job cache buffer was full"))
-        if dropped:
-            log.error(
-                "job cache: the database is unreachable and the buffer is full (%d writes): %d oldest writes dropped",
-                self.buffer_max,
-                dropped,
-            )
-        now = time.monotonic()
-        if now - self._outage_logged >= OUTAGE_LOG_EVERY:  # the first failure, then once a minute
-            self._outage_logged = now
-            log.warning("job cache: the database is unreachable (%s); %d writes buffered, retrying", exc, len(pending))
-
-    def _apply(self, conn: Any, batch: list[Any]) -> bool:
-        """Run a batch in one transaction; resolve the futures after the commit.
-
-        Raises what :meth:`_transient` calls transient (the caller keeps the batch); other
-        failures fail the writes concerned and are logged.
-        """
-        stop = False
-        done: list[tuple[concurrent.futures.Future[Any] | None, Any, BaseException | None]] = []
-        rows: list[ReturnRow] = []
-        events: list[tuple[str, str, float, str]] = []
-        self._begin(conn)
-        for item in batch:
-            if item is _STOP:
-                stop = True
-                continue
-            op, fut = item
-            if isinstance(op, ReturnRow):
-                rows.append(op)
-                done.append((fut, None, None))
-                continue
-            if isinstance(op, EventRow):
-                events.append((op.tag, event_json(op.data), op.stamp, op.master_id))
-                continue
-            try:
-                with self._savepoint(conn):
-                    result = op(conn) if op is not None else None
-            except (self.db_error, ValueError, TypeError) as exc:
-                if self._transient(exc):
-                    raise
-                log.error("job cache write failed: %s", exc)
-                done.append((fut, None, exc))
-            else:
-                done.append((fut, result, None))
-        try:
-            if rows:
-                inserted = self._insert_returns(conn, rows)
-                for row in rows:
-                    if (row.jid, row.minion_id) not in inserted:
-                        log.warning(
-                            "job cache: a second return of %s for job %s was dropped (the first one is kept)",
-                            row.minion_id,
-                            row.jid,
-                        )
-                    else:
-                        inserted.discard((row.jid, row.minion_id))  # a duplicate in the same batch
-            if events:
-                self._store_events(conn, events)
-            self._commit(conn)
-        except self.db_error as exc:
-            if self._transient(exc):
-                raise
-            log.error("job cache: commit failed, %d writes lost: %s", len(batch), exc)
-            self._rollback(conn)
-            self._events_written(len(events))
-            for fut, _, _ in done:
-                if fut is not None and not fut.done():
-                    fut.set_exception(exc)
-            return stop
-        self.batches += 1
-        self._events_written(len(events))
-        for fut, result, error in done:
-            if fut is None:
-                continue
-            if error is not None:
-                fut.set_exception(error)
-            else:
-                fut.set_result(result)
-        return stop
-
-    def _store_events(self, conn: Any, events: list[tuple[str, str, float, str]]) -> None:
-        """Insert the events of a batch; one the database refuses costs the batch's events, never
-        its jobs and returns (they are in the same transaction)."""
-        try:
-            with self._savepoint(conn):
-                self._insert_events(conn, events)
-        except self.db_error as exc:
-            if self._transient(exc):
-                raise
-            self._events_lost(len(events))
-            log.error("job cache: %d events not stored (the database refused them): %s", len(events), exc)
-
-    def _events_lost(self, count: int) -> None:
-        with self._events_lock:
-            self.events_dropped += count
-
-    def _events_written(self, count: int) -> None:
-        if count:
-            with self._events_lock:
-                self._events_waiting -= count
 
     def _submit(self, op: Op | ReturnRow | None) -> concurrent.futures.Future[Any]:
         if self.readonly:
             raise JobCacheError("this job cache was opened read-only")
         if self._closed:
             raise JobCacheError("the job cache is closed")
-        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((op, fut))
-        return fut
+        return self._enqueue(op)
 
     # ----- writes ----------------------------------------------------------------------------
     @property
@@ -395,26 +149,7 @@ class SqlJobCache(JobCache):
     def save_event(self, tag: str, data: dict[str, Any], master_id: str) -> bool:
         if self.readonly or self._closed:
             return False
-        with self._events_lock:
-            full = self._events_waiting >= self.buffer_max
-            if full:
-                self.events_dropped += 1
-            else:
-                self._events_waiting += 1
-        if full:
-            now = time.monotonic()
-            if now - self._events_logged >= OUTAGE_LOG_EVERY:
-                self._events_logged = now
-                log.warning(
-                    "job cache: %d events wait to be written already (postgres.buffer_max): events dropped "
-                    "(%d so far), the first %s",
-                    self.buffer_max,
-                    self.events_dropped,
-                    tag,
-                )
-            return False
-        self._queue.put((EventRow(tag, data, time.time(), master_id), None))
-        return True
+        return self._enqueue_event(tag, data, master_id)
 
     def flush(self, timeout: float | None = None) -> bool:
         if self.readonly or self._closed:
@@ -459,8 +194,7 @@ class SqlJobCache(JobCache):
         if self._thread is not None:
             if not self.flush(timeout):
                 log.error("job cache: closing with writes not written (the database is away)")
-            self._queue.put(_STOP)
-            self._thread.join(timeout)
+            self._stop_writer(timeout)
         self._closed = True
         with self._readers_lock:
             for conn in self._readers:

@@ -14,8 +14,9 @@ master no longer remembers; a cache made before it existed is filled from
 the blobs when opened) and ``events`` (the master's bus, ``event_return: job_cache``:
 id, tag, data as JSON text, stamp, master_id; indexed by stamp and tag).
 
-The writer, the reads and the SQL the backends share are in
-:mod:`briny.master.jobcache_sql`; here are the file, the schema and SQLite's dialect.
+The writes, the reads and the SQL the backends share are in
+:mod:`briny.master.jobcache_sql` (the writer thread in :mod:`briny.master.jobcache_writer`); here
+are the file, the schema and SQLite's dialect.
 """
 
 from __future__ import annotations

@@ -7,10 +7,12 @@ the default port or the default socket:
 - ``mariadb-install-db`` and ``mariadbd`` run with ``--no-defaults`` (no
   ``/etc/mysql`` option file is read) as an unprivileged user: ``mysql``
   (Debian's ``mariadb-server`` package creates it) when the suite runs as
-  root, else the current user;
+  root, else the current user; ``mariadbd`` is started as that user (not
+  ``--user``, which would switch after the start and lose the parent-death
+  signal, tests/serverproc.py);
 - the server listens on 127.0.0.1 on a free port with its socket in the
   temporary folder; it is stopped by pid (SIGTERM, SIGKILL after a deadline)
-  and the folder removed.
+  and the folder removed, and gets SIGTERM when the process that started it dies.
 
 ``root@localhost`` has the random password :attr:`MariaDBServer.password`.
 
@@ -32,7 +34,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.serverproc import ServerUnavailable, free_port, launch, log_tail, stop_process
+from tests.serverproc import ServerUnavailable, as_user, free_port, launch, log_tail, stop_process
 from tests.serverproc import owner as owner_of
 
 _NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
@@ -58,6 +60,8 @@ class MariaDBServer:
     password: str
     owner: str
     proc: subprocess.Popen | None = None
+    _uid: int = field(default=-1, repr=False)
+    _gid: int = field(default=-1, repr=False)
     host: str = "127.0.0.1"
     client: str = field(default_factory=lambda: _binary("mariadb", "mysql"))
 
@@ -76,7 +80,7 @@ class MariaDBServer:
         owner = owner_of("mysql")
         root = Path(tempfile.mkdtemp(prefix="briny-my-"))
         os.chown(root, owner.pw_uid, owner.pw_gid)
-        server = cls(root, 0, secrets.token_hex(12), owner.pw_name)
+        server = cls(root, 0, secrets.token_hex(12), owner.pw_name, _uid=owner.pw_uid, _gid=owner.pw_gid)
         try:
             user = [f"--user={owner.pw_name}"] if os.geteuid() == 0 else []
             p = subprocess.run(
@@ -97,7 +101,7 @@ class MariaDBServer:
                 raise ServerUnavailable(f"mariadb-install-db failed: {(p.stdout + p.stderr)[-1500:]}")
             for _attempt in range(3):
                 server.port = free_port()
-                if server._launch(server_bin, user, timeout):
+                if server._launch(server_bin, timeout):
                     break
             else:
                 raise ServerUnavailable(f"MariaDB did not start: {server.log_tail()}")
@@ -112,7 +116,7 @@ class MariaDBServer:
             server.stop()
             raise
 
-    def _launch(self, server_bin: str, user: list[str], timeout: float) -> bool:
+    def _launch(self, server_bin: str, timeout: float) -> bool:
         def answers() -> bool:
             if not os.path.exists(self.socket):
                 return False
@@ -131,7 +135,6 @@ class MariaDBServer:
                 f"--port={self.port}",
                 f"--bind-address={self.host}",
                 f"--pid-file={self.root / 'mysqld.pid'}",
-                *user,
                 "--skip-log-bin",
                 "--innodb-buffer-pool-size=16M",
                 "--innodb-log-file-size=8M",
@@ -141,6 +144,7 @@ class MariaDBServer:
             self.root,
             answers,
             timeout,
+            **as_user(self._uid, self._gid),
         )
         return self.proc is not None
 

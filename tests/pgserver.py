@@ -11,7 +11,8 @@ directory:
   the current user;
 - the server listens on 127.0.0.1 on a free port, with its socket in the
   temporary directory, ``fsync`` off; it is stopped by pid (fast shutdown,
-  then SIGKILL after a deadline) and the directory removed.
+  then SIGKILL after a deadline) and the directory removed; it gets the fast
+  shutdown too when the process that started it dies (tests/serverproc.py).
 
 Authentication: ``trust`` on the socket, ``scram-sha-256`` over TCP; the
 superuser ``postgres`` has the random password :attr:`PgServer.password`.
@@ -37,7 +38,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.serverproc import ServerUnavailable, free_port, launch, log_tail, stop_process
+from tests.serverproc import ServerUnavailable, as_user, free_port, launch, log_tail, stop_process
 from tests.serverproc import owner as owner_of
 
 __all__ = ["PgServer", "ServerUnavailable", "bin_dir", "free_port", "stop_process"]
@@ -105,11 +106,6 @@ class PgServer:
             server.stop()
             raise
 
-    def _as_owner(self) -> dict:
-        if os.geteuid() == 0 and self._uid != 0:
-            return {"user": self._uid, "group": self._gid, "extra_groups": []}
-        return {}
-
     def _initdb(self) -> None:
         pwfile = self.root / "pw"
         pwfile.write_text(self.password + "\n")
@@ -131,7 +127,9 @@ class PgServer:
             "--locale=C",
             "--no-sync",
         ]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=self.root, **self._as_owner())
+        p = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=120, cwd=self.root, **as_user(self._uid, self._gid)
+        )
         pwfile.unlink()
         if p.returncode != 0:
             raise ServerUnavailable(f"initdb failed: {(p.stdout + p.stderr)[-1500:]}")
@@ -171,7 +169,9 @@ class PgServer:
             self.root,
             answers,
             timeout,
-            **self._as_owner(),
+            # fast shutdown: SIGTERM's smart one would wait for the clients a killed run left behind
+            death_signal=signal.SIGINT,
+            **as_user(self._uid, self._gid),
         )
         return self.proc is not None
 

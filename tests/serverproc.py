@@ -2,11 +2,19 @@
 ``tests/mariadbserver.py``): the unprivileged user a server runs as, a free port, starting the
 server process with its log and waiting until it answers, stopping it by pid.
 
-Standard library only.
+A server dies with the process that started it, even one killed with SIGKILL (a CI timeout): it
+is started directly (``postgres``, ``mariadbd``: no launcher that forks it away), under its
+user already (a server that switches user itself loses the signal), with Linux's parent-death
+signal (:func:`briny.common.daemonize.dies_with_this_thread`). That signal comes when the
+*thread* that started it exits, so every server is started from one thread kept for the life
+of the process.
+
+Standard library and :mod:`briny.common.daemonize` only.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import pwd
 import signal
@@ -16,6 +24,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from briny.common.daemonize import dies_with_this_thread
+
+# the thread every server is started from: it lives as long as the process (see the module's doc)
+_STARTER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-server-starter")
 
 
 class ServerUnavailable(Exception):
@@ -40,24 +53,42 @@ def owner(system_user: str) -> pwd.struct_passwd:
         raise ServerUnavailable(f"running as root and there is no {system_user!r} user to run the server as") from None
 
 
+def as_user(uid: int, gid: int) -> dict[str, Any]:
+    """The :class:`subprocess.Popen` arguments that run a command as ``uid``/``gid`` (and none of
+    root's groups) when the suite runs as root; none otherwise (it runs as the current user)."""
+    if os.geteuid() == 0 and uid != 0:
+        return {"user": uid, "group": gid, "extra_groups": []}
+    return {}
+
+
 def launch(
-    argv: list[str], root: Path, answers: Callable[[], bool], timeout: float, **popen: Any
+    argv: list[str],
+    root: Path,
+    answers: Callable[[], bool],
+    timeout: float,
+    death_signal: int = signal.SIGTERM,
+    **popen: Any,
 ) -> subprocess.Popen[bytes] | None:
-    """Start ``argv`` in ``root`` (its output to ``root/server.log``, a session of its own) and
-    poll ``answers()`` until it is true: the process; None when the process exited first (most
-    likely its port was taken meanwhile: the caller retries on another). The process is killed
-    and :class:`ServerUnavailable` raised (with the log's tail) when it does not answer within
-    ``timeout`` seconds."""
-    with open(root / "server.log", "ab") as log:  # the child keeps its own copy
-        proc = subprocess.Popen(
-            argv,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=root,
-            start_new_session=True,
-            **popen,
-        )
+    """Start ``argv`` in ``root`` (its output to ``root/server.log``, a session of its own; it gets
+    ``death_signal`` when this process dies) and poll ``answers()`` until it is true: the process;
+    None when the process exited first (most likely its port was taken meanwhile: the caller
+    retries on another). The process is killed and :class:`ServerUnavailable` raised (with the
+    log's tail) when it does not answer within ``timeout`` seconds."""
+
+    def start() -> subprocess.Popen[bytes]:
+        with open(root / "server.log", "ab") as log:  # the child keeps its own copy
+            return subprocess.Popen(
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=root,
+                start_new_session=True,
+                preexec_fn=dies_with_this_thread(death_signal),  # in the child: one prctl call, no lock taken
+                **popen,
+            )
+
+    proc = _STARTER.submit(start).result()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

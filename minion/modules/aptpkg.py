@@ -18,12 +18,14 @@ Behaviour follows Salt 3007's apt module as observed on Debian 12:
 - A failed apt-get raises :class:`CommandExecutionError` whose ``info`` is
   ``{"changes": ..., "errors": [apt's message]}``.
 - Repositories: ``list_repos``, ``get_repo``, ``mod_repo``, ``del_repo`` and
-  the keys (``get_repo_keys``, ``add_repo_key``, ``del_repo_key``), with
-  :mod:`briny.minion.aptrepo` doing the work (its docstring says where briny
-  differs from Salt: atomic writes, deb822 ``.sources`` files).
+  the keys (``get_repo_keys``, ``add_repo_key``, ``del_repo_key``), in
+  ``_apt_repos.py``, with :mod:`briny.minion.aptrepo` doing the work (its
+  docstring says where briny differs from Salt: atomic writes, deb822
+  ``.sources`` files).
 
 Every command is bounded by a timeout (``pkg_timeout`` / ``pkg_refresh_timeout``
-in the config, 1800 s and 600 s by default).
+in the config, 1800 s and 600 s by default). Running apt and dpkg, reading dpkg's
+database and ``refresh_db`` are in ``_apt_cmd.py``.
 """
 
 from __future__ import annotations
@@ -32,28 +34,72 @@ import fnmatch
 import logging
 import os
 import shutil
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
-from briny.minion import aptkeys as _aptkeys
-from briny.minion import aptrepo as _aptrepo
-from briny.minion import aptsources as _aptsources
+
+from ._apt_cmd import (
+    _apt_error,
+    _clear_cache,
+    _config_only_map,
+    _diff,
+    _installed_map,
+    _names,
+    _query,
+    _run,
+    _timeout,
+    refresh_db,
+)
+from ._apt_repos import (
+    add_repo_key,
+    del_repo,
+    del_repo_key,
+    expand_repo_def,
+    get_repo,
+    get_repo_keys,
+    list_repos,
+    mod_repo,
+)
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __context__, __grains__, __opts__, __salt__
+    from briny.common.dunders import __opts__, __salt__
 
 
 log = logging.getLogger(__name__)
 
 __virtualname__ = "pkg"
 
-_APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTBUGS_FRONTEND": "none", "APT_LISTCHANGES_FRONTEND": "none"}
+# the execution functions: those defined here and those of the private files imported above
+__all__ = [
+    "add_repo_key",
+    "available_version",
+    "bin_pkg_info",
+    "compare_versions",
+    "del_repo",
+    "del_repo_key",
+    "expand_repo_def",
+    "get_repo",
+    "get_repo_keys",
+    "hold",
+    "install",
+    "latest_version",
+    "list_holds",
+    "list_pkgs",
+    "list_repo_pkgs",
+    "list_repos",
+    "mod_repo",
+    "purge",
+    "refresh_db",
+    "remove",
+    "unhold",
+    "upgrade_available",
+    "version",
+    "version_cmp",
+    "version_matches",
+]
+
 _CONF_OPTS = ["-o", "DPkg::Options::=--force-confold", "-o", "DPkg::Options::=--force-confdef"]
-_QUERY_TIMEOUT = 120
-_CTX_LIST = "pkg._list_pkgs"
-_CTX_ARCH = "pkg._arch"
 _OPS = (">=", "<=", "!=", "==", ">", "<", "=")
 
 
@@ -67,103 +113,8 @@ def __virtual__() -> Any:
 
 
 # ---------------------------------------------------------------------------
-# helpers
+# versions
 # ---------------------------------------------------------------------------
-
-
-def _timeout(key: str, default: int) -> int:
-    try:
-        return int(__opts__.get(key, default))
-    except (TypeError, ValueError):
-        return default
-
-
-def _run(cmd: list[str], timeout: int = _QUERY_TIMEOUT, apt_env: bool = False) -> dict[str, Any]:
-    env = dict(_APT_ENV) if apt_env else {}
-    return __salt__["cmd.run_all"](
-        cmd, python_shell=False, env=env, timeout=timeout, ignore_retcode=True, output_loglevel="trace"
-    )
-
-
-def _clear_cache() -> None:
-    __context__.pop(_CTX_LIST, None)
-
-
-def _native_arch() -> str:
-    ctx = __context__
-    if _CTX_ARCH not in ctx:
-        out = _run(["dpkg", "--print-architecture"])
-        ctx[_CTX_ARCH] = out["stdout"].strip() if out["retcode"] == 0 else ""
-    return str(ctx[_CTX_ARCH])
-
-
-def _query() -> dict[str, dict[str, str]]:
-    """Every package dpkg knows: name -> {want, status, version, arch}."""
-    ctx = __context__
-    if _CTX_LIST in ctx:
-        return ctx[_CTX_LIST]
-    out = _run(["dpkg-query", "--showformat=${Status}\t${Package}\t${Version}\t${Architecture}\n", "-W"])
-    if out["retcode"] != 0 and not out["stdout"]:
-        raise CommandExecutionError(f"dpkg-query failed: {out['stderr'] or out['stdout']}")
-    native = _native_arch()
-    pkgs: dict[str, dict[str, str]] = {}
-    for line in out["stdout"].splitlines():
-        parts = line.split("\t")
-        if len(parts) != 4:
-            continue
-        status, name, version, arch = parts
-        words = status.split()
-        if len(words) != 3:
-            continue
-        if arch and arch not in ("all", native) and native:
-            name = f"{name}:{arch}"
-        pkgs[name] = {"want": words[0], "status": words[2], "version": version, "arch": arch}
-    ctx[_CTX_LIST] = pkgs
-    return pkgs
-
-
-def _installed_map() -> dict[str, str]:
-    return {
-        n: p["version"]
-        for n, p in _query().items()
-        if p["status"]
-        in ("installed", "half-configured", "unpacked", "half-installed", "triggers-awaited", "triggers-pending")
-    }
-
-
-def _config_only_map() -> dict[str, str]:
-    return {n: p["version"] for n, p in _query().items() if p["status"] == "config-files"}
-
-
-def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, dict[str, str]]:
-    changes: dict[str, dict[str, str]] = {}
-    for name in sorted(set(old) | set(new)):
-        if old.get(name, "") != new.get(name, ""):
-            changes[name] = {"old": old.get(name, ""), "new": new.get(name, "")}
-    return changes
-
-
-def _names(name: str | None, pkgs: Any) -> list[str]:
-    if pkgs:
-        if isinstance(pkgs, str):
-            pkgs = [p.strip() for p in pkgs.split(",") if p.strip()]
-        if not isinstance(pkgs, list):
-            raise SaltInvocationError("'pkgs' must be a list of package names")
-        out: list[str] = []
-        for item in pkgs:
-            if isinstance(item, dict):
-                out.extend(str(k) for k in item)
-            else:
-                out.append(str(item))
-        return out
-    if name:
-        return [n.strip() for n in str(name).split(",") if n.strip()]
-    return []
-
-
-def _apt_error(out: dict[str, Any]) -> str:
-    text = (out.get("stderr") or "").strip() or (out.get("stdout") or "").strip()
-    return text or f"apt-get exited with status {out.get('retcode')}"
 
 
 def compare_versions(ver1: str = "", oper: str = "==", ver2: str = "", **kwargs: Any) -> bool:
@@ -315,36 +266,6 @@ def bin_pkg_info(path: str, saltenv: str = "base", **kwargs: Any) -> dict[str, s
 # ---------------------------------------------------------------------------
 # changes
 # ---------------------------------------------------------------------------
-
-
-def refresh_db(cache_valid_time: int = 0, failhard: bool = False, **kwargs: Any) -> dict[str, Any]:
-    """``apt-get -q update``: ``{source: True (fetched) / False (unchanged or
-    failed) / None (ignored)}``."""
-    _clear_cache()
-    if cache_valid_time:
-        stamp = "/var/lib/apt/periodic/update-success-stamp"
-        try:
-            if time.time() - os.path.getmtime(stamp) < int(cache_valid_time):
-                return {}
-        except OSError:
-            pass
-    out = _run(["apt-get", "-q", "update"], timeout=_timeout("pkg_refresh_timeout", 600), apt_env=True)
-    ret: dict[str, Any] = {}
-    errors = []
-    for line in out["stdout"].splitlines():
-        head, _, rest = line.partition(" ")
-        kind = head.split(":", 1)[0]
-        if kind not in ("Get", "Hit", "Ign", "Err"):
-            continue
-        source = rest.rsplit(" [", 1)[0].strip()
-        ret[source] = {"Get": True, "Hit": False, "Ign": None, "Err": False}[kind]
-        if kind == "Err":
-            errors.append(source)
-    if out["retcode"] != 0 and (failhard or not ret):
-        raise CommandExecutionError(f"Error getting repos: {_apt_error(out)}")
-    if errors and failhard:
-        raise CommandExecutionError(f"Error getting repos: {', '.join(errors)}")
-    return ret
 
 
 def _targets(name: str | None, pkgs: Any, sources: Any, version: str | None, saltenv: str) -> list[str]:
@@ -526,77 +447,3 @@ def unhold(name: str | None = None, pkgs: Any = None, sources: Any = None, **kwa
 def list_holds(**kwargs: Any) -> list[str]:
     """Names of the held packages."""
     return sorted(n for n, p in _query().items() if p["want"] == "hold")
-
-
-# ---------------------------------------------------------------------------
-# repositories and their keys (the work is in briny.minion.aptrepo / aptkeys)
-# ---------------------------------------------------------------------------
-
-
-def _host() -> _aptrepo.Host:
-    salt = __salt__
-    return _aptrepo.Host(
-        run=salt["cmd.run_all"],
-        cache_file=lambda path, saltenv="base": salt["cp.cache_file"](path, saltenv),
-        refresh=refresh_db,
-        grains=__grains__,
-    )
-
-
-def list_repos(**kwargs: Any) -> dict[str, list[dict[str, Any]]]:
-    """Every repo of ``/etc/apt/sources.list`` and ``sources.list.d`` (``*.list`` and
-    deb822 ``*.sources``): ``{uri: [{type, uri, dist, comps, architectures, signedby,
-    disabled, line, file}, ...]}``."""
-    return _aptrepo.list_repos(kwargs.get("file"))
-
-
-def get_repo(repo: str, **kwargs: Any) -> dict[str, Any]:
-    """The configured repo a whole definition (``deb [opts] uri dist comps``) names, or ``{}``."""
-    return _aptrepo.get_repo(_host(), repo, **kwargs)
-
-
-def expand_repo_def(repo: str = "", **kwargs: Any) -> dict[str, Any]:
-    """briny's: what ``repo`` would look like once configured with these arguments (the
-    ``pkgrepo`` state compares it with ``get_repo``; Salt keeps this private)."""
-    return _aptrepo.expand_repo_def(_host(), repo or kwargs.pop("name", ""), **kwargs)
-
-
-def mod_repo(repo: str, saltenv: str = "base", aptkey: bool = True, **kwargs: Any) -> dict[str, Any]:
-    """Add or change a repo (``comps``, ``architectures``, ``dist``, ``disabled``, ``file``,
-    ``comments``, ``clean_file``, ``consolidate``, keys: ``key_url``, ``key_text``,
-    ``keyid`` + ``keyserver``); then ``apt-get update`` unless ``refresh=False``."""
-    return _aptrepo.mod_repo(_host(), repo, saltenv=saltenv, aptkey=aptkey, **kwargs)
-
-
-def del_repo(repo: str, **kwargs: Any) -> str:
-    """Remove a repo (a whole definition); a ``sources.list.d`` file left empty is deleted."""
-    return _aptrepo.del_repo(_host(), repo, **kwargs)
-
-
-def get_repo_keys(aptkey: bool = True, keydir: Any = None, **kwargs: Any) -> Any:
-    """The keys APT trusts (``apt-key``, or the key files of ``keydir``): ``{keyid: {...}}``."""
-    return _aptkeys.get_repo_keys(_host().run, aptkey=aptkey, keydir=keydir)
-
-
-def add_repo_key(
-    path: str | None = None,
-    text: str | None = None,
-    keyserver: str | None = None,
-    keyid: str | None = None,
-    **kwargs: Any,
-) -> bool:
-    """Add a repo key from a file (local or ``salt://``), text, or a keyserver (with ``keyid``);
-    ``saltenv``, ``aptkey``, ``keydir`` and ``keyfile`` as in Salt."""
-    host = _host()
-    options = {k: kwargs[k] for k in ("saltenv", "aptkey", "keydir", "keyfile") if k in kwargs}
-    return _aptkeys.add_repo_key(host.run, host.cache_file, path, text, keyserver, keyid, **options)
-
-
-def del_repo_key(name: str | None = None, aptkey: bool = True, keydir: Any = None, **kwargs: Any) -> Any:
-    """Remove the key ``keyid`` (its file in ``keydir``, or ``apt-key del``); returns the keyid."""
-    if kwargs.get("keyid_ppa"):
-        raise SaltInvocationError("keyid_ppa needs Launchpad, which briny does not query")
-    if "keyid" not in kwargs:
-        raise SaltInvocationError("keyid or keyid_ppa and PPA name must be passed")
-    prefer = _aptsources.split_repo(name).signedby if name else ""
-    return _aptkeys.del_repo_key(_host().run, str(kwargs["keyid"]), aptkey=aptkey, keydir=keydir, prefer=prefer)

@@ -153,7 +153,7 @@ def test_the_database_going_away_buffers_and_writes_when_back(pg_server_own, cap
         cache.save_return(jid, "m0", {"return": 0})
         assert cache.flush(10)
         pg_server_own.pause()
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_sql"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
             for i in range(1, 50):
                 cache.save_return(jid, f"m{i}", {"return": i})
             assert not cache.flush(0.5)  # held, not lost
@@ -176,7 +176,7 @@ def test_the_buffer_is_bounded(pg_server_own, caplog):
         cache.save_load(jid, load(jid))
         assert cache.flush(10)
         pg_server_own.pause()
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_sql"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
             for i in range(100):
                 cache.save_return(jid, f"m{i}", {"return": i})
             wait_until(lambda: "oldest writes dropped" in caplog.text, 10, "the log to say writes were dropped")
