@@ -6,7 +6,7 @@ client API (readers). Needs psycopg 3 (``pip install briny[postgres]``).
 Where: ``postgres.dsn`` (a libpq connection string or URI), else ``postgres.host``
 (localhost), ``postgres.port`` (5432), ``postgres.db`` (salt), ``postgres.user`` (salt)
 and ``postgres.passwd`` (Salt's returner key; ``postgres.password`` is read too).
-The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``events``: there
+The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: there
 ``data`` is ``jsonb``, queried as Salt's pgjsonb ``salt_events``), created on
 first start when missing (under an advisory lock, so masters starting together do
 not race); see docs/scaling.md. A database that cannot be reached at start is a
@@ -45,6 +45,9 @@ SCHEMA = (
     " success SMALLINT, retcode BIGINT, ret BYTEA NOT NULL, PRIMARY KEY (jid, minion_id))",
     "CREATE INDEX IF NOT EXISTS returns_received ON returns (received)",
     "CREATE TABLE IF NOT EXISTS job_minions (jid TEXT NOT NULL, minion_id TEXT NOT NULL, PRIMARY KEY (jid, minion_id))",
+    "CREATE TABLE IF NOT EXISTS local_jobs ("
+    " minion_id TEXT NOT NULL, local_jid TEXT NOT NULL, jid TEXT NOT NULL, PRIMARY KEY (minion_id, local_jid))",
+    "CREATE INDEX IF NOT EXISTS local_jobs_jid ON local_jobs (jid)",
     "CREATE TABLE IF NOT EXISTS events ("
     " id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tag TEXT NOT NULL, data JSONB NOT NULL,"
     " stamp DOUBLE PRECISION NOT NULL, master_id TEXT NOT NULL)",

@@ -3,7 +3,7 @@ encoding are :mod:`briny.master.jobrows`).
 
 Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
 :mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
-(``jobs``, ``returns``, ``job_minions``, ``events``: see the backends' ``SCHEMA``) with the loads,
+(``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: see the backends' ``SCHEMA``) with the loads,
 targets and return records as msgpack blobs and the events as JSON, so the reads, the prune and the merge of
 targeted minions are written once, here, in the SQL both engines speak (``?`` marks a
 parameter; a backend whose driver wants another style rewrites it in :meth:`_sql`).
@@ -56,6 +56,9 @@ SAVE_JOB = (  # a job's load, stored again for the same job: its columns are upd
     'tgt_type = excluded.tgt_type, "user" = excluded."user", load = excluded.load'
 )
 NEW_JOB = _INSERT_JOB + "ON CONFLICT (jid) DO NOTHING"  # a jid just minted: another job's row stays
+# a minion's own call (its id, its jid) -> the master's job of it: made once, whichever master gets it first
+NEW_LOCAL_JOB = "INSERT INTO local_jobs (minion_id, local_jid, jid) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+LOCAL_JOB = "SELECT jid FROM local_jobs WHERE minion_id = ? AND local_jid = ?"
 
 BATCH_MAX = 500
 BUFFER_MAX = 100_000  # writes held while the database is away
@@ -339,22 +342,38 @@ class SqlJobCache(JobCache):
         return self._degraded
 
     def save_load(
-        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False
+        self,
+        jid: str,
+        load: dict[str, Any],
+        minions: list[str] | None = None,
+        *,
+        new: bool = False,
+        origin: tuple[str, str] | None = None,
     ) -> Committed:
         self._checked(jid)
+        if origin is not None:
+            self._checked(origin[1], origin[0])
         fun, tgt, tgt_type, user = load_columns(load)
         blob = pack(load)
         started = jid_time(jid) or time.time()
         wanted = sorted(set(minions)) if minions is not None else None
 
-        def op(conn: Any) -> bool:
+        def op(conn: Any) -> bool | str:
+            if new and origin is not None:
+                cur = self._exec(conn, NEW_LOCAL_JOB, (*origin, jid))
+                if cur.rowcount == 0:  # a master made this call's job already: that job it is
+                    row = self._exec(conn, LOCAL_JOB, origin).fetchone()
+                    if row is not None:  # (None: pruned meanwhile; the call gets this job)
+                        return str(row[0])
             cur = self._exec(conn, NEW_JOB if new else SAVE_JOB, (jid, fun, tgt, tgt_type, user, started, blob))
             if new and cur.rowcount == 0:  # another job (another master's) holds the jid: untouched
+                if origin is not None:
+                    self._exec(conn, "DELETE FROM local_jobs WHERE minion_id = ? AND local_jid = ?", origin)
                 log.warning("job cache: job %s (%s) not stored: another job holds that jid", jid, fun)
                 return False
             if wanted is not None:
                 self._merge_minions(conn, jid, wanted)
-            return True
+            return jid if new else True
 
         return self._submit(op)
 
@@ -433,6 +452,7 @@ class SqlJobCache(JobCache):
         def op(conn: Any) -> int:
             self._exec(conn, "DELETE FROM returns WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
             self._exec(conn, "DELETE FROM job_minions WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
+            self._exec(conn, "DELETE FROM local_jobs WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
             removed = int(self._exec(conn, "DELETE FROM jobs WHERE started < ?", (cutoff,)).rowcount)
             self._exec(
                 conn,

@@ -37,7 +37,7 @@ def test_factory_opens_postgres_and_creates_the_schema_once(master_opts, pg_dsn,
         second.close()
     db = pg_dsn.rsplit("dbname=", 1)[1]
     tables = pg_server.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", db)
-    assert [t[0] for t in tables] == ["events", "job_minions", "jobs", "returns"]
+    assert [t[0] for t in tables] == ["events", "job_minions", "jobs", "local_jobs", "returns"]
 
 
 def test_returns_are_written_in_batches(pg_dsn):
