@@ -152,7 +152,7 @@ class MinionHandlers:
     ) -> dict[str, Any]:
         """The job of a minion's own call stored (or found: another master made it), then its return."""
         try:
-            jid = await store_new_job(self.jobcache, load, [sess.id], origin=(sess.id, local) if local else None)
+            jid = await store_new_job(self.jobcache, load, [sess.id], call=(sess.id, local) if local else None)
         except (JobCacheError, SaltInvocationError) as exc:
             log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
             return {"error": f"the master could not store the call: {exc}"}

@@ -66,6 +66,7 @@ COMMIT_WAIT = 10.0  # seconds a publish waits for its job row while the database
 RETURN_WAIT = 1.0  # seconds a return's answer waits for its commit (well within a minion's auth_timeout)
 
 Committed = concurrent.futures.Future[Any]  # resolved once a write is committed (an error when it failed)
+Call = tuple[str, str] | None  # a minion's own call: (its id, its jid); see JobCache.save_load
 
 
 @dataclass
@@ -128,13 +129,7 @@ class JobCache(abc.ABC):
     # ----- writes (queued, return at once) ---------------------------------------------------
     @abc.abstractmethod
     def save_load(
-        self,
-        jid: str,
-        load: dict[str, Any],
-        minions: list[str] | None = None,
-        *,
-        new: bool = False,
-        origin: tuple[str, str] | None = None,
+        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False, call: Call = None
     ) -> Committed:
         """Store a job's load (and the minions it targets, when known); the future is resolved
         once the row is committed (the job survives a master killed from then on), to True.
@@ -142,7 +137,7 @@ class JobCache(abc.ABC):
         ``new``: the jid was just minted for this job and is claimed, never taken over: when
         another job already holds it (another master sharing the cache minted it too), nothing
         is written and the future resolves to False; else to the jid the job is stored under.
-        ``origin`` (with ``new``): the job is a minion's own call, ``(minion id, the minion's
+        ``call`` (with ``new``): the job is a minion's own call, ``(minion id, the minion's
         jid)``; when a master sharing the cache (or this one, before a restart) already made the
         job of that call, nothing is written and the future resolves to that job's jid. See
         :func:`store_new_job`."""
@@ -353,20 +348,20 @@ async def store_new_job(
     minions: list[str],
     mint: Callable[[], str] = gen_jid,
     *,
-    origin: tuple[str, str] | None = None,
+    call: Call = None,
 ) -> str:
     """Commit the row of a new job under ``load["jid"]`` (loop) and return its jid: when another
     job already holds that jid (another master sharing the job cache minted it in the same
     microsecond), a new one is minted into ``load`` and tried, at most :data:`JID_TRIES` times
     (JobCacheError then). Every job row a master makes under a jid it minted goes through here
     (publishes, its schedule, orchestrations, minions' own calls), so no job's load is ever
-    written over another's. ``origin``: a minion's own call (:meth:`JobCache.save_load`); when
+    written over another's. ``call``: a minion's own call (:meth:`JobCache.save_load`); when
     its job exists already, that job's jid is returned (into ``load`` too) and nothing is
     written. When the master goes ahead without the commit (:func:`committed`), the jid is not
     checked: a buffered row that finds it taken is dropped with a warning."""
     jid = str(load["jid"])
     for _ in range(JID_TRIES):
-        done = cache.save_load(jid, load, minions, new=True, origin=origin)
+        done = cache.save_load(jid, load, minions, new=True, call=call)
         stored = await committed(cache, done, f"job {jid}")
         if stored is not False:
             if isinstance(stored, str) and stored != jid:  # the minion's call is that job already

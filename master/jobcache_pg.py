@@ -6,8 +6,8 @@ client API (readers). Needs psycopg 3 (``pip install briny[postgres]``).
 Where: ``postgres.dsn`` (a libpq connection string or URI), else ``postgres.host``
 (localhost), ``postgres.port`` (5432), ``postgres.db`` (salt), ``postgres.user`` (salt)
 and ``postgres.passwd`` (Salt's returner key; ``postgres.password`` is read too).
-The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: there
-``data`` is ``jsonb``, queried as Salt's pgjsonb ``salt_events``), created on
+The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``local_jobs``,
+``events``: there ``data`` is ``jsonb``, queried as Salt's pgjsonb ``salt_events``), created on
 first start when missing (under an advisory lock, so masters starting together do
 not race); see docs/scaling.md. A database that cannot be reached at start is a
 :class:`ConfigError` naming the key; one that goes away later is waited for

@@ -3,10 +3,13 @@ encoding are :mod:`briny.master.jobrows`).
 
 Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
 :mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
-(``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: see the backends' ``SCHEMA``) with the loads,
-targets and return records as msgpack blobs and the events as JSON, so the reads, the prune and the merge of
-targeted minions are written once, here, in the SQL both engines speak (``?`` marks a
-parameter; a backend whose driver wants another style rewrites it in :meth:`_sql`).
+(``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: see the backends' ``SCHEMA``)
+with the loads, targets and return records as msgpack blobs and the events as JSON, so the
+reads, the prune and the merge of targeted minions are written once, here, in the SQL both
+engines speak (``?`` marks a parameter; a backend whose driver wants another style rewrites it
+in :meth:`_sql`). A job row under a jid just minted is only ever inserted, never written over
+another's (``new``, :meth:`SqlJobCache.save_load`), and a minion's own call is one job
+(``local_jobs``).
 
 Writes go through a queue to one writer thread that owns the only writing connection;
 it takes what is queued (up to :data:`BATCH_MAX` writes) and applies it in one
@@ -36,6 +39,7 @@ from typing import Any
 
 from briny.common.exceptions import JobCacheError
 from briny.master.jobcache import (
+    Call,
     Committed,
     EventRecord,
     JobCache,
@@ -342,33 +346,27 @@ class SqlJobCache(JobCache):
         return self._degraded
 
     def save_load(
-        self,
-        jid: str,
-        load: dict[str, Any],
-        minions: list[str] | None = None,
-        *,
-        new: bool = False,
-        origin: tuple[str, str] | None = None,
+        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False, call: Call = None
     ) -> Committed:
         self._checked(jid)
-        if origin is not None:
-            self._checked(origin[1], origin[0])
+        if call is not None:
+            self._checked(call[1], call[0])
         fun, tgt, tgt_type, user = load_columns(load)
         blob = pack(load)
         started = jid_time(jid) or time.time()
         wanted = sorted(set(minions)) if minions is not None else None
 
         def op(conn: Any) -> bool | str:
-            if new and origin is not None:
-                cur = self._exec(conn, NEW_LOCAL_JOB, (*origin, jid))
+            if new and call is not None:
+                cur = self._exec(conn, NEW_LOCAL_JOB, (*call, jid))
                 if cur.rowcount == 0:  # a master made this call's job already: that job it is
-                    row = self._exec(conn, LOCAL_JOB, origin).fetchone()
+                    row = self._exec(conn, LOCAL_JOB, call).fetchone()
                     if row is not None:  # (None: pruned meanwhile; the call gets this job)
                         return str(row[0])
             cur = self._exec(conn, NEW_JOB if new else SAVE_JOB, (jid, fun, tgt, tgt_type, user, started, blob))
             if new and cur.rowcount == 0:  # another job (another master's) holds the jid: untouched
-                if origin is not None:
-                    self._exec(conn, "DELETE FROM local_jobs WHERE minion_id = ? AND local_jid = ?", origin)
+                if call is not None:
+                    self._exec(conn, "DELETE FROM local_jobs WHERE minion_id = ? AND local_jid = ?", call)
                 log.warning("job cache: job %s (%s) not stored: another job holds that jid", jid, fun)
                 return False
             if wanted is not None:

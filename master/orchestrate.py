@@ -28,7 +28,8 @@ errors>}, "outputter": "highstate", "retcode": 0|1}``; the orchestration
 fires ``salt/run/<jid>/new`` and ``salt/run/<jid>/ret`` on the master bus, and
 its steps' ``fire_event`` events too, and is a runner job in the master's job
 cache (``fun`` ``runner.state.orchestrate``, the master's id returning that
-answer), as Salt stores it, under a jid claimed when the run starts (:func:`open_job`). :func:`orchestrate_high` (high data given whole),
+answer), as Salt stores it, under a jid claimed when the run starts
+(:func:`open_job`). :func:`orchestrate_high` (high data given whole),
 :func:`orchestrate_single` (one state function) run the same way and answer
 ``{<master id>: <state results>}``; :func:`orchestrate_show_sls` renders only.
 """

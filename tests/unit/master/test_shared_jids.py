@@ -163,6 +163,31 @@ def test_a_minions_own_call_is_one_job_whichever_masters_get_it(shared, tmp_path
     assert other["ok"] and other["jid"] != jid and second.get_load(other["jid"])["tgt"] == "m2"
 
 
+def test_two_masters_racing_one_minions_call_make_one_job(shared, tmp_path):
+    """The same call's return reaching both masters at once, over and over: both answer one jid,
+    and each call is one job row with one return."""
+    _, first, second = shared
+    locals_ = [jid_at(datetime.datetime(2026, 1, 2), n) for n in range(20)]
+
+    async def main() -> list[tuple[dict, dict]]:
+        a, b = Master(first, tmp_path / "a"), Master(second, tmp_path / "b")
+        out = []
+        for local in locals_:
+            one, two = await asyncio.gather(
+                a.ret("m1", jid="req", local_jid=local, **CALL), b.ret("m1", jid="req", local_jid=local, **CALL)
+            )
+            out.append((one, two))
+        return out
+
+    replies = asyncio.run(main())
+    assert all(one["ok"] and one == two for one, two in replies)
+    assert first.flush(10) and second.flush(10)
+    jobs = first.list_jobs()
+    assert sorted(j.jid for j in jobs) == sorted(one["jid"] for one, _ in replies)
+    assert sorted(j.load["local_jid"] for j in jobs) == locals_
+    assert all(first.returned_ids(j.jid) == ["m1"] for j in jobs)
+
+
 def test_a_minions_own_call_never_takes_another_masters_jid(shared, tmp_path, monkeypatch):
     _, first, second = shared
     hold(first, minion="m2")
