@@ -54,6 +54,7 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS events_stamp ON events (stamp)",
     "CREATE INDEX IF NOT EXISTS events_tag ON events (tag)",
 )
+TABLES = ("jobs", "returns", "job_minions", "local_jobs", "events")  # what SCHEMA makes (with their indexes)
 SCHEMA_LOCK = 0x6272696E79  # "briny": the advisory lock masters take to create the schema
 INSERT_RETURNS = (
     "INSERT INTO returns (jid, minion_id, received, success, retcode, ret) "
@@ -190,8 +191,11 @@ class PgJobCache(SqlJobCache):
             if not readonly:
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                    for statement in SCHEMA:
-                        conn.execute(statement)
+                    # only when a table is missing: CREATE ... IF NOT EXISTS needs CREATE on the schema
+                    # (and owning the table, for an index) even when there is nothing to make
+                    if self._missing_tables(conn):
+                        for statement in SCHEMA:
+                            conn.execute(statement)
         except self.psycopg.Error as exc:
             raise ConfigError(f"job_cache: postgres: cannot create the tables ({redacted(dsn)}): {exc}") from None
         finally:
@@ -201,6 +205,16 @@ class PgJobCache(SqlJobCache):
 
     def _connect(self) -> Any:
         return connect(self.dsn)
+
+    @staticmethod
+    def _missing_tables(conn: Any) -> list[str]:
+        """The job cache's tables the database does not have yet (in the connection's schema)."""
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
+            (list(TABLES),),
+        ).fetchall()
+        have = {row[0] for row in rows}
+        return [name for name in TABLES if name not in have]
 
     # ----- the backend's part of the writer and the reads ----------------------------------------
     def _write_connection(self) -> Any:
