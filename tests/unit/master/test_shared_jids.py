@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +99,6 @@ def test_an_orchestration_never_takes_another_masters_jid(shared, monkeypatch, a
 
 def test_parallel_orchestrations_each_get_a_job(shared):
     """Runs started together (``salt.parallel_runners``: threads of one master) each claim a jid."""
-    import threading
-
     opts, first, _ = shared
     jids: list[str] = []
 
