@@ -10,7 +10,9 @@ handlers, registered on the server by the daemon.
 
 Threads: **the loop** (registered as not blocking): each handler is a few
 dict operations; the job cache's ``save_*`` only queue to its writer
-thread, and the grains cache writes its files in its own thread.
+thread (a return's answer, and a minion's own call's job, are awaited
+without blocking the loop), and the grains cache writes its files in its
+own thread.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from briny.common.jid import gen_jid
 from briny.common.reported import accept_reported
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed
+from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed, store_new_job
 from briny.master.sessions import Session
 from briny.master.trust import MinionTrust
 
@@ -119,9 +121,11 @@ class MinionHandlers:
         return when_committed()
 
     def _local_return(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
-        """The return of a minion's own call (``briny-call`` through its daemon, ``jid: "req"``,
-        as Salt's ``salt-call``): the master makes the job, targeting that minion alone, under a
-        jid of its own; ``local_jid`` (the minion's) makes a return sent twice one job."""
+        """The return of a minion's own call (``briny-call`` through its daemon, or its schedule,
+        ``jid: "req"``, as Salt's ``salt-call``): the master makes the job, targeting that minion
+        alone, under a jid of its own (claimed as a publish's is, :func:`store_new_job`);
+        ``local_jid`` (the minion's) makes a return sent twice one job, to this master or to
+        another sharing its job cache (which made the job then, and whose jid is answered)."""
         if "return" not in payload or not isinstance(payload.get("fun"), str):
             raise WireError("a return needs a 'return' field and a 'fun' string")
         local = payload.get("local_jid")
@@ -130,10 +134,9 @@ class MinionHandlers:
         known = self.book.local_jid(sess.id, local) if local else None
         if known is not None:
             return {"ok": True, "jid": known}
-        jid = gen_jid()
         fun_args = payload.get("fun_args")
         load = {
-            "jid": jid,
+            "jid": gen_jid(),
             "fun": payload["fun"],
             "arg": fun_args if isinstance(fun_args, list) else [],
             "tgt": sess.id,
@@ -142,14 +145,21 @@ class MinionHandlers:
         }
         if local:
             load["local_jid"] = local
+        return self._local_job(sess, payload, load, local)
+
+    async def _local_job(
+        self, sess: Session, payload: dict[str, Any], load: dict[str, Any], local: str | None
+    ) -> dict[str, Any]:
+        """The job of a minion's own call stored (or found: another master made it), then its return."""
         try:
-            self.jobcache.save_load(jid, load, [sess.id])
+            jid = await store_new_job(self.jobcache, load, [sess.id], call=(sess.id, local) if local else None)
         except (JobCacheError, SaltInvocationError) as exc:
             log.error("the local call %s of %s was not stored: %s", local, sess.id, exc)
             return {"error": f"the master could not store the call: {exc}"}
         if local:
             self.book.remember_local(sess.id, local, jid)
-        return self._taken(self._store_return(sess, jid, payload), sess.id, jid, {"ok": True, "jid": jid})
+        reply = self._taken(self._store_return(sess, jid, payload), sess.id, jid, {"ok": True, "jid": jid})
+        return await reply if not isinstance(reply, dict) else reply
 
     def _store_return(self, sess: Session, jid: str, payload: dict[str, Any]) -> Committed | None:
         """Store a checked return (unless its job is a probe kept out of the cache) and fire it; the

@@ -67,6 +67,7 @@ COMMIT_WAIT = 10.0  # seconds a publish waits for its job row while the database
 RETURN_WAIT = 1.0  # seconds a return's answer waits for its commit (well within a minion's auth_timeout)
 
 Committed = concurrent.futures.Future[Any]  # resolved once a write is committed (an error when it failed)
+Call = tuple[str, str] | None  # a minion's own call: (its id, its jid); see JobCache.save_load
 
 
 @dataclass
@@ -129,13 +130,18 @@ class JobCache(abc.ABC):
     # ----- writes (queued, return at once) ---------------------------------------------------
     @abc.abstractmethod
     def save_load(
-        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False
+        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False, call: Call = None
     ) -> Committed:
         """Store a job's load (and the minions it targets, when known); the future is resolved
-        once the row is committed (the job survives a master killed from then on). ``new``: the
-        jid was just minted for this job; when another job already holds it (another master
-        sharing the cache minted it too), nothing is written and the future resolves to False
-        (True otherwise; see :func:`store_new_job`)."""
+        once the row is committed (the job survives a master killed from then on), to True.
+
+        ``new``: the jid was just minted for this job and is claimed, never taken over: when
+        another job already holds it (another master sharing the cache minted it too), nothing
+        is written and the future resolves to False; else to the jid the job is stored under.
+        ``call`` (with ``new``): the job is a minion's own call, ``(minion id, the minion's
+        jid)``; when a master sharing the cache (or this one, before a restart) already made the
+        job of that call, nothing is written and the future resolves to that job's jid. See
+        :func:`store_new_job`."""
 
     @property
     def degraded(self) -> bool:
@@ -338,17 +344,38 @@ async def committed(
 
 
 async def store_new_job(
-    cache: JobCache, load: dict[str, Any], minions: list[str], mint: Callable[[], str] = gen_jid
+    cache: JobCache,
+    load: dict[str, Any],
+    minions: list[str],
+    mint: Callable[[], str] = gen_jid,
+    *,
+    call: Call = None,
 ) -> str:
     """Commit the row of a new job under ``load["jid"]`` (loop) and return its jid: when another
     job already holds that jid (another master sharing the job cache minted it in the same
     microsecond), a new one is minted into ``load`` and tried, at most :data:`JID_TRIES` times
-    (JobCacheError then). When the master goes ahead without the commit (:func:`committed`),
-    the jid is not checked: a buffered row that finds it taken is dropped with a warning."""
+    (JobCacheError then). Every job row a master makes under a jid it minted goes through here
+    (publishes, its schedule, orchestrations, minions' own calls), so no job's load is ever
+    written over another's. ``call``: a minion's own call (:meth:`JobCache.save_load`); when
+    its job exists already, that job's jid is returned (into ``load`` too) and nothing is
+    written. When the master goes ahead without the commit (:func:`committed`), the jid is not
+    checked: a buffered row that finds it taken is dropped with a warning."""
     jid = str(load["jid"])
     for _ in range(JID_TRIES):
-        if await committed(cache, cache.save_load(jid, load, minions, new=True), f"job {jid}") is not False:
+        done = cache.save_load(jid, load, minions, new=True, call=call)
+        stored = await committed(cache, done, f"job {jid}")
+        if stored is not False:
+            if isinstance(stored, str) and stored != jid:  # the minion's call is that job already
+                jid = load["jid"] = stored
             return jid
         log.info("jid %s is another job's already (another master's): minting a new one", jid)
         jid = load["jid"] = mint()
     raise JobCacheError(f"no free jid after {JID_TRIES} tries (the last was {jid})")
+
+
+def store_new_job_sync(
+    cache: JobCache, load: dict[str, Any], minions: list[str], mint: Callable[[], str] = gen_jid
+) -> str:
+    """:func:`store_new_job` from a thread that runs no event loop (a scheduled runner's thread,
+    ``briny-run``'s orchestration), waiting for the commit as it does."""
+    return asyncio.run(store_new_job(cache, load, minions, mint))

@@ -6,8 +6,8 @@ client API (readers). Needs psycopg 3 (``pip install briny[postgres]``).
 Where: ``postgres.dsn`` (a libpq connection string or URI), else ``postgres.host``
 (localhost), ``postgres.port`` (5432), ``postgres.db`` (salt), ``postgres.user`` (salt)
 and ``postgres.passwd`` (Salt's returner key; ``postgres.password`` is read too).
-The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``events``: there
-``data`` is ``jsonb``, queried as Salt's pgjsonb ``salt_events``), created on
+The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``local_jobs``,
+``events``: there ``data`` is ``jsonb``, queried as Salt's pgjsonb ``salt_events``), created on
 first start when missing (under an advisory lock, so masters starting together do
 not race); see docs/scaling.md. A database that cannot be reached at start is a
 :class:`ConfigError` naming the key; one that goes away later is waited for
@@ -46,12 +46,16 @@ SCHEMA = (
     " success SMALLINT, retcode BIGINT, ret BYTEA NOT NULL, PRIMARY KEY (jid, minion_id))",
     "CREATE INDEX IF NOT EXISTS returns_received ON returns (received)",
     "CREATE TABLE IF NOT EXISTS job_minions (jid TEXT NOT NULL, minion_id TEXT NOT NULL, PRIMARY KEY (jid, minion_id))",
+    "CREATE TABLE IF NOT EXISTS local_jobs ("
+    " minion_id TEXT NOT NULL, local_jid TEXT NOT NULL, jid TEXT NOT NULL, PRIMARY KEY (minion_id, local_jid))",
+    "CREATE INDEX IF NOT EXISTS local_jobs_jid ON local_jobs (jid)",
     "CREATE TABLE IF NOT EXISTS events ("
     " id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tag TEXT NOT NULL, data JSONB NOT NULL,"
     " stamp DOUBLE PRECISION NOT NULL, master_id TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS events_stamp ON events (stamp)",
     "CREATE INDEX IF NOT EXISTS events_tag ON events (tag)",
 )
+TABLES = ("jobs", "returns", "job_minions", "local_jobs", "events")  # what SCHEMA makes (with their indexes)
 SCHEMA_LOCK = 0x6272696E79  # "briny": the advisory lock masters take to create the schema
 INSERT_RETURNS = (
     "INSERT INTO returns (jid, minion_id, received, success, retcode, ret) "
@@ -188,8 +192,11 @@ class PgJobCache(SqlJobCache):
             if not readonly:
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                    for statement in SCHEMA:
-                        conn.execute(statement)
+                    # only when a table is missing: CREATE ... IF NOT EXISTS needs CREATE on the schema
+                    # (and owning the table, for an index) even when there is nothing to make
+                    if self._missing_tables(conn):
+                        for statement in SCHEMA:
+                            conn.execute(statement)
         except self.psycopg.Error as exc:
             raise ConfigError(f"job_cache: postgres: cannot create the tables ({redacted(dsn)}): {exc}") from None
         finally:
@@ -199,6 +206,16 @@ class PgJobCache(SqlJobCache):
 
     def _connect(self) -> Any:
         return connect(self.dsn)
+
+    @staticmethod
+    def _missing_tables(conn: Any) -> list[str]:
+        """The job cache's tables the database does not have yet (in the connection's schema)."""
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
+            (list(TABLES),),
+        ).fetchall()
+        have = {row[0] for row in rows}
+        return [name for name in TABLES if name not in have]
 
     # ----- the backend's part of the writer and the reads ----------------------------------------
     def _write_connection(self) -> Any:

@@ -3,10 +3,13 @@ is :mod:`briny.master.jobcache_writer`, the rows and their encoding :mod:`briny.
 
 Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
 :mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
-(``jobs``, ``returns``, ``job_minions``, ``events``: see the backends' ``SCHEMA``) with the loads,
-targets and return records as msgpack blobs and the events as JSON, so the reads, the prune and the merge of
-targeted minions are written once, here, in the SQL both engines speak (``?`` marks a
-parameter; a backend whose driver wants another style rewrites it in :meth:`_sql`).
+(``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: see the backends' ``SCHEMA``)
+with the loads, targets and return records as msgpack blobs and the events as JSON, so the
+reads, the prune and the merge of targeted minions are written once, here, in the SQL both
+engines speak (``?`` marks a parameter; a backend whose driver wants another style rewrites it
+in :meth:`_sql`). A job row under a jid just minted is only ever inserted, never written over
+another's (``new``, :meth:`SqlJobCache.save_load`), and a minion's own call is one job
+(``local_jobs``).
 
 Writes go through a queue to one writer thread that owns the only writing connection
 (:class:`~briny.master.jobcache_writer.SqlWriter`: batches, one transaction each, the writes
@@ -25,6 +28,7 @@ from typing import Any
 
 from briny.common.exceptions import JobCacheError
 from briny.master.jobcache import (
+    Call,
     Committed,
     EventRecord,
     JobCache,
@@ -46,6 +50,9 @@ SAVE_JOB = (  # a job's load, stored again for the same job: its columns are upd
     'tgt_type = excluded.tgt_type, "user" = excluded."user", load = excluded.load'
 )
 NEW_JOB = _INSERT_JOB + "ON CONFLICT (jid) DO NOTHING"  # a jid just minted: another job's row stays
+# a minion's own call (its id, its jid) -> the master's job of it: made once, whichever master gets it first
+NEW_LOCAL_JOB = "INSERT INTO local_jobs (minion_id, local_jid, jid) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+LOCAL_JOB = "SELECT jid FROM local_jobs WHERE minion_id = ? AND local_jid = ?"
 
 
 class SqlJobCache(SqlWriter, JobCache):
@@ -93,22 +100,32 @@ class SqlJobCache(SqlWriter, JobCache):
         return self._degraded
 
     def save_load(
-        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False
+        self, jid: str, load: dict[str, Any], minions: list[str] | None = None, *, new: bool = False, call: Call = None
     ) -> Committed:
         self._checked(jid)
+        if call is not None:
+            self._checked(call[1], call[0])
         fun, tgt, tgt_type, user = load_columns(load)
         blob = pack(load)
         started = jid_time(jid) or time.time()
         wanted = sorted(set(minions)) if minions is not None else None
 
-        def op(conn: Any) -> bool:
+        def op(conn: Any) -> bool | str:
+            if new and call is not None:
+                cur = self._exec(conn, NEW_LOCAL_JOB, (*call, jid))
+                if cur.rowcount == 0:  # a master made this call's job already: that job it is
+                    row = self._exec(conn, LOCAL_JOB, call).fetchone()
+                    if row is not None:  # (None: pruned meanwhile; the call gets this job)
+                        return str(row[0])
             cur = self._exec(conn, NEW_JOB if new else SAVE_JOB, (jid, fun, tgt, tgt_type, user, started, blob))
             if new and cur.rowcount == 0:  # another job (another master's) holds the jid: untouched
+                if call is not None:
+                    self._exec(conn, "DELETE FROM local_jobs WHERE minion_id = ? AND local_jid = ?", call)
                 log.warning("job cache: job %s (%s) not stored: another job holds that jid", jid, fun)
                 return False
             if wanted is not None:
                 self._merge_minions(conn, jid, wanted)
-            return True
+            return jid if new else True
 
         return self._submit(op)
 
@@ -168,6 +185,7 @@ class SqlJobCache(SqlWriter, JobCache):
         def op(conn: Any) -> int:
             self._exec(conn, "DELETE FROM returns WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
             self._exec(conn, "DELETE FROM job_minions WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
+            self._exec(conn, "DELETE FROM local_jobs WHERE jid IN (SELECT jid FROM jobs WHERE started < ?)", (cutoff,))
             removed = int(self._exec(conn, "DELETE FROM jobs WHERE started < ?", (cutoff,)).rowcount)
             self._exec(
                 conn,

@@ -11,7 +11,9 @@ success, retcode and the return record as a msgpack blob) and
 ``job_minions`` (one row per jid and targeted minion, written with the
 blob: the index :meth:`SqliteJobCache.targeted` reads for every return the
 master no longer remembers; a cache made before it existed is filled from
-the blobs when opened) and ``events`` (the master's bus, ``event_return: job_cache``:
+the blobs when opened), ``local_jobs`` (one row per minion's own call, its id and its jid:
+the master's job of it, so a return sent twice, to one master or two, is one job) and
+``events`` (the master's bus, ``event_return: job_cache``:
 id, tag, data as JSON text, stamp, master_id; indexed by stamp and tag).
 
 The writes, the reads and the SQL the backends share are in
@@ -60,6 +62,13 @@ CREATE TABLE IF NOT EXISTS job_minions (
     minion_id TEXT NOT NULL,
     PRIMARY KEY (jid, minion_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS local_jobs (
+    minion_id TEXT NOT NULL,
+    local_jid TEXT NOT NULL,
+    jid       TEXT NOT NULL,
+    PRIMARY KEY (minion_id, local_jid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS local_jobs_jid ON local_jobs (jid);
 CREATE TABLE IF NOT EXISTS events (
     id        INTEGER PRIMARY KEY,
     tag       TEXT NOT NULL,

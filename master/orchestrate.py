@@ -28,7 +28,8 @@ errors>}, "outputter": "highstate", "retcode": 0|1}``; the orchestration
 fires ``salt/run/<jid>/new`` and ``salt/run/<jid>/ret`` on the master bus, and
 its steps' ``fire_event`` events too, and is a runner job in the master's job
 cache (``fun`` ``runner.state.orchestrate``, the master's id returning that
-answer), as Salt stores it. :func:`orchestrate_high` (high data given whole),
+answer), as Salt stores it, under a jid claimed when the run starts
+(:func:`open_job`). :func:`orchestrate_high` (high data given whole),
 :func:`orchestrate_single` (one state function) run the same way and answer
 ``{<master id>: <state results>}``; :func:`orchestrate_show_sls` renders only.
 """
@@ -41,7 +42,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from briny.common import config, loader
 from briny.common.args import call_function, split_input
@@ -54,6 +55,9 @@ from briny.common.jobcontext import JobContext
 from briny.common.pillar import compile_local_pillar
 from briny.common.render import RenderEnv
 from briny.master.clientapi import MasterClient
+
+if TYPE_CHECKING:
+    from briny.master.jobcache import JobCache
 
 log = logging.getLogger(__name__)
 
@@ -298,35 +302,43 @@ def run_orchestration(
 ) -> tuple[str, Any, int]:
     """Run one orchestration (``body`` on a :class:`Session`) as a runner job: ``salt/run/<jid>/new``
     and ``/ret`` on the master's bus, and the job with its return in the master's job cache (as
-    Salt stores a runner job: ``fun`` ``runner.<fun>``, the master's id as the minion). (jid, the
-    state results or errors, retcode)."""
+    Salt stores a runner job: ``fun`` ``runner.<fun>``, the master's id as the minion). ``jid``
+    (``orchestration_jid``) is the one asked for; the job's is another when a master sharing the
+    job cache holds it (:func:`open_job`). (jid, the state results or errors, retcode)."""
     _check_pillar(pillar)
     run_opts = _run_opts(opts, saltenv, test, pillarenv)
-    jid = str(jid) if jid else gen_jid()  # from the command line, a jid reads as a number
     master_id = str(opts.get("id") or "master")
-    sender = EventSender(run_opts, name="master")
     full_fun = f"runner.{fun}"
+    # from the command line, a jid reads as a number
+    cache, jid = open_job(opts, str(jid) if jid else gen_jid(), full_fun, fun_args, user)
+    sender = EventSender(run_opts, name="master")
     sender.fire(f"salt/run/{jid}/new", {"fun": full_fun, "fun_args": fun_args, "jid": jid, "user": user})
     try:
         running = _in_session(run_opts, jid, pillar, user, sender, body)
         retcode = 0 if check_result(running) else 1
-        answer = {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}
-        store_job(opts, jid, full_fun, fun_args, user, answer, retcode == 0)
+        if cache is not None:
+            answer = {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}
+            cache.save_return(jid, master_id, {"return": answer, "success": retcode == 0, "retcode": retcode})
         sender.fire(
             f"salt/run/{jid}/ret",
             {"fun": full_fun, "jid": jid, "return": running, "success": retcode == 0, "user": user},
         )
     finally:
         sender.close()
+        if cache is not None:
+            cache.close(10.0)
     return jid, running, retcode
 
 
-def store_job(
-    opts: dict[str, Any], jid: str, fun: str, fun_args: list[Any], user: str | None, ret: Any, success: bool
-) -> None:
-    """The runner job and its return in the master's job cache (``briny-run jobs.lookup_jid <jid>``
-    finds it); a cache that cannot be written is logged, and the run's answer stands."""
-    from briny.master.jobcache import open_job_cache
+def open_job(
+    opts: dict[str, Any], jid: str, fun: str, fun_args: list[Any], user: str | None
+) -> tuple[JobCache | None, str]:
+    """The runner job's row in the master's job cache (``briny-run jobs.lookup_jid <jid>`` finds it
+    from the start of the run), under ``jid`` or, when a master sharing the job cache holds that
+    one, a new one (:func:`~briny.master.jobcache.store_new_job_sync`): (the open cache, where
+    the return goes, and the job's jid). A cache that cannot be written is logged, and the run
+    goes on unrecorded: (None, ``jid``)."""
+    from briny.master.jobcache import open_job_cache, store_new_job_sync
 
     master_id = str(opts.get("id") or "master")
     load = {"jid": jid, "fun": fun, "fun_args": fun_args, "arg": fun_args, "tgt": master_id, "user": user or "root"}
@@ -334,12 +346,13 @@ def store_job(
         cache = open_job_cache(opts)
     except (BrinyError, OSError) as exc:
         log.error("Could not store job cache info for %s (%s): job details for this run may be unavailable", jid, exc)
-        return
+        return None, jid
     try:
-        cache.save_load(jid, load, [master_id])
-        cache.save_return(jid, master_id, {"return": ret, "success": success, "retcode": 0 if success else 1})
-    finally:
+        return cache, store_new_job_sync(cache, load, [master_id])
+    except (BrinyError, OSError) as exc:
+        log.error("Could not store job cache info for %s (%s): job details for this run may be unavailable", jid, exc)
         cache.close(10.0)
+        return None, jid
 
 
 def orchestrate(

@@ -16,7 +16,9 @@ workers, nor its exit) as a runner job:
 - with ``return_job`` (the default) the job is in the master's job cache: its load (``fun``,
   ``arg``, ``tgt`` = the master's id, ``user``, ``schedule``) and the master's return (``return``,
   ``retcode``, ``success``), so ``briny-run jobs.list_jobs search_function='runner.*'`` and
-  ``jobs.lookup_jid`` show it;
+  ``jobs.lookup_jid`` show it; its jid is claimed before the run as a publish's is
+  (:func:`~briny.master.jobcache.store_new_job`: a new one when a master sharing the job cache
+  holds it);
 - a runner that raises is logged; its return is Salt's ``Unhandled exception running <fun>``
   (the error's text with briny's own errors), ``success: False``, ``retcode: 254``.
 """
@@ -38,7 +40,7 @@ from briny.common.exceptions import BrinyError, FunctionNotFound
 from briny.common.jid import gen_jid
 from briny.common.schedentry import Entry
 from briny.common.schedule import Schedule
-from briny.master.jobcache import JobCache
+from briny.master.jobcache import JobCache, store_new_job_sync
 from briny.master.runners import RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
@@ -126,18 +128,20 @@ class MasterScheduler:
         jid = gen_jid()
         name = entry.function
         fun_args: list[Any] = [*entry.args, *([dict(entry.kwargs)] if entry.kwargs else [])]
-        event = {"fun": f"runner.{name}", "fun_args": fun_args, "jid": jid, "user": self.user, "schedule": entry.name}
         kwargs = dict(entry.kwargs)
         fires_own = _fires_own_events(name) and "orchestration_jid" not in kwargs
-        if fires_own:
-            kwargs["orchestration_jid"] = jid  # it fires salt/run/<jid>/new and ret itself
-        log.info("schedule entry %r: running runner %s as job %s", entry.name, name, jid)
         # a runner that fires its own events (state.orchestrate) records its own job too: storing it
         # here as well wrote the load twice (the second over the first) and refused the second return
         stores = entry.return_job and not fires_own
         if stores:
             load = {"fun": f"runner.{name}", "arg": fun_args, "tgt": self.id, "tgt_type": "list", "jid": jid}
-            self._store(self.jobcache.save_load, jid, {**load, "user": self.user, "schedule": entry.name}, [self.id])
+            claimed = self._claim({**load, "user": self.user, "schedule": entry.name})
+            stores = claimed is not None
+            jid = claimed or jid
+        if fires_own:
+            kwargs["orchestration_jid"] = jid  # it fires salt/run/<jid>/new and ret itself
+        event = {"fun": f"runner.{name}", "fun_args": fun_args, "jid": jid, "user": self.user, "schedule": entry.name}
+        log.info("schedule entry %r: running runner %s as job %s", entry.name, name, jid)
         if not fires_own:
             self.fire(f"salt/run/{jid}/new", event)
         ctx = RunnerContext(self.opts)
@@ -166,6 +170,16 @@ class MasterScheduler:
         if retcode:
             log.warning("schedule entry %r: job %s ended with retcode %s", entry.name, jid, retcode)
         return ret
+
+    def _claim(self, load: dict[str, Any]) -> str | None:
+        """Store a scheduled run's job under a jid of its own (:func:`store_new_job_sync`: another
+        one when a master sharing the job cache holds ``load["jid"]``); its jid, None when the job
+        cache could not store it (logged: the run goes on, its return is not stored)."""
+        try:
+            return store_new_job_sync(self.jobcache, load, [self.id])
+        except (BrinyError, OSError) as exc:
+            log.error("a scheduled job could not be stored in the job cache: %s", exc)
+            return None
 
     @staticmethod
     def _store(write: Callable[..., object], *args: Any) -> None:

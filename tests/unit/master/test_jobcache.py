@@ -347,6 +347,6 @@ def test_read_in_other_process_while_writing(sqlite_cache):
 
 def test_a_new_job_never_takes_over_another_jobs_jid(cache):
     jid = now_jid()
-    assert cache.save_load(jid, load(jid, "test.first"), ["m1"], new=True).result(10) is True
+    assert cache.save_load(jid, load(jid, "test.first"), ["m1"], new=True).result(10) == jid
     assert cache.save_load(jid, load(jid, "test.second"), ["m2"], new=True).result(10) is False
     assert cache.get_load(jid)["fun"] == "test.first" and cache.get_minions(jid) == ["m1"]

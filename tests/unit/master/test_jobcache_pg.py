@@ -37,7 +37,7 @@ def test_factory_opens_postgres_and_creates_the_schema_once(master_opts, pg_dsn,
         second.close()
     db = pg_dsn.rsplit("dbname=", 1)[1]
     tables = pg_server.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", db)
-    assert [t[0] for t in tables] == ["events", "job_minions", "jobs", "returns"]
+    assert [t[0] for t in tables] == ["events", "job_minions", "jobs", "local_jobs", "returns"]
 
 
 def test_returns_are_written_in_batches(pg_dsn):
@@ -237,3 +237,35 @@ def test_a_job_finds_no_free_jid_after_the_tries(pg_dsn, caplog):
         assert cache.get_load(jid)["arg"] == [1] and cache.get_minions(jid) == ["m1", "m3"]
     finally:
         cache.close()
+
+
+def test_a_role_without_create_uses_the_tables_made_before(pg_dsn, pg_server):
+    """The role needs CREATE only while a table is missing (docs/scaling.md, "Schema"): once the
+    tables exist, a master whose role may only read and write them starts; a table added by a
+    newer briny (here ``local_jobs``) is a clear error for that role until a role with CREATE made it."""
+    db = pg_dsn.rsplit("dbname=", 1)[1]
+    role = f"{db}_rw"[:60]
+    PgJobCache(pg_dsn).close()  # the first start, with CREATE, makes the tables
+    pg_server.psql(f"DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+    pg_server.psql(
+        f"REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA public TO {role}; "
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+        db,
+    )
+    dsn = f"host={pg_server.host} port={pg_server.port} user={role} password=pw dbname={db}"
+    try:
+        cache = PgJobCache(dsn)
+        try:
+            jid = now_jid()
+            assert asyncio.run(store_new_job(cache, load(jid), ["m1"])) == jid
+            assert cache.get_minions(jid) == ["m1"]
+        finally:
+            cache.close()
+        pg_server.psql("DROP TABLE local_jobs", db)
+        with pytest.raises(ConfigError, match=r"cannot create the tables .*permission denied"):
+            PgJobCache(dsn)
+        PgJobCache(pg_dsn).close()  # the owner's master makes it again
+        pg_server.psql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON local_jobs TO {role}", db)
+        PgJobCache(dsn).close()
+    finally:
+        pg_server.psql(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE); DROP ROLE IF EXISTS {role}', check=False)

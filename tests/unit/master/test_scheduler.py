@@ -211,3 +211,20 @@ def test_a_long_run_never_holds_the_stop(master_opts, cache, monkeypatch):
         release.set()
         worker.join(10)
     assert not worker.is_alive()
+
+
+def test_a_run_whose_job_cannot_be_stored_still_runs(master_opts, caplog):
+    """The job cache refusing the run's job (here closed) is logged; the run goes on, unrecorded."""
+    closed = open_job_cache(master_opts)
+    closed.close()
+    events: list = []
+    sched, clock = make(master_opts, closed, {"lister": {"function": "jobs.list_jobs", "seconds": 1}}, events)
+    clock.now += 1
+    (entry,) = sched.schedule.due()
+    with caplog.at_level(logging.ERROR, logger="briny.master.scheduler"):
+        ret = sched.run_entry(entry)
+    assert ret["success"] is True and [tag for tag, _ in events] == [
+        f"salt/run/{ret['jid']}/new",
+        f"salt/run/{ret['jid']}/ret",
+    ]
+    assert "a scheduled job could not be stored in the job cache: the job cache is closed" in caplog.text
