@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
-import ctypes
 import gc
 import logging
 import multiprocessing
@@ -56,6 +55,7 @@ from typing import Any
 import yaml
 from briny.common import config, crypto, logsetup
 from briny.common.cliargs import add_config_dir, config_dir
+from briny.common.daemonize import die_with
 from briny.common.exceptions import BrinyError, ConfigError
 from briny.common.ids import id_problem
 from briny.minion.masters import MasterAddress, master_addresses
@@ -69,7 +69,6 @@ DEFAULT_SHARE = 64  # identities whose publishes share one SUB connection
 KEY_POOL_MIN = 16  # keys to make before a process pool pays off
 FDS_PER_IDENTITY = 2  # its DEALER: the socket's TCP connection and its mailbox
 KEY_NAME, PUB_NAME = "minion.pem", "minion.pub"
-PR_SET_PDEATHSIG = 1  # prctl(2)
 REAP_MARGIN = 15.0  # seconds past shutdown_grace a child process gets to stop
 SETTLE_CHECK = 2.0  # seconds between looks at how many identities are up (see Swarm._freeze_settled)
 
@@ -409,7 +408,7 @@ def run(argv: list[str] | None = None) -> int:
         for part in parts[1:]:  # before any thread or loop: each child serves its share, then exits
             parent, pid = os.getpid(), os.fork()
             if pid == 0:
-                _die_with(parent)
+                die_with(parent)  # SIGTERM when the first process dies, even by SIGKILL
                 os._exit(_serve_part(base, part, grains, workers, share, []))
             children.append(pid)
         if children:
@@ -460,17 +459,6 @@ def _failed(exc: BrinyError | OSError) -> int:
     log.error("briny-swarm (pid %d): %s", os.getpid(), msg)
     sys.stderr.write(f"briny-swarm: {msg}\n")
     return 2
-
-
-def _die_with(parent: int) -> None:
-    """In a child process: SIGTERM when ``parent`` dies (Linux ``PR_SET_PDEATHSIG``), so a swarm
-    killed with SIGKILL leaves no minions behind; exit now when it is already gone."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: the parent's SIGTERM still reaches it
-        log.debug("briny-swarm: no parent-death signal on this system")
-    if os.getppid() != parent:
-        os._exit(0)
 
 
 def _signal(children: list[int], sig: int) -> None:
