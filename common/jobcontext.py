@@ -91,6 +91,10 @@ class JobContext:
     jobs: JobControl | None = None
     refresh_pillar: Callable[[], bool] | None = None
     refresh_grains: Callable[[], bool] | None = None
+    # the custom module folders changed (a sync, refresh_modules): tells the minion daemon, whose
+    # kept folder listings would be stale, when the job runs in a process of its own; None where
+    # the job shares the daemon's process (its listings are the daemon's) or there is no daemon
+    modules_changed: Callable[[], None] | None = None
     schedule: ScheduleControl | None = None  # the daemon's schedule (``schedule.*``); None without one
     beacons: BeaconsControl | None = None  # the daemon's beacons (``beacons.*``); None without one
     compile_pillar: Callable[[dict[str, Any]], dict[str, Any]] | None = None

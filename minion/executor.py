@@ -211,7 +211,7 @@ class Executor:
     deep copy); ``pillar`` a :class:`PillarSource`; ``registry`` the job
     registry of the daemon (``__job__.jobs``); ``master`` the daemon's channel
     to the master (a remote file client is made from it for each job);
-    ``refresh_pillar`` and ``refresh_grains`` the daemon's hooks
+    ``refresh_pillar``, ``refresh_grains`` and ``modules_changed`` the daemon's hooks
     (``saltutil.refresh_*``); ``schedule`` the daemon's schedule (``schedule.*``);
     ``beacons`` the daemon's beacons (``beacons.*``). With ``release`` (a daemon running jobs
     in its own threads), the loaders a job made are emptied when it ends
@@ -230,6 +230,7 @@ class Executor:
         master: MasterRequest | None = None,
         refresh_pillar: Callable[[], bool] | None = None,
         refresh_grains: Callable[[], bool] | None = None,
+        modules_changed: Callable[[], None] | None = None,
         schedule: ScheduleControl | None = None,
         beacons: BeaconsControl | None = None,
         release: bool = False,
@@ -242,6 +243,7 @@ class Executor:
         self.master = master
         self.refresh_pillar = refresh_pillar
         self.refresh_grains = refresh_grains
+        self.modules_changed = modules_changed
         self.schedule = schedule
         self.beacons = beacons
         self.proc_dir = Path(str(opts.get("cachedir") or "")) / "proc"
@@ -260,6 +262,7 @@ class Executor:
             jobs=self.registry,
             refresh_pillar=self.refresh_pillar,
             refresh_grains=self.refresh_grains,
+            modules_changed=self.modules_changed,
             schedule=self.schedule,
             beacons=self.beacons,
         )

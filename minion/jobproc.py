@@ -107,6 +107,7 @@ def main(sock: socket.socket, opts: dict[str, Any], jid: str) -> int:
             master=ChannelMaster(chan),
             refresh_pillar=lambda: bool(chan.call("refresh_pillar")),
             refresh_grains=lambda: bool(chan.call("refresh_grains")),
+            modules_changed=lambda: chan.send("modules_changed"),
             schedule=lambda action, args: chan.call("schedule", action=action, args=args),
             beacons=lambda action, args: chan.call("beacons", action=action, args=args),
         )

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from briny.common import config
+from briny.common import config, modfolders
 from briny.common.exceptions import BrinyError, LauncherGone
 from briny.common.jobcontext import RunningJob
 from briny.common.numbers import positive
@@ -166,6 +166,8 @@ class ProcessJobs:
                 elif op == "event":
                     if isinstance(message.get("tag"), str) and isinstance(message.get("data"), dict):
                         self.links.event(job.jid, message["tag"], message["data"])
+                elif op == "modules_changed":  # a sync in the job: this process's listings are stale
+                    modfolders.forget()
                 elif op == "pillar_keep":
                     if isinstance(self.links.pillar, LocalPillar) and isinstance(message.get("pillar"), dict):
                         self.links.pillar.keep(message["pillar"])

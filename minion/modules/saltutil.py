@@ -240,9 +240,19 @@ def refresh_grains(**kwargs: Any) -> bool:
 
 def refresh_modules(**kwargs: Any) -> bool:
     """The next job reads the custom module folders again (:mod:`briny.common.modfolders`; each
-    job loads its modules afresh)."""
-    modfolders.forget()
+    job loads its modules afresh), in this process and in the minion daemon's."""
+    _modules_changed()
     return True
+
+
+def _modules_changed() -> None:
+    """The custom module folders changed: forget their listings here, and tell the daemon when
+    this job runs in a process of its own (its thread jobs, beacons and reactor would otherwise
+    keep listing a removed module, and find a new one only on a miss)."""
+    modfolders.forget()
+    hook = __job__.modules_changed
+    if callable(hook):
+        hook()
 
 
 # -- sync -----------------------------------------------------------------------------------------
@@ -326,7 +336,7 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None, extmod_b
                     continue
                 changed.append(f"{kind}.{path.name.rsplit('.', 1)[0]}")
     if changed:
-        modfolders.forget()  # the next loader reads extension_modules again
+        _modules_changed()  # the next loader reads extension_modules again
     return sorted(set(changed))
 
 

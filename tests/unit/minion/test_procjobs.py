@@ -51,6 +51,12 @@ MODULE = """
     def bye(**kwargs):
         os._exit(7)
 
+    def new_module(**kwargs):
+        folder = os.path.join(__opts__["extension_modules"], "modules")
+        with open(os.path.join(folder, "fresh.py"), "w") as fh:
+            fh.write("def ping():\\n    return 'fresh'\\n")
+        return __salt__["saltutil.refresh_modules"]()
+
     def segv(**kwargs):
         ctypes.string_at(0)
 """
@@ -143,6 +149,21 @@ def test_a_job_runs_in_its_own_process_and_reaches_the_daemon_only_through_its_c
     assert refresh.ret == [True, True] and sorted(daemon.refreshed) == ["grains", "pillar"]
     assert len(procs.registry) == 0
     assert not list((Path(opts["cachedir"]) / "proc").glob("*"))
+
+
+def test_a_module_change_in_a_job_process_reaches_the_daemons_folder_listings(opts, launcher):
+    """saltutil.refresh_modules (and a sync that changed something) in a job process tells the
+    daemon: its kept listing of extension_modules is read again, so its own loaders (thread
+    jobs, beacons, the reactor) see the new module at once, not only after a miss a second on."""
+    from briny.common import loader, modfolders
+
+    folder = Path(opts["extension_modules"]) / "modules"
+    assert "fresh" not in modfolders.FOLDERS.listing(folder).names  # the daemon's listing, kept
+    procs = ProcessJobs(Daemon(opts, StaticPillar()).links, JobRegistry(), launcher)
+    (result,) = run(procs, Job(JID, "probe.new_module"))
+    assert result.retcode == 0 and result.ret is True
+    assert "fresh" in modfolders.FOLDERS.listing(folder).names
+    assert loader.minion_mods(opts, {}, {})["fresh.ping"]() == "fresh"
 
 
 def test_a_local_pillar_is_rendered_once_and_kept_by_the_daemon(opts):
