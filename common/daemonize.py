@@ -16,7 +16,6 @@ parent killed with SIGKILL leaves no children behind.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import signal
@@ -102,7 +101,10 @@ PR_SET_PDEATHSIG = 1  # prctl(2)
 @functools.cache
 def _prctl() -> Callable[..., int] | None:
     """libc's ``prctl`` (None where there is none: not Linux). Looked up once, in the parent: a
-    forked child of a threaded process must not run the dynamic loader."""
+    forked child of a threaded process must not run the dynamic loader. ``ctypes`` is imported
+    only here: an idle minion daemon does not load it."""
+    import ctypes
+
     try:
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
