@@ -53,19 +53,13 @@ compiles on the master, two jobs on a minion) never share dunders.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import logging
-import sys
-import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import exceptions, modfolders
+from . import modfolders, modimport
 from .exceptions import FunctionNotFound, LoaderError
 from .jobcontext import JobContext
 
@@ -77,153 +71,6 @@ BUILTIN_DIRS: dict[str, Path | None] = {
     "states": _PKG_ROOT / "states",
     "grains": None,  # custom grains modules only; the core grains are briny.minion.grains
 }
-_counter = 0
-_counter_lock = threading.Lock()
-
-
-class _SourceCache:
-    """Each module file's compiled code, kept once per process (thread-safe) and taken again
-    when a custom file's size or mtime changes (a built-in file comes with briny and does not
-    change while it runs: it is compiled once, and not looked at again). A daemon runs every
-    job with fresh loaders (fresh module globals); without this each job would compile each
-    module it loads anew (and with ``PYTHONDONTWRITEBYTECODE`` there is no ``.pyc`` to fall
-    back on). What the folders hold is kept by :mod:`briny.common.modfolders`."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._code: dict[Path, tuple[int, int, types.CodeType]] = {}
-
-    def code(self, path: Path, builtin: bool = False) -> types.CodeType:
-        """The compiled code of the module file ``path`` (OSError, SyntaxError as compiling)."""
-        with self._lock:
-            kept = self._code.get(path)
-        if builtin and kept is not None:
-            return kept[2]
-        st = path.stat()
-        if kept is not None and kept[0] == st.st_mtime_ns and kept[1] == st.st_size:
-            return kept[2]
-        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-        with self._lock:
-            self._code[path] = (st.st_mtime_ns, st.st_size, code)
-        return code
-
-
-_SOURCES = _SourceCache()
-
-
-def _next_load() -> int:
-    global _counter
-    with _counter_lock:
-        _counter += 1
-        return _counter
-
-
-@dataclass
-class _Load:
-    """One module being loaded: its folder, its dunders, the name its files take (``__name__``),
-    the private siblings it imported."""
-
-    folder: Path
-    pack: dict[str, Any]
-    names: str
-    builtin: bool  # briny's own folder (its files do not change while it runs)
-    siblings: list[types.ModuleType] = field(default_factory=list)
-
-
-def stable_name(kind: str, stem: str) -> str:
-    """The ``__name__`` a loaded file of ``kind`` gets: the same for every load of it
-    (``briny.loaded.modules.test``), as Salt's ``salt.loaded.int.module.test``. Its logger is
-    that name (one per file, not one per job: a per-load name made a new logger each job, kept by
-    :mod:`logging` for ever) and Salt's ``log_granular_levels`` names reach it
-    (``salt.modules`` -> ``briny.loaded.modules``, :mod:`briny.common.logsetup`). The import
-    system knows the load by its own unique name (``__spec__.name``, ``__package__``), so the
-    private siblings of two loads never mix."""
-    return f"briny.loaded.{kind}.{stem}"
-
-
-class _SiblingLoader(importlib.machinery.SourceFileLoader):
-    """Loads a private sibling of a loaded module with that module's dunders."""
-
-    def __init__(self, fullname: str, path: str, load: _Load) -> None:
-        super().__init__(fullname, path)
-        self.load = load
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        for key, val in self.load.pack.items():
-            setattr(module, key, val)
-        setattr(module, "__salt_system_encoding__", "utf-8")
-        module.__name__ = f"{self.load.names}.{self.name.rpartition('.')[2]}"  # stable_name's
-        self.load.siblings.append(module)
-        exec(_SOURCES.code(Path(self.path), self.load.builtin), module.__dict__)  # noqa: S102 - exec_module's work, with the code kept
-
-
-class SiblingFinder(importlib.abc.MetaPathFinder):
-    """Finds ``from ._name import ...`` of a module being loaded (first on ``sys.meta_path``).
-
-    While :meth:`LazyLoader._load` runs a module, its own package (one per load, e.g.
-    ``briny.loaded.states17``) is registered here with the folder and the dunders; a private
-    file of that folder imported by the module (or by one of its siblings) is loaded from it with
-    the dunders. Any other name is left to the other finders."""
-
-    def __init__(self) -> None:
-        self.packages: dict[str, _Load] = {}
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        parent, _, stem = fullname.rpartition(".")
-        load = self.packages.get(parent)
-        if load is None:
-            return None
-        if not stem.startswith("_") or not stem.isidentifier():
-            raise ImportError(
-                f"{fullname}: a loaded module imports only its private sibling files (_name.py), not {stem!r}"
-            )
-        source = load.folder / f"{stem}.py"
-        if not source.is_file():
-            raise ModuleNotFoundError(f"no private sibling file {source}", name=fullname)
-        return importlib.util.spec_from_file_location(
-            fullname, source, loader=_SiblingLoader(fullname, str(source), load)
-        )
-
-
-class SaltShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``salt`` and ``salt.exceptions`` for custom modules written for Salt (last on
-    ``sys.meta_path``: a real ``salt`` package, when one is installed, is found first and wins).
-
-    ``salt`` is an empty package; ``salt.exceptions`` holds briny's classes under Salt's names
-    (:data:`briny.common.exceptions.SALT_NAMES`). No other ``salt.*`` module is provided."""
-
-    NAMES = ("salt", "salt.exceptions")
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.NAMES:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "salt")
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return None  # the default module object
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        if module.__name__ == "salt":
-            module.__doc__ = "briny's stand-in for Salt: only salt.exceptions (see briny.common.loader)"
-            module.__path__ = []
-            return
-        module.__doc__ = "Salt's exception names, as briny's classes (briny.common.exceptions.SALT_NAMES)"
-        for name, cls in exceptions.SALT_NAMES.items():
-            setattr(module, name, cls)
-
-
-def _install_finders() -> SiblingFinder:
-    for finder in sys.meta_path:
-        if isinstance(finder, SiblingFinder):
-            return finder
-    siblings = SiblingFinder()
-    sys.meta_path.insert(0, siblings)
-    if not any(isinstance(f, SaltShimFinder) for f in sys.meta_path):
-        sys.meta_path.append(SaltShimFinder())
-    return siblings
-
-
-_SIBLINGS = _install_finders()
 
 
 class LazyLoader(Mapping[str, Callable[..., Any]]):
@@ -425,35 +272,15 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def _load(self, path: Path) -> tuple[types.ModuleType | None, str | None, list[types.ModuleType]]:
         """Run ``path`` as a fresh module with the dunders: (module, name, private siblings it
         imported), or (None, None, []) when it fails or its ``__virtual__`` says no."""
-        package = f"briny.loaded.{self.kind}{_next_load()}"  # one per load: its siblings are its own
-        modname = f"{package}.{path.stem}"
-        spec = importlib.util.spec_from_file_location(modname, path)
-        if spec is None or spec.loader is None:
-            return None, None, []
-        mod = importlib.util.module_from_spec(spec)
-        for key, val in self.pack.items():
-            setattr(mod, key, val)
-        setattr(mod, "__salt_system_encoding__", "utf-8")
-        mod.__name__ = stable_name(self.kind, path.stem)  # __spec__ and __package__ stay this load's
-        holder = types.ModuleType(package)
-        holder.__path__ = [str(path.parent)]
-        holder.__package__ = package
-        builtin = path.parent == BUILTIN_DIRS[self.kind]
-        load = _Load(path.parent, self.pack, f"briny.loaded.{self.kind}", builtin)
-        sys.modules[package] = holder
-        _SIBLINGS.packages[package] = load
         try:
-            exec(_SOURCES.code(path, builtin), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
+            loaded = modimport.run_file(self.kind, path, self.pack, path.parent == BUILTIN_DIRS[self.kind])
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
             self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
             return None, None, []
-        finally:  # the package and its siblings live on in the module's functions only
-            del _SIBLINGS.packages[package]
-            for sibling in load.siblings:
-                sys.modules.pop(sibling.__spec__.name if sibling.__spec__ else sibling.__name__, None)
-            sys.modules.pop(package, None)
-        siblings = load.siblings
+        if loaded is None:
+            return None, None, []
+        mod, siblings = loaded
         name = getattr(mod, "__virtualname__", path.stem)
         virtual = getattr(mod, "__virtual__", None)
         if callable(virtual):

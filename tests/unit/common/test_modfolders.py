@@ -58,8 +58,6 @@ def test_builtin_folders_are_never_forgotten(ext):
 
 
 def test_a_sync_forgets_the_listings(ext, tmp_path):
-    from briny.minion.modules import saltutil
-
     roots = tmp_path / "srv"
     write(roots / "_modules", "synced", "def f():\n    return 's'\n")
     job_opts = {
@@ -72,4 +70,7 @@ def test_a_sync_forgets_the_listings(ext, tmp_path):
     assert FOLDERS.listing(ext / "modules") is None  # read (missing) before the sync
     assert salt["saltutil.sync_modules"]() == ["modules.synced"]
     assert FOLDERS.listing(ext / "modules").names == {"synced"}
-    assert saltutil.refresh_modules() is True
+    write(ext / "modules", "dropped_in", "def f():\n    return 'd'\n")
+    assert "dropped_in" not in FOLDERS.listing(ext / "modules").names  # kept: not read again
+    assert salt["saltutil.refresh_modules"]() is True
+    assert "dropped_in" in FOLDERS.listing(ext / "modules").names
