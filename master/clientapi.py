@@ -62,7 +62,7 @@ class ClientAPIServer(IpcServer):
 
     async def _answer_cmd(self, cmd: str, request: dict[str, Any]) -> dict[str, Any]:
         if cmd == "publish":
-            return await self.master.publish(
+            return await self.master.publisher.publish(
                 request.get("tgt", ""),
                 request.get("tgt_type", "glob"),
                 request.get("fun", ""),
@@ -73,7 +73,7 @@ class ClientAPIServer(IpcServer):
                 progress=request.get("progress") is True,
             )
         if cmd == "find_job":
-            return await self.master.find_job(request.get("jid"), request.get("minions"))
+            return await self.master.publisher.find_job(request.get("jid"), request.get("minions"))
         if cmd == "minions":
             return await self.master.minions()
         return error_reply("usage", f"unknown command {cmd[:40]!r}; the master knows publish, find_job, minions")

@@ -143,7 +143,7 @@ def build_server(
     if mined:
         log.info("loaded the cached mines of %d minions", mined)
     pillar.mine = compiler.mine = mine
-    server.pillar_of = pillar.for_targeting  # -I, I@, J@ publishes match the pillars compiled here
+    server.publisher.pillar_of = pillar.for_targeting  # -I, I@, J@ publishes match the pillars compiled here
     pillar.register(server)  # pillar
     fileserver.register(server)  # file_envs, file_list, file_hash, file_chunk
     compiler.register(server)  # compile (briny-call on a minion)

@@ -7,11 +7,14 @@ the per-minion session keys (:class:`briny.master.sessions.SessionTable`),
 every ``req`` a minion sends (dispatched to the handlers registered with
 :meth:`MasterServer.register_handler`: ``ping``/``grains``/``ret``/``event``
 are :mod:`briny.master.handlers`', the daemon registers the pillar, file
-server and compile subsystems it builds), one sealed and signed ``pub`` per
-targeted minion, and keeping the sessions in step with the key store
-(:mod:`briny.master.keywatch`). Recent jobs and the publishes waiting for a
-minion are :class:`briny.master.jobbook.JobBook`'s; what a minion may make
-the master store or fire is :class:`briny.master.trust.MinionTrust`'s.
+server and compile subsystems it builds), and keeping the sessions in step
+with the key store (:mod:`briny.master.keywatch`). Starting a job and
+sending its sealed and signed ``pub`` to each targeted minion is its
+:class:`briny.master.publisher.Publisher`'s (``server.publisher``, which
+runs on the same loop and through the same pools); recent jobs and the
+publishes waiting for a minion are :class:`briny.master.jobbook.JobBook`'s;
+what a minion may make the master store or fire is
+:class:`briny.master.trust.MinionTrust`'s.
 
 Threads (``docs/DEVELOPING.md``, "Threads"):
 
@@ -50,26 +53,23 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from briny.common import config, crypto, handshake, wire
-from briny.common.exceptions import AuthError, JobCacheError, SaltInvocationError, WireError
-from briny.common.ids import valid_id, valid_jid
-from briny.common.jid import gen_jid
-from briny.common.numbers import positive
-from briny.common.transport import ServerTransport, topic_for
+from briny.common.exceptions import AuthError, SaltInvocationError, WireError
+from briny.common.transport import ServerTransport
 from briny.master.auth import MasterAuth
 from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
-from briny.master.jobbook import JobBook, pending_deadline
-from briny.master.jobcache import JobCache, keep_hours, store_new_job
+from briny.master.jobbook import JobBook
+from briny.master.jobcache import JobCache, keep_hours
 from briny.master.keys import KeyStore
 from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
+from briny.master.publisher import Publisher
 from briny.master.sessions import Session, SessionTable
-from briny.master.targeting import check_minions, check_target
 from briny.master.trust import MinionTrust
 
 log = logging.getLogger(__name__)
@@ -128,22 +128,13 @@ class Backlog:
         self.waiting = max(0, self.waiting - 1)
 
 
-def _names_pillar(tgt: Any, tgt_type: str) -> bool:
-    """Does this target read pillar (so each minion's pillar must be looked up)?"""
-    if tgt_type in ("pillar", "pillar_pcre", "pillar_exact"):
-        return True
-    if tgt_type == "nodegroup":
-        return True
-    return tgt_type == "compound" and isinstance(tgt, str) and any(w in tgt for w in ("I@", "J@", "N@"))
-
-
 class MasterServer:
     """The master: see the module docstring. Build it (the daemon's ``build_server`` builds it
     with its subsystems), then ``await serve()``.
 
     ``grains`` is the cache the ``grains`` requests fill and targeting reads;
     ``compiler`` compiles state jobs per minion before they are published
-    (None: every minion compiles its own); ``fire`` sends one event to the
+    (None: every minion compiles its own; :attr:`publisher` uses it); ``fire`` sends one event to the
     master bus (an ``EventSender``; tests pass a list's ``append``-like
     function); ``executor`` is the worker pool (default: ``worker_threads``
     threads of its own).
@@ -166,9 +157,6 @@ class MasterServer:
         self.keys = keys
         self.jobcache = jobcache
         self.grains = grains
-        self.compiler = compiler
-        # a minion's pillar for pillar targets (-I, I@, J@; any thread): the daemon sets it
-        self.pillar_of: Callable[[str], Mapping[str, Any] | None] | None = None
         self._fire = fire or (lambda tag, data: None)
         self._own_executor = executor is None
         workers = max(2, config.count(opts, "worker_threads"))
@@ -182,8 +170,8 @@ class MasterServer:
         self.keys.ensure_master_keys()
         self._master_priv = self.keys.master_key()
         self.master_pub = self.keys.master_public_pem()
-        self._sign_key = crypto.load_or_create_ed25519(Path(self.keys.pki_dir) / SIGN_KEY)
-        self.sign_pub = crypto.ed_public_bytes(self._sign_key)
+        sign_key = crypto.load_or_create_ed25519(Path(self.keys.pki_dir) / SIGN_KEY)
+        self.sign_pub = crypto.ed_public_bytes(sign_key)
         self.auth = MasterAuth(
             self.keys,
             self._master_priv,
@@ -203,6 +191,22 @@ class MasterServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {}
+        self.publisher = Publisher(
+            opts,
+            transport,
+            self.sessions,
+            self.jobs,
+            jobcache,
+            self.keywatch,
+            grains,
+            sign_key,
+            fire=self.fire,
+            spawn=self._spawn,
+            in_worker=self._in_worker,
+            in_control=self._in_control,
+            apply_keys=self.apply_keys,
+            compiler=compiler,
+        )
         MinionHandlers(self.jobs, self.trust, grains, jobcache, self.fire).register(self)
 
     # ----- plumbing ---------------------------------------------------------------------------
@@ -394,7 +398,7 @@ class MasterServer:
             handler, blocking = entry
             if blocking:
                 self._spawn(self._blocking_request(sess, peer, corr, env.nonce, handler, payload))
-                self._deliver_pending(sess)
+                self.publisher.deliver_pending(sess)
                 return
             try:
                 answer = handler(sess, payload)
@@ -403,11 +407,11 @@ class MasterServer:
                 answer = {"error": str(exc)}
             if not isinstance(answer, dict):
                 self._spawn(self._reply_when(sess, peer, corr, env.nonce, answer))
-                self._deliver_pending(sess)
+                self.publisher.deliver_pending(sess)
                 return
             reply = answer
         await self._reply(sess, peer, corr, env.nonce, reply)
-        self._deliver_pending(sess)
+        self.publisher.deliver_pending(sess)
 
     async def _reply_when(
         self, sess: Session, peer: bytes, corr: bytes, nonce: bytes, answer: Awaitable[dict[str, Any]]
@@ -449,140 +453,7 @@ class MasterServer:
         """Read the key store (a worker: a ``stat`` per key folder) and apply what changed (loop)."""
         self.apply_keys(await self._in_control(self.keywatch.read))
 
-    # ----- publishing -------------------------------------------------------------------------
-    def _match(self, tgt: Any, tgt_type: str) -> tuple[list[str], KeyView]:
-        """(the ids ``tgt`` names, the key store view they were taken from) — worker."""
-        view = self.keywatch.read()
-        pillar_of = self.pillar_of if _names_pillar(tgt, tgt_type) else None
-        return check_minions(tgt, tgt_type, view.accepted, self.grains.get, self.opts, pillar_of=pillar_of), view
-
-    async def publish(
-        self,
-        tgt: Any,
-        tgt_type: str,
-        fun: str,
-        arg: list[Any] | None = None,
-        kwarg: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        user: str | None = None,
-        *,
-        cache: bool = True,
-        progress: bool = False,
-    ) -> dict[str, Any]:
-        """Start a job (loop; targeting runs in a worker).
-
-        Returns ``{"jid", "minions"}`` once the job's row is committed in the job cache and
-        ``salt/job/<jid>/new`` is fired; the publishes go out right after.
-        ``{"jid": "", "minions": []}`` when no minion matched (nothing is
-        stored or sent, as Salt assigns no jid then); ``{"error": ...}`` for a
-        bad request.
-        """
-        tgt_type = str(tgt_type or "glob").lower()
-        arg = [] if arg is None else arg
-        kwarg = {} if kwarg is None else kwarg
-        if not isinstance(fun, str) or not fun:
-            return {"error": "a job needs a function name (e.g. test.ping)"}
-        if not isinstance(arg, list) or not isinstance(kwarg, dict):
-            return {"error": "'arg' must be a list and 'kwarg' a map"}
-        timeout = self._timeout(timeout)
-        try:
-            check_target(tgt, tgt_type)
-            minions, view = await self._in_control(self._match, tgt, tgt_type)
-        except SaltInvocationError as exc:
-            return {"error": str(exc)}
-        self.apply_keys(view)
-        if not minions:
-            return {"jid": "", "minions": []}
-        jid = gen_jid()
-        load = {
-            "jid": jid,
-            "fun": fun,
-            "arg": arg,
-            "kwarg": kwarg,
-            "tgt": tgt,
-            "tgt_type": tgt_type,
-            "user": str(user or "root"),
-            "timeout": timeout,
-        }
-        if progress:  # `briny` on a terminal: the minions send progress events of state runs
-            load["progress"] = True
-        if cache:  # the job row is committed before any publish goes out (a kill -9 keeps the job)
-            try:
-                jid = await store_new_job(self.jobcache, load, minions)  # another jid if another master took it
-            except (JobCacheError, SaltInvocationError) as exc:
-                return {"error": f"the job could not be stored in the job cache: {exc}"}
-        self.jobs.add(jid, fun, minions, cache, load)
-        log.info("User %s Published command %s with jid %s", load["user"], fun, jid)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("job %s targets %s", jid, ", ".join(minions))
-        self.fire(
-            f"salt/job/{jid}/new",
-            {
-                "jid": jid,
-                "tgt": tgt,
-                "tgt_type": tgt_type,
-                "fun": fun,
-                "arg": arg,
-                "minions": minions,
-                "user": load["user"],
-            },
-        )
-        self._spawn(self._send_publishes(load, minions))
-        return {"jid": jid, "minions": minions}
-
-    def _timeout(self, timeout: Any) -> float:
-        asked = positive(timeout, None)
-        if asked is not None:
-            return asked
-        return config.number(self.opts, "timeout")
-
-    def _pub_frame(self, sess: Session, load: dict[str, Any]) -> bytes:
-        env = wire.sealed("pub", sess.id, sess.key, load)
-        return wire.sign(env, self._sign_key).encode()
-
-    async def _send_publishes(self, load: dict[str, Any], minions: list[str]) -> None:
-        """One sealed, signed publish per minion under its own topic (loop). A state job is
-        compiled for each minion first (in a worker) and its publish carries ``compiled``."""
-        deadline = pending_deadline(time.monotonic(), load)
-        compiler = self.compiler if self.compiler is not None and self.compiler.wants(load.get("fun")) else None
-        roots = await self._in_worker(compiler.roots_signature) if compiler is not None else None
-        plain = load
-        for count, minion_id in enumerate(minions, 1):
-            load = plain
-            if compiler is not None:
-                try:
-                    compiled = await self._in_worker(compiler.compile_for, minion_id, plain, roots)
-                except Exception:  # never lose the job: the minion compiles itself
-                    log.exception("compiling job %s for %s failed", plain["jid"], minion_id)
-                    compiled = None
-                if compiled is not None:
-                    load = {**plain, "compiled": compiled}
-                    self.jobs.compiled(plain["jid"], minion_id, load)
-            sess = self.sessions.get(minion_id)
-            if sess is None:
-                # not connected right now (a master restart, a reconnect): hand it the job
-                # on its first request after it authenticates, if that is soon enough
-                self.jobs.wait(minion_id, load, deadline)
-                continue
-            await self.transport.publish(topic_for(minion_id), self._pub_frame(sess, load))
-            if count % 64 == 0:
-                await asyncio.sleep(0)
-
-    def _deliver_pending(self, sess: Session) -> None:
-        for payload in self.jobs.take_pending(sess.id):
-            log.info("sending job %s to %s now that it is back", payload["jid"], sess.id)
-            self._spawn(self.transport.publish(topic_for(sess.id), self._pub_frame(sess, payload)))
-
-    async def find_job(self, jid: Any, minions: Any) -> dict[str, Any]:
-        """Ask ``minions`` whether they still run ``jid`` (``saltutil.find_job``)."""
-        if not valid_jid(jid):
-            return {"error": f"find_job needs a job id of 20 digits, not {str(jid)[:40]!r}"}
-        if not isinstance(minions, list) or not all(isinstance(m, str) and valid_id(m) for m in minions):
-            return {"error": "find_job needs 'minions', a list of minion ids"}
-        if not minions:
-            return {"jid": "", "minions": []}
-        return await self.publish(minions, "list", "saltutil.find_job", [jid], {}, None, "root", cache=False)
-
+    # ----- the operator ------------------------------------------------------------------------
     async def minions(self) -> dict[str, Any]:
         """Accepted ids, and those heard from within two ping intervals (loop + a worker)."""
         view = await self._in_control(self.keywatch.read)

@@ -34,7 +34,7 @@ class Pair:
 
     async def job(self, fun: str, *arg: Any, timeout: float = 10.0) -> Any:
         """Publish ``fun`` to the minion and wait for its return (from the master's events)."""
-        jid = (await self.server.publish(self.agent.id, "glob", fun, list(arg)))["jid"]
+        jid = (await self.server.publisher.publish(self.agent.id, "glob", fun, list(arg)))["jid"]
         return await self.wait_return(jid, timeout)
 
     async def wait_return(self, jid: str, timeout: float = 10.0) -> Any:

@@ -14,9 +14,13 @@ from briny.master.clientapi import ClientAPIServer, MasterClient
 from briny.minion.localapi import LocalAPIServer
 
 
-class RefusingMaster:
+class RefusingPublisher:
     async def publish(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return {"error": "Invalid compound target: and"}
+
+
+class RefusingMaster:
+    publisher = RefusingPublisher()
 
     async def minions(self) -> dict[str, Any]:
         return {"accepted": ["m1"], "connected": []}

@@ -331,7 +331,7 @@ def test_deleting_a_key_drops_the_session_at_once(master_opts):
         assert "m1" not in c.server.sessions and "m2" in c.server.sessions
         assert await m1.req("ping") == ("err", {"error": "unauthenticated"})
         assert c.server.grains.get("m1") is None  # no key left: its grains are forgotten
-        res = await c.server.publish("*", "glob", "test.ping")
+        res = await c.server.publisher.publish("*", "glob", "test.ping")
         assert res["minions"] == ["m2"]
         assert (await m2.next_pub())["fun"] == "test.ping"
         await c.no_publish(m1)
@@ -373,7 +373,7 @@ def test_a_rejected_key_is_noticed_when_publishing(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
         KeyStore(c.opts, fire_events=False).reject("m1", include_accepted=True)
-        res = await c.server.publish("*", "glob", "test.ping")
+        res = await c.server.publisher.publish("*", "glob", "test.ping")
         assert res == {"jid": "", "minions": []}
         assert "m1" not in c.server.sessions
         await c.no_publish(m1)
@@ -391,7 +391,7 @@ def test_publishes_reach_only_targeted_minions_and_are_signed(master_opts):
         web1 = await c.accepted("web1", 0, {"os": "Debian", "roles": ["web"]})
         web2 = await c.accepted("web2", 1, {"os": "RedHat", "roles": ["web"]})
         db1 = await c.accepted("db1", 2, {"os": "Debian", "roles": ["db"]})
-        res = await c.server.publish("web*", "glob", "test.arg", [1, "two"], {"k": "v"}, 7, "alice")
+        res = await c.server.publisher.publish("web*", "glob", "test.arg", [1, "two"], {"k": "v"}, 7, "alice")
         assert res["minions"] == ["web1", "web2"]
         for m in (web1, web2):
             pub = await m.next_pub()
@@ -412,12 +412,13 @@ def test_publishes_reach_only_targeted_minions_and_are_signed(master_opts):
         assert c.cache.get_minions(res["jid"]) == ["web1", "web2"]
         assert c.cache.get_load(res["jid"])["fun"] == "test.arg"
 
-        assert (await c.server.publish("os:Debian", "grain", "test.ping"))["minions"] == ["db1", "web1"]
-        assert (await c.server.publish("G@roles:web and not E@web2", "compound", "test.ping"))["minions"] == ["web1"]
-        assert (await c.server.publish("db1,web2,nope", "list", "test.ping"))["minions"] == ["db1", "web2"]
-        assert (await c.server.publish("^db", "pcre", "test.ping"))["minions"] == ["db1"]
-        assert "error" in await c.server.publish("G@os:x and", "compound", "test.ping")
-        assert "error" in await c.server.publish("x", "nosuch", "test.ping")
+        publish = c.server.publisher.publish
+        assert (await publish("os:Debian", "grain", "test.ping"))["minions"] == ["db1", "web1"]
+        assert (await publish("G@roles:web and not E@web2", "compound", "test.ping"))["minions"] == ["web1"]
+        assert (await publish("db1,web2,nope", "list", "test.ping"))["minions"] == ["db1", "web2"]
+        assert (await publish("^db", "pcre", "test.ping"))["minions"] == ["db1"]
+        assert "error" in await publish("G@os:x and", "compound", "test.ping")
+        assert "error" in await publish("x", "nosuch", "test.ping")
 
         # a publish signed by anyone but the master is refused by the minion
         env = wire.sealed("pub", "db1", db1.session, {"jid": "1", "fun": "cmd.run"})
@@ -434,7 +435,7 @@ def test_returns_reach_the_job_cache_and_fire_events(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
         m2 = await c.accepted("m2", 1)
-        res = await c.server.publish("m1", "glob", "test.ping")
+        res = await c.server.publisher.publish("m1", "glob", "test.ping")
         jid = res["jid"]
         pub = await m1.next_pub()
         kind, rep = await m1.req(
@@ -458,7 +459,7 @@ def test_forwarded_events_are_bound_to_the_sender(master_opts):
 
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
-        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]  # a job sent to m1
+        jid = (await c.server.publisher.publish("m1", "glob", "test.ping"))["jid"]  # a job sent to m1
         for tag in (f"salt/state_result/{jid}/m2/pkg", f"salt/job/{jid}/ret/m2", "custom/thing"):
             assert (await m1.req("event", tag=tag, data={"id": "m2", "x": 1}))[0] == "rep"
         kind, rep = await m1.req("event", tag="salt/key", data={"act": "accept", "id": "evil"})
@@ -487,10 +488,10 @@ def test_find_job_and_minions(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
         m2 = await c.accepted("m2", 1)
-        res = await c.server.publish("*", "glob", "test.sleep", [10])
+        res = await c.server.publisher.publish("*", "glob", "test.sleep", [10])
         await m1.next_pub()
         await m2.next_pub()
-        fj = await c.server.find_job(res["jid"], ["m2"])
+        fj = await c.server.publisher.find_job(res["jid"], ["m2"])
         assert fj["minions"] == ["m2"] and fj["jid"] != res["jid"]
         pub = await m2.next_pub()
         assert pub["fun"] == "saltutil.find_job" and pub["arg"] == [res["jid"]]
@@ -505,8 +506,8 @@ def test_find_job_and_minions(master_opts):
         c.cache.flush()
         assert c.cache.get_load(fj["jid"]) == {}  # probes are events only
         assert any(t == f"salt/job/{fj['jid']}/ret/m2" for t in c.tags())
-        assert "error" in await c.server.find_job("nope", ["m2"])
-        assert "error" in await c.server.find_job(res["jid"], ["../x"])
+        assert "error" in await c.server.publisher.find_job("nope", ["m2"])
+        assert "error" in await c.server.publisher.find_job(res["jid"], ["../x"])
         assert await c.server.minions() == {"accepted": ["m1", "m2"], "connected": ["m1", "m2"]}
 
     run_master(master_opts, body)
@@ -518,7 +519,7 @@ def test_a_job_waits_for_a_minion_that_reauthenticates(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
         c.server.drop_session("m1", "test: as after a master restart")
-        res = await c.server.publish("m1", "glob", "test.ping")
+        res = await c.server.publisher.publish("m1", "glob", "test.ping")
         assert res["minions"] == ["m1"]
         await c.no_publish(m1)
         await m1.auth()
@@ -536,7 +537,7 @@ def test_grains_survive_a_master_restart(master_opts):
         await c.accepted("m2", 1, {"os": "Arch"})  # written to disk by the time the master is closed
 
     async def second(c: Ctx) -> None:
-        assert (await c.server.publish("os:Debian", "grain", "test.ping"))["minions"] == ["m1"]
+        assert (await c.server.publisher.publish("os:Debian", "grain", "test.ping"))["minions"] == ["m1"]
 
     run_master(master_opts, first)
     run_master(master_opts, second)
@@ -556,7 +557,7 @@ def test_the_operator_is_answered_while_every_worker_is_busy(master_opts):
         try:
             state = await asyncio.wait_for(c.server.minions(), 5)
             assert state["accepted"] == ["m1"]
-            res = await asyncio.wait_for(c.server.publish("m1", "glob", "test.ping"), 5)
+            res = await asyncio.wait_for(c.server.publisher.publish("m1", "glob", "test.ping"), 5)
             assert res["minions"] == ["m1"]
             assert (await m1.next_pub())["jid"] == res["jid"]
             assert not any(f.done() for f in busy)  # the workers were busy all along

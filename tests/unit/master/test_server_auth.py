@@ -313,8 +313,9 @@ def test_swapped_file_server_replies_are_refused_and_no_job_gets_the_other_file(
                 pair.server.sessions[minion_id].key if minion_id in pair.server.sessions else None
             )
             mitm.armed = True
+            publish = pair.server.publisher.publish
             jids = [
-                (await pair.server.publish("m1", "glob", "cp.get_file", [f"salt://{name}", str(dest / name)]))["jid"]
+                (await publish("m1", "glob", "cp.get_file", [f"salt://{name}", str(dest / name)]))["jid"]
                 for name in content
             ]
             results = [await pair.wait_return(jid) for jid in jids]

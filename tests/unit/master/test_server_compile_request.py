@@ -67,9 +67,9 @@ def test_a_minion_gets_its_own_compiled_job(opts):
         kind, rep = await db.req("compile", fun="state.apply", arg=[], kwarg={})
         assert kind == "rep" and names(rep["compiled"]) == ["db db-secret"]
         # the same thing a publish of that job carries, from the cache the second time
-        renders = c.server.compiler.renders
+        renders = c.server.publisher.compiler.renders
         kind, rep = await web.req("compile", fun="state.apply", arg=[], kwarg={})
-        assert names(rep["compiled"]) == ["web web-secret"] and c.server.compiler.renders == renders
+        assert names(rep["compiled"]) == ["web web-secret"] and c.server.publisher.compiler.renders == renders
         # arguments as a publish has them: state.sls with mods and test=True
         kind, rep = await web.req("compile", fun="state.sls", arg=["common", "test=True"], kwarg={})
         assert names(rep["compiled"]) == ["web web-secret"]

@@ -34,7 +34,7 @@ def test_the_publish_waits_for_the_job_row(master_opts: dict[str, Any]) -> None:
         m1 = await c.accepted("m1", 0)
         gate = threading.Event()
         _hold_writer(c.cache, gate)
-        publishing = asyncio.ensure_future(c.server.publish("m1", "glob", "test.sleep", [30]))
+        publishing = asyncio.ensure_future(c.server.publisher.publish("m1", "glob", "test.sleep", [30]))
         await c.no_publish(m1)  # the master is idle: nothing went out while the row is not written
         assert not publishing.done()
         assert not [t for t in c.tags() if t.startswith("salt/job/")]
@@ -55,7 +55,7 @@ def test_a_return_is_answered_once_it_is_committed(master_opts: dict[str, Any]) 
 
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
-        res = await c.server.publish("m1", "glob", "test.ping")
+        res = await c.server.publisher.publish("m1", "glob", "test.ping")
         assert (await m1.next_pub()) is not None
         gate = threading.Event()
         _hold_writer(c.cache, gate)
@@ -81,10 +81,10 @@ def test_a_return_after_a_restart_is_taken_for_a_committed_job(master_opts: dict
 
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
-        res = await c.server.publish("m1", "glob", "test.ping")
+        res = await c.server.publisher.publish("m1", "glob", "test.ping")
         assert (await m1.next_pub()) is not None
         c.server.jobs = type(c.server.jobs)()  # the restarted master's empty job book
-        c.server.trust.book = c.server.jobs
+        c.server.trust.book = c.server.publisher.jobs = c.server.jobs
         kind, rep = await m1.req("ret", jid=res["jid"], fun="test.ping", fun_args=[], **{"return": True})
         assert (kind, rep) == ("rep", {"ok": True})
         c.cache.flush()

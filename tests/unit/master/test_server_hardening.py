@@ -161,7 +161,7 @@ def test_returns_are_checked_against_the_job_cache_after_a_restart(master_opts):
     async def first(c: Ctx) -> None:
         await c.accepted("m1", 0)
         await c.accepted("m2", 1)
-        jids["m1"] = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        jids["m1"] = (await c.server.publisher.publish("m1", "glob", "test.ping"))["jid"]
 
     async def second(c: Ctx) -> None:  # a new master: nothing of the job in memory
         m1 = await c.accepted("m1", 0)
@@ -180,7 +180,7 @@ def test_returns_are_checked_against_the_job_cache_after_a_restart(master_opts):
         assert c.cache.get_load(never) == {} and c.cache.get_returns(never) == {}
         assert [t for t in c.tags() if "/ret/" in t] == [f"salt/job/{jid}/ret/m1"]
         # the same once a job's memory expired (JOB_MEMORY) on a running master
-        fresh = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        fresh = (await c.server.publisher.publish("m1", "glob", "test.ping"))["jid"]
         c.cache.flush()
         c.server.jobs.clear()
         assert "not sent to m2" in (await m2.req("ret", jid=fresh, fun="x", **{"return": 1}))[1]["error"]
@@ -247,7 +247,7 @@ def test_a_return_event_needs_a_job_sent_to_the_sender(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1", 0)
         m2 = await c.accepted("m2", 1)
-        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        jid = (await c.server.publisher.publish("m1", "glob", "test.ping"))["jid"]
         for tag in (
             f"salt/job/{jid}/ret/m2",
             f"salt/job/{jid}/ret",
@@ -304,7 +304,7 @@ def test_master_only_tags_are_refused_however_written(master_opts, tag):
 def test_salt_tags_keep_their_fixed_part_exact_and_the_rest_as_sent(master_opts):
     async def body(c: Ctx) -> None:
         m1 = await c.accepted("m1")
-        jid = (await c.server.publish("m1", "glob", "test.ping"))["jid"]
+        jid = (await c.server.publisher.publish("m1", "glob", "test.ping"))["jid"]
         fired_as = {
             " myapp//deploy/done/ ": " myapp//deploy/done/ ",  # not salt/: as Salt, untouched
             "salt/minion/m2//ping": "salt/minion/m1//ping",  # bound; the free part kept

@@ -130,7 +130,7 @@ def test_new_grains_give_a_new_pillar(opts):
         assert (await m.req("pillar"))[1]["pillar"]["secret"] == "web-secret"
         assert (await m.req("grains", grains={"id": "m1", "role": "db"}))[0] == "rep"
         assert (await m.req("pillar"))[1]["pillar"]["secret"] == "db-secret"
-        assert c.server.compiler.pillars.compiles == 2
+        assert c.server.publisher.compiler.pillars.compiles == 2
 
     run_master(opts, body)
 
@@ -139,7 +139,7 @@ def test_compiles_run_in_a_worker_never_on_the_loop(opts):
     async def body(c: Ctx) -> None:
         web = await c.accepted("web1", 0, grains=WEB)
         seen: list[str] = []
-        real = c.server.compiler.pillars.compile_now
+        real = c.server.publisher.compiler.pillars.compile_now
         entered, release, finished = threading.Event(), threading.Event(), threading.Event()
 
         def blocked(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -149,7 +149,7 @@ def test_compiles_run_in_a_worker_never_on_the_loop(opts):
             finished.set()
             return real(*args, **kwargs)
 
-        c.server.compiler.pillars.compile_now = blocked  # type: ignore[method-assign]
+        c.server.publisher.compiler.pillars.compile_now = blocked  # type: ignore[method-assign]
         other = await c.accepted("db1", 1, grains=DB)
         pillar = asyncio.ensure_future(web.req("pillar"))
         await until(entered.is_set, 5, "the compile to start")

@@ -52,11 +52,11 @@ def test_a_server_built_with_fakes_publishes_their_compiles_and_serves_nothing_e
             assert (await m.auth())["status"] == "accepted"
             assert (await m.req("grains", grains={"os": "Debian"}))[0] == "rep"
             assert grains.get("m1") == {"os": "Debian"}
-            res = await server.publish("m1", "glob", "state.apply")
+            res = await server.publisher.publish("m1", "glob", "state.apply")
             pub = await m.next_pub()
             assert pub["jid"] == res["jid"] and pub["compiled"] == {"fake": "m1", "roots": "roots"}
             assert compiler.asked == ["m1"]
-            res = await server.publish("m1", "glob", "test.ping")
+            res = await server.publisher.publish("m1", "glob", "test.ping")
             assert "compiled" not in await m.next_pub()
             # the daemon registers the pillar and the file server; this server has neither
             assert await m.req("pillar") == ("rep", {"error": "unknown request 'pillar'"})

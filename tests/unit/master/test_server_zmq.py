@@ -57,8 +57,8 @@ def test_auth_ping_and_publish_over_zeromq(master_opts):
             corr, challenge = await asyncio.wait_for(raw.recv_multipart(), 5)
             assert corr == b"hello-01" and handshake.read_challenge(wire.decode(challenge), "m9", token)
             assert (await m.req("grains", grains={"os": "Debian"}))[0] == "rep"
-            await join_publishes(m, lambda: _jid(server.publish("m1", "glob", "test.ping")))
-            res = await server.publish("os:Debian", "grain", "test.ping")
+            await join_publishes(m, lambda: _jid(server.publisher.publish("m1", "glob", "test.ping")))
+            res = await server.publisher.publish("os:Debian", "grain", "test.ping")
             assert res["minions"] == ["m1"]
             pub = await m.next_pub(5)
             assert pub is not None and pub["jid"] == res["jid"]

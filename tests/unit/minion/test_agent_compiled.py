@@ -97,7 +97,7 @@ def test_a_compiled_state_apply_runs_without_compiling_on_the_minion(tmp_path, c
                 got["compiles_after"] = [n for n in compiles if not n.startswith("briny-master")]
                 got["keys"] = {mid: a.session.key for mid, a in agents.items() if a.session}
                 got["frames"] = frames
-                got["renders"] = master.server.compiler.renders
+                got["renders"] = master.server.publisher.compiler.renders
         finally:
             await master.stop()
         return got

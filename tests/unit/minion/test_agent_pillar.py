@@ -82,7 +82,7 @@ class Master:
         self.cache.close()
 
     async def call(self, minion_id: str, fun: str, *arg: Any, timeout: float = 10) -> Any:
-        job = await self.server.publish(minion_id, "glob", fun, list(arg))
+        job = await self.server.publisher.publish(minion_id, "glob", fun, list(arg))
         assert job.get("minions") == [minion_id], job
         return await return_of(self.events, job["jid"], minion_id, timeout)
 
@@ -110,9 +110,9 @@ def test_jobs_see_the_masters_pillar_and_refresh_pillar_asks_again(tmp_path):
                 out.append(await master.call("m1", "pillar.items"))
                 rewrite(data, "size: 2\nwho: {{ grains['id'] }}\n")
                 out.append(await master.call("m1", "pillar.get", "size"))  # kept on the minion
-                out.append(master.server.compiler.pillars.compiles)
+                out.append(master.server.publisher.compiler.pillars.compiles)
                 out.append(await master.call("m1", "saltutil.refresh_pillar"))
-                out.append(master.server.compiler.pillars.compiles)  # asked again at once
+                out.append(master.server.publisher.compiler.pillars.compiles)  # asked again at once
                 out.append(await master.call("m1", "pillar.get", "size"))
                 out.append(await master.call("m1", "pillar.get", "sky"))
         finally:

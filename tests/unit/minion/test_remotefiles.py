@@ -145,7 +145,7 @@ def test_jobs_use_the_master_files_through_cp(tmp_path: Path, srv: Path) -> None
 
     async def body(server: MasterServer, agent: MinionAgent, events: list) -> None:
         async def job(fun: str, *arg: Any) -> Any:
-            jid = (await server.publish("m1", "glob", fun, list(arg)))["jid"]
+            jid = (await server.publisher.publish("m1", "glob", fun, list(arg)))["jid"]
             return await return_of(events, jid, "m1")
 
         assert await job("cp.list_master") == ["db/init.sls", "top.sls", "web/files/motd", "web/init.sls"]
