@@ -39,7 +39,8 @@ def write_config(folder: Path, body: dict[str, Any]) -> Path:
 
 def swarm_config(fleet: Fleet) -> Path:
     root = fleet.root / "swarm"
-    return write_config(root, {**fleet.minion_base, "id": "sw", "root_dir": str(root), "log_file": "swarm.log"})
+    body = {**fleet.minion_base, "id": "sw", "root_dir": str(root), "log_file": "swarm.log", "log_level": "info"}
+    return write_config(root, body)
 
 
 @pytest.fixture
@@ -113,6 +114,13 @@ def test_swarm_pings_applies_states_and_stops(make_fleet: Callable[..., Fleet], 
         assert isinstance(ret, dict) and len(ret) == 3, (minion_id, ret)
         assert all(state["result"] is True for state in ret.values()), (minion_id, ret)
         assert any(state["changes"] for state in ret.values())
+    # all up and settled: what the identities hold is frozen out of the collector's full passes
+    log_file = fleet.root / "swarm" / "swarm.log"
+    fleet.wait(
+        lambda: f"{COUNT} minions up; " in log_file.read_text() and "objects frozen" in log_file.read_text(),
+        30,
+        "the swarm to freeze its settled heap",
+    )
 
     assert stop(swarm) == 0
 
