@@ -53,7 +53,7 @@ class SqlWriter(abc.ABC):
 
     def __init__(self, *, buffer_max: int = BUFFER_MAX) -> None:
         self.buffer_max = buffer_max
-        self._queue: queue.Queue[Any] = queue.Queue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()  # put is C: no Condition per write
         self._thread: threading.Thread | None = None
         self._outage_logged = float("-inf")  # when the writer last said the database is away
         self._degraded = False  # the writer is holding writes the database did not take
