@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from briny.common.exceptions import ConfigError
@@ -135,6 +135,27 @@ def connect(dsn: str, **options: Any) -> Any:
     )
 
 
+def create_missing(conn: Any, lock: int, tables: Sequence[str], schema: Sequence[str]) -> list[str]:
+    """In the caller's transaction on ``conn``: take the advisory lock ``lock`` (masters starting
+    together wait for each other), then run ``schema``'s ``CREATE ... IF NOT EXISTS`` statements
+    only when one of ``tables`` is missing from the connection's schema; the tables that were missing.
+
+    Only then: PostgreSQL asks for ``CREATE`` on the schema (and owning the table, for an index)
+    even when there is nothing to make, so a role that may only read and write the tables starts
+    on a database a role with ``CREATE`` set up."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+    rows = conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
+        (list(tables),),
+    ).fetchall()
+    have = {row[0] for row in rows}
+    missing = [name for name in tables if name not in have]
+    if missing:
+        for statement in schema:
+            conn.execute(statement)
+    return missing
+
+
 def redacted(dsn: str) -> str:
     """The connection string without its password, for messages."""
     psycopg = driver()
@@ -191,12 +212,7 @@ class PgJobCache(SqlJobCache):
         try:
             if not readonly:
                 with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                    # only when a table is missing: CREATE ... IF NOT EXISTS needs CREATE on the schema
-                    # (and owning the table, for an index) even when there is nothing to make
-                    if self._missing_tables(conn):
-                        for statement in SCHEMA:
-                            conn.execute(statement)
+                    create_missing(conn, SCHEMA_LOCK, TABLES, SCHEMA)
         except self.psycopg.Error as exc:
             raise ConfigError(f"job_cache: postgres: cannot create the tables ({redacted(dsn)}): {exc}") from None
         finally:
@@ -206,16 +222,6 @@ class PgJobCache(SqlJobCache):
 
     def _connect(self) -> Any:
         return connect(self.dsn)
-
-    @staticmethod
-    def _missing_tables(conn: Any) -> list[str]:
-        """The job cache's tables the database does not have yet (in the connection's schema)."""
-        rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
-            (list(TABLES),),
-        ).fetchall()
-        have = {row[0] for row in rows}
-        return [name for name in TABLES if name not in have]
 
     # ----- the backend's part of the writer and the reads ----------------------------------------
     def _write_connection(self) -> Any:

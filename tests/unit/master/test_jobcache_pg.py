@@ -239,33 +239,23 @@ def test_a_job_finds_no_free_jid_after_the_tries(pg_dsn, caplog):
         cache.close()
 
 
-def test_a_role_without_create_uses_the_tables_made_before(pg_dsn, pg_server):
+def test_a_role_without_create_uses_the_tables_made_before(pg_dsn, pg_server, pg_rw_dsn):
     """The role needs CREATE only while a table is missing (docs/scaling.md, "Schema"): once the
     tables exist, a master whose role may only read and write them starts; a table added by a
     newer briny (here ``local_jobs``) is a clear error for that role until a role with CREATE made it."""
     db = pg_dsn.rsplit("dbname=", 1)[1]
-    role = f"{db}_rw"[:60]
     PgJobCache(pg_dsn).close()  # the first start, with CREATE, makes the tables
-    pg_server.psql(f"DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD 'pw'")
-    pg_server.psql(
-        f"REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA public TO {role}; "
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
-        db,
-    )
-    dsn = f"host={pg_server.host} port={pg_server.port} user={role} password=pw dbname={db}"
+    dsn = pg_rw_dsn()
+    cache = PgJobCache(dsn)
     try:
-        cache = PgJobCache(dsn)
-        try:
-            jid = now_jid()
-            assert asyncio.run(store_new_job(cache, load(jid), ["m1"])) == jid
-            assert cache.get_minions(jid) == ["m1"]
-        finally:
-            cache.close()
-        pg_server.psql("DROP TABLE local_jobs", db)
-        with pytest.raises(ConfigError, match=r"cannot create the tables .*permission denied"):
-            PgJobCache(dsn)
-        PgJobCache(pg_dsn).close()  # the owner's master makes it again
-        pg_server.psql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON local_jobs TO {role}", db)
-        PgJobCache(dsn).close()
+        jid = now_jid()
+        assert asyncio.run(store_new_job(cache, load(jid), ["m1"])) == jid
+        assert cache.get_minions(jid) == ["m1"]
     finally:
-        pg_server.psql(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE); DROP ROLE IF EXISTS {role}', check=False)
+        cache.close()
+    pg_server.psql("DROP TABLE local_jobs", db)
+    with pytest.raises(ConfigError, match=r"cannot create the tables .*permission denied"):
+        PgJobCache(dsn)
+    PgJobCache(pg_dsn).close()  # the owner's master makes it again
+    pg_rw_dsn()
+    PgJobCache(dsn).close()
