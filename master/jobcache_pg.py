@@ -69,6 +69,7 @@ INSERT_EVENTS = (
 )
 NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")  # a JSON \u0000 (not an escaped backslash's)
 CONNECT_TIMEOUT = 5
+CONFLICTS = {"40P01": "a deadlock", "40001": "a serialization failure"}  # SQLSTATE: another transaction won
 KEYS = ("postgres.dsn", "postgres.host", "postgres.port", "postgres.db", "postgres.user", "postgres.passwd")
 
 
@@ -288,7 +289,11 @@ class PgJobCache(SqlJobCache):
         return f"{column} ~ ?", glob_regex(pattern)
 
     def _transient(self, exc: BaseException) -> bool:
+        # psycopg's OperationalError holds the lost connection and class 40 (a conflict: _conflict)
         return isinstance(exc, (self.psycopg.OperationalError, self.psycopg.InterfaceError))
+
+    def _conflict(self, exc: BaseException) -> str | None:
+        return CONFLICTS.get(getattr(exc, "sqlstate", None) or "") if isinstance(exc, self.psycopg.Error) else None
 
     def _missing_table(self, exc: BaseException) -> bool:
         return isinstance(exc, self.psycopg.errors.UndefinedTable)
