@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from briny.common.exceptions import ConfigError
@@ -69,6 +69,7 @@ INSERT_EVENTS = (
 )
 NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")  # a JSON \u0000 (not an escaped backslash's)
 CONNECT_TIMEOUT = 5
+CONFLICTS = {"40P01": "a deadlock", "40001": "a serialization failure"}  # SQLSTATE: another transaction won
 KEYS = ("postgres.dsn", "postgres.host", "postgres.port", "postgres.db", "postgres.user", "postgres.passwd")
 
 
@@ -135,6 +136,27 @@ def connect(dsn: str, **options: Any) -> Any:
     )
 
 
+def create_missing(conn: Any, lock: int, tables: Sequence[str], schema: Sequence[str]) -> list[str]:
+    """In the caller's transaction on ``conn``: take the advisory lock ``lock`` (masters starting
+    together wait for each other), then run ``schema``'s ``CREATE ... IF NOT EXISTS`` statements
+    only when one of ``tables`` is missing from the connection's schema; the tables that were missing.
+
+    Only then: PostgreSQL asks for ``CREATE`` on the schema (and owning the table, for an index)
+    even when there is nothing to make, so a role that may only read and write the tables starts
+    on a database a role with ``CREATE`` set up."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+    rows = conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
+        (list(tables),),
+    ).fetchall()
+    have = {row[0] for row in rows}
+    missing = [name for name in tables if name not in have]
+    if missing:
+        for statement in schema:
+            conn.execute(statement)
+    return missing
+
+
 def redacted(dsn: str) -> str:
     """The connection string without its password, for messages."""
     psycopg = driver()
@@ -191,12 +213,7 @@ class PgJobCache(SqlJobCache):
         try:
             if not readonly:
                 with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                    # only when a table is missing: CREATE ... IF NOT EXISTS needs CREATE on the schema
-                    # (and owning the table, for an index) even when there is nothing to make
-                    if self._missing_tables(conn):
-                        for statement in SCHEMA:
-                            conn.execute(statement)
+                    create_missing(conn, SCHEMA_LOCK, TABLES, SCHEMA)
         except self.psycopg.Error as exc:
             raise ConfigError(f"job_cache: postgres: cannot create the tables ({redacted(dsn)}): {exc}") from None
         finally:
@@ -206,16 +223,6 @@ class PgJobCache(SqlJobCache):
 
     def _connect(self) -> Any:
         return connect(self.dsn)
-
-    @staticmethod
-    def _missing_tables(conn: Any) -> list[str]:
-        """The job cache's tables the database does not have yet (in the connection's schema)."""
-        rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
-            (list(TABLES),),
-        ).fetchall()
-        have = {row[0] for row in rows}
-        return [name for name in TABLES if name not in have]
 
     # ----- the backend's part of the writer and the reads ----------------------------------------
     def _write_connection(self) -> Any:
@@ -282,7 +289,11 @@ class PgJobCache(SqlJobCache):
         return f"{column} ~ ?", glob_regex(pattern)
 
     def _transient(self, exc: BaseException) -> bool:
+        # psycopg's OperationalError holds the lost connection and class 40 (a conflict: _conflict)
         return isinstance(exc, (self.psycopg.OperationalError, self.psycopg.InterfaceError))
+
+    def _conflict(self, exc: BaseException) -> str | None:
+        return CONFLICTS.get(getattr(exc, "sqlstate", None) or "") if isinstance(exc, self.psycopg.Error) else None
 
     def _missing_table(self, exc: BaseException) -> bool:
         return isinstance(exc, self.psycopg.errors.UndefinedTable)

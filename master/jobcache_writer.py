@@ -10,7 +10,11 @@ queued or held at once, those beyond are dropped, counted and logged (once a min
 When the backend says a failure is transient (:meth:`SqlWriter._transient`: the
 database went away), the writer keeps the batch, logs, reconnects with a back-off and
 applies it again; writes queued meanwhile wait behind it, up to ``buffer_max`` of
-them (beyond that the oldest are dropped, and the log says how many).
+them (beyond that the oldest are dropped, and the log says how many). A batch that lost a
+conflict with another writer's transaction (:meth:`SqlWriter._conflict`: PostgreSQL's deadlock or
+serialization failure, two masters writing one job's rows) is rolled back and applied again at
+once, on the same connection, up to :data:`CONFLICT_RETRIES` times in a row, each logged as what it
+is; past that it is held and retried with the back-off as above (never called an outage).
 
 A queued write is ``(op, future)``: ``op`` a function of the connection (its result resolves the
 future once the batch is committed), a :class:`~briny.master.jobrows.ReturnRow`, an
@@ -39,6 +43,8 @@ BATCH_MAX = 500
 BUFFER_MAX = 100_000  # writes held while the database is away
 RETRY_MAX = 5.0  # seconds between reconnection attempts, at most
 OUTAGE_LOG_EVERY = 60.0  # seconds between the writer's "the database is unreachable" warnings
+CONFLICT_RETRIES = 5  # a batch that lost a deadlock / serialization conflict: applied again at once, this many times
+UNREACHABLE = "the database is unreachable"
 _STOP = object()
 
 Op = Callable[[Any], Any]  # a write: a function of the writing connection
@@ -126,8 +132,14 @@ class SqlWriter(abc.ABC):
         """Insert events, each ``(tag, data as JSON text, stamp, master_id)``, in this order."""
 
     def _transient(self, exc: BaseException) -> bool:
-        """Whether ``exc`` means the database is away for now (the writer keeps the batch)."""
+        """Whether ``exc`` means the batch must be applied again: the database is away for now, or
+        (:meth:`_conflict`) another writer's transaction won. The writer keeps the batch."""
         return False
+
+    def _conflict(self, exc: BaseException) -> str | None:
+        """What ``exc`` is, for the log, when another writer's transaction made the batch fail
+        (a deadlock, a serialization failure: applied again at once); None for anything else."""
+        return None
 
     def _savepoint(self, conn: Any) -> contextlib.AbstractContextManager[Any]:
         """Where one write of a batch runs, so its failure leaves the others (default: nothing)."""
@@ -138,6 +150,8 @@ class SqlWriter(abc.ABC):
         conn: Any = None
         pending: list[Any] = []
         delay = 0.1
+        conflicts = 0  # conflicts in a row of the pending batch
+        why = UNREACHABLE  # why the writes are held, while they are
         try:
             while True:
                 if not pending:
@@ -152,20 +166,42 @@ class SqlWriter(abc.ABC):
                         conn = self._write_connection()
                     stop = self._apply(conn, pending)
                 except Exception as exc:
-                    if not self._transient(exc):
+                    conflict = self._conflict(exc)
+                    if conflict is None and not self._transient(exc):
                         raise
-                    self._drop(conn)
-                    conn = None
-                    self._degraded = True
-                    self._hold(pending, exc)
-                    time.sleep(delay)  # the back-off between reconnection attempts
+                    if conflict is not None:
+                        self._rollback(conn)
+                        conflicts += 1
+                        if conflicts <= CONFLICT_RETRIES:
+                            log.warning(
+                                "job cache: %s with another writer of the database (%s); the batch of %d writes "
+                                "is applied again (%d of %d)",
+                                conflict,
+                                (str(exc).strip() or type(exc).__name__).splitlines()[0],
+                                len(pending),
+                                conflicts,
+                                CONFLICT_RETRIES,
+                            )
+                            continue
+                        why = f"{conflict} with another writer, {conflicts} times in a row"
+                    else:  # only an outage is "degraded": a publish does not wait for the commit then
+                        why = UNREACHABLE
+                        self._drop(conn)
+                        conn = None
+                        self._degraded = True
+                    self._hold(pending, exc, why)
+                    time.sleep(delay)  # the back-off between attempts
                     delay = min(delay * 2, RETRY_MAX)
                     continue
                 self._degraded = False
                 if delay > 0.1:
                     self._outage_logged = float("-inf")
-                    log.warning("job cache: the database is back; the buffered writes are written")
+                    if why == UNREACHABLE:
+                        log.warning("job cache: the database is back; the buffered writes are written")
+                    else:
+                        log.warning("job cache: the held writes are written (they were held: %s)", why)
                 delay = 0.1
+                conflicts = 0
                 pending = []
                 if stop:
                     return
@@ -180,9 +216,9 @@ class SqlWriter(abc.ABC):
                 log.debug("job cache: closing a connection: %s", exc)
         return None
 
-    def _hold(self, pending: list[Any], exc: BaseException) -> None:
+    def _hold(self, pending: list[Any], exc: BaseException, why: str) -> None:
         """Keep the writes of a failed batch and those queued since, within ``buffer_max``: the oldest
-        events go first, then the oldest other writes."""
+        events go first, then the oldest other writes. ``why``: what the log says of the failure."""
         while True:
             try:
                 pending.append(self._queue.get_nowait())
@@ -200,7 +236,8 @@ class SqlWriter(abc.ABC):
                 kept.append(item)
             if len(kept) < len(pending):
                 log.error(
-                    "job cache: the database is unreachable and the buffer is full (%d writes): %d oldest events dropped",
+                    "job cache: %s and the buffer is full (%d writes): %d oldest events dropped",
+                    why,
                     self.buffer_max,
                     len(pending) - len(kept),
                 )
@@ -216,14 +253,15 @@ class SqlWriter(abc.ABC):
                 item[1].set_exception(JobCacheError("dropped: the job cache buffer was full"))
         if dropped:
             log.error(
-                "job cache: the database is unreachable and the buffer is full (%d writes): %d oldest writes dropped",
+                "job cache: %s and the buffer is full (%d writes): %d oldest writes dropped",
+                why,
                 self.buffer_max,
                 dropped,
             )
         now = time.monotonic()
         if now - self._outage_logged >= OUTAGE_LOG_EVERY:  # the first failure, then once a minute
             self._outage_logged = now
-            log.warning("job cache: the database is unreachable (%s); %d writes buffered, retrying", exc, len(pending))
+            log.warning("job cache: %s (%s); %d writes buffered, retrying", why, str(exc).strip(), len(pending))
 
     def _apply(self, conn: Any, batch: list[Any]) -> bool:
         """Run a batch in one transaction; resolve the futures after the commit.

@@ -4,7 +4,8 @@ Runs on the master host, under :class:`briny.master.keys.KeyStore` (the daemon, 
 the wheel and runners), with the connection keys of the PostgreSQL job cache (``postgres.dsn``,
 or ``postgres.host`` / ``port`` / ``db`` / ``user`` / ``passwd``: :func:`briny.master.jobcache_pg.conninfo`).
 
-Tables (created on first start, under an advisory lock, when missing):
+Tables (created on first start, under an advisory lock, when missing; only then, so a role that may
+only read and write them starts a master once they exist: :func:`briny.master.jobcache_pg.create_missing`):
 
 - ``minion_keys``: one row per minion key, ``(minion_id, state)`` the key, ``state`` one of
   ``accepted`` / ``pending`` / ``rejected`` / ``denied``, ``pub`` the PEM text, ``changed`` the
@@ -37,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from briny.common.exceptions import ConfigError, KeyStoreError
-from briny.master.jobcache_pg import conninfo, connect, driver, redacted
+from briny.master.jobcache_pg import conninfo, connect, create_missing, driver, redacted
 from briny.master.keys_fs import FolderTable
 from briny.master.keytable import FOLDER_OF, KEY_DIRS, STATUS_OF, KeyTable
 
@@ -53,6 +54,7 @@ SCHEMA = (
     " one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), generation BIGINT NOT NULL)",
     "INSERT INTO key_generation (one, generation) VALUES (TRUE, 0) ON CONFLICT DO NOTHING",
 )
+TABLES = ("minion_keys", "key_generation")  # what SCHEMA makes
 KEYS_LOCK = 0x6B657973  # "keys": the advisory lock of every change (and of the schema's creation)
 RETRY = 1.0  # seconds between reconnection attempts while the database is away
 OUTAGE_LOG_EVERY = 60.0
@@ -85,9 +87,7 @@ class PgKeyTable(KeyTable):
             raise ConfigError(f"key_store: postgres: cannot connect with {key} ({redacted(dsn)}): {exc}") from None
         try:
             with self._conn.transaction():
-                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (KEYS_LOCK,))
-                for statement in SCHEMA:
-                    self._conn.execute(statement)
+                create_missing(self._conn, KEYS_LOCK, TABLES, SCHEMA)  # a role without CREATE starts once they exist
                 if disk is not None:
                     self._import(disk)
         except self.psycopg.Error as exc:

@@ -299,18 +299,22 @@ def run_orchestration(
     pillarenv: str | None = None,
     jid: str | None = None,
     user: str | None = None,
+    on_job: Callable[[str], None] | None = None,
 ) -> tuple[str, Any, int]:
     """Run one orchestration (``body`` on a :class:`Session`) as a runner job: ``salt/run/<jid>/new``
     and ``/ret`` on the master's bus, and the job with its return in the master's job cache (as
     Salt stores a runner job: ``fun`` ``runner.<fun>``, the master's id as the minion). ``jid``
     (``orchestration_jid``) is the one asked for; the job's is another when a master sharing the
-    job cache holds it (:func:`open_job`). (jid, the state results or errors, retcode)."""
+    job cache holds it (:func:`open_job`); ``on_job`` (the master's schedule) is told that jid once
+    claimed, before the run's events. (jid, the state results or errors, retcode)."""
     _check_pillar(pillar)
     run_opts = _run_opts(opts, saltenv, test, pillarenv)
     master_id = str(opts.get("id") or "master")
     full_fun = f"runner.{fun}"
     # from the command line, a jid reads as a number
     cache, jid = open_job(opts, str(jid) if jid else gen_jid(), full_fun, fun_args, user)
+    if on_job is not None:
+        on_job(jid)
     sender = EventSender(run_opts, name="master")
     sender.fire(f"salt/run/{jid}/new", {"fun": full_fun, "fun_args": fun_args, "jid": jid, "user": user})
     try:
@@ -365,9 +369,12 @@ def orchestrate(
     pillarenv: str | None = None,
     orchestration_jid: str | None = None,
     user: str | None = None,
+    *,
+    on_job: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run the orchestration SLS ``mods`` (a name, a comma list or a list); Salt's runner answer
-    (see the module docstring). SaltInvocationError for a ``pillar`` that is not a dict."""
+    (see the module docstring). ``on_job`` is told the run's jid once claimed (:func:`run_orchestration`).
+    SaltInvocationError for a ``pillar`` that is not a dict."""
     names = split_input(mods, str)
     env_name = saltenv or str(opts.get("saltenv") or "base")
 
@@ -388,6 +395,7 @@ def orchestrate(
         pillarenv=pillarenv,
         jid=orchestration_jid,
         user=user,
+        on_job=on_job,
     )
     return {"data": {str(opts.get("id") or "master"): running}, "outputter": "highstate", "retcode": retcode}
 

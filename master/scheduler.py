@@ -12,7 +12,10 @@ workers, nor its exit) as a runner job:
 - it fires ``salt/run/<jid>/new`` (``fun: runner.<name>``, ``fun_args``, ``jid``, ``user``,
   ``schedule``) and ``salt/run/<jid>/ret`` (with ``return``, ``success``, ``retcode``) on the master
   bus, as ``briny-run`` jobs do (a runner that fires its own, ``state.orchestrate``, is given the
-  run's jid as ``orchestration_jid`` and fires them itself);
+  run's jid as ``orchestration_jid`` and fires them itself: it claims that jid, or another when a
+  master sharing the job cache holds it, and tells the scheduler which through
+  :attr:`~briny.master.runners.RunnerContext.on_job`, so the log and the run's record name the
+  jid the run used);
 - with ``return_job`` (the default) the job is in the master's job cache: its load (``fun``,
   ``arg``, ``tgt`` = the master's id, ``user``, ``schedule``) and the master's return (``return``,
   ``retcode``, ``success``), so ``briny-run jobs.list_jobs search_function='runner.*'`` and
@@ -138,13 +141,20 @@ class MasterScheduler:
             claimed = self._claim({**load, "user": self.user, "schedule": entry.name})
             stores = claimed is not None
             jid = claimed or jid
+        event = {"fun": f"runner.{name}", "fun_args": fun_args, "jid": jid, "user": self.user, "schedule": entry.name}
+        ctx = RunnerContext(self.opts)
+        ran_as: list[str] = []  # the jid a runner that records its own job claimed (another on a clash)
         if fires_own:
             kwargs["orchestration_jid"] = jid  # it fires salt/run/<jid>/new and ret itself
-        event = {"fun": f"runner.{name}", "fun_args": fun_args, "jid": jid, "user": self.user, "schedule": entry.name}
-        log.info("schedule entry %r: running runner %s as job %s", entry.name, name, jid)
-        if not fires_own:
+
+            def on_job(claimed: str) -> None:
+                ran_as.append(claimed)
+                log.info("schedule entry %r: running runner %s as job %s", entry.name, name, claimed)
+
+            ctx.on_job = on_job
+        else:
+            log.info("schedule entry %r: running runner %s as job %s", entry.name, name, jid)
             self.fire(f"salt/run/{jid}/new", event)
-        ctx = RunnerContext(self.opts)
         retcode = 0
         try:
             result = call_function(get_runner(name), name, [ctx, *entry.args], kwargs)
@@ -162,6 +172,8 @@ class MasterScheduler:
         finally:
             ctx.close()
         retcode = retcode if isinstance(retcode, int) and not isinstance(retcode, bool) else 1
+        if ran_as:
+            jid = event["jid"] = ran_as[-1]
         ret = {**event, "id": self.id, "return": result, "retcode": retcode, "success": retcode == 0}
         if not fires_own:
             self.fire(f"salt/run/{jid}/ret", ret)

@@ -35,6 +35,9 @@ class RunnerContext:
     opts: dict[str, Any]
     cache: JobCache | None = None
     context: dict[str, Any] = field(default_factory=dict)  # Salt's __context__ (e.g. "retcode")
+    # told the jid of the job a runner that records its own (state.orchestrate) claimed, when it claims it:
+    # the asked orchestration_jid, or another when a master sharing the job cache holds that one
+    on_job: Callable[[str], None] | None = None
 
     def job_cache(self) -> JobCache:
         if self.cache is None:

@@ -82,7 +82,9 @@ def orchestrate(
     if unknown:
         raise SaltInvocationError(f"state.orchestrate does not take {', '.join(repr(k) for k in unknown)}")
     _master_running(ctx)
-    return run_orchestration(ctx.opts, mods, saltenv, test, exclude, pillar, pillarenv, orchestration_jid)
+    return run_orchestration(
+        ctx.opts, mods, saltenv, test, exclude, pillar, pillarenv, orchestration_jid, on_job=ctx.on_job
+    )
 
 
 def orch(ctx: RunnerContext, mods: Any, **kwargs: Any) -> dict[str, Any]:

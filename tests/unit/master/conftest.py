@@ -49,3 +49,24 @@ def pg_dsn(pg_server, request) -> str:  # noqa: F811 - the imported fixture
     pg_server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE); CREATE DATABASE "{name}"')
     yield pg_server.dsn.replace("dbname=postgres", f"dbname={name}")
     pg_server.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', check=False)
+
+
+@pytest.fixture
+def pg_rw_dsn(pg_server, pg_dsn):  # noqa: F811 - the imported fixture
+    """A function making a login role that may only read and write the tables ``pg_dsn``'s database
+    has when it is called (no ``CREATE`` on the schema, owning nothing): its connection string.
+    Called again, it grants the tables made since. The database and the role are dropped after the test."""
+    db = pg_dsn.rsplit("dbname=", 1)[1]
+    role = f"{db}_rw"[:60]
+    pg_server.psql(f"DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+
+    def grant() -> str:
+        pg_server.psql(
+            f"REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA public TO {role}; "
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+            db,
+        )
+        return f"host={pg_server.host} port={pg_server.port} user={role} password=pw dbname={db}"
+
+    yield grant
+    pg_server.psql(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE); DROP ROLE IF EXISTS {role}', check=False)

@@ -239,33 +239,124 @@ def test_a_job_finds_no_free_jid_after_the_tries(pg_dsn, caplog):
         cache.close()
 
 
-def test_a_role_without_create_uses_the_tables_made_before(pg_dsn, pg_server):
+def test_a_role_without_create_uses_the_tables_made_before(pg_dsn, pg_server, pg_rw_dsn):
     """The role needs CREATE only while a table is missing (docs/scaling.md, "Schema"): once the
     tables exist, a master whose role may only read and write them starts; a table added by a
     newer briny (here ``local_jobs``) is a clear error for that role until a role with CREATE made it."""
     db = pg_dsn.rsplit("dbname=", 1)[1]
-    role = f"{db}_rw"[:60]
     PgJobCache(pg_dsn).close()  # the first start, with CREATE, makes the tables
-    pg_server.psql(f"DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD 'pw'")
-    pg_server.psql(
-        f"REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA public TO {role}; "
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
-        db,
-    )
-    dsn = f"host={pg_server.host} port={pg_server.port} user={role} password=pw dbname={db}"
+    dsn = pg_rw_dsn()
+    cache = PgJobCache(dsn)
     try:
-        cache = PgJobCache(dsn)
-        try:
-            jid = now_jid()
-            assert asyncio.run(store_new_job(cache, load(jid), ["m1"])) == jid
-            assert cache.get_minions(jid) == ["m1"]
-        finally:
-            cache.close()
-        pg_server.psql("DROP TABLE local_jobs", db)
-        with pytest.raises(ConfigError, match=r"cannot create the tables .*permission denied"):
-            PgJobCache(dsn)
-        PgJobCache(pg_dsn).close()  # the owner's master makes it again
-        pg_server.psql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON local_jobs TO {role}", db)
-        PgJobCache(dsn).close()
+        jid = now_jid()
+        assert asyncio.run(store_new_job(cache, load(jid), ["m1"])) == jid
+        assert cache.get_minions(jid) == ["m1"]
     finally:
-        pg_server.psql(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE); DROP ROLE IF EXISTS {role}', check=False)
+        cache.close()
+    pg_server.psql("DROP TABLE local_jobs", db)
+    with pytest.raises(ConfigError, match=r"cannot create the tables .*permission denied"):
+        PgJobCache(dsn)
+    PgJobCache(pg_dsn).close()  # the owner's master makes it again
+    pg_rw_dsn()
+    PgJobCache(dsn).close()
+
+
+INSERT_RETURN = (
+    "INSERT INTO returns (jid, minion_id, received, success, retcode, ret) "
+    "VALUES (%s, %s, 0, 1, 0, %s) ON CONFLICT DO NOTHING"
+)
+EMPTY_RETURN = b"\x81\xa6return\xc0"  # msgpack of {"return": None}
+
+
+def test_a_deadlock_with_another_writer_is_applied_again_at_once(pg_dsn, pg_server, caplog):
+    """Two masters' writers deadlock on one job's return rows (a real deadlock: ours holds m1's row
+    and waits for m2's, the other holds m2's and waits for m1's). PostgreSQL makes ours the victim
+    (it closed the cycle; the other checks only after 60 s): the batch is rolled back and applied
+    again at once on the same connection, logged as a deadlock, never as the database unreachable."""
+    import psycopg
+
+    db = pg_dsn.rsplit("dbname=", 1)[1]
+    pg_server.psql(f"ALTER DATABASE \"{db}\" SET deadlock_timeout = '100ms'")  # the writer's sessions
+    cache = PgJobCache(pg_dsn)
+    connections = []
+    opened = cache._write_connection
+    cache._write_connection = lambda: connections.append(1) or opened()  # count the writer's connections
+    other = psycopg.connect(pg_dsn, autocommit=True)  # the other master's writer
+    try:
+        jid = now_jid()
+        cache.save_load(jid, load(jid), ["m1", "m2"])
+        assert cache.flush(10)
+        other.execute("SET deadlock_timeout = '60s'")
+        other.execute("BEGIN")
+        other.execute(INSERT_RETURN, (jid, "m2", EMPTY_RETURN))
+        entered, release, holding, go = (threading.Event() for _ in range(4))
+        cache._submit(lambda conn: entered.set() or release.wait(10))  # so the next two are one batch
+        assert entered.wait(10)
+
+        def first(conn):  # ours takes m1's row, then its returns statement waits for m2's
+            conn.execute(INSERT_RETURN, (jid, "m1", EMPTY_RETURN))
+            holding.set()
+            go.wait(10)
+
+        done = cache._submit(first)
+        cache.save_return(jid, "m2", {"return": "ours"})
+        other_done: list[str] = []
+
+        def other_writer() -> None:  # blocks on our m1 until ours is rolled back, then lets go
+            other.execute(INSERT_RETURN, (jid, "m1", EMPTY_RETURN))
+            other_done.append("inserted")
+            other.execute("ROLLBACK")
+
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+            release.set()
+            assert holding.wait(10)
+            thread = threading.Thread(target=other_writer)
+            thread.start()
+            waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid = %s"
+            with psycopg.connect(pg_dsn, autocommit=True) as watch:
+                pid = other.info.backend_pid
+                wait_until(lambda: watch.execute(waiting, (pid,)).fetchone()[0] == 1, 10, "the other to wait for m1")
+            go.set()  # ours asks for m2's row: the cycle
+            assert cache.flush(10)
+            thread.join(10)
+        assert other_done == ["inserted"]  # the other was not the victim
+        assert done.result(1) is None and cache.get_returns(jid) == {"m1": {"return": None}, "m2": {"return": "ours"}}
+        assert "a deadlock with another writer of the database" in caplog.text
+        assert "is applied again (1 of 5)" in caplog.text
+        assert "unreachable" not in caplog.text
+        assert len(connections) == 1  # the same connection: no reconnection, no back-off
+    finally:
+        other.close()
+        cache.close(10)
+
+
+def test_a_conflict_past_the_retries_is_held_not_lost(pg_dsn, caplog):
+    """A batch that keeps losing (a serialization failure raised at the writer's seam, seven times
+    in a row) is applied again at once CONFLICT_RETRIES times, then held and retried with the
+    back-off, the log naming the conflict; its writes are committed once it goes through."""
+    import psycopg
+
+    from briny.master.jobcache_writer import CONFLICT_RETRIES
+
+    cache = PgJobCache(pg_dsn)
+    tries: list[int] = []
+
+    def conflicting(conn):
+        tries.append(1)
+        if len(tries) <= CONFLICT_RETRIES + 2:
+            raise psycopg.errors.SerializationFailure("could not serialize access")
+        return "written"
+
+    try:
+        jid = now_jid()
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+            done = cache._submit(conflicting)
+            cache.save_load(jid, load(jid), ["m1"])
+            assert done.result(20) == "written" and cache.flush(10)
+            wait_until(lambda: "the held writes are written" in caplog.text, 10, "the log to say the writes went in")
+        assert len(tries) == CONFLICT_RETRIES + 3 and cache.get_minions(jid) == ["m1"]
+        assert caplog.text.count("a serialization failure with another writer of the database") == CONFLICT_RETRIES
+        assert f"a serialization failure with another writer, {CONFLICT_RETRIES + 1} times in a row" in caplog.text
+        assert "unreachable" not in caplog.text
+    finally:
+        cache.close(10)

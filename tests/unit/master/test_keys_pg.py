@@ -186,3 +186,23 @@ def test_a_database_that_stops_answering_fails_a_read_in_seconds(store: KeyStore
     assert params.get("keepalives") == "1" and params.get("tcp_user_timeout") == "10000", params
     (timeout,) = conn.execute("SHOW statement_timeout").fetchone()
     assert timeout == "15s"
+
+
+def test_a_role_without_create_uses_the_tables_made_before(
+    tmp_path: Path, pg_dsn: str, pg_rw_dsn: Any, pg_server: PgServer, pubkeys: list[str]
+) -> None:
+    """The role needs CREATE only while a table is missing (docs/scaling.md, "Keys on PostgreSQL"):
+    once a master with CREATE made them, a master whose role may only read and write them starts,
+    records and accepts keys; a missing table is a clear error for that role."""
+    owner = KeyStore(pg_opts(tmp_path, pg_dsn, "m1"))  # the first start makes the tables
+    restricted = KeyStore(pg_opts(tmp_path, pg_rw_dsn(), "m2"))
+    try:
+        assert restricted.authorize("web1", pubkeys[0]).status == "pending"
+        assert restricted.accept("web1") == [KeyChange("web1", "accept", PEND, ACC)]
+        assert owner.authorize("web1", pubkeys[0]).status == "accepted"  # one table for both
+    finally:
+        restricted.close()
+        owner.close()
+    pg_server.psql("DROP TABLE key_generation", pg_dsn.rsplit("dbname=", 1)[1])
+    with pytest.raises(ConfigError, match=r"key_store: postgres: cannot create the tables .*permission denied"):
+        KeyStore(pg_opts(tmp_path, pg_rw_dsn(), "m2"))

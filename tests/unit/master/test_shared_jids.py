@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,37 @@ def test_an_orchestration_never_takes_another_masters_jid(shared, monkeypatch, a
     intact(first)
     answer = first.get_returns(jid)["salt-master"]
     assert answer["return"]["data"] == {"salt-master": running} and answer["success"] is True
+
+
+def test_a_scheduled_orchestration_reports_the_jid_it_ran_as(shared, monkeypatch, tmp_path, caplog):
+    """The schedule's ``state.orchestrate`` asks for the jid it minted; when another master holds
+    it the orchestration runs under a new one, and the scheduler's log lines and the run's record
+    name that one (the real runner: its SLS on the master's file roots, a failing step)."""
+    from briny.master.runners import state as state_runners
+
+    opts, first, second = shared
+    hold(first)
+    (tmp_path / "roots").mkdir()
+    (tmp_path / "roots" / "deploy.sls").write_text("step:\n  test.fail_without_changes: []\n")
+    opts = {**opts, "file_roots": {"base": [str(tmp_path / "roots")]}}
+    monkeypatch.setattr(sched_mod, "gen_jid", lambda: HELD)  # the second master mints the held jid
+    monkeypatch.setattr(state_runners, "_master_running", lambda ctx: None)  # its steps publish nothing
+    entry = {"deploy": {"function": "state.orchestrate", "args": ["deploy"], "seconds": 5}}
+    sched = MasterScheduler({**opts, "schedule": entry}, second, lambda tag, data: None)
+    with caplog.at_level(logging.INFO, logger="briny.master.scheduler"):
+        ret = sched.run_entry(sched.schedule.entries["deploy"])
+    jid = ret["jid"]
+    assert jid != HELD and valid_jid(jid) and ret["retcode"] == 1 and ret["success"] is False
+    said = [r.getMessage() for r in caplog.records if r.name == "briny.master.scheduler"]
+    assert said == [
+        f"schedule entry 'deploy': running runner state.orchestrate as job {jid}",
+        f"schedule entry 'deploy': job {jid} ended with retcode 1",
+    ]
+    assert first.flush(10) and second.flush(10)
+    intact(first)
+    own = first.get_load(jid)  # the orchestration's own job, under the jid reported
+    assert own["fun"] == "runner.state.orchestrate" and own["jid"] == jid
+    assert first.get_returns(jid)["salt-master"]["retcode"] == 1
 
 
 def test_parallel_orchestrations_each_get_a_job(shared):
