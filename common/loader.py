@@ -102,6 +102,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self._funcs: dict[str, dict[str, Callable[..., Any]]] = {}
         self._virtual_index: dict[str, list[Path]] | None = None
         self._rescan = rescan  # the custom folders read again from disk, once, on a miss
+        self._released = False  # release() ran: the job that made it is over
         job = self.pack["__job__"]
         if isinstance(job, JobContext) and job.loaders is not None:
             job.loaders.append(self)  # emptied when the job ends (JobContext.release)
@@ -201,7 +202,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         refer to each other, and the namespace holds the job's grains, pillar and opts: left as
         they are, all of it waits for a full collection of the cyclic garbage collector (in a
         daemon running jobs in threads, most of what each job allocated). Functions taken from
-        this loader must not be called afterwards."""
+        this loader must not be called afterwards; asking it for one raises LoaderError."""
         for mod in self._modules.values():
             if mod is not None:
                 mod.__dict__.clear()
@@ -210,6 +211,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
                 sibling.__dict__.clear()
         self.reload()
         self.pack.clear()
+        self._released = True
 
     def reload(self) -> None:
         """Forget every loaded module (``reload_modules``)."""
@@ -223,6 +225,8 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
     def _functions(self, name: str) -> dict[str, Callable[..., Any]] | None:
         if name in self._funcs:
             return self._funcs[name]
+        if self._released:  # its modules would run without their dunders
+            raise LoaderError(f"module {name!r} asked of a {self.kind} loader after its job ended")
         if name.startswith("_") or (name in self._modules and self._modules[name] is None):
             return None  # private files (module parts, helpers) are never modules
         for path in self._candidates(name):

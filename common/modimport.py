@@ -16,12 +16,14 @@ every thread of the process (their tables are guarded by locks or changed only b
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
 import threading
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,30 @@ def stable_name(kind: str, stem: str) -> str:
     return f"briny.loaded.{kind}.{stem}"
 
 
+_EXEC_LOCK = threading.RLock()  # one loaded file runs at a time (see _registered)
+
+
+@contextlib.contextmanager
+def _registered(module: types.ModuleType) -> Iterator[None]:
+    """While a loaded file runs, ``sys.modules[module.__name__]`` is its module, as an import
+    makes it: ``dataclasses`` (string annotations), ``typing.get_type_hints`` and ``pickle``
+    look a class's module up there by its ``__module__``. That name is shared by every load of
+    the file (:func:`stable_name`), so one loaded file runs at a time in the process: one
+    re-entrant lock (a module runs its private siblings inside its own run; one lock, so no
+    order between two can deadlock). The entry is taken out again when the run ends."""
+    name = module.__name__
+    with _EXEC_LOCK:
+        previous = sys.modules.get(name)
+        sys.modules[name] = module
+        try:
+            yield
+        finally:
+            if previous is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+
+
 class _SiblingLoader(importlib.machinery.SourceFileLoader):
     """Loads a private sibling of a loaded module with that module's dunders."""
 
@@ -105,7 +131,8 @@ class _SiblingLoader(importlib.machinery.SourceFileLoader):
         setattr(module, "__salt_system_encoding__", "utf-8")
         module.__name__ = f"{self.load.names}.{self.name.rpartition('.')[2]}"  # stable_name's
         self.load.siblings.append(module)
-        exec(SOURCES.code(Path(self.path), self.load.builtin), module.__dict__)  # noqa: S102 - exec_module's work, with the code kept
+        with _registered(module):
+            exec(SOURCES.code(Path(self.path), self.load.builtin), module.__dict__)  # noqa: S102 - exec_module's work, with the code kept
 
 
 class SiblingFinder(importlib.abc.MetaPathFinder):
@@ -199,7 +226,8 @@ def run_file(
     sys.modules[package] = holder
     _SIBLINGS.packages[package] = load
     try:
-        exec(SOURCES.code(path, builtin), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
+        with _registered(mod):
+            exec(SOURCES.code(path, builtin), mod.__dict__)  # noqa: S102 - what exec_module does, with the code kept
     finally:  # the package and its siblings live on in the module's functions only
         del _SIBLINGS.packages[package]
         for sibling in load.siblings:

@@ -168,3 +168,44 @@ def test_loaded_files_keep_one_name_and_one_logger_however_often_they_load(tmp_p
         assert first.getEffectiveLevel() == logging.ERROR  # what log_granular_levels sets reaches it
     finally:
         parent.setLevel(logging.NOTSET)
+
+
+DATACLASS = """
+from __future__ import annotations
+import dataclasses
+import typing
+
+@dataclasses.dataclass
+class Thing:
+    x: int = 1
+    kept: typing.ClassVar[int] = 5
+
+def make():
+    return dataclasses.asdict(Thing())
+"""
+
+
+def test_a_dataclass_with_string_annotations_loads_in_a_module_and_in_a_sibling(tmp_path):
+    """dataclasses looks a class's module up in sys.modules by its __module__ (string
+    annotations): while a loaded file runs, it is there under its name, and gone after."""
+    import sys
+
+    (tmp_path / "_dcsib.py").write_text(DATACLASS)
+    (tmp_path / "dc.py").write_text("from ._dcsib import make\n\ndef run():\n    return make()\n")
+    (tmp_path / "dcmain.py").write_text(DATACLASS.replace("def make", "def run"))
+    salt = loader.minion_mods({"id": "m"}, {}, {}, extra_dirs=[tmp_path])
+    assert salt["dc.run"]() == {"x": 1}, salt.missing_message("dc.run")  # ClassVar is not a field
+    assert salt["dcmain.run"]() == {"x": 1}, salt.missing_message("dcmain.run")
+    assert not [m for m in sys.modules if m.startswith("briny.loaded.")]
+
+
+def test_a_released_loader_refuses_to_load_again(tmp_path):
+    """After its job ended (release), a loader says so instead of running modules without
+    their dunders."""
+    from briny.common.exceptions import LoaderError
+
+    salt = loader.minion_mods({"id": "m"}, {}, {})
+    assert salt["test.ping"]() is True
+    salt.release()
+    with pytest.raises(LoaderError, match="after its job ended"):
+        salt["test.ping"]
