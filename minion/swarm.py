@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from briny.common import config, crypto, logsetup
+from briny.common import config, crypto, gcpause, logsetup
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.daemonize import die_with
 from briny.common.exceptions import BrinyError, ConfigError
@@ -292,9 +292,10 @@ class Swarm:
         would walk all N minions' keys, sessions and grains (measured: 1.0-1.3 s of a process's
         CPU in each ping of 5,000, half of the swarm's work). Once the number of identities up
         has not changed for :data:`SETTLE_CHECK` seconds, what exists then is collected once and
-        frozen (``gc.freeze``): later collections walk only what came after, as a real minion's
-        would. Again whenever that number settles somewhere new (identities that authenticated
-        again)."""
+        frozen for good (:func:`briny.common.gcpause.keep_frozen`: a state run's ``frozen_heap``
+        no longer thaws it when it ends): later collections walk only what came after, as a real
+        minion's would. Again whenever that number settles somewhere new (identities that
+        authenticated again)."""
         frozen_at, previous = 0, -1
         while not self._stopping:
             await asyncio.sleep(SETTLE_CHECK)
@@ -302,13 +303,10 @@ class Swarm:
             if up == previous and up != frozen_at:
                 started = time.monotonic()
                 gc.collect()
-                gc.freeze()
+                frozen = gcpause.keep_frozen()  # state runs' frozen_heap leaves it frozen
                 frozen_at = up
                 log.info(
-                    "briny-swarm: %d minions up; %d objects frozen in %.2f s",
-                    up,
-                    gc.get_freeze_count(),
-                    time.monotonic() - started,
+                    "briny-swarm: %d minions up; %d objects frozen in %.2f s", up, frozen, time.monotonic() - started
                 )
             previous = up
 
