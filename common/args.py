@@ -98,6 +98,7 @@ def publish_args(arg: list[Any], kwarg: dict[str, Any]) -> tuple[list[Any], dict
     return args, kwargs
 
 
+SIGNATURES_KEPT = 4096
 _SIGNATURES: dict[tuple[types.CodeType, int, frozenset[str]], inspect.Signature] = {}
 
 
@@ -108,15 +109,18 @@ def signature(func: Callable[..., Any]) -> inspect.Signature:
     every time, and building its signature cost as much as a ``test.ping`` itself. For a plain
     function (no ``__wrapped__``, no ``__signature__``) the parameters' names and kinds come from
     its code object and which of them have defaults from the number of positional defaults and
-    the names of keyword-only ones: that is the key. The default *values* in a kept signature are
+    the names of keyword-only ones: that is the key. A function with attributes of its own
+    (``__wrapped__``, ``__signature__``, a ``partialmethod``'s) is read afresh. The default *values* in a kept signature are
     those of the first function seen with that shape, so a caller may use it to read names and
     kinds and to ``bind`` (which only asks whether a default exists), never to read a default.
     Anything else (a wrapper, a partial, a builtin) is read afresh each time."""
-    if type(func) is not types.FunctionType or hasattr(func, "__wrapped__") or hasattr(func, "__signature__"):
+    if type(func) is not types.FunctionType or func.__dict__:  # __wrapped__, __signature__, partialmethod's
         return inspect.signature(func)
     key = (func.__code__, len(func.__defaults__ or ()), frozenset(func.__kwdefaults__ or ()))
     sig = _SIGNATURES.get(key)
     if sig is None:
+        if len(_SIGNATURES) >= SIGNATURES_KEPT:  # custom files changed many times: start again
+            _SIGNATURES.clear()
         sig = _SIGNATURES[key] = inspect.signature(func)
     return sig
 

@@ -65,6 +65,7 @@ class FolderCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: dict[Path, Listing | None] = {}
+        self._generation = 0  # forget() calls so far
         self._builtin: set[Path] = set()
 
     def listing(self, folder: Path, builtin: bool = False) -> Listing | None:
@@ -72,8 +73,11 @@ class FolderCache:
         kept = self._kept.get(folder, _UNREAD)  # one dict read: atomic, no lock for the common case
         if kept is not _UNREAD:
             return kept
+        generation = self._generation
         found = scan(folder)
         with self._lock:
+            if generation != self._generation:  # forgotten while it was read: maybe stale, not kept
+                return found
             self._kept[folder] = found
             if builtin:
                 self._builtin.add(folder)
@@ -94,6 +98,7 @@ class FolderCache:
     def forget(self) -> None:
         """Forget every custom folder's listing: the next loader reads them again."""
         with self._lock:
+            self._generation += 1
             self._kept = {k: v for k, v in self._kept.items() if k in self._builtin}
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common import modfolders
 from briny.common.atomicfile import write_atomic
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import BrinyError, CommandExecutionError, SaltInvocationError
 
 if TYPE_CHECKING:
     from briny.common.dunders import __job__, __opts__
@@ -252,7 +252,10 @@ def _modules_changed() -> None:
     modfolders.forget()
     hook = __job__.modules_changed
     if callable(hook):
-        hook()
+        try:
+            hook()
+        except BrinyError as exc:  # the daemon went away: what the sync wrote stays written
+            log.warning("could not tell the minion daemon its modules changed: %s", exc)
 
 
 # -- sync -----------------------------------------------------------------------------------------

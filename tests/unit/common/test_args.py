@@ -79,6 +79,17 @@ def test_signatures_are_kept_per_shape_and_a_new_default_or_wrapper_is_its_own()
         return g(*args, **kwargs)
 
     assert list(signature(wrapper).parameters) == ["a", "b"]  # through __wrapped__, never kept
+
+    class Host:
+        def both(self, x, y, z=0):
+            return x, y, z
+
+        one = functools.partialmethod(both, 1)
+        two = functools.partialmethod(both, 1, 2)
+
+    # every partialmethod shares one code object: each is read afresh, never from the cache
+    assert list(signature(Host.one).parameters) == ["self", "y", "z"]
+    assert list(signature(Host.two).parameters) == ["self", "z"]
     with pytest.raises(SaltInvocationError, match="not valid: z=1"):
         call_function(wrapper, "m.w", [1], {"z": 1})
 
