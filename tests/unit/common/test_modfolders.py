@@ -74,3 +74,44 @@ def test_a_sync_forgets_the_listings(ext, tmp_path):
     assert "dropped_in" not in FOLDERS.listing(ext / "modules").names  # kept: not read again
     assert salt["saltutil.refresh_modules"]() is True
     assert "dropped_in" in FOLDERS.listing(ext / "modules").names
+
+
+def test_a_listing_read_while_a_forget_ran_is_not_kept(ext, monkeypatch):
+    """A sync's forget() that lands while another thread reads a folder: what that thread read
+    may be from before the sync, so it is used once and not kept; the next look reads again."""
+    write(ext / "modules", "old", "def f():\n    return 1\n")
+    real_scan = modfolders.scan
+
+    def scan_then_sync(folder):
+        found = real_scan(folder)  # read before the sync landed
+        write(ext / "modules", "synced", "def f():\n    return 2\n")
+        modfolders.forget()
+        return found
+
+    monkeypatch.setattr(modfolders, "scan", scan_then_sync)
+    assert FOLDERS.listing(ext / "modules").names == {"old"}
+    monkeypatch.setattr(modfolders, "scan", real_scan)
+    assert FOLDERS.listing(ext / "modules").names == {"old", "synced"}
+
+
+def test_a_sync_whose_daemon_is_gone_still_reports_what_it_wrote(ext, tmp_path, caplog):
+    """modules_changed cannot reach the daemon (its channel closed): the sync's files stay
+    written, its answer says what changed, and the log says the daemon was not told."""
+    from briny.common.exceptions import ChannelClosed
+    from briny.common.jobcontext import JobContext
+
+    def gone() -> None:
+        raise ChannelClosed("the daemon went away")
+
+    roots = tmp_path / "srv"
+    write(roots / "_modules", "synced", "def f():\n    return 's'\n")
+    job_opts = {
+        **opts(ext),
+        "file_client": "local",
+        "file_roots": {"base": [str(roots)]},
+        "cachedir": str(tmp_path / "c"),
+    }
+    salt = loader.minion_mods(job_opts, job=JobContext(modules_changed=gone))
+    assert salt["saltutil.sync_modules"]() == ["modules.synced"]
+    assert (ext / "modules" / "synced.py").is_file()
+    assert "could not tell the minion daemon its modules changed" in caplog.text
