@@ -138,7 +138,7 @@ class _SiblingLoader(importlib.machinery.SourceFileLoader):
 class SiblingFinder(importlib.abc.MetaPathFinder):
     """Finds ``from ._name import ...`` of a module being loaded (first on ``sys.meta_path``).
 
-    While :meth:`LazyLoader._load` runs a module, its own package (one per load, e.g.
+    While :func:`run_file` runs a module, its own package (one per load, e.g.
     ``briny.loaded.states17``) is registered here with the folder and the dunders; a private
     file of that folder imported by the module (or by one of its siblings) is loaded from it with
     the dunders. Any other name is left to the other finders."""

@@ -347,9 +347,7 @@ class Executor:
 
     def _run(self, job: Job, fire_event: FireEvent | None) -> JobResult:
         ctx = self.job_context(job, fire_event)
-        if not self.release:
-            return self._call(job, ctx)
-        ctx.loaders = []
+        ctx.loaders = [] if self.release else None  # the loaders it makes, emptied at its end
         try:
             return self._call(job, ctx)
         finally:
