@@ -436,9 +436,10 @@ def custom_grains(opts: dict[str, Any], grains: dict[str, Any]) -> dict[str, Any
     from briny.common import modfolders
     from briny.common.loader import grain_funcs
 
-    # grains are (re)loaded rarely (start, saltutil.sync_grains / refresh_grains), and a sync may
-    # have run in another process (a job process): the custom folders are read again now, or this
-    # process's kept listings would miss a module just synced
+    # grains are (re)loaded rarely (start, saltutil.sync_grains / refresh_grains): a refresh reads
+    # the custom folders from disk again, as Salt's does, so a _grains module put there by anything
+    # (by hand, briny-call --local with no daemon) is found; a sync in a job process also tells
+    # the daemon itself (modules_changed on the job channel)
     modfolders.forget()
     found: dict[str, Any] = {}
     current = dict(grains)  # the modules' __grains__: grows as functions answer
