@@ -50,7 +50,6 @@ class RawMaster:
         self.hellos = 0  # challenges given out
         self.auths: list[tuple[float, str, str]] = []  # (monotonic time, id, status answered)
         self.requests: list[dict[str, Any]] = []
-        self.arrived: list[float] = []  # monotonic time of each entry of requests
         self.answer_pings = True
         self.answer = True
         self.publish_port: int | None = None  # named in the signed auth reply
@@ -87,7 +86,6 @@ class RawMaster:
         payload = wire.open_sealed(env, key)
         self.guard.check(env)
         self.requests.append(payload)
-        self.arrived.append(time.monotonic())
         self._new.set()
         if not self.answer or (payload.get("cmd") == "ping" and not self.answer_pings):
             return None
