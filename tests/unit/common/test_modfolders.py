@@ -25,6 +25,13 @@ def write(folder, name, body):
     (folder / f"{name}.py").write_text(textwrap.dedent(body))
 
 
+def synced_tree(ext, tmp_path):
+    """Opts of a masterless job whose file roots hold ``_modules/synced.py`` (for a sync)."""
+    roots = tmp_path / "srv"
+    write(roots / "_modules", "synced", "def f():\n    return 's'\n")
+    return {**opts(ext), "file_client": "local", "file_roots": {"base": [str(roots)]}, "cachedir": str(tmp_path / "c")}
+
+
 def test_a_listing_is_kept_until_forgotten(ext):
     write(ext / "modules", "one", "def f():\n    return 1\n")
     assert loader.minion_mods(opts(ext))["one.f"]() == 1
@@ -58,14 +65,7 @@ def test_builtin_folders_are_never_forgotten(ext):
 
 
 def test_a_sync_forgets_the_listings(ext, tmp_path):
-    roots = tmp_path / "srv"
-    write(roots / "_modules", "synced", "def f():\n    return 's'\n")
-    job_opts = {
-        **opts(ext),
-        "file_client": "local",
-        "file_roots": {"base": [str(roots)]},
-        "cachedir": str(tmp_path / "c"),
-    }
+    job_opts = synced_tree(ext, tmp_path)
     salt = loader.minion_mods(job_opts)
     assert FOLDERS.listing(ext / "modules") is None  # read (missing) before the sync
     assert salt["saltutil.sync_modules"]() == ["modules.synced"]
@@ -103,14 +103,7 @@ def test_a_sync_whose_daemon_is_gone_still_reports_what_it_wrote(ext, tmp_path, 
     def gone() -> None:
         raise ChannelClosed("the daemon went away")
 
-    roots = tmp_path / "srv"
-    write(roots / "_modules", "synced", "def f():\n    return 's'\n")
-    job_opts = {
-        **opts(ext),
-        "file_client": "local",
-        "file_roots": {"base": [str(roots)]},
-        "cachedir": str(tmp_path / "c"),
-    }
+    job_opts = synced_tree(ext, tmp_path)
     salt = loader.minion_mods(job_opts, job=JobContext(modules_changed=gone))
     assert salt["saltutil.sync_modules"]() == ["modules.synced"]
     assert (ext / "modules" / "synced.py").is_file()
