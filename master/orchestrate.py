@@ -54,6 +54,7 @@ from briny.common.jid import gen_jid
 from briny.common.jobcontext import JobContext
 from briny.common.pillar import compile_local_pillar
 from briny.common.render import RenderEnv
+from briny.common.runcontext import Loader, RunContext
 from briny.master.clientapi import MasterClient
 
 if TYPE_CHECKING:
@@ -208,6 +209,10 @@ class OrchestrationFunctions(loader.LazyLoader):
     def __contains__(self, key: object) -> bool:
         return key in self.extra or super().__contains__(key)
 
+    def sibling(self, salt: Loader | None = None) -> OrchestrationFunctions:
+        """A parallel state's own (:meth:`LazyLoader.sibling`), with the same master functions."""
+        return OrchestrationFunctions(super().sibling(salt), self.extra)
+
 
 def check_result(running: Any) -> bool:
     """Salt's ``state.check_result`` of the orchestration's data: every state result not False."""
@@ -239,7 +244,9 @@ class Session:
         from briny.common.engine import run_low_chunks
 
         states = loader.states(self.opts, self.salt, extra_dirs=[])
-        return run_low_chunks(chunks, salt=self.salt, states=states, opts=self.opts, jid=self.jid, fire_event=self.fire)
+        return run_low_chunks(
+            chunks, RunContext.from_opts(self.opts, self.salt, states, jid=self.jid, fire_event=self.fire)
+        )
 
     def compiler(self) -> StateCompiler:
         return StateCompiler(self.env)
