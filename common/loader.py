@@ -249,6 +249,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
                 sibling.__dict__.clear()
         self.reload()
         self.pack.clear()
+        self.opts = {}
         self._released = True
 
     def reload(self) -> None:
