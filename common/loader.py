@@ -164,32 +164,6 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
             other.pack["__salt__"] = salt
         return other
 
-    @contextlib.contextmanager
-    def testing(self, test: bool) -> Iterator[None]:
-        """While it lasts, the modules of this loader (those loaded and those it loads meanwhile,
-        private files included) see ``__opts__["test"]`` as ``test``: their ``__opts__`` is a copy
-        of the loader's opts made for it, then the opts again; the opts themselves are never
-        written. For one call of the thread that owns the loader (a prereq check:
-        :meth:`briny.common.runcontext.RunContext.modules_view`)."""
-        base = self.opts
-        if "__opts__" not in self.pack or bool(base.get("test")) == test:
-            yield
-            return
-        self._show_opts({**base, "test": test})
-        try:
-            yield
-        finally:
-            self._show_opts(base)
-
-    def _show_opts(self, opts: dict[str, Any]) -> None:
-        self.pack["__opts__"] = opts
-        for mod in self._modules.values():
-            if mod is not None:
-                mod.__dict__["__opts__"] = opts
-        for siblings in self._siblings.values():
-            for sibling in siblings:
-                sibling.__dict__["__opts__"] = opts
-
     def missing_message(self, key: str) -> str:
         mod = key.partition(".")[0]
         if mod in self._reasons:
@@ -259,6 +233,32 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self._funcs.clear()
         self._reasons.clear()
         self._virtual_index = None
+
+    @contextlib.contextmanager
+    def testing(self, test: bool) -> Iterator[None]:
+        """While it lasts, the modules of this loader (those loaded and those it loads meanwhile,
+        private files included) see ``__opts__["test"]`` as ``test``: their ``__opts__`` is a copy
+        of the loader's opts made for it, then the opts again; the opts themselves are never
+        written. For one call of the thread that owns the loader (a prereq check:
+        :meth:`briny.common.runcontext.RunContext.modules_view`)."""
+        base = self.opts
+        if "__opts__" not in self.pack or bool(base.get("test")) == test:
+            yield
+            return
+        self._show_opts({**base, "test": test})
+        try:
+            yield
+        finally:
+            self._show_opts(base)
+
+    def _show_opts(self, opts: dict[str, Any]) -> None:
+        self.pack["__opts__"] = opts
+        for mod in self._modules.values():
+            if mod is not None:
+                mod.__dict__["__opts__"] = opts
+        for siblings in self._siblings.values():
+            for sibling in siblings:
+                sibling.__dict__["__opts__"] = opts
 
     # -- loading ----------------------------------------------------------
     def _functions(self, name: str) -> dict[str, Callable[..., Any]] | None:

@@ -44,7 +44,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from briny.common import config, loader
+from briny.common import config, loader, runcontext
 from briny.common.args import call_function, split_input
 from briny.common.compiler import StateCompiler
 from briny.common.event import EventListener, EventSender
@@ -54,7 +54,6 @@ from briny.common.jid import gen_jid
 from briny.common.jobcontext import JobContext
 from briny.common.pillar import compile_local_pillar
 from briny.common.render import RenderEnv
-from briny.common.runcontext import Loader, RunContext
 from briny.master.clientapi import MasterClient
 
 if TYPE_CHECKING:
@@ -209,7 +208,7 @@ class OrchestrationFunctions(loader.LazyLoader):
     def __contains__(self, key: object) -> bool:
         return key in self.extra or super().__contains__(key)
 
-    def sibling(self, salt: Loader | None = None) -> OrchestrationFunctions:
+    def sibling(self, salt: runcontext.Loader | None = None) -> OrchestrationFunctions:
         """A parallel state's own (:meth:`LazyLoader.sibling`), with the same master functions."""
         return OrchestrationFunctions(super().sibling(salt), self.extra)
 
@@ -245,7 +244,7 @@ class Session:
 
         states = loader.states(self.opts, self.salt, extra_dirs=[])
         return run_low_chunks(
-            chunks, RunContext.from_opts(self.opts, self.salt, states, jid=self.jid, fire_event=self.fire)
+            chunks, runcontext.RunContext.from_opts(self.opts, self.salt, states, jid=self.jid, fire_event=self.fire)
         )
 
     def compiler(self) -> StateCompiler:
