@@ -381,8 +381,10 @@ def act(name, checking, done, path, **kwargs):
     finally:
         done.set()
 
-def check(name, checking=None, done=None, **kwargs):
+def check(name, checking=None, done=None, seen_log=None, **kwargs):
     seen = [__opts__["test"], __salt__["flag.test"]()]
+    if seen_log is not None:
+        seen_log.append(seen)
     if checking is not None and seen[0]:
         checking.set()
         if not done.wait(10):
@@ -429,10 +431,20 @@ def test_a_parallel_state_acts_while_a_prereq_is_checked_in_test_mode(gated, tmp
     itself, and what it calls, do."""
     checking, done = threading.Event(), threading.Event()
     acted = tmp_path / "acted"
+    seen: list[list[bool]] = []
     chunks = [
         low("p", state="gate", fun="act", order=1, parallel=True, checking=checking, done=done, path=str(acted)),
         low("down", fun="succeed_with_changes", order=2, prereq=[{"gate": "site"}]),
-        low("site", state="gate", fun="check", order=3, checking=checking, done=done, prerequired=[{"test": "down"}]),
+        low(
+            "site",
+            state="gate",
+            fun="check",
+            order=3,
+            checking=checking,
+            done=done,
+            seen_log=seen,
+            prerequired=[{"test": "down"}],
+        ),
     ]
     ret = gated(chunks)
     p, down, site = ret["p"], ret["down"], ret["site"]
@@ -440,7 +452,7 @@ def test_a_parallel_state_acts_while_a_prereq_is_checked_in_test_mode(gated, tmp
     assert acted.read_text() == "acted"
     assert down["result"] is True and down["changes"]
     assert (site["result"], site["changes"]) == (True, {"did": [False, False]})  # its real run, after down's
-    assert checking.is_set() and done.is_set()
+    assert seen == [[True, True], [False, False]]  # the check's state and execution modules, then the run's
 
 
 def test_a_parallel_states_module_reload_is_its_own(gated) -> None:
