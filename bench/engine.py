@@ -24,6 +24,7 @@ from pathlib import Path
 
 from briny.common import loader
 from briny.common.engine import run_low_chunks
+from briny.common.runcontext import RunContext
 
 FAKE_TEST = """
 def succeed_with_changes(name, **kwargs):
@@ -68,7 +69,7 @@ def run(n: int, states_dir: Path) -> float:
     states = loader.states(opts, salt, extra_dirs=[states_dir])
     chunks = build(n)
     start = time.perf_counter()
-    ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid="1")
+    ret = run_low_chunks(chunks, RunContext.from_opts(opts, salt, states, jid="1"))
     elapsed = time.perf_counter() - start
     assert len(ret) == n, len(ret)
     return elapsed

@@ -42,11 +42,10 @@ from .requisites import (
     status_from,
     target_stats,
 )
+from .runcontext import RunContext
 from .state_call import RunState, call_state, fake_timing, mod_init, sub_state_results
 
 log = logging.getLogger(__name__)
-
-FireEvent = Callable[[str, dict[str, Any]], None]
 
 _RUN_KINDS: tuple[Req, ...] = GATING + (Req.PREREQUIRED,)
 # Keys dropped from a chunk that becomes a listener's mod_watch call
@@ -76,23 +75,16 @@ class Pull:
     depth: int = 0
 
 
-def run_low_chunks(
-    chunks: list[dict[str, Any]],
-    *,
-    salt: Any,
-    states: Any,
-    opts: dict[str, Any],
-    jid: str | None = None,
-    fire_event: FireEvent | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Run low chunks (as ``state.show_low_sls`` prints them) and return Salt's result dict.
+def run_low_chunks(chunks: list[dict[str, Any]], ctx: RunContext) -> dict[str, dict[str, Any]]:
+    """Run low chunks (as ``state.show_low_sls`` prints them) in the run context ``ctx`` (its
+    loaders, test flag, job: :mod:`briny.common.runcontext`) and return Salt's result dict.
 
     The chunks and the graph built from them are moved out of the cyclic
     collector's reach for the run (``gc.freeze``): they live until the run
     ends anyway, and rescanning them on every collection made large runs
     grow faster than linearly. Garbage the states make is still collected.
     """
-    engine = Engine(chunks, salt=salt, states=states, opts=opts, jid=jid, fire_event=fire_event)
+    engine = Engine(chunks, ctx)
     with frozen_heap():
         return engine.run()
 
@@ -100,23 +92,15 @@ def run_low_chunks(
 class Engine:
     """One run of a list of low chunks."""
 
-    def __init__(
-        self,
-        chunks: list[dict[str, Any]],
-        *,
-        salt: Any,
-        states: Any,
-        opts: dict[str, Any],
-        jid: str | None = None,
-        fire_event: FireEvent | None = None,
-    ) -> None:
+    def __init__(self, chunks: list[dict[str, Any]], ctx: RunContext) -> None:
         unique: dict[str, LowChunk] = {}
         for low in sorted(chunks, key=compile_key):  # Salt runs (and matches targets in) this order
             unique.setdefault(gen_tag(low), low)
         self.chunks = list(unique.values())
         self.tags = list(unique)
         self.graph = DependencyGraph(self.chunks)
-        self.run_state = RunState(salt=salt, states=states, opts=opts, chunks=self.chunks)
+        self.ctx = ctx
+        self.run_state = RunState(ctx=ctx, chunks=self.chunks)
         self.running = self.run_state.running
         self.pre: dict[int, dict[str, Any]] = {}  # prereq test runs (Salt's ``self.pre``)
         self.as_prereq: set[int] = set()  # chunks whose next run is a prereq test run (``__prereq__``)
@@ -125,9 +109,6 @@ class Engine:
         self.looped: set[int] = set()  # chunks whose endless pulling briny cut short
         self.path: list[tuple[int, tuple[int, bool] | None]] = []  # chunks being run, outermost first
         self.entered: Counter[tuple[int, bool]] = Counter()  # (chunk, as prereq) pulled on the path
-        self.opts = opts
-        self.jid = jid
-        self.fire = fire_event
         self.stopped = False
         self._mod_watch: dict[str, bool] = {}
         self.pending: dict[int, Future[dict[str, Any]]] = {}  # parallel states still running
@@ -461,28 +442,26 @@ class Engine:
             self.running[sub_tag] = sub
 
     def _failhard(self, idx: int) -> bool:
-        if self.opts.get("test"):
+        if self.ctx.test:
             return False
         low = self.chunks[idx]
         ret = self.running.get(self.tags[idx])
-        if ret is None or not low.get("failhard", self.opts.get("failhard", False)):
+        if ret is None or not low.get("failhard", self.ctx.failhard):
             return False
         return ret.get("result") is False
 
     def _event(self, low: LowChunk, ret: dict[str, Any]) -> None:
-        if self.fire is None:
+        send = self.ctx.fire_event
+        if send is None:
             return
-        minion = self.opts.get("id", "")
+        jid, minion = self.ctx.jid, self.ctx.minion_id
         fire = low.get("fire_event")
         if fire is True:
-            tag = f"salt/state_result/{self.jid}/{minion}/{ret.get('name', low['name'])}"
-            self.fire(tag, {"ret": ret})
+            send(f"salt/state_result/{jid}/{minion}/{ret.get('name', low['name'])}", {"ret": ret})
         elif isinstance(fire, str) and fire:
-            tag = f"salt/state_result/{self.jid}/{minion}/{fire}"
-            self.fire(tag, {"ret": ret})
-        elif self.opts.get("state_events"):
-            tag = f"salt/job/{self.jid}/prog/{minion}/{ret.get('__run_num__')}"
-            self.fire(tag, {"ret": ret, "len": len(self.chunks)})
+            send(f"salt/state_result/{jid}/{minion}/{fire}", {"ret": ret})
+        elif self.ctx.state_events:
+            send(f"salt/job/{jid}/prog/{minion}/{ret.get('__run_num__')}", {"ret": ret, "len": len(self.chunks)})
 
     # -- listen ---------------------------------------------------------------
     def _listen(self) -> None:

@@ -53,15 +53,19 @@ compiles on the master, two jobs on a minion) never share dunders.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import types
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import modfolders, modimport
 from .exceptions import FunctionNotFound, LoaderError
 from .jobcontext import JobContext
+
+if TYPE_CHECKING:
+    from .runcontext import Loader
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +98,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self.pack = dict(pack)
         self.pack.setdefault("__context__", {})
         self.pack.setdefault("__job__", JobContext())
+        self.opts: dict[str, Any] = self.pack.get("__opts__", {})  # the modules' __opts__ (but: testing)
         builtin = BUILTIN_DIRS[kind]
         self.dirs = [Path(d) for d in (extra_dirs or [])] + ([builtin] if builtin is not None else [])
         self._modules: dict[str, types.ModuleType | None] = {}  # name -> module or None (unavailable)
@@ -141,15 +146,22 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return ModuleNamespace(self, name)
 
     # -- public helpers ---------------------------------------------------
-    def sibling(self) -> "LazyLoader":
+    def sibling(self, salt: "Loader | None" = None) -> "LazyLoader":
         """A loader of the same kind, dunders and folders whose modules are loaded afresh: their
-        per-call dunders (``__low__``, ``__env__``) are their own (a ``parallel`` state's thread).
-        ``__context__`` and ``__job__`` are shared."""
+        globals (the per-call ``__low__``, ``__env__``, a prereq check's ``__opts__`` view) and
+        what a ``reload`` forgets are their own (a ``parallel`` state's thread:
+        :mod:`briny.common.runcontext`). ``__opts__``, ``__context__`` and ``__job__`` are shared;
+        ``salt`` is the sibling's ``__salt__`` when given."""
         builtin = BUILTIN_DIRS[self.kind]
-        other = LazyLoader(self.kind, self.pack, [d for d in self.dirs if d != builtin], self._rescan)
+        pack = dict(self.pack)
+        if "__opts__" in pack:
+            pack["__opts__"] = self.opts  # never a view of the moment (:meth:`testing`)
+        other = LazyLoader(self.kind, pack, [d for d in self.dirs if d != builtin], self._rescan)
         for key, value in self.pack.items():
             if value is self:
                 other.pack[key] = other
+        if salt is not None:
+            other.pack["__salt__"] = salt
         return other
 
     def missing_message(self, key: str) -> str:
@@ -211,6 +223,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
                 sibling.__dict__.clear()
         self.reload()
         self.pack.clear()
+        self.opts = {}
         self._released = True
 
     def reload(self) -> None:
@@ -220,6 +233,32 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         self._funcs.clear()
         self._reasons.clear()
         self._virtual_index = None
+
+    @contextlib.contextmanager
+    def testing(self, test: bool) -> Iterator[None]:
+        """While it lasts, the modules of this loader (those loaded and those it loads meanwhile,
+        private files included) see ``__opts__["test"]`` as ``test``: their ``__opts__`` is a copy
+        of the loader's opts made for it, then the opts again; the opts themselves are never
+        written. For one call of the thread that owns the loader (a prereq check:
+        :meth:`briny.common.runcontext.RunContext.modules_view`)."""
+        base = self.opts
+        if "__opts__" not in self.pack or bool(base.get("test")) == test:
+            yield
+            return
+        self._show_opts({**base, "test": test})
+        try:
+            yield
+        finally:
+            self._show_opts(base)
+
+    def _show_opts(self, opts: dict[str, Any]) -> None:
+        self.pack["__opts__"] = opts
+        for mod in self._modules.values():
+            if mod is not None:
+                mod.__dict__["__opts__"] = opts
+        for siblings in self._siblings.values():
+            for sibling in siblings:
+                sibling.__dict__["__opts__"] = opts
 
     # -- loading ----------------------------------------------------------
     def _functions(self, name: str) -> dict[str, Callable[..., Any]] | None:

@@ -37,6 +37,7 @@ from typing import Any
 from .exceptions import InvalidArguments, SaltInvocationError
 from ._state_checks import run_check_cmd, run_checks
 from .requisites import INTERNAL_KEYS, LowChunk, gen_tag
+from .runcontext import Loader, RunContext
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +78,10 @@ def verify_retry(data: Any) -> dict[str, Any]:
 
 @dataclass
 class RunState:
-    """What one run shares between state calls."""
+    """What one run's calls share: its context (:class:`~briny.common.runcontext.RunContext`: the
+    loaders, the test flag, the job), its chunks, the results so far, the run numbers."""
 
-    salt: Any
-    states: Any
-    opts: dict[str, Any]
+    ctx: RunContext
     chunks: list[LowChunk]
     running: dict[str, dict[str, Any]] = field(default_factory=dict)
     run_num: int = 0
@@ -91,12 +91,11 @@ class RunState:
     _sig_cache: dict[Any, inspect.Signature | None] = field(default_factory=dict)
 
     def for_thread(self) -> "RunState":
-        """What a ``parallel`` state's thread calls through: state modules of its own (their
-        per-call dunders cannot race with the main thread's), the same execution modules and opts,
-        the results so far as they are now (its ``__running__``); run numbers are the caller's to
-        give."""
-        states = self.states.sibling() if hasattr(self.states, "sibling") else self.states
-        return RunState(salt=self.salt, states=states, opts=self.opts, chunks=self.chunks, running=dict(self.running))
+        """What a ``parallel`` state's thread calls through: a context of its own (its own loaders:
+        its modules' dunders, a prereq check's test mode and a module reload cannot cross between
+        it and the main thread), the results so far as they are now (its ``__running__``); run
+        numbers are the caller's to give."""
+        return RunState(ctx=self.ctx.for_thread(), chunks=self.chunks, running=dict(self.running))
 
     def next_run_num(self) -> int:
         n = self.run_num
@@ -104,24 +103,30 @@ class RunState:
         return n
 
     @property
+    def salt(self) -> Loader:
+        return self.ctx.salt
+
+    @property
+    def states(self) -> Loader:
+        return self.ctx.states
+
+    @property
     def test(self) -> bool:
-        return bool(self.opts.get("test"))
+        return self.ctx.test
 
     # -- helpers -----------------------------------------------------------
     def retcode(self, cmd: str, **opts: Any) -> int:
         """``cmd.retcode`` through ``__salt__`` (a shell command, its exit status not logged as an
         error), as Salt runs ``onlyif``/``unless``/``check_cmd`` commands: with ``runas``,
         ``env``, ``cwd``... honoured by ``cmd`` itself."""
-        rc = int(self.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
+        rc = int(self.ctx.salt["cmd.retcode"](cmd, ignore_retcode=True, python_shell=True, **opts))
         log.debug("Last command return code: %s", rc)
         return rc
 
     def inject(self, state: str, dunders: dict[str, Any]) -> None:
         """Set a call's dunders (``__low__``, ``__env__``, ...) on the state module ``state`` and the
         private files it imported (:meth:`briny.common.loader.LazyLoader.inject`)."""
-        inject = getattr(self.states, "inject", None)
-        if callable(inject):
-            inject(state, dunders)
+        self.ctx.states.inject(state, dunders)
 
     def forget_modules(self) -> None:
         self._sig_cache.clear()
@@ -133,37 +138,6 @@ class RunState:
             except (TypeError, ValueError):
                 self._sig_cache[func] = None
         return self._sig_cache[func]
-
-
-class _TestMode:
-    """Temporarily force ``__opts__["test"]`` on both loaders (prereq checks)."""
-
-    def __init__(self, run: RunState, on: bool) -> None:
-        self.on = on
-        self.dicts: list[dict[str, Any]] = []
-        self.saved: list[Any] = []
-        if not on:
-            return
-        seen: set[int] = set()
-        for d in (
-            run.opts,
-            getattr(run.states, "pack", {}).get("__opts__"),
-            getattr(run.salt, "pack", {}).get("__opts__"),
-        ):
-            if isinstance(d, dict) and id(d) not in seen:
-                seen.add(id(d))
-                self.dicts.append(d)
-
-    def __enter__(self) -> None:
-        if self.on:
-            self.saved = [d.get("test") for d in self.dicts]
-            for d in self.dicts:
-                d["test"] = True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.on:
-            for d, val in zip(self.dicts, self.saved):
-                d["test"] = val
 
 
 # --------------------------------------------------------------------------
@@ -342,30 +316,34 @@ def sub_state_results(run: RunState, low: LowChunk, ret: dict[str, Any]) -> list
 
 
 def _invoke(run: RunState, low: LowChunk, prereq: bool) -> dict[str, Any]:
-    """One attempt: checks, the function, check_cmd — without numbering."""
+    """One attempt: checks, the function, check_cmd — without numbering. A prereq check runs in
+    the run's context made test (:meth:`RunContext.for_prereq`): its modules see it."""
+    if not prereq:
+        return _attempt(run, low)
+    with run.ctx.for_prereq().modules_view():
+        return _attempt(run, low)
+
+
+def _attempt(run: RunState, low: LowChunk) -> dict[str, Any]:
     full = f"{low['state']}.{low['fun']}"
     ret: dict[str, Any] = {"result": False, "name": low["name"], "changes": {}}
-    with _TestMode(run, prereq):
-        try:
+    try:
+        if any(k in low for k in ("unless", "onlyif", "creates")) and f"{low['state']}.mod_run_check" not in run.states:
+            ret.update(run_checks(run, low))
+        if ret.get("result") is False:
+            ret = _call_function(run, low, full)
+        if "check_cmd" in low:
+            func = run.states[full]
+            sig = run.signature(func)
             if (
-                any(k in low for k in ("unless", "onlyif", "creates"))
-                and f"{low['state']}.mod_run_check" not in run.states
+                f"{low['state']}.mod_run_check_cmd" not in run.states
+                or sig is None
+                or "check_cmd" not in sig.parameters
             ):
-                ret.update(run_checks(run, low))
-            if ret.get("result") is False:
-                ret = _call_function(run, low, full)
-            if "check_cmd" in low:
-                func = run.states[full]
-                sig = run.signature(func)
-                if (
-                    f"{low['state']}.mod_run_check_cmd" not in run.states
-                    or sig is None
-                    or "check_cmd" not in sig.parameters
-                ):
-                    ret.update(run_check_cmd(run, low))
-        except Exception as exc:  # a state's own failure becomes its result, as in Salt
-            log.debug("An exception occurred in this state: %s", exc, exc_info=True)
-            ret = _exception_ret(low)
+                ret.update(run_check_cmd(run, low))
+    except Exception as exc:  # a state's own failure becomes its result, as in Salt
+        log.debug("An exception occurred in this state: %s", exc, exc_info=True)
+        ret = _exception_ret(low)
     ret.setdefault("changes", {})
     ret.setdefault("comment", "")
     ret.setdefault("name", low["name"])
@@ -389,10 +367,8 @@ def _refresh(run: RunState, low: LowChunk, ret: dict[str, Any]) -> None:
     )
     if (changed and (low.get("reload_modules") or forced)) or auto or (not changed and low.get("force_reload_modules")):
         log.debug("Refreshing modules after %s", low["__id__"])
-        for loader in (run.salt, run.states):
-            reload = getattr(loader, "reload", None)
-            if callable(reload):
-                reload()
+        run.salt.reload()
+        run.states.reload()
         run.forget_modules()
 
 
@@ -411,7 +387,7 @@ def verify_data(run: RunState, low: LowChunk) -> list[str]:
         if "__sls__" not in low:
             return [f"Specified state '{full}' was not found"]
         errors.append(f"State '{full}' was not found in SLS '{low.get('__sls__')}'")
-        reason = run.states.missing_message(full) if hasattr(run.states, "missing_message") else ""
+        reason = run.states.missing_message(full)
         if reason:
             errors.append(f"Reason: {reason}")
         return errors

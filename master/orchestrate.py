@@ -44,7 +44,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from briny.common import config, loader
+from briny.common import config, loader, runcontext
 from briny.common.args import call_function, split_input
 from briny.common.compiler import StateCompiler
 from briny.common.event import EventListener, EventSender
@@ -208,6 +208,10 @@ class OrchestrationFunctions(loader.LazyLoader):
     def __contains__(self, key: object) -> bool:
         return key in self.extra or super().__contains__(key)
 
+    def sibling(self, salt: runcontext.Loader | None = None) -> OrchestrationFunctions:
+        """A parallel state's own (:meth:`LazyLoader.sibling`), with the same master functions."""
+        return OrchestrationFunctions(super().sibling(salt), self.extra)
+
 
 def check_result(running: Any) -> bool:
     """Salt's ``state.check_result`` of the orchestration's data: every state result not False."""
@@ -239,7 +243,9 @@ class Session:
         from briny.common.engine import run_low_chunks
 
         states = loader.states(self.opts, self.salt, extra_dirs=[])
-        return run_low_chunks(chunks, salt=self.salt, states=states, opts=self.opts, jid=self.jid, fire_event=self.fire)
+        return run_low_chunks(
+            chunks, runcontext.RunContext.from_opts(self.opts, self.salt, states, jid=self.jid, fire_event=self.fire)
+        )
 
     def compiler(self) -> StateCompiler:
         return StateCompiler(self.env)

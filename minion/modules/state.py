@@ -88,8 +88,11 @@ def _pillar_errors(pillar: dict[str, Any], kwargs: dict[str, Any]) -> list[str] 
     return errors
 
 
-def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _execute(
+    chunks: list[dict[str, Any]], opts: dict[str, Any], salt: loader.LazyLoader, kwargs: dict[str, Any]
+) -> dict[str, Any]:
     from briny.common.engine import run_low_chunks
+    from briny.common.runcontext import RunContext
 
     jid = kwargs.get("__pub_jid") or gen_jid()
     states = loader.states(opts, salt)
@@ -106,7 +109,7 @@ def _execute(chunks: list[dict[str, Any]], opts: dict[str, Any], salt: Any, kwar
         progress = fire = ProgressEvents(fire)
         run_opts = {**opts, "state_events": True}
     try:
-        ret = run_low_chunks(chunks, salt=salt, states=states, opts=run_opts, jid=jid, fire_event=fire)
+        ret = run_low_chunks(chunks, RunContext.from_opts(run_opts, salt, states, jid=jid, fire_event=fire))
     finally:
         if progress is not None:
             progress.flush()

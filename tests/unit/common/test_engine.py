@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import random
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from briny.common import loader
 from briny.common.engine import Engine, run_low_chunks
+from briny.common.runcontext import RunContext
 
 FAKES = Path(__file__).parent / "engine_cases" / "fakes"
 
@@ -89,7 +91,7 @@ def env(tmp_path: Path):
 def run(env, chunks, test=False, events=None, **opts):
     o, salt, states = env(test, **opts)
     fire = (lambda tag, data: events.append((tag, data))) if events is not None else None
-    ret = run_low_chunks(chunks, salt=salt, states=states, opts=o, jid="20240101", fire_event=fire)
+    ret = run_low_chunks(chunks, RunContext.from_opts(o, salt, states, jid="20240101", fire_event=fire))
     return ret, states
 
 
@@ -192,7 +194,7 @@ def test_retry_until_true(env) -> None:
 def test_retry_waits_its_interval_and_splay_between_attempts(env) -> None:
     o, salt, states = env()
     chunks = [low("f", state="probe", fun="flaky", retry={"attempts": 5, "interval": 7, "splay": 3})]
-    engine = Engine(chunks, salt=salt, states=states, opts=o)
+    engine = Engine(chunks, RunContext.from_opts(o, salt, states))
     slept, drawn = [], []
     engine.run_state.sleep = slept.append
     engine.run_state.randint = lambda a, b: drawn.append((a, b)) or 2
@@ -200,7 +202,7 @@ def test_retry_waits_its_interval_and_splay_between_attempts(env) -> None:
     assert f["result"] is True and slept == [9, 9] and drawn == [(0, 3), (0, 3)]
     assert f["duration"] >= 2 * 9 * 1000  # the waits count in the run's duration, as in Salt
     never = [low("n", fun="fail_without_changes", retry={"attempts": 2, "interval": 7})]
-    engine = Engine(never, salt=salt, states=states, opts=o)
+    engine = Engine(never, RunContext.from_opts(o, salt, states))
     engine.run_state.sleep = slept.append
     engine.run_state.randint = lambda a, b: pytest.fail("no splay asked for")
     assert by_id(engine.run())["n"]["result"] is False and slept == [9, 9, 7]
@@ -210,7 +212,7 @@ def test_reload_modules_reloads_loaders(env) -> None:
     o, salt, states = env()
     seen = []
     salt.reload = lambda: seen.append("salt")  # type: ignore[method-assign]
-    run_low_chunks([low("x", fun="succeed_with_changes", reload_modules=True)], salt=salt, states=states, opts=o)
+    run_low_chunks([low("x", fun="succeed_with_changes", reload_modules=True)], RunContext.from_opts(o, salt, states))
     assert seen == ["salt"]
 
 
@@ -360,3 +362,107 @@ def test_loops_where_salt_crashes_end_as_recursive(env) -> None:
         assert got["left"]["result"] is False and got["right"]["result"] is not False
         assert got["alarm"]["comment"] == "Recursive requisite found" and got["alarm"]["result"] is False
         assert got["probe"]["result"] is False and got["other"]["result"] is True
+
+
+# A parallel state that must really act, and a prereq target whose test run (on the main thread)
+# waits, in test mode, until the parallel state has acted: the two overlap for certain.
+GATE = """
+import uuid
+
+def act(name, checking, done, path, **kwargs):
+    try:
+        if not checking.wait(10):
+            return {"name": name, "changes": {}, "result": False, "comment": "no prereq check started"}
+        seen = [__opts__["test"], __salt__["flag.test"]()]
+        if not any(seen):
+            with open(path, "w") as f:
+                f.write("acted")
+        return {"name": name, "changes": {"seen": seen}, "result": None if seen[0] else True, "comment": "act"}
+    finally:
+        done.set()
+
+def check(name, checking=None, done=None, seen_log=None, **kwargs):
+    seen = [__opts__["test"], __salt__["flag.test"]()]
+    if seen_log is not None:
+        seen_log.append(seen)
+    if checking is not None and seen[0]:
+        checking.set()
+        if not done.wait(10):
+            return {"name": name, "changes": {}, "result": False, "comment": "the parallel state never ended"}
+    changes = {"would" if seen[0] else "did": seen}
+    return {"name": name, "changes": changes, "result": None if seen[0] else True, "comment": "check"}
+
+def ident(name, **kwargs):
+    return {"name": name, "changes": {}, "result": True, "comment": __salt__["flag.ident"]()}
+"""
+FLAG = """
+import uuid
+
+LOAD = uuid.uuid4().hex  # one per load of this module
+
+def test():
+    return __opts__["test"]
+
+def ident():
+    return LOAD
+"""
+
+
+@pytest.fixture()
+def gated(tmp_path: Path):
+    """Loaders with the ``gate`` states and the ``flag`` execution module."""
+    (tmp_path / "gstates").mkdir()
+    (tmp_path / "gstates" / "gate.py").write_text(textwrap.dedent(GATE))
+    (tmp_path / "gmods").mkdir()
+    (tmp_path / "gmods" / "flag.py").write_text(textwrap.dedent(FLAG))
+
+    def run_gated(chunks: list[dict[str, Any]], test: bool = False) -> dict[str, Any]:
+        opts = {"test": test, "id": "minion1", "failhard": False}
+        salt = loader.minion_mods(opts, extra_dirs=[tmp_path / "gmods", FAKES / "modules"])
+        states = loader.states(opts, salt, extra_dirs=[tmp_path / "gstates", FAKES / "states"])
+        return by_id(run_low_chunks(chunks, RunContext.from_opts(opts, salt, states, jid="20240101")))
+
+    return run_gated
+
+
+def test_a_parallel_state_acts_while_a_prereq_is_checked_in_test_mode(gated, tmp_path: Path) -> None:
+    """A prereq check's test mode is the check's own: a parallel state running meanwhile (in its
+    thread) acts, and neither it nor the execution modules it calls read test mode; the check
+    itself, and what it calls, do."""
+    checking, done = threading.Event(), threading.Event()
+    acted = tmp_path / "acted"
+    seen: list[list[bool]] = []
+    chunks = [
+        low("p", state="gate", fun="act", order=1, parallel=True, checking=checking, done=done, path=str(acted)),
+        low("down", fun="succeed_with_changes", order=2, prereq=[{"gate": "site"}]),
+        low(
+            "site",
+            state="gate",
+            fun="check",
+            order=3,
+            checking=checking,
+            done=done,
+            seen_log=seen,
+            prerequired=[{"test": "down"}],
+        ),
+    ]
+    ret = gated(chunks)
+    p, down, site = ret["p"], ret["down"], ret["site"]
+    assert (p["result"], p["changes"], p["__parallel__"]) == (True, {"seen": [False, False]}, True)
+    assert acted.read_text() == "acted"
+    assert down["result"] is True and down["changes"]
+    assert (site["result"], site["changes"]) == (True, {"did": [False, False]})  # its real run, after down's
+    assert seen == [[True, True], [False, False]]  # the check's state and execution modules, then the run's
+
+
+def test_a_parallel_states_module_reload_is_its_own(gated) -> None:
+    """``reload_modules`` in a parallel state reloads its thread's modules (Salt: its process's),
+    not those of the run going on beside it."""
+    chunks = [
+        low("before", state="gate", fun="ident", order=1),
+        low("p", fun="succeed_with_changes", order=2, parallel=True, reload_modules=True),
+        low("after", state="gate", fun="ident", order=3, require=[{"test": "p"}]),
+    ]
+    ret = gated(chunks)
+    assert ret["p"]["result"] is True and ret["p"]["__parallel__"] is True
+    assert ret["after"]["result"] is True and ret["after"]["comment"] == ret["before"]["comment"]

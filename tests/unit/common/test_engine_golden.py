@@ -23,6 +23,7 @@ from briny.common import loader
 from briny.common.compiler import StateCompiler
 from briny.common.config import load_minion_config
 from briny.common.engine import run_low_chunks
+from briny.common.runcontext import RunContext
 from briny.common.fileclient import LocalFileClient
 from briny.common.render import RenderEnv
 
@@ -64,7 +65,7 @@ def run_case(name: str, sandbox: Path, tree: Path, test: bool) -> dict[str, dict
     assert not compiled.errors, compiled.errors
     salt = compiler.env.salt
     states = loader.states(opts, salt, extra_dirs=[FAKES / "states"])
-    return run_low_chunks(compiled.chunks, salt=salt, states=states, opts=opts, jid="1")
+    return run_low_chunks(compiled.chunks, RunContext.from_opts(opts, salt, states, jid="1"))
 
 
 def comparable(ret: dict[str, Any]) -> dict[str, Any]:

@@ -209,3 +209,23 @@ def test_a_released_loader_refuses_to_load_again(tmp_path):
     salt.release()
     with pytest.raises(LoaderError, match="after its job ended"):
         salt["test.ping"]
+
+
+def test_testing_shows_the_modules_a_copy_of_the_opts_with_test_set(tmp_path):
+    """A prereq check's view (``LazyLoader.testing``): the modules loaded before and during it, and
+    their private files, read ``__opts__["test"]`` as asked, the opts dict is never written, and
+    afterwards they see the opts themselves again."""
+    (tmp_path / "flagmod.py").write_text("from ._flag_util import seen\ndef early():\n    return __opts__['test']\n")
+    (tmp_path / "_flag_util.py").write_text("def seen():\n    return __opts__['test']\n")
+    (tmp_path / "late.py").write_text("def f():\n    return __opts__['test']\n")
+    opts = {"id": "m", "test": False}
+    salt = loader.minion_mods(opts, extra_dirs=[tmp_path])
+    assert salt["flagmod.early"]() is False
+    with salt.testing(True):
+        assert (salt["flagmod.early"](), salt["flagmod.seen"](), salt["late.f"]()) == (True, True, True)
+        assert salt.sibling()["late.f"]() is False  # a sibling made meanwhile has the opts themselves
+        assert opts == {"id": "m", "test": False}
+    assert (salt["flagmod.early"](), salt["flagmod.seen"](), salt["late.f"]()) == (False, False, False)
+    assert salt["late.f"].__globals__["__opts__"] is opts and salt.pack["__opts__"] is opts
+    with salt.testing(False):  # what the opts say already: nothing to show
+        assert salt["late.f"].__globals__["__opts__"] is opts

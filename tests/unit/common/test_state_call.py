@@ -12,6 +12,7 @@ import pytest
 
 from briny.common import loader
 from briny.common.engine import run_low_chunks
+from briny.common.runcontext import RunContext
 
 # A cmd module that records how it was called and answers from a table, and a state module
 CMD = """
@@ -61,7 +62,7 @@ def _low(fun: str = "ok", **kw: Any) -> dict[str, Any]:
 
 def _run(loaders, low: dict[str, Any]) -> tuple[dict[str, Any], list]:
     opts, salt, states = loaders
-    ret = run_low_chunks([low], salt=salt, states=states, opts=opts, jid="20240101000000000000")
+    ret = run_low_chunks([low], RunContext.from_opts(opts, salt, states, jid="20240101000000000000"))
     return next(iter(ret.values())), salt.module("cmd").CALLS
 
 
@@ -219,7 +220,7 @@ def test_each_sub_state_run_entry_is_a_state_of_its_own(loaders):
     opts, salt, states = loaders
     subs = [_sub(0), _sub(1, name="top", duration=5, start_time="01:02:03.000004"), {"result": True, "low": {}}]
     chunks = [_low(fun="external", subs=subs), _low(__id__="y", name="y")]
-    ret = run_low_chunks(chunks, salt=salt, states=states, opts=opts, jid="20240101000000000000")
+    ret = run_low_chunks(chunks, RunContext.from_opts(opts, salt, states, jid="20240101000000000000"))
     assert list(ret) == [
         "probe_|-x_|-x_|-external",
         "ext_|-id0_|-s0_|-apply",
@@ -252,7 +253,7 @@ def test_each_sub_state_run_entry_is_a_state_of_its_own(loaders):
 def test_a_sub_state_run_entry_missing_its_result_fails_on_its_own(loaders):
     entry = _sub(0)
     del entry["result"]
-    got = run_low_chunks([_low(fun="external", subs=[entry])], salt=loaders[1], states=loaders[2], opts=loaders[0])
+    got = run_low_chunks([_low(fun="external", subs=[entry])], RunContext.from_opts(*loaders))
     sub = got["ext_|-id0_|-s0_|-apply"]
     assert sub["result"] is False
     assert (

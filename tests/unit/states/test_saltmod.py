@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from briny.common import loader
+from briny.common.engine import run_low_chunks
+from briny.common.runcontext import RunContext
 from briny.master.orchestrate import OrchestrationFunctions
 
 OK_STATE = {"test_|-a_|-a_|-nop": {"result": True, "changes": {}, "comment": "", "name": "a", "__run_num__": 0}}
@@ -290,3 +292,16 @@ def test_parallel_runners_run_at_the_same_time() -> None:
 
     ret = _states(Meeting())["salt.parallel_runners"](name="p", runners={"a": None, "b": None})
     assert ret["result"] is True and ret["changes"] == {"ret": {"a": "a", "b": "b"}}
+
+
+def test_a_parallel_step_reaches_the_master_functions() -> None:
+    """A ``parallel: True`` step runs in a thread with loaders of its own
+    (``common/runcontext.py``): they keep the orchestration's master functions."""
+    master = Master({"a": _mine("up")})
+    states = _states(master)
+    step = {"state": "salt", "fun": "function", "__id__": "p", "name": "test.echo", "tgt": "a", "arg": ["up"]}
+    step.update({"__sls__": "o", "__env__": "base", "order": 1, "parallel": True})
+    ctx = RunContext.from_opts(states.opts, states.pack["__salt__"], states, jid="20260101000000000009")
+    [ret] = run_low_chunks([step], ctx).values()
+    assert (ret["result"], ret["__parallel__"]) == (True, True), ret
+    assert ret["changes"] == {"ret": {"a": "up"}} and master.calls[0][1] == ("a", "test.echo")
