@@ -34,6 +34,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import time
 
 import yaml
 
@@ -296,3 +297,128 @@ def orch_mask_text(text, work=None):
     text = _MASTER_WORD.sub("@MASTER@", text)
     text = _DURATION.sub(lambda m: "Duration: @MS@" if m.group(1) else "Total run time: @MS@", text)
     return _JID.sub("@JID@", _TIME.sub("@TIME@", text))
+
+
+# ---------------------------------------------------------------- functions corpus
+
+FUNCTIONS = GOLDEN / "functions"
+FUNCTIONS_TREE = FUNCTIONS / "tree"
+FUNCTIONS_EXPECTED = FUNCTIONS / "expected"
+
+
+def functions_cases():
+    """{case: spec} of ``functions/calls.yaml``: each spec holds ``calls`` (salt-call argument
+    lists run in order on one minion), and optionally ``files`` ({sandbox path: text} made
+    before the first call) and ``minion`` (YAML appended to the minion config)."""
+    return yaml.safe_load((FUNCTIONS / "calls.yaml").read_text())
+
+
+def build_functions_case(work, case, http_port):
+    """The functions corpus's layout (salt-golden.py's, ``functions/tree`` as the state tree):
+    ``@SANDBOX@`` and ``@HTTP@`` (the local HTTP server's ``127.0.0.1:PORT``) replaced in the
+    tree, the calls, the files and the config fragment. Returns (conf_dir, sandbox, calls)."""
+    spec = functions_cases()[case]
+    work = pathlib.Path(work)
+    sandbox = work / "sandbox"
+    fills = [("@SANDBOX@", str(sandbox)), ("@HTTP@", f"127.0.0.1:{http_port}")]
+
+    def fill(text):
+        for marker, value in fills:
+            text = text.replace(marker, value)
+        return text
+
+    conf, sandbox = build_requisite_case(work, FUNCTIONS_TREE, placeholders=fills[1:])
+    if spec.get("minion"):
+        with open(conf / "minion", "a", encoding="utf-8") as fh:
+            fh.write(fill(spec["minion"]))
+    for rel, text in (spec.get("files") or {}).items():
+        path = sandbox / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(fill(text))
+    calls = [[fill(str(a)) for a in call] for call in spec["calls"]]
+    return conf, sandbox, calls
+
+
+def functions_mask(data, sandbox, http_port):
+    """:func:`mask` plus the functions corpus's own: the sandbox ``@SANDBOX@``, the HTTP server's
+    address ``@HTTP@`` and today's date (``YYYYMMDD``, as ``dnsutil.serial`` answers) ``@DATE@``."""
+    today = time.strftime("%Y%m%d")
+    data = mask(data, [(str(sandbox), "@SANDBOX@"), (f"127.0.0.1:{http_port}", "@HTTP@")])
+    return _replace_all(data, today, "@DATE@")
+
+
+def _replace_all(obj, old, new):
+    if isinstance(obj, dict):
+        return {_replace_all(k, old, new): _replace_all(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_replace_all(v, old, new) for v in obj]
+    if isinstance(obj, str):
+        return obj.replace(old, new)
+    return obj
+
+
+def functions_outcome(conf, sandbox, http_port):
+    """What a case's calls left: the sandbox and the minion's grains file (``etc/grains``, where
+    Salt persists ``grains.setval``), masked."""
+    grains = pathlib.Path(conf) / "grains"
+    return {
+        "disk": _replace_all(snapshot(sandbox), time.strftime("%Y%m%d"), "@DATE@"),
+        "grains_file": grains.read_text().replace(time.strftime("%Y%m%d"), "@DATE@") if grains.exists() else None,
+    }
+
+
+class _Pages:
+    """The local HTTP server's answers (fixed, so that Salt's and briny's runs see the same bytes)."""
+
+    GET = {
+        "/hello.txt": (200, "text/plain", "hello\n"),
+        "/data.json": (200, "application/json", '{"a": 1, "b": [1, 2]}\n'),
+        "/data.yaml": (200, "application/x-yaml", "a: 1\nb: [1, 2]\n"),
+        "/script.sh": (200, "text/plain", "#!/bin/sh\necho from http\n"),
+    }
+
+
+def serve_http():
+    """Start the corpus's HTTP server on 127.0.0.1 (a free port): GET the pages of :class:`_Pages`
+    (others 404), POST/PUT ``/echo`` answers the method, body and ``Content-Type`` it got.
+    Returns (port, stop)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self, code, ctype, body):
+            raw = body.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self):
+            path = self.path.split("?")[0]
+            if path == "/query":
+                return self._answer(200, "text/plain", f"query {self.path.partition('?')[2]}\n")
+            self._answer(*_Pages.GET.get(path, (404, "text/plain", "no such page\n")))
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            if self.path != "/echo":
+                return self._answer(405, "text/plain", "no\n")
+            ctype = self.headers.get("Content-Type", "")
+            self._answer(200, "text/plain", f"{self.command} {body} {ctype} {self.headers.get('X-Test', '')}\n")
+
+        do_PUT = do_POST
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    worker = threading.Thread(target=server.serve_forever, daemon=True)
+    worker.start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+        worker.join(timeout=10)
+
+    return server.server_address[1], stop

@@ -1,0 +1,80 @@
+"""briny against Salt 3007's recorded answers on the functions corpus (issue 20's "Functions
+Salt users call every day": dnsutil, grains writes and states, http.query, system.reboot /
+shutdown, cmd.script, state.sls_id, file.accumulated).
+
+Each case of ``tests/golden/functions/calls.yaml`` runs its calls in order with ``briny-call
+--local`` on one fresh minion (the layout the recorder gave Salt, the same local HTTP server on
+127.0.0.1), and every call's exit status and data, what the calls left in the sandbox and the
+minion's grains file are compared with Salt's. Re-record (needs the reference Salt):
+
+    python3 dev/record_functions_golden.py [CASE ...]
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import goldenlib  # put on sys.path by conftest.py
+from tests.integration.test_golden import _diff
+
+# Deliberate differences from Salt: "<case>/<call index>" -> why. Where Salt answered with a
+# traceback, briny must still say the traceback's last words (the error), without the trace.
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "grains_module/20": "Salt prints a traceback for a bad argument; briny its error",
+}
+
+
+@pytest.fixture(scope="module")
+def http_port():
+    port, stop = goldenlib.serve_http()
+    yield port
+    stop()
+
+
+def _cases() -> list[str]:
+    return sorted(goldenlib.functions_cases())
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_functions_golden(case: str, briny_call, http_port: int, tmp_path) -> None:
+    rec = json.loads((goldenlib.FUNCTIONS_EXPECTED / f"{case}.json").read_text())
+    work = tmp_path / "work"
+    work.mkdir()
+    conf, sandbox, calls = goldenlib.build_functions_case(work, case, http_port)
+    problems = []
+    for n, (args, want) in enumerate(zip(calls, rec["calls"], strict=True)):
+        p = briny_call(conf, args, cwd=work)
+        data = goldenlib.functions_mask(goldenlib.parse_output(p.stdout, p.stderr), sandbox, http_port)
+        if f"{case}/{n}" in KNOWN_DIFFERENCES:
+            said = (
+                str(want["data"].get("unparsed", "")).strip().splitlines()[-1:]
+                if isinstance(want["data"], dict)
+                else []
+            )
+            error = said[0].split(": ", 1)[-1] if said else ""
+            assert p.returncode == want["rc"] and error in p.stdout + p.stderr, (n, error, p.stderr[-800:])
+            continue
+        if (want["rc"], want["data"]) != (p.returncode, data):
+            problems.append(
+                f"--- call {n}: {' '.join(want['args'])} (exit status salt {want['rc']}, briny {p.returncode}) ---\n"
+                + _diff(want["data"], data)
+                + (f"\n--- briny stderr (tail) ---\n{p.stderr[-1200:]}" if p.stderr.strip() else "")
+            )
+    got = goldenlib.functions_outcome(conf, sandbox, http_port)
+    for key in ("disk", "grains_file"):
+        if rec[key] != got[key]:
+            problems.append(f"--- {key} after the calls ---\n" + _diff(rec[key], got[key]))
+    if problems:
+        pytest.fail("briny differs from Salt:\n" + "\n".join(problems), pytrace=False)
+
+
+def test_goldens_exist() -> None:
+    missing = [c for c in _cases() if not (goldenlib.FUNCTIONS_EXPECTED / f"{c}.json").exists()]
+    assert not missing, f"no golden for {missing}: run dev/record_functions_golden.py"
+
+
+def test_known_differences_name_real_cases() -> None:
+    cases = set(_cases())
+    assert not {k for k in KNOWN_DIFFERENCES if k.split("/")[0] not in cases}
