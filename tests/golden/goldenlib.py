@@ -422,3 +422,14 @@ def serve_http():
         worker.join(timeout=10)
 
     return server.server_address[1], stop
+
+
+_LOG_LINE = re.compile(r"^\[(?:CRITICAL|ERROR|WARNING|INFO|DEBUG) *\].*\n?", re.M)
+
+
+def without_log_lines(data):
+    """An unparsed answer (``{"unparsed": text}``: what salt-call printed when it printed no JSON)
+    without its log lines: the error it printed is the answer, what it logged on the way is not."""
+    if isinstance(data, dict) and set(data) == {"unparsed"} and isinstance(data["unparsed"], str):
+        return {"unparsed": _LOG_LINE.sub("", data["unparsed"])}
+    return data
