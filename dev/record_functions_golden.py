@@ -28,8 +28,10 @@ import goldenlib
 
 def record(salt_call, case, port):
     work = pathlib.Path(tempfile.mkdtemp(prefix="golden-"))
+    old_path = os.environ["PATH"]
     try:
         conf, sandbox, calls = goldenlib.build_functions_case(work, case, port)
+        os.environ["PATH"] = goldenlib.functions_path(case, sandbox, old_path)
         out = []
         for args in calls:
             rc, data = goldenlib.record_call(salt_call, conf, args, work)
@@ -37,6 +39,7 @@ def record(salt_call, case, port):
             out.append({"args": masked_args, "rc": rc, "data": goldenlib.functions_mask(data, sandbox, port)})
         return {"calls": out, **goldenlib.functions_outcome(conf, sandbox, port)}
     finally:
+        os.environ["PATH"] = old_path
         shutil.rmtree(work, ignore_errors=True)
 
 

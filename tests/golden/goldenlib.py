@@ -335,8 +335,18 @@ def build_functions_case(work, case, http_port):
         path = sandbox / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(fill(text))
+    for rel in spec.get("files") or {}:
+        if rel.startswith("bin/"):
+            (sandbox / rel).chmod(0o755)
     calls = [[fill(str(a)) for a in call] for call in spec["calls"]]
     return conf, sandbox, calls
+
+
+def functions_path(case, sandbox, path):
+    """The PATH a case's calls run with: its ``path`` (``@SANDBOX@/bin``: commands the case
+    makes, such as a ``shutdown`` that only writes down how it was called) before ``path``."""
+    first = functions_cases()[case].get("path")
+    return f"{first.replace('@SANDBOX@', str(sandbox))}:{path}" if first else path
 
 
 def functions_mask(data, sandbox, http_port):

@@ -13,6 +13,8 @@ minion's grains file are compared with Salt's. Re-record (needs the reference Sa
 from __future__ import annotations
 
 import json
+import os
+import shutil
 
 import pytest
 
@@ -38,11 +40,14 @@ def _cases() -> list[str]:
 
 
 @pytest.mark.parametrize("case", _cases())
-def test_functions_golden(case: str, briny_call, http_port: int, tmp_path) -> None:
+def test_functions_golden(case: str, briny_call, http_port: int, tmp_path, monkeypatch) -> None:
     rec = json.loads((goldenlib.FUNCTIONS_EXPECTED / f"{case}.json").read_text())
     work = tmp_path / "work"
     work.mkdir()
     conf, sandbox, calls = goldenlib.build_functions_case(work, case, http_port)
+    monkeypatch.setenv("PATH", goldenlib.functions_path(case, sandbox, os.environ["PATH"]))
+    if "system." in str(calls):  # never the host's shutdown: the case's own must come first
+        assert shutil.which("shutdown") == str(sandbox / "bin" / "shutdown")
     problems = []
     for n, (args, want) in enumerate(zip(calls, rec["calls"], strict=True)):
         p = briny_call(conf, args, cwd=work)
@@ -79,3 +84,19 @@ def test_goldens_exist() -> None:
 def test_known_differences_name_real_cases() -> None:
     cases = set(_cases())
     assert not {k for k in KNOWN_DIFFERENCES if k.split("/")[0] not in cases}
+
+
+def test_system_reboot_in_test_mode_runs_nothing(briny_call, http_port: int, tmp_path, monkeypatch) -> None:
+    """briny's addition (Salt refuses ``test=True`` here): the command that would run, and no run."""
+    work = tmp_path / "work"
+    work.mkdir()
+    conf, sandbox, _ = goldenlib.build_functions_case(work, "system_reboot", http_port)
+    monkeypatch.setenv("PATH", goldenlib.functions_path("system_reboot", sandbox, os.environ["PATH"]))
+    assert shutil.which("shutdown") == str(sandbox / "bin" / "shutdown")
+    for args, said in (
+        (["system.reboot", "at_time='+5'", "test=True"], "Would run: shutdown -r +5"),
+        (["system.shutdown", "test=True"], "Would run: shutdown -h now"),
+    ):
+        p = briny_call(conf, args, cwd=work)
+        assert (p.returncode, json.loads(p.stdout)) == (0, {"local": said}), p.stderr
+    assert not (sandbox / "shutdown.log").exists()
