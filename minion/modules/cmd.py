@@ -43,8 +43,13 @@ from typing import TYPE_CHECKING, Any
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.logsetup import LEVELS
 
+from ._cmd_script import script as script
+from ._cmd_script import script_retcode as script_retcode
+
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __opts__
+
+__all__ = ["script", "script_retcode"]
 
 
 log = logging.getLogger(__name__)
