@@ -77,3 +77,4 @@ later_template:
   file.managed:
     - name: @SANDBOX@/seen.txt
     - contents: "{{ salt['grains.get']('cheese', 'unset') }}"
+
