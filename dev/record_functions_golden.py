@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 import goldenlib
 
 
-def record(salt_call, case, port):
+def record(salt_call, case, port, dns_port):
     work = pathlib.Path(tempfile.mkdtemp(prefix="golden-"))
     old_path = os.environ["PATH"]
     try:
-        conf, sandbox, calls = goldenlib.build_functions_case(work, case, port)
+        conf, sandbox, calls = goldenlib.build_functions_case(work, case, port, dns_port)
         os.environ["PATH"] = goldenlib.functions_path(case, sandbox, old_path)
         out = []
         for args in calls:
@@ -50,13 +50,18 @@ def main():
     a = ap.parse_args()
     goldenlib.FUNCTIONS_EXPECTED.mkdir(parents=True, exist_ok=True)
     port, stop = goldenlib.serve_http()
+    dns_port, stop_dns = goldenlib.serve_dns()
     try:
         for case in a.cases or sorted(goldenlib.functions_cases()):
-            rec = record(a.salt_call, case, port)
+            missing = [c for c in goldenlib.functions_cases()[case].get("needs", []) if not shutil.which(c)]
+            if missing:
+                sys.exit(f"{case} needs {', '.join(missing)} on this host")
+            rec = record(a.salt_call, case, port, dns_port)
             (goldenlib.FUNCTIONS_EXPECTED / f"{case}.json").write_text(json.dumps(rec, indent=1) + "\n")
             print(case, " ".join(str(c["rc"]) for c in rec["calls"]))
     finally:
         stop()
+        stop_dns()
 
 
 if __name__ == "__main__":

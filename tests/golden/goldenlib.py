@@ -309,18 +309,25 @@ FUNCTIONS_EXPECTED = FUNCTIONS / "expected"
 def functions_cases():
     """{case: spec} of ``functions/calls.yaml``: each spec holds ``calls`` (salt-call argument
     lists run in order on one minion), and optionally ``files`` ({sandbox path: text} made
-    before the first call) and ``minion`` (YAML appended to the minion config)."""
+    before the first call; ``bin/*`` executable), ``minion`` (YAML appended to the minion
+    config), ``path`` (put first in PATH) and ``needs`` (commands the case needs: ``[dig]``)."""
     return yaml.safe_load((FUNCTIONS / "calls.yaml").read_text())
 
 
-def build_functions_case(work, case, http_port):
+def build_functions_case(work, case, http_port, dns_port=0):
     """The functions corpus's layout (salt-golden.py's, ``functions/tree`` as the state tree):
-    ``@SANDBOX@`` and ``@HTTP@`` (the local HTTP server's ``127.0.0.1:PORT``) replaced in the
-    tree, the calls, the files and the config fragment. Returns (conf_dir, sandbox, calls)."""
+    ``@SANDBOX@``, ``@HTTP@`` (the local HTTP server's ``127.0.0.1:PORT``), ``@DNS@`` (the
+    local DNS server's port) and ``@DIG@`` (the host's ``dig``) replaced in the tree, the calls,
+    the files and the config fragment. Returns (conf_dir, sandbox, calls)."""
     spec = functions_cases()[case]
     work = pathlib.Path(work)
     sandbox = work / "sandbox"
-    fills = [("@SANDBOX@", str(sandbox)), ("@HTTP@", f"127.0.0.1:{http_port}")]
+    fills = [
+        ("@SANDBOX@", str(sandbox)),
+        ("@HTTP@", f"127.0.0.1:{http_port}"),
+        ("@DNS@", str(dns_port)),
+        ("@DIG@", shutil.which("dig") or "dig"),
+    ]
 
     def fill(text):
         for marker, value in fills:
@@ -368,11 +375,12 @@ def _replace_all(obj, old, new):
 
 
 def functions_outcome(conf, sandbox, http_port):
-    """What a case's calls left: the sandbox and the minion's grains file (``etc/grains``, where
-    Salt persists ``grains.setval``), masked."""
+    """What a case's calls left: the sandbox (but the case's own commands, ``bin/``) and the
+    minion's grains file (``etc/grains``, where Salt persists ``grains.setval``), masked."""
     grains = pathlib.Path(conf) / "grains"
+    disk = {k: v for k, v in snapshot(sandbox).items() if k != "bin" and not k.startswith("bin/")}  # the case's tools
     return {
-        "disk": _replace_all(snapshot(sandbox), time.strftime("%Y%m%d"), "@DATE@"),
+        "disk": _replace_all(disk, time.strftime("%Y%m%d"), "@DATE@"),
         "grains_file": grains.read_text().replace(time.strftime("%Y%m%d"), "@DATE@") if grains.exists() else None,
     }
 
@@ -443,3 +451,97 @@ def without_log_lines(data):
     if isinstance(data, dict) and set(data) == {"unparsed"} and isinstance(data["unparsed"], str):
         return {"unparsed": _LOG_LINE.sub("", data["unparsed"])}
     return data
+
+
+# ---------------------------------------------------------------- a tiny DNS server
+
+DNS_ZONE = {
+    ("www.test.example", 1): ["192.0.2.10"],
+    ("www.test.example", 28): ["2001:db8::10"],
+    ("test.example", 15): [(10, "mail.test.example."), (20, "mx2.test.example.")],
+    ("mail.test.example", 1): ["192.0.2.25"],
+    ("mx2.test.example", 1): ["192.0.2.26"],
+    ("test.example", 2): ["ns1.test.example.", "ns2.test.example."],
+    ("ns1.test.example", 1): ["192.0.2.53"],
+    ("ns2.test.example", 1): ["192.0.2.54"],
+    ("test.example", 16): ["v=spf1 ip4:192.0.2.0/24 include:_spf.test.example -all"],
+    ("_spf.test.example", 16): ["v=spf1 ip4:198.51.100.0/24 ip6:2001:db8::/32 -all"],
+}
+
+
+def _dns_name(name):
+    out = b""
+    for label in name.rstrip(".").split("."):
+        out += bytes([len(label)]) + label.encode()
+    return out + b"\0"
+
+
+def _dns_rdata(rtype, value):
+    import ipaddress
+    import struct
+
+    if rtype in (1, 28):
+        return ipaddress.ip_address(value).packed
+    if rtype == 15:
+        return struct.pack("!H", value[0]) + _dns_name(value[1])
+    if rtype == 2:
+        return _dns_name(value)
+    return bytes([len(value)]) + value.encode()  # TXT: one string
+
+
+def _dns_answer(query):
+    """The answer to one DNS query (UDP payload) from :data:`DNS_ZONE`: its records, an empty
+    answer for a known name and another type, NXDOMAIN for an unknown name."""
+    import struct
+
+    qid, _flags, qdcount = struct.unpack("!HHH", query[:6])
+    pos, labels = 12, []
+    while query[pos]:
+        labels.append(query[pos + 1 : pos + 1 + query[pos]].decode().lower())
+        pos += 1 + query[pos]
+    qtype = struct.unpack("!H", query[pos + 1 : pos + 3])[0]
+    question = query[12 : pos + 5]
+    name = ".".join(labels)
+    records = DNS_ZONE.get((name, qtype), [])
+    known = any(n == name for n, _t in DNS_ZONE)
+    rcode = 0 if known else 3
+    body = b""
+    for value in records:
+        rdata = _dns_rdata(qtype, value)
+        body += struct.pack("!HHHIH", 0xC00C, qtype, 1, 60, len(rdata)) + rdata
+    header = struct.pack("!HHHHHH", qid, 0x8580 | rcode, 1 if qdcount else 0, len(records), 0, 0)
+    return header + question + body
+
+
+def serve_dns():
+    """A DNS server on 127.0.0.1 (UDP, a free port) answering :data:`DNS_ZONE`. Returns (port, stop)."""
+    import socket
+    import threading
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.settimeout(0.2)
+    done = threading.Event()
+
+    def serve():
+        while not done.is_set():
+            try:
+                query, peer = sock.recvfrom(4096)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            try:
+                sock.sendto(_dns_answer(query), peer)
+            except (IndexError, ValueError, OSError):
+                continue
+
+    worker = threading.Thread(target=serve, daemon=True)
+    worker.start()
+
+    def stop():
+        done.set()
+        worker.join(timeout=10)
+        sock.close()
+
+    return sock.getsockname()[1], stop

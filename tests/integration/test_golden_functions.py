@@ -41,16 +41,26 @@ def http_port():
     stop()
 
 
+@pytest.fixture(scope="module")
+def dns_port():
+    port, stop = goldenlib.serve_dns()
+    yield port
+    stop()
+
+
 def _cases() -> list[str]:
     return sorted(goldenlib.functions_cases())
 
 
 @pytest.mark.parametrize("case", _cases())
-def test_functions_golden(case: str, briny_call, http_port: int, tmp_path, monkeypatch) -> None:
+def test_functions_golden(case: str, briny_call, http_port: int, dns_port: int, tmp_path, monkeypatch) -> None:
+    missing = [c for c in goldenlib.functions_cases()[case].get("needs", []) if not shutil.which(c)]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (tests/run.sh installs bind9-dnsutils)")
     rec = json.loads((goldenlib.FUNCTIONS_EXPECTED / f"{case}.json").read_text())
     work = tmp_path / "work"
     work.mkdir()
-    conf, sandbox, calls = goldenlib.build_functions_case(work, case, http_port)
+    conf, sandbox, calls = goldenlib.build_functions_case(work, case, http_port, dns_port)
     monkeypatch.setenv("PATH", goldenlib.functions_path(case, sandbox, os.environ["PATH"]))
     if "system." in str(calls):  # never the host's shutdown: the case's own must come first
         assert shutil.which("shutdown") == str(sandbox / "bin" / "shutdown")
