@@ -25,12 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError, CommandExecutionError
 
+from ._cmd_args import POSITIONAL
+
 if TYPE_CHECKING:
     from briny.common.dunders import __opts__, __salt__
 
 log = logging.getLogger(__name__)
 
 # what cmd.run_all takes of cmd.script's arguments (the rest are the script's own or the template's)
+_RUN_ARGS = tuple(n for n in POSITIONAL if n not in ("template", "log_callback", "rstrip")) + (
+    "success_retcodes",
+    "success_stdout",
+    "success_stderr",
+    "prepend_path",
+)
 _RUN_ARGS = (
     "cwd",
     "stdin",
@@ -52,7 +60,6 @@ _RUN_ARGS = (
     "prepend_path",
     "ignore_retcode",
 )
-_NOT_TEMPLATE_VARS = {*_RUN_ARGS, "saltenv", "use_vt", "bg", "password", "log_callback", "context", "defaults"}
 
 
 def _cache_error(why: str) -> dict[str, Any]:
