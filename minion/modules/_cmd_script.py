@@ -39,27 +39,6 @@ _RUN_ARGS = tuple(n for n in POSITIONAL if n not in ("template", "log_callback",
     "success_stderr",
     "prepend_path",
 )
-_RUN_ARGS = (
-    "cwd",
-    "stdin",
-    "runas",
-    "group",
-    "shell",
-    "python_shell",
-    "env",
-    "umask",
-    "output_encoding",
-    "output_loglevel",
-    "hide_output",
-    "timeout",
-    "reset_system_locale",
-    "success_retcodes",
-    "success_stdout",
-    "success_stderr",
-    "clean_env",
-    "prepend_path",
-    "ignore_retcode",
-)
 
 
 def _cache_error(why: str) -> dict[str, Any]:
