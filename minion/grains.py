@@ -411,8 +411,12 @@ def core_grains(opts: dict[str, Any]) -> dict[str, Any]:
     return grains
 
 
-def _grains_file(opts: dict[str, Any]) -> str | None:
-    conf_dir = opts.get("conf_dir") or (os.path.dirname(opts["conf_file"]) if opts.get("conf_file") else "")
+def grains_file(opts: dict[str, Any]) -> str | None:
+    """The minion's grains file, where ``grains.setval`` persists grains: ``grains`` beside the
+    config file (``/etc/salt/grains`` for ``/etc/salt/minion``), as Salt keeps it; None with no
+    config file."""
+    conf_file = opts.get("conf_file") or ""
+    conf_dir = opts.get("conf_dir") or (conf_file if os.path.isdir(conf_file) else os.path.dirname(conf_file))
     if not conf_dir:
         return None
     return os.path.join(conf_dir, "grains")
@@ -471,7 +475,7 @@ def load_grains(opts: dict[str, Any]) -> dict[str, Any]:
     then ``grains:`` from the config (Salt's order: configured grains win)."""
     grains = core_grains(opts)
     grains.update(custom_grains(opts, grains))
-    path = _grains_file(opts)
+    path = grains_file(opts)
     if path is not None and os.path.isfile(path):
         import yaml  # only when there is a grains file: keeps start-up lean
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from briny.common.exceptions import BrinyError
 
+from ._file_accumulated import _block_content
 from ._file_common import _env, _err, _fail, _salt, _start, _testing
 
 log = logging.getLogger(__name__)
@@ -377,6 +378,7 @@ def blockreplace(
         if plan["data"] is None:
             return _fail(ret, plan["comment"] or "Source file not found")
         content = plan["data"].decode("utf-8", errors="replace")
+    content = _block_content(name, content)  # file.accumulated's texts for this block
 
     def call(dry: bool) -> Any:
         return _salt("blockreplace")(

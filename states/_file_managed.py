@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 
+from ._file_accumulated import _template_context
 from ._file_common import _env, _fail, _salt, _start, _testing
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ def managed(
         return _fail(ret, f"Specified target {name} exists and is not a regular file")
 
     env = _env(saltenv, kwargs)
+    context = _template_context(name, context)  # file.accumulated's texts for this file
     extra = {
         "name": name,
         "source": source,

@@ -24,9 +24,6 @@ import json
 import os
 import pwd
 import shlex
-import shutil
-import stat
-import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -331,51 +328,37 @@ def script(
     if _testing():
         ret.update(result=None, comment=f"Command '{name}' would have been executed")
         return ret
-    if template:
-        ret["comment"] = "Templated scripts are not supported yet"
-        return ret
     source = source or name
     env_name = saltenv or kwargs.get("__env__") or globals().get("__env__") or __opts__.get("saltenv") or "base"
-    cached = __salt__["cp.cache_file"](source, env_name)
-    if not cached:
-        ret["changes"] = {"pid": 0, "retcode": 1, "stdout": "", "stderr": "", "cache_error": True}
-        ret["comment"] = f"Unable to cache script {source} from saltenv '{env_name}'"
-        return ret
-    if isinstance(args, (list, tuple)):
-        arg_text = " ".join(shlex.quote(str(a)) for a in args)
-    else:
-        arg_text = "" if args is None else str(args)
-    extra = dict(
-        kwargs,
+    extra = {k: v for k, v in kwargs.items() if not k.startswith("__")}
+    extra.update(
+        cwd=cwd,
+        runas=runas,
+        env=merged,
+        python_shell=True,
+        template=template,
+        context=context,
+        defaults=defaults,
         shell=shell,
         umask=umask,
         output_loglevel=output_loglevel,
         hide_output=hide_output,
         timeout=timeout,
         use_vt=use_vt,
+        success_retcodes=success_retcodes,
         success_stdout=success_stdout,
         success_stderr=success_stderr,
+        saltenv=env_name,
     )
-    workdir = tempfile.mkdtemp(prefix="briny-script-")
     try:
-        path = os.path.join(workdir, os.path.basename(str(source).split("?")[0]) or "script")
-        shutil.copyfile(str(cached), path)
-        os.chmod(path, stat.S_IRWXU)
-        if runas:
-            pw = pwd.getpwnam(str(runas))
-            os.chmod(workdir, 0o700)
-            os.chown(workdir, pw.pw_uid, pw.pw_gid)
-            os.chown(path, pw.pw_uid, pw.pw_gid)
-        command = shlex.quote(path) + (f" {arg_text}" if arg_text else "")
-        result = _run_all(command, cwd, runas, merged, success_retcodes, extra)
+        result = dict(__salt__["cmd.script"](source, args, **{k: v for k, v in extra.items() if v is not None}))
     except BrinyError as exc:
         ret["comment"] = str(exc)
         return ret
-    except OSError as exc:
-        ret["comment"] = f"Unable to run script {source}: {exc.strerror or exc}"
+    if result.get("cache_error"):
+        ret["changes"] = result
+        ret["comment"] = f"Unable to cache script {source} from saltenv '{env_name}'"
         return ret
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     if stateful:
         return _reinterpret(ret, result)
     ret["changes"] = result

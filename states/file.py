@@ -9,7 +9,7 @@ Salt's unified diffs, test-mode predictions); the disk work is done by the
 Functions: ``managed``, ``directory``, ``recurse``, ``absent``, ``exists``,
 ``missing``, ``touch``, ``append``, ``prepend``, ``replace``, ``line``,
 ``blockreplace``, ``comment``, ``uncomment``, ``symlink``, ``copy``,
-``rename``, ``serialize``, ``keyvalue``. ``managed`` lives in
+``rename``, ``serialize``, ``keyvalue``, ``accumulated`` (``states/_file_accumulated.py``). ``managed`` lives in
 ``states/_file_managed.py``, the text edits in ``states/_file_edit.py``,
 links/copies in ``states/_file_links.py``, ``serialize`` in ``states/_file_serialize.py``, the helpers they share
 in ``states/_file_common.py``: private files this module imports (and so
@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 
+from ._file_accumulated import accumulated
 from ._file_common import _env, _err, _fail, _ret, _salt, _start, _testing
 from ._file_edit import append, blockreplace, comment, keyvalue, line, prepend, replace, uncomment
 from ._file_links import copy, rename, symlink
@@ -56,6 +57,7 @@ log = logging.getLogger(__name__)
 # the state functions: those defined here and those of the private files imported above
 __all__ = [
     "absent",
+    "accumulated",
     "append",
     "blockreplace",
     "comment",

@@ -43,8 +43,14 @@ from typing import TYPE_CHECKING, Any
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.logsetup import LEVELS
 
+from ._cmd_args import POSITIONAL as _POSITIONAL
+from ._cmd_script import script as script
+from ._cmd_script import script_retcode as script_retcode
+
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __opts__
+
+__all__ = ["script", "script_retcode"]
 
 
 log = logging.getLogger(__name__)
@@ -390,28 +396,6 @@ def _positional(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]
             raise SaltInvocationError(f"argument {name!r} given twice")
         kwargs[name] = value
     return kwargs
-
-
-_POSITIONAL = (
-    "cwd",
-    "stdin",
-    "runas",
-    "group",
-    "shell",
-    "python_shell",
-    "env",
-    "clean_env",
-    "template",
-    "rstrip",
-    "umask",
-    "output_encoding",
-    "output_loglevel",
-    "log_callback",
-    "hide_output",
-    "timeout",
-    "reset_system_locale",
-    "ignore_retcode",
-)
 
 
 def run_stdout(cmd: Any, *args: Any, **kwargs: Any) -> str:

@@ -34,6 +34,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import time
 
 import yaml
 
@@ -296,3 +297,251 @@ def orch_mask_text(text, work=None):
     text = _MASTER_WORD.sub("@MASTER@", text)
     text = _DURATION.sub(lambda m: "Duration: @MS@" if m.group(1) else "Total run time: @MS@", text)
     return _JID.sub("@JID@", _TIME.sub("@TIME@", text))
+
+
+# ---------------------------------------------------------------- functions corpus
+
+FUNCTIONS = GOLDEN / "functions"
+FUNCTIONS_TREE = FUNCTIONS / "tree"
+FUNCTIONS_EXPECTED = FUNCTIONS / "expected"
+
+
+def functions_cases():
+    """{case: spec} of ``functions/calls.yaml``: each spec holds ``calls`` (salt-call argument
+    lists run in order on one minion), and optionally ``files`` ({sandbox path: text} made
+    before the first call; ``bin/*`` executable), ``minion`` (YAML appended to the minion
+    config), ``path`` (put first in PATH) and ``needs`` (commands the case needs: ``[dig]``)."""
+    return yaml.safe_load((FUNCTIONS / "calls.yaml").read_text())
+
+
+def build_functions_case(work, case, http_port, dns_port=0):
+    """The functions corpus's layout (salt-golden.py's, ``functions/tree`` as the state tree):
+    ``@SANDBOX@``, ``@HTTP@`` (the local HTTP server's ``127.0.0.1:PORT``), ``@DNS@`` (the
+    local DNS server's port) and ``@DIG@`` (the host's ``dig``) replaced in the tree, the calls,
+    the files and the config fragment. Returns (conf_dir, sandbox, calls)."""
+    spec = functions_cases()[case]
+    work = pathlib.Path(work)
+    sandbox = work / "sandbox"
+    fills = [
+        ("@SANDBOX@", str(sandbox)),
+        ("@HTTP@", f"127.0.0.1:{http_port}"),
+        ("@DNS@", str(dns_port)),
+        ("@DIG@", shutil.which("dig") or "dig"),
+    ]
+
+    def fill(text):
+        for marker, value in fills:
+            text = text.replace(marker, value)
+        return text
+
+    conf, sandbox = build_requisite_case(work, FUNCTIONS_TREE, placeholders=fills[1:])
+    if spec.get("minion"):
+        with open(conf / "minion", "a", encoding="utf-8") as fh:
+            fh.write(fill(spec["minion"]))
+    for rel, text in (spec.get("files") or {}).items():
+        path = sandbox / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(fill(text))
+    for rel in spec.get("files") or {}:
+        if rel.startswith("bin/"):
+            (sandbox / rel).chmod(0o755)
+    calls = [[fill(str(a)) for a in call] for call in spec["calls"]]
+    return conf, sandbox, calls
+
+
+def functions_path(case, sandbox, path):
+    """The PATH a case's calls run with: its ``path`` (``@SANDBOX@/bin``: commands the case
+    makes, such as a ``shutdown`` that only writes down how it was called) before ``path``."""
+    first = functions_cases()[case].get("path")
+    return f"{first.replace('@SANDBOX@', str(sandbox))}:{path}" if first else path
+
+
+def functions_mask(data, sandbox, http_port):
+    """:func:`mask` plus the functions corpus's own: the sandbox ``@SANDBOX@``, the HTTP server's
+    address ``@HTTP@`` and today's date (``YYYYMMDD``, as ``dnsutil.serial`` answers) ``@DATE@``."""
+    today = time.strftime("%Y%m%d")
+    data = mask(data, [(str(sandbox), "@SANDBOX@"), (f"127.0.0.1:{http_port}", "@HTTP@")])
+    return _replace_all(data, today, "@DATE@")
+
+
+def _replace_all(obj, old, new):
+    if isinstance(obj, dict):
+        return {_replace_all(k, old, new): _replace_all(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_replace_all(v, old, new) for v in obj]
+    if isinstance(obj, str):
+        return obj.replace(old, new)
+    return obj
+
+
+def functions_outcome(conf, sandbox, http_port):
+    """What a case's calls left: the sandbox (but the case's own commands, ``bin/``) and the
+    minion's grains file (``etc/grains``, where Salt persists ``grains.setval``), masked."""
+    grains = pathlib.Path(conf) / "grains"
+    disk = {k: v for k, v in snapshot(sandbox).items() if k != "bin" and not k.startswith("bin/")}  # the case's tools
+    return {
+        "disk": _replace_all(disk, time.strftime("%Y%m%d"), "@DATE@"),
+        "grains_file": grains.read_text().replace(time.strftime("%Y%m%d"), "@DATE@") if grains.exists() else None,
+    }
+
+
+class _Pages:
+    """The local HTTP server's answers (fixed, so that Salt's and briny's runs see the same bytes)."""
+
+    GET = {
+        "/hello.txt": (200, "text/plain", "hello\n"),
+        "/data.json": (200, "application/json", '{"a": 1, "b": [1, 2]}\n'),
+        "/data.yaml": (200, "application/x-yaml", "a: 1\nb: [1, 2]\n"),
+        "/script.sh": (200, "text/plain", "#!/bin/sh\necho from http\n"),
+    }
+
+
+def serve_http():
+    """Start the corpus's HTTP server on 127.0.0.1 (a free port): GET the pages of :class:`_Pages`
+    (others 404), POST/PUT ``/echo`` answers the method, body and ``Content-Type`` it got.
+    Returns (port, stop)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self, code, ctype, body):
+            raw = body.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self):
+            path = self.path.split("?")[0]
+            if path == "/query":
+                return self._answer(200, "text/plain", f"query {self.path.partition('?')[2]}\n")
+            self._answer(*_Pages.GET.get(path, (404, "text/plain", "no such page\n")))
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            if self.path != "/echo":
+                return self._answer(405, "text/plain", "no\n")
+            ctype = self.headers.get("Content-Type", "")
+            self._answer(200, "text/plain", f"{self.command} {body} {ctype} {self.headers.get('X-Test', '')}\n")
+
+        do_PUT = do_POST
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    worker = threading.Thread(target=server.serve_forever, daemon=True)
+    worker.start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+        worker.join(timeout=10)
+
+    return server.server_address[1], stop
+
+
+_LOG_LINE = re.compile(r"^\[(?:CRITICAL|ERROR|WARNING|INFO|DEBUG) *\].*\n?", re.M)
+
+
+def without_log_lines(data):
+    """An unparsed answer (``{"unparsed": text}``: what salt-call printed when it printed no JSON)
+    without its log lines: the error it printed is the answer, what it logged on the way is not."""
+    if isinstance(data, dict) and set(data) == {"unparsed"} and isinstance(data["unparsed"], str):
+        return {"unparsed": _LOG_LINE.sub("", data["unparsed"])}
+    return data
+
+
+# ---------------------------------------------------------------- a tiny DNS server
+
+DNS_ZONE = {
+    ("www.test.example", 1): ["192.0.2.10"],
+    ("www.test.example", 28): ["2001:db8::10"],
+    ("test.example", 15): [(10, "mail.test.example."), (20, "mx2.test.example.")],
+    ("mail.test.example", 1): ["192.0.2.25"],
+    ("mx2.test.example", 1): ["192.0.2.26"],
+    ("test.example", 2): ["ns1.test.example.", "ns2.test.example."],
+    ("ns1.test.example", 1): ["192.0.2.53"],
+    ("ns2.test.example", 1): ["192.0.2.54"],
+    ("test.example", 16): ["v=spf1 ip4:192.0.2.0/24 include:_spf.test.example -all"],
+    ("_spf.test.example", 16): ["v=spf1 ip4:198.51.100.0/24 ip6:2001:db8::/32 -all"],
+}
+
+
+def _dns_name(name):
+    out = b""
+    for label in name.rstrip(".").split("."):
+        out += bytes([len(label)]) + label.encode()
+    return out + b"\0"
+
+
+def _dns_rdata(rtype, value):
+    import ipaddress
+    import struct
+
+    if rtype in (1, 28):
+        return ipaddress.ip_address(value).packed
+    if rtype == 15:
+        return struct.pack("!H", value[0]) + _dns_name(value[1])
+    if rtype == 2:
+        return _dns_name(value)
+    return bytes([len(value)]) + value.encode()  # TXT: one string
+
+
+def _dns_answer(query):
+    """The answer to one DNS query (UDP payload) from :data:`DNS_ZONE`: its records, an empty
+    answer for a known name and another type, NXDOMAIN for an unknown name."""
+    import struct
+
+    qid, _flags, qdcount = struct.unpack("!HHH", query[:6])
+    pos, labels = 12, []
+    while query[pos]:
+        labels.append(query[pos + 1 : pos + 1 + query[pos]].decode().lower())
+        pos += 1 + query[pos]
+    qtype = struct.unpack("!H", query[pos + 1 : pos + 3])[0]
+    question = query[12 : pos + 5]
+    name = ".".join(labels)
+    records = DNS_ZONE.get((name, qtype), [])
+    known = any(n == name for n, _t in DNS_ZONE)
+    rcode = 0 if known else 3
+    body = b""
+    for value in records:
+        rdata = _dns_rdata(qtype, value)
+        body += struct.pack("!HHHIH", 0xC00C, qtype, 1, 60, len(rdata)) + rdata
+    header = struct.pack("!HHHHHH", qid, 0x8580 | rcode, 1 if qdcount else 0, len(records), 0, 0)
+    return header + question + body
+
+
+def serve_dns():
+    """A DNS server on 127.0.0.1 (UDP, a free port) answering :data:`DNS_ZONE`. Returns (port, stop)."""
+    import socket
+    import threading
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.settimeout(0.2)
+    done = threading.Event()
+
+    def serve():
+        while not done.is_set():
+            try:
+                query, peer = sock.recvfrom(4096)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            try:
+                sock.sendto(_dns_answer(query), peer)
+            except (IndexError, ValueError, OSError):
+                continue
+
+    worker = threading.Thread(target=serve, daemon=True)
+    worker.start()
+
+    def stop():
+        done.set()
+        worker.join(timeout=10)
+        sock.close()
+
+    return sock.getsockname()[1], stop

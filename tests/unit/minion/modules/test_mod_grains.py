@@ -89,3 +89,54 @@ def test_filter_by_bad_input(loader):
         loader["grains.filter_by"]({"Debian": "x", "common": {"a": 1}}, base="common")
     with pytest.raises(SaltInvocationError, match="lookup_dict must be a dictionary"):
         loader["grains.filter_by"](["Debian"])
+
+
+# ---------------------------------------------------------------- writes
+
+
+def _writer(tmp_path, grains=None, refresh=None):
+    from briny.common.jobcontext import JobContext
+    from briny.common.loader import minion_mods
+
+    (tmp_path / "minion").write_text("id: m1\n")
+    opts = {"id": "m1", "conf_file": str(tmp_path / "minion")}
+    grains = {"os": "Debian"} if grains is None else grains
+    return minion_mods(opts, grains, {}, job=JobContext(refresh_grains=refresh)), grains
+
+
+def test_setval_persists_beside_the_config_and_asks_the_daemon_to_reread(tmp_path):
+    import yaml
+
+    asked = []
+    salt, grains = _writer(tmp_path, refresh=lambda: asked.append(1) or True)
+    assert salt["grains.setval"]("color", "blue") == {"color": "blue"}
+    assert grains["color"] == "blue" and salt["grains.get"]("color") == "blue"  # this job sees it at once
+    assert yaml.safe_load((tmp_path / "grains").read_text()) == {"color": "blue"}
+    assert asked == [1]
+    assert salt["grains.setvals"]({"size": 3}) == {"size": 3}
+    assert salt["grains.delkey"]("color")["changes"] == {"color": None}
+    assert yaml.safe_load((tmp_path / "grains").read_text()) == {"size": 3}
+    assert "color" not in grains
+
+
+def test_a_later_start_reads_what_setval_wrote(tmp_path):
+    from briny.minion.grains import load_grains
+
+    salt, _ = _writer(tmp_path)
+    salt["grains.append"]("roles", "web")
+    assert load_grains({"id": "m1", "conf_file": str(tmp_path / "minion")})["roles"] == ["web"]
+
+
+def test_grains_writes_refuse_bad_input_with_a_clear_error(tmp_path):
+    from briny.common.exceptions import CommandExecutionError
+
+    salt, _ = _writer(tmp_path)
+    with pytest.raises(SaltInvocationError, match="setvals grains must be a dictionary."):
+        salt["grains.setvals"]("not-a-dict")
+    (tmp_path / "grains").write_text("a: [unclosed\n")
+    with pytest.raises(CommandExecutionError, match="Unable to read existing grains file"):
+        salt["grains.setval"]("k", "v")
+    (tmp_path / "grains").unlink()
+    (tmp_path / "grains").mkdir()  # a folder in the way: the write fails, and says so
+    with pytest.raises(CommandExecutionError, match="grains file"):
+        salt["grains.setval"]("k", "v")

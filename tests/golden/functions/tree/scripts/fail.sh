@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "failing with $1"
+exit "${1#code}"

@@ -1,0 +1,4 @@
+other:
+  file.managed:
+    - name: @SANDBOX@/other.txt
+    - contents: other
