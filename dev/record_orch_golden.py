@@ -45,8 +45,18 @@ def free_port() -> int:
 
 
 class SaltFleet:
-    def __init__(self, saltref: pathlib.Path, work: pathlib.Path) -> None:
+    def __init__(
+        self,
+        saltref: pathlib.Path,
+        work: pathlib.Path,
+        tree: pathlib.Path = CASE / "tree",
+        minions: dict[str, dict[str, object]] | None = None,
+        pillar: pathlib.Path | None = None,
+    ) -> None:
+        """``minions``: id → extra minion config (default: db1, web1, web2 with none);
+        ``pillar``: the pillar root (default: an empty folder)."""
         self.bin = saltref / "bin"
+        self.minions = minions if minions is not None else {mid: {} for mid in MINIONS}
         self.work = work
         self.procs: list[subprocess.Popen[bytes]] = []
         pub, ret = free_port(), free_port()
@@ -62,14 +72,14 @@ class SaltFleet:
             "worker_threads": 2,
             "sock_dir": str(work / "master" / "s"),
             "log_file": str(work / "master" / "master.log"),
-            "file_roots": {"base": [str(CASE / "tree")]},
-            "pillar_roots": {"base": [str(work / "pillar")]},
+            "file_roots": {"base": [str(tree)]},
+            "pillar_roots": {"base": [str(pillar or work / "pillar")]},
             "timeout": 10,
         }
         (work / "pillar").mkdir()
         (self.master_conf / "master").write_text(yaml.safe_dump(master))
         self.minion_confs = {}
-        for mid in MINIONS:
+        for mid, extra in self.minions.items():
             conf = work / mid / "conf"
             conf.mkdir(parents=True)
             minion = {
@@ -81,6 +91,7 @@ class SaltFleet:
                 "sock_dir": str(work / mid / "s"),
                 "log_file": str(work / mid / "minion.log"),
                 "acceptance_wait_time": 1,
+                **extra,
             }
             (conf / "minion").write_text(yaml.safe_dump(minion))
             self.minion_confs[mid] = conf
@@ -118,7 +129,7 @@ class SaltFleet:
                 up = json.loads(p.stdout or "{}")
             except ValueError:
                 up = {}
-            if all(up.get(m) is True for m in MINIONS):
+            if all(up.get(m) is True for m in self.minions):
                 return
         raise SystemExit(f"the Salt minions did not come up within {timeout} s; see {self.work}")
 

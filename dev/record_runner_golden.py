@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Record what the reference Salt's ``salt-run`` answers for the runners of ``tests/golden/runners``.
+
+    python3 dev/record_runner_golden.py [--saltref /tmp/saltref] [NAME ...]
+
+Starts a real ``salt-master`` and the minions of
+``tests/golden/runners/minions.yaml`` (``record_orch_golden.SaltFleet``: 127.0.0.1,
+free ports, auto_accept, the pillar tree ``tests/golden/runners/pillar``),
+waits until they answer, runs ``mine.update`` on them so their mines are
+filled, runs each call of ``calls.yaml`` with ``--out=json`` and writes
+``expected/NAME.json`` (``args``, exit status ``rc``, masked ``data``). Stops
+what it started by pid. A dev tool: the test suite never runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import record_orch_golden as orch  # noqa: E402 - beside this file
+
+ROOT = orch.ROOT
+CASE = ROOT / "tests" / "golden" / "runners"
+_MASTER_VALUE = re.compile(r"\A.+_master\Z")
+
+
+def shape(data: object, call: dict) -> object:
+    """The recorded data, reduced as ``call`` says (``keep``: keys of each minion's data; ``doc``:
+    function-name globs, docstrings masked)."""
+    if isinstance(data, str) and _MASTER_VALUE.match(data):
+        return "@MASTER@"
+    if "keep" in call and isinstance(data, dict):
+        return {m: {k: v for k, v in d.items() if k in call["keep"]} for m, d in data.items()}
+    if "doc" in call and isinstance(data, dict):
+        return {
+            k: "@DOC@" if isinstance(v, str) else v
+            for k, v in sorted(data.items())
+            if any(fnmatch.fnmatchcase(k, g) for g in call["doc"])
+        }
+    return data
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*")
+    ap.add_argument("--saltref", default=os.path.join(tempfile.gettempdir(), "saltref"))
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder (logs)")
+    a = ap.parse_args()
+    calls = yaml.safe_load((CASE / "calls.yaml").read_text())
+    minions = yaml.safe_load((CASE / "minions.yaml").read_text())
+    names = a.names or list(calls)
+    work = pathlib.Path(tempfile.mkdtemp(prefix="rungold-", dir="/tmp"))
+    fleet = orch.SaltFleet(pathlib.Path(a.saltref), work, tree=CASE / "tree", minions=minions, pillar=CASE / "pillar")
+    out_dir = CASE / "expected"
+    out_dir.mkdir(exist_ok=True)
+    try:
+        fleet.start()
+        subprocess.run(
+            [str(fleet.bin / "salt"), "-c", str(fleet.master_conf), "*", "mine.update", "--out=json"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+        for name in names:
+            call = calls[name]
+            args = [str(x) for x in call["args"]]
+            rc, out, err = fleet.run([*args, "--out=json"])
+            try:
+                data = json.loads(out)
+            except ValueError:
+                data = {"unparsed": out + err}
+            record = orch.goldenlib.orch_mask({"args": args, "rc": rc, "data": shape(data, call)}, str(work))
+            (out_dir / f"{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+            print(name, rc, "stderr:", err.strip()[-200:])
+    finally:
+        fleet.stop()
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept", work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
