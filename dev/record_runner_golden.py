@@ -15,11 +15,9 @@ what it started by pid. A dev tool: the test suite never runs it.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -32,23 +30,6 @@ import record_orch_golden as orch  # noqa: E402 - beside this file
 
 ROOT = orch.ROOT
 CASE = ROOT / "tests" / "golden" / "runners"
-_MASTER_VALUE = re.compile(r"\A.+_master\Z")
-
-
-def shape(data: object, call: dict) -> object:
-    """The recorded data, reduced as ``call`` says (``keep``: keys of each minion's data; ``doc``:
-    function-name globs, docstrings masked)."""
-    if isinstance(data, str) and _MASTER_VALUE.match(data):
-        return "@MASTER@"
-    if "keep" in call and isinstance(data, dict):
-        return {m: {k: v for k, v in d.items() if k in call["keep"]} for m, d in data.items()}
-    if "doc" in call and isinstance(data, dict):
-        return {
-            k: "@DOC@" if isinstance(v, str) else v
-            for k, v in sorted(data.items())
-            if any(fnmatch.fnmatchcase(k, g) for g in call["doc"])
-        }
-    return data
 
 
 def main() -> int:
@@ -80,7 +61,9 @@ def main() -> int:
                 data = json.loads(out)
             except ValueError:
                 data = {"unparsed": out + err}
-            record = orch.goldenlib.orch_mask({"args": args, "rc": rc, "data": shape(data, call)}, str(work))
+            record = orch.goldenlib.orch_mask(
+                {"args": args, "rc": rc, "data": orch.goldenlib.runner_shape(data, call)}, str(work)
+            )
             (out_dir / f"{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
             print(name, rc, "stderr:", err.strip()[-200:])
     finally:
