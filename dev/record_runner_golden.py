@@ -26,7 +26,7 @@ import tempfile
 import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import record_orch_golden as orch  # noqa: E402 - beside this file
+import record_orch_golden as orch  # beside this file
 
 ROOT = orch.ROOT
 CASE = ROOT / "tests" / "golden" / "runners"
