@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,12 +40,10 @@ def main() -> int:
     calls = yaml.safe_load((CASE / "calls.yaml").read_text())
     minions = yaml.safe_load((CASE / "minions.yaml").read_text())
     names = a.names or list(calls)
-    work = pathlib.Path(tempfile.mkdtemp(prefix="rungold-", dir="/tmp"))
-    fleet = orch.SaltFleet(pathlib.Path(a.saltref), work, tree=CASE / "tree", minions=minions, pillar=CASE / "pillar")
     out_dir = CASE / "expected"
     out_dir.mkdir(exist_ok=True)
-    try:
-        fleet.start()
+    fleet_args = {"tree": CASE / "tree", "minions": minions, "pillar": CASE / "pillar"}
+    with orch.recording(a.saltref, "rungold-", a.keep, **fleet_args) as (fleet, work):
         subprocess.run(
             [str(fleet.bin / "salt"), "-c", str(fleet.master_conf), "*", "mine.update", "--out=json"],
             capture_output=True,
@@ -56,22 +53,11 @@ def main() -> int:
         for name in names:
             call = calls[name]
             args = [str(x) for x in call["args"]]
-            rc, out, err = fleet.run([*args, "--out=json"])
-            try:
-                data = json.loads(out)
-            except ValueError:
-                data = {"unparsed": out + err}
-            record = orch.goldenlib.orch_mask(
-                {"args": args, "rc": rc, "data": orch.goldenlib.runner_shape(data, call)}, str(work)
-            )
+            rc, data, err = fleet.run_json(args)
+            shaped = orch.goldenlib.runner_shape(data, call)
+            record = orch.goldenlib.orch_mask({"args": args, "rc": rc, "data": shaped}, str(work))
             (out_dir / f"{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
             print(name, rc, "stderr:", err.strip()[-200:])
-    finally:
-        fleet.stop()
-        if not a.keep:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("kept", work)
     return 0
 
 

@@ -105,30 +105,36 @@ def test_include_renders_now_into_the_build_and_returns_pydsl_modules(make_env):
     assert high["m"]["test"][:2] == ["nop", {"require": [{"test": "p"}]}]
 
 
-def test_a_file_included_back_while_it_renders_is_refused_as_salt_refuses_it(make_env):
-    """tests/golden/renderers/cases/pydsl_include_back*.sls hold Salt's answer; here the forms Salt
-    answers with a RecursionError (two pydsl files including each other), refused at once."""
-    files = {
-        "main.sls": "#!pydsl\nstate('m').test.nop()\ninclude('back')\n",
-        "back.sls": "include:\n  - main\nb:\n  test.nop\n",
-        "other.sls": "include:\n  - back\n",
-    }
-    high, errors = build(make_env, files, "main")
-    assert errors == [
-        "Rendering SLS main failed, render error: Detected conflicting IDs, SLS IDs need to be globally unique.\n"
-        "    The conflicting ID is '_slsmod_main' and is found in SLS 'None:None' and SLS 'base:main'"
-    ]
-    high, errors = build(make_env, files, "other")  # main is rendered from YAML first: once, no conflict
+BACK = {
+    "main.sls": "#!pydsl\nstate('m').test.nop()\ninclude('back')\n",
+    "back.sls": "include:\n  - main\nb:\n  test.nop\n",
+    "other.sls": "include:\n  - back\n",
+}
+CYCLE = {"main.sls": "#!pydsl\ninclude('lib')\n", "lib.sls": "#!pydsl\ninclude('main')\n"}
+
+
+@pytest.mark.parametrize(
+    "files,error",
+    [
+        (  # Salt's answer: tests/golden/renderers/cases/pydsl_include_back*.sls
+            BACK,
+            "Rendering SLS main failed, render error: Detected conflicting IDs, SLS IDs need to be globally "
+            "unique.\n    The conflicting ID is '_slsmod_main' and is found in SLS 'None:None' and SLS 'base:main'",
+        ),
+        (  # Salt recurses until a RecursionError; briny refuses at once
+            CYCLE,
+            "Rendering SLS 'base:main' failed: Rendering SLS 'base:lib' failed: it includes main, which is still "
+            "rendering: pydsl files that include each other make a cycle",
+        ),
+    ],
+)
+def test_a_file_included_back_while_it_renders_is_refused(make_env, files, error):
+    assert build(make_env, files, "main")[1] == [error]
+
+
+def test_a_pydsl_file_rendered_from_yaml_first_renders_once(make_env):
+    high, errors = build(make_env, BACK, "other")
     assert errors == [] and {"m", "b", "_slsmod_main"} <= set(high)
-    files = {
-        "main.sls": "#!pydsl\ninclude('lib')\n",
-        "lib.sls": "#!pydsl\ninclude('main')\n",
-    }
-    high, errors = build(make_env, files, "main")
-    assert errors == [
-        "Rendering SLS 'base:main' failed: Rendering SLS 'base:lib' failed: it includes main, which is still "
-        "rendering: pydsl files that include each other make a cycle"
-    ]
 
 
 def test_include_errors_fail_the_including_file(make_env):
