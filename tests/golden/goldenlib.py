@@ -269,6 +269,27 @@ _MASTER_WORD = re.compile(r"[\w.-]+_master\b")
 _DURATION = re.compile(r"(Duration: *)\d+(?:\.\d+)? ms|(Total run time: *)\d+(?:\.\d+)? m?s")
 
 
+_MASTER_VALUE = re.compile(r"\A.+_master\Z")
+
+
+def runner_shape(data, call):
+    """A runner's ``--out=json`` data as ``tests/golden/runners`` keeps it: a master's id
+    (``<host>_master``) answered whole is ``@MASTER@``; ``call["keep"]`` keeps only those keys of
+    each minion's data (grains vary by host); ``call["doc"]`` keeps the functions whose names
+    match its globs, each docstring ``@DOC@``."""
+    if isinstance(data, str) and _MASTER_VALUE.match(data):
+        return "@MASTER@"
+    if "keep" in call and isinstance(data, dict):
+        return {m: {k: v for k, v in d.items() if k in call["keep"]} for m, d in data.items()}
+    if "doc" in call and isinstance(data, dict):
+        return {
+            k: "@DOC@" if isinstance(v, str) else v
+            for k, v in sorted(data.items())
+            if any(fnmatch.fnmatchcase(k, g) for g in call["doc"])
+        }
+    return data
+
+
 def orch_mask(obj, work=None):
     """An orchestration's ``--out=json`` data as the golden keeps it: the master's id key
     (``<host>_master``) is ``@MASTER@``, jids ``@JID@``, the temporary folder ``@WORK@``, and
@@ -297,24 +318,3 @@ def orch_mask_text(text, work=None):
     text = _MASTER_WORD.sub("@MASTER@", text)
     text = _DURATION.sub(lambda m: "Duration: @MS@" if m.group(1) else "Total run time: @MS@", text)
     return _JID.sub("@JID@", _TIME.sub("@TIME@", text))
-
-
-_MASTER_VALUE = re.compile(r"\A.+_master\Z")
-
-
-def runner_shape(data, call):
-    """A runner's ``--out=json`` data as ``tests/golden/runners`` keeps it: a master's id
-    (``<host>_master``) answered whole is ``@MASTER@``; ``call["keep"]`` keeps only those keys of
-    each minion's data (grains vary by host); ``call["doc"]`` keeps the functions whose names
-    match its globs, each docstring ``@DOC@``."""
-    if isinstance(data, str) and _MASTER_VALUE.match(data):
-        return "@MASTER@"
-    if "keep" in call and isinstance(data, dict):
-        return {m: {k: v for k, v in d.items() if k in call["keep"]} for m, d in data.items()}
-    if "doc" in call and isinstance(data, dict):
-        return {
-            k: "@DOC@" if isinstance(v, str) else v
-            for k, v in sorted(data.items())
-            if any(fnmatch.fnmatchcase(k, g) for g in call["doc"])
-        }
-    return data
