@@ -52,6 +52,7 @@ class HighStateBuilder:
         # what the renders of this build share (pydsl's include renders into this build)
         self.build = BuildContext(render_sls=self._render_now)
         self._rendering: tuple[set[str], Matches | None] = (set(), None)
+        self._in_progress: list[str] = []  # the env:sls whose render is under way, outermost first
 
     # -- what exists ------------------------------------------------------
     def avail(self, saltenv: str) -> list[str]:
@@ -88,11 +89,16 @@ class HighStateBuilder:
 
     def _render_now(self, sls: str, saltenv: str, parent: str) -> tuple[HighData, list[str]]:
         """Render ``sls`` in the middle of rendering ``parent`` (pydsl's ``include``), as part of the
-        build under way; nothing when it was rendered already."""
+        build under way; nothing when it was rendered already. ``parent`` is not rendered yet (as
+        in Salt: an SLS including it back renders it again, which pydsl refuses); an ``sls`` still
+        rendering is a cycle of pydsl includes, refused (Salt recurses until it fails)."""
         mods, matches = self._rendering
-        mods.add(parent)
         if f"{saltenv}:{sls}" in mods:
             return {}, []
+        if f"{saltenv}:{sls}" in self._in_progress:
+            return {}, [
+                f"it includes {sls}, which is still rendering: pydsl files that include each other make a cycle"
+            ]
         return self.render_state(sls, saltenv, mods, matches)
 
     def render_state(
@@ -113,6 +119,7 @@ class HighStateBuilder:
         relpath, _ = found
         state: Any = None
         self._rendering = (mods, matches)
+        self._in_progress.append(f"{saltenv}:{sls}")
         try:
             state = self.render_file(sls, saltenv, relpath)
         except RenderCodeError as exc:
@@ -127,6 +134,8 @@ class HighStateBuilder:
             msg = f"Rendering SLS {sls} failed, render error: {exc}"
             log.critical(msg)
             errors.append(msg)
+        finally:
+            self._in_progress.pop()
         mods.add(f"{saltenv}:{sls}")
         if not state:
             return {}, errors

@@ -21,6 +21,12 @@ renderer (:data:`briny.common.hostview.CODE_RENDERERS`), refused there unless al
 - As in Salt the module is kept as a ``stateconf.set`` state ``_slsmod_<sls>`` (declared last, so
   under ``ordered`` it requires the last function); its ``slsmod`` argument is the module's repr,
   a string, so briny's low data stays plain data.
+- A file whose ``include`` names an SLS that includes the file back (``include:`` in YAML) is
+  rendered a second time while it renders, as in Salt (a file is known as rendered only once
+  its render is over), and refused as Salt refuses it: "Detected conflicting IDs ... The
+  conflicting ID is '_slsmod_<sls>' ...". Two pydsl files that ``include()`` each other are
+  refused at once ("... includes X, which is still rendering"); Salt recurses until Python's
+  recursion limit there.
 
 Not supported, each refused with a RenderError that says so: running a declaration at render
 time (``state('x')()``), and ``cmd.call`` / ``cmd.wait_call`` given a Python function: both need
@@ -264,6 +270,16 @@ class PyDsl:
         if self.included:
             from .highstate import merge_included
 
+            again = self.included.get(slsmod_id)
+            if isinstance(again, dict):
+                # this file was rendered a second time while it rendered (an SLS it includes
+                # includes it back): Salt's two ``_slsmod_`` entries hold two module objects,
+                # which its merge refuses; the other ids of both renders are equal
+                raise RenderCodeError(
+                    "Detected conflicting IDs, SLS IDs need to be globally unique.\n    The conflicting ID "
+                    f"is '{slsmod_id}' and is found in SLS 'None:None' and SLS "
+                    f"'{again.get('__env__')}:{again.get('__sls__')}'"
+                )
             errors: list[str] = []
             merge_included(high, self.included, errors)
             if errors:

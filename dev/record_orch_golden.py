@@ -17,6 +17,7 @@ started by pid. A dev tool: it needs the reference Salt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 
 import yaml
 
@@ -45,8 +47,18 @@ def free_port() -> int:
 
 
 class SaltFleet:
-    def __init__(self, saltref: pathlib.Path, work: pathlib.Path) -> None:
+    def __init__(
+        self,
+        saltref: pathlib.Path,
+        work: pathlib.Path,
+        tree: pathlib.Path = CASE / "tree",
+        minions: dict[str, dict[str, object]] | None = None,
+        pillar: pathlib.Path | None = None,
+    ) -> None:
+        """``minions``: id → extra minion config (default: db1, web1, web2 with none);
+        ``pillar``: the pillar root (default: an empty folder)."""
         self.bin = saltref / "bin"
+        self.minions = minions if minions is not None else {mid: {} for mid in MINIONS}
         self.work = work
         self.procs: list[subprocess.Popen[bytes]] = []
         pub, ret = free_port(), free_port()
@@ -62,14 +74,14 @@ class SaltFleet:
             "worker_threads": 2,
             "sock_dir": str(work / "master" / "s"),
             "log_file": str(work / "master" / "master.log"),
-            "file_roots": {"base": [str(CASE / "tree")]},
-            "pillar_roots": {"base": [str(work / "pillar")]},
+            "file_roots": {"base": [str(tree)]},
+            "pillar_roots": {"base": [str(pillar or work / "pillar")]},
             "timeout": 10,
         }
         (work / "pillar").mkdir()
         (self.master_conf / "master").write_text(yaml.safe_dump(master))
         self.minion_confs = {}
-        for mid in MINIONS:
+        for mid, extra in self.minions.items():
             conf = work / mid / "conf"
             conf.mkdir(parents=True)
             minion = {
@@ -81,6 +93,7 @@ class SaltFleet:
                 "sock_dir": str(work / mid / "s"),
                 "log_file": str(work / mid / "minion.log"),
                 "acceptance_wait_time": 1,
+                **extra,
             }
             (conf / "minion").write_text(yaml.safe_dump(minion))
             self.minion_confs[mid] = conf
@@ -118,7 +131,7 @@ class SaltFleet:
                 up = json.loads(p.stdout or "{}")
             except ValueError:
                 up = {}
-            if all(up.get(m) is True for m in MINIONS):
+            if all(up.get(m) is True for m in self.minions):
                 return
         raise SystemExit(f"the Salt minions did not come up within {timeout} s; see {self.work}")
 
@@ -130,6 +143,14 @@ class SaltFleet:
             timeout=300,
         )
         return p.returncode, p.stdout, p.stderr
+
+    def run_json(self, args: list[str]) -> tuple[int, object, str]:
+        """``salt-run ARGS --out=json``: (exit status, the data, or ``{"unparsed": text}``, stderr)."""
+        rc, out, err = self.run([*args, "--out=json"])
+        try:
+            return rc, json.loads(out), err
+        except ValueError:
+            return rc, {"unparsed": out + err}, err
 
     def stop(self) -> None:
         for p in self.procs:
@@ -143,6 +164,23 @@ class SaltFleet:
                 p.wait(10)
 
 
+@contextlib.contextmanager
+def recording(saltref: str, prefix: str, keep: bool, **fleet: object) -> Iterator[tuple[SaltFleet, pathlib.Path]]:
+    """A started :class:`SaltFleet` in a new temporary folder (``fleet``: its keyword arguments),
+    stopped after; the folder is removed unless ``keep``."""
+    work = pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    salt = SaltFleet(pathlib.Path(saltref), work, **fleet)  # type: ignore[arg-type]
+    try:
+        salt.start()
+        yield salt, work
+    finally:
+        salt.stop()
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept", work)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*")
@@ -151,30 +189,17 @@ def main() -> int:
     a = ap.parse_args()
     calls = yaml.safe_load((CASE / "calls.yaml").read_text())
     names = a.names or list(calls)
-    work = pathlib.Path(tempfile.mkdtemp(prefix="orchgold-", dir="/tmp"))
-    fleet = SaltFleet(pathlib.Path(a.saltref), work)
     out_dir = CASE / "expected"
     out_dir.mkdir(exist_ok=True)
-    try:
-        fleet.start()
+    with recording(a.saltref, "orchgold-", a.keep) as (fleet, work):
         for name in names:
             args = [str(x) for x in calls[name]]
-            rc, out, err = fleet.run([*args, "--out=json"])
-            try:
-                data = json.loads(out)
-            except ValueError:
-                data = {"unparsed": out + err}
+            rc, data, err = fleet.run_json(args)
             record = goldenlib.orch_mask({"args": args, "rc": rc, "data": data}, str(work))
             (out_dir / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
             rc_text, text, err_text = fleet.run([*args, "--no-color"])
             (out_dir / f"{name}.txt").write_text(goldenlib.orch_mask_text(f"rc={rc_text}\n{text}", str(work)))
             print(name, rc, rc_text, "stderr:", err.strip()[:200])
-    finally:
-        fleet.stop()
-        if not a.keep:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("kept", work)
     return 0
 
 

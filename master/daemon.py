@@ -144,6 +144,7 @@ def build_server(
         log.info("loaded the cached mines of %d minions", mined)
     pillar.mine = compiler.mine = mine
     server.publisher.pillar_of = pillar.for_targeting  # -I, I@, J@ publishes match the pillars compiled here
+    server.on_forget.append(pillar.files.remove)  # the pillar a deleted minion last got (cache.pillar)
     pillar.register(server)  # pillar
     fileserver.register(server)  # file_envs, file_list, file_hash, file_chunk
     compiler.register(server)  # compile (briny-call on a minion)

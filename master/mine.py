@@ -171,6 +171,12 @@ class MineStore:
             self._load()
             return dict(self._data.get(minion_id) or {})
 
+    def ids(self) -> list[str]:
+        """The minions that have a mine (sorted)."""
+        with self._lock:
+            self._load()
+            return sorted(m for m, mine in self._data.items() if mine)
+
     # -- reads -------------------------------------------------------------------------------------
     def _allowed_functions(self, requester: str, functions: list[str]) -> list[str]:
         rules = self.opts.get("mine_get")

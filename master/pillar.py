@@ -55,6 +55,7 @@ from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
 from briny.common.ids import other_minion
 from briny.common.jobcontext import JobContext, MasterRequest
 from briny.common.reported import is_env_name
+from briny.master.pillarcache import PillarFiles
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +195,7 @@ class MinionPillars:
         self.opts = opts
         self.grains_of = grains_of
         self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
+        self.files = PillarFiles(opts)  # the pillar each minion last fetched, on disk (cache.pillar)
         self.hits = 0
         self.compiles = 0
         self._lock = threading.Lock()
@@ -352,7 +354,9 @@ class MinionPillars:
         except WireError as exc:
             log.warning("pillar request from %s refused: %s", minion_id, exc)
             return {"error": str(exc)}
-        return {"pillar": self.get(minion_id, saltenv, pillarenv)}
+        pillar = self.get(minion_id, saltenv, pillarenv)
+        self.files.store(minion_id, pillar)  # what cache.pillar shows, as Salt's minion data cache
+        return {"pillar": pillar}
 
     def register(self, server: Any) -> None:
         """Serve ``pillar`` requests of ``server`` (a MasterServer), in its worker threads."""

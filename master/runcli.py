@@ -92,8 +92,8 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         opts["force_color"] = True
     try:
         func = get_runner(ns.fun)
-    except FunctionNotFound:
-        print(f"'{ns.fun}' is not available.", file=out)
+    except FunctionNotFound:  # through the outputter, as salt-run prints it (``--out=json``: a JSON string)
+        print(_render(f"'{ns.fun}' is not available.", ns.out, opts, ns.color), file=out)
         return 1
     if ns.arg_json:
         if ns.arg:

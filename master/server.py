@@ -191,6 +191,8 @@ class MasterServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {}
+        # told (in a worker thread) of each minion whose key is gone: its other caches forget it
+        self.on_forget: list[Callable[[str], None]] = []
         self.publisher = Publisher(
             opts,
             transport,
@@ -448,6 +450,8 @@ class MasterServer:
             if minion_id not in view.known and (sess is None or sess.since < view.read_at):
                 self.sessions.forget(minion_id)
                 self.grains.remove(minion_id)
+                for forget in self.on_forget:
+                    self.executor.submit(forget, minion_id)
 
     async def check_keys(self) -> None:
         """Read the key store (a worker: a ``stat`` per key folder) and apply what changed (loop)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,6 +106,11 @@ def get_runner(name: str) -> Callable[..., Any]:
     if fun_name.startswith("_") or not callable(func) or real not in getattr(module, "__all__", [real]):
         raise FunctionNotFound(f"'{name}' is not available.")
     return func
+
+
+def list_modules() -> list[str]:
+    """The runner modules ``briny-run`` offers (``["cache", "doc", "fileserver", ...]``)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
 def list_functions(module: str) -> list[str]:

@@ -85,7 +85,9 @@ def recurse_changes(
 
 
 def clean_list(name: str, keep: set[str], exclude_pat: str | list[str] | None = None) -> list[tuple[str, bool]]:
-    """(path, is the top of a removed subtree) for everything under ``name`` not kept.
+    """(path, is the top of a removed subtree) for everything under ``name`` not kept, in the
+    directory's own order (``os.walk`` top-down, unsorted; in each folder its files, then its
+    folders), the order Salt's ``file.directory`` ``clean`` lists them in.
 
     A path is kept when it is in ``keep``, is an ancestor of a kept path, or
     matches ``exclude_pat`` (then its ancestors are kept too).
@@ -104,7 +106,7 @@ def clean_list(name: str, keep: set[str], exclude_pat: str | list[str] | None = 
             d = os.path.dirname(d)
     out: list[tuple[str, bool]] = []
     gone: list[str] = []
-    for dirpath, dirnames, filenames in walk(name):
+    for dirpath, dirnames, filenames in os.walk(name, followlinks=False):
         inside = any(dirpath == g or dirpath.startswith(g + os.sep) for g in gone)
         for n in filenames + dirnames:
             path = os.path.join(dirpath, n)

@@ -497,9 +497,13 @@ def _run_runner(conf_dir: Path, name: str, args: list[Any], kwargs: dict[str, An
     proc = subprocess.run(cmd, input=request, capture_output=True, text=True, check=False)
     out = proc.stdout.strip()
     try:
-        return proc.returncode == 0, json.loads(out)
+        data = json.loads(out)
     except ValueError:
         pass
+    else:
+        if proc.returncode != 0 and data == f"'{name}' is not available.":  # printed as salt-run prints it
+            raise CommandExecutionError(data)
+        return proc.returncode == 0, data
     lines = (out or proc.stderr.strip()).splitlines()
     message = lines[-1] if lines else f"briny-run ended with exit status {proc.returncode}"
     raise CommandExecutionError(message.removeprefix("briny-run: "))

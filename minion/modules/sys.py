@@ -11,9 +11,12 @@ the module's name, as Salt's does.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
+import importlib.util
 import inspect
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -126,6 +129,59 @@ def _argspec(func: Any) -> dict[str, Any]:
         "varargs": True if spec.varargs else None,
         "kwargs": True if spec.varkw else None,
     }
+
+
+def _runner_functions() -> list[str]:
+    """The runners ``briny-run`` offers on this host, read from its runner files (their
+    ``__all__`` and ``__func_alias__``) without importing them: the master's code is not the
+    minion's to load. Empty when the master's package is not installed here."""
+    spec = importlib.util.find_spec("briny.master")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    names: list[str] = []
+    for folder in folders:
+        for path in sorted(Path(folder, "runners").glob("[!_]*.py")):
+            names.extend(f"{path.stem}.{fun}" for fun in _exported(path))
+    return sorted(set(names))
+
+
+def _exported(path: Path) -> list[str]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError) as exc:
+        log.warning("cannot read the runner file %s: %s", path, exc)
+        return []
+    found: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in ("__all__", "__func_alias__"):
+                try:
+                    found[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    log.warning("the %s of %s is not a literal", node.targets[0].id, path)
+    aliases = found.get("__func_alias__") or {}
+    return [str(aliases.get(name, name)) for name in found.get("__all__") or []]
+
+
+def list_runners(*args: str, **kwargs: Any) -> list[str]:
+    """Runner module names (``briny-run``'s on this host): all, those named, or those with a
+    function matching the globs given (``c*``, ``jobs.l*``)."""
+    funcs = _runner_functions()
+    mods = sorted({f.partition(".")[0] for f in funcs})
+    if not args:
+        return mods
+    out: set[str] = set()
+    for arg in args:
+        if "*" in arg:
+            out.update(f.partition(".")[0] for f in funcs if fnmatch.fnmatchcase(f, arg))
+        elif arg in mods:
+            out.add(arg)
+    return sorted(out)
+
+
+def list_runner_functions(*args: str, **kwargs: Any) -> list[str]:
+    """Runner function names (``briny-run``'s on this host): all, or those of the modules / globs /
+    functions named."""
+    return _select(_runner_functions(), args)
 
 
 def reload_modules(**kwargs: Any) -> bool:

@@ -28,6 +28,7 @@ requisites/expected/NAME.json  {"run"|"test"|"low": {"rc", "data", "disk"}}
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import pathlib
@@ -267,6 +268,27 @@ _MASTER_ID = re.compile(r"^[\w.-]+_master$")
 _JID = re.compile(r"\b\d{20}\b")
 _MASTER_WORD = re.compile(r"[\w.-]+_master\b")
 _DURATION = re.compile(r"(Duration: *)\d+(?:\.\d+)? ms|(Total run time: *)\d+(?:\.\d+)? m?s")
+
+
+_MASTER_VALUE = re.compile(r"\A.+_master\Z")
+
+
+def runner_shape(data, call):
+    """A runner's ``--out=json`` data as ``tests/golden/runners`` keeps it: a master's id
+    (``<host>_master``) answered whole is ``@MASTER@``; ``call["keep"]`` keeps only those keys of
+    each minion's data (grains vary by host); ``call["doc"]`` keeps the functions whose names
+    match its globs, each docstring ``@DOC@``."""
+    if isinstance(data, str) and _MASTER_VALUE.match(data):
+        return "@MASTER@"
+    if "keep" in call and isinstance(data, dict):
+        return {m: {k: v for k, v in d.items() if k in call["keep"]} for m, d in data.items()}
+    if "doc" in call and isinstance(data, dict):
+        return {
+            k: "@DOC@" if isinstance(v, str) else v
+            for k, v in sorted(data.items())
+            if any(fnmatch.fnmatchcase(k, g) for g in call["doc"])
+        }
+    return data
 
 
 def orch_mask(obj, work=None):

@@ -96,13 +96,45 @@ def test_include_renders_now_into_the_build_and_returns_pydsl_modules(make_env):
         "assert include('lib') is two\n"  # rendered already: not again, the same module
         "state('m').test.nop().require(test='p')\n",
         "plain.sls": "p:\n  test.nop\n",
-        "lib.sls": "#!pydsl\nVALUE = 7\ninclude('main')\nstate('l').test.nop()\n",  # a cycle back: nothing
+        "lib.sls": "#!pydsl\nVALUE = 7\ninclude('plain')\nstate('l').test.nop()\n",  # rendered already: nothing
     }
     high, errors = build(make_env, files, "main")
     assert errors == []
     assert {k for k in high if not k.startswith("__")} == {"m", "p", "l", "_slsmod_main", "_slsmod_lib"}
     assert high["p"]["__sls__"] == "plain" and "__sls_included_from__" not in high["p"]
     assert high["m"]["test"][:2] == ["nop", {"require": [{"test": "p"}]}]
+
+
+BACK = {
+    "main.sls": "#!pydsl\nstate('m').test.nop()\ninclude('back')\n",
+    "back.sls": "include:\n  - main\nb:\n  test.nop\n",
+    "other.sls": "include:\n  - back\n",
+}
+CYCLE = {"main.sls": "#!pydsl\ninclude('lib')\n", "lib.sls": "#!pydsl\ninclude('main')\n"}
+
+
+@pytest.mark.parametrize(
+    "files,error",
+    [
+        (  # Salt's answer: tests/golden/renderers/cases/pydsl_include_back*.sls
+            BACK,
+            "Rendering SLS main failed, render error: Detected conflicting IDs, SLS IDs need to be globally "
+            "unique.\n    The conflicting ID is '_slsmod_main' and is found in SLS 'None:None' and SLS 'base:main'",
+        ),
+        (  # Salt recurses until a RecursionError; briny refuses at once
+            CYCLE,
+            "Rendering SLS 'base:main' failed: Rendering SLS 'base:lib' failed: it includes main, which is still "
+            "rendering: pydsl files that include each other make a cycle",
+        ),
+    ],
+)
+def test_a_file_included_back_while_it_renders_is_refused(make_env, files, error):
+    assert build(make_env, files, "main")[1] == [error]
+
+
+def test_a_pydsl_file_rendered_from_yaml_first_renders_once(make_env):
+    high, errors = build(make_env, BACK, "other")
+    assert errors == [] and {"m", "b", "_slsmod_main"} <= set(high)
 
 
 def test_include_errors_fail_the_including_file(make_env):

@@ -250,6 +250,33 @@ def test_directory_recurse_and_clean(tmp_path: Path, tree: Path, out: Path) -> N
     assert second["changes"] == {}
 
 
+def test_directory_clean_lists_in_the_directorys_own_order(tmp_path: Path, tree: Path, out: Path) -> None:
+    """Salt lists what ``clean`` removes as ``os.walk`` meets it (in each folder its files, then its
+    folders; tests/golden/fidelity/expected/directory_clean.json), not sorted. The file system's
+    order is its own, so the expected order is os.walk's on the same folder."""
+    d = out / "c"
+    d.mkdir()
+    for name in ("m", "c", "x", "a", "q", "k", "b", "z", "e"):  # neither sorted nor reversed
+        (d / name).write_text(name)
+    for sub in ("yy", "dd", "pp"):
+        (d / sub).mkdir()
+        for name in ("n", "f", "t", "b"):
+            (d / sub / name).write_text(name)
+    walked = [os.path.join(root, n) for root, dirs, files in os.walk(d) for n in files + dirs]
+    assert walked != sorted(walked), "this file system lists in sorted order: the test would show nothing"
+    tops = [p for p in walked if os.path.dirname(p) == str(d)]
+    removed = {"removed": "Removed due to clean"}
+    ret = _states(tmp_path, test=True)["file.directory"](name=str(d), clean=True)
+    assert list(ret["changes"]) == walked
+    assert ret["comment"] == "The following files will be changed:\n" + "".join(
+        f"{p}: removed - Removed due to clean\n" for p in walked
+    )
+    ret = _states(tmp_path)["file.directory"](name=str(d), clean=True)
+    assert ret["changes"] == {**{p: removed for p in walked}, "removed": tops}
+    assert list(ret["changes"]) == [*walked, "removed"]
+    assert os.listdir(d) == []
+
+
 def test_directory_owner_and_failures(tmp_path: Path, tree: Path, out: Path) -> None:
     d = out / "new" / "a"
     first, second = _twice(

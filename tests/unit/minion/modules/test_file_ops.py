@@ -168,7 +168,10 @@ def test_clean_list_keeps_excluded_and_their_folders(tmp_path: Path) -> None:
     (tmp_path / "gone" / "y").write_text("y")
     got = tree.clean_list(str(tmp_path), set(), "*.keep")
     rel = [(os.path.relpath(p, tmp_path), top) for p, top in got]
-    assert rel == [("x.txt", True), ("gone", True), ("gone/y", False), ("s/f2", True)]
+    assert sorted(rel) == [("gone", True), ("gone/y", False), ("s/f2", True), ("x.txt", True)]
+    # in the directory's own order, as Salt lists them: os.walk's, in each folder files then folders
+    walked = [os.path.relpath(os.path.join(r, n), tmp_path) for r, d, f in os.walk(tmp_path) for n in f + d]
+    assert [p for p, _top in rel] == [p for p in walked if p in dict(rel)]
 
 
 def test_backup_is_named_like_salts(tmp_path: Path) -> None:

@@ -70,3 +70,20 @@ def test_state_modules_functions_and_docs(loader):
     assert loader["sys.state_argspec"]("test.nop") == {
         "test.nop": {"args": ["name"], "defaults": None, "varargs": None, "kwargs": True}
     }
+
+
+def test_list_runners_reads_the_runners_briny_run_offers(loader):
+    from briny.master.runners import list_functions, list_modules
+
+    assert loader["sys.list_runners"]() == list_modules()
+    assert {"cache", "doc", "jobs", "mine", "salt"} <= set(loader["sys.list_runners"]())
+    assert loader["sys.list_runners"]("c*") == ["cache"]
+    assert loader["sys.list_runners"]("jobs.list_e*") == ["jobs"]
+    assert loader["sys.list_runners"]("mine", "nosuch") == ["mine"]
+    every = [f for m in list_modules() for f in list_functions(m)]
+    assert loader["sys.list_runner_functions"]() == sorted(every)
+    assert loader["sys.list_runner_functions"]("cache") == ["cache.grains", "cache.mine", "cache.pillar"]
+    assert loader["sys.list_runner_functions"]("state.orch") == ["state.orch"]
+    orch = loader["sys.list_runner_functions"]("state.orch*")
+    assert {"state.orch", "state.orchestrate", "state.orchestrate_single"} <= set(orch)
+    assert all(f.startswith("state.orch") for f in orch)

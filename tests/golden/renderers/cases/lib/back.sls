@@ -1,0 +1,4 @@
+include:
+  - pydsl_include_back
+back_yaml:
+  test.nop

@@ -1,0 +1,5 @@
+#!stateconf -os yaml . jinja
+include:
+  - pydsl_include_back_ns
+.yaml_side:
+  test.nop

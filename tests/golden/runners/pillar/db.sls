@@ -1,0 +1,3 @@
+role: db
+ports:
+  - 5432

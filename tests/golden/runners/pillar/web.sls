@@ -1,0 +1,4 @@
+role: web
+ports:
+  - 80
+  - 443
