@@ -4,9 +4,11 @@ requests (``tests/golden/api/cases.json``, recorded by ``dev/api_golden.py``).""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,9 +38,18 @@ DIFFERENT = {
 }  # fmt: skip
 
 
+PAM_USER, PAM_GROUP, PAM_PASSWORD = "brinyapi-pam", "brinyapi-grp", "Pam-pw-4711"
+
+
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, ApiProc]]:
-    fleet, port = api_fleet(tmp_path_factory.mktemp("api"))
+    root = tmp_path_factory.mktemp("api")
+    htpasswd = root / "htpasswd"
+    eauth = {
+        "file": {"^filename": str(htpasswd), "^filetype": "text", "^hashtype": "plaintext", **apicases.ACL},
+        "pam": {PAM_USER: [{"m1": ["test.ping"]}], f"{PAM_GROUP}%": ["test.echo"]},
+    }
+    fleet, port = api_fleet(root, external_auth=eauth)
     proc = None
     try:
         proc = start_api(fleet, port)
@@ -131,3 +142,134 @@ def test_pepper_runs_unchanged(api: tuple[Fleet, ApiProc]) -> None:
     assert started["minions"] == ["m1"]
     returns = fleet.wait_returns(started["jid"], ["m1"])
     assert returns["m1"] is True
+
+
+def _post(proc: ApiProc, token: str, chunks: list[dict[str, Any]], path: str = "/") -> tuple[int, Any]:
+    headers = {"X-Auth-Token": token, "Content-Type": "application/json", "Accept": "application/json"}
+    status, got, raw = call(proc.port, "POST", path, json.dumps(chunks).encode(), headers)
+    return status, json.loads(raw) if got.get("Content-Type", "").startswith("application/json") else raw.decode()
+
+
+def _jobs_of(fleet: Fleet, fun: str) -> list[str]:
+    res = fleet.run("jobs.list_jobs", "--out=json")
+    assert res.returncode == 0, res.stderr
+    return [jid for jid, job in res.json().items() if job.get("Function") == fun]
+
+
+def test_refusals_are_logged_and_run_nothing(api: tuple[Fleet, ApiProc]) -> None:
+    fleet, proc = api
+    marker = fleet.root / "api-refused-marker"
+    bob = login(proc.port, "bob", "bob-pw")["token"]
+    touch = {"tgt": "m1", "fun": "cmd.run", "arg": [f"touch {marker}"]}
+    attempts = [
+        (bob, [{"client": "local", **touch}], 401),
+        (bob, [{"client": "local_async", **touch}], 401),
+        (bob, [{"client": "runner", "fun": "salt.cmd", "arg": ["cmd.run", f"touch {marker}"]}], 401),
+        (bob, [{"client": "wheel", "fun": "key.delete", "match": "m1"}], 401),
+        (bob, [{"client": "ssh", **touch}], 400),
+        (bob, [{"client": "local_batch", **touch}], 400),
+        # one bad chunk refuses the whole lowstate before anything runs
+        (bob, [{"client": "local", "tgt": "m1", "fun": "test.ping"}, {"client": "nosuch", **touch}], 400),
+        ("0" * 40, [{"client": "local", **touch}], 401),
+    ]
+    for token, chunks, want in attempts:
+        status, body = _post(proc, token, chunks)
+        assert status == want, (chunks, status, body)
+    status, _ = _post(proc, "", [{"client": "local", **touch, "username": "bob", "password": "no", "eauth": "file"}],
+                      "/run")  # fmt: skip
+    assert status == 401
+    # an expired token (its record still on disk, where briny-api keeps tokens) is refused too
+    from briny.common.config import load_master_config
+    from briny.master.api.tokens import TokenStore
+
+    expired = TokenStore(load_master_config(str(fleet.master_conf))).create(
+        {"user": "alice", "eauth": "file", "perms": [".*"]}, -1
+    )
+    assert _post(proc, expired["token"], [{"client": "local", **touch}])[0] == 401
+    assert _post(proc, bob, [{"client": "local", "tgt": "m1", "fun": "test.ping"}]) == (200, {"return": [{"m1": True}]})
+    assert not marker.exists()
+    assert _jobs_of(fleet, "cmd.run") == [] and _jobs_of(fleet, "salt.cmd") == []
+    assert fleet.keys()["minions"] == ["m1"]
+    logs = proc.logs()
+    assert "refused bob (eauth file): cmd.run on 'm1' (glob)" in logs
+    assert "refused bob (eauth file): runner salt.cmd" in logs and "refused bob (eauth file): wheel key.delete" in logs
+    assert "refused: user bob may not run cmd.run on m1" in fleet.master.log_file.read_text()
+    for token in (bob, expired["token"]):
+        assert token not in logs and token not in fleet.master.log_file.read_text()
+    assert "bob-pw" not in logs
+
+
+def _stream(proc: ApiProc, token: str) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", proc.port, timeout=30)
+    conn.request("GET", "/events", headers={"X-Auth-Token": token, "Accept": "text/event-stream"})
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/event-stream")
+    assert resp.readline() == b"retry: 400\n"
+    return resp
+
+
+def _events_until(resp: http.client.HTTPResponse, tag: str) -> list[tuple[str, Any]]:
+    seen: list[tuple[str, Any]] = []
+    deadline = time.monotonic() + 30
+    current = ""
+    while time.monotonic() < deadline:
+        line = resp.readline().decode().rstrip("\n")
+        if line.startswith("tag: "):
+            current = line[5:]
+        elif line.startswith("data: "):
+            data = json.loads(line[6:])
+            assert data["tag"] == current
+            seen.append((current, data["data"]))
+            if current == tag:
+                return seen
+    raise AssertionError(f"no {tag} within 30 s; saw {[t for t, _ in seen]}")
+
+
+def test_events_stream_filtered_by_acl(api: tuple[Fleet, ApiProc]) -> None:
+    fleet, proc = api
+    alice, bob = (login(proc.port, u, pw)["token"] for u, pw in apicases.USERS.items())
+    everything, bobs = _stream(proc, alice), _stream(proc, bob)
+    try:
+        status, body = _post(proc, alice, [{"client": "local_async", "tgt": "m1", "fun": "test.echo", "arg": ["x"]}])
+        echo = body["return"][0]["jid"]
+        fleet.wait_returns(echo, ["m1"])
+        status, body = _post(proc, bob, [{"client": "local_async", "tgt": "m1", "fun": "test.ping"}])
+        ping = body["return"][0]["jid"]
+        seen = _events_until(everything, f"salt/job/{ping}/ret/m1")
+        tags = [t for t, _ in seen]
+        assert f"salt/job/{echo}/new" in tags and f"salt/job/{echo}/ret/m1" in tags
+        ret = dict(seen)[f"salt/job/{ping}/ret/m1"]
+        assert ret["return"] is True and ret["fun"] == "test.ping" and ret["id"] == "m1" and "_stamp" in ret
+        bob_seen = [t for t, _ in _events_until(bobs, f"salt/job/{ping}/ret/m1")]
+        assert f"salt/job/{ping}/new" in bob_seen
+        assert not [t for t in bob_seen if echo in t or not t.startswith(f"salt/job/{ping}/")], bob_seen
+    finally:
+        everything.close()
+        bobs.close()
+    assert call(proc.port, "GET", "/events", headers={"X-Auth-Token": "f" * 40})[0] == 401
+
+
+@pytest.mark.host
+@pytest.mark.skipif(os.geteuid() != 0, reason="creates a local user")
+def test_pam_login_of_a_real_user(api: tuple[Fleet, ApiProc]) -> None:
+    fleet, proc = api
+    subprocess.run(["groupadd", PAM_GROUP], check=True, capture_output=True)
+    try:
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", "-G", PAM_GROUP, PAM_USER], check=True,
+                       capture_output=True)  # fmt: skip
+        subprocess.run(["chpasswd"], input=f"{PAM_USER}:{PAM_PASSWORD}\n", text=True, check=True)
+        got = login(proc.port, PAM_USER, PAM_PASSWORD, "pam")
+        assert got["eauth"] == "pam" and got["perms"] == ["test.echo", {"m1": ["test.ping"]}]
+        assert _post(proc, got["token"], [{"client": "local", "tgt": "m1", "fun": "test.ping"}])[1] == {
+            "return": [{"m1": True}]
+        }
+        assert _post(proc, got["token"], [{"client": "local", "tgt": "m1", "fun": "test.echo", "arg": ["g"]}])[1] == {
+            "return": [{"m1": "g"}]
+        }
+        assert _post(proc, got["token"], [{"client": "local", "tgt": "m1", "fun": "test.version"}])[0] == 401
+        body = json.dumps({"username": PAM_USER, "password": "wrong", "eauth": "pam"}).encode()
+        assert call(proc.port, "POST", "/login", body, {"Content-Type": "application/json"})[0] == 401
+        assert PAM_PASSWORD not in proc.logs() and "wrong" not in proc.logs().replace("wrong password", "")
+    finally:
+        subprocess.run(["userdel", PAM_USER], check=False, capture_output=True)
+        subprocess.run(["groupdel", PAM_GROUP], check=False, capture_output=True)
