@@ -48,15 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _beside(opts: dict[str, Any], key: str, sibling: str, name: str) -> str:
-    value = opts.get(key)
+def _beside(opts: dict[str, Any], value: Any, sibling: str, name: str) -> str:
+    """``value`` (relative to ``root_dir``), or ``name`` in the folder of the ``sibling`` option."""
     if not value:
         base = os.path.dirname(str(opts.get(sibling) or "")) or str(opts.get("root_dir") or "/")
         return os.path.join(base, name)
-    value = str(value)
-    if logsetup.is_syslog(value) or os.path.isabs(value):
-        return value
-    return os.path.join(str(opts.get("root_dir") or "/"), value)
+    text = str(value)
+    if logsetup.is_syslog(text) or os.path.isabs(text):
+        return text
+    return os.path.join(str(opts.get("root_dir") or "/"), text)
 
 
 def _ssl_context(s: api_settings.ApiSettings) -> ssl.SSLContext | None:
@@ -118,10 +118,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     logsetup.setup_console(ns.log_level)
     try:
         opts = load_master_config(config_dir(ns.config_dir, required=True))
-        opts["api_logfile"] = _beside(opts, "api_logfile", "log_file", "api")
+        opts["api_logfile"] = _beside(opts, opts.get("api_logfile"), "log_file", "api")
         opts.update(logsetup.cli_overrides(ns, file_key="api_logfile"))
         pidfile = (
-            os.path.abspath(ns.pidfile) if ns.pidfile else _beside(opts, "api_pidfile", "pidfile", "briny-api.pid")
+            os.path.abspath(ns.pidfile)
+            if ns.pidfile
+            else _beside(opts, opts.get("api_pidfile"), "pidfile", "briny-api.pid")
         )
         other = running_pid(pidfile)
         if other is not None:
