@@ -49,7 +49,13 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, ApiPr
         "file": {"^filename": str(htpasswd), "^filetype": "text", "^hashtype": "plaintext", **apicases.ACL},
         "pam": {PAM_USER: [{"m1": ["test.ping"]}], f"{PAM_GROUP}%": ["test.echo"]},
     }
-    fleet, port = api_fleet(root, external_auth=eauth)
+    static = root / "ui"
+    (static / "js").mkdir(parents=True)
+    (static / "js" / "app.js").write_text("console.log('ui')\n")
+    (static / "leak").symlink_to(root / "htpasswd")  # a symlink out of the folder is not served
+    (root / "index.html").write_text("<html>the ui</html>\n")
+    ui = {"static": str(static), "app": str(root / "index.html")}
+    fleet, port = api_fleet(root, external_auth=eauth, api_opts=ui)
     proc = None
     try:
         proc = start_api(fleet, port)
@@ -273,3 +279,29 @@ def test_pam_login_of_a_real_user(api: tuple[Fleet, ApiProc]) -> None:
     finally:
         subprocess.run(["userdel", PAM_USER], check=False, capture_output=True)
         subprocess.run(["groupdel", PAM_GROUP], check=False, capture_output=True)
+
+
+def test_webhook_fires_on_the_bus(api: tuple[Fleet, ApiProc]) -> None:
+    fleet, proc = api
+    alice = login(proc.port, "alice", "alice-pw")["token"]
+    with fleet.listening("salt/netapi/hook/*", "salt/netapi/hook/probe") as events:
+        status, _, raw = call(proc.port, "POST", "/hook/deploy/web", json.dumps({"ref": "main"}).encode(),
+                              {"X-Auth-Token": alice, "Content-Type": "application/json", "X-Custom": "1"})  # fmt: skip
+        assert (status, json.loads(raw)) == (200, {"success": True})
+        got = events.get_event(timeout=10)
+    assert got is not None and got[0] == "salt/netapi/hook/deploy/web"
+    data = got[1]
+    assert data["post"] == {"ref": "main"} and json.loads(data["body"]) == {"ref": "main"}
+    assert data["headers"]["X-Custom"] == "1" and "X-Auth-Token" not in data["headers"]
+    assert alice not in json.dumps(data)
+
+
+def test_static_and_app_stay_inside_their_folder(api: tuple[Fleet, ApiProc]) -> None:
+    fleet, proc = api
+    status, _, raw = call(proc.port, "GET", "/static/js/app.js")
+    assert (status, raw) == (200, b"console.log('ui')\n")
+    assert call(proc.port, "GET", "/app")[2] == call(proc.port, "GET", "/app/some/route")[2] == b"<html>the ui</html>\n"
+    for path in ("/static/../htpasswd", "/static/%2e%2e/htpasswd", "/static/js/%2e%2e/%2e%2e/htpasswd",
+                 "/static/..%2fhtpasswd", "/static/leak"):  # fmt: skip
+        status, _, raw = call(proc.port, "GET", path)
+        assert status in (403, 404) and b"alice-pw" not in raw, (path, status)
