@@ -67,7 +67,7 @@ def test_readiness_and_stop_under_systemd(fleet: Fleet) -> None:
         try:
             first = sock.recv(4096).decode().splitlines()
             assert "READY=1" in first, first
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as resp:  # noqa: S310 - 127.0.0.1
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as resp:
                 assert json.loads(resp.read())["return"] == "Welcome"
             proc.send_signal(signal.SIGTERM)
             assert "STOPPING=1" in sock.recv(4096).decode().splitlines()
@@ -87,7 +87,7 @@ def test_daemonizes_and_refuses_a_bad_start(fleet: Fleet) -> None:
     assert proc.returncode == 0, err
     pid = int((folder / "api.pid").read_text())
     try:
-        wait_until(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).status == 200, 20,  # noqa: S310
+        wait_until(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).status == 200, 20,
                    "the daemonized briny-api to serve")  # fmt: skip
         again = briny_api(folder)  # the same pidfile: refused
         _, err = again.communicate(timeout=30)
@@ -156,14 +156,14 @@ def test_tls_from_ssl_crt_and_ssl_key(fleet: Fleet) -> None:
         def up() -> bool:
             assert proc.poll() is None, proc.communicate()[1]
             try:
-                with urllib.request.urlopen(f"https://127.0.0.1:{port}/", timeout=5, context=ctx) as resp:  # noqa: S310
+                with urllib.request.urlopen(f"https://127.0.0.1:{port}/", timeout=5, context=ctx) as resp:
                     return bool(json.loads(resp.read())["return"] == "Welcome")
             except OSError:
                 return False
 
         wait_until(up, 30, "briny-api to serve over TLS", interval=0.1)
         with pytest.raises(OSError):  # plain HTTP on the TLS port is not served
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5)  # noqa: S310
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=15)
