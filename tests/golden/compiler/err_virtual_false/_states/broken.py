@@ -1,4 +1,4 @@
-import nosuchlib_xyz
+import nosuchlib_xyz  # noqa: F401 - the import failing is the case
 
 
 def managed(name, **kwargs):
