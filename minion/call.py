@@ -5,7 +5,9 @@ master: in this process, the state tree and pillar are read from this host's
 ``file_roots`` and ``pillar_roots``. Otherwise the call goes to the running
 ``briny-minion`` over its local IPC (:mod:`briny.minion.localapi`), which
 runs it as a job with the master's pillar, files and compiled states; with
-no minion running, exit 2. Results go to stdout through the outputters; problems go to
+no minion running, exit 2. With ``--local`` the config's keys briny will not act on are
+named in warnings first, as the daemons name them at start (:mod:`briny.common.saltkeys`).
+Results go to stdout through the outputters; problems go to
 stderr. Exit status: 0 on success, 1 when the function reported a failure
 (a failed state, a compile error, a non-zero ``retcode``), 2 on a usage or
 config error, 255 when the function does not exist (as ``salt-call``).
@@ -23,7 +25,7 @@ from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.exceptions import BrinyError, InvalidArguments
 from briny.common.jid import gen_jid
-from briny.common import logsetup, versions
+from briny.common import logsetup, saltkeys, versions
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     if opts.get("file_client") != "local":
         return _through_minion(ns, opts)
+    saltkeys.warn_unsupported(opts)  # masterless: no daemon has named the keys briny will not act on
 
     from briny.minion.executor import Executor, Job
     from briny.minion.grains import load_grains

@@ -159,6 +159,25 @@ def test_missing_function_and_bad_config(minion, tmp_path):
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
+def test_local_names_the_keys_it_will_not_act_on(minion):
+    """Masterless users see the config warnings the daemons log at start: a Salt setting briny
+    does not act on (a returner, a proxy block, an ext_pillar) and a key that is no Salt setting."""
+    conf, _, _ = minion
+    with (conf / "minion").open("a") as fh:
+        fh.write("return: mysql\nproxy: {proxytype: dummy}\next_pillar: [{cmd_yaml: cat x}]\nfrobnicate: 1\n")
+    proc = call(conf, "test.ping")
+    assert proc.returncode == 0 and local(proc) is True, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("[WARNING ]")]
+    assert warnings == [
+        f"[WARNING ] {conf / 'minion'}: Salt settings briny does not support, accepted without effect "
+        "(docs/migrating.md): ext_pillar, proxy, return",
+        f"[WARNING ] {conf / 'minion'}: keys that are not Salt 3007 minion settings nor briny's, kept only as "
+        "data for config.get: frobnicate",
+    ], proc.stderr
+    quiet = call(conf, "test.ping", "--log-level=error")
+    assert quiet.returncode == 0 and "frobnicate" not in quiet.stderr
+
+
 def test_options_after_the_function_and_kwargs(minion):
     conf, _, _ = minion
     proc = call(conf, "test.arg", "1", "x=2", "y={a: 1}", "--out", "json", out="")
