@@ -15,7 +15,8 @@ full runner answer: ``state.orchestrate``) is printed whole with that
 outputter, and exits with that ``retcode``, as ``salt-run`` does.
 Exit status: 0 on success; 1 when the runner failed (a bad
 argument, an unreadable cache) or the runner set a non-zero ``retcode``; 2
-for a usage or config error; an
+for a usage or config error (a Salt option briny does not support, ``--eauth``, is
+refused by name); an
 unknown function prints ``'FUN' is not available.`` and exits 1 (salt-run
 exits 0 there; briny is explicit about failing).
 """
@@ -30,11 +31,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from briny.common import logsetup, versions
+from briny.common import logsetup, saltonly, versions
 from briny.common.args import call_function, parse_input
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
-from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
+from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound, UsageError
 from briny.master.runners import RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='read the arguments as one JSON object on stdin, {"arg": [...], "kwarg": {...}, "saltenv": ENV} '
         "(saltenv is passed only to a runner that takes one; saltutil.runner uses this)",
     )
+    saltonly.add(p, saltonly.BRINY_RUN)  # refused by name (--eauth ...), before the runner runs
     p.add_argument("fun", help="module.function, e.g. jobs.list_jobs")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
@@ -78,9 +80,13 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     ns = build_parser().parse_intermixed_args(argv)
     logsetup.setup_console(ns.log_level, stream=err)
     try:
+        saltonly.refuse("briny-run", ns, "the runner did not run")
         opts = load_master_config(ns.config_dir)
         opts.update(logsetup.cli_overrides(ns))
         logsetup.setup_logging(opts, console_level=ns.log_level, stream=err)
+    except UsageError as exc:
+        print(exc, file=err)
+        return 2
     except ConfigError as exc:
         print(f"briny-run: {exc}", file=err)
         return 2

@@ -10,7 +10,8 @@ named in warnings first, as the daemons name them at start (:mod:`briny.common.s
 Results go to stdout through the outputters; problems go to
 stderr. Exit status: 0 on success, 1 when the function reported a failure
 (a failed state, a compile error, a non-zero ``retcode``), 2 on a usage or
-config error, 255 when the function does not exist (as ``salt-call``).
+config error (a Salt option briny does not support, ``--return``, is refused by name before
+anything runs), 255 when the function does not exist (as ``salt-call``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.exceptions import BrinyError, InvalidArguments
 from briny.common.jid import gen_jid
-from briny.common import logsetup, saltkeys, versions
+from briny.common import logsetup, saltkeys, saltonly, versions
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retcode-passthrough", action="store_true", help="exit with the function's own retcode")
     p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
     versions.add_arguments(p)
+    saltonly.add(p, saltonly.BRINY_CALL)  # refused by name (--return ...), before anything runs
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
@@ -91,6 +93,11 @@ def run(argv: list[str] | None = None) -> int:
     # options may come after the function, as with salt-call; "--" ends them
     ns = build_parser().parse_intermixed_args(argv)
     logsetup.setup_console(ns.log_level)
+    try:
+        saltonly.refuse("briny-call", ns, "nothing was run")
+    except BrinyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if ns.grains_run:
         ns.fun, ns.arg = "grains.items", []
     if not ns.fun:

@@ -178,6 +178,19 @@ def test_local_names_the_keys_it_will_not_act_on(minion):
     assert quiet.returncode == 0 and "frobnicate" not in quiet.stderr
 
 
+def test_return_is_refused_by_name_and_nothing_runs(minion, tmp_path):
+    """salt-call's ``--return`` (a returner briny lacks): named, exit 2, and the function never ran."""
+    conf, _, _ = minion
+    marker = tmp_path / "ran"
+    proc = call(conf, "cmd.run", f"touch {marker}", "--return", "mysql")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "briny-call: --return mysql (returners) is a Salt option briny does not support yet; nothing was run "
+        "(docs/not-yet.md)\n"
+    )
+    assert not marker.exists()
+
+
 def test_options_after_the_function_and_kwargs(minion):
     conf, _, _ = minion
     proc = call(conf, "test.arg", "1", "x=2", "y={a: 1}", "--out", "json", out="")

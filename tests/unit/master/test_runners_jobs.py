@@ -256,6 +256,12 @@ def test_cli_errors(master_dir, filled):
     assert code == 1 and "not a job id" in err
     code, _, err = run(master_dir, "jobs.lookup_jid", JID1, "bogus=1")
     assert code == 1 and "bogus" in err
+    code, out, err = run(master_dir, "--eauth", "pam", "jobs.list_jobs")  # salt-run's external auth
+    assert (code, out) == (2, "")
+    assert err == (
+        "briny-run: --auth pam (external auth) is a Salt option briny does not support yet; the runner did not "
+        "run (docs/not-yet.md)\n"
+    )
 
 
 def test_cli_manage_with_no_minions_needs_no_master(master_dir):
