@@ -191,6 +191,18 @@ def test_return_is_refused_by_name_and_nothing_runs(minion, tmp_path):
     assert not marker.exists()
 
 
+def test_a_state_run_argument_briny_cannot_honour_is_refused_and_nothing_runs(minion, tmp_path):
+    """``mock=True`` ignored would apply the states for real: the run is refused, naming it."""
+    conf, tree, _ = minion
+    marker = tmp_path / "made"
+    write(tree, {"mk.sls": f"made:\n  file.managed:\n    - name: {marker}\n    - contents: x\n"})
+    proc = call(conf, "state.sls", "mk", "mock=True")
+    assert proc.returncode == 1 and local(proc) == [
+        "'mock' is not supported by briny yet (mock runs; test=True shows what would change); no state was run"
+    ], proc.stderr
+    assert not marker.exists()
+
+
 def test_options_after_the_function_and_kwargs(minion):
     conf, _, _ = minion
     proc = call(conf, "test.arg", "1", "x=2", "y={a: 1}", "--out", "json", out="")
