@@ -264,6 +264,25 @@ def test_cli_errors(master_dir, filled):
     )
 
 
+def test_ext_source_naming_another_returner_is_refused(master_dir, filled):
+    """Salt's ``ext_source`` reads the jobs from another returner: briny has none, so it fails
+    naming it rather than answering from its own cache as if it were that source."""
+    code, out, err = run(master_dir, "jobs.lookup_jid", JID1, "ext_source=redis")
+    assert (code, out) == (1, "")
+    kind = "postgres" if "postgres" in (master_dir / "master").read_text() else "sqlite"
+    assert err == (
+        f"briny-run: jobs.lookup_jid: ext_source 'redis': briny reads only its own job cache ({kind}); returners "
+        "are not supported (docs/not-yet.md)\n"
+    )
+    for fun in ("jobs.list_jobs", "jobs.list_job", "jobs.print_job", "jobs.exit_success", "jobs.list_jobs_filter"):
+        first = [JID1] if fun in ("jobs.list_job", "jobs.print_job", "jobs.exit_success") else []
+        if fun == "jobs.list_jobs_filter":
+            first = ["1"]
+        assert run(master_dir, fun, *first, "ext_source=redis")[0] == 1, fun
+    # Salt's own default cache is this one
+    assert run(master_dir, "jobs.lookup_jid", JID1, "ext_source=local_cache")[0] == 0
+
+
 def test_cli_manage_with_no_minions_needs_no_master(master_dir):
     assert run(master_dir, "manage.status", "--out", "json") == (0, '{\n    "up": [],\n    "down": []\n}\n', "")
 
