@@ -46,7 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_dir(p, "master")
     p.add_argument("--out", "--output", dest="out", help="outputter: nested, json, yaml, highstate, txt, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
-    p.add_argument("--out-file", "--output-file", dest="out_file")
+    p.add_argument("--out-file", "--output-file", dest="out_file", help="write the output to this file (replaced)")
+    p.add_argument(
+        "--out-file-append",
+        "--output-file-append",
+        dest="out_file_append",
+        action="store_true",
+        help="append to --out-file instead of replacing it",
+    )
     p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     p.add_argument("-t", "--timeout", dest="timeout", type=float, help="timeout in seconds for runners that wait")
@@ -131,7 +138,7 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         retcode = result["retcode"]
     text = _render(result, outputter, opts, ns.color)
     if ns.out_file:
-        with open(ns.out_file, "a", encoding="utf-8") as fh:
+        with open(ns.out_file, "a" if ns.out_file_append else "w", encoding="utf-8") as fh:  # Salt's modes
             fh.write(text + "\n")
     elif text:
         print(text, file=out)

@@ -40,7 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pillar-root", action="append", help="a pillar root for the base saltenv")
     p.add_argument("--out", "--output", dest="out", help="outputter: highstate, json, yaml, nested, txt, raw, quiet")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
-    p.add_argument("--out-file", "--output-file", dest="out_file")
+    p.add_argument("--out-file", "--output-file", dest="out_file", help="write the output to this file (replaced)")
+    p.add_argument(
+        "--out-file-append",
+        "--output-file-append",
+        dest="out_file_append",
+        action="store_true",
+        help="append to --out-file instead of replacing it",
+    )
     p.add_argument(
         "--state-output",
         "--state_output",
@@ -186,7 +193,7 @@ def _show(ns: argparse.Namespace, opts: dict[str, Any], ret: Any, retcode: int, 
     color = True if ns.force_color else (False if ns.color is False else None)
     text = render_output({"local": ret}, out, out_opts, color=color)
     if ns.out_file:
-        with open(ns.out_file, "a", encoding="utf-8") as fh:
+        with open(ns.out_file, "a" if ns.out_file_append else "w", encoding="utf-8") as fh:  # Salt's modes
             fh.write(text + ("\n" if text and not text.endswith("\n") else ""))
     elif text:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -203,6 +203,17 @@ def test_a_state_run_argument_briny_cannot_honour_is_refused_and_nothing_runs(mi
     assert not marker.exists()
 
 
+def test_out_file_is_replaced_unless_appended_as_salt_call(minion, tmp_path):
+    """salt-call's --out-file replaces the file; --out-file-append appends (checked with 3007.17)."""
+    conf, _, _ = minion
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    assert call(conf, "test.ping", "--out-file", str(out), out="nested").returncode == 0
+    assert out.read_text() == "local:\n    True\n"
+    assert call(conf, "test.ping", "--out-file", str(out), "--out-file-append", out="nested").returncode == 0
+    assert out.read_text() == "local:\n    True\nlocal:\n    True\n"
+
+
 def test_options_after_the_function_and_kwargs(minion):
     conf, _, _ = minion
     proc = call(conf, "test.arg", "1", "x=2", "y={a: 1}", "--out", "json", out="")

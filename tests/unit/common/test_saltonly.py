@@ -24,14 +24,15 @@ SALT_OPTIONS = {
     "salt-call": """--args-stdin --cachedir --config-dir --doc --documentation --enable-profiling --executor-opts
 --file-root --force-color --force-colour --grains --hard-crash --id --local --log-file --log-file-level
 --log-level --master --metadata --module-dirs --module-executors --no-color --no-colour --no-parse
---no-return-event --out --out-file --out-indent --output --output-diff --output-file --output-indent
+--no-return-event --out --out-file --out-file-append --out-indent --output --output-diff --output-file
+--output-file-append --output-indent
 --pillar-root --priv --profiling-path --proxyid --refresh-grains-cache --retcode-passthrough --return --saltfile
 --set-metadata --skip-grains --state-output --state-verbose --state_output --state_verbose --states-dir --timeout
 -c -d -g -l -m -t""",
     "salt-run": """--args-stdin --async --auth --config-dir --doc --documentation --eauth --enable-profiling
 --external-auth --force-color --force-colour --hard-crash --jid --log-file --log-file-level --log-level
---make-token --no-color --no-colour --no-parse --out --out-file --out-indent --output --output-file
---output-indent --password --profiling-path --quiet --saltfile --skip-grains --timeout --username -T -a -c -d -l
+--make-token --no-color --no-colour --no-parse --out --out-file --out-file-append --out-indent --output
+--output-file --output-file-append --output-indent --password --profiling-path --quiet --saltfile --skip-grains --timeout --username -T -a -c -d -l
 -t""",
 }
 PARSERS = {"salt": opcli.build_parser, "salt-call": call.build_parser, "salt-run": runcli.build_parser}

@@ -283,6 +283,16 @@ def test_ext_source_naming_another_returner_is_refused(master_dir, filled):
     assert run(master_dir, "jobs.lookup_jid", JID1, "ext_source=local_cache")[0] == 0
 
 
+def test_cli_out_file_is_replaced_unless_appended_as_salt_run(master_dir, tmp_path):
+    """salt-run's --out-file replaces the file; --out-file-append appends (checked with 3007.17)."""
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    assert run(master_dir, "test.arg", "1", "--out", "json", "--out-file", str(out))[0] == 0
+    assert out.read_text() == '{\n    "args": [\n        1\n    ],\n    "kwargs": {}\n}\n'
+    assert run(master_dir, "test.arg", "1", "--out", "json", "--out-file", str(out), "--out-file-append")[0] == 0
+    assert out.read_text().count('"args"') == 2
+
+
 def test_cli_manage_with_no_minions_needs_no_master(master_dir):
     assert run(master_dir, "manage.status", "--out", "json") == (0, '{\n    "up": [],\n    "down": []\n}\n', "")
 
