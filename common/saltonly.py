@@ -1,6 +1,7 @@
 """Salt's command-line options briny has no counterpart for yet: accepted by the parser, then refused by name.
 
-Runs in ``briny``, ``briny-call`` and ``briny-run`` while they read their command line. Without
+Runs in ``briny``, ``briny-call``, ``briny-run``, ``briny-key`` and ``briny-cp`` while they
+read their command line. Without
 this table argparse would answer ``unrecognized arguments: --return`` (or, worse, take an option's
 value for the target). A job must never run without what its options asked for (a returner,
 external auth, executors), so each command registers the Salt options it lacks as hidden
@@ -66,6 +67,26 @@ OPTIONS: dict[str, SaltOption] = {
     "skip_grains": SaltOption(("--skip-grains",), False, "skipping the grains"),
     "call_timeout": SaltOption(("-t", "--timeout"), True, "a timeout for reaching the master"),
     "quiet": SaltOption(("--quiet",), False, "quiet runners"),
+    # salt-key's (its -a is --accept: its external auth has only the long forms)
+    "key_eauth": SaltOption(("--auth", "--eauth", "--external-auth"), True, "external auth"),
+    "gen_keys": SaltOption(("--gen-keys",), True, "generating key pairs with the key command"),
+    "gen_keys_dir": SaltOption(("--gen-keys-dir",), True, "generating key pairs with the key command"),
+    "keysize": SaltOption(("--keysize",), True, "generating key pairs with the key command"),
+    "gen_signature": SaltOption(("--gen-signature",), False, "master public key signatures"),
+    "auto_create": SaltOption(("--auto-create",), False, "master public key signatures"),
+    "pub": SaltOption(("--pub",), True, "master public key signatures"),
+    "signature_path": SaltOption(("--signature-path",), True, "master public key signatures"),
+    "rotate_aes_key": SaltOption(("--rotate-aes-key",), True, "rotating the AES key from the key command"),
+    "preserve_minions": SaltOption(("--preserve-minions",), True, "preserving minion caches on key deletion"),
+    "key_quiet": SaltOption(("-q", "--quiet"), False, "quiet key commands"),
+    "key_user": SaltOption(("-u", "--user"), True, "running the key command as another user"),
+    "key_out_file": SaltOption(("--out-file", "--output-file"), True, "writing key lists to a file"),
+    "key_out_file_append": SaltOption(
+        ("--out-file-append", "--output-file-append"), False, "writing key lists to a file"
+    ),
+    "force_color": SaltOption(("--force-color", "--force-colour"), False, "coloured key lists"),
+    "state_output": SaltOption(("--state-output", "--state_output"), True, "state output options here"),
+    "state_verbose": SaltOption(("--state-verbose", "--state_verbose"), True, "state output options here"),
 }
 
 # the Salt options each command refuses (those it has are its own)
@@ -83,6 +104,13 @@ BRINY_RUN = (
     "eauth make_token username password saltfile args_stdin no_parse doc hard_crash profiling profiling_path jid "
     "run_async quiet skip_grains"
 ).split()
+
+BRINY_KEY = (
+    "key_eauth make_token username password saltfile hard_crash gen_keys gen_keys_dir keysize gen_signature "
+    "auto_create priv pub signature_path rotate_aes_key preserve_minions key_quiet key_user key_out_file "
+    "key_out_file_append force_color state_output state_verbose"
+).split()
+BRINY_CP = "delimiter hard_crash hosts saltfile state_output state_verbose".split()
 
 _PREFIX = "salt_only_"
 
