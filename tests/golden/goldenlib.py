@@ -17,6 +17,8 @@ compiler/<case>/        one state tree per case
         grains: {...}           static grains in the minion config
         config: {...}           more minion config keys (state_auto_order, ...)
         calls:  [[fun, arg...]] extra calls (e.g. [state.sls, x, test=True])
+        setup:  [[fun, arg...]] calls run (not recorded) in the same work directory
+                                before each recorded call (e.g. [saltutil.sync_states])
         top:    false           skip the top-file calls (show_top, show_highstate,
                                 show_lowstate) for cases without a top file
     expected.json               what Salt returned: {"calls": [{"args", "rc", "data"}]}
@@ -148,6 +150,11 @@ def compiler_calls(case):
         pillar = "pillar=" + json.dumps(spec["pillar"], sort_keys=True)
         calls = [call + [pillar] for call in calls]
     return calls
+
+
+def compiler_setup(case):
+    """The salt-call argument lists run, unrecorded, before each recorded call of a compiler case."""
+    return [[str(a) for a in call] for call in case_spec(case).get("setup", [])]
 
 
 def _copy_tree(src, dst, skip=()):
