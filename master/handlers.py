@@ -28,6 +28,7 @@ from briny.common.jid import gen_jid
 from briny.common.reported import accept_reported
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook
+from briny.master.busshape import minion_event, return_event, start_events
 from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed, store_new_job
 from briny.master.sessions import Session
 from briny.master.trust import MinionTrust
@@ -65,7 +66,7 @@ class MinionHandlers:
 
     def grains_req(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
         """A minion's grains (and its public config) after each auth; the first of a session fires
-        ``salt/minion/<id>/start``."""
+        ``minion_start`` and ``salt/minion/<id>/start``."""
         grains = payload.get("grains")
         if not isinstance(grains, dict):
             raise WireError("'grains' must be a map")
@@ -74,17 +75,8 @@ class MinionHandlers:
             self.grains.put_opts(sess.id, accept_reported(payload.get("opts"), sess.id))
         if not sess.started:
             sess.started = True
-            tag = f"salt/minion/{sess.id}/start"
-            self.fire(
-                tag,
-                {
-                    "id": sess.id,
-                    "cmd": "_minion_event",
-                    "pretag": None,
-                    "tag": tag,
-                    "data": f"Minion {sess.id} started at {time.ctime()}",
-                },
-            )
+            for tag, data in start_events(sess.id):
+                self.fire(tag, data)
         return {"ok": True}
 
     def ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
@@ -174,17 +166,8 @@ class MinionHandlers:
             except (JobCacheError, SaltInvocationError) as exc:
                 log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
         self.book.returned(jid, sess.id)
-        data = {
-            "jid": jid,
-            "id": sess.id,
-            "cmd": "_return",
-            "fun": payload.get("fun", ""),
-            "fun_args": payload.get("fun_args", []),
-            **record,
-        }
-        data.setdefault("retcode", 0)
-        data.setdefault("success", True)
-        self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
+        user = (job.load or {}).get("user") if job is not None else None
+        self.fire(f"salt/job/{jid}/ret/{sess.id}", return_event(sess.id, jid, payload, record, user))
         return done
 
     def event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
@@ -192,5 +175,5 @@ class MinionHandlers:
         if verdict.refused is not None:
             log.warning("%s fired %r: %s; dropped", sess.id, _short(verdict.tag), verdict.refused)
             return {"error": verdict.refused}
-        self.fire(verdict.tag, verdict.data)
+        self.fire(verdict.tag, minion_event(sess.id, verdict.tag, verdict.data, payload.get("jid")))
         return {"ok": True}

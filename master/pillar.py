@@ -196,6 +196,7 @@ class MinionPillars:
         self.grains_of = grains_of
         self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
         self.files = PillarFiles(opts)  # the pillar each minion last fetched, on disk (cache.pillar)
+        self.fire: Any = None  # the master's fire(tag, data) (thread-safe), set by the daemon
         self.hits = 0
         self.compiles = 0
         self._lock = threading.Lock()
@@ -356,6 +357,8 @@ class MinionPillars:
             return {"error": str(exc)}
         pillar = self.get(minion_id, saltenv, pillarenv)
         self.files.store(minion_id, pillar)  # what cache.pillar shows, as Salt's minion data cache
+        if self.fire is not None:  # Salt's master says it gave a minion its pillar
+            self.fire(f"minion/refresh/{minion_id}", {"Minion data cache refresh": minion_id})
         return {"pillar": pillar}
 
     def register(self, server: Any) -> None:

@@ -35,7 +35,7 @@ from briny.common.args import call_function, parse_input
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
-from briny.master.runners import RunnerContext, get_runner
+from briny.master.runners import RunEvents, RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
 
@@ -107,15 +107,18 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     else:
         args, kwargs = parse_input(list(ns.arg))
     ctx = RunnerContext(opts)
+    events = RunEvents(opts, ns.fun, args, kwargs)
     try:
         result = call_function(func, ns.fun, [ctx, *args], kwargs)
     except (BrinyError, OSError) as exc:
+        events.ret(f"{type(exc).__name__}: {exc}", False)
         print(f"briny-run: {ns.fun}: {exc}", file=err)
         return 1
     finally:
         ctx.close()
     outputter = ns.out
     retcode = ctx.context.get("retcode", 0)
+    events.ret(result, not retcode and not (isinstance(result, dict) and result.get("retcode")))
     if isinstance(result, dict) and set(result) == {"outputter", "data"}:
         outputter = outputter or result["outputter"]
         result = result["data"]
