@@ -43,6 +43,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from briny.common import config, wire
+from briny.common.args import salt_arg
 from briny.common.exceptions import JobCacheError, SaltInvocationError
 from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
@@ -73,15 +74,6 @@ def _names_pillar(tgt: Any, tgt_type: str) -> bool:
     return tgt_type == "compound" and isinstance(tgt, str) and any(w in tgt for w in ("I@", "J@", "N@"))
 
 
-@dataclass(eq=False, repr=False)  # a service, not a record: no generated repr (the key, opts)
-def salt_arg(arg: list[Any], kwarg: dict[str, Any]) -> list[Any]:
-    """A job's arguments as Salt's events show them: the keyword arguments as one last
-    ``{"__kwarg__": True, ...}`` item of ``arg``."""
-    if not kwarg or any(isinstance(a, dict) and a.get("__kwarg__") for a in arg):
-        return list(arg)
-    return [*arg, {"__kwarg__": True, **kwarg}]
-
-
 def missing_minions(tgt: Any, tgt_type: str, minions: list[str]) -> list[str]:
     """The ids a list target names that matched no minion (Salt's ``missing``; [] for the
     other target types, as Salt's)."""
@@ -96,13 +88,17 @@ def job_events(load: dict[str, Any], minions: list[str]) -> list[tuple[str, dict
     """The events Salt's master fires when a job is published, in its order: the bare ``<jid>``
     (the targeted minions), ``salt/job/<jid>/new`` and ``salt/job/<jid>/publish``."""
     jid, arg = load["jid"], salt_arg(load.get("arg") or [], load.get("kwarg") or {})
-    common = {"tgt": load["tgt"], "tgt_type": load["tgt_type"], "user": load["user"], "fun": load["fun"], "arg": arg}
+    tgt = load["tgt"]
+    if load["tgt_type"] == "list" and isinstance(tgt, str):  # Salt's CLI sends a list target as a list
+        tgt = [t for t in tgt.split(",") if t]
+    common = {"tgt": tgt, "tgt_type": load["tgt_type"], "user": load["user"], "fun": load["fun"], "arg": arg}
     missing = missing_minions(load["tgt"], load["tgt_type"], minions)
     new = {"jid": jid, **common, "minions": list(minions), "missing": missing}
     publish = {**common, "jid": jid, "ret": load.get("ret") or ""}
     return [(jid, {"minions": list(minions)}), (f"salt/job/{jid}/new", new), (f"salt/job/{jid}/publish", publish)]
 
 
+@dataclass(eq=False, repr=False)  # a service, not a record: no generated repr (the key, opts)
 class Publisher:
     """Jobs started and their publishes sent (see the module docstring); built by the server.
 
