@@ -45,7 +45,7 @@ Python API (``docs/events.md`` has the tags and a worked example)::
     opts = load_master_config("/etc/briny")
     with EventListener(opts, "salt/state_result/*", name="master", require_bus=True) as events:
         for tag, data in events.iter(timeout=10):
-            print(tag, data["_seq"], data["ret"]["result"])
+            print(tag, data["_seq"], data["data"]["ret"]["result"])  # a minion's event: Salt's wrapper
         events.fire("my/app/done", {"ok": True})
 
 A bus may be given a *sink* (``EventBus(opts, sink=f)`` or ``bus.sink = f``): ``f(tag, data)``
