@@ -184,6 +184,8 @@ def state(
     kwarg["concurrent"] = concurrent
     if failhard is True or opts.get("failhard"):
         kwarg["failhard"] = True
+    cmd_kw = {"arg": arg, "kwarg": kwarg, "ret": ret, "timeout": timeout, "tgt_type": tgt_type}
+    _fire_args("state", tgt, name, {**cmd_kw, "ssh": ssh, "expect_minions": expect_minions})
     cmd_ret = _publish(
         state_ret, "state", tgt, fun, arg, kwarg, tgt_type=tgt_type, timeout=timeout, expect_minions=expect_minions
     )

@@ -65,16 +65,28 @@ def _collect(listener: Any, want: Counter[str], keep_beacons: bool, timeout: flo
     return got
 
 
+def _run_call(data: dict[str, Any]) -> tuple[Any, ...]:
+    """What a ``salt/run/<jid>/new`` says was called, by whom (masked): the reactors' runners were
+    given what they read from the event (``data['data']['x']``, ``data['data']['ret']``)."""
+    masked = goldenlib.event_mask(data)
+    return masked["fun"], json.dumps(masked["fun_args"], sort_keys=True), masked["user"]
+
+
 def _differences(name: str, golden: list[dict[str, Any]], got: list[dict[str, Any]]) -> list[str]:
-    """Each Salt event with no briny event of its tag and shape, said with the nearest one."""
+    """Each Salt event with no briny event of its tag and shape, said with the nearest one; each
+    runner Salt called (a reactor's too) that briny did not call with the same arguments."""
     out = []
     for want in golden:
         same_tag = [e for e in got if e["tag"] == want["tag"]]
         shape = goldenlib.event_shape(want["data"])
-        if any(_shape(e["data"]) == shape for e in same_tag):
-            continue
-        near = json.dumps(_shape(same_tag[0]["data"]), sort_keys=True) if same_tag else "nothing"
-        out.append(f"{name}: {want['tag']}\n  Salt:  {json.dumps(shape, sort_keys=True)}\n  briny: {near}")
+        if not any(_shape(e["data"]) == shape for e in same_tag):
+            near = json.dumps(_shape(same_tag[0]["data"]), sort_keys=True) if same_tag else "nothing"
+            out.append(f"{name}: {want['tag']}\n  Salt:  {json.dumps(shape, sort_keys=True)}\n  briny: {near}")
+        elif want["tag"] == "salt/run/@JID@/new" and _run_call(want["data"]) not in [
+            _run_call(e["data"]) for e in same_tag
+        ]:
+            calls = [_run_call(e["data"]) for e in same_tag]
+            out.append(f"{name}: Salt ran {_run_call(want['data'])}, briny {calls}")
     return out
 
 
