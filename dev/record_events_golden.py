@@ -27,8 +27,6 @@ import os
 import pathlib
 import queue
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,7 +38,9 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
+sys.path.insert(0, str(ROOT / "dev"))
 import goldenlib
+from record_orch_golden import free_port, master_config, stop_all
 
 CASE = ROOT / "tests" / "golden" / "events"
 QUIET = 4.0  # seconds without an event (beacons aside) that end an action
@@ -58,12 +58,6 @@ while True:
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Recorder:
     def __init__(self, saltref: pathlib.Path, work: pathlib.Path) -> None:
         self.saltref, self.bin, self.work = saltref, saltref / "bin", work
@@ -75,23 +69,16 @@ class Recorder:
         (work / "pillar").mkdir()
         (work / "pillar" / "top.sls").write_text("base:\n  '*':\n    - p\n")
         (work / "pillar" / "p.sls").write_text("color: blue\n")
-        master = {
-            "root_dir": str(work / "master"),
-            "user": os.environ.get("USER") or "root",
-            "interface": "127.0.0.1",
-            "publish_port": pub,
-            "ret_port": ret,
-            "worker_threads": 2,
-            "sock_dir": str(work / "master" / "s"),
-            "log_file": str(work / "master" / "master.log"),
-            "file_roots": {"base": [str(CASE / "tree")]},
-            "pillar_roots": {"base": [str(work / "pillar")]},
-            "reactor": [
+        master = master_config(
+            work,
+            pub,
+            ret,
+            CASE / "tree",
+            reactor=[
                 {"golden/react": [str(CASE / "tree" / "reactor" / "react.sls")]},
                 {"salt/state_result/*/m1/golden/custom": [str(CASE / "tree" / "reactor" / "state.sls")]},
             ],
-            "timeout": 10,
-        }
+        )
         (self.master_conf / "master").write_text(yaml.safe_dump(master))
         self.minion_conf = work / "m1" / "conf"
         self.minion_conf.mkdir(parents=True)
@@ -191,15 +178,7 @@ class Recorder:
         return got
 
     def stop(self) -> None:
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(10)
+        stop_all(list(reversed(self.procs)))
 
 
 def main() -> int:
