@@ -573,6 +573,7 @@ def serve_dns():
 
 # Keys whose values vary from run to run: the golden keeps a marker of the same type.
 _EVENT_VARYING = {"_stamp", "jid", "ts", "time", "pid", "pub", "start_time", "duration", "_seq", "local_jid"}
+_EVENT_VARYING |= {"diskusage"}  # a beacon's reading of the host
 # Keys whose whole value is the host's (a minion's grains, its environment): the golden keeps
 # only that it is a dict (``@OPAQUE@`` as the only key).
 EVENT_OPAQUE = {"grains", "environ"}
