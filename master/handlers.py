@@ -1,5 +1,8 @@
 """The master's answers to a minion's own requests: ``ping``, ``grains``, ``ret`` and ``event``.
 
+The events they fire (a minion's start, its returns, what it sends) are in Salt's shapes,
+built by :mod:`briny.master.busshape`.
+
 Each handler takes the sender's :class:`~briny.master.sessions.Session` and
 the opened request payload, and returns the reply payload (``docs/PROTOCOL.md``,
 "Requests"); what the sender may make the master store or fire is
@@ -26,9 +29,9 @@ from briny.common.exceptions import JobCacheError, SaltInvocationError, WireErro
 from briny.common.ids import valid_jid
 from briny.common.jid import gen_jid
 from briny.common.reported import accept_reported
+from briny.master.busshape import minion_event, return_event, start_events
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook
-from briny.master.busshape import minion_event, return_event, start_events
 from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed, store_new_job
 from briny.master.sessions import Session
 from briny.master.trust import MinionTrust
