@@ -84,6 +84,7 @@ DEFAULT_NAME = "minion"
 MAX_TAG_BYTES = 4096  # a longer tag is not an event: dropped
 DROPPED_TAG = "salt/event/dropped"
 READY_PREFIX = "salt/event/listener/"  # + a random hex: a listener's own marker (wait_ready)
+BEACON_PREFIX = "salt/beacon/"  # a beacon's events: on the master's bus as their data, not wrapped (Salt's)
 _SEQ_BYTES = 8
 
 Sink = Callable[[str, dict[str, Any]], None]  # called on the bus's thread for each event (see the docstring)

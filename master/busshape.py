@@ -21,16 +21,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from briny.common.event import BEACON_PREFIX
 from briny.common.ids import valid_jid
 
 MINION_EVENT = "_minion_event"
-FLAT_PREFIXES = ("salt/beacon/",)
 
 
 def flat(tag: str, minion_id: str) -> bool:
     """Whether the master fires a minion's event ``tag`` as its data (beacons, briny's dropped
     notice) rather than wrapped."""
-    return tag.startswith(FLAT_PREFIXES) or tag == f"salt/minion/{minion_id}/event/dropped"
+    return tag.startswith(BEACON_PREFIX) or tag == f"salt/minion/{minion_id}/event/dropped"
 
 
 def minion_event(minion_id: str, tag: str, data: dict[str, Any], jid: Any = None) -> dict[str, Any]:

@@ -29,11 +29,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from briny.common.event import DROPPED_TAG, READY_PREFIX, stamp
+from briny.common.event import BEACON_PREFIX, DROPPED_TAG, READY_PREFIX, stamp
 
 log = logging.getLogger(__name__)
 
-FLAT_PREFIXES = ("salt/beacon/",)  # the master fires these as their data (briny.master.busshape)
 BUS_KEYS = ("_stamp", "_seq")  # what the local bus added to an event
 
 Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -85,7 +84,7 @@ class BusRelay:
         if tag == DROPPED_TAG:
             extra = {k: v for k, v in data.items() if k not in ("count", "where", "id")}
             return dropped_event(self.minion_id, _count(data.get("count")), str(data.get("where") or "sender"), **extra)
-        if tag.startswith(FLAT_PREFIXES):
+        if tag.startswith(BEACON_PREFIX):  # the master fires these as their data (briny.master.busshape)
             data.setdefault("id", self.minion_id)
         else:  # what was sent, as Salt's master shows it inside its wrapper: no bus stamps
             data = {k: v for k, v in data.items() if k not in BUS_KEYS}
