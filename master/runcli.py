@@ -118,7 +118,6 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         ctx.close()
     outputter = ns.out
     retcode = ctx.context.get("retcode", 0)
-    events.ret(result, not retcode and not (isinstance(result, dict) and result.get("retcode")))
     if isinstance(result, dict) and set(result) == {"outputter", "data"}:
         outputter = outputter or result["outputter"]
         result = result["data"]
@@ -126,6 +125,7 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         # a runner's full answer (state.orchestrate): printed whole, as salt-run prints it
         outputter = outputter or result["outputter"]
         retcode = result["retcode"]
+    events.ret(result, not retcode)  # the runner's answer, as salt-run's ret event carries it
     text = _render(result, outputter, opts, ns.color)
     if ns.out_file:
         with open(ns.out_file, "a", encoding="utf-8") as fh:
