@@ -143,6 +143,7 @@ def build_server(
     if mined:
         log.info("loaded the cached mines of %d minions", mined)
     pillar.mine = compiler.mine = mine
+    pillar.fire = server.fire  # minion/refresh/<id> after each pillar request, as Salt's master
     server.publisher.pillar_of = pillar.for_targeting  # -I, I@, J@ publishes match the pillars compiled here
     server.on_forget.append(pillar.files.remove)  # the pillar a deleted minion last got (cache.pillar)
     pillar.register(server)  # pillar

@@ -36,7 +36,7 @@ from briny.common.args import call_function, parse_input
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound, UsageError
-from briny.master.runners import RunnerContext, get_runner
+from briny.master.runners import RunEvents, RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +120,11 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     else:
         args, kwargs = parse_input(list(ns.arg))
     ctx = RunnerContext(opts)
+    events = RunEvents(opts, ns.fun, args, kwargs)
     try:
         result = call_function(func, ns.fun, [ctx, *args], kwargs)
     except (BrinyError, OSError) as exc:
+        events.ret(f"{type(exc).__name__}: {exc}", False)
         print(f"briny-run: {ns.fun}: {exc}", file=err)
         return 1
     finally:
@@ -136,6 +138,7 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         # a runner's full answer (state.orchestrate): printed whole, as salt-run prints it
         outputter = outputter or result["outputter"]
         retcode = result["retcode"]
+    events.ret(result, not retcode)  # the runner's answer, as salt-run's ret event carries it
     text = _render(result, outputter, opts, ns.color)
     if ns.out_file:
         with open(ns.out_file, "a" if ns.out_file_append else "w", encoding="utf-8") as fh:  # Salt's modes
