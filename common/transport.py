@@ -100,7 +100,8 @@ def _tcp(host: str, port: int) -> str:
 
 class ZmqServer:
     """The master's ROUTER (requests) and PUB (publishes); see the module docstring for what the
-    ROUTER may hold. ``max_connections`` None: no cap."""
+    ROUTER may hold. ``max_connections`` None: no cap; ``sndbuf``: the kernel's send buffer per
+    connection in bytes (None: the system's, which grows as it needs)."""
 
     def __init__(
         self,
@@ -111,6 +112,7 @@ class ZmqServer:
         *,
         send_hwm: int = SEND_HWM,
         max_connections: int | None = MAX_CONNECTIONS,
+        sndbuf: int | None = None,
     ) -> None:
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.router = self.ctx.socket(zmq.ROUTER)
@@ -124,8 +126,11 @@ class ZmqServer:
         self.router.setsockopt(zmq.RCVHWM, 1000)
         self.router.setsockopt(zmq.SNDHWM, max(1, send_hwm))
         self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)  # a reply it cannot queue raises, so it is counted
+        if sndbuf is not None:
+            self.router.setsockopt(zmq.SNDBUF, sndbuf)
         self.router.bind(_tcp(interface, ret_port))
         self.pub.bind(_tcp(interface, publish_port))
+        self.queued = 0  # replies queued
         self.unread = 0  # replies dropped: the connection's queue was full (its peer does not read)
         self.gone = 0  # replies dropped: the connection had closed
         self._unread_warn = LogThrottle(log)
@@ -151,6 +156,7 @@ class ZmqServer:
         or it is gone."""
         try:
             await self.router.send_multipart([peer, corr, frame], flags=zmq.NOBLOCK)
+            self.queued += 1
         except zmq.Again:
             self.unread += 1
             self._unread_warn.note(
