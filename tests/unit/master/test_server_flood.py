@@ -212,3 +212,16 @@ def test_a_minion_whose_replies_were_dropped_authenticates_again(tmp_path):
             assert outcome.status == "accepted" and "master_pub" not in drops.challenges[-1]
 
     run(main(), timeout=30)
+
+
+def test_the_heap_is_trimmed_in_the_quiet_seconds_after_a_burst_only():
+    clock = Clock()
+    guard = PeerGuard({"__role": "master"}, server_mod.log, clock)
+    seconds = []
+    for frames in (10, 1000, 0, 0, 0, 0, 0, 0, 0):  # a quiet master, a burst, then quiet
+        guard.frames = frames
+        seconds.append(guard.second())
+        clock.now += 1.0
+    assert seconds == [False, False, True, False, False, False, False, True, False]
+    clock.now += 60.0  # the window after the burst is over
+    assert not guard.second()
