@@ -139,8 +139,7 @@ class ZmqServer:
         self.cap: ConnectionCap | None = None
         self._cap_task: asyncio.Task[None] | None = None
         if max_connections is not None:
-            port = int(self.router.getsockopt(zmq.LAST_ENDPOINT).decode().rsplit(":", 1)[1])
-            self.cap = ConnectionCap(self.ctx, self.router, port, max_connections)
+            self.cap = ConnectionCap(self.ctx, self.router, ret_port, max_connections)
 
     async def recv(self) -> tuple[bytes, bytes, bytes]:
         if self.cap is not None and self._cap_task is None:
