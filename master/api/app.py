@@ -69,8 +69,10 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         response = await handler(request)
     except ApiError as exc:
-        if exc.status in (401, 403):
-            api.refused += 1
+        api.refused += 1
+        if exc.status not in (401, 403):  # refusals of a user are logged where the user is known
+            log.warning("api: %s %s from %s refused: %d %s", request.method, request.path, request.remote,
+                        exc.status, exc.message)  # fmt: skip
         return webio.error(exc.status, exc.message, allow)
     except web.HTTPException as exc:
         if exc.status >= 400:
@@ -157,7 +159,11 @@ async def index(request: web.Request) -> web.StreamResponse:
 
 async def _run(api: Api, chunks: list[dict[str, Any]], who: Callable[[dict[str, Any]], lowstate.Caller]) -> list[Any]:
     for chunk in chunks:  # every chunk's client checked before any runs
-        lowstate.check_client(chunk, api.settings.enabled_clients)
+        try:
+            lowstate.check_client(chunk, api.settings.enabled_clients)
+        except ApiError as exc:
+            lowstate.refuse(who(chunk), f"client {str(chunk.get('client'))[:40]!r}", exc.message)
+            raise
     out = []
     for chunk in chunks:
         out.append(await api.blocking(lowstate.run_chunk, api, chunk, who(chunk)))

@@ -116,6 +116,11 @@ def test_answers_as_salt_api(api: tuple[Fleet, ApiProc]) -> None:
             assert "session_id=" in got_headers.get("Set-Cookie", ""), case["name"]
             assert got_headers.get("X-Auth-Token") == json.loads(raw)["return"][0]["token"]
     assert not problems, "\n".join(problems) + "\n" + proc.logs()[-3000:]
+    logs = proc.logs()
+    for refused in ("POST / from 127.0.0.1 refused: 413", "POST / from 127.0.0.1 refused: 400 Invalid JSON document",
+                    "GET / from 127.0.0.1 refused: 406", "login of 'alice' (eauth file) refused: wrong password",
+                    "login of 'alice' refused: eauth 'nosuch' is not configured"):  # fmt: skip
+        assert refused in logs, refused
 
 
 def _no_pub(data: Any) -> Any:
@@ -199,6 +204,9 @@ def test_refusals_are_logged_and_run_nothing(api: tuple[Fleet, ApiProc]) -> None
     logs = proc.logs()
     assert "refused bob (eauth file): cmd.run on 'm1' (glob)" in logs
     assert "refused bob (eauth file): runner salt.cmd" in logs and "refused bob (eauth file): wheel key.delete" in logs
+    assert "refused bob (eauth file): client 'local_batch': Client disabled: 'local_batch'" in logs
+    assert "refused bob (eauth file): client 'ssh': Client disabled: 'ssh'" in logs
+    assert "refused bob (eauth file): client 'nosuch': Invalid client specified: 'nosuch'" in logs
     assert "refused: user bob may not run cmd.run on m1" in fleet.master.log_file.read_text()
     for token in (bob, expired["token"]):
         assert token not in logs and token not in fleet.master.log_file.read_text()
