@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
 
 from briny.common.event import EventSender, stamp
 from briny.common.exceptions import ApiError
@@ -298,6 +299,15 @@ def _app_page(path: str) -> Handler:
         return web.FileResponse(path)
 
     return serve
+
+
+class AccessLogger(AbstractAccessLogger):
+    """One line per request: peer, method, path (never the query string: ``/events?token=``),
+    status, size, time."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info("%s %s %s %d %d %.3fs", request.remote, request.method, request.path, response.status,
+                         response.body_length, time)  # fmt: skip
 
 
 def make_app(api: Api) -> web.Application:

@@ -73,7 +73,7 @@ def _ssl_context(s: api_settings.ApiSettings) -> ssl.SSLContext | None:
 async def serve(opts: dict[str, Any], s: api_settings.ApiSettings, ready_fd: int | None) -> int:
     from aiohttp import web
 
-    from briny.master.api.app import Api, make_app
+    from briny.master.api.app import AccessLogger, Api, make_app
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -82,7 +82,9 @@ async def serve(opts: dict[str, Any], s: api_settings.ApiSettings, ready_fd: int
     loop.add_signal_handler(signal.SIGHUP, logsetup.reopen_logfiles)
     executor = concurrent.futures.ThreadPoolExecutor(max_workers=s.thread_pool, thread_name_prefix="api")
     api = Api(opts, s, TokenStore(opts), executor)
-    runner = web.AppRunner(make_app(api), access_log=logging.getLogger("briny.master.api.access"))
+    runner = web.AppRunner(
+        make_app(api), access_log=logging.getLogger("briny.master.api.access"), access_log_class=AccessLogger
+    )
     await runner.setup()
     try:
         try:

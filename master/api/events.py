@@ -14,7 +14,8 @@ functions their ``@runner`` / ``@wheel`` entries allow, and nothing else.
 
 A client that reads slower than the bus fills its queue (``MAX_QUEUED`` events); past that the
 stream ends with a log line rather than holding memory for it (the client reconnects, as
-``retry`` tells it), and the API keeps serving everyone else.
+``retry`` tells it), and the API keeps serving everyone else. A client that leaves is noticed
+at the next event, or within ``GONE_CHECK`` seconds on a quiet bus: its thread stops.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from briny.master.api.lowstate import Caller
 log = logging.getLogger(__name__)
 
 MAX_QUEUED = 10000
+GONE_CHECK = 1.0  # seconds: how often a stream on a quiet bus checks that its client is still there
 _END = None
 
 
@@ -95,7 +97,12 @@ async def events(request: web.Request) -> web.StreamResponse:
     try:
         await response.write(b"retry: 400\n\n")
         while True:
-            item = await queue.get()
+            try:
+                item = await asyncio.wait_for(queue.get(), GONE_CHECK)
+            except TimeoutError:  # a quiet bus: has the client gone?
+                if request.transport is None or request.transport.is_closing():
+                    break
+                continue
             if item is _END:
                 break
             tag, data = item

@@ -18,6 +18,8 @@ import yaml
 
 from tests import apicases
 
+from tests.waiting import wait_until
+
 from .apisupport import ApiProc, api_fleet, call, login, start_api
 from .support import Fleet
 
@@ -261,6 +263,14 @@ def test_events_stream_filtered_by_acl(api: tuple[Fleet, ApiProc]) -> None:
         everything.close()
         bobs.close()
     assert call(proc.port, "GET", "/events", headers={"X-Auth-Token": "f" * 40})[0] == 401
+    # a token in the query string (EventSource cannot send headers) is accepted and never logged
+    conn = http.client.HTTPConnection("127.0.0.1", proc.port, timeout=30)
+    conn.request("GET", f"/events?token={bob}")
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.readline() == b"retry: 400\n"
+    conn.close()
+    wait_until(lambda: "GET /events 200" in proc.logs(), 10, "the stream's access log line")
+    assert bob not in proc.logs() and alice not in proc.logs()
 
 
 @pytest.mark.host
@@ -313,3 +323,24 @@ def test_static_and_app_stay_inside_their_folder(api: tuple[Fleet, ApiProc]) -> 
                  "/static/..%2fhtpasswd", "/static/leak"):  # fmt: skip
         status, _, raw = call(proc.port, "GET", path)
         assert status in (403, 404) and b"alice-pw" not in raw, (path, status)
+
+
+def test_events_stream_misses_nothing_in_a_burst(api: tuple[Fleet, ApiProc]) -> None:
+    from briny.common.config import load_master_config
+    from briny.common.event import EventSender
+
+    fleet, proc = api
+    alice = login(proc.port, "alice", "alice-pw")["token"]
+    stream = _stream(proc, alice)
+    count = 3000
+    sender = EventSender(load_master_config(str(fleet.master_conf)), "master")
+    try:
+        for i in range(count):
+            sender.fire(f"burst/api/{i}", {"i": i})
+        seen = _events_until(stream, f"burst/api/{count - 1}")
+    finally:
+        sender.close()
+        stream.close()
+    numbers = [data["i"] for tag, data in seen if tag.startswith("burst/api/")]
+    assert numbers == list(range(count)), "events lost or out of order"
+    assert not [t for t, _ in seen if t == "salt/event/dropped"]
