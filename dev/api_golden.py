@@ -72,98 +72,82 @@ def record(status: int, headers: dict[str, str], raw: bytes, case: dict) -> dict
     return {"status": status, "headers": kept, "kind": kind, "body": apicases.mask(body)}
 
 
-def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--salt", default="/tmp/saltref/bin")  # noqa: S108 - where dev installs the reference
-    ns = p.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="sapi", dir="/tmp"))
-    pub, ret, api = free_port(), free_port(), free_port()
-    (root / "htpasswd").write_text("".join(f"{u}:{pw}\n" for u, pw in apicases.USERS.items()))
-    master = {
-        "root_dir": str(root / "m"),
-        "user": "root",
-        "interface": "127.0.0.1",
-        "publish_port": pub,
-        "ret_port": ret,
-        "auto_accept": True,
-        "log_level": "info",
-        "timeout": 5,
-        "rest_cherrypy": {"host": "127.0.0.1", "port": api, "disable_ssl": True, "max_request_body_size": 1048576},
-        "netapi_enable_clients": apicases.ENABLED_CLIENTS,
-        "external_auth": {
-            "file": {"^filename": str(root / "htpasswd"), "^filetype": "text", "^hashtype": "plaintext", **apicases.ACL}
-        },
-    }
-    minion = {
-        "root_dir": str(root / "n"),
-        "user": "root",
-        "id": "m1",
-        "master": "127.0.0.1",
-        "master_port": ret,
-        "publish_port": pub,
-        "log_level": "info",
-    }
-    for name, body in (("master", master), ("minion", minion)):
-        (root / "conf").mkdir(exist_ok=True)
-        (root / "conf" / name).write_text(yaml.safe_dump(body))
-    procs = []
-    try:
+class Reference:
+    """The reference salt-master, salt-minion (m1) and salt-api under a private folder of /tmp."""
+
+    def __init__(self, salt: str) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="sapi", dir="/tmp"))
+        self.salt = salt
+        self.pub, self.ret, self.port = free_port(), free_port(), free_port()
+        self.conf = self.root / "conf"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        (self.root / "htpasswd").write_text("".join(f"{u}:{pw}\n" for u, pw in apicases.USERS.items()))
+        master = {
+            "root_dir": str(self.root / "m"), "user": "root", "interface": "127.0.0.1", "publish_port": self.pub,
+            "ret_port": self.ret, "auto_accept": True, "log_level": "info", "timeout": 5,
+            "rest_cherrypy": {"host": "127.0.0.1", "port": self.port, "disable_ssl": True,
+                              "max_request_body_size": 1048576},
+            "netapi_enable_clients": apicases.ENABLED_CLIENTS,
+            "external_auth": {"file": {"^filename": str(self.root / "htpasswd"), "^filetype": "text",
+                                       "^hashtype": "plaintext", **apicases.ACL}},
+        }  # fmt: skip
+        minion = {"root_dir": str(self.root / "n"), "user": "root", "id": "m1", "master": "127.0.0.1",
+                  "master_port": self.ret, "publish_port": self.pub, "log_level": "info"}  # fmt: skip
+        self.conf.mkdir()
+        (self.conf / "master").write_text(yaml.safe_dump(master))
+        (self.conf / "minion").write_text(yaml.safe_dump(minion))
+
+    def start(self, timeout: float = 120) -> dict[str, str]:
+        """Start the three daemons; the tokens of alice and bob once m1 answers through the API."""
         for cmd in ("salt-master", "salt-minion", "salt-api"):
-            log = open(root / f"{cmd}.out", "wb")  # noqa: SIM115 - closed with the process
-            procs.append(
-                subprocess.Popen([f"{ns.salt}/{cmd}", "-c", str(root / "conf"), "-l", "info"], stdout=log, stderr=log)
-            )
-        deadline = time.monotonic() + 120
+            with open(self.root / f"{cmd}.out", "wb") as log:
+                self.procs.append(subprocess.Popen([f"{self.salt}/{cmd}", "-c", str(self.conf), "-l", "info"],
+                                                   stdout=log, stderr=log))  # fmt: skip
+        deadline = time.monotonic() + timeout
         tokens: dict[str, str] = {}
         while time.monotonic() < deadline:
             try:
                 for user, pw in apicases.USERS.items():
-                    st, _, raw = send(
-                        api,
-                        {
-                            "method": "POST",
-                            "path": "/login",
-                            "name": "login",
-                            "body": {"username": user, "password": pw, "eauth": "file"},
-                        },
-                        {},
-                    )
-                    tokens[user] = json.loads(raw)["return"][0]["token"]
-                st, _, raw = send(
-                    api,
-                    {
-                        "method": "POST",
-                        "path": "/",
-                        "name": "x",
-                        "auth": "alice",
-                        "body": [{"client": "local", "tgt": "m1", "fun": "test.ping"}],
-                    },
-                    tokens,
-                )
+                    case = {"method": "POST", "path": "/login", "name": "login",
+                            "body": {"username": user, "password": pw, "eauth": "file"}}  # fmt: skip
+                    tokens[user] = json.loads(send(self.port, case, {})[2])["return"][0]["token"]
+                case = {"method": "POST", "path": "/", "name": "x", "auth": "alice",
+                        "body": [{"client": "local", "tgt": "m1", "fun": "test.ping"}]}  # fmt: skip
+                st, _, raw = send(self.port, case, tokens)
                 if st == 200 and json.loads(raw)["return"][0].get("m1") is True:
-                    break
+                    return tokens
             except (OSError, ValueError, KeyError):
                 pass
-            time.sleep(1)
-        else:
-            print("the reference stack did not come up; see", root, file=sys.stderr)
-            return 1
-        out = {}
-        for case in apicases.CASES:
-            out[case["name"]] = record(*send(api, case, tokens), case)
-            print(case["name"], out[case["name"]]["status"])
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
-    finally:
-        for proc in reversed(procs):
+            time.sleep(1)  # polling a stack that starts in its own time
+        raise RuntimeError(f"the reference stack did not come up; see {self.root}")
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
             proc.send_signal(signal.SIGTERM)
-        for proc in procs:
+        for proc in self.procs:
             try:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
         if not os.environ.get("KEEP"):
-            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--salt", default="/tmp/saltref/bin")  # noqa: S108 - where dev installs the reference
+    ns = p.parse_args()
+    ref = Reference(ns.salt)
+    try:
+        tokens = ref.start()
+        out = {}
+        for case in apicases.CASES:
+            out[case["name"]] = record(*send(ref.port, case, tokens), case)
+            print(case["name"], out[case["name"]]["status"])
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    finally:
+        ref.close()
     return 0
 
 
