@@ -160,3 +160,24 @@ def test_accept_negotiation() -> None:
     with pytest.raises(ApiError, match="Lowstates must be a list"):
         web.lowstate("hello")
     assert web.lowstate({"client": "local"}) == [{"client": "local"}]
+
+
+def test_events_visible_to_a_token() -> None:
+    from briny.master.api.events import visible
+    from briny.master.api.lowstate import Caller
+
+    bob = Caller("bob", "file", ACL["bob"])
+    carol = Caller("carol", "file", ACL["carol"])
+    new = {"fun": "test.ping", "minions": ["m1"]}
+    assert visible(bob, False, "salt/job/1/new", new)
+    assert not visible(bob, False, "salt/job/1/new", {"fun": "test.ping", "minions": ["m1", "m2"]})
+    assert visible(bob, False, "salt/job/1/ret/m1", {"fun": "test.ping", "id": "m1"})
+    assert not visible(bob, False, "salt/job/1/ret/m1", {"fun": "cmd.run", "id": "m1"})
+    assert not visible(bob, False, "salt/job/1/ret/m2", {"fun": "test.ping", "id": "m2"})
+    assert not visible(bob, False, "salt/key", {"id": "m1", "act": "accept"})
+    assert not visible(bob, False, "salt/netapi/hook/x", {"post": {}})
+    assert visible(carol, False, "salt/run/1/ret", {"fun": "runner.manage.up"})
+    assert not visible(carol, False, "salt/run/1/ret", {"fun": "runner.jobs.list_jobs"})
+    assert visible(carol, False, "salt/wheel/1/new", {"fun": "wheel.key.list_all"})
+    assert not visible(carol, False, "salt/wheel/1/new", {"fun": "wheel.key.delete"})
+    assert visible(bob, True, "salt/key", {}) and not visible(bob, True, "salt/event/listener/ab", {})
