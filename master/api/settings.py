@@ -101,6 +101,8 @@ def load(opts: dict[str, Any]) -> ApiSettings:
             "give a certificate, or disable TLS explicitly (only behind a TLS proxy or on 127.0.0.1)"
         )
     s.debug = _bool(section, "debug", False)
+    if s.debug:
+        log.warning("%s: debug: briny-api never sends a traceback to a client; it logs them (at every level)", name)
     s.expire_responses = _bool(section, "expire_responses", True)
     s.max_request_body_size = _int(section, "max_request_body_size", s.max_request_body_size)
     s.thread_pool = max(1, _int(section, "thread_pool", s.thread_pool))

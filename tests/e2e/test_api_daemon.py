@@ -168,3 +168,42 @@ def test_tls_from_ssl_crt_and_ssl_key(fleet: Fleet) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=15)
     assert proc.returncode == 0
+
+
+def test_webhook_without_auth_and_no_enabled_client(fleet: Fleet) -> None:
+    folder, port = conf(fleet, "hooks", webhook_disable_auth=True, webhook_url="/in")
+    cfg = yaml.safe_load((folder / "master").read_text())
+    cfg.pop("netapi_enable_clients")  # Salt 3006+: no client at all unless listed
+    (folder / "master").write_text(yaml.safe_dump(cfg))
+    proc = briny_api(folder)
+    try:
+        wait_until(lambda: _status(port, "GET", "/") == 200, 30, "briny-api to serve", interval=0.1)
+        with fleet.listening("salt/netapi/hook/*", "salt/netapi/hook/probe") as events:
+            assert _status(port, "POST", "/in/ci/done", b'{"ok": true}') == 200  # no token needed
+            got = events.get_event(timeout=10)
+        assert got is not None and got[0] == "salt/netapi/hook/ci/done" and got[1]["post"] == {"ok": True}
+        assert _status(port, "POST", "/hook/ci/done", b"{}") == 404  # only webhook_url is a hook
+        body = json.dumps({"username": "alice", "password": "alice-pw", "eauth": "file"}).encode()
+        token = json.loads(_call(port, "POST", "/login", body)[1])["return"][0]["token"]
+        status, raw = _call(port, "POST", "/", b'[{"client": "local", "tgt": "m1", "fun": "test.ping"}]', token)
+        assert status == 400 and b"Client disabled: 'local'" in raw
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=15)
+
+
+def _call(port: int, method: str, path: str, data: bytes | None = None, token: str = "") -> tuple[int, bytes]:
+    from .apisupport import call
+
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if token:
+        headers["X-Auth-Token"] = token
+    try:
+        status, _, raw = call(port, method, path, data, headers, timeout=30)
+    except OSError:
+        return 0, b""
+    return status, raw
+
+
+def _status(port: int, method: str, path: str, data: bytes | None = None) -> int:
+    return _call(port, method, path, data)[0]
