@@ -47,6 +47,7 @@ class Api:
     started: float = field(default_factory=time.time)
     requests: int = 0
     refused: int = 0
+    streams: int = 0  # open /events streams (each holds a thread): at most settings.thread_pool
 
     async def blocking(self, func: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, functools.partial(func, *args))
@@ -290,7 +291,8 @@ async def stats(request: web.Request) -> web.StreamResponse:
         await caller_of(request)
     now = time.time()
     body = {"briny-api": {"Start Time": api.started, "Uptime": now - api.started, "Requests": api.requests,
-                          "Refused": api.refused, "Thread Pool": api.settings.thread_pool}}  # fmt: skip
+                          "Refused": api.refused, "Thread Pool": api.settings.thread_pool,
+                          "Event Streams": api.streams}}  # fmt: skip
     return webio.render(request, body)
 
 

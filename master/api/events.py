@@ -14,7 +14,8 @@ functions their ``@runner`` / ``@wheel`` entries allow, and nothing else.
 
 A client that reads slower than the bus fills its queue (``MAX_QUEUED`` events); past that the
 stream ends with a log line rather than holding memory for it (the client reconnects, as
-``retry`` tells it), and the API keeps serving everyone else. A client that leaves is noticed
+``retry`` tells it), and the API keeps serving everyone else. At most ``thread_pool`` streams are open at once (each holds a thread); one more is a 503.
+A client that leaves is noticed
 at the next event, or within ``GONE_CHECK`` seconds on a quiet bus: its thread stops.
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from briny.common.event import DROPPED_TAG, READY_PREFIX, EventListener
+from briny.common.exceptions import ApiError
 from briny.master.api import acl
 from briny.master.api.app import caller_of
 from briny.master.api.lowstate import Caller
@@ -83,6 +85,17 @@ def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.
 async def events(request: web.Request) -> web.StreamResponse:
     caller = await caller_of(request, query=True)
     api = request.app["api"]
+    if api.streams >= api.settings.thread_pool:
+        log.warning("api: /events of %s refused: %d streams are open (thread_pool)", caller.user, api.streams)
+        raise ApiError(503, f"Too many event streams open ({api.streams}); try again later")
+    api.streams += 1
+    try:
+        return await _stream(request, api, caller)
+    finally:
+        api.streams -= 1
+
+
+async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamResponse:
     everything = acl.sees_everything(caller.perms)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream;charset=utf-8",
                                            "Cache-Control": "no-cache", "Connection": "keep-alive"})  # fmt: skip

@@ -171,7 +171,7 @@ def test_tls_from_ssl_crt_and_ssl_key(fleet: Fleet) -> None:
 
 
 def test_webhook_without_auth_and_no_enabled_client(fleet: Fleet) -> None:
-    folder, port = conf(fleet, "hooks", webhook_disable_auth=True, webhook_url="/in")
+    folder, port = conf(fleet, "hooks", webhook_disable_auth=True, webhook_url="/in", thread_pool=1)
     cfg = yaml.safe_load((folder / "master").read_text())
     cfg.pop("netapi_enable_clients")  # Salt 3006+: no client at all unless listed
     (folder / "master").write_text(yaml.safe_dump(cfg))
@@ -187,6 +187,19 @@ def test_webhook_without_auth_and_no_enabled_client(fleet: Fleet) -> None:
         token = json.loads(_call(port, "POST", "/login", body)[1])["return"][0]["token"]
         status, raw = _call(port, "POST", "/", b'[{"client": "local", "tgt": "m1", "fun": "test.ping"}]', token)
         assert status == 400 and b"Client disabled: 'local'" in raw
+        # thread_pool: 1 allows one /events stream; a second is refused while the first is open
+        import http.client
+
+        first = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        first.request("GET", "/events", headers={"X-Auth-Token": token})
+        resp = first.getresponse()
+        assert resp.status == 200 and resp.readline() == b"retry: 400\n"
+        assert _call(port, "GET", "/events", None, token)[0] == 503
+        stats = json.loads(_call(port, "GET", "/stats", None, token)[1])["briny-api"]
+        assert stats["Event Streams"] == 1 and stats["Thread Pool"] == 1
+        first.close()
+        wait_until(lambda: json.loads(_call(port, "GET", "/stats", None, token)[1])["briny-api"]["Event Streams"] == 0,
+                   10, "the closed stream to end")  # fmt: skip
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=15)
