@@ -232,7 +232,9 @@ def _served(reply: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     return StaticPillar().get(opts, {}, None)
 
 
-def _fresh_from_master(reply: dict[str, Any] | None, opts: dict[str, Any], override: dict[str, Any] | None) -> dict[str, Any]:
+def _fresh_from_master(
+    reply: dict[str, Any] | None, opts: dict[str, Any], override: dict[str, Any] | None
+) -> dict[str, Any]:
     """The fresh pillar of the master's ``reply`` with ``override`` merged over it; a master that
     did not answer is an error: a kept pillar is never passed off as a fresh one."""
     if reply is None:

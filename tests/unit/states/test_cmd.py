@@ -199,7 +199,10 @@ def test_script_template_bad_inputs_and_render_errors(tmp_path: Path, tree: Path
     st = _states(tmp_path, tree)
     (tree / "t.sh").write_text("#!/bin/sh\necho {{ undefined_thing.port }}\n")
     ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja", context=["a"])
-    assert (ret["result"], ret["comment"]) == (False, "Invalidly-formatted 'context' parameter. Must be formed as a dict.")
+    assert (ret["result"], ret["comment"]) == (
+        False,
+        "Invalidly-formatted 'context' parameter. Must be formed as a dict.",
+    )
     ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja", defaults="a=1")
     assert ret["comment"] == "Invalidly-formatted 'defaults' parameter. Must be formed as a dict."
     ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja")
