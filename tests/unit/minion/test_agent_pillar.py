@@ -261,3 +261,17 @@ def test_a_masterless_daemon_keeps_its_pillar_but_pillar_items_renders_afresh(tm
     assert ex.run(Job("20240101000000000002", "pillar.items")).ret["a"] == "after"
     assert ex.run(Job("20240101000000000003", "pillar.get", ["a"])).ret == "before"
     assert ex.run(Job("20240101000000000004", "pillar.get", ["a"], {"pillarenv": "base"})).ret == "after"
+
+
+def test_a_pillar_template_calling_pillar_items_does_not_loop(tmp_path):
+    from briny.minion.pillar import LocalPillar
+
+    opts = executor_opts(tmp_path)
+    proot = tmp_path / "pillar"
+    proot.mkdir()
+    (proot / "top.sls").write_text("base:\n  '*':\n    - p\n")
+    (proot / "p.sls").write_text("a: 1\nkeys_seen: {{ salt['pillar.items']() | length }}\n")
+    opts["pillar_roots"] = {"base": [str(proot)]}
+    ex = Executor(opts, dict, LocalPillar(cache=True))
+    res = ex.run(Job("20240101000000000001", "pillar.items"))
+    assert res.retcode == 0 and res.ret["a"] == 1 and isinstance(res.ret["keys_seen"], int), res.ret
