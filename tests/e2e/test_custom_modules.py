@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.customtree import CUSTOM_MODULES
+
 
 def write(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
@@ -30,25 +32,7 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
             def flavour():
                 return {"flavour": "mint-" + __opts__["id"]}
             """,
-            "_modules/greet.py": """
-            def hello(who):
-                return f"hello {who} from {__grains__['id']}"
-            """,
-            "_states/marker.py": """
-            import os
-
-            def present(name, who):
-                ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
-                if os.path.exists(name):
-                    return ret
-                if __opts__["test"]:
-                    ret.update(result=None, comment="would write")
-                    return ret
-                with open(name, "w") as fh:
-                    fh.write(__salt__["greet.hello"](who))
-                ret.update(changes={"new": name}, comment="written")
-                return ret
-            """,
+            **CUSTOM_MODULES,
             "custom.sls": f"""
             mark:
               marker.present:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.customtree import CUSTOM_MODULES
+
 from briny.common.event import EventBus, EventListener, EventSender
 from tests.waiting import join_listener
 
@@ -270,28 +272,7 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
     assert first["ret"]["result"] is True and first["ret"]["name"] == "plain" and "_stamp" in first
 
 
-CUSTOM_TREE = {
-    "_modules/greet.py": """
-    def hello(who):
-        return f"hello {who} from {__grains__['id']}"
-    """,
-    "_states/marker.py": """
-    import os
-
-    def present(name, text):
-        ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
-        if os.path.exists(name):
-            return ret
-        if __opts__["test"]:
-            ret.update(result=None, comment="would write")
-            return ret
-        with open(name, "w") as fh:
-            fh.write(__salt__["greet.hello"](text))
-        ret.update(changes={"new": name}, comment="written")
-        return ret
-    """,
-    "top.sls": "base:\n  '*':\n    - custom\n",
-}
+CUSTOM_TREE = {**CUSTOM_MODULES, "top.sls": "base:\n  '*':\n    - custom\n"}
 
 
 def test_custom_modules_of_the_file_roots_load_when_salt_loads_them(minion):
@@ -299,7 +280,7 @@ def test_custom_modules_of_the_file_roots_load_when_salt_loads_them(minion):
     loaded by state.sls or a call until synced; sync_mods= syncs the kinds named, a highstate
     syncs all, and what was synced stays (extension_modules)."""
     conf, tree, root = minion
-    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: world\n"})
+    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - who: world\n"})
     proc = call(conf, "greet.hello", "you", out="")
     assert proc.returncode != 0 and "'greet.hello' is not available." in proc.stdout + proc.stderr
     proc = call(conf, "state.sls", "custom")
@@ -320,7 +301,7 @@ def test_custom_modules_of_the_file_roots_load_when_salt_loads_them(minion):
 
 def test_a_masterless_highstate_syncs_the_custom_modules(minion):
     conf, tree, root = minion
-    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: top\n"})
+    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - who: top\n"})
     proc = call(conf, "state.apply")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (root / "marker").read_text() == "hello top from itest"

@@ -18,7 +18,7 @@ from briny.master.keys import KeyStore
 from briny.master.daemon import build_server
 from briny.minion.agent import MinionAgent
 from briny.minion.executor import Executor, Job
-from briny.minion.pillar import MasterPillar
+from briny.minion.pillar import LocalPillar, MasterPillar
 
 from tests.waiting import until
 
@@ -246,16 +246,20 @@ def test_reload_reports_whether_the_master_answered(tmp_path):
     assert source.get({}, {}, None) == {"a": 2}
 
 
-def test_a_masterless_daemon_keeps_its_pillar_but_pillar_items_renders_afresh(tmp_path):
-    from briny.minion.pillar import LocalPillar
-
+def masterless_daemon(tmp_path: Path, pillar_sls: str) -> tuple[Path, Executor]:
+    """(the pillar root, an executor keeping its pillar as a masterless daemon does) over a
+    pillar tree of one SLS, ``p``."""
     opts = executor_opts(tmp_path)
     proot = tmp_path / "pillar"
     proot.mkdir()
     (proot / "top.sls").write_text("base:\n  '*':\n    - p\n")
-    (proot / "p.sls").write_text("a: before\n")
+    (proot / "p.sls").write_text(pillar_sls)
     opts["pillar_roots"] = {"base": [str(proot)]}
-    ex = Executor(opts, dict, LocalPillar(cache=True))
+    return proot, Executor(opts, dict, LocalPillar(cache=True))
+
+
+def test_a_masterless_daemon_keeps_its_pillar_but_pillar_items_renders_afresh(tmp_path):
+    proot, ex = masterless_daemon(tmp_path, "a: before\n")
     assert ex.run(Job("20240101000000000001", "pillar.get", ["a"])).ret == "before"
     (proot / "p.sls").write_text("a: after\n")
     assert ex.run(Job("20240101000000000002", "pillar.items")).ret["a"] == "after"
@@ -264,14 +268,6 @@ def test_a_masterless_daemon_keeps_its_pillar_but_pillar_items_renders_afresh(tm
 
 
 def test_a_pillar_template_calling_pillar_items_does_not_loop(tmp_path):
-    from briny.minion.pillar import LocalPillar
-
-    opts = executor_opts(tmp_path)
-    proot = tmp_path / "pillar"
-    proot.mkdir()
-    (proot / "top.sls").write_text("base:\n  '*':\n    - p\n")
-    (proot / "p.sls").write_text("a: 1\nkeys_seen: {{ salt['pillar.items']() | length }}\n")
-    opts["pillar_roots"] = {"base": [str(proot)]}
-    ex = Executor(opts, dict, LocalPillar(cache=True))
+    _proot, ex = masterless_daemon(tmp_path, "a: 1\nkeys_seen: {{ salt['pillar.items']() | length }}\n")
     res = ex.run(Job("20240101000000000001", "pillar.items"))
     assert res.retcode == 0 and res.ret["a"] == 1 and isinstance(res.ret["keys_seen"], int), res.ret
