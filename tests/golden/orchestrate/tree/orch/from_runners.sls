@@ -3,6 +3,7 @@
 {%- set up = salt.saltutil.runner('manage.up') %}
 {%- set down = salt['saltutil.runner']('manage.down') %}
 {%- set keys = salt.saltutil.wheel('key.list_all') %}
+{%- set mined = salt.saltutil.runner('mine.get', tgt='*', fun='nothing.published') %}
 {%- for minion in up %}
 ping_{{ minion }}:
   salt.function:
@@ -16,4 +17,4 @@ report:
     - name: test.echo
     - tgt: db1
     - arg:
-      - "accepted: {{ keys['return']['minions'] | join(',') }}; a list: {{ up is sequence and up is not string }}"
+      - "accepted: {{ keys['return']['minions'] | join(',') }}; a list: {{ up is sequence and up is not string }}; mined: {{ mined | tojson }}"
