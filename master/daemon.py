@@ -64,6 +64,7 @@ from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
 from briny.master.filerecv import FileReceiver
+from briny.master import gitfsloop
 from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
@@ -153,6 +154,13 @@ def build_server(
     return server
 
 
+def _fileserver(server: MasterServer) -> FileServer:
+    """The file server ``build_server`` plugged into ``server`` (its compiler's)."""
+    compiler = server.publisher.compiler
+    assert compiler is not None  # build_server always gives one
+    return compiler.fileserver
+
+
 # -- the loop ---------------------------------------------------------------------------
 
 
@@ -187,6 +195,7 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             serving,
             asyncio.ensure_future(capi.serve()),
             asyncio.ensure_future(server.housekeeping()),
+            asyncio.ensure_future(gitfsloop.run(opts, _fileserver(server), sender.fire)),  # gitfs fetches
             asyncio.ensure_future(MasterScheduler(opts, cache, sender.fire).run(stop)),  # schedule: runners on time
         ]
         log.warning(

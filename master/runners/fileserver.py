@@ -1,16 +1,17 @@
 """The ``fileserver`` runner: what the master's file server serves (``briny-run fileserver.*``).
 
-Runs on the master host, in ``briny-run``, reading ``file_roots`` from the
-master's config with the same code the daemon serves them with
-(:class:`briny.master.fileserver.FileServer`), so what it lists is what
-minions get:
+Runs on the master host, in ``briny-run``, reading the master's config with the same code the
+daemon serves with (:class:`briny.master.fileserver.FileServer` and its backends,
+``fileserver_backend``), so what it lists is what minions get. Every function takes
+``backend=`` (a name or a comma-separated list, as Salt's) to look at some backends only.
 
 - ``envs``: the saltenvs;
-- ``file_list saltenv=base prefix=``: the files (Salt's ``fileserver.file_list``);
-- ``dir_list saltenv=base prefix=``: the folders;
-- ``update``: Salt refreshes its backends here; briny's master notices
-  changes under ``file_roots`` by itself within ``fileserver_list_cache_time``
-  seconds (folder mtimes), so this only says so and returns True.
+- ``file_list saltenv=base prefix=``, ``dir_list``, ``symlink_list``: files, folders, symlinks;
+- ``update``: fetch every gitfs remote now (into the master's cache, shared with the running
+  daemon, which serves the new trees at its next request) and answer per backend and per
+  remote; a remote that failed is named with why, and the runner's retcode is 1. Salt answers
+  a bare True: briny's answer says what was done (``docs/GITFS.md``);
+- ``clear_cache``: remove gitfs's cache (the next update fetches anew).
 """
 
 from __future__ import annotations
@@ -18,30 +19,66 @@ from __future__ import annotations
 from typing import Any
 
 from briny.common.exceptions import FileServerError, SaltInvocationError
-from briny.master.fileserver import FileServer
+from briny.master import fsbackend
+from briny.master.fileserver import FileServer, symlinks
 from briny.master.runners import RunnerContext
 
-__all__ = ["dir_list", "envs", "file_list", "update"]
+__all__ = ["clear_cache", "dir_list", "envs", "file_list", "symlink_list", "update"]
 
 
-def envs(ctx: RunnerContext, **kwargs: Any) -> list[str]:
-    return FileServer(ctx.opts).envs()
+def _server(ctx: RunnerContext, backend: Any) -> FileServer:
+    if backend in (None, "", []):
+        return FileServer(ctx.opts)
+    wanted = backend if isinstance(backend, list) else str(backend).split(",")
+    names = fsbackend.names(ctx.opts)
+    chosen = [b for b in names if b in fsbackend.names({"fileserver_backend": wanted})]
+    if not chosen:
+        raise SaltInvocationError(f"backend {backend} is not among fileserver_backend ({', '.join(names)})")
+    return FileServer({**ctx.opts, "fileserver_backend": chosen})
 
 
-def _listing(ctx: RunnerContext, saltenv: Any, prefix: Any) -> dict[str, Any]:
+def envs(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> list[str]:
+    return _server(ctx, backend).envs()
+
+
+def _listing(ctx: RunnerContext, saltenv: Any, prefix: Any, backend: Any) -> dict[str, Any]:
     try:
-        return FileServer(ctx.opts).file_list(saltenv or "base", prefix or "")
+        return _server(ctx, backend).file_list(saltenv or "base", prefix or "")
     except FileServerError as exc:
         raise SaltInvocationError(str(exc)) from None
 
 
-def file_list(ctx: RunnerContext, saltenv: Any = "base", prefix: Any = "", **kwargs: Any) -> list[str]:
-    return list(_listing(ctx, saltenv, prefix)["files"])
+def file_list(
+    ctx: RunnerContext, saltenv: Any = "base", prefix: Any = "", backend: Any = None, **kwargs: Any
+) -> list[str]:
+    return list(_listing(ctx, saltenv, prefix, backend)["files"])
 
 
-def dir_list(ctx: RunnerContext, saltenv: Any = "base", prefix: Any = "", **kwargs: Any) -> list[str]:
-    return list(_listing(ctx, saltenv, prefix)["dirs"])
+def dir_list(
+    ctx: RunnerContext, saltenv: Any = "base", prefix: Any = "", backend: Any = None, **kwargs: Any
+) -> list[str]:
+    return list(_listing(ctx, saltenv, prefix, backend)["dirs"])
 
 
-def update(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> bool:
-    return True
+def symlink_list(
+    ctx: RunnerContext, saltenv: Any = "base", prefix: Any = "", backend: Any = None, **kwargs: Any
+) -> dict[str, str]:
+    try:
+        return symlinks(_server(ctx, backend), saltenv or "base", prefix or "")
+    except FileServerError as exc:
+        raise SaltInvocationError(str(exc)) from None
+
+
+def update(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> dict[str, Any]:
+    report = _server(ctx, backend).update_backends()
+    git = report.get("gitfs")
+    if isinstance(git, dict) and git.get("errors"):
+        ctx.context["retcode"] = 1
+    return report
+
+
+def clear_cache(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> dict[str, Any]:
+    git = fsbackend.gitfs_of(_server(ctx, backend).backends)
+    if git is None:
+        return {}
+    return {"gitfs": git.clear_cache()}
