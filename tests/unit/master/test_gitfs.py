@@ -221,5 +221,6 @@ def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     assert runner.envs(ctx) == ["base"]
     assert runner.file_list(ctx, backend="gitfs") == ["a/b.sls"]
     assert runner.dir_list(ctx) == ["a"]
-    assert runner.clear_cache(ctx)["gitfs"] == [gitremotes.parse(ctx.opts)[0][0].label]
-    assert runner.file_list(ctx, backend="gitfs") == []
+    assert runner.clear_cache(ctx)["gitfs"] == [str(bare), "nope"]
+    assert runner.envs(ctx, backend="gitfs") == []
+    assert not (tmp_path / "cache" / "gitfs" / "nope").exists()
