@@ -45,9 +45,6 @@ from briny.master.gitremotes import Remote
 
 log = logging.getLogger(__name__)
 
-TIMEOUT = 60.0  # gitfs_timeout: seconds one git command may take
-
-
 class GitFS:
     """The gitfs backend of one master config. Thread-safe."""
 
@@ -59,8 +56,7 @@ class GitFS:
         self.remotes, self.errors = gitremotes.parse(opts)
         for error in self.errors:
             log.error("gitfs: %s", error)
-        timeout = opts.get("gitfs_timeout")
-        self.timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else TIMEOUT
+        self.timeout = config.number(opts, "gitfs_timeout")  # seconds one git command may take
         self._lock = threading.Lock()
         self._states: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}  # remote id -> (stamp, state)
         self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here

@@ -333,6 +333,6 @@ def test_the_fileserver_runner(tree: Path) -> None:
     assert get_runner("fileserver.file_list")(ctx, prefix="web/") == ["web/files/index.html", "web/init.sls"]
     assert get_runner("fileserver.file_list")(ctx, "dev") == ["web.sls"]
     assert get_runner("fileserver.dir_list")(ctx) == ["db", "empty", "web", "web/files"]
-    assert get_runner("fileserver.update")(ctx) is True
+    assert get_runner("fileserver.update")(ctx) == {"roots": "nothing to fetch"}  # Salt: True (docs/GITFS.md)
     with pytest.raises(SaltInvocationError):
         get_runner("fileserver.file_list")(ctx, "prod")
