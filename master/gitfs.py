@@ -45,6 +45,7 @@ from briny.master.gitremotes import Remote
 
 log = logging.getLogger(__name__)
 
+
 class GitFS:
     """The gitfs backend of one master config. Thread-safe."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from briny.master import gitremotes
 from briny.master.fileserver import FileServer, symlinks
 from briny.master.runners import RunnerContext
 from briny.master.runners import fileserver as runner
-from tests.unit.master.gitrepos import commit, git, git_daemon, make_repo, silent_server
+from tests.unit.master.gitrepos import SSHD, commit, git, git_daemon, git_http, keypair, make_repo, silent_server, sshd
 
 
 def opts_for(tmp: Path, remotes: list[Any], **extra: Any) -> dict[str, Any]:
@@ -86,11 +87,18 @@ def test_whitelist_blacklist_and_disable_mapping(tmp_path: Path) -> None:
     bare, work = make_repo(tmp_path, "a", {"a.sls": "a\n"})
     for branch in ("dev", "feature-x", "qa"):
         commit(work, {f"{branch}.sls": "x\n"}, branch=branch)
-    opts = opts_for(tmp_path, [str(bare)], gitfs_saltenv_whitelist=["base", "dev", "feature-*"], gitfs_saltenv_blacklist=["feature-x"])
+    opts = opts_for(
+        tmp_path,
+        [str(bare)],
+        gitfs_saltenv_whitelist=["base", "dev", "feature-*"],
+        gitfs_saltenv_blacklist=["feature-x"],
+    )
     fs = FileServer(opts)
     fs.update_backends()
     assert fs.envs() == ["base", "dev"]
-    fs2 = FileServer({**opts, "gitfs_saltenv_whitelist": [], "gitfs_saltenv_blacklist": [], "gitfs_disable_saltenv_mapping": True})
+    fs2 = FileServer(
+        {**opts, "gitfs_saltenv_whitelist": [], "gitfs_saltenv_blacklist": [], "gitfs_disable_saltenv_mapping": True}
+    )
     fs2.update_backends()
     assert fs2.envs() == ["base"]
 
@@ -151,7 +159,9 @@ def test_unreachable_remote_is_named_and_others_keep_serving(tmp_path: Path) -> 
 def test_a_hanging_server_is_killed_at_the_time_limit(tmp_path: Path) -> None:
     good, _ = make_repo(tmp_path, "good", {"g.sls": "g\n"})
     with silent_server() as port:
-        fs = FileServer(opts_for(tmp_path, [{f"git://127.0.0.1:{port}/x.git": [{"name": "hang"}]}, str(good)], gitfs_timeout=1))
+        fs = FileServer(
+            opts_for(tmp_path, [{f"git://127.0.0.1:{port}/x.git": [{"name": "hang"}]}, str(good)], gitfs_timeout=1)
+        )
         report = fs.update_backends()["gitfs"]
     assert "no answer within 1 s" in report["remotes"]["hang"]
     assert served(fs, "g.sls") == "g\n"
@@ -224,3 +234,47 @@ def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     assert runner.clear_cache(ctx)["gitfs"] == [str(bare), "nope"]
     assert runner.envs(ctx, backend="gitfs") == []
     assert not (tmp_path / "cache" / "gitfs" / "nope").exists()
+
+
+def test_http_with_credentials_and_refused_ones(tmp_path: Path) -> None:
+    make_repo(tmp_path, "web", {"h.sls": "over http\n"})
+    with git_http(tmp_path, "deploy", "s3cret") as port:
+        url = f"http://127.0.0.1:{port}/web.git"
+        good = {url: [{"name": "good"}, {"user": "deploy"}, {"password": "s3cret"}, {"insecure_auth": True}]}
+        bad = {url + "/": [{"name": "bad"}, {"user": "deploy"}, {"password": "wrong"}, {"insecure_auth": True}]}
+        fs = FileServer(opts_for(tmp_path, [good, bad], fileserver_backend=["gitfs"]))
+        report = fs.update_backends()["gitfs"]
+    assert report["remotes"]["good"] == "updated"
+    assert report["remotes"]["bad"].startswith("error: gitfs remote bad: fetch:")
+    assert "s3cret" not in str(report) and "wrong" not in str(report)
+    assert served(fs, "h.sls") == "over http\n"
+    # the password never lands in the cache
+    for dirpath, _dirs, files in os.walk(tmp_path / "cache"):
+        for name in files:
+            assert b"s3cret" not in (Path(dirpath) / name).read_bytes()
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists(SSHD), reason="needs root and openssh-server (tests/run.sh)"
+)
+def test_ssh_with_a_deploy_key_and_a_passphrase(tmp_path: Path) -> None:
+    bare, _ = make_repo(tmp_path, "s", {"s.sls": "over ssh\n"})
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    deploy = keypair(keys, "deploy")
+    locked = keypair(keys, "locked", passphrase="open sesame")
+    stranger = keypair(keys, "stranger")
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    with sshd(tmp_path / "sshd", [deploy, locked]) as port:
+        url = f"ssh://{user}@127.0.0.1:{port}{bare}"
+        remotes = [
+            {url: [{"name": "deploy"}, {"privkey": str(deploy)}, {"pubkey": f"{deploy}.pub"}]},
+            {url + "/": [{"name": "locked"}, {"privkey": str(locked)}, {"passphrase": "open sesame"}]},
+            {url + "//": [{"name": "stranger"}, {"privkey": str(stranger)}]},
+        ]
+        fs = FileServer(opts_for(tmp_path, remotes, fileserver_backend=["gitfs"], gitfs_timeout=20))
+        report = fs.update_backends()["gitfs"]
+    assert report["remotes"]["deploy"] == "updated", report
+    assert report["remotes"]["locked"] == "updated", report
+    assert report["remotes"]["stranger"].startswith("error: gitfs remote stranger: fetch:"), report
+    assert served(fs, "s.sls") == "over ssh\n"
