@@ -278,3 +278,30 @@ def test_ssh_with_a_deploy_key_and_a_passphrase(tmp_path: Path) -> None:
     assert report["remotes"]["locked"] == "updated", report
     assert report["remotes"]["stranger"].startswith("error: gitfs remote stranger: fetch:"), report
     assert served(fs, "s.sls") == "over ssh\n"
+
+
+def test_the_master_loop_updates_on_the_interval_and_fires_the_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from briny.master import gitfsloop
+    from tests.waiting import until
+
+    bare, work = make_repo(tmp_path, "a", {"v.sls": "one\n"})
+    fs = FileServer(opts_for(tmp_path, [str(bare)], gitfs_update_interval=0.2, fileserver_events=True))
+    fired: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(gitfsloop, "TICK", 0.05)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(gitfsloop.run(fs.opts, fs, lambda tag, data: fired.append((tag, data))))
+        try:
+            await until(lambda: fired, 10, "the first update's event")
+            assert fired[0] == ("salt/fileserver/gitfs/update", {"changed": True, "backend": "gitfs"})
+            await asyncio.get_running_loop().run_in_executor(None, lambda: commit(work, {"v.sls": "two\n"}))
+            await until(lambda: len([f for f in fired if f[1]["changed"]]) >= 2, 10, "the new commit fetched")
+        finally:
+            task.cancel()
+
+    asyncio.run(scenario())
+    assert served(fs, "v.sls") == "two\n"
