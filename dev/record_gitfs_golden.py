@@ -29,7 +29,7 @@ import record_orch_golden as orch  # beside this file
 
 ROOT = orch.ROOT
 sys.path.insert(0, str(ROOT))
-from tests.unit.master import gitfs_cases  # noqa: E402
+from tests.unit.master import gitfs_cases
 
 CASE = ROOT / "tests" / "golden" / "gitfs"
 
