@@ -185,13 +185,13 @@ class GitFS:
                     log.error("%s: saltenv %s is not served: %s", what, saltenv, exc)
             fallback = None
             if remote.fallback:
-                commit = gitremotes.envs_of(
+                found = gitremotes.envs_of(
                     Remote(url="", id="", label="", base=remote.fallback, ref_types=remote.ref_types), refs
                 ).get("base")
-                if commit is None:
+                if found is None:
                     log.error("%s: fallback ref %s does not exist", what, remote.fallback)
                 else:
-                    fallback = self._export(repo, env, folder, commit[0], remote.root, remote.mountpoint, what)
+                    fallback = self._export(repo, env, folder, found[0], remote.root, remote.mountpoint, what)
             state = {
                 "url": redact_http_basic_auth(remote.url),
                 "envs": envs,

@@ -280,10 +280,10 @@ def envs_of(remote: Remote, refs: dict[str, dict[str, str]]) -> dict[str, tuple[
                     continue
                 found.setdefault(name, (commit, remote.root, remote.mountpoint))
     for env, mapping in remote.saltenv.items():
-        commit = lookup(mapping.ref)
-        if commit is None:
+        mapped = lookup(mapping.ref)
+        if mapped is None:
             continue
         root = remote.root if mapping.root is None else mapping.root
         mount = remote.mountpoint if mapping.mountpoint is None else mapping.mountpoint
-        found[env] = (commit, root, mount)
+        found[env] = (mapped, root, mount)
     return found
