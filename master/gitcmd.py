@@ -106,24 +106,24 @@ def run(
     timeout: float,
     cwd: str | None = None,
     what: str = "git",
-    stdout: Any = subprocess.PIPE,
+    data: bytes | None = None,
 ) -> bytes:
-    """Run ``git ARGS``; its output, or GitError naming ``what`` (a time limit passed: the whole
-    process group is killed)."""
+    """Run ``git ARGS`` (``data`` on its stdin); its output, or GitError naming ``what`` (a time
+    limit passed: the whole process group is killed)."""
     try:
         proc = subprocess.Popen(
             ["git", *args],
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
+            stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
     except FileNotFoundError:
         raise GitError(f"{what}: the git command is not installed (gitfs needs it)") from None
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(data, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise GitError(f"{what}: no answer within {timeout:g} s (killed)") from None

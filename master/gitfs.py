@@ -7,7 +7,7 @@ master's cache, ``<cachedir>/gitfs/<remote id>/``:
   remote's branches and tags into it (:mod:`briny.master.gitcmd`: a time limit,
   ``gitfs_timeout`` seconds, no prompts), so a force-push or a deleted branch is followed;
 - ``trees/<key>/``: each served commit's tree (its ``root``, under its ``mountpoint``)
-  exported once with ``git archive``; a tree is never changed once written, so the roots
+  exported once (``git read-tree`` + ``checkout-index`` into a new folder, renamed in place); a tree is never changed once written, so the roots
   code serves it as it serves ``file_roots`` (listings, hashes, chunks, the path checks),
   except that a symlink leaving the tree is never followed;
 - ``state.json``: the env → tree map of the last good update, written atomically. The
@@ -25,14 +25,11 @@ behind this object's lock).
 
 from __future__ import annotations
 
-import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
 import shutil
-import tarfile
 import threading
 import time
 from typing import Any
@@ -40,7 +37,7 @@ from typing import Any
 from briny.common import config
 from briny.common.atomicfile import write_atomic
 from briny.common.urlauth import redact_http_basic_auth
-from briny.master import gitcmd, gitremotes
+from briny.master import gitcmd, gitexport, gitremotes
 from briny.master.gitremotes import Remote
 
 log = logging.getLogger(__name__)
@@ -125,7 +122,7 @@ class GitFS:
             self._last[remote.id] = time.monotonic()
             try:
                 changed = self._update_one(remote)
-            except (gitcmd.GitError, OSError, tarfile.TarError) as exc:
+            except (gitcmd.GitError, OSError) as exc:
                 message = str(exc) if isinstance(exc, gitcmd.GitError) else f"{type(exc).__name__}: {exc}"
                 log.error(
                     "gitfs remote %s could not be updated (serving its last good fetch): %s", remote.label, message
@@ -178,9 +175,17 @@ class GitFS:
             mapped = gitremotes.envs_of(remote, refs)
             old = self._read_state(folder)
             envs: dict[str, str] = {}
+            commits: dict[str, list[str]] = {}
+            trees = os.path.join(folder, "trees")
+            os.makedirs(trees, mode=0o755, exist_ok=True)
             for saltenv, (commit, root, mount) in sorted(mapped.items()):
                 try:
-                    envs[saltenv] = self._export(repo, env, folder, commit, root, mount, what)
+                    before = (old.get("commits") or {}).get(saltenv)
+                    previous = before[0] if isinstance(before, list) and before[1:] == [root, mount] else None
+                    envs[saltenv] = gitexport.export(
+                        repo, env, trees, commit, root, mount, self.timeout, what, previous=previous
+                    )
+                    commits[saltenv] = [commit, root, mount]
                 except gitcmd.GitError as exc:
                     log.error("%s: saltenv %s is not served: %s", what, saltenv, exc)
             fallback = None
@@ -191,10 +196,13 @@ class GitFS:
                 if found is None:
                     log.error("%s: fallback ref %s does not exist", what, remote.fallback)
                 else:
-                    fallback = self._export(repo, env, folder, found[0], remote.root, remote.mountpoint, what)
+                    fallback = gitexport.export(
+                        repo, env, trees, found[0], remote.root, remote.mountpoint, self.timeout, what
+                    )
             state = {
                 "url": redact_http_basic_auth(remote.url),
                 "envs": envs,
+                "commits": commits,
                 "fallback": fallback,
                 "updated": time.time(),
             }
@@ -242,47 +250,6 @@ class GitFS:
             elif name.startswith("refs/tags/"):
                 refs["tag"][name[len("refs/tags/") :]] = commit
         return refs
-
-    def _export(
-        self, repo: str, env: dict[str, str], folder: str, commit: str, root: str, mount: str, what: str
-    ) -> str:
-        """The tree folder name of ``commit:root`` mounted at ``mount``, exported when new."""
-        key = hashlib.sha256(f"{commit}\0{root}\0{mount}".encode()).hexdigest()[:32]
-        dest = os.path.join(folder, "trees", key)
-        if os.path.isdir(dest):
-            return key
-        tmp = os.path.join(folder, "trees", f".tmp-{key}-{os.getpid()}-{threading.get_ident()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        target = os.path.join(tmp, mount) if mount else tmp
-        os.makedirs(target, mode=0o755)
-        spec = f"{commit}:{root}" if root else commit
-        tar_path = os.path.join(folder, f".archive-{os.getpid()}-{threading.get_ident()}.tar")
-        try:
-            with open(tar_path, "wb") as fh:
-                gitcmd.run(
-                    ["-C", repo, "archive", "--format=tar", spec],
-                    env=env,
-                    timeout=self.timeout,
-                    what=f"{what}: root {root or '/'} of {commit[:12]}",
-                    stdout=fh,
-                )
-            with tarfile.open(tar_path) as tar:
-                tar.extractall(target, filter="tar")  # no member outside target; symlinks kept as links
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        finally:
-            try:
-                os.unlink(tar_path)
-            except FileNotFoundError:
-                pass
-        try:
-            os.rename(tmp, dest)
-        except OSError as exc:
-            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another process exported it first
-        return key
 
     @staticmethod
     def _prune(folder: str, keep: set[Any]) -> None:

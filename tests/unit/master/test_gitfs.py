@@ -305,3 +305,23 @@ def test_the_master_loop_updates_on_the_interval_and_fires_the_event(
 
     asyncio.run(scenario())
     assert served(fs, "v.sls") == "two\n"
+
+
+def test_a_new_commit_is_written_from_the_previous_tree(tmp_path: Path) -> None:
+    bare, work = make_repo(tmp_path, "a", {"keep.sls": "k\n", "edit.sls": "1\n", "gone.sls": "g\n", "was_file": "f\n"})
+    remote = {str(bare): [{"mountpoint": "m"}]}
+    fs = FileServer(opts_for(tmp_path, [remote], fileserver_backend=["gitfs"]))
+    fs.update_backends()
+    first = fs.resolve("m/keep.sls", "base")
+    assert first is not None
+    old_keep = Path(first[1])
+    (work / "gone.sls").unlink()
+    (work / "was_file").unlink()
+    commit(work, {"edit.sls": "2\n", "new/dir/n.sls": "n\n", "was_file/inside.sls": "i\n"}, symlinks={"ln.sls": "keep.sls"})
+    assert fs.update_backends()["gitfs"]["changed"] is True
+    assert fs.file_list("base")["files"] == ["m/edit.sls", "m/keep.sls", "m/ln.sls", "m/new/dir/n.sls", "m/was_file/inside.sls"]
+    assert served(fs, "m/edit.sls") == "2\n" and served(fs, "m/ln.sls") == "k\n"
+    now = fs.resolve("m/keep.sls", "base")
+    assert now is not None and now[1] != str(old_keep)
+    assert os.stat(now[1]).st_ino == old_keep.stat().st_ino  # hard-linked, not written again
+    assert (old_keep.parent / "edit.sls").read_text() == "1\n"  # the previous tree is untouched
