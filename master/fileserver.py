@@ -1,4 +1,8 @@
-"""The master's file server: ``file_roots`` served to authenticated minions.
+"""The master's file server: ``file_roots`` (and gitfs trees) served to authenticated minions.
+
+What it serves comes from its backends, in ``fileserver_backend`` order
+(:mod:`briny.master.fsbackend`: ``roots``, and ``gitfs`` whose trees are folders in the
+master's cache, :mod:`briny.master.gitfs`); below, "roots" are all their folders.
 
 Owns what ``docs/PROTOCOL.md`` (the file server rows) asks of the master:
 

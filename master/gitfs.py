@@ -42,6 +42,8 @@ from briny.master.gitremotes import Remote
 
 log = logging.getLogger(__name__)
 
+RECHECK = 1.0  # seconds roots() trusts what it read of the remotes' state files
+
 
 class GitFS:
     """The gitfs backend of one master config. Thread-safe."""
@@ -58,6 +60,7 @@ class GitFS:
         self._lock = threading.Lock()
         self._states: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}  # remote id -> (stamp, state)
         self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here
+        self._roots: tuple[float, dict[str, list[str]]] | None = None  # (monotonic time, roots())
 
     # -- serving --------------------------------------------------------------------------
     def _state(self, remote: Remote) -> dict[str, Any]:
@@ -83,7 +86,19 @@ class GitFS:
 
     def roots(self) -> dict[str, list[str]]:
         """``{saltenv: [tree folder, ...]}`` in remote order, from the last good updates
-        (whitelist, blacklist and fallbacks applied)."""
+        (whitelist, blacklist and fallbacks applied); the remotes' state files are checked at
+        most once a second (``RECHECK``), and at once after an update in this process."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._roots
+        if cached is not None and now - cached[0] < RECHECK:
+            return cached[1]
+        found = self._read_roots()
+        with self._lock:
+            self._roots = (now, found)
+        return found
+
+    def _read_roots(self) -> dict[str, list[str]]:
         per_remote = [(r, self._state(r)) for r in self.remotes]
         found: dict[str, list[str]] = {}
         for remote, state in per_remote:
@@ -132,6 +147,8 @@ class GitFS:
                 continue
             report["remotes"][remote.label] = "updated" if changed else "up to date"
             report["changed"] = report["changed"] or changed
+        with self._lock:
+            self._roots = None
         return report
 
     def _update_one(self, remote: Remote) -> bool:
@@ -275,6 +292,7 @@ class GitFS:
                 removed.append(remote.label)
         with self._lock:
             self._states.clear()
+            self._roots = None
         self._last.clear()
         return removed
 
