@@ -163,6 +163,10 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "extension_modules": "",
     "auto_accept": False,
     "worker_threads": 5,
+    # what peers without a session may make the master hold (docs/PROTOCOL.md, "Frame limits")
+    "ret_send_hwm": 32,  # replies queued per connection to the request port
+    "ret_max_connections": 10000,  # connections to the request port
+    "auth_peer_rate": 100,  # hellos, auths and refusals answered a second per connection
     "gather_job_timeout": 10,
     "state_compile": "auto",
     "state_compile_cache": 10000,  # compiles the master keeps (master/compile.py): one per minion and job kind

@@ -54,6 +54,7 @@ from briny.common.jid import gen_jid
 from briny.common.jobcontext import JobContext
 from briny.common.pillar import compile_local_pillar
 from briny.common.render import RenderEnv
+from briny.master.busshape import run_new, run_ret
 from briny.master.clientapi import MasterClient
 
 if TYPE_CHECKING:
@@ -322,17 +323,15 @@ def run_orchestration(
     if on_job is not None:
         on_job(jid)
     sender = EventSender(run_opts, name="master")
-    sender.fire(f"salt/run/{jid}/new", {"fun": full_fun, "fun_args": fun_args, "jid": jid, "user": user})
+    new = run_new(full_fun, [*fun_args, {"orchestration_jid": jid}], jid, user)  # as salt-run calls it
+    sender.fire(f"salt/run/{jid}/new", new)
     try:
         running = _in_session(run_opts, jid, pillar, user, sender, body)
         retcode = 0 if check_result(running) else 1
+        answer = {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}
         if cache is not None:
-            answer = {"data": {master_id: running}, "outputter": "highstate", "retcode": retcode}
             cache.save_return(jid, master_id, {"return": answer, "success": retcode == 0, "retcode": retcode})
-        sender.fire(
-            f"salt/run/{jid}/ret",
-            {"fun": full_fun, "jid": jid, "return": running, "success": retcode == 0, "user": user},
-        )
+        sender.fire(f"salt/run/{jid}/ret", run_ret(new, answer, retcode == 0))
     finally:
         sender.close()
         if cache is not None:

@@ -31,7 +31,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __job__, __opts__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,8 @@ def state(
     kwarg["concurrent"] = concurrent
     if failhard is True or opts.get("failhard"):
         kwarg["failhard"] = True
+    cmd_kw = {"arg": arg, "kwarg": kwarg, "ret": ret, "timeout": timeout, "tgt_type": tgt_type}
+    _fire_args("state", tgt, name, {**cmd_kw, "ssh": ssh, "expect_minions": expect_minions})
     cmd_ret = _publish(
         state_ret, "state", tgt, fun, arg, kwarg, tgt_type=tgt_type, timeout=timeout, expect_minions=expect_minions
     )
@@ -231,6 +233,13 @@ def state(
     return state_ret
 
 
+def _fire_args(kind: str, tgt: Any, name: str, args: dict[str, Any]) -> None:
+    """Salt's ``salt/run/<orchestration jid>/args`` event: what a step is about to run."""
+    fire, jid = __job__.fire_event, __job__.jid
+    if fire is not None and jid:
+        fire(f"salt/run/{jid}/args", {"type": kind, "tgt": tgt, "name": name, "args": args})
+
+
 def function(
     name: str,
     tgt: Any,
@@ -265,6 +274,8 @@ def function(
     if __opts__.get("test") is True:
         func_ret.update(result=None, comment=f"Function {name} would be executed on target {tgt}")
         return func_ret
+    cmd_kw = {"arg": list(arg or []), "kwarg": kwarg, "ret": ret, "timeout": timeout, "tgt_type": tgt_type}
+    _fire_args("function", tgt, name, {**cmd_kw, "ssh": ssh, "expect_minions": expect_minions, "_cmd_meta": True})
     cmd_ret = _publish(
         func_ret,
         "function",

@@ -7,10 +7,15 @@ daemon serves with (:class:`briny.master.fileserver.FileServer` and its backends
 
 - ``envs``: the saltenvs;
 - ``file_list saltenv=base prefix=``, ``dir_list``, ``symlink_list``: files, folders, symlinks;
-- ``update``: fetch every gitfs remote now (into the master's cache, shared with the running
-  daemon, which serves the new trees at its next request) and answer per backend and per
+- ``update backend=``: fetch every gitfs remote now (into the master's cache, shared with the
+  running daemon, which serves the new trees within a second) and answer per backend and per
   remote; a remote that failed is named with why, and the runner's retcode is 1. Salt answers
-  a bare True: briny's answer says what was done (``docs/GITFS.md``);
+  a bare True: briny's answer says what was done (``docs/GITFS.md``). With no gitfs among the
+  backends it answers True, as Salt: ``roots`` (``file_roots``) needs no update, its master
+  notices changes by itself within ``fileserver_list_cache_time`` seconds. Asked for another
+  of Salt's backends (``hgfs``, ``svnfs``, ...), named or configured, it fails naming it, since
+  it cannot update what it does not serve (Salt logs an error and returns True); a backend
+  Salt does not have either is refused as a bad argument;
 - ``clear_cache``: remove gitfs's cache (the next update fetches anew).
 """
 
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from briny.common.exceptions import FileServerError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError, FileServerError, SaltInvocationError
 from briny.master import fsbackend
 from briny.master.fileserver import FileServer, symlinks
 from briny.master.runners import RunnerContext
@@ -69,8 +74,41 @@ def symlink_list(
         raise SaltInvocationError(str(exc)) from None
 
 
-def update(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> dict[str, Any]:
-    report = _server(ctx, backend).update_backends()
+# Salt 3007's file server backends; briny serves roots and gitfs
+SALT_BACKENDS = ("roots", "gitfs", "hgfs", "svnfs", "minionfs", "s3fs", "azurefs")
+
+
+def _backends(backend: Any) -> list[str]:
+    """The backend names of ``backend`` (Salt's forms: a comma-separated string or a list; a
+    leading ``-`` or a ``fs`` suffix left off, ``git`` for ``gitfs``, as Salt reads them)."""
+    names = backend.split(",") if isinstance(backend, str) else list(backend)
+    out = []
+    for name in names:
+        name = str(name).strip().lstrip("-")
+        if name and not name.endswith("fs") and f"{name}fs" in SALT_BACKENDS:
+            name = f"{name}fs"
+        if name:
+            out.append(name)
+    return out
+
+
+def update(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> bool | dict[str, Any]:
+    configured = backend is None
+    names = _backends(ctx.opts.get("fileserver_backend") or ["roots"] if configured else backend)
+    for name in names:
+        if name in ("roots", "gitfs"):
+            continue
+        if name not in SALT_BACKENDS:
+            raise SaltInvocationError(f"no fileserver backend '{name}' (Salt's are {', '.join(SALT_BACKENDS)})")
+        where = " (set in fileserver_backend)" if configured else ""
+        raise CommandExecutionError(
+            f"cannot update the '{name}' fileserver backend{where}: briny serves roots and gitfs only (docs/not-yet.md)"
+        )
+    if "gitfs" not in names:
+        return True
+    if "gitfs" not in fsbackend.names(ctx.opts):
+        raise CommandExecutionError("cannot update the 'gitfs' fileserver backend: it is not in fileserver_backend")
+    report = _server(ctx, None if configured else backend).update_backends()
     git = report.get("gitfs")
     if isinstance(git, dict) and git.get("errors"):
         ctx.context["retcode"] = 1

@@ -225,8 +225,12 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 
 def _begin(test: Any, kwargs: dict[str, Any], highstate: bool) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """What ``sls`` and ``highstate`` do first: (their answer when it is already known, opts,
-    pillar). The answer is another state run's refusal, the run of the master's compile, or the
-    pillar's errors; None when the run compiles here."""
+    pillar). The answer is a refused argument, another state run's refusal, the run of the
+    master's compile, or the pillar's errors; None when the run compiles here."""
+    refused = _refused_arguments(kwargs)
+    if refused:
+        __context__["retcode"] = EX_STATE_COMPILER_ERROR
+        return refused, {}, {}
     conflict = _conflict(kwargs)
     if conflict:
         return conflict, {}, {}
@@ -449,6 +453,24 @@ def running(concurrent: bool = False) -> list[str]:
         f"{_jid_time(d.get('jid'))} with jid {d.get('jid')}"
         for d in _active(concurrent)
     ]
+
+
+# Salt's state.sls / state.highstate arguments briny cannot honour: ignoring them would run the
+# states for real (mock), with the wrong pillar (pillar_enc) or the wrong config (localconfig)
+REFUSED_ARGUMENTS = {
+    "mock": "mock runs; test=True shows what would change",
+    "pillar_enc": "encrypted pillar overrides",
+    "localconfig": "a config file of its own for one run",
+}
+
+
+def _refused_arguments(kwargs: dict[str, Any]) -> list[str] | None:
+    """Salt's compile-error answer (a list of strings) naming each argument of
+    :data:`REFUSED_ARGUMENTS` given; None when there is none. Nothing runs."""
+    given = [key for key in REFUSED_ARGUMENTS if kwargs.get(key)]
+    if not given:
+        return None
+    return [f"'{key}' is not supported by briny yet ({REFUSED_ARGUMENTS[key]}); no state was run" for key in given]
 
 
 def _conflict(kwargs: dict[str, Any]) -> list[str] | None:

@@ -317,9 +317,17 @@ def test_a_new_commit_is_written_from_the_previous_tree(tmp_path: Path) -> None:
     old_keep = Path(first[1])
     (work / "gone.sls").unlink()
     (work / "was_file").unlink()
-    commit(work, {"edit.sls": "2\n", "new/dir/n.sls": "n\n", "was_file/inside.sls": "i\n"}, symlinks={"ln.sls": "keep.sls"})
+    commit(
+        work, {"edit.sls": "2\n", "new/dir/n.sls": "n\n", "was_file/inside.sls": "i\n"}, symlinks={"ln.sls": "keep.sls"}
+    )
     assert fs.update_backends()["gitfs"]["changed"] is True
-    assert fs.file_list("base")["files"] == ["m/edit.sls", "m/keep.sls", "m/ln.sls", "m/new/dir/n.sls", "m/was_file/inside.sls"]
+    assert fs.file_list("base")["files"] == [
+        "m/edit.sls",
+        "m/keep.sls",
+        "m/ln.sls",
+        "m/new/dir/n.sls",
+        "m/was_file/inside.sls",
+    ]
     assert served(fs, "m/edit.sls") == "2\n" and served(fs, "m/ln.sls") == "k\n"
     now = fs.resolve("m/keep.sls", "base")
     assert now is not None and now[1] != str(old_keep)
