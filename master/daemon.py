@@ -203,9 +203,10 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             serving,
             asyncio.ensure_future(capi.serve()),
             asyncio.ensure_future(server.housekeeping()),
-            asyncio.ensure_future(gitfsloop.run(opts, _fileserver(server), sender.fire)),  # gitfs fetches
             asyncio.ensure_future(MasterScheduler(opts, cache, sender.fire).run(stop)),  # schedule: runners on time
         ]
+        if gitfsloop.wanted(_fileserver(server)):  # gitfs remotes fetched on their update_interval
+            tasks.append(asyncio.ensure_future(gitfsloop.run(opts, _fileserver(server), sender.fire)))
         log.warning(
             "briny-master %s serving on %s (ret %s, publish %s)",
             os.getpid(),

@@ -22,6 +22,13 @@ log = logging.getLogger(__name__)
 TICK = 1.0
 
 
+def wanted(fs: FileServer) -> bool:
+    """Whether ``fs`` has gitfs remotes to update (the daemon starts :func:`run` only then: a
+    task of its loop that ends is taken for a failure)."""
+    git = fsbackend.gitfs_of(fs.backends)
+    return git is not None and bool(git.remotes)
+
+
 async def run(opts: dict[str, Any], fs: FileServer, fire: Callable[[str, dict[str, Any]], Any] | None) -> None:
     """Update gitfs remotes as they fall due, until cancelled (loop)."""
     git = fsbackend.gitfs_of(fs.backends)
