@@ -10,6 +10,7 @@ import pytest
 
 from tests.unit.master import gitfs_cases
 from tests.unit.master.gitrepos import commit
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -21,6 +22,12 @@ def test_push_update_apply_on_a_real_minion(make_fleet: Any, tmp_path: Path) -> 
     master_opts = gitfs_cases.build(gitfs_cases.cases()["layout"], tmp_path / "repos")
     fleet = make_fleet(["m1"], auto_accept=True, master_opts=master_opts)
     fleet.start()
+
+    def listed_by_master() -> Any:  # the master's own loop fetches its remotes at start
+        got = fleet.briny("m1", "cp.list_master", "--out", "json")
+        return got.returncode == 0 and json.loads(got.stdout)["m1"] == golden["minion"]["cp.list_master"]
+
+    wait_until(listed_by_master, timeout=60, what="the master's first gitfs update", interval=0.5)
     res = fleet.run("fileserver.update", "--out", "json")
     assert res.returncode == 0, res.stderr
     assert set(json.loads(res.stdout)["gitfs"]["remotes"].values()) <= {"updated", "up to date"}
@@ -28,14 +35,22 @@ def test_push_update_apply_on_a_real_minion(make_fleet: Any, tmp_path: Path) -> 
     assert json.loads(listed.stdout)["m1"] == golden["minion"]["cp.list_master"], listed.stderr
     shown = fleet.briny("m1", "state.show_highstate", "--out", "json")
     assert json.loads(shown.stdout)["m1"] == golden["minion"]["state.show_highstate"], shown.stdout
-    synced = fleet.briny("m1", "saltutil.sync_modules", "--out", "json")
-    assert json.loads(synced.stdout)["m1"] == ["modules.gitmod"], synced.stdout
+    synced = json.loads(fleet.briny("m1", "saltutil.sync_all", "--out", "json").stdout)["m1"]
+    assert (synced["modules"], synced["states"], synced["grains"]) == (
+        ["modules.gitmod"],
+        ["states.gitstate"],
+        ["grains.gitgrain"],
+    ), synced
     hello = fleet.briny("m1", "gitmod.hello", "--out", "json")
     assert json.loads(hello.stdout)["m1"] == "from git", hello.stdout
+    grain = fleet.briny("m1", "grains.get", "from_git", "--out", "json")
+    assert json.loads(grain.stdout)["m1"] is True, grain.stdout
     # a push, an update, and state.apply applies the new commit
-    commit(tmp_path / "repos" / "states-work", {"web/init.sls": "pushed_state:\n  test.succeed_with_changes: []\n"})
+    pushed = "pushed_state:\n  gitstate.done: []\n"  # the custom state synced from git
+    commit(tmp_path / "repos" / "states-work", {"web/init.sls": pushed})
     res = fleet.run("fileserver.update", "--out", "json")
     assert json.loads(res.stdout)["gitfs"]["changed"] is True, res.stdout
     applied = fleet.briny("m1", "state.apply", "--out", "json", timeout=120)
-    ids = {key.split("_|-")[1] for key in json.loads(applied.stdout)["m1"]}
-    assert "pushed_state" in ids and "web_file" not in ids, applied.stdout
+    results = {key.split("_|-")[1]: ret for key, ret in json.loads(applied.stdout)["m1"].items()}
+    assert "web_file" not in results, applied.stdout
+    assert (results["pushed_state"]["result"], results["pushed_state"]["comment"]) == (True, "git state")
