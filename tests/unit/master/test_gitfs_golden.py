@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from briny.master.fileserver import FileServer
 from briny.master.runners import RunnerContext, get_runner
 from tests.unit.master import gitfs_cases
 
@@ -37,3 +38,6 @@ def test_fileserver_runners_and_master_listing_match_salt(name: str, tmp_path: P
     for call in CASES[name].get("minion", []):
         if call[0] == "cp.list_master":  # what the master lists for a minion: its file_list
             assert _call(ctx, ["fileserver.file_list", *call[1:]]) == golden["minion"][" ".join(call)], call
+        if call[0] == "cp.get_file_str":  # what the master serves for a path: the first remote holding it
+            found = FileServer(opts).resolve(call[1].removeprefix("salt://"), "base")
+            assert found is not None and Path(found[1]).read_text() == golden["minion"][" ".join(call)], call
