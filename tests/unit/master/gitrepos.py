@@ -128,8 +128,9 @@ def silent_server() -> Iterator[int]:
 
 
 @contextmanager
-def git_http(base: Path, user: str, password: str) -> Iterator[int]:
-    """``git http-backend`` behind a tiny HTTP server on 127.0.0.1 that asks for Basic credentials."""
+def git_http(base: Path, user: str, password: str, tls: Path | None = None) -> Iterator[int]:
+    """``git http-backend`` behind a tiny HTTP server on 127.0.0.1 that asks for Basic credentials;
+    with ``tls`` (a folder), HTTPS with a self-signed certificate made there."""
     import base64
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -184,6 +185,20 @@ def git_http(base: Path, user: str, password: str) -> Iterator[int]:
         do_POST = _serve
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        import ssl
+
+        key, cert = tls / "key.pem", tls / "cert.pem"
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert)]
+            + ["-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

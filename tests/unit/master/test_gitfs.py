@@ -333,3 +333,20 @@ def test_a_new_commit_is_written_from_the_previous_tree(tmp_path: Path) -> None:
     assert now is not None and now[1] != str(old_keep)
     assert os.stat(now[1]).st_ino == old_keep.stat().st_ino  # hard-linked, not written again
     assert (old_keep.parent / "edit.sls").read_text() == "1\n"  # the previous tree is untouched
+
+
+def test_https_ssl_verify(tmp_path: Path) -> None:
+    make_repo(tmp_path, "web", {"h.sls": "over https\n"})
+    with git_http(tmp_path, "deploy", "s3cret", tls=tmp_path) as port:
+        url = f"https://127.0.0.1:{port}/web.git"
+        auth = [{"user": "deploy"}, {"password": "s3cret"}]
+        remotes = [
+            {url: [{"name": "unverified"}, {"ssl_verify": False}, *auth]},
+            {url + "/": [{"name": "verified"}, *auth]},
+        ]
+        fs = FileServer(opts_for(tmp_path, remotes, fileserver_backend=["gitfs"]))
+        report = fs.update_backends()["gitfs"]
+    assert report["remotes"]["unverified"] == "updated", report
+    assert report["remotes"]["verified"].startswith("error: gitfs remote verified: fetch:"), report
+    assert "certificate" in report["remotes"]["verified"], report
+    assert served(fs, "h.sls") == "over https\n"
