@@ -112,7 +112,25 @@ def update(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> bool | dic
     git = report.get("gitfs")
     if isinstance(git, dict) and git.get("errors"):
         ctx.context["retcode"] = 1
+    if isinstance(git, dict) and ctx.opts.get("fileserver_events"):
+        _fire(ctx.opts, {"changed": bool(git.get("changed")), "backend": "gitfs"})
     return report
+
+
+def _fire(opts: dict[str, Any], data: dict[str, Any]) -> None:
+    """``salt/fileserver/gitfs/update`` on the master's bus, as Salt's runner fires it (nothing
+    when no master's bus runs on this host)."""
+    import os
+
+    from briny.common.event import EventBus, EventSender
+
+    if not os.path.exists(EventBus(opts, name="master").pull_path):
+        return
+    sender = EventSender(opts, name="master")
+    try:
+        sender.fire("salt/fileserver/gitfs/update", data)
+    finally:
+        sender.close()
 
 
 def clear_cache(ctx: RunnerContext, backend: Any = None, **kwargs: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ EXPECTED = gitfs_cases.CASES_FILE.parent / "expected"
 
 def test_push_update_apply_on_a_real_minion(make_fleet: Any, tmp_path: Path) -> None:
     golden = json.loads((EXPECTED / "layout.json").read_text())
-    master_opts = gitfs_cases.build(gitfs_cases.cases()["layout"], tmp_path / "repos")
+    master_opts = {**gitfs_cases.build(gitfs_cases.cases()["layout"], tmp_path / "repos"), "fileserver_events": True}
     fleet = make_fleet(["m1"], auto_accept=True, master_opts=master_opts)
     fleet.start()
 
@@ -48,8 +48,13 @@ def test_push_update_apply_on_a_real_minion(make_fleet: Any, tmp_path: Path) -> 
     # a push, an update, and state.apply applies the new commit
     pushed = "pushed_state:\n  gitstate.done: []\n"  # the custom state synced from git
     commit(tmp_path / "repos" / "states-work", {"web/init.sls": pushed})
-    res = fleet.run("fileserver.update", "--out", "json")
-    assert json.loads(res.stdout)["gitfs"]["changed"] is True, res.stdout
+    with fleet.listening("salt/fileserver/*", "salt/fileserver/probe") as events:
+        res = fleet.run("fileserver.update", "--out", "json")
+        assert json.loads(res.stdout)["gitfs"]["changed"] is True, res.stdout
+        got = events.get_event(10)
+        while got is not None and got[0] != "salt/fileserver/gitfs/update":
+            got = events.get_event(10)
+    assert got is not None and got[1]["changed"] is True and got[1]["backend"] == "gitfs", got
     applied = fleet.briny("m1", "state.apply", "--out", "json", timeout=120)
     results = {key.split("_|-")[1]: ret for key, ret in json.loads(applied.stdout)["m1"].items()}
     assert "web_file" not in results, applied.stdout
