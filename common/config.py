@@ -128,6 +128,9 @@ MINION_DEFAULTS: dict[str, Any] = {
     "log_file": "/var/log/briny/minion",
     "pidfile": "/run/briny/briny-minion.pid",
     "extension_modules": "",
+    # briny's own: masterless, also load the file roots' _modules/_states/_grains in place, without
+    # a sync (Salt loads them only once synced: a highstate, saltutil.sync_*, sync_mods=)
+    "custom_modules_from_roots": False,
     "grains": {},
     "pillar": {},
     "state_compile": "auto",
