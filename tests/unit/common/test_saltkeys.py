@@ -98,7 +98,8 @@ def test_keys_not_acted_on_are_really_not_read():
         ("minion", "reactor", "supported"),  # a masterless minion runs it (one with a master warns)
         ("minion", "schedule", "supported"),
         ("master", "schedule", "supported"),
-        ("master", "gitfs_remotes", "ignored"),
+        ("master", "gitfs_remotes", "supported"),
+        ("master", "gitfs_refspecs", "ignored"),
         ("minion", "startup_states", "ignored"),  # a default briny carries, but nothing runs them
         ("minion", "frobnicate", "unknown"),
         ("minion", "mysql.host", "supported"),  # a module's setting, for config.get
