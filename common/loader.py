@@ -37,7 +37,7 @@ How a module is written (the Salt way, which users' custom modules follow):
   Nothing but private siblings (``_*.py``) can be imported this way.
 
 Kinds: ``modules`` (execution modules), ``states``, and ``grains`` (custom
-grains modules only: the core grains are :mod:`briny.minion.grains`; see
+grains modules only: the core grains are :mod:`briny.minion.host.grains`; see
 :func:`grain_funcs`).
 
 Custom modules written for Salt may ``from salt.exceptions import
@@ -71,9 +71,9 @@ log = logging.getLogger(__name__)
 
 _PKG_ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_DIRS: dict[str, Path | None] = {
-    "modules": _PKG_ROOT / "minion" / "modules",
+    "modules": _PKG_ROOT / "minion" / "host" / "modules",
     "states": _PKG_ROOT / "states",
-    "grains": None,  # custom grains modules only; the core grains are briny.minion.grains
+    "grains": None,  # custom grains modules only; the core grains are briny.minion.host.grains
 }
 
 

@@ -545,7 +545,7 @@ class MinionAgent:
         return done
 
     def _refresh_grains(self) -> bool:
-        from briny.minion.grains import load_grains
+        from briny.minion.host.grains import load_grains
 
         self.grains = load_grains(self.opts)
         for link in self.links:

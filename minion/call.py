@@ -103,7 +103,7 @@ def run(argv: list[str] | None = None) -> int:
         return _through_minion(ns, opts)
 
     from briny.minion.executor import Executor, Job
-    from briny.minion.grains import load_grains
+    from briny.minion.host.grains import load_grains
     from briny.minion.localapi import daemon_control
 
     grains = load_grains(opts)

@@ -1,6 +1,6 @@
 """``schedule.*`` on the running minion: each call's action on its :class:`~briny.common.schedule.Schedule`.
 
-The execution module (:mod:`briny.minion.modules.schedule`) sends ``(action, args)`` to the daemon
+The execution module (:mod:`briny.minion.host.modules.schedule`) sends ``(action, args)`` to the daemon
 (``__job__.schedule``); the daemon answers with :func:`control` on its loop. Answers are Salt
 3007's (``{"result", "comment"[, "changes"]}``; ``list`` gives the mapping). ``save`` writes the
 entries not from pillar to ``<config dir>/minion.d/_schedule.conf`` (as Salt does; the minion reads

@@ -4,7 +4,7 @@ Runs wherever states run (``briny-call``, the minion). It decides what has
 to change and reports it as Salt 3007 does (comments, ``changes`` with
 Salt's unified diffs, test-mode predictions); the disk work is done by the
 ``file`` execution module through ``__salt__["file.*"]`` (helpers in
-``briny.minion.fileops``) and ``salt://`` files come through ``cp``.
+``briny.minion.host.fileops``) and ``salt://`` files come through ``cp``.
 
 Functions: ``managed``, ``directory``, ``recurse``, ``absent``, ``exists``,
 ``missing``, ``touch``, ``append``, ``prepend``, ``replace``, ``line``,

@@ -34,7 +34,7 @@ Differences from Salt, on purpose:
   lists, on every run);
 - deb822 ``*.sources`` files are read and written (Salt 3007 ignores them),
   files are rewritten atomically and only where they change, ``clean_file``
-  cannot leave an empty file behind (see :mod:`briny.minion.aptrepo`);
+  cannot leave an empty file behind (see :mod:`briny.minion.host.aptrepo`);
 - a key file that is not an OpenPGP key, or a ``key_url`` that cannot be
   fetched, fails with ``Error: Could not add key: ...`` / ``Error: file not
   found: ...`` (Salt copies any file into the keyring, and crashes on the

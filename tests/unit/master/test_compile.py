@@ -297,7 +297,7 @@ def test_positional_parameters_are_the_minion_state_functions():
     import inspect
 
     from briny.master import compile as master_compile
-    from briny.minion.modules import state
+    from briny.minion.host.modules import state
 
     functions = {"state.apply": state.apply_, "state.sls": state.sls, "state.highstate": state.highstate}
     for fun, names in master_compile._POSITIONAL.items():
