@@ -65,7 +65,7 @@ from .exceptions import FunctionNotFound, LoaderError
 from .jobcontext import JobContext
 
 if TYPE_CHECKING:
-    from .runcontext import Loader
+    from .state.runcontext import Loader
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         """A loader of the same kind, dunders and folders whose modules are loaded afresh: their
         globals (the per-call ``__low__``, ``__env__``, a prereq check's ``__opts__`` view) and
         what a ``reload`` forgets are their own (a ``parallel`` state's thread:
-        :mod:`briny.common.runcontext`). ``__opts__``, ``__context__`` and ``__job__`` are shared;
+        :mod:`briny.common.state.runcontext`). ``__opts__``, ``__context__`` and ``__job__`` are shared;
         ``salt`` is the sibling's ``__salt__`` when given."""
         builtin = BUILTIN_DIRS[self.kind]
         pack = dict(self.pack)
@@ -240,7 +240,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         private files included) see ``__opts__["test"]`` as ``test``: their ``__opts__`` is a copy
         of the loader's opts made for it, then the opts again; the opts themselves are never
         written. For one call of the thread that owns the loader (a prereq check:
-        :meth:`briny.common.runcontext.RunContext.modules_view`)."""
+        :meth:`briny.common.state.runcontext.RunContext.modules_view`)."""
         base = self.opts
         if "__opts__" not in self.pack or bool(base.get("test")) == test:
             yield
@@ -362,7 +362,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
 
 class ModuleNamespace:
     """``salt.cmd`` in ``salt.cmd.run(...)``: the functions of one module of a ``mod.fun`` mapping
-    (a loader, or the :class:`~briny.common.hostview.SaltFunctions` templates see)."""
+    (a loader, or the :class:`~briny.common.state.hostview.SaltFunctions` templates see)."""
 
     __slots__ = ("_loader", "_mod")
     # what Jinja's sandbox asks of anything called: answered here, never looked up as functions

@@ -12,8 +12,8 @@ goes into each minion's own sealed publish under ``"compiled"``
 - nothing (``None``): the minion compiles its own states, as it does
   without a master compile.
 
-The compile is the same :class:`~briny.common.compiler.StateCompiler` a
-minion runs, over a :class:`~briny.common.render.RenderEnv` whose file
+The compile is the same :class:`~briny.common.state.compiler.StateCompiler` a
+minion runs, over a :class:`~briny.common.state.render.RenderEnv` whose file
 client serves the master's ``file_roots`` (listings from the file server),
 whose ``grains`` are the grains the minion last sent, whose ``pillar`` is
 the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
@@ -21,7 +21,7 @@ the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
 is the guarded master-side ``salt``
 (:func:`~briny.master.pillar.master_side_mods`, built-in modules only).
 Everything the compile may touch goes through one
-:class:`~briny.common.hostview.HostBoundary` for that minion: pure functions
+:class:`~briny.common.state.hostview.HostBoundary` for that minion: pure functions
 run on the master; a function that needs the host (``cmd.run``,
 ``user.info``, a module only the minion has, a built-in one the file roots'
 ``_modules`` replace on the minion, ...), the ``which`` filter and ``#!py``
@@ -77,7 +77,7 @@ from briny.common.args import publish_args, split_input
 from briny.common.digest import data_digest
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
-from briny.common.hostview import HostBoundary, OptsView
+from briny.common.state.hostview import HostBoundary, OptsView
 from briny.common.ids import other_minion
 from briny.common.jid import gen_jid
 from briny.common.modfolders import VIRTUALNAME_RE
@@ -472,9 +472,9 @@ class MasterCompiler:
         roots: str | None = None,
     ) -> Compiled | None:
         """Render and compile now (no cache); see the module docstring for the result."""
-        from briny.common.compiler import StateCompiler  # Jinja and the compiler: only now
+        from briny.common.state.compiler import StateCompiler  # Jinja and the compiler: only now
         from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
-        from briny.common.render import RenderEnv
+        from briny.common.state.render import RenderEnv
         from briny.common import wire
 
         errors = pillar_errors(pillar, request.force)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient
 from briny.common.exceptions import BrinyError, CommandExecutionError, FileServerError, HashError
-from briny.common.jinja import render_jinja
+from briny.common.state.jinja import render_jinja
 from briny.minion.host.fileops import managed, perms, remote
 
 if TYPE_CHECKING:

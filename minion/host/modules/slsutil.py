@@ -129,8 +129,8 @@ def deserialize(serializer: str, stream_or_string: Any, **mod_kwargs: Any) -> An
 
 
 def _boundary() -> Any:
-    """The render's :class:`~briny.common.hostview.HostBoundary` on the master, None on a minion."""
-    from briny.common.hostview import SaltFunctions
+    """The render's :class:`~briny.common.state.hostview.HostBoundary` on the master, None on a minion."""
+    from briny.common.state.hostview import SaltFunctions
 
     salt = __salt__
     return salt.boundary if isinstance(salt, SaltFunctions) else None
@@ -167,8 +167,8 @@ def renderer(
     """``path`` (``salt://`` or local) or ``string`` through ``default_renderer`` (a shebang wins).
 
     As Salt: a missing file, an empty one or an unknown renderer logs an error and gives ``{}``."""
-    from briny.common.hostview import template_salt
-    from briny.common.render import RenderEnv, run_pipeline
+    from briny.common.state.hostview import template_salt
+    from briny.common.state.render import RenderEnv, run_pipeline
 
     if not path and not string:
         raise SaltInvocationError("Must pass either path or string")

@@ -1,8 +1,8 @@
 """The ``state`` execution module: compile and apply states on this host.
 
 Runs on the host applying states (``briny-call``, the minion's job
-workers). It is a thin shell: :mod:`briny.common.compiler` turns the tree
-into chunks and :mod:`briny.common.engine` runs them. Functions:
+workers). It is a thin shell: :mod:`briny.common.state.compiler` turns the tree
+into chunks and :mod:`briny.common.state.engine` runs them. Functions:
 
 - ``show_top``, ``show_highstate``, ``show_lowstate``, ``show_sls``,
   ``show_low_sls``: what would run, without running it;
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common import fileclient, loader
 from briny.common.args import split_input
-from briny.common.compiler import StateCompiler, no_states_result
+from briny.common.state.compiler import StateCompiler, no_states_result
 from briny.common.exceptions import InvalidArguments, SaltInvocationError
 from briny.common.jid import gen_jid
 from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
-from briny.common.render import RenderEnv
+from briny.common.state.render import RenderEnv
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __job__, __opts__, __pillar__, __salt__
@@ -91,8 +91,8 @@ def _pillar_errors(pillar: dict[str, Any], kwargs: dict[str, Any]) -> list[str] 
 def _execute(
     chunks: list[dict[str, Any]], opts: dict[str, Any], salt: loader.LazyLoader, kwargs: dict[str, Any]
 ) -> dict[str, Any]:
-    from briny.common.engine import run_low_chunks
-    from briny.common.runcontext import RunContext
+    from briny.common.state.engine import run_low_chunks
+    from briny.common.state.runcontext import RunContext
 
     jid = kwargs.get("__pub_jid") or gen_jid()
     states = loader.states(opts, salt)
@@ -274,7 +274,7 @@ def sls_id(id_: Any, mods: Any, test: Any = None, queue: Any = None, **kwargs: A
 
 def _with_requisites(chunks: list[dict[str, Any]], wanted: set[int]) -> set[int]:
     """``wanted`` and every chunk they reach through their requisites, transitively."""
-    from briny.common.requisites import DependencyGraph
+    from briny.common.state.requisites import DependencyGraph
 
     graph = DependencyGraph(chunks)
     found, todo = set(wanted), list(wanted)

@@ -13,9 +13,9 @@ import pytest
 from briny.common import loader
 from briny.common.exceptions import FunctionNotFound, HostAccessError, RenderError, TemplateError
 from briny.common.fileclient import LocalFileClient
-from briny.common.hostview import HostBoundary, OptsView, SaltFunctions, template_salt
-from briny.common.jinja import render_jinja
-from briny.common.render import RenderEnv, render_text
+from briny.common.state.hostview import HostBoundary, OptsView, SaltFunctions, template_salt
+from briny.common.state.jinja import render_jinja
+from briny.common.state.render import RenderEnv, render_text
 
 
 def minion_salt() -> SaltFunctions:

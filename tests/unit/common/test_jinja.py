@@ -17,7 +17,7 @@ import pytest
 from briny.common import yamlloader
 from briny.common.exceptions import CommandExecutionError, TemplateError
 from briny.common.fileclient import LocalFileClient, find_sls
-from briny.common.jinja import error_context, render_jinja, template_vars
+from briny.common.state.jinja import error_context, render_jinja, template_vars
 
 
 def write(root: Path, files: dict[str, str]) -> None:

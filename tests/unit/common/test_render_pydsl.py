@@ -10,9 +10,9 @@ import pytest
 from briny.common import loader
 from briny.common.exceptions import RenderCodeError, RenderError
 from briny.common.fileclient import LocalFileClient
-from briny.common.highstate import HighStateBuilder
-from briny.common.hostview import HostBoundary
-from briny.common.render import RenderEnv, render_text
+from briny.common.state.highstate import HighStateBuilder
+from briny.common.state.hostview import HostBoundary
+from briny.common.state.render import RenderEnv, render_text
 
 
 def build(make_env, files: dict[str, str], *names: str):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from briny.common.exceptions import RenderCodeError, RenderError
-from briny.common.highstate import HighStateBuilder
-from briny.common.render import render_text
+from briny.common.state.highstate import HighStateBuilder
+from briny.common.state.render import render_text
 from briny.states import stateconf as stateconf_state
 
 

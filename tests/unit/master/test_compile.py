@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.compiler import StateCompiler
+from briny.common.state.compiler import StateCompiler
 from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.fileclient import LocalFileClient
-from briny.common.render import RenderEnv
+from briny.common.state.render import RenderEnv
 from briny.common.reported import public_opts
 from briny.master.compile import MasterCompiler, parse_request
 from briny.master.fileserver import FileServer

@@ -341,8 +341,8 @@ def test_an_idle_minion_does_not_import_jinja_or_the_compiler():
 
     code = (
         "import sys, briny.minion.daemon, briny.minion.agent, briny.minion.host.grains\n"
-        "heavy = ('jinja2', 'briny.common.compiler', 'briny.common.engine', 'briny.common.pillar',\n"
-        "         'briny.common.render', 'ctypes')\n"
+        "heavy = ('jinja2', 'briny.common.state.compiler', 'briny.common.state.engine', 'briny.common.pillar',\n"
+        "         'briny.common.state.render', 'ctypes')\n"
         "print([m for m in heavy if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.engine import run_low_chunks
-from briny.common.runcontext import RunContext
+from briny.common.state.engine import run_low_chunks
+from briny.common.state.runcontext import RunContext
 from briny.master.orchestrate import OrchestrationFunctions
 
 OK_STATE = {"test_|-a_|-a_|-nop": {"result": True, "changes": {}, "comment": "", "name": "a", "__run_num__": 0}}

@@ -2,7 +2,7 @@
 
 Owns the run of one job's low chunks, as the compiler leaves them (with
 ``*_in`` and ``use`` already applied by
-:func:`briny.common.highdata.requisite_in`), with Salt 3007.17's algorithm
+:func:`briny.common.state.highdata.requisite_in`), with Salt 3007.17's algorithm
 (its ``call_chunk``), quirks included: chunks in compile order; each one is
 judged on its requisites' results, and while some have not run, they are
 pulled first (kind by kind in Salt's list, then as written, a prereq's
@@ -15,7 +15,7 @@ generator driven from an explicit stack (no recursion, no depth limit).
 Where Salt recurses without end (a RecursionError ends its run), briny stops
 the third time a chunk is pulled again in the same mode and calls it a loop
 (docs/FIDELITY.md, "Requisite loops"). Calling one state is
-:mod:`briny.common.state_call`'s job. Plain code, no sockets: the minion and
+:mod:`briny.common.state.state_call`'s job. Plain code, no sockets: the minion and
 ``briny-call --local`` both call :func:`run_low_chunks`.
 """
 
@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from .gcpause import frozen_heap
+from ..gcpause import frozen_heap
 from .requisites import (
     GATING,
     WATCH_AS_REQUIRE,
@@ -77,7 +77,7 @@ class Pull:
 
 def run_low_chunks(chunks: list[dict[str, Any]], ctx: RunContext) -> dict[str, dict[str, Any]]:
     """Run low chunks (as ``state.show_low_sls`` prints them) in the run context ``ctx`` (its
-    loaders, test flag, job: :mod:`briny.common.runcontext`) and return Salt's result dict.
+    loaders, test flag, job: :mod:`briny.common.state.runcontext`) and return Salt's result dict.
 
     The chunks and the graph built from them are moved out of the cyclic
     collector's reach for the run (``gc.freeze``): they live until the run

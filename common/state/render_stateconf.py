@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import RenderCodeError, RenderError
+from ..exceptions import RenderCodeError, RenderError
 
 if TYPE_CHECKING:
     from .render import BuildContext, RenderEnv

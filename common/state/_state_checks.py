@@ -1,6 +1,6 @@
 """The checks before and after a state function runs, as Salt 3007 makes them: ``onlyif``,
 ``unless`` (commands through ``cmd.retcode``, or function entries with ``get_return``),
-``creates``, and ``check_cmd``. A private part of :mod:`briny.common.state_call`."""
+``creates``, and ``check_cmd``. A private part of :mod:`briny.common.state.state_call`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import CommandExecutionError
+from ..exceptions import CommandExecutionError
 from .requisites import LowChunk
-from .traverse import traverse
+from ..traverse import traverse
 
 if TYPE_CHECKING:
     from .state_call import RunState

@@ -1,6 +1,6 @@
 """One state run's context: what its state calls read, typed, and the run's own.
 
-A run of low chunks (:mod:`briny.common.engine`) gets one :class:`RunContext`:
+A run of low chunks (:mod:`briny.common.state.engine`) gets one :class:`RunContext`:
 its loaders (``__salt__``, ``__states__``), its test flag, its job's identity
 (jid, minion id), its event sink and the run options the engine reads
 (``failhard``, ``state_events``). Nothing in the state call path learns or
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .jobcontext import FireEvent
+from ..jobcontext import FireEvent
 
 
 class Loader(Protocol):

@@ -1,7 +1,7 @@
 """Salt's Jinja filters on networks: IP addresses and networks, MAC addresses, HTTP.
 
 Pure but for ``http_query``, which asks the render environment's ``boundary``
-first (refused on the master). Part of :mod:`briny.common.jinja_filters`.
+first (refused on the master). Part of :mod:`briny.common.state.jinja_filters`.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 Owns everything that happens to a single chunk once its requisites allow it
 to run: the ``unless`` / ``onlyif`` / ``creates`` checks (or the module's
 ``mod_run_check``; the checks themselves are in the private sibling
-:mod:`briny.common._state_checks`), ``__low__`` / ``__env__`` injection, argument binding,
+:mod:`briny.common.state._state_checks`), ``__low__`` / ``__env__`` injection, argument binding,
 test mode, exceptions turned into failed results, ``check_cmd`` (or
 ``mod_run_check_cmd``), ``retry``, ``reload_*``, run numbers and timing.
-Plain code, no sockets; used by :mod:`briny.common.engine`.
+Plain code, no sockets; used by :mod:`briny.common.state.engine`.
 
 Each call is logged as Salt logs it, at ``info``: ``Running state [NAME] at
 time T``, ``Executing state MOD.FUN for [NAME]``, the outcome (the changes,
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .exceptions import InvalidArguments, SaltInvocationError
+from ..exceptions import InvalidArguments, SaltInvocationError
 from ._state_checks import run_check_cmd, run_checks
 from .requisites import INTERNAL_KEYS, LowChunk, gen_tag
 from .runcontext import Loader, RunContext
@@ -78,7 +78,7 @@ def verify_retry(data: Any) -> dict[str, Any]:
 
 @dataclass
 class RunState:
-    """What one run's calls share: its context (:class:`~briny.common.runcontext.RunContext`: the
+    """What one run's calls share: its context (:class:`~briny.common.state.runcontext.RunContext`: the
     loaders, the test flag, the job), its chunks, the results so far, the run numbers."""
 
     ctx: RunContext

@@ -1,10 +1,10 @@
 """Salt's Jinja filters that read the host: paths and files, users.
 
 Each that reads the host asks the render environment's ``boundary`` first
-(:class:`briny.common.hostview.HostBoundary`): on the master, which renders for
+(:class:`briny.common.state.hostview.HostBoundary`): on the master, which renders for
 a minion, it is refused (and recorded, so that minion compiles for itself), so
 a template never reads the master's files for a minion. Part of
-:mod:`briny.common.jinja_filters`.
+:mod:`briny.common.state.jinja_filters`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ``pydsl`` renderer: an SLS written in Python with Salt's state DSL (``#!pydsl``).
 
 Runs wherever SLS is compiled; it runs the file's Python, so on the master it is a code
-renderer (:data:`briny.common.hostview.CODE_RENDERERS`), refused there unless allowed, like
+renderer (:data:`briny.common.state.hostview.CODE_RENDERERS`), refused there unless allowed, like
 ``#!py``. The file runs as a module that sees ``__salt__``, ``__grains__``, ``__pillar__``,
 ``__opts__``, ``__env__``, ``__sls__``, ``__file__`` and the DSL, as Salt 3007 documents it:
 
@@ -47,7 +47,7 @@ import types
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import RenderCodeError, RenderError
+from ..exceptions import RenderCodeError, RenderError
 
 if TYPE_CHECKING:
     from .render import BuildContext, RenderEnv

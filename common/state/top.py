@@ -20,7 +20,7 @@ import fnmatch
 import logging
 from typing import Any
 
-from .exceptions import BrinyError, RenderError
+from ..exceptions import BrinyError, RenderError
 from .highstate import HighStateBuilder
 from .render import render_text
 
@@ -73,7 +73,7 @@ def get_tops(builder: HighStateBuilder) -> Tops:
 
 
 def _sls_path(builder: HighStateBuilder, sls: str, env: str) -> str | None:
-    from .fileclient import find_sls
+    from ..fileclient import find_sls
 
     hit = find_sls(builder.env.client, sls, env)
     return hit[0] if hit else None
@@ -191,7 +191,7 @@ def confirm_top(
     match: str, data: list[Any], opts: dict[str, Any], grains: dict[str, Any], pillar: dict[str, Any]
 ) -> bool:
     """Does the top target ``match`` (with its ``- match: type`` option) name this host?"""
-    from .matchers import match as run_match
+    from ..matchers import match as run_match
 
     tgt_type = "glob"
     for item in data:

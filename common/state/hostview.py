@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import FunctionNotFound, HostAccessError, RenderError
-from .loader import LazyLoader, ModuleNamespace
+from ..exceptions import FunctionNotFound, HostAccessError, RenderError
+from ..loader import LazyLoader, ModuleNamespace
 
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_keys, dict_values

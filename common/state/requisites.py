@@ -7,7 +7,7 @@ Owns the static side of the requisite engine: the table of requisite kinds
 (:class:`DependencyGraph`), and Salt's rules for judging a state on its
 requisites' results (:func:`target_stats`, :func:`status_from`,
 :func:`missing_comment`). The ``*_in`` forms and ``use``/``use_in`` are
-already resolved by the compiler (:func:`briny.common.highdata.requisite_in`,
+already resolved by the compiler (:func:`briny.common.state.highdata.requisite_in`,
 as Salt does on high data), so the chunks arriving here carry every
 requisite on the state it gates.
 

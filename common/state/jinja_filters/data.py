@@ -1,7 +1,7 @@
 """Salt's Jinja filters on data: lists and sets, comparisons, entries, nested dicts,
 MySQL tables and byte encodings of nested data.
 
-Pure: each works on its arguments only. Part of :mod:`briny.common.jinja_filters`.
+Pure: each works on its arguments only. Part of :mod:`briny.common.state.jinja_filters`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, cast
 
-from ..traverse import traverse
+from ...traverse import traverse
 
 # --- lists and sets ------------------------------------------------------
 

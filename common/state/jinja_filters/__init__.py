@@ -1,6 +1,6 @@
 """Salt's Jinja filters and tests, written for briny.
 
-Runs wherever templates render; :mod:`briny.common.jinja` installs
+Runs wherever templates render; :mod:`briny.common.state.jinja` installs
 :data:`FILTERS` and :data:`TESTS` into every environment it builds. Each
 filter behaves as Salt 3007's filter of the same name was observed to behave
 (outputs recorded in ``tests/unit/common/test_jinja_filters.py``). One module

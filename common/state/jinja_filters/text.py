@@ -2,7 +2,7 @@
 expressions, hashes and encodings, random values, dates.
 
 Pure: each works on its arguments only (``strftime`` of nothing reads the clock).
-Part of :mod:`briny.common.jinja_filters`.
+Part of :mod:`briny.common.state.jinja_filters`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from jinja2.exceptions import TemplateRuntimeError
 from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from .. import yamlloader, yamlout
+from ... import yamlloader, yamlout
 
 # Salt's fixed namespace for the ``uuid`` filter (uuid5 of the value).
 _UUID_NS = _uuid.UUID("91633EBF-1C86-5E33-935A-28061F4B480E")

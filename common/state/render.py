@@ -11,7 +11,7 @@ stateconf) return data. ``pydsl`` (:mod:`render_pydsl`) and ``stateconf``
 highstate build share (pydsl's ``include``, stateconf's gathered settings) is
 a :class:`BuildContext`.
 
-Templates get ``salt`` as a :class:`~briny.common.hostview.SaltFunctions`
+Templates get ``salt`` as a :class:`~briny.common.state.hostview.SaltFunctions`
 (never the loader itself). When the master renders for a minion the
 :class:`RenderEnv` carries a ``boundary``: ``#!py`` (Python) runs only where
 it allows it, and Jinja's host-reading filters ask it first.
@@ -30,9 +30,9 @@ from typing import Any, Callable
 
 import yaml
 
-from . import yamlloader
-from .exceptions import RenderError
-from .fileclient import FileClient
+from .. import yamlloader
+from ..exceptions import RenderError
+from ..fileclient import FileClient
 from .hostview import CODE_RENDERERS
 from .render_pydsl import render_pydsl
 from .render_stateconf import render_stateconf

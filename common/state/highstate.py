@@ -7,7 +7,7 @@ call): no sockets.
 :class:`HighStateBuilder` renders each SLS once per build, in Salt's order:
 
 1. render the file through its pipeline (:mod:`render`), with the build's
-   :class:`~briny.common.render.BuildContext` (a ``#!pydsl`` file's
+   :class:`~briny.common.state.render.BuildContext` (a ``#!pydsl`` file's
    ``include()`` renders other SLS into this build at once);
 2. pull out ``include``, ``extend`` and ``exclude``;
 3. normalise state declarations (``pkg.installed: [...]`` becomes
@@ -29,9 +29,9 @@ import logging
 import re
 from typing import Any
 
-from .exceptions import BrinyError, FileServerError, RenderCodeError, RenderError
-from .logsetup import timed
-from .fileclient import find_sls
+from ..exceptions import BrinyError, FileServerError, RenderCodeError, RenderError
+from ..logsetup import timed
+from ..fileclient import find_sls
 from .render import BuildContext, RenderEnv, render_text
 
 log = logging.getLogger(__name__)

@@ -42,14 +42,14 @@ from jinja2.exceptions import SecurityError, TemplateNotFound, TemplateRuntimeEr
 from jinja2.ext import Extension
 from jinja2.sandbox import SandboxedEnvironment
 
-from .exceptions import CommandExecutionError, FileServerError, SaltInvocationError, TemplateError
+from ..exceptions import CommandExecutionError, FileServerError, SaltInvocationError, TemplateError
 from .hostview import SaltFunctions, template_salt
-from .loader import ModuleNamespace
+from ..loader import ModuleNamespace
 from .jinja_filters import FILTERS, TESTS
 from .render import error_context
 
 if TYPE_CHECKING:
-    from .fileclient import FileClient
+    from ..fileclient import FileClient
 
 TOP = "<template>"  # the filename of the template given as text
 
@@ -493,11 +493,11 @@ def render_jinja(
     ``context`` holds ``salt``, ``grains``, ``pillar``, ``opts``, ``saltenv``,
     ``sls`` and the :func:`template_vars`; it is installed both as render
     variables and as environment globals, as Salt does (``salt`` as a
-    :class:`~briny.common.hostview.SaltFunctions`, never a loader). Imported templates
+    :class:`~briny.common.state.hostview.SaltFunctions`, never a loader). Imported templates
     come from ``client.get_text(path, saltenv)``. Failures raise
     :class:`TemplateError` with the text Salt puts after
     ``Rendering SLS 'base:NAME' failed: ``. ``boundary`` (the master
-    rendering for a minion, :class:`~briny.common.hostview.HostBoundary`) is
+    rendering for a minion, :class:`~briny.common.state.hostview.HostBoundary`) is
     what filters that read the host ask first.
     """
     if opts is None:

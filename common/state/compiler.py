@@ -28,8 +28,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from .exceptions import RenderError
-from .gcpause import gc_paused_call
+from ..exceptions import RenderError
+from ..gcpause import gc_paused_call
 from .highdata import apply_exclude, reconcile_extend, requisite_in, verify_high
 from .highstate import HighStateBuilder
 from .render import RenderEnv
