@@ -209,7 +209,7 @@ def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) ->
         elif isinstance(default, _NUMBER):
             ok = isinstance(val, _NUMBER) and not isinstance(val, bool)
         elif isinstance(default, str) and key in STR_OR_BOOL and isinstance(val, bool):
-            ok = True  # read where it is used (briny.master.jobcache.backend)
+            ok = True  # read where it is used (briny.master.jobcache.base.backend)
         elif isinstance(default, str) and key in STR_OR_LIST and isinstance(val, list):
             ok = all(isinstance(v, str) for v in val)  # several masters (briny.minion.masters)
         elif isinstance(default, str):

@@ -2,10 +2,10 @@
 
 Runs on the master host, under :class:`briny.master.keys.KeyStore` (the daemon, ``briny-key``,
 the wheel and runners), with the connection keys of the PostgreSQL job cache (``postgres.dsn``,
-or ``postgres.host`` / ``port`` / ``db`` / ``user`` / ``passwd``: :func:`briny.master.jobcache_pg.conninfo`).
+or ``postgres.host`` / ``port`` / ``db`` / ``user`` / ``passwd``: :func:`briny.master.jobcache.pg.conninfo`).
 
 Tables (created on first start, under an advisory lock, when missing; only then, so a role that may
-only read and write them starts a master once they exist: :func:`briny.master.jobcache_pg.create_missing`):
+only read and write them starts a master once they exist: :func:`briny.master.jobcache.pg.create_missing`):
 
 - ``minion_keys``: one row per minion key, ``(minion_id, state)`` the key, ``state`` one of
   ``accepted`` / ``pending`` / ``rejected`` / ``denied``, ``pub`` the PEM text, ``changed`` the
@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from briny.common.exceptions import ConfigError, KeyStoreError
-from briny.master.jobcache_pg import conninfo, connect, create_missing, driver, redacted
+from briny.master.jobcache.pg import conninfo, connect, create_missing, driver, redacted
 from briny.master.keys_fs import FolderTable
 from briny.master.keytable import FOLDER_OF, KEY_DIRS, STATUS_OF, KeyTable
 

@@ -58,7 +58,7 @@ from briny.common.state.render import RenderEnv
 from briny.master.clientapi import MasterClient
 
 if TYPE_CHECKING:
-    from briny.master.jobcache import JobCache
+    from briny.master.jobcache.base import JobCache
 
 log = logging.getLogger(__name__)
 
@@ -346,10 +346,10 @@ def open_job(
 ) -> tuple[JobCache | None, str]:
     """The runner job's row in the master's job cache (``briny-run jobs.lookup_jid <jid>`` finds it
     from the start of the run), under ``jid`` or, when a master sharing the job cache holds that
-    one, a new one (:func:`~briny.master.jobcache.store_new_job_sync`): (the open cache, where
+    one, a new one (:func:`~briny.master.jobcache.base.store_new_job_sync`): (the open cache, where
     the return goes, and the job's jid). A cache that cannot be written is logged, and the run
     goes on unrecorded: (None, ``jid``)."""
-    from briny.master.jobcache import open_job_cache, store_new_job_sync
+    from briny.master.jobcache.base import open_job_cache, store_new_job_sync
 
     master_id = str(opts.get("id") or "master")
     load = {"jid": jid, "fun": fun, "fun_args": fun_args, "arg": fun_args, "tgt": master_id, "user": user or "root"}

@@ -65,7 +65,7 @@ from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import JobCache, keep_hours
+from briny.master.jobcache.base import JobCache, keep_hours
 from briny.master.keys import KeyStore
 from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
 from briny.master.publisher import Publisher

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common.exceptions import FunctionNotFound
-from briny.master.jobcache import JobCache, open_job_cache
+from briny.master.jobcache.base import JobCache, open_job_cache
 
 log = logging.getLogger(__name__)
 

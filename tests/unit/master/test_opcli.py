@@ -25,7 +25,7 @@ from briny.common.transport import MemoryHub
 from briny.master import opcli
 from briny.common.exceptions import MasterNotRunning
 from briny.master.clientapi import ClientAPIServer, MasterClient
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache.sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.daemon import build_server
 

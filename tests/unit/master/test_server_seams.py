@@ -10,7 +10,7 @@ from typing import Any
 
 from briny.common.transport import MemoryHub
 from briny.master.grainscache import GrainsCache
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache.sqlite import SqliteJobCache
 from briny.master.keys import KeyStore
 from briny.master.keywatch import KeyWatch
 from briny.master.server import MasterServer

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache.sqlite import SqliteJobCache
 from briny.master.waiter import Deadlines, Waiter, _Wait
 
 JID = "20261124060000000001"

@@ -2,8 +2,8 @@
 keeps it, an event as the writer gets it, msgpack for loads, targets and return records (what
 msgpack cannot carry becomes a string), JSON text for events (``jsonb`` on PostgreSQL).
 
-Pure data in, data out; used by :mod:`briny.master.jobcache_sql`, its writer
-(:mod:`briny.master.jobcache_writer`) and its backends."""
+Pure data in, data out; used by :mod:`briny.master.jobcache.sql`, its writer
+(:mod:`briny.master.jobcache.writer`) and its backends."""
 
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ The tables are the SQLite backend's (``jobs``, ``returns``, ``job_minions``, ``l
 first start when missing (under an advisory lock, so masters starting together do
 not race); see docs/scaling.md. A database that cannot be reached at start is a
 :class:`ConfigError` naming the key; one that goes away later is waited for
-(:mod:`briny.master.jobcache_writer`: the writes are buffered within
+(:mod:`briny.master.jobcache.writer`: the writes are buffered within
 ``postgres.buffer_max`` and written when it is back).
 
-The writes, the reads and their SQL are shared (:mod:`briny.master.jobcache_sql`); here
+The writes, the reads and their SQL are shared (:mod:`briny.master.jobcache.sql`); here
 are the connections, the schema and PostgreSQL's dialect: ``%s`` parameters, a
 savepoint around each job write, the returns (and the events) of a batch in one ``unnest`` statement,
 globs as anchored regular expressions.
@@ -29,9 +29,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from briny.common.exceptions import ConfigError
-from briny.master.jobcache_sql import SqlJobCache
-from briny.master.jobcache_writer import BUFFER_MAX
-from briny.master.jobrows import ReturnRow
+from briny.master.jobcache.sql import SqlJobCache
+from briny.master.jobcache.writer import BUFFER_MAX
+from briny.master.jobcache.rows import ReturnRow
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ Runs on the master host: the master daemon writes every job it publishes
 (the load and the targeted minions) and every return; ``briny-run jobs.*``
 and the client API read it, from other processes, while jobs run.
 
-The store sits behind :class:`JobCache`: SQLite (:mod:`briny.master.jobcache_sqlite`,
-the default) or PostgreSQL (:mod:`briny.master.jobcache_pg`, several masters sharing
-one cache); what they share, the writes and reads in SQL, is :mod:`briny.master.jobcache_sql` (its
-writer thread :mod:`briny.master.jobcache_writer`). The data is
+The store sits behind :class:`JobCache`: SQLite (:mod:`briny.master.jobcache.sqlite`,
+the default) or PostgreSQL (:mod:`briny.master.jobcache.pg`, several masters sharing
+one cache); what they share, the writes and reads in SQL, is :mod:`briny.master.jobcache.sql` (its
+writer thread :mod:`briny.master.jobcache.writer`). The data is
 Salt's local job cache's:
 
 - a job's *load* is the dict the master publishes (``jid``, ``fun``,
@@ -292,11 +292,11 @@ def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
     """
     kind = backend(opts, warn=not readonly)
     if kind == "sqlite":
-        from briny.master.jobcache_sqlite import SqliteJobCache
+        from briny.master.jobcache.sqlite import SqliteJobCache
 
         return SqliteJobCache(cache_path(opts), readonly=readonly)
     if kind in ("postgres", "postgresql", "pgsql"):
-        from briny.master.jobcache_pg import open_pg
+        from briny.master.jobcache.pg import open_pg
 
         return open_pg(opts, readonly=readonly)
     raise ConfigError(f"job_cache: unknown backend {kind!r} (briny has 'sqlite' and 'postgres')")

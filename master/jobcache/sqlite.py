@@ -17,7 +17,7 @@ the master's job of it, so a return sent twice, to one master or two, is one job
 id, tag, data as JSON text, stamp, master_id; indexed by stamp and tag).
 
 The writes, the reads and the SQL the backends share are in
-:mod:`briny.master.jobcache_sql` (the writer thread in :mod:`briny.master.jobcache_writer`); here
+:mod:`briny.master.jobcache.sql` (the writer thread in :mod:`briny.master.jobcache.writer`); here
 are the file, the schema and SQLite's dialect.
 """
 
@@ -29,8 +29,8 @@ import sqlite3
 import urllib.parse
 from typing import Any
 
-from briny.master.jobcache_sql import SqlJobCache
-from briny.master.jobrows import ReturnRow, unpack
+from briny.master.jobcache.sql import SqlJobCache
+from briny.master.jobcache.rows import ReturnRow, unpack
 
 log = logging.getLogger(__name__)
 

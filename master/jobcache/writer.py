@@ -1,5 +1,5 @@
 """The SQL job cache's writer: one thread that owns the only writing connection and applies the
-queued writes in batches (:class:`SqlWriter`, under :class:`briny.master.jobcache_sql.SqlJobCache`).
+queued writes in batches (:class:`SqlWriter`, under :class:`briny.master.jobcache.sql.SqlJobCache`).
 
 Runs on the master host, in the master daemon. The writer takes what is queued (up to
 :data:`BATCH_MAX` writes) and applies it in one transaction, the returns of the batch in one call
@@ -17,8 +17,8 @@ once, on the same connection, up to :data:`CONFLICT_RETRIES` times in a row, eac
 is; past that it is held and retried with the back-off as above (never called an outage).
 
 A queued write is ``(op, future)``: ``op`` a function of the connection (its result resolves the
-future once the batch is committed), a :class:`~briny.master.jobrows.ReturnRow`, an
-:class:`~briny.master.jobrows.EventRow` (no future) or None (a flush: resolves once what was
+future once the batch is committed), a :class:`~briny.master.jobcache.rows.ReturnRow`, an
+:class:`~briny.master.jobcache.rows.EventRow` (no future) or None (a flush: resolves once what was
 queued before it is committed).
 """
 
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from briny.common.exceptions import JobCacheError
-from briny.master.jobrows import EventRow, ReturnRow, event_json
+from briny.master.jobcache.rows import EventRow, ReturnRow, event_json
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """What the SQL job cache backends share: the writes and every read (the batching writer thread
-is :mod:`briny.master.jobcache_writer`, the rows and their encoding :mod:`briny.master.jobrows`).
+is :mod:`briny.master.jobcache.writer`, the rows and their encoding :mod:`briny.master.jobcache.rows`).
 
-Runs on the master host, under :mod:`briny.master.jobcache_sqlite` (the default) and
-:mod:`briny.master.jobcache_pg` (``job_cache: postgres``). Both keep the same tables
+Runs on the master host, under :mod:`briny.master.jobcache.sqlite` (the default) and
+:mod:`briny.master.jobcache.pg` (``job_cache: postgres``). Both keep the same tables
 (``jobs``, ``returns``, ``job_minions``, ``local_jobs``, ``events``: see the backends' ``SCHEMA``)
 with the loads, targets and return records as msgpack blobs and the events as JSON, so the
 reads, the prune and the merge of targeted minions are written once, here, in the SQL both
@@ -12,7 +12,7 @@ another's (``new``, :meth:`SqlJobCache.save_load`), and a minion's own call is o
 (``local_jobs``).
 
 Writes go through a queue to one writer thread that owns the only writing connection
-(:class:`~briny.master.jobcache_writer.SqlWriter`: batches, one transaction each, the writes
+(:class:`~briny.master.jobcache.writer.SqlWriter`: batches, one transaction each, the writes
 held while the database is away, the events' budget); reads use a connection per thread.
 """
 
@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from briny.common.exceptions import JobCacheError
-from briny.master.jobcache import (
+from briny.master.jobcache.base import (
     Call,
     Committed,
     EventRecord,
@@ -37,8 +37,8 @@ from briny.master.jobcache import (
     load_columns,
     return_record,
 )
-from briny.master.jobcache_writer import BUFFER_MAX, Op, SqlWriter
-from briny.master.jobrows import ReturnRow, int_or_none, pack, unpack
+from briny.master.jobcache.writer import BUFFER_MAX, Op, SqlWriter
+from briny.master.jobcache.rows import ReturnRow, int_or_none, pack, unpack
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ LOCAL_JOB = "SELECT jid FROM local_jobs WHERE minion_id = ? AND local_jid = ?"
 
 class SqlJobCache(SqlWriter, JobCache):
     """The job cache over a SQL database; a backend supplies the connections and the dialect
-    (the writer's part: :class:`~briny.master.jobcache_writer.SqlWriter`)."""
+    (the writer's part: :class:`~briny.master.jobcache.writer.SqlWriter`)."""
 
     def __init__(self, *, readonly: bool = False, buffer_max: int = BUFFER_MAX) -> None:
         super().__init__(buffer_max=buffer_max)
