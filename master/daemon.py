@@ -69,7 +69,7 @@ from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
 from briny.master.eventreturn import event_returner
 from briny.master.jobcache.base import JobCache, open_job_cache
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 from briny.master.pillar import MinionPillars
 from briny.common.reactor import ReactorService
 from briny.master.reactor import start as start_reactor

@@ -15,7 +15,7 @@ from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.transport import MemoryHub, ServerTransport
 from briny.master.daemon import build_server
 from briny.master.jobcache.sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
 

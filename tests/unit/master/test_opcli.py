@@ -26,7 +26,7 @@ from briny.master import opcli
 from briny.common.exceptions import MasterNotRunning
 from briny.master.clientapi import ClientAPIServer, MasterClient
 from briny.master.jobcache.sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 from briny.master.daemon import build_server
 
 from .test_server import RawMinion, rsa_key

@@ -11,8 +11,8 @@ from typing import Any
 from briny.common.transport import MemoryHub
 from briny.master.grainscache import GrainsCache
 from briny.master.jobcache.sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
-from briny.master.keywatch import KeyWatch
+from briny.master.keys.store import KeyStore
+from briny.master.keys.watch import KeyWatch
 from briny.master.server import MasterServer
 
 from .test_server import Ctx, RawMinion, rsa_key, run_master

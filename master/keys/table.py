@@ -1,22 +1,22 @@
 """Where the minions' public keys and their states live: the interface of a key table, and its names.
 
-Runs on the master host, under :class:`briny.master.keys.KeyStore` (the daemon, ``briny-key``,
+Runs on the master host, under :class:`briny.master.keys.store.KeyStore` (the daemon, ``briny-key``,
 the wheel and runners). A key table holds, for each minion id, at most one public key (PEM text)
 in each of four states, Salt's folders: ``minions`` (accepted), ``minions_pre`` (pending),
 ``minions_rejected``, ``minions_denied``. Two tables:
 
-- :class:`briny.master.keys_fs.FolderTable` (``key_store: files``, the default): one file per key
+- :class:`briny.master.keys.fs.FolderTable` (``key_store: files``, the default): one file per key
   in the four folders under ``pki_dir``, as Salt keeps them;
-- :class:`briny.master.keys_pg.PgKeyTable` (``key_store: postgres``): one row per key in a
+- :class:`briny.master.keys.pg.PgKeyTable` (``key_store: postgres``): one row per key in a
   PostgreSQL table, so several masters share acceptance without a shared file system.
 
 Only minion public keys and their states are in a table; the master's own key pair stays in its
-``pki_dir`` (:mod:`briny.master.keys`). The auth decision and the operator operations are the key
+``pki_dir`` (:mod:`briny.master.keys.store`). The auth decision and the operator operations are the key
 store's, written once over these primitives: a table only stores, moves and lists.
 
 Every table has a :attr:`KeyTable.generation`, a number that grows whenever a listing finds the
 table changed (whoever changed it: this process, ``briny-key``, another master), so a running
-master learns of changes by comparing it (:mod:`briny.master.keywatch`).
+master learns of changes by comparing it (:mod:`briny.master.keys.watch`).
 """
 
 from __future__ import annotations

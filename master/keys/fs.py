@@ -1,6 +1,6 @@
 """The minion keys as files in Salt's four folders under ``pki_dir`` (``key_store: files``, the default).
 
-Runs on the master host, under :class:`briny.master.keys.KeyStore`. Layout: ``minions/``
+Runs on the master host, under :class:`briny.master.keys.store.KeyStore`. Layout: ``minions/``
 (accepted), ``minions_pre/`` (pending), ``minions_rejected/``, ``minions_denied/``, one PEM
 public key file per minion named by its id; folders mode 0700.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from briny.common.atomicfile import TMP_PREFIX, write_atomic
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import check_id, valid_id
-from briny.master.keytable import KEY_DIRS, MAX_PEM_BYTES, KeyTable
+from briny.master.keys.table import KEY_DIRS, MAX_PEM_BYTES, KeyTable
 
 log = logging.getLogger(__name__)
 

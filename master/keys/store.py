@@ -8,9 +8,9 @@ handshake) and in ``briny-key`` (the operator's accept/reject/delete).
   leaves the master's disk, whatever ``key_store`` says.
 - the minions' public keys in four states (Salt's folders ``minions``,
   ``minions_pre``, ``minions_rejected``, ``minions_denied``), in a key table
-  (:mod:`briny.master.keytable`) that ``key_store`` names: ``files`` (the
-  default: the folders under ``pki_dir``, :mod:`briny.master.keys_fs`) or
-  ``postgres`` (a table several masters share, :mod:`briny.master.keys_pg`).
+  (:mod:`briny.master.keys.table`) that ``key_store`` names: ``files`` (the
+  default: the folders under ``pki_dir``, :mod:`briny.master.keys.fs`) or
+  ``postgres`` (a table several masters share, :mod:`briny.master.keys.pg`).
 
 Every id is validated with :mod:`briny.common.ids` first. Changes run within
 the table's lock, so the daemon, ``briny-key`` and other masters do not
@@ -44,7 +44,7 @@ it returns the ``salt/auth`` event data Salt fires (``act`` ``pend``/
 ``accept``/``denied``) for the daemon to send.
 
 The table is the source of truth: a running master learns of any change,
-whoever made it (another master too), by reading it (:mod:`briny.master.keywatch`,
+whoever made it (another master too), by reading it (:mod:`briny.master.keys.watch`,
 through :meth:`KeyStore.folders` and :attr:`KeyStore.generation`); nothing here
 tells it.
 
@@ -73,8 +73,8 @@ from briny.common import config
 from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import ConfigError, SaltInvocationError
 from briny.common.ids import check_id
-from briny.master.keys_fs import FolderTable
-from briny.master.keytable import ACC, DEN, FOLDER_OF, KEY_DIRS, MAX_PEM_BYTES, PEND, REJ, STATUS_OF, KeyTable
+from briny.master.keys.fs import FolderTable
+from briny.master.keys.table import ACC, DEN, FOLDER_OF, KEY_DIRS, MAX_PEM_BYTES, PEND, REJ, STATUS_OF, KeyTable
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ class KeyStore:
 
     @property
     def generation(self) -> int:
-        """Grows whenever a listing finds the minion keys changed (:mod:`briny.master.keytable`)."""
+        """Grows whenever a listing finds the minion keys changed (:mod:`briny.master.keys.table`)."""
         return int(getattr(self.table, "generation", 0))
 
     def close(self) -> None:
@@ -531,7 +531,7 @@ def open_table(opts: dict[str, Any], disk: FolderTable) -> KeyTable:
     if kind in ("files", "file", "folders"):
         return disk
     if kind in ("postgres", "postgresql", "pgsql"):
-        from briny.master.keys_pg import open_pg_table
+        from briny.master.keys.pg import open_pg_table
 
         return open_pg_table(opts, disk)
     raise ConfigError(f"key_store: unknown backend {kind!r} (briny has 'files' and 'postgres')")

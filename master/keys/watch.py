@@ -1,6 +1,6 @@
 """How the master learns that the key store changed: one path, reading the key table itself.
 
-The key store's table (:mod:`briny.master.keys`: the folders ``pki_dir/minions*`` with
+The key store's table (:mod:`briny.master.keys.store`: the folders ``pki_dir/minions*`` with
 ``key_store: files``, a PostgreSQL table with ``key_store: postgres``) is the source of truth,
 whoever changes it: ``briny-key`` (another process), the master's own auth decisions, an
 operator moving a file by hand, another master sharing the table. The master reads it one way:
@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from briny.master.keys import ACC, REJ, KeyStore
+from briny.master.keys.store import ACC, REJ, KeyStore
 
 KEY_CHECK_INTERVAL = 1.0  # seconds between two reads of the key folders by the housekeeping
 

@@ -1,6 +1,6 @@
 """The minion keys in PostgreSQL (``key_store: postgres``): several masters share acceptance.
 
-Runs on the master host, under :class:`briny.master.keys.KeyStore` (the daemon, ``briny-key``,
+Runs on the master host, under :class:`briny.master.keys.store.KeyStore` (the daemon, ``briny-key``,
 the wheel and runners), with the connection keys of the PostgreSQL job cache (``postgres.dsn``,
 or ``postgres.host`` / ``port`` / ``db`` / ``user`` / ``passwd``: :func:`briny.master.jobcache.pg.conninfo`).
 
@@ -39,8 +39,8 @@ from typing import Any, TypeVar
 
 from briny.common.exceptions import ConfigError, KeyStoreError
 from briny.master.jobcache.pg import conninfo, connect, create_missing, driver, redacted
-from briny.master.keys_fs import FolderTable
-from briny.master.keytable import FOLDER_OF, KEY_DIRS, STATUS_OF, KeyTable
+from briny.master.keys.fs import FolderTable
+from briny.master.keys.table import FOLDER_OF, KEY_DIRS, STATUS_OF, KeyTable
 
 log = logging.getLogger(__name__)
 
