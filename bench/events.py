@@ -109,7 +109,7 @@ def cpu_seconds(pid: int) -> float:
 def store_events(ns: argparse.Namespace) -> int:
     """The ``--event-return`` bench: see the module docstring."""
     from briny.common.event import EventSender
-    from briny.master.jobcache.base import open_job_cache
+    from briny.master.jobcache import open_job_cache
 
     pg = None
     off = ns.event_return == "off"

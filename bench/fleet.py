@@ -90,7 +90,7 @@ def throughput(fleet: Fleet, n: int) -> tuple[float, int, int]:
     from briny.common.config import load_master_config
     from briny.common.event import EventListener
     from briny.master.clientapi import MasterClient
-    from briny.master.jobcache.base import open_job_cache
+    from briny.master.jobcache import open_job_cache
 
     opts = load_master_config(str(fleet.master_conf))
     wanted = JOBS * n

@@ -204,7 +204,7 @@ def highstate(
     all STATES results, of stored returns, of state_result events seen in one run, the CPU
     seconds of the master and the swarm in the best run)."""
     from briny.common.config import load_master_config
-    from briny.master.jobcache.base import open_job_cache
+    from briny.master.jobcache import open_job_cache
 
     opts = load_master_config(str(fleet.master_conf))
     best, min_full, min_stored, min_events, used = float("inf"), n, n, n * EVENTS, {}

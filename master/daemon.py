@@ -68,7 +68,8 @@ from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
 from briny.master.eventreturn import event_returner
-from briny.master.jobcache.base import JobCache, open_job_cache
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache
 from briny.master.keys.store import KeyStore
 from briny.master.pillar import MinionPillars
 from briny.common.reactor import ReactorService

@@ -349,7 +349,8 @@ def open_job(
     one, a new one (:func:`~briny.master.jobcache.base.store_new_job_sync`): (the open cache, where
     the return goes, and the job's jid). A cache that cannot be written is logged, and the run
     goes on unrecorded: (None, ``jid``)."""
-    from briny.master.jobcache.base import open_job_cache, store_new_job_sync
+    from briny.master.jobcache import open_job_cache
+    from briny.master.jobcache.base import store_new_job_sync
 
     master_id = str(opts.get("id") or "master")
     load = {"jid": jid, "fun": fun, "fun_args": fun_args, "arg": fun_args, "tgt": master_id, "user": user or "root"}

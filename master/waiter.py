@@ -161,7 +161,7 @@ class Waiter:
     def _from_cache(self, jid: str, minions: list[str]) -> dict[str, dict[str, Any]]:
         """Returns already in the job cache (an event missed); {} when the cache is unreadable."""
         try:
-            from briny.master.jobcache.base import open_job_cache
+            from briny.master.jobcache import open_job_cache
 
             cache = open_job_cache(self.opts, readonly=True)
             try:

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from briny.common.exceptions import ConfigError, JobCacheError
+from briny.common.exceptions import JobCacheError
 from briny.common import config
 from briny.common.ids import check_id, check_jid
 from briny.common.jid import gen_jid
@@ -281,25 +281,6 @@ def backend(opts: dict[str, Any], *, warn: bool = False) -> str:
         if warn:
             log.warning("master_job_cache: %s is not supported; the job cache is briny's SQLite one", salt_cache)
     return kind
-
-
-def open_job_cache(opts: dict[str, Any], *, readonly: bool = False) -> JobCache:
-    """The job cache :func:`backend` names (``sqlite``, the default, or ``postgres``); the daemon
-    (not ``readonly``) warns about the Salt keys it reads differently.
-
-    ``readonly`` (``briny-run``) starts no writer and creates nothing: a
-    missing cache reads as empty.
-    """
-    kind = backend(opts, warn=not readonly)
-    if kind == "sqlite":
-        from briny.master.jobcache.sqlite import SqliteJobCache
-
-        return SqliteJobCache(cache_path(opts), readonly=readonly)
-    if kind in ("postgres", "postgresql", "pgsql"):
-        from briny.master.jobcache.pg import open_pg
-
-        return open_pg(opts, readonly=readonly)
-    raise ConfigError(f"job_cache: unknown backend {kind!r} (briny has 'sqlite' and 'postgres')")
 
 
 def now() -> float:

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from briny.common.exceptions import FunctionNotFound
-from briny.master.jobcache.base import JobCache, open_job_cache
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache
 
 log = logging.getLogger(__name__)
 

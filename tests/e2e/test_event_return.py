@@ -12,7 +12,7 @@ import pytest
 
 from briny.common.config import load_master_config
 from briny.common.event import EventSender
-from briny.master.jobcache.base import open_job_cache
+from briny.master.jobcache import open_job_cache
 
 from tests.dbfixtures import pg_server  # noqa: F401 - the throwaway PostgreSQL server
 

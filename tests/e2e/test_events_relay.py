@@ -18,7 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from briny.common.config import load_master_config
-from briny.master.jobcache.base import open_job_cache
+from briny.master.jobcache import open_job_cache
 
 from .support import Fleet, events_until
 

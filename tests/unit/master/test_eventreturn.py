@@ -14,7 +14,7 @@ from briny.common.config import load_master_config
 from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import ConfigError, SaltInvocationError
 from briny.master.eventreturn import EventFilter, EventReturn, event_returner, read_config
-from briny.master.jobcache.base import open_job_cache
+from briny.master.jobcache import open_job_cache
 from briny.master.jobcache.pg import PgJobCache, jsonb_text
 from briny.master.jobcache.sqlite import SqliteJobCache
 from briny.master.runners import RunnerContext

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from briny.common.exceptions import ConfigError, JobCacheError, SaltInvocationError
-from briny.master.jobcache.base import JobCache, keep_hours, open_job_cache, return_record
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache, keep_hours, return_record
 from briny.master.jobcache.pg import PgJobCache
 from briny.master.jobcache.sqlite import SqliteJobCache
 

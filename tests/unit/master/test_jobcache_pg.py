@@ -11,7 +11,8 @@ import threading
 import pytest
 
 from briny.common.exceptions import ConfigError, JobCacheError
-from briny.master.jobcache.base import JID_TRIES, open_job_cache, store_new_job
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JID_TRIES, store_new_job
 from briny.master.jobcache.pg import PgJobCache, conninfo, glob_regex
 
 from tests.unit.master.test_jobcache import jid_at, load, now_jid

@@ -15,7 +15,7 @@ import pytest
 
 from briny.common.exceptions import FunctionNotFound, SaltInvocationError
 from briny.master import runcli
-from briny.master.jobcache.base import open_job_cache
+from briny.master.jobcache import open_job_cache
 from briny.master.runners import RunnerContext, get_runner, list_functions
 from briny.master.runners import jobs
 

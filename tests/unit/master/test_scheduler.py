@@ -12,7 +12,7 @@ import pytest
 
 from briny.common.exceptions import CommandExecutionError
 from briny.master import scheduler as sched_mod
-from briny.master.jobcache.base import open_job_cache
+from briny.master.jobcache import open_job_cache
 from briny.master.runners import RunnerContext
 from briny.master.scheduler import MasterScheduler
 

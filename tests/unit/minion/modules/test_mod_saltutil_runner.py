@@ -13,7 +13,7 @@ from briny.common.config import load_minion_config
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.loader import minion_mods
 from briny.master import runcli
-from briny.master.jobcache.base import open_job_cache
+from briny.master.jobcache import open_job_cache
 from briny.master.pillar import is_pure
 
 JID = "20240105123456123456"
