@@ -24,7 +24,7 @@ from .dictupdate import merge
 from .exceptions import BrinyError
 from .fileclient import LocalFileClient, find_sls
 from .state.highstate import HighStateBuilder
-from .state.render import RenderEnv
+from .state.stages import RenderEnv
 from .state import top as topfile
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ goes into each minion's own sealed publish under ``"compiled"``
   without a master compile.
 
 The compile is the same :class:`~briny.common.state.compiler.StateCompiler` a
-minion runs, over a :class:`~briny.common.state.render.RenderEnv` whose file
+minion runs, over a :class:`~briny.common.state.stages.RenderEnv` whose file
 client serves the master's ``file_roots`` (listings from the file server),
 whose ``grains`` are the grains the minion last sent, whose ``pillar`` is
 the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
@@ -474,7 +474,7 @@ class MasterCompiler:
         """Render and compile now (no cache); see the module docstring for the result."""
         from briny.common.state.compiler import StateCompiler  # Jinja and the compiler: only now
         from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
-        from briny.common.state.render import RenderEnv
+        from briny.common.state.stages import RenderEnv
         from briny.common import wire
 
         errors = pillar_errors(pillar, request.force)

@@ -54,7 +54,7 @@ from briny.common.fileclient import LocalFileClient
 from briny.common.jid import gen_jid
 from briny.common.jobcontext import JobContext
 from briny.common.pillar import compile_local_pillar
-from briny.common.state.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 from briny.master.clientapi import MasterClient
 
 if TYPE_CHECKING:

@@ -242,7 +242,7 @@ class MinionPillars:
         """Render ``minion_id``'s pillar now (no cache); errors under ``_errors``."""
         from briny.common.fileclient import LocalFileClient  # Jinja and the compiler: only now
         from briny.common.pillar import PillarCompiler
-        from briny.common.state.render import RenderEnv
+        from briny.common.state.stages import RenderEnv
 
         opts = self.minion_opts(minion_id, grains, pillarenv)
         roots = opts.get("pillar_roots") or {}

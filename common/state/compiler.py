@@ -32,7 +32,7 @@ from ..exceptions import RenderError
 from ..gcpause import gc_paused_call
 from .highdata import apply_exclude, reconcile_extend, requisite_in, verify_high
 from .highstate import HighStateBuilder
-from .render import RenderEnv
+from .stages import RenderEnv
 from . import top as topfile
 
 log = logging.getLogger(__name__)

@@ -458,3 +458,32 @@ def apply_exclude(high: HighData) -> HighData:
     for id_ in ex_id:
         high.pop(id_, None)
     return high
+
+
+def merge_included(high: HighData, state: HighData, errors: list[str]) -> None:
+    """Merge one file's high data into another's, refusing conflicting IDs."""
+    if "__extend__" in state:
+        high.setdefault("__extend__", []).extend(state.pop("__extend__"))
+    if "__exclude__" in state:
+        high.setdefault("__exclude__", []).extend(state.pop("__exclude__"))
+    for id_, body in state.items():
+        if id_ in high and high[id_] != body:
+            old = high[id_] if isinstance(high[id_], dict) else {}
+            new = body if isinstance(body, dict) else {}
+            errors.append(
+                "Detected conflicting IDs, SLS IDs need to be globally unique.\n    The "
+                f"conflicting ID is '{id_}' and is found in SLS '{old.get('__env__')}:"
+                f"{old.get('__sls__')}' and SLS '{new.get('__env__')}:{new.get('__sls__')}'"
+            )
+    high.update(state)
+
+
+def dedupe_extends(high: HighData) -> None:
+    if "__extend__" not in high:
+        return
+    seen: list[tuple[Any, Any]] = []
+    for ext in high["__extend__"]:
+        for item in ext.items():
+            if item not in seen:
+                seen.append(item)
+    high["__extend__"] = [{k: v} for k, v in seen]

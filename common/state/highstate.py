@@ -7,7 +7,7 @@ call): no sockets.
 :class:`HighStateBuilder` renders each SLS once per build, in Salt's order:
 
 1. render the file through its pipeline (:mod:`render`), with the build's
-   :class:`~briny.common.state.render.BuildContext` (a ``#!pydsl`` file's
+   :class:`~briny.common.state.stages.BuildContext` (a ``#!pydsl`` file's
    ``include()`` renders other SLS into this build at once);
 2. pull out ``include``, ``extend`` and ``exclude``;
 3. normalise state declarations (``pkg.installed: [...]`` becomes
@@ -32,7 +32,9 @@ from typing import Any
 from ..exceptions import BrinyError, FileServerError, RenderCodeError, RenderError
 from ..logsetup import timed
 from ..fileclient import find_sls
-from .render import BuildContext, RenderEnv, render_text
+from .render import render_text
+from .highdata import dedupe_extends, merge_included
+from .stages import BuildContext, RenderEnv
 
 log = logging.getLogger(__name__)
 
@@ -336,32 +338,3 @@ class HighStateBuilder:
                     all_errors.extend(errors)
         dedupe_extends(high)
         return high, all_errors
-
-
-def merge_included(high: HighData, state: HighData, errors: list[str]) -> None:
-    """Merge one file's high data into another's, refusing conflicting IDs."""
-    if "__extend__" in state:
-        high.setdefault("__extend__", []).extend(state.pop("__extend__"))
-    if "__exclude__" in state:
-        high.setdefault("__exclude__", []).extend(state.pop("__exclude__"))
-    for id_, body in state.items():
-        if id_ in high and high[id_] != body:
-            old = high[id_] if isinstance(high[id_], dict) else {}
-            new = body if isinstance(body, dict) else {}
-            errors.append(
-                "Detected conflicting IDs, SLS IDs need to be globally unique.\n    The "
-                f"conflicting ID is '{id_}' and is found in SLS '{old.get('__env__')}:"
-                f"{old.get('__sls__')}' and SLS '{new.get('__env__')}:{new.get('__sls__')}'"
-            )
-    high.update(state)
-
-
-def dedupe_extends(high: HighData) -> None:
-    if "__extend__" not in high:
-        return
-    seen: list[tuple[Any, Any]] = []
-    for ext in high["__extend__"]:
-        for item in ext.items():
-            if item not in seen:
-                seen.append(item)
-    high["__extend__"] = [{k: v} for k, v in seen]

@@ -46,7 +46,7 @@ from ..exceptions import CommandExecutionError, FileServerError, SaltInvocationE
 from .hostview import SaltFunctions, template_salt
 from ..loader import ModuleNamespace
 from .jinja_filters import FILTERS, TESTS
-from .render import error_context
+from .stages import error_context
 
 if TYPE_CHECKING:
     from ..fileclient import FileClient

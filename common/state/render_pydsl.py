@@ -48,9 +48,10 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import RenderCodeError, RenderError
+from .highdata import dedupe_extends, merge_included
 
 if TYPE_CHECKING:
-    from .render import BuildContext, RenderEnv
+    from .stages import BuildContext, RenderEnv
 
 # the pydsl file rendering now: ``state``/``include``/``extend`` act on it, as in Salt, even when
 # called from a function of another pydsl module (one that ``include`` returned)
@@ -219,8 +220,6 @@ class PyDsl:
             return None
         if self.build is None or self.build.render_sls is None:
             raise RenderError("PyDSL only works with a running high state!")
-        from .highstate import dedupe_extends, merge_included  # highstate imports the renderers
-
         modules: list[Any] = []
         for name in names:
             high, errors = self.build.render_sls(name, saltenv, f"{self.saltenv}:{self.name}")
@@ -268,8 +267,6 @@ class PyDsl:
         for decl in self.decls:
             high[decl._id] = decl._high()
         if self.included:
-            from .highstate import merge_included
-
             again = self.included.get(slsmod_id)
             if isinstance(again, dict):
                 # this file was rendered a second time while it rendered (an SLS it includes

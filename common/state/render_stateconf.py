@@ -30,12 +30,10 @@ import logging
 import os
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..exceptions import RenderCodeError, RenderError
-
-if TYPE_CHECKING:
-    from .render import BuildContext, RenderEnv
+from .stages import RENDERERS, BuildContext, RenderEnv, run_stage
 
 log = logging.getLogger(__name__)
 
@@ -323,8 +321,6 @@ def render_stateconf(
     **_: Any,
 ) -> dict[str, Any]:
     """Render an SLS (text; or high data with ``-p``) the stateconf way and return its high data."""
-    from .render import RENDERERS, run_stage  # render.py registers this renderer
-
     try:
         found, rest = getopt.getopt(args.split(), "Gosp")
     except getopt.GetoptError as exc:

@@ -28,6 +28,7 @@ from jinja2.runtime import Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from ... import yamlloader, yamlout
+from ..stages import error_context
 
 # Salt's fixed namespace for the ``uuid`` filter (uuid5 of the value).
 _UUID_NS = _uuid.UUID("91633EBF-1C86-5E33-935A-28061F4B480E")
@@ -82,8 +83,6 @@ def load_yaml(value: Any) -> Any:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None)
         if mark is not None and problem:
-            from ..render import error_context  # late: only a YAML error needs it
-
             buf = mark.buffer or _text(value)
             raise TemplateRuntimeError(
                 f"Encountered error loading yaml: {problem}\n" + error_context(buf.rstrip("\x00"), mark.line + 1)

@@ -168,7 +168,8 @@ def renderer(
 
     As Salt: a missing file, an empty one or an unknown renderer logs an error and gives ``{}``."""
     from briny.common.state.hostview import template_salt
-    from briny.common.state.render import RenderEnv, run_pipeline
+    from briny.common.state.render import run_pipeline
+    from briny.common.state.stages import RenderEnv
 
     if not path and not string:
         raise SaltInvocationError("Must pass either path or string")

@@ -25,7 +25,7 @@ from briny.common.config import load_minion_config
 from briny.common.state.engine import run_low_chunks
 from briny.common.state.runcontext import RunContext
 from briny.common.fileclient import LocalFileClient
-from briny.common.state.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 
 CASES = Path(__file__).parent / "engine_cases"
 GOLDEN = sorted((CASES / "golden").glob("*.json"))

@@ -15,7 +15,8 @@ from briny.common.exceptions import FunctionNotFound, HostAccessError, RenderErr
 from briny.common.fileclient import LocalFileClient
 from briny.common.state.hostview import HostBoundary, OptsView, SaltFunctions, template_salt
 from briny.common.state.jinja import render_jinja
-from briny.common.state.render import RenderEnv, render_text
+from briny.common.state.render import render_text
+from briny.common.state.stages import RenderEnv
 
 
 def minion_salt() -> SaltFunctions:

@@ -12,7 +12,8 @@ from briny.common.exceptions import RenderCodeError, RenderError
 from briny.common.fileclient import LocalFileClient
 from briny.common.state.highstate import HighStateBuilder
 from briny.common.state.hostview import HostBoundary
-from briny.common.state.render import RenderEnv, render_text
+from briny.common.state.render import render_text
+from briny.common.state.stages import RenderEnv
 
 
 def build(make_env, files: dict[str, str], *names: str):

@@ -16,7 +16,7 @@ from briny.common import loader
 from briny.common.state.compiler import StateCompiler
 from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.fileclient import LocalFileClient
-from briny.common.state.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 from briny.common.reported import public_opts
 from briny.master.compile import MasterCompiler, parse_request
 from briny.master.fileserver import FileServer
