@@ -20,6 +20,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from briny.common import datestr
+from briny.common.schedfile import read_saved, save_path, write_saved
 from briny.common.exceptions import ConfigError
 from briny.common.yamlout import safe_dump
 
@@ -65,8 +66,6 @@ def _test(kwargs: dict[str, Any]) -> bool:
 
 
 def _saved() -> dict[str, Any]:
-    from briny.minion.schedulectl import read_saved, save_path
-
     saved = read_saved(save_path(__opts__))
     return dict(saved) if isinstance(saved, dict) else {}
 
@@ -247,8 +246,6 @@ def purge(**kwargs: Any) -> dict[str, Any]:
             else:
                 ret["comment"].append(f"Failed to delete job {name} from schedule.")
     if offline and not _test(kwargs):
-        from briny.minion.schedulectl import save_path, write_saved
-
         try:
             write_saved(save_path(__opts__), current)
         except OSError as exc:

@@ -27,7 +27,7 @@ from briny.common.state.compiler import StateCompiler, no_states_result
 from briny.common.exceptions import InvalidArguments, SaltInvocationError
 from briny.common.jid import gen_jid
 from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
-from briny.common.state.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __job__, __opts__, __pillar__, __salt__
@@ -102,11 +102,9 @@ def _execute(
     run_opts = opts
     if fire is None:
         sink = fire = _LazyEventSender(opts)
-    elif __job__.progress and not opts.get("state_events"):
-        # a job started by `briny` on a terminal: light, rate-limited progress events
-        from briny.minion.progress import ProgressEvents
-
-        progress = fire = ProgressEvents(fire)
+    elif __job__.progress is not None and not opts.get("state_events"):
+        # a job started by `briny` on a terminal: light, rate-limited progress events (the daemon's)
+        progress = fire = __job__.progress(fire)
         run_opts = {**opts, "state_events": True}
     try:
         ret = run_low_chunks(chunks, RunContext.from_opts(run_opts, salt, states, jid=jid, fire_event=fire))
