@@ -167,7 +167,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "state_compile": "auto",
     "state_compile_cache": 10000,  # compiles the master keeps (master/compile.py): one per minion and job kind
     "job_cache": "sqlite",
-    "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys_pg.py)
+    "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys/pg.py)
     "fileserver_list_cache_time": 1,
     "pillar_allow_py": False,
     **REACTOR_DEFAULTS,

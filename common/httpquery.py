@@ -1,7 +1,7 @@
 """One HTTP(S) request the way Salt's ``http.query`` makes it, answered as Salt answers.
 
-Shared by the ``http.query`` execution function (``minion/modules/http.py``) and the
-``http_query`` Jinja filter (``common/jinja_filters/network.py``, which asks the render
+Shared by the ``http.query`` execution function (``minion/host/modules/http.py``) and the
+``http_query`` Jinja filter (``common/state/jinja_filters/network.py``, which asks the render
 environment's boundary first). Standard library only (``urllib``); one backend whatever
 ``backend`` asks (Salt's ``tornado``, ``requests`` and ``urllib2`` answer alike).
 

@@ -12,7 +12,7 @@ Where modules come from, first match wins:
 1. extra folders given by the caller, or by default :func:`custom_dirs`
    (synced ``extension_modules``, and a local tree's ``_modules`` /
    ``_states``),
-2. the built-in folder: ``minion/modules/`` for execution modules,
+2. the built-in folder: ``minion/host/modules/`` for execution modules,
    ``states/`` for state modules.
 
 How a module is written (the Salt way, which users' custom modules follow):
@@ -140,7 +140,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return sum(1 for _ in self)
 
     def __getattr__(self, name: str) -> "ModuleNamespace":
-        # __salt__.cmd.run(...) in modules (templates see SaltFunctions, common/hostview.py)
+        # __salt__.cmd.run(...) in modules (templates see SaltFunctions, common/state/hostview.py)
         if name.startswith("_"):
             raise AttributeError(name)
         return ModuleNamespace(self, name)

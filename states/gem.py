@@ -1,7 +1,7 @@
 """The ``gem`` state module: Ruby gems installed or removed, and gem sources, as Salt 3007's.
 
 Everything goes through the ``gem`` execution module (which gem runs: ``gem_bin``, RVM or
-rbenv for ``ruby``, or the ``gem`` on the PATH; see ``minion/modules/_gem_ruby.py``). Comments,
+rbenv for ``ruby``, or the ``gem`` on the PATH; see ``minion/host/modules/_gem_ruby.py``). Comments,
 changes (``{name: "Installed"}`` / ``{name: "Removed"}``) and result values are Salt's, checked
 against the reference on gems built for the tests:
 

@@ -191,7 +191,7 @@ class SaltEnvironment(SandboxedEnvironment):
     """
 
     written_as: dict[str, str]
-    # on the master: what the render may use of a host (common/hostview.py); filters that read
+    # on the master: what the render may use of a host (common/state/hostview.py); filters that read
     # the host (``which``) ask it. None on a minion.
     boundary: Any = None
 
@@ -502,7 +502,7 @@ def render_jinja(
     """
     if opts is None:
         opts = context.get("opts") or {}
-    if "salt" in context:  # templates never get a loader itself (common/hostview.py)
+    if "salt" in context:  # templates never get a loader itself (common/state/hostview.py)
         context = {**context, "salt": template_salt(context["salt"])}
     if isinstance(text, bytes):
         text = text.decode("utf-8")

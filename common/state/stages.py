@@ -33,7 +33,7 @@ class RenderEnv:
     # what templates see as ``opts`` / ``__opts__`` when it is not ``opts`` itself (on the master:
     # the minion's view, an OptsView, apart from the opts the compiler itself uses)
     template_opts: Any = None
-    # on the master: what this render may use of a host (common/hostview.py); None on a minion
+    # on the master: what this render may use of a host (common/state/hostview.py); None on a minion
     boundary: Any = None
 
     def opts_for_templates(self) -> Any:

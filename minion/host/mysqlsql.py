@@ -1,7 +1,7 @@
 """MySQL/MariaDB text, pure: quoting, client option files, the client's XML output and
 errors, and GRANT statements as Salt 3007's ``mysql`` module reads and writes them.
 
-Used by the ``mysql`` execution module (``minion/modules/mysql.py``), which
+Used by the ``mysql`` execution module (``minion/host/modules/mysql.py``), which
 runs the SQL through the ``mariadb``/``mysql`` client. Nothing here touches
 a server, a file or a process: data in, data out.
 """

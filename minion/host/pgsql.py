@@ -1,6 +1,6 @@
 """PostgreSQL text, pure: quoting, password verifiers, role options, ACLs and privileges.
 
-Used by the ``postgres`` execution module (``minion/modules/postgres.py``),
+Used by the ``postgres`` execution module (``minion/host/modules/postgres.py``),
 which runs the SQL built here through ``psql``. Nothing here touches a
 server, a file or a process: data in, data out.
 

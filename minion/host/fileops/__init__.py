@@ -1,6 +1,6 @@
 """Pure helpers behind the ``file`` execution module (runs on the managed host).
 
-The execution module ``briny/minion/modules/file.py`` is what states reach
+The execution module ``briny/minion/host/modules/file.py`` is what states reach
 through ``__salt__``; the work that needs no loader dunders lives here, one
 module per concept:
 

@@ -1,7 +1,7 @@
 """The ``file`` module's text edits (``line``, ``replace``, ``blockreplace``, ``comment_line``,
 ``keyvalue``...): Salt's semantics on top of :mod:`briny.minion.host.fileops.lines`.
 
-A private part of ``minion/modules/file.py`` (which imports these and so exposes them as
+A private part of ``minion/host/modules/file.py`` (which imports these and so exposes them as
 ``file.<name>``)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 and write it; the byte work is in :mod:`briny.minion.host.fileops.managed`), and Salt's
 ``source_list`` / ``get_source_sum`` / ``apply_template_on_contents``.
 
-A private part of ``minion/modules/file.py`` (which imports these and so exposes them as
+A private part of ``minion/host/modules/file.py`` (which imports these and so exposes them as
 ``file.<name>``)."""
 
 from __future__ import annotations

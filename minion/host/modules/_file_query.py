@@ -1,6 +1,6 @@
 """Read-only queries of the ``file`` execution module that templates and formulas call (Salt 3007's).
 
-A private part of ``minion/modules/file.py`` (which imports these and so
+A private part of ``minion/host/modules/file.py`` (which imports these and so
 exposes them as ``file.*``). They read the managed host, so none is pure.
 Answers are Salt's: ``check_hash`` compares a file with ``type:hex``,
 ``type=hex`` or a bare hex digest (its type from its length);

@@ -1,4 +1,4 @@
-"""What templates see of their host (common/hostview.py): ``salt`` is never the loader, on a
+"""What templates see of their host (common/state/hostview.py): ``salt`` is never the loader, on a
 minion or on the master; a host boundary refuses and records what is not pure; ``opts`` views
 keep the render's own objects out of sight and record reads of keys the master does not know."""
 

@@ -1,4 +1,4 @@
-"""The Jinja layer (common/jinja.py): environment, loader, tags, errors.
+"""The Jinja layer (common/state/jinja.py): environment, loader, tags, errors.
 
 Expected values marked "reference" were produced by Salt 3007.17
 (``dev/saltref.sh TREE -- state.show_sls NAME`` / ``slsutil.renderer``) on

@@ -1,4 +1,4 @@
-"""Salt's Jinja filters and tests (common/jinja_filters/, common/yamlout.py).
+"""Salt's Jinja filters and tests (common/state/jinja_filters/, common/yamlout.py).
 
 Every expected string below is what Salt 3007.17 rendered for the same
 expression (``slsutil.renderer salt://f.txt default_renderer=jinja``).

@@ -1,4 +1,4 @@
-"""The pydsl renderer (common/render_pydsl.py): what the goldens of tests/golden/renderers do not
+"""The pydsl renderer (common/state/render_pydsl.py): what the goldens of tests/golden/renderers do not
 reach — the DSL's corners, its refusals, and the master's boundary for code renderers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The stateconf renderer (common/render_stateconf.py) and its no-op state module
+"""The stateconf renderer (common/state/render_stateconf.py) and its no-op state module
 (states/stateconf.py): the settings, options and refusals the goldens of
 tests/golden/renderers do not reach."""
 

@@ -1,4 +1,4 @@
-"""One state call (``common/state_call.py``): the check commands go through ``cmd.retcode`` with
+"""One state call (``common/state/state_call.py``): the check commands go through ``cmd.retcode`` with
 Salt's options, ``get_return`` is Salt's nested lookup, a state that raises is logged at error."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Storing the master's events (event_return: master/eventreturn.py, the ``events`` table of
-master/jobcache_sql.py and its writer master/jobcache_writer.py, both backends, the bus's sink in
+master/jobcache/sql.py and its writer master/jobcache/writer.py, both backends, the bus's sink in
 common/event.py, jobs.list_events)."""
 
 from __future__ import annotations

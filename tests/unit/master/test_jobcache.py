@@ -1,4 +1,4 @@
-"""The job cache (master/jobcache.py, master/jobcache_sqlite.py)."""
+"""The job cache (master/jobcache/base.py, master/jobcache/sqlite.py)."""
 
 from __future__ import annotations
 

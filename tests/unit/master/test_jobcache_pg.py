@@ -1,4 +1,4 @@
-"""The PostgreSQL job cache (master/jobcache_pg.py): what only it has. The interface's own tests run
+"""The PostgreSQL job cache (master/jobcache/pg.py): what only it has. The interface's own tests run
 against both backends in test_jobcache.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The key store (master/keys.py): layout, auth decisions, operator moves, fingerprints."""
+"""The key store (master/keys/store.py): layout, auth decisions, operator moves, fingerprints."""
 
 from __future__ import annotations
 

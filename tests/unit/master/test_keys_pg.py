@@ -1,4 +1,4 @@
-"""The key store on PostgreSQL (``key_store: postgres``, master/keys_pg.py): the key store's own
+"""The key store on PostgreSQL (``key_store: postgres``, master/keys/pg.py): the key store's own
 behaviour tests run again on it (imported from test_keys.py, with this module's ``store``), then
 what only it has: two masters sharing one table, the first-start copy of the key folders, the
 database going away, and a bad configuration."""

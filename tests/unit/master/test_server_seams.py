@@ -1,5 +1,5 @@
 """The master's seams: a MasterServer built with fakes instead of the daemon's subsystems, and
-the key store read one way (master/keywatch.py)."""
+the key store read one way (master/keys/watch.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one way the account modules run shadow-utils commands (``minion/shadowtools.py``)."""
+"""The one way the account modules run shadow-utils commands (``minion/host/shadowtools.py``)."""
 
 from __future__ import annotations
 

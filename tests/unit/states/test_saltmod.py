@@ -296,7 +296,7 @@ def test_parallel_runners_run_at_the_same_time() -> None:
 
 def test_a_parallel_step_reaches_the_master_functions() -> None:
     """A ``parallel: True`` step runs in a thread with loaders of its own
-    (``common/runcontext.py``): they keep the orchestration's master functions."""
+    (``common/state/runcontext.py``): they keep the orchestration's master functions."""
     master = Master({"a": _mine("up")})
     states = _states(master)
     step = {"state": "salt", "fun": "function", "__id__": "p", "name": "test.echo", "tgt": "a", "arg": ["up"]}
