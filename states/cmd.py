@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
+from briny.common.truth import is_true as _truthy
 
 if TYPE_CHECKING:
     from briny.common.dunders import __opts__, __salt__
@@ -60,12 +61,6 @@ def _testing() -> bool:
 
 def _ret(name: str) -> dict[str, Any]:
     return {"name": name, "changes": {}, "result": False, "comment": ""}
-
-
-def _truthy(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 def _merge_env(env: Any) -> tuple[dict[str, Any] | None, bool]:

@@ -50,6 +50,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.truth import says_true as _true
 
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __opts__, __salt__
@@ -67,15 +68,10 @@ _KNOWN = {
     "refresh", "refresh_db", "key_url", "key_text", "keyid", "keyserver", "allow_insecure_key", "humanname",
     "ppa_auth", "uri", "type", "keyid_ppa",
 }  # fmt: skip
-_TRUE = ("true", "yes", "1", "on")
 
 
 def _salt(fun: str) -> Any:
     return __salt__[fun]
-
-
-def _true(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in _TRUE
 
 
 def _env() -> str:

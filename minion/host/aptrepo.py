@@ -38,10 +38,10 @@ from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.minion.host import aptkeys
 from briny.minion.host import aptsources as src
 from briny.minion.host.fileops import managed as _managed
+from briny.common.truth import says_true
 
 log = logging.getLogger(__name__)
 
-_TRUE = ("true", "yes", "1", "on")
 LP_SRC_FORMAT = "deb http://ppa.launchpad.net/{0}/{1}/ubuntu {2} main"
 
 
@@ -53,10 +53,6 @@ class Host:
     cache_file: Callable[..., Any] = lambda *a, **k: False
     refresh: Callable[[], Any] = lambda: None
     grains: dict[str, Any] = field(default_factory=dict)
-
-
-def is_true(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in _TRUE
 
 
 # ---------------------------------------------------------------------------
@@ -158,7 +154,7 @@ def expand_repo_def(host: Host, repo: str, **kwargs: Any) -> dict[str, Any]:
         if key in kwargs and kwargs[key] is not None:
             setattr(entry, key, [v.strip() for v in str(kwargs[key]).split(",")])
     if "disabled" in kwargs:
-        entry.disabled = is_true(kwargs["disabled"])
+        entry.disabled = says_true(kwargs["disabled"])
     if kwargs.get("dist"):
         entry.dist = str(kwargs["dist"])
     if kwargs.get("uri"):
@@ -271,7 +267,7 @@ def _consolidate(files: dict[str, src.SourceFile]) -> list[str]:
 
 def mod_repo(host: Host, repo: str, saltenv: str = "base", aptkey: bool = True, **kwargs: Any) -> dict[str, Any]:
     """Configure ``repo`` (a whole definition): add it, or edit the entry it matches."""
-    refresh = is_true(kwargs["refresh_db"]) if "refresh_db" in kwargs else is_true(kwargs.get("refresh", True))
+    refresh = says_true(kwargs["refresh_db"]) if "refresh_db" in kwargs else says_true(kwargs.get("refresh", True))
     if not aptkeys.has_apt_key():
         aptkey = False
     if repo.startswith("ppa:"):
@@ -283,8 +279,8 @@ def mod_repo(host: Host, repo: str, saltenv: str = "base", aptkey: bool = True, 
     wanted = src.check_repo(repo)
     target = str(kwargs["file"]) if kwargs.get("file") else None
     files = read_sources(target)
-    doomed = _consolidate(files) if is_true(kwargs.get("consolidate", False)) else []
-    if target and is_true(kwargs.get("clean_file", False)):
+    doomed = _consolidate(files) if says_true(kwargs.get("consolidate", False)) else []
+    if target and says_true(kwargs.get("clean_file", False)):
         files[target].clear()
     signedby = wanted.signedby
     if not aptkey and not signedby:
@@ -299,9 +295,9 @@ def mod_repo(host: Host, repo: str, saltenv: str = "base", aptkey: bool = True, 
         else wanted.architectures
     )
     if "disabled" in kwargs:
-        disabled = is_true(kwargs["disabled"])
+        disabled = says_true(kwargs["disabled"])
     elif "enabled" in kwargs:
-        disabled = not is_true(kwargs["enabled"])
+        disabled = not says_true(kwargs["enabled"])
     else:
         disabled = False
 

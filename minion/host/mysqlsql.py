@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from briny.common.exceptions import GrantError as GrantError  # re-exported: mysqlsql.GrantError
+from briny.common.truth import is_true
 
 # The privileges a GRANT may name (Salt 3007's list; "ALL" means ALL PRIVILEGES).
 GRANTS = frozenset(
@@ -299,9 +300,3 @@ def resolve_aliases(grants: list[str], server_version: str) -> list[str]:
 def version_tuple(version: str) -> tuple[int, ...]:
     m = re.match(r"(\d+(?:\.\d+)*)", str(version or ""))
     return tuple(int(p) for p in m.group(1).split(".")) if m else ()
-
-
-def is_true(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)

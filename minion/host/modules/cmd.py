@@ -46,6 +46,7 @@ from briny.common.logsetup import LEVELS
 from ._cmd_args import POSITIONAL as _POSITIONAL
 from ._cmd_script import script as script
 from ._cmd_script import script_retcode as script_retcode
+from briny.common.truth import is_true as _is_true
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __opts__
@@ -82,12 +83,6 @@ def _python_shell_default(python_shell: bool | None, kwargs: Mapping[str, Any]) 
     if kwargs.get("__pub_jid"):
         return True
     return __opts__.get("cmd_safe", True) is False
-
-
-def _is_true(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 def _log_name(cmd: Any) -> str:

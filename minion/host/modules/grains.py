@@ -32,6 +32,7 @@ from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.matchers import filter_by as _filter_by
 from briny.common.traverse import DEFAULT_DELIM
 from briny.common.traverse import traverse as _traverse
+from briny.common.truth import is_true as _is_true
 
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __job__, __opts__
@@ -123,12 +124,6 @@ def filter_by(
         base,
         kwargs.get("delimiter", DEFAULT_DELIM),
     )
-
-
-def _is_true(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 # ---------------------------------------------------------------- writes (host only)

@@ -71,6 +71,7 @@ from ._mysql_client import (
     _rows,
     _run,
 )
+from briny.common.truth import is_true as _is_true
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
@@ -394,8 +395,8 @@ def user_exists(
     column = password_column or _password_column(**connection_args)
     sql = f"SELECT User, Host FROM mysql.user WHERE User = {literal(user)} AND Host = {literal(host)}"
     mariadb = "MariaDB" in server_version
-    if mysqlsql.is_true(passwordless):
-        if mysqlsql.is_true(unix_socket):
+    if _is_true(passwordless):
+        if _is_true(unix_socket):
             sql += f" AND plugin = {literal('unix_socket' if mariadb else 'auth_socket')}"
         else:
             sql += f" AND {ident(column)} = ''"
@@ -454,7 +455,7 @@ def user_create(
             _error("Auth via unix_socket can be set only for host=localhost")
             return False
         sql += f" IDENTIFIED {'VIA' if mariadb else 'WITH'} {plugin}"
-    elif not mysqlsql.is_true(allow_passwordless):
+    elif not _is_true(allow_passwordless):
         clause = _auth_clause(server_version, password, password_hash, auth_plugin)
         if clause is None:
             log.error("password or password_hash must be specified, unless allow_passwordless=True")
@@ -493,12 +494,12 @@ def user_chpass(
         value = f"PASSWORD({literal(password)})" if mariadb or ver < (8, 0, 11) else literal(password)
     elif password_hash is not None:
         value = literal(password_hash)
-    elif not mysqlsql.is_true(allow_passwordless):
+    elif not _is_true(allow_passwordless):
         log.error("password or password_hash must be specified, unless allow_passwordless=True")
         return False
     else:
         value = "''"
-    if mysqlsql.is_true(allow_passwordless) and mysqlsql.is_true(unix_socket) and host == "localhost":
+    if _is_true(allow_passwordless) and _is_true(unix_socket) and host == "localhost":
         sock = "unix_socket" if mariadb else "auth_socket"
         if not plugin_status(sock, **connection_args):
             _error(f"The {sock} plugin is not enabled.")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING, Any
+from briny.common.truth import is_true as _is_true
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
@@ -27,12 +28,6 @@ def __virtual__() -> Any:
     if sys.platform.startswith("linux"):
         return __virtualname__
     return False, "The system execution module is for Linux hosts"
-
-
-def _is_true(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 def _shutdown(flag: str, at_time: Any, test: Any) -> str:
