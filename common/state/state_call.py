@@ -38,6 +38,7 @@ from ..exceptions import InvalidArguments, SaltInvocationError
 from ._state_checks import run_check_cmd, run_checks
 from .requisites import INTERNAL_KEYS, LowChunk, gen_tag
 from .runcontext import Loader, RunContext
+from ..badargs import invalid_keywords_message
 
 log = logging.getLogger(__name__)
 
@@ -143,14 +144,6 @@ class RunState:
 # --------------------------------------------------------------------------
 # calling
 # --------------------------------------------------------------------------
-
-
-def invalid_keywords_message(full: str, extra: list[str]) -> str:
-    """Salt's words for keyword arguments a function without ``**kwargs`` does not take."""
-    if len(extra) == 1:
-        return f"'{extra[0]}' is an invalid keyword argument for '{full}'"
-    listed = ", ".join(f"'{k}'" for k in extra[:-1])
-    return f"{listed} and '{extra[-1]}' are invalid keyword arguments for '{full}'"
 
 
 def bind_args(

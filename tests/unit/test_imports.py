@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Pure helper modules of common/ that state modules may import besides the exceptions: data in,
 # data out, the standard library only (no I/O, no state, no other briny module); each is named
 # here on purpose (test_pure_helpers_are_pure checks them).
-PURE_FOR_STATES = {"common.urlauth", "common.truth"}
+PURE_FOR_STATES = {"common.urlauth", "common.truth", "common.badargs"}
 # package folder -> briny sub-packages it may import (a folder's files are checked against the
 # most specific folder named here: minion/host/ against "minion/host", the rest of minion/ "minion")
 ALLOWED = {
