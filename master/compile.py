@@ -216,7 +216,9 @@ class MasterCompiler:
         self.opts_of = opts_of or (lambda _minion: None)
         self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
         self._custom: tuple[str, frozenset[str]] = ("", frozenset())  # (roots signature, names)
-        self.renders = 0  # compiles actually run (tests count them)
+        # compiles actually run, answered from the cache, and left to the minion (tests count
+        # them): changed under self._lock only (_count), as compiles run in several worker threads
+        self.renders = 0
         self.hits = 0
         self.fallbacks = 0
         self._lock = threading.Lock()
@@ -229,6 +231,12 @@ class MasterCompiler:
             mode = "auto"
         self.mode = mode
         self.cache_max = config.count(opts, "state_compile_cache")
+
+    def _count(self, renders: int = 0, fallbacks: int = 0) -> None:
+        """Add to the counters (any worker thread): under the lock, so no count is lost."""
+        with self._lock:
+            self.renders += renders
+            self.fallbacks += fallbacks
 
     def wants(self, fun: Any) -> bool:
         """Whether jobs of ``fun`` are compiled here at all."""
@@ -505,7 +513,7 @@ class MasterCompiler:
             template_opts=template_opts,
             boundary=boundary,
         )
-        self.renders += 1
+        self._count(renders=1)
         compiler = StateCompiler(env)
         exclude = list(request.exclude) or None
         if request.kind == "sls":
@@ -514,7 +522,7 @@ class MasterCompiler:
             compiled = compiler.for_highstate(exclude)
         needs_host = boundary.needs
         if needs_host and self.mode == "auto":
-            self.fallbacks += 1
+            self._count(fallbacks=1)
             log.info("%s compiles its own states: a template needs its host (%s)", minion_id, ", ".join(needs_host[:5]))
             return None
         if compiled.no_states:
@@ -530,7 +538,7 @@ class MasterCompiler:
         except (TypeError, ValueError, OverflowError, BrinyError) as exc:
             if self.mode == "auto":
                 log.info("%s compiles its own states: its chunks do not travel as they are (%s)", minion_id, exc)
-                self.fallbacks += 1
+                self._count(fallbacks=1)
                 return None
             return {
                 "errors": [f"The compiled states of {minion_id} cannot be sent: {exc}"],
