@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 from briny.common.truth import is_true as _truthy
+from ._access import _testing
 
 if TYPE_CHECKING:
     from briny.common.dunders import __opts__, __salt__
@@ -53,10 +54,6 @@ _PASS_THROUGH = (
     "clean_env",
 )
 _PARSE_FAILED = "Failed parsing script output! Stdout must be JSON or a line of name=value pairs."
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:

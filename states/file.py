@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 from briny.common.exceptions import BrinyError
 
 from ._file_accumulated import accumulated
-from ._file_common import _env, _err, _fail, _ret, _salt, _start, _testing
+from ._file_common import _env, _err, _fail, _ret, _salt, _start
+from ._access import _testing
 from ._file_edit import append, blockreplace, comment, keyvalue, line, prepend, replace, uncomment
 from ._file_links import copy, rename, symlink
 from ._file_managed import managed

@@ -35,17 +35,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from briny.common.exceptions import CommandExecutionError
 
 from ._state_args import _invalid_args
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
+    pass
 
 
 def _ret(name: str) -> dict[str, Any]:

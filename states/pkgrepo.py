@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.truth import says_true as _true
+from ._access import _env, _salt
 
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __opts__, __salt__
@@ -68,14 +69,6 @@ _KNOWN = {
     "refresh", "refresh_db", "key_url", "key_text", "keyid", "keyserver", "allow_insecure_key", "humanname",
     "ppa_auth", "uri", "type", "keyid_ppa",
 }  # fmt: skip
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _env() -> str:
-    return str(globals().get("__env__") or "base")
 
 
 def _debian() -> bool:
