@@ -20,13 +20,14 @@ this module loads in Salt's "offline mode": ``offline()`` is True and the
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import shutil
 from typing import TYPE_CHECKING, Any
 
 from briny.minion.host import systemd as _systemd
 from briny.minion.host.procs import sig_running as _sig_running
+
+from ._service_common import _by_enabled, _glob_status, _is_glob, _timeout
 
 if TYPE_CHECKING:
     from briny.common.dunders import __opts__, __salt__
@@ -48,13 +49,6 @@ def __virtual__() -> Any:
     if _systemd.booted() and shutil.which("systemctl"):
         return __virtualname__
     return (False, "systemd is not running as PID 1")
-
-
-def _timeout() -> int:
-    try:
-        return int(__opts__.get("service_timeout", 120))
-    except (TypeError, ValueError):
-        return 120
 
 
 _unit = _systemd.unit
@@ -111,8 +105,8 @@ def status(name: str, sig: str | None = None, **kwargs: Any) -> Any:
     """Whether the unit is active (``systemctl is-active``); a glob gives a dict."""
     if sig:
         return _sig_running(sig)
-    if any(c in str(name) for c in "*?["):
-        return {s: status(s) for s in get_all() if fnmatch.fnmatchcase(s, str(name))}
+    if _is_glob(name):
+        return _glob_status(name, get_all(), status)
     return bool(_systemctl("is-active", "--quiet", _unit(name), quiet=True)["retcode"] == 0)
 
 
@@ -127,11 +121,11 @@ def disabled(name: str, **kwargs: Any) -> bool:
 
 
 def get_enabled(**kwargs: Any) -> list[str]:
-    return [s for s in get_all() if enabled(s)]
+    return _by_enabled(get_all(), enabled, True)
 
 
 def get_disabled(**kwargs: Any) -> list[str]:
-    return [s for s in get_all() if not enabled(s)]
+    return _by_enabled(get_all(), enabled, False)
 
 
 # -- actions ---------------------------------------------------------------

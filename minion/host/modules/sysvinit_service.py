@@ -29,7 +29,6 @@ OFFLINE mode. Nothing to do". With ``providers: {service: debian}`` (or
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import os
 import re
@@ -38,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from briny.minion.host import systemd as _systemd
 from briny.minion.host.procs import sig_running as _sig_running
+
+from ._service_common import _by_enabled, _glob_status, _is_glob, _timeout
 from briny.common.exceptions import CommandExecutionError
 
 if TYPE_CHECKING:
@@ -88,13 +89,6 @@ def __virtual__() -> Any:
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-
-
-def _timeout() -> int:
-    try:
-        return int(__opts__.get("service_timeout", 120))
-    except (TypeError, ValueError):
-        return 120
 
 
 def _script(name: str) -> str | None:
@@ -251,8 +245,8 @@ def status(name: str, sig: str | None = None, **kwargs: Any) -> Any:
     process table). A glob in ``name`` gives ``{service: bool}``."""
     if sig:
         return _sig_running(sig)
-    if any(c in str(name) for c in "*?["):
-        return {s: status(s) for s in get_all() if fnmatch.fnmatchcase(s, str(name))}
+    if _is_glob(name):
+        return _glob_status(name, get_all(), status)
     if _script(name) is None:
         return False
     return bool(_action(name, "status")["retcode"] == 0)
@@ -272,11 +266,11 @@ def disabled(name: str, **kwargs: Any) -> bool:
 
 
 def get_enabled(**kwargs: Any) -> list[str]:
-    return [s for s in get_all() if enabled(s)]
+    return _by_enabled(get_all(), enabled, True)
 
 
 def get_disabled(**kwargs: Any) -> list[str]:
-    return [s for s in get_all() if not enabled(s)]
+    return _by_enabled(get_all(), enabled, False)
 
 
 # ---------------------------------------------------------------------------
