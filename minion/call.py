@@ -120,7 +120,7 @@ def run(argv: list[str] | None = None) -> int:
     saltkeys.warn_unsupported(opts)  # masterless: no daemon has named the keys briny will not act on
 
     from briny.minion.executor import Executor, Job
-    from briny.minion.grains import load_grains
+    from briny.minion.host.grains import load_grains
     from briny.minion.localapi import daemon_control
 
     grains = load_grains(opts)

@@ -34,7 +34,7 @@ Differences from Salt, on purpose:
   lists, on every run);
 - deb822 ``*.sources`` files are read and written (Salt 3007 ignores them),
   files are rewritten atomically and only where they change, ``clean_file``
-  cannot leave an empty file behind (see :mod:`briny.minion.aptrepo`);
+  cannot leave an empty file behind (see :mod:`briny.minion.host.aptrepo`);
 - a key file that is not an OpenPGP key, or a ``key_url`` that cannot be
   fetched, fails with ``Error: Could not add key: ...`` / ``Error: file not
   found: ...`` (Salt copies any file into the keyring, and crashes on the
@@ -50,6 +50,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.truth import says_true as _true
+from ._access import _env, _salt
 
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __opts__, __salt__
@@ -67,19 +69,6 @@ _KNOWN = {
     "refresh", "refresh_db", "key_url", "key_text", "keyid", "keyserver", "allow_insecure_key", "humanname",
     "ppa_auth", "uri", "type", "keyid_ppa",
 }  # fmt: skip
-_TRUE = ("true", "yes", "1", "on")
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _true(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in _TRUE
-
-
-def _env() -> str:
-    return str(globals().get("__env__") or "base")
 
 
 def _debian() -> bool:
