@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from ._pkgrepo_rpm import managed_rpm
+
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __opts__, __salt__
 
@@ -157,6 +159,8 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
     if str(kwargs.get("key_url", "")).strip().startswith("http:") and not _true(allow_insecure):
         ret.update(result=False, comment="Cannot have 'key_url' using http with 'allow_insecure_key' set to True")
         return ret
+    if __grains__.get("os_family") in ("RedHat", "Suse"):
+        return managed_rpm(name, ret, dict(kwargs, copr=copr), enabled, disabled)
     for key in [k for k in kwargs if k.startswith("__")]:
         kwargs.pop(key)
     unknown = sorted(k for k in kwargs if k not in _KNOWN)

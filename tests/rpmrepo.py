@@ -20,7 +20,6 @@ TOOLS = ("rpm", "rpmbuild", "dnf", "createrepo_c")
 RELEASEVER = "9"
 
 
-
 def _spec(name: str, version: str, requires: str = "", files: str = "", extra: str = "") -> str:
     head = (
         f"Name: {name}\nVersion: {version}\nRelease: 1\nSummary: briny test package {name}\n"
@@ -31,8 +30,7 @@ def _spec(name: str, version: str, requires: str = "", files: str = "", extra: s
 
 def _file_pkg(name: str, version: str, path: str, requires: str = "", config: bool = False, extra: str = "") -> str:
     install = (
-        f"%install\nmkdir -p %{{buildroot}}{os.path.dirname(path)}\n"
-        f"echo {name}={version} > %{{buildroot}}{path}\n"
+        f"%install\nmkdir -p %{{buildroot}}{os.path.dirname(path)}\necho {name}={version} > %{{buildroot}}{path}\n"
     )
     files = f"%files\n{'%config(noreplace) ' if config else ''}{path}\n"
     return _spec(name, version, requires, files, install + extra)
@@ -136,8 +134,7 @@ def make_world(where: Path, repos: dict[str, Path]) -> RpmWorld:
     bindir.mkdir(parents=True, exist_ok=True)
     dnf, rpm = shutil.which("dnf"), shutil.which("rpm")
     (bindir / "dnf").write_text(
-        "#!/bin/sh\n"
-        f'exec {dnf} --installroot={root} --releasever={RELEASEVER} --setopt=reposdir={reposdir} "$@"\n'
+        f'#!/bin/sh\nexec {dnf} --installroot={root} --releasever={RELEASEVER} --setopt=reposdir={reposdir} "$@"\n'
     )
     (bindir / "rpm").write_text(f'#!/bin/sh\nexec {rpm} --root={root} "$@"\n')
     for f in ("dnf", "rpm"):
