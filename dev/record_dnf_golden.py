@@ -10,6 +10,7 @@ each case with the Rocky 9 grains. docs/rhel-suse.md describes the set-up.
 """
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -17,13 +18,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "tests" / "golden" / "dnf"))
-import dnfcases  # noqa: E402
+import dnfcases
 
-from tests import rpmrepo  # noqa: E402
+from tests import rpmrepo
 
 ap = argparse.ArgumentParser()
 ap.add_argument("cases", nargs="*")
-ap.add_argument("--salt-call", default="/tmp/saltref/bin/salt-call")
+ap.add_argument("--salt-call", default=os.environ.get("SALTREF", "/tmp/saltref") + "/bin/salt-call")  # noqa: S108 - the reference install
 args = ap.parse_args()
 with tempfile.TemporaryDirectory(prefix="dnf-golden-") as tmp:
     where = Path(tmp)

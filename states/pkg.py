@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
-from ._pkg_uptodate import uptodate
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __opts__, __salt__

@@ -15,7 +15,7 @@ import pytest
 from tests import rpmrepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden" / "dnf"))
-import dnfcases  # noqa: E402
+import dnfcases
 
 pytestmark = [pytest.mark.host, pytest.mark.slow]
 
