@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 TOOLS = ("rpm", "rpmbuild", "dnf", "createrepo_c")
 RELEASEVER = "9"
@@ -145,3 +146,16 @@ def make_world(where: Path, repos: dict[str, Path]) -> RpmWorld:
     if done.returncode != 0:
         raise RuntimeError(f"could not install the base package: {done.stderr}")
     return world
+
+
+def world_fixture(tmp_path_factory: Any) -> RpmWorld:
+    """The body of the session fixtures ``rpm_world``: skips when the tools or root are missing."""
+    import pytest
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (tests/run.sh installs them as root)")
+    if os.geteuid() != 0:
+        pytest.skip("rpm scriptlets in an installroot need root (chroot)")
+    where = tmp_path_factory.mktemp("rpmworld")
+    return make_world(where / "world", build_repos(where / "build"))

@@ -5,7 +5,6 @@ changes nothing, the first run makes the changes, the second reports none."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -18,17 +17,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "golden" / "dnf"))
 import dnfcases
 
 pytestmark = [pytest.mark.host, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session")
-def rpm_world(tmp_path_factory: pytest.TempPathFactory) -> rpmrepo.RpmWorld:
-    missing = rpmrepo.missing_tools()
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)} (tests/run.sh installs them as root)")
-    if os.geteuid() != 0:
-        pytest.skip("rpm scriptlets in an installroot need root (chroot)")
-    where = tmp_path_factory.mktemp("rpmworld")
-    return rpmrepo.make_world(where / "world", rpmrepo.build_repos(where / "build"))
 
 
 @pytest.mark.parametrize("case", dnfcases.names())
