@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from ._pkg_uptodate import uptodate  # noqa: F401 - the state pkg.uptodate, defined beside
+
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __opts__, __salt__
