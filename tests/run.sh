@@ -40,6 +40,10 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need apt-utils apt-ftparchive
   need bind9-dnsutils dig
   need ruby gem
+  need rpm rpmbuild # the dnf tests: RPMs built, published and installed into a throwaway root
+  need dnf dnf
+  need createrepo-c createrepo_c
+  need createrepo-c createrepo_c
   apt_install() { # apt_install [APT-GET OPTION...] -- PACKAGE...
     local opts=()
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
