@@ -264,11 +264,11 @@ def latest_version(*names: str, **kwargs: Any) -> Any:
     if _true(kwargs.pop("refresh", True)):
         refresh_db(**kwargs)
     cur = list_pkgs(versions_as_list=True)
-    offers = sorted(
-        _available(list(names), kwargs),
-        key=functools.cmp_to_key(lambda a, b: rpmdb.evr_cmp(a[1], b[1])),
-        reverse=True,
-    )
+
+    def newer_first(a: tuple[str, str, str], b: tuple[str, str, str]) -> int:
+        return rpmdb.evr_cmp(b[1], a[1])
+
+    offers = sorted(_available(list(names), kwargs), key=functools.cmp_to_key(newer_first))
     ret: dict[str, str] = {}
     for name in names:
         ret[name] = ""
