@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError
+
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __grains__, __opts__, __salt__
@@ -145,26 +146,3 @@ def _sort_key(ver: str) -> Any:
     import functools
 
     return functools.cmp_to_key(evr_cmp)(ver)
-
-
-def diff(old: dict[str, str], new: dict[str, str]) -> dict[str, dict[str, str]]:
-    changes: dict[str, dict[str, str]] = {}
-    for name in sorted(set(old) | set(new)):
-        if old.get(name, "") != new.get(name, ""):
-            changes[name] = {"old": old.get(name, ""), "new": new.get(name, "")}
-    return changes
-
-
-def names_of(name: str | None, pkgs: Any) -> list[str]:
-    if pkgs:
-        if isinstance(pkgs, str):
-            pkgs = [p.strip() for p in pkgs.split(",") if p.strip()]
-        if not isinstance(pkgs, list):
-            raise SaltInvocationError("'pkgs' must be a list of package names")
-        out: list[str] = []
-        for item in pkgs:
-            out.extend(str(k) for k in item) if isinstance(item, dict) else out.append(str(item))
-        return out
-    if name:
-        return [n.strip() for n in str(name).split(",") if n.strip()]
-    return []

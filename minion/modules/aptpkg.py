@@ -44,14 +44,14 @@ from ._apt_cmd import (
     _apt_error,
     _clear_cache,
     _config_only_map,
-    _diff,
     _installed_map,
-    _names,
     _query,
     _run,
     _timeout,
     refresh_db,
 )
+from ._pkg_common import package_names as _names
+from ._pkg_common import version_changes as _diff
 from ._apt_repos import (
     add_repo_key,
     del_repo,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from . import _pkg_common as pkgcommon
 from . import _rpm_db as rpmdb
 from ._yum_repos import del_repo, get_repo, list_repos, mod_repo
 
@@ -493,7 +494,7 @@ def install(
             errors.append(str(out["stdout"]).strip())
     rpmdb.forget()
     new = rpmdb.versions_map()
-    ret: dict[str, Any] = rpmdb.diff(old_map, new)
+    ret: dict[str, Any] = pkgcommon.version_changes(old_map, new)
     for pname, _ in to_reinstall:
         if pname not in ret:
             ret[pname] = {"old": old_map.get(pname, ""), "new": new.get(pname, "")}
@@ -512,12 +513,12 @@ def upgrade(
     if _true(refresh):
         refresh_db(**kwargs)
     old = rpmdb.versions_map()
-    targets = rpmdb.names_of(name, pkgs)
+    targets = pkgcommon.package_names(name, pkgs)
     cmd = ["--quiet", "-y", *_options(kwargs)] + (["--nogpgcheck"] if _true(skip_verify) else [])
     cmd.append("upgrade" if _yum() in ("dnf", "dnf5") else "update")
     out = _call(cmd + targets, merge=True)
     rpmdb.forget()
-    ret = rpmdb.diff(old, rpmdb.versions_map())
+    ret = pkgcommon.version_changes(old, rpmdb.versions_map())
     if out["retcode"] != 0:
         raise CommandExecutionError("Problem encountered upgrading packages", info={"changes": ret, "result": out})
     return ret
@@ -539,7 +540,7 @@ def remove(name: str | None = None, pkgs: Any = None, **kwargs: Any) -> dict[str
         return {}
     out = _call(["-y", "remove", *targets], merge=True)
     rpmdb.forget()
-    ret = rpmdb.diff(old, rpmdb.versions_map())
+    ret = pkgcommon.version_changes(old, rpmdb.versions_map())
     if out["retcode"] != 0 and str(out["stdout"]).strip():
         raise CommandExecutionError(
             "Error occurred removing package(s)", info={"errors": [str(out["stdout"]).strip()], "changes": ret}
@@ -582,7 +583,7 @@ def list_holds(pattern: str | None = None, full: bool = True) -> list[str]:
 
 def hold(name: str | None = None, pkgs: Any = None, sources: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Lock packages at their installed version (versionlock); Salt's result per package."""
-    names = rpmdb.names_of(name, pkgs) or [str(k) for s in (sources or []) if isinstance(s, dict) for k in s]
+    names = pkgcommon.package_names(name, pkgs) or [str(k) for s in (sources or []) if isinstance(s, dict) for k in s]
     if not names:
         raise SaltInvocationError("One of name, pkgs, or sources must be specified.")
     held = list_holds(full=False)
@@ -608,7 +609,7 @@ def hold(name: str | None = None, pkgs: Any = None, sources: Any = None, **kwarg
 
 def unhold(name: str | None = None, pkgs: Any = None, sources: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Remove the versionlock of packages; Salt's result per package."""
-    names = rpmdb.names_of(name, pkgs) or [str(k) for s in (sources or []) if isinstance(s, dict) for k in s]
+    names = pkgcommon.package_names(name, pkgs) or [str(k) for s in (sources or []) if isinstance(s, dict) for k in s]
     if not names:
         raise SaltInvocationError("One of name, pkgs, or sources must be specified.")
     entries = list_holds(full=True)
