@@ -154,3 +154,11 @@ def call_function(
         except TypeError as exc:
             raise InvalidArguments(str(exc)) from None
     return func(*args, **call_kwargs)
+
+
+def salt_arg(arg: list[Any], kwarg: dict[str, Any]) -> list[Any]:
+    """A job's arguments as Salt's events show them: the keyword arguments as one last
+    ``{"__kwarg__": True, ...}`` item of ``arg``."""
+    if not kwarg or any(isinstance(a, dict) and a.get("__kwarg__") for a in arg):
+        return list(arg)
+    return [*arg, {"__kwarg__": True, **kwarg}]

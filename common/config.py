@@ -128,6 +128,9 @@ MINION_DEFAULTS: dict[str, Any] = {
     "log_file": "/var/log/briny/minion",
     "pidfile": "/run/briny/briny-minion.pid",
     "extension_modules": "",
+    # briny's own: masterless, also load the file roots' _modules/_states/_grains in place, without
+    # a sync (Salt loads them only once synced: a highstate, saltutil.sync_*, sync_mods=)
+    "custom_modules_from_roots": False,
     "grains": {},
     "pillar": {},
     "state_compile": "auto",
@@ -163,6 +166,10 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "extension_modules": "",
     "auto_accept": False,
     "worker_threads": 5,
+    # what peers without a session may make the master hold (docs/PROTOCOL.md, "Frame limits")
+    "ret_send_hwm": 32,  # replies queued per connection to the request port
+    "ret_max_connections": 10000,  # connections to the request port
+    "auth_peer_rate": 100,  # hellos, auths and refusals answered a second per connection
     "gather_job_timeout": 10,
     "state_compile": "auto",
     "state_compile_cache": 10000,  # compiles the master keeps (master/compile.py): one per minion and job kind

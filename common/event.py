@@ -45,7 +45,7 @@ Python API (``docs/events.md`` has the tags and a worked example)::
     opts = load_master_config("/etc/briny")
     with EventListener(opts, "salt/state_result/*", name="master", require_bus=True) as events:
         for tag, data in events.iter(timeout=10):
-            print(tag, data["_seq"], data["ret"]["result"])
+            print(tag, data["_seq"], data["data"]["ret"]["result"])  # a minion's event: Salt's wrapper
         events.fire("my/app/done", {"ok": True})
 
 A bus may be given a *sink* (``EventBus(opts, sink=f)`` or ``bus.sink = f``): ``f(tag, data)``
@@ -84,6 +84,7 @@ DEFAULT_NAME = "minion"
 MAX_TAG_BYTES = 4096  # a longer tag is not an event: dropped
 DROPPED_TAG = "salt/event/dropped"
 READY_PREFIX = "salt/event/listener/"  # + a random hex: a listener's own marker (wait_ready)
+BEACON_PREFIX = "salt/beacon/"  # a beacon's events: on the master's bus as their data, not wrapped (Salt's)
 _SEQ_BYTES = 8
 
 Sink = Callable[[str, dict[str, Any]], None]  # called on the bus's thread for each event (see the docstring)

@@ -7,8 +7,8 @@ clear ``wire`` envelope of kind ``auth`` (minion → master) or
 ``auth_reply`` / ``err`` (master → minion)::
 
     minion                                        master
-    auth  {"token"}                          ->   a fresh challenge, kept briefly (no RSA)
-          <-  auth_reply {"status": "challenge", "challenge", "master_pub", "token", "publish_port"?}
+    auth  {"token", "finger"?}               ->   a fresh challenge, kept briefly (no RSA)
+          <-  auth_reply {"status": "challenge", "challenge", "master_pub"?, "token", "publish_port"?}
     auth  {"pub", "token", "challenge", "sig", "ext"?} -> the challenge is taken (once), then
           sig = RSA-PSS(minion key, AUTH_LABEL, id, pub, token, challenge, finger(master_pub))
           <-  auth_reply {"status", "master_pub", "token", "challenge", "session"?, "sign_pub"?,
@@ -28,7 +28,11 @@ are ignored by both sides): a master that knows its publish port names it in the
 (a hint, unsigned); a minion that reads it says so with ``"ext": EXT_PUBLISH_PORT`` in its
 signed auth, and only then does the master's reply carry ``publish_port`` and sign it (as an
 eighth element of the signed list). An older master ignores ``ext`` and signs the seven
-elements; an older minion never sends ``ext`` and gets the reply it knows.
+elements; an older minion never sends ``ext`` and gets the reply it knows. A minion that has
+pinned the master's key names its fingerprint in the hello (``"finger"``); when it is the
+master's, the challenge leaves out ``master_pub`` (the minion has it), so what anyone may ask
+for is small. An older minion sends no ``finger`` and gets the key; an older master ignores
+it and sends the key anyway.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ TOKEN_BYTES = 32
 CHALLENGE_BYTES = 32
 MAX_PUB = 16384  # bytes of an offered PEM public key
 MAX_SIG = 1024  # bytes of an RSA signature (2048 bits: 256)
+MAX_FINGER = 200  # characters of the fingerprint a hello names (sha512 in hex with colons: 191)
 AUTH_LABEL = "briny auth v2"
 REPLY_LABEL = "briny auth_reply v2"
 STATUSES = ("accepted", "pending", "rejected", "denied")
@@ -55,6 +60,7 @@ class Hello:
 
     id: str
     token: bytes
+    finger: str | None = None  # the fingerprint of the master key the minion has pinned
 
 
 @dataclass(frozen=True)
@@ -123,9 +129,13 @@ def _refusal(env: wire.Envelope) -> AuthError:
 # -- minion → master -------------------------------------------------------------------------
 
 
-def hello(minion_id: str, token: bytes) -> bytes:
-    """The frame asking the master for a challenge."""
-    return wire.clear("auth", minion_id, {"token": token}).encode()
+def hello(minion_id: str, token: bytes, finger: str | None = None) -> bytes:
+    """The frame asking the master for a challenge; ``finger``: the fingerprint (sha256) of the
+    master key this minion has pinned (the challenge then leaves the key out, if it is that)."""
+    body: dict[str, Any] = {"token": token}
+    if finger:
+        body["finger"] = finger
+    return wire.clear("auth", minion_id, body).encode()
 
 
 def auth_signed_data(minion_id: str, pub: str, token: bytes, challenge: bytes, master_finger: str) -> bytes:
@@ -159,7 +169,10 @@ def read_auth(env: wire.Envelope) -> Hello | AuthRequest:
     payload = wire.clear_payload(env)
     token = _bytes(payload.get("token"), TOKEN_BYTES, "the auth 'token'")
     if "challenge" not in payload and "sig" not in payload and "pub" not in payload:
-        return Hello(env.id, token)
+        finger = payload.get("finger")
+        if finger is not None and (not isinstance(finger, str) or not 0 < len(finger) <= MAX_FINGER):
+            raise WireError(f"the hello's 'finger' must be a fingerprint of 1 to {MAX_FINGER} characters")
+        return Hello(env.id, token, finger)
     pub = _text(payload.get("pub"), MAX_PUB, "the auth 'pub'")
     challenge = _bytes(payload.get("challenge"), CHALLENGE_BYTES, "the auth 'challenge'")
     sig = payload.get("sig")
@@ -183,18 +196,23 @@ def check_auth_signature(req: AuthRequest, master_finger: str) -> crypto.RSAPubl
 # -- master → minion -------------------------------------------------------------------------
 
 
-def challenge(minion_id: str, token: bytes, nonce: bytes, master_pub: str, publish_port: int | None = None) -> bytes:
-    """The answer to a hello (no RSA: anyone may ask for one), with the master's publish port
-    when given."""
-    body: dict[str, Any] = {"status": "challenge", "challenge": nonce, "master_pub": master_pub, "token": token}
+def challenge(
+    minion_id: str, token: bytes, nonce: bytes, master_pub: str | None, publish_port: int | None = None
+) -> bytes:
+    """The answer to a hello (no RSA: anyone may ask for one), with the master's key (None: the
+    hello named its fingerprint) and its publish port when given."""
+    body: dict[str, Any] = {"status": "challenge", "challenge": nonce, "token": token}
+    if master_pub is not None:
+        body["master_pub"] = master_pub
     if publish_port is not None:
         body["publish_port"] = publish_port
     return wire.clear("auth_reply", minion_id, body).encode()
 
 
-def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
+def read_challenge(env: wire.Envelope, minion_id: str, token: bytes, pinned: str | None = None) -> Offer:
     """The minion's reading of the answer to its hello; AuthError for a refusal or a reply that
-    is not for this hello, WireError for a malformed one."""
+    is not for this hello, WireError for a malformed one. ``pinned``: the master key whose
+    fingerprint the hello named, the offer's key when the challenge leaves it out."""
     if env.kind == "err":
         raise _refusal(env)
     if env.kind != "auth_reply" or env.id != minion_id:
@@ -205,7 +223,10 @@ def read_challenge(env: wire.Envelope, minion_id: str, token: bytes) -> Offer:
     if data.get("status") != "challenge":
         raise WireError(f"expected a challenge, got status {str(data.get('status'))[:40]!r}")
     nonce = _bytes(data.get("challenge"), CHALLENGE_BYTES, "the challenge")
-    master_pub = _text(data.get("master_pub"), MAX_PUB, "the challenge's 'master_pub'")
+    if data.get("master_pub") is None and pinned is not None:
+        master_pub = pinned  # the master knows the minion has it (its hello named it)
+    else:
+        master_pub = _text(data.get("master_pub"), MAX_PUB, "the challenge's 'master_pub'")
     return Offer(nonce, master_pub, _port(data.get("publish_port"), "the challenge's 'publish_port'"))
 
 

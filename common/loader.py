@@ -10,8 +10,8 @@ function of a module is asked for, so a CLI call pays only for what it uses.
 Where modules come from, first match wins:
 
 1. extra folders given by the caller, or by default :func:`custom_dirs`
-   (synced ``extension_modules``, and a local tree's ``_modules`` /
-   ``_states``),
+   (synced ``extension_modules``, and with ``custom_modules_from_roots`` a
+   local tree's ``_modules`` / ``_states``),
 2. the built-in folder: ``minion/modules/`` for execution modules,
    ``states/`` for state modules.
 
@@ -165,9 +165,13 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return other
 
     def missing_message(self, key: str) -> str:
+        """Salt's words for a function this loader cannot give: ``'mod' __virtual__ returned
+        False: <reason>`` when the module declined (or failed to import: the reason is the
+        error), else ``'mod.fun' is not available.``"""
         mod = key.partition(".")[0]
-        if mod in self._reasons:
-            return f"'{key}' is not available: {self._reasons[mod]}"
+        if mod in self._reasons and self._funcs.get(mod) is None:
+            reason = self._reasons[mod]
+            return f"'{mod}' __virtual__ returned False" + (f": {reason}" if reason else "")
         return f"'{key}' is not available."
 
     def module(self, name: str) -> types.ModuleType | None:
@@ -319,7 +323,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
             loaded = modimport.run_file(self.kind, path, self.pack, path.parent == BUILTIN_DIRS[self.kind])
         except Exception as exc:  # a broken custom module must not take the loader down
             log.error("Failed to import %s %s: %s", self.kind, path, exc, exc_info=True)
-            self._reasons[path.stem] = f"failed to import {path.name}: {exc}"
+            self._reasons[path.stem] = str(exc)
             return None, None, []
         if loaded is None:
             return None, None, []
@@ -331,19 +335,28 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
                 ret = virtual()
             except Exception as exc:  # noqa: BLE001 - a custom module's __virtual__ may raise anything
                 log.error("__virtual__ of %s raised: %s", path, exc)
-                self._reasons[name] = f"__virtual__ raised {exc}"
+                self._declined(
+                    path,
+                    name,
+                    f"Exception raised when processing __virtual__ function for {mod.__name__}. "
+                    f"Module will not be loaded: {exc}",
+                )
                 return None, None, []
+            reason = None
             if isinstance(ret, tuple):
                 ret, reason = (ret + (None,))[:2]
-                if ret is False:
-                    self._reasons[name] = str(reason or "__virtual__ returned False")
-                    return None, None, []
             if ret is False:
-                self._reasons[name] = "__virtual__ returned False"
+                self._declined(path, name, "" if reason is None else str(reason))
                 return None, None, []
             if isinstance(ret, str):
                 name = ret
         return mod, name, siblings
+
+    def _declined(self, path: Path, name: str, reason: str) -> None:
+        """Keep why the module at ``path`` (virtual name ``name``) is not loaded, under both
+        names, as Salt does (``vfile.f`` and ``vn.f`` both say why ``vfile.py`` declined)."""
+        self._reasons[name] = reason
+        self._reasons.setdefault(path.stem, reason)
 
     def _index(self) -> dict[str, list[Path]]:
         """Virtual name -> files declaring it, read from the text (no import)."""
@@ -400,16 +413,17 @@ def custom_dirs(opts: dict[str, Any], kind: str, recheck: bool = False) -> list[
     """Where custom modules of ``kind`` come from for these opts, first match wins.
 
     ``extension_modules/<kind>`` (what ``saltutil.sync_*`` fills from the
-    master or the file roots), then, when the file client is local, the
-    ``_modules`` / ``_states`` folders of the file roots of the run's
-    saltenv (base by default) read in place, so a masterless tree's custom
-    modules work without a sync. Which of them exist, and what they hold, is kept
+    master or the file roots: as Salt's, a custom module is loaded once synced, by a
+    highstate, a ``saltutil.sync_*`` or ``sync_mods=``), then, only when the file client is
+    local and ``custom_modules_from_roots`` is set (briny's own option), the ``_modules`` /
+    ``_states`` folders of the file roots of the run's saltenv (base by default) read in
+    place, without a sync. Which of them exist, and what they hold, is kept
     (:mod:`briny.common.modfolders`); ``recheck`` reads again those not read within the
     last second (a loader that missed a module).
     """
     ext = opts.get("extension_modules")
     roots: tuple[Any, ...] = ()
-    if opts.get("file_client") == "local":
+    if opts.get("file_client") == "local" and opts.get("custom_modules_from_roots"):
         roots = tuple((opts.get("file_roots") or {}).get(opts.get("saltenv") or "base", []))
     key = (kind, ext, roots)
     dirs = _CUSTOM_PATHS.get(key)

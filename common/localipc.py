@@ -117,11 +117,12 @@ def denied_message(path: str, daemon: str) -> str:
     owner = None
     with contextlib.suppress(OSError):
         owner = os.stat(os.path.dirname(path)).st_uid
-    who = (
-        f"as {_user(owner)} (the user {daemon} runs as) or as root"
-        if owner is not None
-        else f"as the user {daemon} runs as, or as root"
-    )
+    if owner == 0:
+        who = f"as root (the user {daemon} runs as)"
+    elif owner is not None:
+        who = f"as {_user(owner)} (the user {daemon} runs as) or as root"
+    else:
+        who = f"as the user {daemon} runs as, or as root"
     return (
         f"permission denied: user {_user(uid)} (uid {uid}) may not use {daemon}'s socket {path}; run this command {who}"
     )

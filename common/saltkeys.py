@@ -13,7 +13,13 @@ test). Every key of a master or minion config is one of:
 
 A dotted key (``mysql.host``, ``hosts.file``) is a module's setting that modules read through
 ``config.get``: it is never warned about. The key names below are Salt 3007.17's
-``DEFAULT_MINION_OPTS`` and ``DEFAULT_MASTER_OPTS`` (names only).
+``DEFAULT_MINION_OPTS`` and ``DEFAULT_MASTER_OPTS`` (names only), and the settings Salt reads that
+those tables do not hold (:data:`SALT_OTHER_BOTH`, :data:`SALT_OTHER_MINION`,
+:data:`SALT_OTHER_MASTER`): the rest of its ``VALID_OPTS``, the proxy minion's and salt-api's
+defaults, the netapi modules' blocks (``rest_cherrypy``, ...) and the top-level settings its
+daemons, subsystems and modules read by name (``return``, ``vault``, ``proxy``, ``peer_run``, a
+masterless minion's ``ext_pillar``, ...), so a Salt setting briny does not act on is never called
+"not a Salt setting".
 """
 
 from __future__ import annotations
@@ -142,6 +148,38 @@ winrepo_remotes_ng winrepo_ssl_verify winrepo_user worker_threads zmq_backlog zm
 """.split()
 )
 
+# Salt 3007 settings outside DEFAULT_MINION_OPTS / DEFAULT_MASTER_OPTS (names only, gathered from the
+# reference install: VALID_OPTS, DEFAULT_PROXY_MINION_OPTS, DEFAULT_API_OPTS, the netapi modules'
+# config blocks and the top-level keys Salt's daemons, subsystems and modules read from their config).
+SALT_OTHER_BOTH: frozenset[str] = frozenset(
+    """
+append_domain backend ca_bundle ca_bundle_url color_theme ext_pillar ext_pillar_first fileserver_events
+fileserver_list_cache_time fluent_handler gpg_keydir include lazy_loader_strict_matching log4mongo_handler
+logstash_udp_handler logstash_zmq_handler mysql output_file pass_to_ext_pillars pepa_delimiter pepa_grains
+pepa_pillar pepa_roots pepa_validate postgres run_schedule_jobs_in_background sentry_handler sqlcipher sqlite3
+state_output_exclude state_output_terse state_tabular strip_colors use_yamlloader_old vault verify_ssl
+""".split()
+)
+SALT_OTHER_MINION: frozenset[str] = frozenset(
+    """
+add_proxymodule_to_opts bootstrap_delay enable_lspci fibre_channel_grains grains_refresh_pre_exec iscsi_grains
+metadata_server_grains minion_pillar_cache module_executors napalm_host_dns_grain no_proxy nvme_grains proxy
+proxy_always_alive proxy_deep_merge_pillar_in_opts proxy_keep_alive proxy_keep_alive_interval
+proxy_merge_grains_in_module proxy_merge_pillar_in_opts proxy_merge_pillar_in_opts_strategy proxy_mines_pillar
+return splaytime state_compress_ids textfsm_index_file textfsm_path textfsm_platform_column_name
+textfsm_platform_grain thin_dir venv_bin yum_provider
+""".split()
+)
+SALT_OTHER_MASTER: frozenset[str] = frozenset(
+    """
+api_logfile api_pidfile autoreject_file autosign_file autosign_grains_dir eauth_redis_host eauth_redis_port
+event_return_queue_max_seconds ext_processes mysql_auth peer_run presence_events rest_cherrypy rest_timeout
+rest_tornado rest_wsgi roster roster_defaults roster_file sharedsecret ssh_ext_alternatives ssh_grains
+ssh_max_procs ssh_minion_opts ssh_options ssh_priv ssh_remote_port_forwards ssh_run_pre_flight
+ssh_update_roster ssh_wipe syndic_dir token_dir token_file yubico_users
+""".split()
+)
+
 # briny's settings its code reads that have no entry in the defaults tables (their default is
 # where they are read). tests/unit/common/test_saltkeys.py scans the code: a key read there must
 # be supported here, and each of these must still be read.
@@ -167,8 +205,14 @@ NOT_ACTED_ON = frozenset("random_reauth_delay startup_states transport".split())
 MASTER_ONLY: frozenset[str] = frozenset()
 
 _ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "minion": (SALT_MINION_KEYS, frozenset(MINION_DEFAULTS) - NOT_ACTED_ON - MASTER_ONLY | READ_BOTH | READ_MINION),
-    "master": (SALT_MASTER_KEYS, frozenset(MASTER_DEFAULTS) - NOT_ACTED_ON | READ_BOTH | READ_MASTER),
+    "minion": (
+        SALT_MINION_KEYS | SALT_OTHER_BOTH | SALT_OTHER_MINION,
+        frozenset(MINION_DEFAULTS) - NOT_ACTED_ON - MASTER_ONLY | READ_BOTH | READ_MINION,
+    ),
+    "master": (
+        SALT_MASTER_KEYS | SALT_OTHER_BOTH | SALT_OTHER_MASTER,
+        frozenset(MASTER_DEFAULTS) - NOT_ACTED_ON | READ_BOTH | READ_MASTER,
+    ),
 }
 
 

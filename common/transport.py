@@ -15,6 +15,13 @@ loop code and never blocks. Frames are opaque bytes (the envelope of
 :class:`MemoryHub` gives connected fakes with the same interface, so master,
 minion and bus logic can be tested in one process without sockets.
 Oversized messages are refused by the socket (``MAXMSGSIZE``).
+
+What the master's request socket may hold for its peers is bounded (``docs/PROTOCOL.md``, "Frame
+limits"): at most ``send_hwm`` replies queued per connection (``ret_send_hwm``), and at most
+``max_connections`` connections (``ret_max_connections``, :class:`briny.common.conncap.ConnectionCap`).
+A reply to a connection whose queue is full (a peer that does not read) or that is gone is
+dropped (``ROUTER_MANDATORY`` tells which), counted and reported once a second; a minion whose
+reply was dropped asks again after its timeout, as for any lost reply.
 """
 
 from __future__ import annotations
@@ -29,9 +36,14 @@ from typing import Protocol
 import zmq
 import zmq.asyncio
 
+from .conncap import ConnectionCap
+from .ratelog import LogThrottle
 from .wire import MAX_FRAME
 
 log = logging.getLogger(__name__)
+
+SEND_HWM = 32  # replies queued per connection to the request port (as ret_send_hwm's default)
+MAX_CONNECTIONS = 10000  # connections to the request port (as ret_max_connections's default)
 
 
 def topic_for(minion_id: str) -> bytes:
@@ -87,10 +99,20 @@ def _tcp(host: str, port: int) -> str:
 
 
 class ZmqServer:
-    """The master's ROUTER (requests) and PUB (publishes)."""
+    """The master's ROUTER (requests) and PUB (publishes); see the module docstring for what the
+    ROUTER may hold. ``max_connections`` None: no cap; ``sndbuf``: the kernel's send buffer per
+    connection in bytes (None: the system's, which grows as it needs)."""
 
     def __init__(
-        self, interface: str, ret_port: int, publish_port: int, ctx: zmq.asyncio.Context | None = None
+        self,
+        interface: str,
+        ret_port: int,
+        publish_port: int,
+        ctx: zmq.asyncio.Context | None = None,
+        *,
+        send_hwm: int = SEND_HWM,
+        max_connections: int | None = MAX_CONNECTIONS,
+        sndbuf: int | None = None,
     ) -> None:
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.router = self.ctx.socket(zmq.ROUTER)
@@ -102,24 +124,60 @@ class ZmqServer:
                 sock.setsockopt(zmq.IPV6, 1)
         self.pub.setsockopt(zmq.SNDHWM, 100000)
         self.router.setsockopt(zmq.RCVHWM, 1000)
-        self.router.setsockopt(zmq.SNDHWM, 100000)
+        self.router.setsockopt(zmq.SNDHWM, max(1, send_hwm))
+        self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)  # a reply it cannot queue raises, so it is counted
+        if sndbuf is not None:
+            self.router.setsockopt(zmq.SNDBUF, sndbuf)
         self.router.bind(_tcp(interface, ret_port))
         self.pub.bind(_tcp(interface, publish_port))
+        self.queued = 0  # replies queued
+        self.unread = 0  # replies dropped: the connection's queue was full (its peer does not read)
+        self.gone = 0  # replies dropped: the connection had closed
+        self._unread_warn = LogThrottle(log)
+        self._parts_warn = LogThrottle(log)
+        self._gone_log = LogThrottle(log, logging.DEBUG)
+        self.cap: ConnectionCap | None = None
+        self._cap_task: asyncio.Task[None] | None = None
+        if max_connections is not None:
+            self.cap = ConnectionCap(self.ctx, self.router, ret_port, max_connections)
 
     async def recv(self) -> tuple[bytes, bytes, bytes]:
+        if self.cap is not None and self._cap_task is None:
+            self._cap_task = asyncio.ensure_future(self.cap.run())
         while True:
             parts = await self.router.recv_multipart()
             if len(parts) == 3:
                 return parts[0], parts[1], parts[2]
-            log.warning("dropped a request of %d parts (expected 3)", len(parts))
+            self._parts_warn.note("dropped a request of %d parts (expected 3)", len(parts))
 
     async def reply(self, peer: bytes, corr: bytes, frame: bytes) -> None:
-        await self.router.send_multipart([peer, corr, frame])
+        """Queue a reply to ``peer`` without waiting; dropped (and counted) when its queue is full
+        or it is gone."""
+        try:
+            await self.router.send_multipart([peer, corr, frame], flags=zmq.NOBLOCK)
+            self.queued += 1
+        except zmq.Again:
+            self.unread += 1
+            self._unread_warn.note(
+                "dropped a reply of %d bytes to peer %s: %d replies it has not read are queued already (ret_send_hwm)",
+                len(frame),
+                peer.hex()[:16],
+                self.router.getsockopt(zmq.SNDHWM),
+            )
+        except zmq.ZMQError as exc:
+            if exc.errno != zmq.EHOSTUNREACH:
+                raise
+            self.gone += 1
+            self._gone_log.note("dropped a reply to peer %s: it has disconnected", peer.hex()[:16])
 
     async def publish(self, topic: bytes, frame: bytes) -> None:
         await self.pub.send_multipart([topic, frame])
 
     def close(self) -> None:
+        if self._cap_task is not None:
+            self._cap_task.cancel()
+        if self.cap is not None:
+            self.cap.close()
         self.router.close()
         self.pub.close()
 

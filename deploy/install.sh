@@ -90,11 +90,12 @@ for unit in briny-master.service briny-minion.service; do
 done
 install -m 0644 "$src/deploy/logrotate/briny" "$etc/logrotate.d/briny"
 
-# 5. the commands on PATH (links into the venv: an upgrade needs no new link)
+# 5. the commands on PATH (links into the venv: an upgrade needs no new link). Not briny-swarm:
+# a load-testing tool that makes thousands of minions (docs/scaling.md), run from $prefix/bin.
 if [ -n "$bin_links" ]; then
   bindir=${root%/}/usr/local/bin
   install -d -m 0755 "$bindir"
-  for cmd in briny briny-call briny-key briny-master briny-minion briny-run; do
+  for cmd in briny briny-call briny-cp briny-key briny-master briny-minion briny-run; do
     [ -x "$prefix/bin/$cmd" ] && ln -sfn "$prefix/bin/$cmd" "$bindir/$cmd"
   done
 fi

@@ -35,6 +35,10 @@ def run_call(salt_call, case, args):
     work = pathlib.Path(tempfile.mkdtemp(prefix="golden-"))
     try:
         conf, repl = goldenlib.build_compiler_case(case, work)
+        for setup in goldenlib.compiler_setup(case):
+            rc, data = goldenlib.record_call(salt_call, conf, setup, work)
+            if rc != 0:
+                raise RuntimeError(f"{case}: setup {setup} failed ({rc}): {data}")
         rc, data = goldenlib.record_call(salt_call, conf, args, work)
         return {"args": args, "rc": rc, "data": goldenlib.mask(data, repl)}
     finally:

@@ -46,6 +46,40 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def master_config(
+    work: pathlib.Path, pub: int, ret: int, tree: pathlib.Path, pillar: pathlib.Path | None = None, **more: object
+) -> dict[str, object]:
+    """A reference salt-master's config on 127.0.0.1 under ``work`` (shared with
+    ``dev/record_events_golden.py``); ``pillar``: the pillar root (default ``work/pillar``)."""
+    return {
+        "root_dir": str(work / "master"),
+        "user": os.environ.get("USER") or "root",
+        "interface": "127.0.0.1",
+        "publish_port": pub,
+        "ret_port": ret,
+        "worker_threads": 2,
+        "sock_dir": str(work / "master" / "s"),
+        "log_file": str(work / "master" / "master.log"),
+        "file_roots": {"base": [str(tree)]},
+        "pillar_roots": {"base": [str(pillar or work / "pillar")]},
+        "timeout": 10,
+        **more,
+    }
+
+
+def stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each process still running, then wait (SIGKILL after 20 s)."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+
+
 class SaltFleet:
     def __init__(
         self,
@@ -64,20 +98,7 @@ class SaltFleet:
         pub, ret = free_port(), free_port()
         self.master_conf = work / "master" / "conf"
         self.master_conf.mkdir(parents=True)
-        master = {
-            "root_dir": str(work / "master"),
-            "user": os.environ.get("USER") or "root",
-            "interface": "127.0.0.1",
-            "publish_port": pub,
-            "ret_port": ret,
-            "auto_accept": True,
-            "worker_threads": 2,
-            "sock_dir": str(work / "master" / "s"),
-            "log_file": str(work / "master" / "master.log"),
-            "file_roots": {"base": [str(tree)]},
-            "pillar_roots": {"base": [str(pillar or work / "pillar")]},
-            "timeout": 10,
-        }
+        master = master_config(work, pub, ret, tree, pillar, auto_accept=True)
         (work / "pillar").mkdir()
         (self.master_conf / "master").write_text(yaml.safe_dump(master))
         self.minion_confs = {}
@@ -153,15 +174,7 @@ class SaltFleet:
             return rc, {"unparsed": out + err}, err
 
     def stop(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(10)
+        stop_all(self.procs)
 
 
 @contextlib.contextmanager

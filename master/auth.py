@@ -140,11 +140,13 @@ class MasterAuth:
         self.publish_port = publish_port  # named to minions in the challenge and the signed reply
 
     def hello(self, req: handshake.Hello) -> bytes:
-        """The challenge frame for a hello (loop). AuthError for an id briny refuses."""
+        """The challenge frame for a hello (loop): without the master's key when the hello names its
+        fingerprint (the minion has pinned it). AuthError for an id briny refuses."""
         problem = id_problem(req.id)
         if problem is not None:
             raise AuthError(f"bad minion id: {problem}")
-        return handshake.challenge(req.id, req.token, self.challenges.issue(req.id), self.master_pub, self.publish_port)
+        pub = None if req.finger is not None and crypto.same_fingerprint(req.finger, self.finger) else self.master_pub
+        return handshake.challenge(req.id, req.token, self.challenges.issue(req.id), pub, self.publish_port)
 
     def claim(self, req: handshake.AuthRequest) -> None:
         """Take the request's challenge (loop, before any RSA); AuthError when it was not issued to

@@ -162,7 +162,7 @@ class MasterClient:
             "arg": list(arg or []),
             "kwarg": dict(kwarg or {}),
             "timeout": timeout,
-            "user": user or os.environ.get("SUDO_USER") or _user(),
+            "user": user or os.environ.get("SUDO_USER") or current_user(),
         }
         if progress:
             request["progress"] = True
@@ -186,7 +186,8 @@ class MasterClient:
         self.close()
 
 
-def _user() -> str:
+def current_user() -> str:
+    """The name of the user this process runs as ("root" when the system cannot say)."""
     try:
         import pwd
 

@@ -320,7 +320,7 @@ class MasterCompiler:
     def _cached(self, minion_id: str, fun: str, request: StateRequest, roots: str | None) -> Compiled | None:
         roots = roots if roots is not None else self.roots_signature()
         grains = copy.deepcopy(dict(self.grains_of(minion_id) or {}))
-        pillar = self.pillars.get(minion_id, request.saltenv, request.pillarenv)
+        pillar = self.pillars.for_minion(minion_id, request.saltenv, request.pillarenv)
         key = request.cache_key(minion_id, fun)
         report = self.reported(minion_id)
         generation = self.mine.generation if self.mine is not None else 0  # templates may read the mine

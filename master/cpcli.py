@@ -39,7 +39,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-from briny.common import config, logsetup, versions
+from briny.common import config, logsetup, saltonly, versions
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     logsetup.add_arguments(p)
     versions.add_arguments(p)
+    saltonly.add(p, saltonly.BRINY_CP)  # refused by name (-H, --delimiter ...), before anything is sent
     p.add_argument("tgt", help="the target")
     p.add_argument("paths", nargs="+", metavar="PATH", help="SOURCE [SOURCE ...] DEST")
     return p
@@ -182,6 +183,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     stderr = stderr or sys.stderr
     try:
         ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        saltonly.refuse("briny-cp", ns, "nothing was sent")
         if len(ns.paths) < 2:
             raise UsageError("briny-cp: give a target, one or more sources and a destination")
         logsetup.setup_console(ns.log_level, stream=stderr)

@@ -143,6 +143,7 @@ def build_server(
     if mined:
         log.info("loaded the cached mines of %d minions", mined)
     pillar.mine = compiler.mine = mine
+    pillar.fire = server.fire  # minion/refresh/<id> after each pillar request, as Salt's master
     server.publisher.pillar_of = pillar.for_targeting  # -I, I@, J@ publishes match the pillars compiled here
     server.on_forget.append(pillar.files.remove)  # the pillar a deleted minion last got (cache.pillar)
     pillar.register(server)  # pillar
@@ -172,7 +173,14 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
         cache = open_job_cache(opts)  # PostgreSQL: a database it cannot reach is a ConfigError naming the key
         bus.sink = event_returner(opts, cache)  # event_return: the bus's events into the job cache (or None)
         keys = KeyStore(opts)
-        transport = ZmqServer(str(opts["interface"]), int(opts["ret_port"]), int(opts["publish_port"]), ctx=ctx)
+        transport = ZmqServer(
+            str(opts["interface"]),
+            int(opts["ret_port"]),
+            int(opts["publish_port"]),
+            ctx=ctx,
+            send_hwm=config.count(opts, "ret_send_hwm"),
+            max_connections=config.count(opts, "ret_max_connections"),
+        )
         server = build_server(opts, transport, keys, cache, fire=sender.fire)
         capi = ClientAPIServer(opts, server, ctx=ctx)
         capi.bind()

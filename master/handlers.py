@@ -1,5 +1,8 @@
 """The master's answers to a minion's own requests: ``ping``, ``grains``, ``ret`` and ``event``.
 
+The events they fire (a minion's start, its returns, what it sends) are in Salt's shapes,
+built by :mod:`briny.master.busshape`.
+
 Each handler takes the sender's :class:`~briny.master.sessions.Session` and
 the opened request payload, and returns the reply payload (``docs/PROTOCOL.md``,
 "Requests"); what the sender may make the master store or fire is
@@ -26,6 +29,7 @@ from briny.common.exceptions import JobCacheError, SaltInvocationError, WireErro
 from briny.common.ids import valid_jid
 from briny.common.jid import gen_jid
 from briny.common.reported import accept_reported
+from briny.master.busshape import minion_event, return_event, start_events
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook
 from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed, store_new_job
@@ -65,7 +69,7 @@ class MinionHandlers:
 
     def grains_req(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
         """A minion's grains (and its public config) after each auth; the first of a session fires
-        ``salt/minion/<id>/start``."""
+        ``minion_start`` and ``salt/minion/<id>/start``."""
         grains = payload.get("grains")
         if not isinstance(grains, dict):
             raise WireError("'grains' must be a map")
@@ -74,17 +78,8 @@ class MinionHandlers:
             self.grains.put_opts(sess.id, accept_reported(payload.get("opts"), sess.id))
         if not sess.started:
             sess.started = True
-            tag = f"salt/minion/{sess.id}/start"
-            self.fire(
-                tag,
-                {
-                    "id": sess.id,
-                    "cmd": "_minion_event",
-                    "pretag": None,
-                    "tag": tag,
-                    "data": f"Minion {sess.id} started at {time.ctime()}",
-                },
-            )
+            for tag, data in start_events(sess.id):
+                self.fire(tag, data)
         return {"ok": True}
 
     def ret(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
@@ -174,17 +169,8 @@ class MinionHandlers:
             except (JobCacheError, SaltInvocationError) as exc:
                 log.error("the return of %s for job %s was not stored: %s", sess.id, jid, exc)
         self.book.returned(jid, sess.id)
-        data = {
-            "jid": jid,
-            "id": sess.id,
-            "cmd": "_return",
-            "fun": payload.get("fun", ""),
-            "fun_args": payload.get("fun_args", []),
-            **record,
-        }
-        data.setdefault("retcode", 0)
-        data.setdefault("success", True)
-        self.fire(f"salt/job/{jid}/ret/{sess.id}", data)
+        user = (job.load or {}).get("user") if job is not None else None
+        self.fire(f"salt/job/{jid}/ret/{sess.id}", return_event(sess.id, jid, payload, record, user))
         return done
 
     def event(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
@@ -192,5 +178,5 @@ class MinionHandlers:
         if verdict.refused is not None:
             log.warning("%s fired %r: %s; dropped", sess.id, _short(verdict.tag), verdict.refused)
             return {"error": verdict.refused}
-        self.fire(verdict.tag, verdict.data)
+        self.fire(verdict.tag, minion_event(sess.id, verdict.tag, verdict.data, payload.get("jid")))
         return {"ok": True}

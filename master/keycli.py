@@ -40,7 +40,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from briny.common import logsetup, versions
+from briny.common import logsetup, saltonly, versions
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError
@@ -128,7 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", "--output", dest="out", help="outputter: json, yaml, txt, nested, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
+    p.add_argument(
+        "--no-color", "--no-colour", dest="no_color", action="store_true", help="no colours (the key lists have none)"
+    )
     logsetup.add_arguments(p, short=False, default_file="key_logfile")
+    saltonly.add(p, saltonly.BRINY_KEY)  # refused by name (--gen-keys ...), before any key changes
     # salt-key ignores words that are not options: Salt's docs say `salt-key -F master`
     p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
     return p
@@ -275,6 +279,11 @@ def run(
     stdin = stdin or sys.stdin
     ns = build_parser().parse_args(argv)
     logsetup.setup_console(ns.log_level, stream=err)
+    try:
+        saltonly.refuse("briny-key", ns, "no key was changed")
+    except BrinyError as exc:
+        print(exc, file=err)
+        return 2
     try:
         opts = load_master_config(ns.config_dir)
         opts.update(logsetup.cli_overrides(ns, "key_logfile"))

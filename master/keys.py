@@ -72,6 +72,7 @@ from briny.common import crypto
 from briny.common import config
 from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import ConfigError, SaltInvocationError
+from briny.common.ratelog import LogThrottle
 from briny.common.ids import check_id
 from briny.master.keys_fs import FolderTable
 from briny.master.keytable import ACC, DEN, FOLDER_OF, KEY_DIRS, MAX_PEM_BYTES, PEND, REJ, STATUS_OF, KeyTable
@@ -168,6 +169,10 @@ class KeyStore:
         self._parsed: dict[str, rsa.RSAPublicKey] = {}  # key text -> key (parsing is not free)
         self._parsed_lock = threading.Lock()
         self._master_key: rsa.RSAPrivateKey | None = None
+        # what any peer holding a key can make an auth decision log: one line a second per kind
+        self._pending_log = LogThrottle(log, logging.INFO)
+        self._rejected_log = LogThrottle(log, logging.INFO)
+        self._denied_log = LogThrottle(log, logging.ERROR)
 
     @property
     def generation(self) -> int:
@@ -387,7 +392,7 @@ class KeyStore:
                 return folder in held
 
             if has(REJ):
-                log.info("public key rejected for %s: it is in %s", minion_id, REJ)
+                self._rejected_log.note("public key rejected for %s: it is in %s", minion_id, REJ)
                 return AuthDecision("rejected", [], {"result": False, **event})
             if has(ACC):
                 stored = self.public_key_obj(minion_id, ACC)
@@ -404,7 +409,7 @@ class KeyStore:
                         [KeyChange(minion_id, "accept", None, ACC)],
                         {"result": True, "act": "accept", **event},
                     )
-                log.info("new public key for %s placed in pending", minion_id)
+                self._pending_log.note("new public key for %s placed in pending", minion_id)
                 return AuthDecision(
                     "pending", [KeyChange(minion_id, "pend", None, PEND)], {"result": True, "act": "pend", **event}
                 )
@@ -416,7 +421,7 @@ class KeyStore:
                 return AuthDecision(
                     "accepted", [KeyChange(minion_id, "accept", PEND, ACC)], {"result": True, "act": "accept", **event}
                 )
-            log.info("the key of %s is pending; accept it with briny-key -a %s", minion_id, minion_id)
+            self._pending_log.note("the key of %s is pending; accept it with briny-key -a %s", minion_id, minion_id)
             return AuthDecision("pending", [], {"result": True, "act": "pend", **event})
 
     def _accepted_as(self, minion_id: str, offered: rsa.RSAPublicKey) -> bool:
@@ -430,7 +435,7 @@ class KeyStore:
         return stored is not None and _same_key(stored, offered)
 
     def _deny(self, minion_id: str, text: str, where: str, event: dict[str, Any]) -> AuthDecision:
-        log.error(
+        self._denied_log.note(
             "authentication attempt from %s failed: the offered key does not match the key "
             "in %s; it is kept in %s. This may be an attempt to compromise the master.",
             minion_id,

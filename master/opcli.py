@@ -9,7 +9,9 @@ Usage: ``briny [-c DIR] [-L|-G|-E|-C|-P|-N|-S|-I|-J|-R] TARGET FUN [ARG ...] [ke
 with ``-t TIMEOUT``, ``--async``, ``-b N|N%``, ``--failhard``, ``--subset N``,
 ``--static``, ``-v``, ``--show-jid``, ``--summary``, ``--hide-timeout``,
 ``--progress``, ``--out``, ``--out-file F [--out-file-append]``,
-``--state-output``, ``--state-verbose``, ``--no-color``. Salt's meanings:
+``--state-output``, ``--state-verbose``, ``--no-color``. Salt's options briny has no
+counterpart for (``--return``, ``--eauth``, ...: :mod:`briny.common.saltonly`) are refused by
+name before anything is sent (exit 2). Salt's meanings:
 ``-I``/``-J`` match the pillar the master compiled for each minion; ``-R``
 (range) is refused as Salt without a range server refuses it; ``--subset N``
 runs on N minions of the target, picked at random among those that have the
@@ -54,7 +56,7 @@ from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common import config
 from briny.common.exceptions import BrinyError, MasterError, MasterNotRunning, UsageError
-from briny.common import logsetup, versions
+from briny.common import logsetup, saltonly, versions
 from briny.common.numbers import positive
 from briny.common.output import HIGHSTATE_FUNCS
 from briny.master.clientapi import MasterClient
@@ -112,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--async", dest="run_async", action="store_true", help="print the job id and return")
     p.add_argument("-b", "--batch", "--batch-size", dest="batch", help="run on N minions (or N%%) at a time")
-    p.add_argument("--static", action="store_true", help="print all returns together at the end")
+    p.add_argument("-s", "--static", action="store_true", help="print all returns together at the end")
     p.add_argument(
         "--subset", type=int, help="run on N minions of the target chosen at random (that have the function)"
     )
@@ -124,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-v", "--verbose", action="store_true", help="print the job id first")
     p.add_argument(
+        "-p",
         "--progress",
         action="store_true",
         help="ask the minions for progress events of "
@@ -154,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     logsetup.add_arguments(p)
     versions.add_arguments(p)
+    saltonly.add(p, saltonly.BRINY)  # refused by name (--return ...), before anything is sent
     p.add_argument("tgt", nargs="?", help="the target")
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
@@ -239,6 +243,7 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     stderr = stderr or sys.stderr
     try:
         ns = build_parser().parse_intermixed_args(list(sys.argv[1:] if argv is None else argv))
+        saltonly.refuse("briny", ns, "nothing was sent")
         if not ns.tgt or not ns.fun:
             raise UsageError("briny: a target and a function are required, e.g. briny '*' test.ping")
         logsetup.setup_console(ns.log_level, stream=stderr)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from briny.common.output import HIGHSTATE_FUNCS
+from briny.master.busshape import sent
 
 NO_RESPONSE = (
     "Minion did not return. [No response]\nThe minions may not have all finished running and "
@@ -92,8 +93,10 @@ class Printer:
         return result.returned or not self.ns.hide_timeout
 
     def progress(self, jid: str, minion_id: str, data: dict[str, Any]) -> None:
+        """One progress event's data as the master's bus carries it (Salt's wrapper: what the minion
+        sent is its ``data``)."""
         if self.live is not None:
-            self.live.update(minion_id, data)
+            self.live.update(minion_id, sent(data))
 
     def tick(self) -> None:
         if self.live is not None:

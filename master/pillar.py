@@ -196,6 +196,7 @@ class MinionPillars:
         self.grains_of = grains_of
         self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
         self.files = PillarFiles(opts)  # the pillar each minion last fetched, on disk (cache.pillar)
+        self.fire: Any = None  # the master's fire(tag, data) (thread-safe), set by the daemon
         self.hits = 0
         self.compiles = 0
         self._lock = threading.Lock()
@@ -354,9 +355,18 @@ class MinionPillars:
         except WireError as exc:
             log.warning("pillar request from %s refused: %s", minion_id, exc)
             return {"error": str(exc)}
-        pillar = self.get(minion_id, saltenv, pillarenv)
+        pillar = self.for_minion(minion_id, saltenv, pillarenv)
         self.files.store(minion_id, pillar)  # what cache.pillar shows, as Salt's minion data cache
         return {"pillar": pillar}
+
+    def for_minion(self, minion_id: str, saltenv: str | None = None, pillarenv: str | None = None) -> dict[str, Any]:
+        """:meth:`get` for ``minion_id``'s own use (its ``pillar`` request, the compile of its state
+        job: where Salt's minion asks for its pillar), and ``minion/refresh/<id>`` fired, as Salt's
+        master fires it for each pillar it gives a minion."""
+        pillar = self.get(minion_id, saltenv, pillarenv)
+        if self.fire is not None:
+            self.fire(f"minion/refresh/{minion_id}", {"Minion data cache refresh": minion_id})
+        return pillar
 
     def register(self, server: Any) -> None:
         """Serve ``pillar`` requests of ``server`` (a MasterServer), in its worker threads."""

@@ -43,6 +43,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from briny.common import config, wire
+from briny.common.args import salt_arg
 from briny.common.exceptions import JobCacheError, SaltInvocationError
 from briny.common.ids import valid_id, valid_jid
 from briny.common.jid import gen_jid
@@ -71,6 +72,30 @@ def _names_pillar(tgt: Any, tgt_type: str) -> bool:
     if tgt_type == "nodegroup":
         return True
     return tgt_type == "compound" and isinstance(tgt, str) and any(w in tgt for w in ("I@", "J@", "N@"))
+
+
+def missing_minions(tgt: Any, tgt_type: str, minions: list[str]) -> list[str]:
+    """The ids a list target names that matched no minion (Salt's ``missing``; [] for the
+    other target types, as Salt's)."""
+    if tgt_type != "list":
+        return []
+    names = tgt.split(",") if isinstance(tgt, str) else tgt if isinstance(tgt, list) else []
+    found = set(minions)
+    return [str(n) for n in names if str(n) not in found]
+
+
+def job_events(load: dict[str, Any], minions: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The events Salt's master fires when a job is published, in its order: the bare ``<jid>``
+    (the targeted minions), ``salt/job/<jid>/new`` and ``salt/job/<jid>/publish``."""
+    jid, arg = load["jid"], salt_arg(load.get("arg") or [], load.get("kwarg") or {})
+    tgt = load["tgt"]
+    if load["tgt_type"] == "list" and isinstance(tgt, str):  # Salt's CLI sends a list target as a list
+        tgt = [t for t in tgt.split(",") if t]
+    common = {"tgt": tgt, "tgt_type": load["tgt_type"], "user": load["user"], "fun": load["fun"], "arg": arg}
+    missing = missing_minions(load["tgt"], load["tgt_type"], minions)
+    new = {"jid": jid, **common, "minions": list(minions), "missing": missing}
+    publish = {**common, "jid": jid, "ret": load.get("ret") or ""}
+    return [(jid, {"minions": list(minions)}), (f"salt/job/{jid}/new", new), (f"salt/job/{jid}/publish", publish)]
 
 
 @dataclass(eq=False, repr=False)  # a service, not a record: no generated repr (the key, opts)
@@ -171,18 +196,8 @@ class Publisher:
         log.info("User %s Published command %s with jid %s", load["user"], fun, jid)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("job %s targets %s", jid, ", ".join(minions))
-        self.fire(
-            f"salt/job/{jid}/new",
-            {
-                "jid": jid,
-                "tgt": tgt,
-                "tgt_type": tgt_type,
-                "fun": fun,
-                "arg": arg,
-                "minions": minions,
-                "user": load["user"],
-            },
-        )
+        for tag, data in job_events(load, minions):
+            self.fire(tag, data)
         self.spawn(self._send_publishes(load, minions))
         return {"jid": jid, "minions": minions}
 

@@ -12,7 +12,8 @@ master's running of each kind (:class:`Reactions`), each through what exists alr
   outcome is the job's ``jid`` and ``minions``; its returns go to the job
   cache like any job's. A target no minion matches is an error.
 - ``runner.<fun>``: the runner of that name (:func:`briny.master.runners.get_runner`;
-  ``runner.state.orchestrate`` is whatever runner exists by that name).
+  ``runner.state.orchestrate`` is whatever runner exists by that name), with Salt's
+  ``salt/run/<jid>/new`` and ``/ret`` (user ``Reactor``) around it.
 - ``wheel.<fun>``: the wheel function of that name (:mod:`briny.master.wheel`:
   ``key.accept`` / ``key.reject`` / ``key.delete`` with ``match`` and
   ``include_rejected`` / ``include_accepted`` / ``include_denied``,
@@ -119,19 +120,23 @@ class Reactions:
         return {"result": True, "jid": pub["jid"], "minions": list(pub["minions"])}
 
     def runner(self, reaction: Reaction) -> dict[str, Any]:
-        from briny.master.runners import RunnerContext
+        from briny.master.runners import RunEvents, RunnerContext
 
         func = self.function("runner", reaction.fun)
         ctx = RunnerContext(self.opts)
+        kwargs = dict(reaction.kwargs)
+        events = RunEvents(self.opts, reaction.fun, list(reaction.args), kwargs, user=REACTOR_USER)
         try:
-            ret = call_function(func, reaction.fun, [ctx, *reaction.args], reaction.kwargs)
+            ret = call_function(func, reaction.fun, [ctx, *reaction.args], kwargs)
         except BrinyError as exc:
+            events.ret(f"{type(exc).__name__}: {exc}", False)
             return {"result": False, "error": f"runner '{reaction.fun}': {exc}"}
         finally:
             ctx.close()
         if isinstance(ret, dict) and set(ret) == {"outputter", "data"}:
             ret = ret["data"]
         retcode = ctx.context.get("retcode", 0)
+        events.ret(ret, not retcode)
         return {"result": not retcode, "return": ret}
 
     def wheel(self, reaction: Reaction) -> dict[str, Any]:

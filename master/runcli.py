@@ -15,7 +15,8 @@ full runner answer: ``state.orchestrate``) is printed whole with that
 outputter, and exits with that ``retcode``, as ``salt-run`` does.
 Exit status: 0 on success; 1 when the runner failed (a bad
 argument, an unreadable cache) or the runner set a non-zero ``retcode``; 2
-for a usage or config error; an
+for a usage or config error (a Salt option briny does not support, ``--eauth``, is
+refused by name); an
 unknown function prints ``'FUN' is not available.`` and exits 1 (salt-run
 exits 0 there; briny is explicit about failing).
 """
@@ -30,12 +31,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from briny.common import logsetup, versions
+from briny.common import logsetup, saltonly, versions
 from briny.common.args import call_function, parse_input
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
-from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound
-from briny.master.runners import RunnerContext, get_runner
+from briny.common.exceptions import BrinyError, ConfigError, FunctionNotFound, UsageError
+from briny.master.runners import RunEvents, RunnerContext, get_runner
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_dir(p, "master")
     p.add_argument("--out", "--output", dest="out", help="outputter: nested, json, yaml, highstate, txt, ...")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
-    p.add_argument("--out-file", "--output-file", dest="out_file")
+    p.add_argument("--out-file", "--output-file", dest="out_file", help="write the output to this file (replaced)")
+    p.add_argument(
+        "--out-file-append",
+        "--output-file-append",
+        dest="out_file_append",
+        action="store_true",
+        help="append to --out-file instead of replacing it",
+    )
     p.add_argument("--no-color", "--no-colour", dest="color", action="store_false", default=None)
     p.add_argument("--force-color", "--force-colour", dest="force_color", action="store_true")
     p.add_argument("-t", "--timeout", dest="timeout", type=float, help="timeout in seconds for runners that wait")
@@ -58,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='read the arguments as one JSON object on stdin, {"arg": [...], "kwarg": {...}, "saltenv": ENV} '
         "(saltenv is passed only to a runner that takes one; saltutil.runner uses this)",
     )
+    saltonly.add(p, saltonly.BRINY_RUN)  # refused by name (--eauth ...), before the runner runs
     p.add_argument("fun", help="module.function, e.g. jobs.list_jobs")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
@@ -78,9 +87,13 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     ns = build_parser().parse_intermixed_args(argv)
     logsetup.setup_console(ns.log_level, stream=err)
     try:
+        saltonly.refuse("briny-run", ns, "the runner did not run")
         opts = load_master_config(ns.config_dir)
         opts.update(logsetup.cli_overrides(ns))
         logsetup.setup_logging(opts, console_level=ns.log_level, stream=err)
+    except UsageError as exc:
+        print(exc, file=err)
+        return 2
     except ConfigError as exc:
         print(f"briny-run: {exc}", file=err)
         return 2
@@ -107,9 +120,11 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
     else:
         args, kwargs = parse_input(list(ns.arg))
     ctx = RunnerContext(opts)
+    events = RunEvents(opts, ns.fun, args, kwargs)
     try:
         result = call_function(func, ns.fun, [ctx, *args], kwargs)
     except (BrinyError, OSError) as exc:
+        events.ret(f"{type(exc).__name__}: {exc}", False)
         print(f"briny-run: {ns.fun}: {exc}", file=err)
         return 1
     finally:
@@ -123,9 +138,10 @@ def run(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: Te
         # a runner's full answer (state.orchestrate): printed whole, as salt-run prints it
         outputter = outputter or result["outputter"]
         retcode = result["retcode"]
+    events.ret(result, not retcode)  # the runner's answer, as salt-run's ret event carries it
     text = _render(result, outputter, opts, ns.color)
     if ns.out_file:
-        with open(ns.out_file, "a", encoding="utf-8") as fh:
+        with open(ns.out_file, "a" if ns.out_file_append else "w", encoding="utf-8") as fh:  # Salt's modes
             fh.write(text + "\n")
     elif text:
         print(text, file=out)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import getpass
-import inspect
 import logging
 import threading
 import time
@@ -44,21 +43,13 @@ from briny.common.jid import gen_jid
 from briny.common.schedentry import Entry
 from briny.common.schedule import Schedule
 from briny.master.jobcache import JobCache, store_new_job_sync
-from briny.master.runners import RunnerContext, get_runner
+from briny.master.runners import RunnerContext, fires_own_events, get_runner
 
 log = logging.getLogger(__name__)
 
 Fire = Callable[[str, dict[str, Any]], None]
 POOL_SIZE = 4  # scheduled runners running at once (each entry's own maxrunning still applies)
 UNHANDLED_RETCODE = 254
-
-
-def _fires_own_events(name: str) -> bool:
-    """Whether the runner ``name`` fires its own ``salt/run`` events (it takes ``orchestration_jid``)."""
-    try:
-        return "orchestration_jid" in inspect.signature(get_runner(name)).parameters
-    except (FunctionNotFound, TypeError, ValueError):
-        return False
 
 
 def _user() -> str:
@@ -132,7 +123,7 @@ class MasterScheduler:
         name = entry.function
         fun_args: list[Any] = [*entry.args, *([dict(entry.kwargs)] if entry.kwargs else [])]
         kwargs = dict(entry.kwargs)
-        fires_own = _fires_own_events(name) and "orchestration_jid" not in kwargs
+        fires_own = fires_own_events(name) and "orchestration_jid" not in kwargs
         # a runner that fires its own events (state.orchestrate) records its own job too: storing it
         # here as well wrote the load twice (the second over the first) and refused the second return
         stores = entry.return_job and not fires_own

@@ -43,7 +43,9 @@ with the claimed minion's session key, or fails the replay guard is logged
 with the claimed id and dropped (a request that does not open with the
 session key, and a refused auth, get a clear ``err`` reply, to the sender
 only); ``auth`` frames waiting for a worker hold at most
-:data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). The receive loop survives
+:data:`AUTH_BACKLOG_BYTES` (:class:`Backlog`). What a peer without a session
+may cost (answers a second, log lines, memory kept after a burst) is
+:class:`briny.master.unauth.PeerGuard`'s. The receive loop survives
 anything (see :meth:`MasterServer.serve`).
 """
 
@@ -57,7 +59,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from briny.common import config, crypto, handshake, wire
+from briny.common import config, crypto, handshake, memtrim, ratelog, wire
+from briny.common.ratelog import short as _short
 from briny.common.exceptions import AuthError, SaltInvocationError, WireError
 from briny.common.transport import ServerTransport
 from briny.master.auth import MasterAuth
@@ -71,6 +74,7 @@ from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
 from briny.master.publisher import Publisher
 from briny.master.sessions import Session, SessionTable
 from briny.master.trust import MinionTrust
+from briny.master.unauth import PeerGuard
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +92,6 @@ TASK_OVERHEAD = 4096  # bytes counted per waiting frame for its task and envelop
 NOT_OPENED = "the request does not open with this minion's session key; authenticate again"
 
 
-def _short(value: str) -> str:
-    return value if len(value) <= 64 else value[:61] + "..."
-
-
 class Backlog:
     """Bytes of frames waiting for work (loop only): past ``budget`` a new frame is dropped, and
     the drops are logged at most once a second, so a flood costs bounded memory and log lines."""
@@ -102,7 +102,7 @@ class Backlog:
         self.used = 0
         self.waiting = 0
         self.dropped = 0
-        self._logged = 0.0
+        self._warn = ratelog.LogThrottle(log)
 
     def admit(self, size: int) -> bool:
         cost = size + TASK_OVERHEAD
@@ -111,16 +111,9 @@ class Backlog:
             self.waiting += 1
             return True
         self.dropped += 1
-        now = time.monotonic()
-        if now - self._logged >= 1.0:
-            self._logged = now
-            log.warning(
-                "%d %s waiting already (%d bytes); dropped %d more so far (a flood?)",
-                self.waiting,
-                self.what,
-                self.used,
-                self.dropped,
-            )
+        self._warn.note(
+            "%d %s waiting already (%d bytes); dropped one more (a flood?)", self.waiting, self.what, self.used
+        )
         return False
 
     def release(self, size: int) -> None:
@@ -188,6 +181,7 @@ class MasterServer:
         self.replay = wire.ReplayGuard()
         self._auth_slots = asyncio.Semaphore(workers * 4)
         self._auth_backlog = Backlog(AUTH_BACKLOG_BYTES, "auth frames")
+        self.guard = PeerGuard(opts, log)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self._handlers: dict[str, tuple[Callable[..., Any], bool]] = {}
@@ -275,20 +269,21 @@ class MasterServer:
         try:
             env = wire.decode(frame)
         except WireError as exc:
-            log.warning("dropped a frame from peer %s: %s", peer.hex()[:16], exc)
+            self.guard.dropped.note("dropped a frame from peer %s: %s", peer.hex()[:16], ratelog.short(exc, 200))
             return
         except Exception as exc:  # noqa: BLE001 - decode is strict, but garbage must never stop the loop
-            log.warning("dropped a frame from peer %s: %s: %s", peer.hex()[:16], type(exc).__name__, exc)
+            why = ratelog.short(exc, 200)
+            self.guard.dropped.note("dropped a frame from peer %s: %s: %s", peer.hex()[:16], type(exc).__name__, why)
             return
         if len(frame) > wire.frame_limit(env.kind):
             # a clear frame (auth) comes from a peer without a session: never more than a few KiB
-            log.warning(
+            self.guard.dropped.note(
                 "dropped a %r frame of %d bytes claiming id %r: over the %d byte limit of %s frames",
-                env.kind,
+                _short(env.kind),
                 len(frame),
                 _short(env.id),
                 wire.frame_limit(env.kind),
-                env.kind,
+                _short(env.kind),
             )
             return
         try:
@@ -297,8 +292,10 @@ class MasterServer:
             elif env.kind == "req":
                 await self._request(peer, corr, env)
             else:
-                log.warning(
-                    "dropped a %r frame claiming id %r: minions send only auth and req", env.kind, _short(env.id)
+                self.guard.dropped.note(
+                    "dropped a %r frame claiming id %r: minions send only auth and req",
+                    _short(env.kind),
+                    _short(env.id),
                 )
         except Exception:
             log.exception("handling a %s frame claiming id %r failed", env.kind, _short(env.id))
@@ -307,11 +304,14 @@ class MasterServer:
     async def _auth_frame(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
         """One ``auth`` frame (loop): a hello gets a challenge at once; a signed auth whose
         challenge this process issued to that id (taken here, so it is used once) goes to a
-        worker. Anything else gets an ``err`` reply, to the sender only."""
+        worker. Anything else gets an ``err`` reply, to the sender only. A peer over its
+        ``auth_peer_rate`` gets nothing (:class:`PeerGuard`)."""
+        if not self.guard.allow(peer, env.id):
+            return
         try:
             msg = handshake.read_auth(env)
         except WireError as exc:
-            log.warning("dropped an auth frame claiming id %r: %s", _short(env.id), exc)
+            self.guard.dropped.note("dropped an auth frame claiming id %r: %s", _short(env.id), exc)
             return
         try:
             if isinstance(msg, handshake.Hello):
@@ -319,7 +319,7 @@ class MasterServer:
                 return
             self.auth.claim(msg)
         except AuthError as exc:
-            log.warning("refused an auth request claiming id %r: %s", _short(env.id), exc)
+            self.guard.refused.note("refused an auth request claiming id %r: %s", _short(env.id), exc)
             await self._refuse(peer, corr, env.id, str(exc))
             return
         size = len(env.body)
@@ -337,7 +337,7 @@ class MasterServer:
             try:
                 result = await self._in_worker(self.auth.decide, req)
             except (WireError, AuthError, SaltInvocationError) as exc:
-                log.warning("refused an auth request claiming id %r: %s", _short(req.id), exc)
+                self.guard.forged.note("refused an auth request claiming id %r: %s", _short(req.id), exc)
                 await self._refuse(peer, corr, req.id, f"auth refused: {exc}")
                 return
             except OSError as exc:
@@ -370,7 +370,9 @@ class MasterServer:
     async def _request(self, peer: bytes, corr: bytes, env: wire.Envelope) -> None:
         sess = self.sessions.get(env.id)
         if sess is None:
-            log.info("refused a request claiming id %r: no session (unauthenticated)", _short(env.id))
+            if not self.guard.allow(peer, env.id):
+                return
+            self.guard.no_session.note("refused a request claiming id %r: no session (unauthenticated)", _short(env.id))
             err = wire.clear("err", env.id, {"error": "unauthenticated"})
             await self.transport.reply(peer, corr, err.encode())
             return
@@ -379,16 +381,18 @@ class MasterServer:
         except AuthError as exc:
             # sealed with another key (an old session, another peer): tell the sender, and
             # only it, so a minion that lost its session authenticates again at once
-            log.warning("refused a request claiming id %r: %s", _short(env.id), exc)
+            if not self.guard.allow(peer, env.id):
+                return
+            self.guard.bad_request.note("refused a request claiming id %r: %s", _short(env.id), exc)
             await self._refuse(peer, corr, env.id, NOT_OPENED)
             return
         except WireError as exc:
-            log.warning("dropped a request claiming id %r: %s", _short(env.id), exc)
+            self.guard.bad_request.note("dropped a request claiming id %r: %s", _short(env.id), exc)
             return
         try:
             self.replay.check(env)
         except AuthError as exc:
-            log.warning("dropped a request claiming id %r: %s", _short(env.id), exc)
+            self.guard.bad_request.note("dropped a request claiming id %r: %s", _short(env.id), exc)
             return
         self.sessions.heard(sess, peer)
         cmd = payload.get("cmd") if isinstance(payload, dict) else None
@@ -467,11 +471,16 @@ class MasterServer:
 
     # ----- housekeeping -----------------------------------------------------------------------
     async def housekeeping(self, interval: float = KEY_CHECK_INTERVAL) -> None:
-        """Every ``interval`` s: read the key store, forget old jobs; hourly: prune the job cache."""
+        """Every ``interval`` s: read the key store, forget old jobs, write the throttled log lines'
+        counts, return free memory after a burst of frames without a session
+        (:class:`PeerGuard`); hourly: prune the job cache."""
         last_prune = 0.0
         while not self._stopping:
             await asyncio.sleep(interval)
             try:
+                ratelog.flush_all()
+                if self.guard.second() and memtrim.available():
+                    await self._in_worker(memtrim.trim)
                 await self.check_keys()
                 self.jobs.expire()
                 now = time.monotonic()

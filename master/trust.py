@@ -11,8 +11,9 @@ and "Event tags"):
   the book); a cache that cannot answer refuses;
 - **events under its own identity**: the tag rules are
   :func:`briny.master.tags.minion_tag`'s (a malformed or master-only tag is a
-  ``WireError``); the id in a bound tag is the sender's, and so is
-  ``data["id"]`` of bound events, whatever the minion wrote; a
+  ``WireError``); the id in a bound tag is the sender's, and so is the ``id``
+  of every event fired for it (:func:`briny.master.busshape.minion_event`),
+  whatever the minion wrote; a
   ``salt/job/<jid>/ret/...`` event only for a job sent to it, as a return.
 
 Threads: **the loop** (the ``ret`` and ``event`` handlers do not block); it
@@ -78,6 +79,4 @@ class MinionTrust:
             refused = self.not_sent(checked.ret_jid, minion_id) if checked.ret_jid else "not a job id"
             if refused is not None:
                 return EventVerdict(checked.tag, data, f"a return event for a job not sent to {minion_id}: {refused}")
-        if checked.bound:
-            data = {**data, "id": minion_id}
         return EventVerdict(checked.tag, data)

@@ -338,6 +338,8 @@ class MinionAgent:
     async def _connect_once(self, link: MasterLink) -> float:
         """Authenticate with ``link``'s master on a fresh transport and serve until the session
         dies; the delay before the next attempt."""
+        if not await link.resolves():  # no connection to a name that does not resolve (said at ERROR)
+            return link.backoff.next()
         transport = link.factory()
         transport.subscribe(self.topic)  # before auth: a job published right after is not missed
         session: Session | None = None
@@ -358,7 +360,7 @@ class MinionAgent:
                 return link.retry_after(outcome.status, self.acceptance_wait, self.id)
             session = outcome.session
             link.session = session
-            link.backoff.reset()
+            link.connected()
             link.auth_count += 1
             self._update_connected()
             log.info("connected to the master as %s (%s)", self.id, link.name)

@@ -92,10 +92,12 @@ class MinionAuth:
         """One handshake on ``transport`` (see the module docstring)."""
         token = os.urandom(handshake.TOKEN_BYTES)
         try:
-            raw = await transport.request(handshake.hello(self.id, token), self.timeout)
+            known = self._pinned()[0]  # named by fingerprint: the challenge need not carry it
+            finger = crypto.fingerprint(known) if known is not None else None
+            raw = await transport.request(handshake.hello(self.id, token, finger), self.timeout)
             if raw is None:
                 return self._no_reply()
-            offer = handshake.read_challenge(wire.decode(raw), self.id, token)
+            offer = handshake.read_challenge(wire.decode(raw), self.id, token, known)
             pinned = self._check_master(offer.master_pub)
             if offer.publish_port is not None and self.follow_publish_port:
                 transport.follow_publishes(offer.publish_port)  # now: connected before the first job
@@ -106,7 +108,7 @@ class MinionAuth:
             if raw is None:
                 return self._no_reply()
             reply = handshake.read_auth_reply(wire.decode(raw), self.id, token, offer.challenge)
-            if reply.master_pub != offer.master_pub:
+            if crypto.fingerprint(reply.master_pub) != crypto.fingerprint(offer.master_pub):
                 raise AuthError("the auth reply carries another master key than its challenge")
             if reply.publish_port != offer.publish_port:
                 raise AuthError("the auth reply names another publish port than its challenge")
@@ -127,8 +129,7 @@ class MinionAuth:
         master's own, else the shared ``minion_master.pub``) and has the fingerprint
         ``master_finger`` names (when set, with ``hash_type`` as Salt computes it); whether this
         master's own key file is there."""
-        own = self._read_pin(self.master_pub_path)
-        pinned, path = (own, self.master_pub_path) if own is not None else (self._shared_pin(), self.shared_pub_path)
+        pinned, path, own = self._pinned()
         if pinned is not None and crypto.fingerprint(pinned) != crypto.fingerprint(master_pub):
             raise AuthError(
                 f"the key of {self.master} (fingerprint {crypto.fingerprint(master_pub)}) is not the "
@@ -141,7 +142,14 @@ class MinionAuth:
                     f"the key fingerprint of {self.master} {finger} ({self.hash_type}) does not match "
                     f"master_finger {self.master_finger}"
                 )
-        return own is not None
+        return own
+
+    def _pinned(self) -> tuple[str | None, Path, bool]:
+        """(the pinned master key or None, its file, whether that is this master's own file)."""
+        own = self._read_pin(self.master_pub_path)
+        if own is not None:
+            return own, self.master_pub_path, True
+        return self._shared_pin(), self.shared_pub_path, False
 
     def _open_session(self, reply: handshake.AuthReply, pinned: bool) -> tuple[bytes, bytes] | None:
         """(session key, publish signing key) of an accepted reply (pinning the master's key on

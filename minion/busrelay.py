@@ -4,7 +4,9 @@ Every event the minion's bus (``EventBus(opts, name="minion")``: ``event.send``,
 events) takes is handed to the relay by the bus itself (its *sink*, on the bus's thread), then
 sent in order on the loop by the agent's ``send``
 (:meth:`briny.minion.agent.MinionAgent._to_every_master`, which keeps what no master can take now
-in the outbox until the next session), with the minion's id added when the event has none.
+in the outbox until the next session): what was sent, without the bus's ``_stamp`` and ``_seq``
+(the master wraps it in Salt's ``_minion_event`` shape, :mod:`briny.master.busshape`); a beacon's
+event with the minion's id added when it has none.
 
 No subscription to join: the relay is the bus's sink from before the bus binds its sockets, so an
 event fired the moment the daemon starts (a ZeroMQ subscriber would miss it: "slow joiner") is
@@ -27,9 +29,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from briny.common.event import DROPPED_TAG, READY_PREFIX, stamp
+from briny.common.event import BEACON_PREFIX, DROPPED_TAG, READY_PREFIX, stamp
 
 log = logging.getLogger(__name__)
+
+BUS_KEYS = ("_stamp", "_seq")  # what the local bus added to an event
 
 Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -80,7 +84,10 @@ class BusRelay:
         if tag == DROPPED_TAG:
             extra = {k: v for k, v in data.items() if k not in ("count", "where", "id")}
             return dropped_event(self.minion_id, _count(data.get("count")), str(data.get("where") or "sender"), **extra)
-        data.setdefault("id", self.minion_id)
+        if tag.startswith(BEACON_PREFIX):  # the master fires these as their data (briny.master.busshape)
+            data.setdefault("id", self.minion_id)
+        else:  # what was sent, as Salt's master shows it inside its wrapper: no bus stamps
+            data = {k: v for k, v in data.items() if k not in BUS_KEYS}
         return {"tag": tag, "data": data}
 
     async def run(self) -> None:

@@ -5,10 +5,13 @@ master: in this process, the state tree and pillar are read from this host's
 ``file_roots`` and ``pillar_roots``. Otherwise the call goes to the running
 ``briny-minion`` over its local IPC (:mod:`briny.minion.localapi`), which
 runs it as a job with the master's pillar, files and compiled states; with
-no minion running, exit 2. Results go to stdout through the outputters; problems go to
+no minion running, exit 2. With ``--local`` the config's keys briny will not act on are
+named in warnings first, as the daemons name them at start (:mod:`briny.common.saltkeys`).
+Results go to stdout through the outputters; problems go to
 stderr. Exit status: 0 on success, 1 when the function reported a failure
 (a failed state, a compile error, a non-zero ``retcode``), 2 on a usage or
-config error, 255 when the function does not exist (as ``salt-call``).
+config error (a Salt option briny does not support, ``--return``, is refused by name before
+anything runs), 255 when the function does not exist (as ``salt-call``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_minion_config
 from briny.common.exceptions import BrinyError, InvalidArguments
 from briny.common.jid import gen_jid
-from briny.common import logsetup, versions
+from briny.common import logsetup, saltkeys, saltonly, versions
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pillar-root", action="append", help="a pillar root for the base saltenv")
     p.add_argument("--out", "--output", dest="out", help="outputter: highstate, json, yaml, nested, txt, raw, quiet")
     p.add_argument("--out-indent", "--output-indent", dest="out_indent", type=int)
-    p.add_argument("--out-file", "--output-file", dest="out_file")
+    p.add_argument("--out-file", "--output-file", dest="out_file", help="write the output to this file (replaced)")
+    p.add_argument(
+        "--out-file-append",
+        "--output-file-append",
+        dest="out_file_append",
+        action="store_true",
+        help="append to --out-file instead of replacing it",
+    )
     p.add_argument(
         "--state-output",
         "--state_output",
@@ -51,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retcode-passthrough", action="store_true", help="exit with the function's own retcode")
     p.add_argument("-g", "--grains", dest="grains_run", action="store_true", help="return grains.items")
     versions.add_arguments(p)
+    saltonly.add(p, saltonly.BRINY_CALL)  # refused by name (--return ...), before anything runs
     p.add_argument("fun", nargs="?", help="module.function")
     p.add_argument("arg", nargs="*", help="arguments and key=value pairs")
     return p
@@ -89,6 +100,11 @@ def run(argv: list[str] | None = None) -> int:
     # options may come after the function, as with salt-call; "--" ends them
     ns = build_parser().parse_intermixed_args(argv)
     logsetup.setup_console(ns.log_level)
+    try:
+        saltonly.refuse("briny-call", ns, "nothing was run")
+    except BrinyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if ns.grains_run:
         ns.fun, ns.arg = "grains.items", []
     if not ns.fun:
@@ -101,6 +117,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     if opts.get("file_client") != "local":
         return _through_minion(ns, opts)
+    saltkeys.warn_unsupported(opts)  # masterless: no daemon has named the keys briny will not act on
 
     from briny.minion.executor import Executor, Job
     from briny.minion.grains import load_grains
@@ -176,7 +193,7 @@ def _show(ns: argparse.Namespace, opts: dict[str, Any], ret: Any, retcode: int, 
     color = True if ns.force_color else (False if ns.color is False else None)
     text = render_output({"local": ret}, out, out_opts, color=color)
     if ns.out_file:
-        with open(ns.out_file, "a", encoding="utf-8") as fh:
+        with open(ns.out_file, "a" if ns.out_file_append else "w", encoding="utf-8") as fh:  # Salt's modes
             fh.write(text + ("\n" if text and not text.endswith("\n") else ""))
     elif text:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

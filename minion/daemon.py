@@ -67,17 +67,18 @@ def _transport_factory(opts: dict[str, Any]) -> Any:
     """The connection factory of the one master, or (several) a map of each master's name to its
     factory, in the order of the ``master`` list (:mod:`briny.minion.masters`)."""
     from briny.common.transport import ZmqClient
-    from briny.minion.masters import master_addresses
+    from briny.minion.masters import Connector, MasterAddress, master_addresses
 
     recon, recon_max = config.count(opts, "recon_default"), config.count(opts, "recon_max")
     masters = master_addresses(opts)
+
+    def connect(a: MasterAddress) -> ZmqClient:
+        return ZmqClient(a.host, a.port, a.pub_port, reconnect_ms=recon, reconnect_max_ms=recon_max)
+
     factories = {}
     for address in masters:
-        host, port, pub_port = address.host, address.port, address.pub_port
-        log.info("master at %s (requests on %d, publishes on %d)", host, port, pub_port)
-        factories[address.name] = lambda h=host, p=port, pp=pub_port: ZmqClient(
-            h, p, pp, reconnect_ms=recon, reconnect_max_ms=recon_max
-        )
+        log.info("master at %s (requests on %d, publishes on %d)", address.host, address.port, address.pub_port)
+        factories[address.name] = Connector(address, connect)
     if len(masters) > 1:
         log.info("%d masters, master_type %s", len(masters), opts.get("master_type") or "str")
         return factories

@@ -57,7 +57,7 @@ from briny.common.jobcontext import (
     RunningJob,
     ScheduleControl,
 )
-from briny.common.args import call_function, parse_input, publish_args
+from briny.common.args import call_function, parse_input, publish_args, salt_arg
 from briny.common.datacopy import copy_data
 from briny.common.exceptions import (
     BrinyError,
@@ -300,7 +300,11 @@ class Executor:
 
             return with_override(pillar, override)
 
+        def fresh(override: dict[str, Any] | None, pillarenv: str | None) -> dict[str, Any]:
+            return source.fresh({**opts, "pillarenv": pillarenv} if pillarenv else opts, grains, salt, override)
+
         ctx.compile_pillar = compile_pillar
+        ctx.fresh_pillar = fresh
         return grains, pillar, salt
 
     # -- running --------------------------------------------------------------------------------
@@ -369,12 +373,15 @@ class Executor:
             return self._error(job, "not_found", str(exc), exc)
         module = salt.module(job.fun.split(".", 1)[0])
         args, kwargs = job.call_args()
-        pub = {"__pub_fun": job.fun, "__pub_jid": job.jid, "__pub_pid": os.getpid(), "__pub_tgt": job.tgt}
+        pub: dict[str, Any] = {"__pub_fun": job.fun, "__pub_jid": job.jid, "__pub_tgt": job.tgt}
         if job.user:
             pub["__pub_user"] = job.user
-        if job.tgt_type and job.tgt != "salt-call":
+        if job.tgt_type and job.tgt != "salt-call":  # a publish: the load's keys, as Salt's minion
+            pub["__pub_arg"] = salt_arg(job.arg, job.kwarg)
             pub["__pub_tgt_type"] = job.tgt_type
             pub["__pub_ret"] = ""
+        else:  # a local call: salt-call's keys
+            pub["__pub_pid"] = os.getpid()
         try:
             ret = call_function(func, job.fun, args, kwargs, pub)
         except CommandNotFoundError as exc:  # Salt's words for a missing command

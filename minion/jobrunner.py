@@ -33,7 +33,6 @@ import signal
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from briny.common.event import stamp
 from briny.common.onloop import assert_on_loop
 from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.jobregistry import JobRegistry
@@ -199,10 +198,10 @@ class JobRunner:
         return fire
 
     def event_body(self, jid: str, tag: str, data: dict[str, Any]) -> dict[str, Any]:
-        """The ``event`` request for an event a job fires: the job's jid and this minion's id."""
-        body = {**data, "id": self.id, "jid": jid}
-        body.setdefault("_stamp", stamp())
-        return {"tag": tag, "data": body}
+        """The ``event`` request for an event a job fires: its data as the job gave it, and the job's
+        jid beside it (the master fires it wrapped, ``jid`` beside ``id``, as Salt's
+        ``fire_master`` with a ``preload``)."""
+        return {"tag": tag, "data": data, "jid": jid}
 
     # -- shutdown (loop) ---------------------------------------------------------------------------
     async def finish(self, grace: float) -> None:

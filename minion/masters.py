@@ -27,6 +27,11 @@ per master, so masters with their own key pairs can serve one minion. A master w
 its own pinned yet is checked against ``minion_master.pub`` when it exists (Salt's multi-master
 shares one key pair between the masters: a minion moved over from Salt keeps its trust).
 
+A master that cannot be reached is said at ERROR, as Salt says it, naming the host, then retried:
+a ``master`` whose name does not resolve (asked before each attempt, as Salt asks before it
+connects: no connection is tried until it resolves), or one that does not answer the auth request
+within ``auth_timeout``; at the first failure, then at most once a minute while it lasts.
+
 Threads: :class:`MasterLink` and :class:`Failover` live on the minion's loop
 (:mod:`briny.minion.agent`).
 """
@@ -37,6 +42,8 @@ import asyncio
 import logging
 import random
 import re
+import socket
+import time
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +59,7 @@ from briny.minion.outbox import Outbox
 log = logging.getLogger(__name__)
 
 HOT, FAILOVER, DISABLE = "str", "failover", "disable"
+REPORT_EVERY = 60.0  # seconds between two ERRORs saying one master still cannot be reached
 ORIGINS_KEPT = 1000  # jids whose publishing master the agent remembers (for their returns)
 LEGACY_PIN = "minion_master.pub"
 
@@ -135,6 +143,19 @@ def failback_interval(opts: Mapping[str, Any]) -> float | None:
     return seconds if seconds > 0 else alive_interval(opts)
 
 
+@dataclass(frozen=True)
+class Connector:
+    """A real master's connection factory (the daemon's): where it connects, so that the name is
+    resolved before each attempt and an unreachable master is named (:meth:`MasterLink.resolves`).
+    A plain callable (tests' in-memory transports) is never resolved."""
+
+    address: MasterAddress
+    make: Callable[[MasterAddress], ClientTransport]
+
+    def __call__(self) -> ClientTransport:
+        return self.make(self.address)
+
+
 def pin_path(pki_dir: Path, name: str, several: bool) -> Path:
     """Where the key of the master ``name`` (:attr:`MasterAddress.name`) is pinned (see the
     module docstring)."""
@@ -181,11 +202,44 @@ class MasterLink:
     status: str = "starting"  # last auth outcome
     auth_count: int = 0
     outbox: Outbox = field(default_factory=Outbox)
+    address: MasterAddress | None = None  # where a :class:`Connector` connects (None: not resolved first)
+    reported: float | None = None  # when (monotonic) an unreachable master was last said at ERROR
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
     @property
     def up(self) -> bool:
         """Whether a session with this master lives."""
         return self.session is not None and not self.session.dead.is_set()
+
+    async def resolves(self) -> bool:
+        """Whether the master's host name resolves (asked in a worker thread, as Salt asks
+        before it connects); when not, an ERROR names the host (see :meth:`unreachable`)."""
+        if self.address is None:
+            return True
+        try:
+            await asyncio.get_running_loop().getaddrinfo(self.address.host, self.address.port, type=socket.SOCK_STREAM)
+        except OSError as exc:  # socket.gaierror: no such name, or no resolver
+            self.unreachable(
+                f"DNS lookup of the master '{self.address.host}' failed ({exc.strerror or exc}); set 'master' in the "
+                "minion config to a name that resolves"
+            )
+            return False
+        return True
+
+    def unreachable(self, why: str) -> None:
+        """Log at ERROR (the default log level shows it, as Salt's) that this master cannot be
+        reached and that the minion keeps trying: at the first failure, then at most every
+        :data:`REPORT_EVERY` s until a session is up again (:meth:`connected`)."""
+        now = self.clock()
+        if self.reported is not None and now - self.reported < REPORT_EVERY:
+            return
+        self.reported = now
+        log.error("%s; retrying (said again every %.0f s while it lasts)", why, REPORT_EVERY)
+
+    def connected(self) -> None:
+        """A session is up: the next time the master cannot be reached is said at once."""
+        self.reported = None
+        self.backoff.reset()
 
     def retry_after(self, status: str, acceptance_wait: float, minion_id: str) -> float:
         """Seconds before the next auth attempt after one that gave ``status`` (not accepted)."""
@@ -208,6 +262,8 @@ class MasterLink:
                 minion_id,
             )
             return wait
+        if status == "no_reply":
+            self.unreachable(f"the master {self.name} did not answer the auth request within {self.auth.timeout:g} s")
         return self.backoff.next()  # no reply, or an answer that did not check out
 
 
@@ -281,7 +337,9 @@ def make_links(
     for name, factory in factories.items():
         own = auth.for_master(name, pin_path(auth.pki_dir, name, several)) if several else auth
         backoff = Backoff(config.number(opts, "recon_default"), config.number(opts, "recon_max"))
-        links.append(MasterLink(name, factory, own, backoff, outbox=Outbox(config.count(opts, "outbox_max"))))
+        outbox = Outbox(config.count(opts, "outbox_max"))
+        address = factory.address if isinstance(factory, Connector) else None
+        links.append(MasterLink(name, factory, own, backoff, outbox=outbox, address=address))
     if not links:
         raise ConfigError("no master to connect to; set 'master' in the minion config")
     return links

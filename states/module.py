@@ -27,7 +27,7 @@ to be executed.`` and ``Unavailable functions: a, b.`` (Salt prints
 the new form fails that function with ``'mod.fun' failed: <message>``
 (Salt's state crashes with a traceback); ``sfun`` and ``__reqs__`` do not
 leak into the ``name`` list of a ``mod_watch`` call; ``returner`` is
-accepted and ignored with a warning (briny has no returners yet).
+accepted and ignored, named in the result's ``warnings`` (briny has no returners yet).
 """
 
 from __future__ import annotations
@@ -137,8 +137,7 @@ def _new_run(name: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         if missing:
             ret["result"] = False
         return ret
-    if kwargs.get("returner"):
-        log.warning("module.run: returners are not supported; 'returner' ignored")
+    _no_returner(ret, kwargs)
     failures, successes = [], []
     for key in functions:
         fun = key.split(":")[0]
@@ -202,6 +201,15 @@ def _legacy_args(func: Any, kwargs: dict[str, Any]) -> tuple[list[Any], dict[str
     return args, extra, None
 
 
+def _no_returner(ret: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    """``returner``: named in the result's ``warnings`` (the highstate output shows them) and the
+    log, never dropped unseen: briny has no returners, the return stays in the job's result."""
+    if kwargs.get("returner"):
+        why = f"'returner' was ignored: returners are not supported by briny ({kwargs['returner']!r} is not called)"
+        log.warning("module.run: %s", why)
+        ret.setdefault("warnings", []).append(why)
+
+
 def _legacy_run(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     ret: dict[str, Any] = {"name": name, "changes": {}, "comment": "", "result": None}
     if name not in _salt():
@@ -215,8 +223,7 @@ def _legacy_run(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     if error:
         ret.update(comment=error, result=False)
         return ret
-    if kwargs.get("returner"):
-        log.warning("module.run: returners are not supported; 'returner' ignored")
+    _no_returner(ret, kwargs)
     try:
         value = func(*args, **extra)
     except Exception as exc:  # noqa: BLE001 - the function's failure is the state's result

@@ -9,8 +9,8 @@ orchestration gives its loader the master-side functions these states need:
   publish a job through the running master and gather the returns,
   ``{minion: {"ret", "retcode", "jid", "out"}}`` (``{"failed": True}`` for
   a minion expected but silent);
-- ``saltutil.runner(name, **kwargs)`` / ``saltutil.wheel(name, **kwargs)``:
-  ``{"return", "success"}`` of a runner or wheel function on the master;
+- ``saltutil.runner(name, full_return=True, **kwargs)`` / ``saltutil.wheel(name, **kwargs)``:
+  ``{"return", "success", ...}`` of a runner or wheel function on the master;
 - ``event.listen(tag_glob, timeout)``: the master's events matching a tag
   glob, until ``timeout`` seconds have passed (``salt.wait_for_event``).
 
@@ -31,7 +31,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __job__, __opts__, __salt__
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,8 @@ def state(
     kwarg["concurrent"] = concurrent
     if failhard is True or opts.get("failhard"):
         kwarg["failhard"] = True
+    cmd_kw = {"arg": arg, "kwarg": kwarg, "ret": ret, "timeout": timeout, "tgt_type": tgt_type}
+    _fire_args("state", tgt, name, {**cmd_kw, "ssh": ssh, "expect_minions": expect_minions})
     cmd_ret = _publish(
         state_ret, "state", tgt, fun, arg, kwarg, tgt_type=tgt_type, timeout=timeout, expect_minions=expect_minions
     )
@@ -231,6 +233,13 @@ def state(
     return state_ret
 
 
+def _fire_args(kind: str, tgt: Any, name: str, args: dict[str, Any]) -> None:
+    """Salt's ``salt/run/<orchestration jid>/args`` event: what a step is about to run."""
+    fire, jid = __job__.fire_event, __job__.jid
+    if fire is not None and jid:
+        fire(f"salt/run/{jid}/args", {"type": kind, "tgt": tgt, "name": name, "args": args})
+
+
 def function(
     name: str,
     tgt: Any,
@@ -265,6 +274,8 @@ def function(
     if __opts__.get("test") is True:
         func_ret.update(result=None, comment=f"Function {name} would be executed on target {tgt}")
         return func_ret
+    cmd_kw = {"arg": list(arg or []), "kwarg": kwarg, "ret": ret, "timeout": timeout, "tgt_type": tgt_type}
+    _fire_args("function", tgt, name, {**cmd_kw, "ssh": ssh, "expect_minions": expect_minions, "_cmd_meta": True})
     cmd_ret = _publish(
         func_ret,
         "function",
@@ -352,8 +363,12 @@ def _master_call(kind: str, name: str, kwargs: dict[str, Any]) -> dict[str, Any]
             "changes": {},
             "comment": f"{kind.capitalize()} function '{name}' would be executed.",
         }
+    if kind == "runner":
+        kwargs = {**kwargs, "full_return": True}
     out = __salt__[f"saltutil.{kind}"](name, **kwargs)
     value = out.get("return")
+    if kind == "runner" and isinstance(value, dict) and "outputter" in value and "data" in value:
+        value = value["data"]  # an orchestration's answer: its state results
     success = bool(out.get("success", True)) and not (isinstance(value, dict) and "Error" in value)
     ret = {
         "name": name,

@@ -14,14 +14,19 @@ Modules are found by name, so a new ``runners/<name>.py`` (``manage``,
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
+import os
 import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import FunctionNotFound
+from briny.common.jid import gen_jid
+from briny.master.busshape import run_args, run_new, run_ret
 from briny.master.jobcache import JobCache, open_job_cache
 
 log = logging.getLogger(__name__)
@@ -122,3 +127,45 @@ def list_functions(module: str) -> list[str]:
     aliases = getattr(mod, "__func_alias__", {})
     names = getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]
     return sorted(f"{module}.{aliases.get(n, n)}" for n in names if callable(getattr(mod, n, None)))
+
+
+def fires_own_events(name: str) -> bool:
+    """Whether the runner ``name`` fires its own ``salt/run`` events (it takes ``orchestration_jid``)."""
+    try:
+        return "orchestration_jid" in inspect.signature(get_runner(name)).parameters
+    except (FunctionNotFound, TypeError, ValueError):
+        return False
+
+
+class RunEvents:
+    """``salt/run/<jid>/new`` now and ``/ret`` at :meth:`ret`, on the master's bus, for one
+    ``briny-run`` call, as ``salt-run`` fires them for every runner call; a runner that fires its
+    own (``state.orchestrate``, which takes ``orchestration_jid``) is given the jid instead. Nothing
+    is fired when no master's bus runs on this host."""
+
+    def __init__(
+        self, opts: dict[str, Any], fun: str, args: list[Any], kwargs: dict[str, Any], user: str | None = None
+    ) -> None:
+        self.jid = gen_jid()
+        self.sender: EventSender | None = None
+        self.new: dict[str, Any] = {}
+        if fires_own_events(fun):
+            kwargs.setdefault("orchestration_jid", self.jid)
+            return
+        if not os.path.exists(EventBus(opts, name="master").pull_path):
+            return
+        from briny.master.clientapi import current_user
+
+        self.sender = EventSender(opts, name="master")
+        user = user or os.environ.get("SUDO_USER") or current_user()
+        self.new = run_new(fun, run_args(args, kwargs), self.jid, user)
+        self.sender.fire(f"salt/run/{self.jid}/new", self.new)
+
+    def ret(self, result: Any, success: bool) -> None:
+        if self.sender is None:
+            return
+        try:
+            self.sender.fire(f"salt/run/{self.jid}/ret", run_ret(self.new, result, success))
+        finally:
+            self.sender.close()
+            self.sender = None

@@ -35,7 +35,7 @@ from briny.common.args import split_input
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import valid_jid
 from briny.common.numbers import is_number
-from briny.master.jobcache import JobRecord
+from briny.master.jobcache import SALT_PG_CACHES, JobCache, JobRecord, backend
 from briny.master.runners import RunnerContext
 
 log = logging.getLogger(__name__)
@@ -144,6 +144,20 @@ def _parse_time(value: Any, name: str) -> float:
     )
 
 
+def _cache(ctx: RunnerContext, ext_source: Any) -> JobCache:
+    """The master's job cache; Salt's ``ext_source`` (read the jobs from another returner) is
+    refused unless it names that cache (``local_cache``, the ``master_job_cache``, or a
+    PostgreSQL returner name when the cache is briny's PostgreSQL one): never another
+    source's answer given silently from this one."""
+    if ext_source not in (None, "", "local_cache", ctx.opts.get("master_job_cache")):
+        if not (ext_source in SALT_PG_CACHES and backend(ctx.opts) == "postgres"):
+            raise SaltInvocationError(
+                f"ext_source {ext_source!r}: briny reads only its own job cache ({backend(ctx.opts)}); "
+                "returners are not supported (docs/not-yet.md)"
+            )
+    return ctx.job_cache()
+
+
 def _summary(record: JobRecord) -> dict[str, Any]:
     out = format_job(record.load)
     out["StartTime"] = jid_to_time(record.jid)
@@ -167,7 +181,7 @@ def list_jobs(
     separated string); ``search_metadata``: a dict, any pair matching;
     ``start_time`` / ``end_time``: jobs started after / before that time.
     """
-    cache = ctx.job_cache()
+    cache = _cache(ctx, ext_source)
     records = cache.list_jobs(
         start_time=_parse_time(start_time, "start_time") if start_time else None,
         end_time=_parse_time(end_time, "end_time") if end_time else None,
@@ -231,7 +245,7 @@ def list_jobs_filter(
     limit = _count(count, "count")
     records = [
         r
-        for r in ctx.job_cache().list_jobs(newest_first=True)
+        for r in _cache(ctx, ext_source).list_jobs(newest_first=True)
         if not (filter_find_job and r.fun == "saltutil.find_job")
     ][: max(limit, 0)]
     out = []
@@ -245,7 +259,7 @@ def list_jobs_filter(
 def list_job(ctx: RunnerContext, jid: Any, ext_source: Any = None, display_progress: bool = False) -> dict[str, Any]:
     """One job: ``{"jid", ...summary, "Minions", "StartTime", "Result": {id: return record}}``."""
     jid = _jid(jid)
-    cache = ctx.job_cache()
+    cache = _cache(ctx, ext_source)
     load = cache.get_load(jid)
     out: dict[str, Any] = {"jid": jid}
     out.update(format_job(load))
@@ -266,7 +280,7 @@ def lookup_jid(
 ) -> Any:
     """``{minion_id: return}`` of a job; ``missing=True`` lists the minions that did not return."""
     jid = _jid(jid)
-    cache = ctx.job_cache()
+    cache = _cache(ctx, ext_source)
     returns = cache.get_returns(jid)
     out: dict[str, Any] = {}
     if returned:
@@ -286,7 +300,7 @@ def lookup_jid(
 def print_job(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[str, Any]:
     """Salt's detail of one job, with every minion's return record under ``Result``."""
     jid = _jid(jid)
-    cache = ctx.job_cache()
+    cache = _cache(ctx, ext_source)
     load = cache.get_load(jid)
     detail = format_job(load)
     if load.get("Minions"):
@@ -299,7 +313,7 @@ def print_job(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[str,
 def exit_success(ctx: RunnerContext, jid: Any, ext_source: Any = None) -> dict[str, bool]:
     """``{minion_id: True|False}``: did each targeted minion return with retcode 0?"""
     jid = _jid(jid)
-    cache = ctx.job_cache()
+    cache = _cache(ctx, ext_source)
     returns = cache.get_returns(jid)
     out = {m: False for m in cache.get_minions(jid)}
     for minion_id, record in returns.items():

@@ -101,7 +101,7 @@ def send(
     if with_env_opts:
         payload["saltenv"] = _opts().get("saltenv") or "base"
         payload["pillarenv"] = _opts().get("pillarenv")
-    payload.update({k: v for k, v in kwargs.items() if not str(k).startswith("__pub_")})
+    payload.update(kwargs)  # the job's __pub_* keys too, as Salt's event.send sends them
     if isinstance(data, Mapping):
         payload.update(data)
     opts = _opts()

@@ -12,7 +12,9 @@ instead of signalling the minion itself. A job in another process
 Syncing (masterless, as ``salt-call --local`` does): ``_modules``,
 ``_states``, ``_grains``, ... from the file roots are copied into
 ``extension_modules/<kind>/``; files no longer in the roots are removed.
-The return lists what changed, Salt's way (``["modules.mymod"]``).
+The return lists what changed, Salt's way (``["modules.mymod"]``). briny loads the synced
+``modules``, ``states`` and ``grains``; the other kinds (``_renderers``, ``_returners``,
+``_utils``, ...) are copied as Salt copies them and named in a warning: nothing loads them yet.
 
 ``saltutil.runner`` runs a runner on the master's host, in a ``briny-run``
 process of its own with the master's config from beside the minion's (never
@@ -63,6 +65,9 @@ SYNC_KINDS: dict[str, str] = {
     "wrapper": "_wrapper",
 }
 SYNC_SUFFIXES = (".py", ".pyx", ".so")
+# the custom kinds briny loads after a sync; the others are copied as Salt copies them, and a
+# warning says they have no effect yet (docs/not-yet.md)
+LOADED_KINDS = ("modules", "states", "grains")
 
 
 # -- running jobs -----------------------------------------------------------------------------
@@ -340,6 +345,13 @@ def _sync(kind: str, saltenv: Any = None, extmod_whitelist: Any = None, extmod_b
                 changed.append(f"{kind}.{path.name.rsplit('.', 1)[0]}")
     if changed:
         _modules_changed()  # the next loader reads extension_modules again
+    if changed and kind not in LOADED_KINDS:
+        log.warning(
+            "saltutil.sync_%s copied %s, but briny does not load custom %s yet: they have no effect (docs/not-yet.md)",
+            kind,
+            ", ".join(sorted(set(changed))),
+            kind,
+        )
     return sorted(set(changed))
 
 

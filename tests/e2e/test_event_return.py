@@ -74,7 +74,7 @@ def test_the_master_stores_the_events_its_filter_keeps(
     listed = fleet.run("--out", "json", "jobs.list_events", f"tag=salt/state_result/{jid}/*")
     assert listed.returncode == 0, listed.stderr
     [event] = listed.json()
-    assert event["data"]["ret"]["result"] is True and event["data"]["id"] == "ev1"
+    assert event["data"]["data"]["ret"]["result"] is True and event["data"]["id"] == "ev1"
     assert event["master_id"] == "evmaster"
     ret = fleet.run("--out", "json", "jobs.list_events", f"tag=salt/job/{jid}/ret/*").json()
     assert ret[0]["data"]["id"] == "ev1" and ret[0]["data"]["fun"] == "state.sls"

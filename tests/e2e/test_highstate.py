@@ -233,12 +233,13 @@ def test_highstate_files_job_cache_and_state_result_events(hfleet: Fleet) -> Non
     assert set(seen) == expected_tags
     for tag, data in seen.items():
         minion_id = tag.split("/")[3]
-        assert data["id"] == minion_id and data["jid"] == jid and data["_stamp"]
-        ret = data["ret"]
+        # Salt's wrapper: the result is data['data']['ret'], the minion and the job beside it
+        assert data["id"] == minion_id and data["jid"] == jid and data["_stamp"] and data["cmd"] == "_minion_event"
+        ret = data["data"]["ret"]
         stored = returns[minion_id]
         key = next(k for k, v in stored.items() if v["__id__"] == ret["__id__"])
         assert ret == stored[key], tag  # the event carries the state's whole result
-    marker = seen[f"salt/state_result/{jid}/web1/custom/marker/done"]["ret"]
+    marker = seen[f"salt/state_result/{jid}/web1/custom/marker/done"]["data"]["ret"]
     assert marker["name"] == "marker" and marker["changes"] and marker["result"] is True
 
     # the job's summary in the highstate outputter, through briny-run
@@ -309,8 +310,10 @@ def test_progress_events_one_per_state_with_salt_tags(hfleet: Fleet) -> None:
     for minion_id in IDS:
         mine = sorted((tag, data) for tag, data in prog if tag.split("/")[4] == minion_id)
         assert [t for t, _ in mine] == [f"salt/job/{jid}/prog/{minion_id}/{n}" for n in range(5)]
-        for n, (_, data) in enumerate(mine):
-            assert data["len"] == 5 and data["id"] == minion_id and data["jid"] == jid
+        for n, (_, wrapped) in enumerate(mine):
+            assert wrapped["id"] == minion_id and wrapped["jid"] == jid
+            data = wrapped["data"]
+            assert data["len"] == 5
             assert data["ret"]["__run_num__"] == n and data["ret"]["result"] is True
             assert set(data["ret"]) <= {"result", "name", "__id__", "__sls__", "__run_num__", "duration"}
             assert data["done"] == n + 1 and data["failed"] == 0

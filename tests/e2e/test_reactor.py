@@ -37,7 +37,7 @@ TREE = {
             - contents: fixed after {{ pillar.get('why', 'a failure') }}
         """,
     "reactor/fix.sls": """\
-        {% if data['ret']['result'] == False %}
+        {% if data['data']['ret']['result'] == False %}
         fix_the_other:
           local.state.apply:
             - tgt: m2
@@ -114,7 +114,7 @@ def test_a_failed_state_on_one_minion_runs_the_fix_on_another(reacting: Fleet) -
         jid = reacting.publish("m1", "state.apply", "broken")
         got = events_until(events, lambda got: bool(_reactor_events(got, "salt/reactor/ret")))
     failed = [d for t, d in got if t == f"salt/state_result/{jid}/m1/custom/tag/broken"]
-    assert failed and failed[0]["ret"]["result"] is False
+    assert failed and failed[0]["data"]["ret"]["result"] is False
     outcome = _reactor_events(got, "salt/reactor/ret")[0]
     assert outcome["reaction"] == "local.state.apply" and outcome["id"] == "fix_the_other"
     assert outcome["result"] is True and outcome["minions"] == ["m2"]

@@ -17,6 +17,8 @@ compiler/<case>/        one state tree per case
         grains: {...}           static grains in the minion config
         config: {...}           more minion config keys (state_auto_order, ...)
         calls:  [[fun, arg...]] extra calls (e.g. [state.sls, x, test=True])
+        setup:  [[fun, arg...]] calls run (not recorded) in the same work directory
+                                before each recorded call (e.g. [saltutil.sync_states])
         top:    false           skip the top-file calls (show_top, show_highstate,
                                 show_lowstate) for cases without a top file
     expected.json               what Salt returned: {"calls": [{"args", "rc", "data"}]}
@@ -148,6 +150,11 @@ def compiler_calls(case):
         pillar = "pillar=" + json.dumps(spec["pillar"], sort_keys=True)
         calls = [call + [pillar] for call in calls]
     return calls
+
+
+def compiler_setup(case):
+    """The salt-call argument lists run, unrecorded, before each recorded call of a compiler case."""
+    return [[str(a) for a in call] for call in case_spec(case).get("setup", [])]
 
 
 def _copy_tree(src, dst, skip=()):
@@ -567,3 +574,67 @@ def serve_dns():
         sock.close()
 
     return sock.getsockname()[1], stop
+
+
+# ---------------------------------------------------------------- master-bus events
+
+# Keys whose values vary from run to run: the golden keeps a marker of the same type.
+_EVENT_VARYING = {"_stamp", "jid", "ts", "time", "pid", "pub", "start_time", "duration", "_seq", "local_jid"}
+_EVENT_VARYING |= {"diskusage"}  # a beacon's reading of the host
+# Keys whose whole value is the host's (a minion's grains, its environment): the golden keeps
+# only that it is a dict (``@OPAQUE@`` as the only key).
+EVENT_OPAQUE = {"grains", "environ"}
+_STARTED = re.compile(r"^(Minion \S+ started at ).+$")
+
+
+def _event_marker(key, value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return 0
+    if isinstance(value, float):
+        return 0.0
+    if isinstance(value, str):
+        return f"@{key.strip('_').upper()}@"
+    return value
+
+
+def event_mask(obj, key=None):
+    """One master-bus event (``{"tag", "data"}``) as the event golden keeps it: jids ``@JID@``
+    (in the tag too), the master's id ``@MASTER@``, the values of the varying keys replaced by a
+    marker of the same type (strings ``@KEY@``, numbers 0), a minion's grains and environment
+    ``{"@OPAQUE@": true}``, and times ``@TIME@``."""
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if k in EVENT_OPAQUE and isinstance(v, dict):
+                out[k] = {"@OPAQUE@": True}
+            elif k in _EVENT_VARYING:
+                out[k] = _event_marker(k, v) if not isinstance(v, (dict, list)) else event_mask(v, k)
+            else:
+                out[_JID.sub("@JID@", _MASTER_ID.sub("@MASTER@", k)) if isinstance(k, str) else k] = event_mask(v, k)
+        return out
+    if isinstance(obj, list):
+        return [event_mask(v, key) for v in obj]
+    if isinstance(obj, str):
+        obj = _STARTED.sub(r"\1@CTIME@", obj)
+        return _MASTER_ID.sub("@MASTER@", _JID.sub("@JID@", _TIME.sub("@TIME@", obj)))
+    return obj
+
+
+def event_shape(obj):
+    """The shape two events are compared by: dicts by their keys, lists element by element,
+    everything else by its type name (``@OPAQUE@`` dicts: any dict)."""
+    if isinstance(obj, dict):
+        if obj.get("@OPAQUE@") is True:
+            return "dict"
+        return {k: event_shape(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [event_shape(v) for v in obj]
+    if isinstance(obj, bool):
+        return "bool"
+    if isinstance(obj, (int, float)):
+        return "number"
+    if obj is None:
+        return "null"
+    return "str"

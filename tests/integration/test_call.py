@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.customtree import CUSTOM_MODULES
+
 from briny.common.event import EventBus, EventListener, EventSender
 from tests.waiting import join_listener
 
@@ -159,6 +161,61 @@ def test_missing_function_and_bad_config(minion, tmp_path):
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 
+def test_local_names_the_keys_it_will_not_act_on(minion):
+    """Masterless users see the config warnings the daemons log at start: a Salt setting briny
+    does not act on (a returner, a proxy block, an ext_pillar) and a key that is no Salt setting."""
+    conf, _, _ = minion
+    with (conf / "minion").open("a") as fh:
+        fh.write("return: mysql\nproxy: {proxytype: dummy}\next_pillar: [{cmd_yaml: cat x}]\nfrobnicate: 1\n")
+    proc = call(conf, "test.ping")
+    assert proc.returncode == 0 and local(proc) is True, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("[WARNING ]")]
+    assert warnings == [
+        f"[WARNING ] {conf / 'minion'}: Salt settings briny does not support, accepted without effect "
+        "(docs/migrating.md): ext_pillar, proxy, return",
+        f"[WARNING ] {conf / 'minion'}: keys that are not Salt 3007 minion settings nor briny's, kept only as "
+        "data for config.get: frobnicate",
+    ], proc.stderr
+    quiet = call(conf, "test.ping", "--log-level=error")
+    assert quiet.returncode == 0 and "frobnicate" not in quiet.stderr
+
+
+def test_return_is_refused_by_name_and_nothing_runs(minion, tmp_path):
+    """salt-call's ``--return`` (a returner briny lacks): named, exit 2, and the function never ran."""
+    conf, _, _ = minion
+    marker = tmp_path / "ran"
+    proc = call(conf, "cmd.run", f"touch {marker}", "--return", "mysql")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "briny-call: --return mysql (returners) is a Salt option briny does not support yet; nothing was run "
+        "(docs/not-yet.md)\n"
+    )
+    assert not marker.exists()
+
+
+def test_a_state_run_argument_briny_cannot_honour_is_refused_and_nothing_runs(minion, tmp_path):
+    """``mock=True`` ignored would apply the states for real: the run is refused, naming it."""
+    conf, tree, _ = minion
+    marker = tmp_path / "made"
+    write(tree, {"mk.sls": f"made:\n  file.managed:\n    - name: {marker}\n    - contents: x\n"})
+    proc = call(conf, "state.sls", "mk", "mock=True")
+    assert proc.returncode == 1 and local(proc) == [
+        "'mock' is not supported by briny yet (mock runs; test=True shows what would change); no state was run"
+    ], proc.stderr
+    assert not marker.exists()
+
+
+def test_out_file_is_replaced_unless_appended_as_salt_call(minion, tmp_path):
+    """salt-call's --out-file replaces the file; --out-file-append appends (checked with 3007.17)."""
+    conf, _, _ = minion
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    assert call(conf, "test.ping", "--out-file", str(out), out="nested").returncode == 0
+    assert out.read_text() == "local:\n    True\n"
+    assert call(conf, "test.ping", "--out-file", str(out), "--out-file-append", out="nested").returncode == 0
+    assert out.read_text() == "local:\n    True\nlocal:\n    True\n"
+
+
 def test_options_after_the_function_and_kwargs(minion):
     conf, _, _ = minion
     proc = call(conf, "test.arg", "1", "x=2", "y={a: 1}", "--out", "json", out="")
@@ -215,34 +272,45 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
     assert first["ret"]["result"] is True and first["ret"]["name"] == "plain" and "_stamp" in first
 
 
-def test_custom_modules_and_states_from_the_file_roots(minion):
-    conf, tree, root = minion
-    write(
-        tree,
-        {
-            "_modules/greet.py": """
-            def hello(who):
-                return f"hello {who} from {__grains__['id']}"
-            """,
-            "_states/marker.py": """
-            import os
+CUSTOM_TREE = {**CUSTOM_MODULES, "top.sls": "base:\n  '*':\n    - custom\n"}
 
-            def present(name, text):
-                ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
-                if os.path.exists(name):
-                    return ret
-                if __opts__["test"]:
-                    ret.update(result=None, comment="would write")
-                    return ret
-                with open(name, "w") as fh:
-                    fh.write(__salt__["greet.hello"](text))
-                ret.update(changes={"new": name}, comment="written")
-                return ret
-            """,
-            "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: world\n",
-        },
-    )
-    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"
+
+def test_custom_modules_of_the_file_roots_load_when_salt_loads_them(minion):
+    """As Salt 3007 masterless (checked with the reference): a tree's _modules/_states are not
+    loaded by state.sls or a call until synced; sync_mods= syncs the kinds named, a highstate
+    syncs all, and what was synced stays (extension_modules)."""
+    conf, tree, root = minion
+    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - who: world\n"})
+    proc = call(conf, "greet.hello", "you", out="")
+    assert proc.returncode != 0 and "'greet.hello' is not available." in proc.stdout + proc.stderr
     proc = call(conf, "state.sls", "custom")
+    assert proc.returncode == 1
+    (ret,) = local(proc).values()
+    assert (
+        ret["comment"]
+        == "State 'marker.present' was not found in SLS 'custom'\nReason: 'marker.present' is not available.\n"
+    )
+    assert not (root / "marker").exists()
+    proc = call(conf, "state.sls", "custom", "sync_mods=states,modules")
     assert proc.returncode == 0, proc.stderr
     assert (root / "marker").read_text() == "hello world from itest"
+    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"  # synced: kept
+    proc = call(conf, "state.sls", "custom", "sync_mods=bogus")
+    assert proc.returncode == 0 and "Invalid custom module type 'bogus', ignoring" in proc.stderr
+
+
+def test_a_masterless_highstate_syncs_the_custom_modules(minion):
+    conf, tree, root = minion
+    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - who: top\n"})
+    proc = call(conf, "state.apply")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (root / "marker").read_text() == "hello top from itest"
+
+
+def test_custom_modules_from_roots_loads_them_in_place(minion):
+    conf, tree, root = minion
+    write(tree, CUSTOM_TREE)
+    with (conf / "minion").open("a") as fh:
+        fh.write("custom_modules_from_roots: True\n")
+    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"
+    assert not list(root.rglob("extmods/modules/greet.py"))  # read in place, not synced

@@ -105,6 +105,9 @@ def _check(rec, rc, data, disk=None, key_order=False, stderr=""):
 def test_compiler_golden(case, n, briny_call, compiler_case):
     rec = goldenlib.compiler_expected(case)["calls"][n]
     conf, work, replacements = compiler_case(case)
+    for setup in goldenlib.compiler_setup(case):
+        done = briny_call(conf, setup, cwd=work)
+        assert done.returncode == 0, f"setup {setup} failed: {done.stdout}{done.stderr}"
     p = briny_call(conf, rec["args"], cwd=work)
     data = goldenlib.mask(goldenlib.parse_output(p.stdout, p.stderr), replacements)
     _check(rec, p.returncode, data, key_order=KEY_ORDER, stderr=p.stderr)

@@ -68,3 +68,17 @@ def test_the_examples_show_only_keys_briny_acts_on():
 
     for name in ("master", "minion"):
         assert saltkeys.unsupported(_uncommented(DEPLOY / "config" / name), name) == ([], []), name
+
+
+def test_install_links_every_operator_command_onto_the_path():
+    """deploy/install.sh links each console script into /usr/local/bin but briny-swarm (a load
+    tool, documented as run from the venv): docs/migrating.md says which."""
+    import re
+    import tomllib
+
+    scripts = set(tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"]["scripts"])
+    install = (DEPLOY / "install.sh").read_text()
+    [listed] = re.findall(r"for cmd in ([a-z -]+); do", install)
+    assert set(listed.split()) == scripts - {"briny-swarm"}
+    doc = (DEPLOY.parent / "docs" / "migrating.md").read_text()
+    assert "`briny-swarm`" in doc and "/opt/briny/bin/briny-swarm" in doc

@@ -192,3 +192,31 @@ def test_a_bad_publish_port_or_ext_is_refused(port):
         handshake.read_auth(
             wire.decode(wire.clear("auth", "m1", {**auth, "ext": -1 if port in (0, 65536) else port}).encode())
         )
+
+
+def test_a_hello_naming_the_pinned_key_gets_a_challenge_without_it():
+    from briny.master.auth import MasterAuth
+
+    auth = MasterAuth(None, key("master"), master_pub(), b"s" * 32, lambda: False)  # type: ignore[arg-type]
+    token = os.urandom(32)
+    finger = crypto.fingerprint(master_pub())
+    hello = handshake.read_auth(wire.decode(handshake.hello("m1", token, finger)))
+    assert hello == handshake.Hello("m1", token, finger)
+    short = wire.decode(auth.hello(hello))
+    assert "master_pub" not in wire.clear_payload(short)
+    # the minion reads it with the key it pinned; without one the challenge is malformed
+    assert handshake.read_challenge(short, "m1", token, master_pub()).master_pub == master_pub()
+    with pytest.raises(WireError, match="'master_pub' must be a PEM text"):
+        handshake.read_challenge(short, "m1", token)
+    full = auth.hello(handshake.Hello("m1", token))  # an older minion: no finger, the key comes along
+    other = auth.hello(handshake.Hello("m1", token, crypto.fingerprint(crypto.public_pem(key("minion")))))
+    for frame in (full, other):  # another pin: the key comes, so the minion can say it is not its pin
+        assert handshake.read_challenge(wire.decode(frame), "m1", token, "ignored").master_pub == master_pub()
+    assert len(short.encode()) < len(full) - 300
+
+
+@pytest.mark.parametrize("finger", [123, b"ab", "", "x" * 201])
+def test_a_bad_finger_in_a_hello_is_refused(finger):
+    frame = wire.clear("auth", "m1", {"token": os.urandom(32), "finger": finger}).encode()
+    with pytest.raises(WireError, match="the hello's 'finger' must be a fingerprint"):
+        handshake.read_auth(wire.decode(frame))

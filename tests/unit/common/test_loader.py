@@ -33,14 +33,27 @@ def test_functions_dunders_aliases(custom):
     assert salt["pkgish.version"]() == "1.0"
 
 
-def test_unavailable_modules_say_why(custom):
+def _missing(salt, key):
+    with pytest.raises(FunctionNotFound) as info:
+        salt[key]
+    return str(info.value)
+
+
+def test_unavailable_modules_say_why_in_salt_s_words(custom):
+    """As the reference salt-call says them for a custom module (tests/golden/compiler/
+    err_virtual_false records the state modules' side)."""
+    (custom / "plain.py").write_text("def __virtual__():\n    return False\ndef f():\n    pass\n")
+    (custom / "raiser.py").write_text("def __virtual__():\n    raise ValueError('boom')\ndef f():\n    pass\n")
     salt = loader.minion_mods({"id": "m1"}, {}, {}, extra_dirs=[custom])
-    with pytest.raises(FunctionNotFound, match="no such tool here"):
-        salt["never.f"]
-    with pytest.raises(FunctionNotFound, match="failed to import broken.py"):
-        salt["broken.x"]
-    with pytest.raises(FunctionNotFound, match="'nosuch.fun' is not available"):
-        salt["nosuch.fun"]
+    assert _missing(salt, "never.f") == "'never' __virtual__ returned False: no such tool here"
+    assert _missing(salt, "plain.f") == "'plain' __virtual__ returned False"
+    assert _missing(salt, "broken.x") == "'broken' __virtual__ returned False: No module named 'nosuchmodule_xyz'"
+    assert _missing(salt, "raiser.f") == (
+        "'raiser' __virtual__ returned False: Exception raised when processing __virtual__ function for "
+        "briny.loaded.modules.raiser. Module will not be loaded: boom"
+    )
+    assert _missing(salt, "nosuch.fun") == "'nosuch.fun' is not available."
+    assert _missing(salt, "mymod.nosuch") == "'mymod.nosuch' is not available."  # loaded, no such function
 
 
 def test_each_loader_has_its_own_module_objects(custom):

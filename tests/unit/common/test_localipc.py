@@ -172,7 +172,7 @@ def test_a_user_who_cannot_reach_the_socket_is_told_so(tmp_path):
         assert found == ("denied", path)
         assert message == (
             f"permission denied: user nobody (uid {NOBODY}) may not use the master's socket "
-            f"{path}; run this command as root (the user the master runs as) or as root"
+            f"{path}; run this command as root (the user the master runs as)"
         )
         assert probe(path) == ("missing", path)  # root can tell: nothing is there
     finally:

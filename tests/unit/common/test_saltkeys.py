@@ -102,6 +102,17 @@ def test_keys_not_acted_on_are_really_not_read():
         ("minion", "startup_states", "ignored"),  # a default briny carries, but nothing runs them
         ("minion", "frobnicate", "unknown"),
         ("minion", "mysql.host", "supported"),  # a module's setting, for config.get
+        # Salt settings outside its default tables: Salt's, so ignored, never "not a Salt setting"
+        ("minion", "return", "ignored"),  # returners (VALID_OPTS)
+        ("minion", "ext_pillar", "ignored"),  # a masterless minion's external pillar
+        ("minion", "proxy", "ignored"),  # a proxy minion's block
+        ("minion", "vault", "ignored"),
+        ("master", "vault", "ignored"),
+        ("master", "rest_cherrypy", "ignored"),  # salt-api's netapi modules
+        ("master", "rest_tornado", "ignored"),
+        ("master", "peer_run", "ignored"),
+        ("master", "presence_events", "ignored"),
+        ("master", "proxy", "unknown"),  # a proxy minion's, no master's
     ],
 )
 def test_classify(role, key, kind):

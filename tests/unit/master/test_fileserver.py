@@ -334,5 +334,51 @@ def test_the_fileserver_runner(tree: Path) -> None:
     assert get_runner("fileserver.file_list")(ctx, "dev") == ["web.sls"]
     assert get_runner("fileserver.dir_list")(ctx) == ["db", "empty", "web", "web/files"]
     assert get_runner("fileserver.update")(ctx) is True
+    assert get_runner("fileserver.update")(ctx, backend="roots") is True
     with pytest.raises(SaltInvocationError):
         get_runner("fileserver.file_list")(ctx, "prod")
+
+
+@pytest.mark.parametrize(
+    "backend, message",
+    [
+        ("gitfs", "cannot update the 'gitfs' fileserver backend: briny serves file_roots only"),
+        ("roots,git", "cannot update the 'gitfs' fileserver backend: briny serves file_roots only"),
+        (["roots", "hgfs"], "cannot update the 'hgfs' fileserver backend"),
+        (None, "cannot update the 'gitfs' fileserver backend (set in fileserver_backend)"),
+    ],
+)
+def test_fileserver_update_refuses_a_backend_briny_does_not_have(tree: Path, backend: Any, message: str) -> None:
+    """Salt's backends briny has no counterpart for: the update fails naming it, never True."""
+    from briny.common.exceptions import CommandExecutionError
+    from briny.master.runners import RunnerContext, get_runner
+
+    ctx = RunnerContext({"file_roots": {"base": [str(tree / "r1")]}, "fileserver_backend": ["roots", "gitfs"]})
+    with pytest.raises(CommandExecutionError) as info:
+        get_runner("fileserver.update")(ctx, backend=backend)
+    assert str(info.value).startswith(message)
+
+
+def test_fileserver_update_refuses_a_backend_salt_does_not_have_either(tree: Path) -> None:
+    from briny.common.exceptions import SaltInvocationError
+    from briny.master.runners import RunnerContext, get_runner
+
+    with pytest.raises(SaltInvocationError, match="no fileserver backend 'nosuch'"):
+        get_runner("fileserver.update")(RunnerContext({"file_roots": {}}), backend="nosuch")
+
+
+def test_briny_run_fileserver_update_gitfs_fails_naming_it(master_dir: Path) -> None:
+    import io
+
+    from briny.master import runcli
+
+    out, err = io.StringIO(), io.StringIO()
+    assert runcli.run(["-c", str(master_dir), "fileserver.update", "backend=gitfs"], out=out, err=err) == 1
+    assert out.getvalue() == ""
+    assert err.getvalue() == (
+        "briny-run: fileserver.update: cannot update the 'gitfs' fileserver backend: briny serves file_roots "
+        "only (the roots backend) and has no gitfs yet (docs/not-yet.md)\n"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert runcli.run(["-c", str(master_dir), "--out=json", "fileserver.update"], out=out, err=err) == 0
+    assert out.getvalue() == "true\n"

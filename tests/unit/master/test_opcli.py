@@ -279,6 +279,26 @@ def test_usage_and_master_not_running(conf):
         MasterClient(load_master_config(conf)).minions()
 
 
+def test_a_salt_option_briny_lacks_is_refused_by_name_and_nothing_is_sent(conf):
+    """``--return`` (and the eauth options) are Salt's: named, exit 2, no job published; the job must
+    never run without the returner it asked for. The later ping proves nothing went out before."""
+    with LiveMaster(conf, {"m1": "ok"}) as master:
+        code, out, err = briny(conf, "*", "test.ping", "--return", "mysql")
+        assert (code, out) == (2, "")
+        assert err == (
+            "briny: --return mysql (returners) is a Salt option briny does not support yet; nothing was sent "
+            "(docs/not-yet.md)\n"
+        )
+        code, out, err = briny(conf, "-a", "pam", "--return=redis", "--return_config", "alt", "*", "test.ping")
+        assert code == 2 and err.startswith(
+            "briny: --auth pam (external auth), --return redis (returners), --return_config alt (returners) are "
+            "Salt options briny does not support yet; nothing was sent"
+        )
+        code, out, err = briny(conf, "-s", "*", "test.ping", "--out", "json")  # Salt's -s is --static
+        assert code == 0 and json_docs(out) == [{"m1": True}], err
+        assert [p["fun"] for p in master.seen] == ["test.ping"]
+
+
 def test_ipc_commands(conf):
     with LiveMaster(conf, {"m1": "ok"}) as master:
         with MasterClient(master.opts) as client:

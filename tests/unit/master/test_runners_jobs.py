@@ -256,6 +256,41 @@ def test_cli_errors(master_dir, filled):
     assert code == 1 and "not a job id" in err
     code, _, err = run(master_dir, "jobs.lookup_jid", JID1, "bogus=1")
     assert code == 1 and "bogus" in err
+    code, out, err = run(master_dir, "--eauth", "pam", "jobs.list_jobs")  # salt-run's external auth
+    assert (code, out) == (2, "")
+    assert err == (
+        "briny-run: --auth pam (external auth) is a Salt option briny does not support yet; the runner did not "
+        "run (docs/not-yet.md)\n"
+    )
+
+
+def test_ext_source_naming_another_returner_is_refused(master_dir, filled):
+    """Salt's ``ext_source`` reads the jobs from another returner: briny has none, so it fails
+    naming it rather than answering from its own cache as if it were that source."""
+    code, out, err = run(master_dir, "jobs.lookup_jid", JID1, "ext_source=redis")
+    assert (code, out) == (1, "")
+    kind = "postgres" if "postgres" in (master_dir / "master").read_text() else "sqlite"
+    assert err == (
+        f"briny-run: jobs.lookup_jid: ext_source 'redis': briny reads only its own job cache ({kind}); returners "
+        "are not supported (docs/not-yet.md)\n"
+    )
+    for fun in ("jobs.list_jobs", "jobs.list_job", "jobs.print_job", "jobs.exit_success", "jobs.list_jobs_filter"):
+        first = [JID1] if fun in ("jobs.list_job", "jobs.print_job", "jobs.exit_success") else []
+        if fun == "jobs.list_jobs_filter":
+            first = ["1"]
+        assert run(master_dir, fun, *first, "ext_source=redis")[0] == 1, fun
+    # Salt's own default cache is this one
+    assert run(master_dir, "jobs.lookup_jid", JID1, "ext_source=local_cache")[0] == 0
+
+
+def test_cli_out_file_is_replaced_unless_appended_as_salt_run(master_dir, tmp_path):
+    """salt-run's --out-file replaces the file; --out-file-append appends (checked with 3007.17)."""
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    assert run(master_dir, "test.arg", "1", "--out", "json", "--out-file", str(out))[0] == 0
+    assert out.read_text() == '{\n    "args": [\n        1\n    ],\n    "kwargs": {}\n}\n'
+    assert run(master_dir, "test.arg", "1", "--out", "json", "--out-file", str(out), "--out-file-append")[0] == 0
+    assert out.read_text().count('"args"') == 2
 
 
 def test_cli_manage_with_no_minions_needs_no_master(master_dir):

@@ -467,7 +467,9 @@ def test_forwarded_events_are_bound_to_the_sender(master_opts):
         fired = {t: d for t, d in c.events}
         assert fired[f"salt/state_result/{jid}/m1/pkg"]["id"] == "m1"
         assert fired[f"salt/job/{jid}/ret/m1"]["id"] == "m1"
-        assert fired["custom/thing"] == {"id": "m2", "x": 1}
+        # Salt's wrapper: the sender's id beside what it sent, which is fired as sent
+        assert fired["custom/thing"]["id"] == "m1" and fired["custom/thing"]["data"] == {"id": "m2", "x": 1}
+        assert fired[f"salt/state_result/{jid}/m1/pkg"]["data"] == {"id": "m2", "x": 1}
         assert "salt/key" not in fired
         assert not [t for t in fired if "/m2" in t]
 

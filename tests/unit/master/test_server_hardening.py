@@ -260,8 +260,8 @@ def test_a_return_event_needs_a_job_sent_to_the_sender(master_opts):
             kind, rep = await m2.req("event", tag=tag, data={"return": "forged"})
             assert kind == "rep" and "must be written" in rep["error"], tag
         assert (await m1.req("event", tag=f"salt/job/{jid}/ret/m1", data={"return": True}))[1] == {"ok": True}
-        fired = [(t, d) for t, d in c.events if "/ret/" in t]
-        assert fired == [(f"salt/job/{jid}/ret/m1", {"return": True, "id": "m1"})]
+        fired = [(t, d["id"], d["data"]) for t, d in c.events if "/ret/" in t]
+        assert fired == [(f"salt/job/{jid}/ret/m1", "m1", {"return": True})]
 
     with_auto_accept(master_opts, body)
 
@@ -295,7 +295,7 @@ def test_master_only_tags_are_refused_however_written(master_opts, tag):
         m1 = await c.accepted("m1")
         kind, rep = await m1.req("event", tag=tag, data={"act": "accept", "id": "evil"})
         assert kind == "rep" and "error" in rep
-        assert [t for t, _ in c.events if t not in ("salt/auth", "salt/minion/m1/start")] == []
+        assert [t for t, _ in c.events if t not in ("salt/auth", "minion_start", "salt/minion/m1/start")] == []
         assert (await m1.req("ping"))[0] == "rep"
 
     with_auto_accept(master_opts, body)
@@ -322,9 +322,17 @@ def test_salt_tags_keep_their_fixed_part_exact_and_the_rest_as_sent(master_opts)
         ):
             kind, rep = await m1.req("event", tag=tag, data={"x": 1})
             assert kind == "rep" and "must be written" in rep["error"], tag
-        fired = {t: d for t, d in c.events if t not in ("salt/auth", "salt/minion/m1/start", f"salt/job/{jid}/new")}
+        master_own = (
+            "salt/auth",
+            "minion_start",
+            "salt/minion/m1/start",
+            jid,
+            f"salt/job/{jid}/new",
+            f"salt/job/{jid}/publish",
+        )
+        fired = {t: d for t, d in c.events if t not in master_own}
         assert set(fired) == set(fired_as.values())
-        assert fired["salt/minion/m1//ping"] == {"x": 1, "id": "m1"}
-        assert fired[" myapp//deploy/done/ "] == {"x": 1}
+        assert fired["salt/minion/m1//ping"]["id"] == "m1" and fired["salt/minion/m1//ping"]["data"] == {"x": 1}
+        assert fired[" myapp//deploy/done/ "]["data"] == {"x": 1}
 
     with_auto_accept(master_opts, body)

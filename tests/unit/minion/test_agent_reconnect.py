@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 
 from briny.common import wire
@@ -229,3 +230,47 @@ def test_events_on_the_local_bus_reach_the_master(short_root):  # noqa: F811 - t
 
     event = run(main())
     assert event["tag"] == "custom/thing" and event["data"]["x"] == 1 and event["data"]["id"] == "m1"
+
+
+def test_a_master_name_that_does_not_resolve_is_named_and_never_connected_to(tmp_path, caplog):
+    """As Salt: no connection is tried until ``master`` resolves; an ERROR names the host, then
+    the minion retries on its backoff (the pauses), without an ERROR at each attempt."""
+    from briny.minion.masters import Connector, MasterAddress
+
+    made: list = []
+    hub = MemoryHub()
+    connector = Connector(MasterAddress("nonexistent.invalid", 4506, 4505), lambda a: made.append(a) or hub.client())
+
+    async def main():
+        agent = MinionAgent(minion_opts(tmp_path, recon_default=50, recon_max=100), connector, event_bus=False)
+        pauses = record_pauses(agent)
+        async with Running(agent):
+            await until(lambda: len(pauses) >= 3, 10, "three attempts")
+        return agent
+
+    with caplog.at_level("ERROR", logger="briny.minion.masters"):
+        agent = run(main())
+    assert made == [] and agent.session is None
+    [said] = [r.getMessage() for r in caplog.records if r.name == "briny.minion.masters"]
+    # the resolver's words vary ("Name or service not known", "Temporary failure in name resolution")
+    assert re.fullmatch(
+        r"DNS lookup of the master 'nonexistent\.invalid' failed \([^)]+\); set 'master' in the minion config to "
+        r"a name that resolves; retrying \(said again every 60 s while it lasts\)",
+        said,
+    ), said
+
+
+def test_an_unreachable_master_is_said_again_each_minute_and_at_once_after_a_session(caplog):
+    from briny.minion.masters import MasterLink
+
+    now = [1000.0]
+    link = MasterLink("m:4506", MemoryHub().client, None, Backoff(100, 1000), clock=lambda: now[0])  # type: ignore[arg-type]
+    with caplog.at_level("ERROR", logger="briny.minion.masters"):
+        link.unreachable("gone")
+        now[0] += 59
+        link.unreachable("gone")  # within the minute: not again
+        now[0] += 1
+        link.unreachable("gone")
+        link.connected()
+        link.unreachable("gone again")  # a new outage: at once
+    assert [r.getMessage().partition(";")[0] for r in caplog.records] == ["gone", "gone", "gone again"]

@@ -105,3 +105,12 @@ def test_result_from_return(value: Any, ok: bool) -> None:
     st = _states()
     mod = st.module("module")
     assert mod._succeeded(value) is ok
+
+
+def test_a_returner_is_named_in_the_result_not_dropped_unseen() -> None:
+    """briny has no returners: the call still runs (its return stays in the result), and the
+    state's ``warnings`` (shown by the highstate output) say the returner was not called."""
+    st = _states()
+    why = "'returner' was ignored: returners are not supported by briny ('mysql' is not called)"
+    legacy = st["module.run"](name="test.echo", text="hi", returner="mysql")
+    assert (legacy["result"], legacy["changes"], legacy["warnings"]) == (True, {"ret": "hi"}, [why])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import threading
@@ -188,6 +189,17 @@ def test_sync_copies_custom_modules_reports_changes_and_cleans(opts, tmp_path):
     (srv / "_modules" / "other.py").write_text("def yo():\n    return 2\n")
     assert s()["saltutil.sync_modules"](extmod_whitelist="other") == ["modules.other"]
     assert s()["saltutil.sync_modules"](extmod_blacklist={"modules": ["other"]}) == ["modules.other"]
+
+
+def test_a_synced_kind_briny_does_not_load_is_named_in_a_warning(opts, tmp_path, caplog):
+    (tmp_path / "srv" / "_returners").mkdir()
+    (tmp_path / "srv" / "_returners" / "myret.py").write_text("def returner(ret):\n    pass\n")
+    with caplog.at_level(logging.WARNING):
+        assert salt(opts)["saltutil.sync_returners"]() == ["returners.myret"]
+    assert [r.getMessage() for r in caplog.records if "saltutil" in r.getMessage()] == [
+        "saltutil.sync_returners copied returners.myret, but briny does not load custom returners yet: they have "
+        "no effect (docs/not-yet.md)"
+    ]
 
 
 def test_synced_modules_are_used_by_the_next_job(opts, tmp_path):

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""A flood of a master's request port by peers without a key (issue 19): its memory, its log, its
+minions.
+
+Starts one real ``briny-master`` on 127.0.0.1 (``auto_accept``, ``log_level: warning``, the
+limits of ``docs/PROTOCOL.md`` at their defaults unless given), authenticates one legitimate
+minion from this process, then runs a flood from a second process for ``--seconds``:
+``--reading`` connections that send auth frames as fast as the master takes them and read every
+answer, and ``--deaf`` connections that send as fast and never read (ZeroMQ's receive queue of
+one message and a 4 KiB kernel buffer: nothing is taken off the wire). Each connection cycles
+through a hello for a good id (a challenge), a hello for a bad id (a refusal and its warning)
+and a signed auth naming a challenge never issued (a refusal before any RSA); with ``--hellos``
+only the first (the largest answer: a challenge carrying the master's key). Meanwhile:
+
+- the legitimate minion pings every 100 ms (sealed ``ping``, 1 s timeout): **lost** pings and the
+  slowest answer;
+- every second a new minion id authenticates (hello, challenge, signed auth): the slowest join;
+- the master's RSS (``VmRSS``) every 100 ms: **peak growth** over the baseline before the flood;
+- the master's log file: bytes written during the flood, per second.
+
+After the flood (its process exits, closing its connections) it waits ``--settle`` seconds and
+reports the RSS then (**after**: the growth still held). Targets: peak growth < 50 MiB, after
+within 10 MiB of the baseline, no ping lost. Exits 1 when one is missed.
+
+Run: ``.venv/bin/python bench/flood.py [--reading 4] [--deaf 4] [--seconds 16] [--settle 12]
+[--peer-rate N] [--send-hwm N] [--hellos]`` (``--peer-rate 1000000`` takes the per-connection rate limit
+out of the way, so the deaf connections fill their reply queues: the queue bound alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import zmq
+import zmq.asyncio
+
+from briny.common import crypto, handshake, wire
+from briny.common.transport import ZmqClient
+from tests.e2e.support import Fleet, FleetError
+
+MIB = 1024 * 1024
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+# -- the flood (its own process) ------------------------------------------------------------
+
+
+def _frames(hellos: bool) -> list[bytes]:
+    pub = crypto.public_pem(crypto.generate_rsa())
+    token = os.urandom(handshake.TOKEN_BYTES)
+    forged = wire.clear(
+        "auth", "forged", {"pub": pub, "token": token, "challenge": os.urandom(32), "sig": os.urandom(256), "ext": 1}
+    ).encode()
+    if hellos:
+        return [handshake.hello("flooder", token)] * 3
+    return [handshake.hello("flooder", token), handshake.hello("../bad", token), forged]
+
+
+async def _flood(port: int, reading: int, deaf: int, seconds: float, hellos: bool, out: Any) -> None:
+    ctx = zmq.asyncio.Context()
+    frames = _frames(hellos)
+    sent = [0] * (reading + deaf)
+    got = [0] * reading
+    end = time.monotonic() + seconds
+    socks = []
+    for i in range(reading + deaf):
+        sock = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        if i >= reading:
+            sock.setsockopt(zmq.RCVHWM, 1)
+            sock.setsockopt(zmq.RCVBUF, 4096)
+        sock.connect(f"tcp://127.0.0.1:{port}")
+        socks.append(sock)
+
+    async def send(i: int) -> None:
+        n = 0
+        while time.monotonic() < end:
+            await socks[i].send_multipart([n.to_bytes(8, "big"), frames[n % 3]])
+            n += 1
+            sent[i] = n
+            if n % 64 == 0:
+                await asyncio.sleep(0)
+
+    async def read(i: int) -> None:
+        while True:
+            await socks[i].recv_multipart()
+            got[i] += 1
+
+    readers = [asyncio.ensure_future(read(i)) for i in range(reading)]
+    await asyncio.gather(*(send(i) for i in range(reading + deaf)))
+    await asyncio.sleep(0.5)  # the last answers to the reading connections
+    for task in readers:
+        task.cancel()
+    for sock in socks:
+        sock.close()
+    ctx.term()
+    out.put({"sent_reading": sum(sent[:reading]), "sent_deaf": sum(sent[reading:]), "answers_read": sum(got)})
+
+
+def flood_process(port: int, reading: int, deaf: int, seconds: float, hellos: bool, out: Any) -> None:
+    asyncio.run(_flood(port, reading, deaf, seconds, hellos, out))
+
+
+# -- the legitimate side (this process) -------------------------------------------------------
+
+
+class Minion:
+    """One legitimate identity: the handshake and sealed pings over a ZmqClient."""
+
+    def __init__(self, client: ZmqClient, minion_id: str, key: crypto.RSAPrivate) -> None:
+        self.client, self.id, self.key = client, minion_id, key
+        self.session: bytes | None = None
+
+    async def auth(self, timeout: float = 5.0) -> str:
+        token = os.urandom(handshake.TOKEN_BYTES)
+        raw = await self.client.request(handshake.hello(self.id, token), timeout)
+        if raw is None:
+            return "no_reply"
+        offer = handshake.read_challenge(wire.decode(raw), self.id, token)
+        frame = handshake.auth_request(
+            self.id, self.key, crypto.public_pem(self.key), token, offer.challenge, crypto.fingerprint(offer.master_pub)
+        )
+        raw = await self.client.request(frame, timeout)
+        if raw is None:
+            return "no_reply"
+        reply = handshake.read_auth_reply(wire.decode(raw), self.id, token, offer.challenge)
+        if reply.status == "accepted":
+            self.session = crypto.rsa_decrypt(self.key, reply.session_enc)
+        return reply.status
+
+    async def ping(self, timeout: float = 1.0) -> float | None:
+        """Seconds to the answer, None when lost."""
+        assert self.session is not None
+        env = wire.sealed("req", self.id, self.session, {"cmd": "ping"})
+        start = time.monotonic()
+        raw = await self.client.request(env.encode(), timeout)
+        if raw is None:
+            return None
+        wire.open_reply(wire.decode(raw), self.session, env.nonce)
+        return time.monotonic() - start
+
+
+async def legit(fleet: Fleet, pid: int, seconds: float, settle: float, ns: argparse.Namespace) -> dict[str, Any]:
+    ctx = zmq.asyncio.Context()
+    keys = [crypto.generate_rsa() for _ in range(int(seconds) + 2)]
+    client = ZmqClient("127.0.0.1", fleet.ret_port, fleet.pub_port, ctx=ctx)
+    pinger = Minion(client, "pinger", keys[0])
+    assert await pinger.auth() == "accepted"
+    for _ in range(20):
+        assert await pinger.ping() is not None
+    log_path = fleet.master_dir / "master.log"
+    await asyncio.sleep(1.0)
+    base = rss_bytes(pid)
+    log_before = log_path.stat().st_size
+    queue: Any = multiprocessing.Queue()
+    proc = multiprocessing.Process(
+        target=flood_process, args=(fleet.ret_port, ns.reading, ns.deaf, seconds, ns.hellos, queue), daemon=True
+    )
+    start = time.monotonic()
+    proc.start()
+    peak = base
+    pings = lost = 0
+    slowest = 0.0
+    joins: list[float] = []
+    join_fail = 0
+    next_join = start + 1.0
+    next_ping = start
+    while proc.is_alive():
+        now = time.monotonic()
+        peak = max(peak, rss_bytes(pid))
+        if now >= next_ping:
+            next_ping = now + 0.1
+            took = await pinger.ping()
+            pings += 1
+            if took is None:
+                lost += 1
+            else:
+                slowest = max(slowest, took)
+        if now >= next_join and len(joins) + join_fail + 1 < len(keys):
+            next_join = now + 1.0
+            new = ZmqClient("127.0.0.1", fleet.ret_port, fleet.pub_port, ctx=ctx)
+            t0 = time.monotonic()
+            status = await Minion(new, f"new{len(joins) + join_fail}", keys[len(joins) + join_fail + 1]).auth()
+            new.close()
+            if status == "accepted":
+                joins.append(time.monotonic() - t0)
+            else:
+                join_fail += 1
+        await asyncio.sleep(0.02)
+    flood_end = time.monotonic()
+    counts = queue.get(timeout=10)
+    log_grew = log_path.stat().st_size - log_before
+    while time.monotonic() - flood_end < settle:
+        took = await pinger.ping()
+        pings += 1
+        lost += took is None
+        await asyncio.sleep(0.2)
+    after = rss_bytes(pid)
+    client.close()
+    ctx.term()
+    return {
+        **counts,
+        "flood_s": flood_end - start,
+        "base": base,
+        "peak": peak,
+        "after": after,
+        "pings": pings,
+        "lost": lost,
+        "slowest": slowest,
+        "joins": joins,
+        "join_fail": join_fail,
+        "log_bytes": log_grew,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--reading", type=int, default=4)
+    parser.add_argument("--deaf", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=16.0)
+    parser.add_argument("--settle", type=float, default=12.0)
+    parser.add_argument("--peer-rate", type=float, default=None, help="the master's auth_peer_rate")
+    parser.add_argument("--send-hwm", type=int, default=None, help="the master's ret_send_hwm")
+    parser.add_argument("--hellos", action="store_true", help="good hellos only (the largest answers)")
+    ns = parser.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="bflood", dir="/tmp"))
+    extra: dict[str, Any] = {}
+    if ns.peer_rate is not None:
+        extra["auth_peer_rate"] = ns.peer_rate
+    if ns.send_hwm is not None:
+        extra["ret_send_hwm"] = ns.send_hwm
+    fleet = Fleet(root, [], auto_accept=True, log_level="warning", master_opts=extra)
+    try:
+        fleet.start_master()
+        pid = fleet.master.pid
+        r = asyncio.run(legit(fleet, pid, ns.seconds, ns.settle, ns))
+    except FleetError as exc:
+        print(f"the master did not come up: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        fleet.close()
+        shutil.rmtree(root, ignore_errors=True)
+    grow, held = (r["peak"] - r["base"]) / MIB, (r["after"] - r["base"]) / MIB
+    print(
+        f"flood: {ns.reading} reading + {ns.deaf} deaf connections for {r['flood_s']:.1f} s "
+        f"(master {' '.join(f'{k}={v}' for k, v in extra.items()) or 'defaults'}"
+        f"{', hellos only' if ns.hellos else ''}): "
+        f"{r['sent_reading']} frames sent by the reading ones ({r['answers_read']} answered), "
+        f"{r['sent_deaf']} by the deaf ones"
+    )
+    print(
+        f"master RSS: {r['base'] / MIB:.1f} MiB before, peak {r['peak'] / MIB:.1f} MiB ({grow:+.1f} MiB), "
+        f"{r['after'] / MIB:.1f} MiB {ns.settle:.0f} s after ({held:+.1f} MiB)"
+    )
+    print(
+        f"legitimate: {r['pings']} pings, {r['lost']} lost, slowest {r['slowest'] * 1000:.0f} ms; "
+        f"{len(r['joins'])} new minions joined (slowest {max(r['joins'], default=0) * 1000:.0f} ms), "
+        f"{r['join_fail']} failed"
+    )
+    print(f"master log: {r['log_bytes']} bytes during the flood ({r['log_bytes'] / r['flood_s']:.0f} bytes/s)")
+    ok = grow < 50 and held < 10 and r["lost"] == 0 and r["join_fail"] == 0
+    print("targets (peak < +50 MiB, after < +10 MiB, no ping lost, every join):", "met" if ok else "MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

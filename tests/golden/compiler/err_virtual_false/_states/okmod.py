@@ -1,0 +1,2 @@
+def managed(name, **kwargs):
+    return {"name": name, "result": True, "changes": {}, "comment": "ran"}

@@ -1,0 +1,6 @@
+def __virtual__():
+    return False
+
+
+def managed(name, **kwargs):
+    return {"name": name, "result": True, "changes": {}, "comment": "ran"}

@@ -1,0 +1,4 @@
+ping:
+  salt.function:
+    - name: test.ping
+    - tgt: m1

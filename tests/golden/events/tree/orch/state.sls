@@ -1,0 +1,4 @@
+apply:
+  salt.state:
+    - tgt: m1
+    - sls: plain
