@@ -108,6 +108,21 @@ other:
       - pkgrepo: extra
 """,
     },
+    "repo_modify": {
+        "repos": {
+            "brinytest-extra.repo": "# kept header\\n[brinytest-extra]\\nname=x\\nbaseurl=file://@REPOS@/brinytest-extra\\n"
+            "gpgcheck=0\\nenabled=0\\n# a note\\n"
+        },
+        "sls": """
+extra:
+  pkgrepo.managed:
+    - name: brinytest-extra
+    - humanname: renamed
+    - baseurl: file://@REPOS@/brinytest-extra
+    - gpgcheck: 0
+    - basedir: @REPOSDIR@
+""",
+    },
     "repo_absent": {
         "repos": {
             "brinytest-extra.repo": "[brinytest-extra]\\nname=x\\nbaseurl=file://@REPOS@/brinytest-extra\\ngpgcheck=0\\n"
