@@ -37,7 +37,7 @@ def _same(key: str, want: Any, have: Any, redhat: bool) -> bool:
 
 def _comments(value: Any) -> str:
     items = value if isinstance(value, list) else [value]
-    return "\n".join(f"#{c}" for c in items if c is not None)
+    return "".join(f"# {str(c).lstrip('#').lstrip()}\n" for c in items)
 
 
 def managed_rpm(name: str, ret: dict[str, Any], kwargs: dict[str, Any], enabled: Any, disabled: Any) -> dict[str, Any]:

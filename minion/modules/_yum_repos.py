@@ -96,6 +96,12 @@ def get_repo(repo: str, basedir: Any = None, **kwargs: Any) -> dict[str, Any]:
     return list_repos(basedir, **kwargs).get(repo, {})
 
 
+def _comments(comments: Any) -> str:
+    """A stanza's comments as Salt writes them: one ``# text`` line each."""
+    items = comments if isinstance(comments, list) else [comments]
+    return "".join(f"# {str(c).lstrip('#').lstrip()}\n" for c in items)
+
+
 def _render(header: str, stanzas: dict[str, dict[str, Any]], lead: str = "") -> str:
     content = header
     for stanza, opts in stanzas.items():
@@ -107,7 +113,7 @@ def _render(header: str, stanzas: dict[str, dict[str, Any]], lead: str = "") -> 
             elif isinstance(value, str) and "\n" in value:
                 value = "\n ".join(value.split("\n"))
             content += f"{key}={value}\n"
-        content += "".join(f"#{c}\n" for c in comments) + "\n"
+        content += _comments(comments) + "\n"
     return content
 
 

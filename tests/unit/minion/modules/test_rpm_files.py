@@ -51,7 +51,7 @@ def test_repo_file_round_trip(tmp_path: Path) -> None:
     Path(path).write_text("# header\n" + Path(path).read_text() + "[r2]\nname=Two\nbaseurl=file:///srv/r2\n# note\n")
     _yum_repos.mod_repo("r1", basedir=d, gpgcheck="", mirrorlist="http://m/list")
     assert Path(path).read_text() == (
-        "# header\n[r1]\nname=One\nenabled=1\nmirrorlist=http://m/list\n\n[r2]\nname=Two\nbaseurl=file:///srv/r2\n#note\n\n"
+        "# header\n[r1]\nname=One\nenabled=1\nmirrorlist=http://m/list\n\n[r2]\nname=Two\nbaseurl=file:///srv/r2\n# note\n\n"
     )
     assert _yum_repos.get_repo("r2", basedir=d) == {
         "name": "Two",
