@@ -55,6 +55,8 @@ def specs() -> dict[str, list[str]]:
             f'if f then f:write("post {v}\\n") f:close() end\n'
         )
         main.append(_file_pkg("brinytest-hook", v, "/etc/brinytest-hook.conf", config=True, extra=lua))
+    # the versionlock plugin's package, as Salt looks for it (the plugin itself is the host's dnf's)
+    main.append(_spec("python3-dnf-plugin-versionlock", "4.3.1"))
     extra = [_file_pkg("brinytest-other", "1.0", "/usr/share/brinytest/other.txt")]
     return {"brinytest": main, "brinytest-extra": extra}
 
@@ -123,6 +125,7 @@ class RpmWorld:
         for f in self.reposdir.iterdir():
             f.unlink()
         (self.reposdir / "brinytest.repo").write_text(repo_text("brinytest", self.repos["brinytest"]))
+        (self.root / "etc/dnf/plugins/versionlock.list").write_text("")
         for stale in ("var/brinytest-hook.log", "etc/brinytest-hook.conf", "etc/brinytest-hook.conf.rpmsave"):
             (self.root / stale).unlink(missing_ok=True)
 
@@ -134,8 +137,13 @@ def make_world(where: Path, repos: dict[str, Path]) -> RpmWorld:
     reposdir.mkdir(parents=True, exist_ok=True)
     bindir.mkdir(parents=True, exist_ok=True)
     dnf, rpm = shutil.which("dnf"), shutil.which("rpm")
+    # the plugins' config (versionlock's lock list) inside the root, never the host's
+    plugins = root / "etc" / "dnf" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    (plugins / "versionlock.conf").write_text(f"[main]\nenabled = 1\nlocklist = {plugins}/versionlock.list\n")
     (bindir / "dnf").write_text(
-        f'#!/bin/sh\nexec {dnf} --installroot={root} --releasever={RELEASEVER} --setopt=reposdir={reposdir} "$@"\n'
+        f"#!/bin/sh\nexec {dnf} --installroot={root} --releasever={RELEASEVER} --setopt=reposdir={reposdir} "
+        f'--setopt=pluginconfpath={plugins} "$@"\n'
     )
     (bindir / "rpm").write_text(f'#!/bin/sh\nexec {rpm} --root={root} "$@"\n')
     for f in ("dnf", "rpm"):

@@ -558,11 +558,32 @@ def purge(name: str | None = None, pkgs: Any = None, **kwargs: Any) -> dict[str,
 # ---------------------------------------------------------------------------
 
 
+def _versionlock_pkg() -> str:
+    """The package that brings the versionlock plugin, as Salt names it."""
+    tool = _yum()
+    if tool in ("dnf", "dnf5"):
+        if str(__grains__.get("os") or "").lower() == "fedora":
+            rel = str(__grains__.get("osrelease") or "0")
+            return (
+                "python3-dnf-plugin-versionlock"
+                if rel.isdigit() and int(rel) >= 26
+                else "python3-dnf-plugins-extras-versionlock"
+            )
+        major = str(__grains__.get("osmajorrelease") or "0")
+        return (
+            "python3-dnf-plugin-versionlock"
+            if major.isdigit() and int(major) >= 8
+            else "python2-dnf-plugin-versionlock"
+        )
+    if tool == "tdnf":
+        raise SaltInvocationError("Cannot proceed, no versionlock for tdnf")
+    return "yum-plugin-versionlock"
+
+
 def _versionlock() -> None:
-    out = _call(["versionlock", "list"], timeout=120)
-    if out["retcode"] != 0:
-        tool = _yum()
-        plugin = "python3-dnf-plugin-versionlock" if tool == "dnf" else "yum-plugin-versionlock"
+    """As Salt: the plugin's package must be installed (rpm's database says so)."""
+    plugin = _versionlock_pkg()
+    if plugin not in rpmdb.versions_map():
         raise SaltInvocationError(f"Cannot proceed, {plugin} is not installed.")
 
 

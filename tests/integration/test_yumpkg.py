@@ -123,8 +123,38 @@ def test_version_cmp_in_rpm_order(salt: Any) -> None:
 
 
 def test_hold_needs_the_versionlock_plugin(salt: Any) -> None:
-    with pytest.raises(SaltInvocationError, match="versionlock is not installed"):
+    # Salt's words: the plugin's package must be installed (rpm's database), whatever dnf has
+    with pytest.raises(SaltInvocationError, match="Cannot proceed, python3-dnf-plugin-versionlock is not installed."):
         salt["pkg.hold"]("brinytest-base")
+
+
+def test_hold_unhold_with_versionlock(salt: Any, rpm_world: rpmrepo.RpmWorld) -> None:
+    """What Salt 3007 answered for the same calls in the same world (recorded with salt-call)."""
+    assert rpm_world.dnf("install", "python3-dnf-plugin-versionlock").returncode == 0
+    held = {"name": "brinytest-base", "changes": {"new": "hold", "old": ""}, "result": True}
+    assert salt["pkg.hold"]("brinytest-base") == {
+        "brinytest-base": {**held, "comment": "Package brinytest-base is now being held."}
+    }
+    assert salt["pkg.hold"]("brinytest-base")["brinytest-base"] == {
+        "name": "brinytest-base",
+        "changes": {},
+        "result": True,
+        "comment": "Package brinytest-base is already set to be held.",
+    }
+    assert salt["pkg.list_holds"]() == ["brinytest-base-0:1.0-1.*"]
+    assert salt["pkg.list_holds"](full=False) == ["brinytest-base"]
+    lock_list = rpm_world.root / "etc/dnf/plugins/versionlock.list"
+    assert "brinytest-base-0:1.0-1.*" in lock_list.read_text()
+    assert salt["pkg.unhold"]("brinytest-base")["brinytest-base"] == {
+        "name": "brinytest-base",
+        "changes": {"new": "", "old": "hold"},
+        "result": True,
+        "comment": "Package brinytest-base is no longer held.",
+    }
+    assert (
+        salt["pkg.unhold"]("brinytest-base")["brinytest-base"]["comment"] == "Package brinytest-base is not being held."
+    )
+    assert salt["pkg.list_holds"]() == []
 
 
 def test_lowpkg_on_rpm(salt: Any, rpm_world: rpmrepo.RpmWorld) -> None:
