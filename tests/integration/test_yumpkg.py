@@ -68,6 +68,18 @@ def test_install_from_a_local_rpm(salt: Any, rpm_world: rpmrepo.RpmWorld) -> Non
     assert salt["pkg.install"](sources=[{"brinytest-lib": str(path)}]) == {"brinytest-lib": {"old": "", "new": "1.0-1"}}
 
 
+def test_refresh_skip_verify_and_disablerepo(salt: Any, rpm_world: rpmrepo.RpmWorld) -> None:
+    assert salt["pkg.refresh_db"]() is None  # nothing to upgrade: None, as Salt
+    with pytest.raises(CommandExecutionError):
+        salt["pkg.install"]("brinytest-lib", disablerepo="brinytest")
+    assert "brinytest-lib" not in rpm_world.rpm_qa()
+    assert salt["pkg.install"]("brinytest-lib", refresh=True, skip_verify=True) == {
+        "brinytest-lib": {"old": "", "new": "2.0-1"}
+    }
+    salt["pkg.install"]("brinytest-lib", version="1.0-1")
+    assert salt["pkg.refresh_db"]() is True  # an upgrade is offered
+
+
 def test_bad_names_and_versions_fail_clearly_and_change_nothing(salt: Any, rpm_world: rpmrepo.RpmWorld) -> None:
     before = rpm_world.rpm_qa()
     with pytest.raises(CommandExecutionError) as exc:

@@ -38,3 +38,22 @@ def test_debconf_is_debian_only() -> None:
     assert "debconf.get_selections" not in salt
     with pytest.raises(Exception, match="unsupported OS family"):
         salt["debconf.get_selections"]()
+
+
+def test_no_dnf_on_a_redhat_minion_says_so(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no dnf5, dnf, tdnf, yum
+    salt = loader.minion_mods({"id": "t", "test": False, "grains": ROCKY})
+    assert "pkg.install" not in salt
+    with pytest.raises(Exception, match="'pkg' __virtual__ returned False: DNF nor YUM found"):
+        salt["pkg.install"]("x")
+
+
+def test_dnf_is_found_before_yum_in_a_folder(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for tool in ("yum", "dnf"):
+        (tmp_path / tool).write_text("#!/bin/sh\nexit 0\n")
+        (tmp_path / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    salt = loader.minion_mods({"id": "t", "test": False, "grains": ROCKY})
+    mod = salt.module("pkg")
+    assert mod is not None and mod.__name__.endswith("yumpkg")
+    assert mod._yum() == "dnf"
