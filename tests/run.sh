@@ -44,7 +44,8 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need dnf dnf
   need dnf-plugins-core /usr/lib/python3/dist-packages/dnf-plugins/versionlock.py
   need createrepo-c createrepo_c
-  need createrepo-c createrepo_c
+  need git git
+  need openssh-server /usr/sbin/sshd # gitfs over ssh:// (tests/unit/master/test_gitfs.py)
   apt_install() { # apt_install [APT-GET OPTION...] -- PACKAGE...
     local opts=()
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
