@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from ._pkgrepo_common import configured, would_configure
+
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __opts__, __salt__
 
@@ -17,10 +19,6 @@ __all__: list[str] = []
 
 log = logging.getLogger(__name__)
 _TRUE = ("true", "yes", "1", "on")
-TEST_NOTE = (
-    " This may cause pkg states to behave differently than stated if this action is repeated without "
-    "test=True, due to the differences in the configured repositories."
-)
 
 
 def _true(value: Any) -> bool:
@@ -77,12 +75,7 @@ def managed_rpm(name: str, ret: dict[str, Any], kwargs: dict[str, Any], enabled:
             ret.update(result=True, comment=f"Package repo '{name}' already configured")
             return ret
     if __opts__.get("test"):
-        ret["comment"] = f"Package repo '{name}' would be configured." + TEST_NOTE
-        if pre:
-            ret["changes"] = {k: {"new": v, "old": pre.get(k)} for k, v in want.items() if v != pre.get(k)}
-        else:
-            ret["changes"]["repo"] = name
-        return ret
+        return would_configure(ret, name, pre, want)
     try:
         __salt__["pkg.mod_repo"](repo, **kwargs)
     except Exception as exc:
@@ -99,9 +92,4 @@ def managed_rpm(name: str, ret: dict[str, Any], kwargs: dict[str, Any], enabled:
     except (CommandExecutionError, SaltInvocationError) as exc:
         ret.update(result=False, comment=f"Failed to confirm config of repo '{name}': {exc}")
         return ret
-    if pre:
-        ret["changes"] = {k: {"new": post.get(k), "old": pre.get(k)} for k in want if post.get(k) != pre.get(k)}
-    else:
-        ret["changes"] = {"repo": repo}
-    ret.update(result=True, comment=f"Configured package repo '{name}'")
-    return ret
+    return configured(ret, name, repo, pre, want, post)

@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from ._pkgrepo_common import TEST_NOTE, configured, would_configure
+
 from ._pkgrepo_rpm import managed_rpm
 
 if TYPE_CHECKING:
@@ -59,10 +61,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_TEST_NOTE = (
-    " This may cause pkg states to behave differently than stated if this action is repeated without "
-    "test=True, due to the differences in the configured repositories."
-)
 # what APT repositories use (humanname: documented by Salt, used by the other package managers)
 _KNOWN = {
     "comps", "architectures", "dist", "disabled", "enabled", "file", "comments", "clean_file", "consolidate",
@@ -197,12 +195,7 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
             return ret
 
     if __opts__.get("test"):
-        ret["comment"] = f"Package repo '{name}' would be configured." + _TEST_NOTE
-        if pre:
-            ret["changes"] = {k: {"new": v, "old": pre.get(k)} for k, v in want.items() if v != pre.get(k)}
-        else:
-            ret["changes"]["repo"] = name
-        return ret
+        return would_configure(ret, name, pre, want)
 
     try:
         _salt("pkg.mod_repo")(repo, saltenv=_env(), aptkey=aptkey, **kwargs)
@@ -215,12 +208,7 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
     except (CommandExecutionError, SaltInvocationError) as exc:
         ret.update(result=False, comment=f"Failed to confirm config of repo '{name}': {exc}")
         return ret
-    if pre:
-        ret["changes"] = {k: {"new": post.get(k), "old": pre.get(k)} for k in want if post.get(k) != pre.get(k)}
-    else:
-        ret["changes"] = {"repo": repo}
-    ret.update(result=True, comment=f"Configured package repo '{name}'")
-    return ret
+    return configured(ret, name, repo, pre, want, post)
 
 
 def absent(name: str, **kwargs: Any) -> dict[str, Any]:
@@ -253,7 +241,7 @@ def absent(name: str, **kwargs: Any) -> dict[str, Any]:
         ret.update(result=True, comment=f"Package repo {name} is absent")
         return ret
     if __opts__.get("test"):
-        ret["comment"] = f"Package repo '{name}' will be removed." + _TEST_NOTE
+        ret["comment"] = f"Package repo '{name}' will be removed." + TEST_NOTE
         return ret
     try:
         _salt("pkg.del_repo")(repo=stripname, **kwargs)
