@@ -7,6 +7,8 @@ import platform
 import re
 from typing import Any
 
+from ._grains_rpmos import rpm_os_grains
+
 __all__ = ["os_grains", "read_text"]
 
 # os-release ID -> Salt's ``os`` grain.
@@ -147,8 +149,8 @@ def read_text(path: str) -> str:
         return ""
 
 
-def _os_release() -> dict[str, str]:
-    text = read_text("/etc/os-release") or read_text("/usr/lib/os-release")
+def _os_release(root: str = "") -> dict[str, str]:
+    text = read_text(f"{root}/etc/os-release") or read_text(f"{root}/usr/lib/os-release")
     data: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -169,7 +171,8 @@ def _release_info(release: str) -> list[int | str]:
     return info
 
 
-def os_grains(kernel: str, machine: str) -> dict[str, Any]:
+def os_grains(kernel: str, machine: str, root: str = "") -> dict[str, Any]:
+    """The os grains; ``root`` is where ``etc/`` is read from ("" is the host's own)."""
     if kernel != "Linux":
         release = platform.release()
         info = _release_info(release)
@@ -184,7 +187,7 @@ def os_grains(kernel: str, machine: str) -> dict[str, Any]:
             "osmajorrelease": info[0] if info else "",
             "osfinger": f"{kernel}-{info[0] if info else ''}",
         }
-    rel = _os_release()
+    rel = _os_release(root)
     os_id = rel.get("ID", "").lower()
     full = rel.get("NAME", "") or "Linux"
     name = _OS_NAME.get(os_id)
@@ -200,6 +203,10 @@ def os_grains(kernel: str, machine: str) -> dict[str, Any]:
                 break
         else:
             family = name
+    if family in ("RedHat", "Suse"):
+        rpm_grains = rpm_os_grains(rel, f"{root}/etc")
+        rpm_grains["osarch"] = machine
+        return rpm_grains
     release = rel.get("VERSION_ID", "")
     codename = rel.get("VERSION_CODENAME", "")
     if not codename:

@@ -1,1 +1,1 @@
-"""minion/modules"""
+"""minion/host/modules: the execution modules (the loader's built-in folder)."""

@@ -9,7 +9,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.exceptions import CommandExecutionError
+
 
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __opts__, __salt__
@@ -82,32 +83,6 @@ def _installed_map() -> dict[str, str]:
 
 def _config_only_map() -> dict[str, str]:
     return {n: p["version"] for n, p in _query().items() if p["status"] == "config-files"}
-
-
-def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, dict[str, str]]:
-    changes: dict[str, dict[str, str]] = {}
-    for name in sorted(set(old) | set(new)):
-        if old.get(name, "") != new.get(name, ""):
-            changes[name] = {"old": old.get(name, ""), "new": new.get(name, "")}
-    return changes
-
-
-def _names(name: str | None, pkgs: Any) -> list[str]:
-    if pkgs:
-        if isinstance(pkgs, str):
-            pkgs = [p.strip() for p in pkgs.split(",") if p.strip()]
-        if not isinstance(pkgs, list):
-            raise SaltInvocationError("'pkgs' must be a list of package names")
-        out: list[str] = []
-        for item in pkgs:
-            if isinstance(item, dict):
-                out.extend(str(k) for k in item)
-            else:
-                out.append(str(item))
-        return out
-    if name:
-        return [n.strip() for n in str(name).split(",") if n.strip()]
-    return []
 
 
 def _apt_error(out: dict[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """Execution module ``pkg`` on Debian/Ubuntu: packages through apt-get and dpkg.
 
 Runs on the managed host (minion / ``briny-call``), never on the master. It
-answers to the name ``pkg`` wherever ``dpkg-query`` and ``apt-get`` exist.
+answers to the name ``pkg`` where the grains say ``os_family: Debian`` (as Salt's
+``__virtual__`` decides) and ``dpkg-query`` and ``apt-get`` exist.
 
 Behaviour follows Salt 3007's apt module as observed on Debian 12:
 
@@ -43,14 +44,14 @@ from ._apt_cmd import (
     _apt_error,
     _clear_cache,
     _config_only_map,
-    _diff,
     _installed_map,
-    _names,
     _query,
     _run,
     _timeout,
     refresh_db,
 )
+from ._pkg_common import package_names as _names
+from ._pkg_common import version_changes as _diff
 from ._apt_repos import (
     add_repo_key,
     del_repo,
@@ -63,7 +64,7 @@ from ._apt_repos import (
 )
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __grains__, __opts__, __salt__
 
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,8 @@ def __virtual__() -> Any:
     provider = (__opts__.get("providers") or {}).get("pkg")
     if provider and provider not in ("apt", "aptpkg"):
         return (False, f"pkg provider is set to {provider}")
+    if __grains__.get("os_family") != "Debian":  # as Salt: the grains choose, not the tools found
+        return (False, "The pkg module could not be loaded: unsupported OS family")
     if shutil.which("dpkg-query") and shutil.which("apt-get"):
         return __virtualname__
     return (False, "the apt pkg module needs dpkg-query and apt-get")

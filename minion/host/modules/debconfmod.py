@@ -26,7 +26,7 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __salt__
+    from briny.common.dunders import __grains__, __salt__
 
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,8 @@ __func_alias__ = {"set_": "set"}
 
 
 def __virtual__() -> Any:
+    if __grains__.get("os_family") != "Debian":
+        return (False, "The debconfmod module could not be loaded: unsupported OS family")
     if shutil.which("debconf-get-selections") is None:
         return (False, "The debconfmod module could not be loaded: debconf-utils is not installed.")
     return __virtualname__

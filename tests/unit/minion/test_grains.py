@@ -97,7 +97,7 @@ def test_os_grains_follow_os_release(grains):
 def test_os_family_mapping(monkeypatch):
     def fake(text):
         monkeypatch.setattr(
-            _grains_os, "_os_release", lambda: dict(line.split("=", 1) for line in text.strip().splitlines())
+            _grains_os, "_os_release", lambda root="": dict(line.split("=", 1) for line in text.strip().splitlines())
         )
 
     fake("ID=ubuntu\nNAME=Ubuntu\nVERSION_ID=22.04\nVERSION_CODENAME=jammy")
@@ -122,7 +122,8 @@ def test_os_family_mapping(monkeypatch):
     assert _grains_os.os_grains("Linux", "x86_64")["os"] == "CentOS Stream"
     fake("ID=someos\nID_LIKE=rhel fedora\nNAME=Some OS\nVERSION_ID=1")
     g = _grains_os.os_grains("Linux", "x86_64")
-    assert (g["os"], g["os_family"]) == ("Some", "RedHat")
+    # As Salt 3007: an os it has no name for keeps its NAME, and is its own family.
+    assert (g["os"], g["os_family"]) == ("Some OS", "Some OS")
 
 
 def test_cpu_and_memory(grains):
