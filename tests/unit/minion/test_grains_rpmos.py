@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from briny.minion import _grains_os
+from briny.minion.host import _grains_os
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "grains"
 ROOTS = sorted(p.name for p in (GOLDEN / "roots").iterdir())
