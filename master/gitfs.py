@@ -54,6 +54,13 @@ class GitFS:
         self.opts = opts
         self.cache = os.path.join(str(config.setting(opts, "cachedir", "master")), "gitfs")
         self.remotes, self.errors = gitremotes.parse(opts)
+        for remote in [
+            r
+            for r in self.remotes
+            if os.path.dirname(os.path.normpath(self._folder(r))) != os.path.normpath(self.cache)
+        ]:
+            self.errors.append(f"gitfs remote {remote.label}: its cache folder leaves {self.cache}: left out")
+            self.remotes.remove(remote)
         for error in self.errors:
             log.error("gitfs: %s", error)
         self.timeout = config.number(opts, "gitfs_timeout")  # seconds one git command may take
@@ -62,9 +69,13 @@ class GitFS:
         self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here
         self._roots: tuple[float, dict[str, list[str]]] | None = None  # (monotonic time, roots())
 
+    def _folder(self, remote: Remote) -> str:
+        """The remote's cache folder, ``<cachedir>/gitfs/<remote id>``."""
+        return os.path.join(self.cache, remote.id)
+
     # -- serving --------------------------------------------------------------------------
     def _state(self, remote: Remote) -> dict[str, Any]:
-        path = os.path.join(self.cache, remote.id, "state.json")
+        path = os.path.join(self._folder(remote), "state.json")
         try:
             st = os.stat(path)
         except OSError:
@@ -104,14 +115,14 @@ class GitFS:
         for remote, state in per_remote:
             for env, tree in (state.get("envs") or {}).items():
                 if gitremotes.exposed(env, self.opts):
-                    found.setdefault(env, []).append(os.path.join(self.cache, remote.id, "trees", tree))
+                    found.setdefault(env, []).append(os.path.join(self._folder(remote), "trees", tree))
         for remote, state in per_remote:
             tree = state.get("fallback")
             if not tree:
                 continue
             for env, dirs in found.items():
                 if env not in (state.get("envs") or {}):
-                    dirs.append(os.path.join(self.cache, remote.id, "trees", tree))
+                    dirs.append(os.path.join(self._folder(remote), "trees", tree))
         return found
 
     def envs(self) -> list[str]:
@@ -152,7 +163,7 @@ class GitFS:
         return report
 
     def _update_one(self, remote: Remote) -> bool:
-        folder = os.path.join(self.cache, remote.id)
+        folder = self._folder(remote)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         with _Flock(os.path.join(folder, "lock"), self.timeout, remote.label):
             env = gitcmd.environment(folder, remote.auth, self.timeout)
@@ -285,7 +296,7 @@ class GitFS:
         """Remove the whole gitfs cache (the next update fetches every remote anew)."""
         removed = []
         for remote in self.remotes:
-            folder = os.path.join(self.cache, remote.id)
+            folder = self._folder(remote)
             if os.path.isdir(folder):
                 with _Flock(os.path.join(folder, "lock"), self.timeout, remote.label):
                     shutil.rmtree(folder)

@@ -41,7 +41,8 @@ GLOBAL = (
     "update_interval disable_saltenv_mapping fallback".split()
 )
 REF_TYPES = ("branch", "tag", "sha")
-_NAME_RE = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")
+# a name is its cache folder: never "." or "..", never starting with a dot or a dash
+_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,9 @@ def _remote(url: str, conf: dict[str, Any], opts: dict[str, Any], global_maps: d
     name = conf.get("name")
     if name is not None:
         if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ValueError(f"gitfs remote {label}: 'name' must be 1 to 64 letters, digits, '_', '.', '-'")
+            raise ValueError(
+                f"gitfs remote {label}: 'name' must be 1 to 64 letters, digits, '_', '.', '-', starting with a letter or digit"
+            )
         label = name
         rid = name
     else:

@@ -223,6 +223,28 @@ def test_bad_remote_config_is_named(tmp_path: Path) -> None:
     assert "same name" in text
 
 
+def test_a_name_leaving_the_cache_is_refused(tmp_path: Path) -> None:
+    """``.``, ``..`` or a path as a remote's name would make its cache folder the master's
+    cachedir (clear_cache would remove it all): refused by name, the other remotes serve."""
+    bare, _ = make_repo(tmp_path, "a", {"a.sls": "a\n"})
+    bad = [{str(bare): [{"name": n}]} for n in (".", "..", "a/../b", "-x", ".hidden")]
+    fs = FileServer(opts_for(tmp_path, [*bad, {str(bare): [{"name": "good"}]}]))
+    gitfs = fs.backends[0]
+    assert [r.label for r in gitfs.remotes] == ["good"]
+    assert (
+        gitfs.errors
+        == [
+            f"gitfs remote {bare}: 'name' must be 1 to 64 letters, digits, '_', '.', '-', starting with a letter or digit"
+        ]
+        * 5
+    )
+    (tmp_path / "cache" / "keep").mkdir(parents=True)
+    assert fs.update_backends()["gitfs"]["remotes"] == {"good": "updated"}
+    assert served(fs, "a.sls") == "a\n"
+    gitfs.clear_cache()
+    assert (tmp_path / "cache" / "keep").is_dir()
+
+
 def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     bare, _ = make_repo(tmp_path, "a", {"a/b.sls": "b\n"})
     ctx = RunnerContext(opts_for(tmp_path, [str(bare), {str(tmp_path / "nope.git"): [{"name": "nope"}]}]))
