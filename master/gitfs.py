@@ -66,7 +66,7 @@ class GitFS:
         self.timeout = config.number(opts, "gitfs_timeout")  # seconds one git command may take
         self._lock = threading.Lock()
         self._states: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}  # remote id -> (stamp, state)
-        self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here
+        self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here (_lock)
         self._roots: tuple[float, dict[str, list[str]]] | None = None  # (monotonic time, roots())
 
     def _folder(self, remote: Remote) -> str:
@@ -136,7 +136,8 @@ class GitFS:
     def due(self) -> list[Remote]:
         """The remotes whose own ``update_interval`` has passed since this object updated them."""
         now = time.monotonic()
-        return [r for r in self.remotes if now - self._last.get(r.id, -1e18) >= r.update_interval]
+        with self._lock:
+            return [r for r in self.remotes if now - self._last.get(r.id, -1e18) >= r.update_interval]
 
     def update(self, remotes: list[Remote] | None = None) -> dict[str, Any]:
         """Fetch ``remotes`` (all by default) and export their new commits (worker).
@@ -145,7 +146,8 @@ class GitFS:
         "errors": [...]}``; an error leaves that remote serving its last good fetch."""
         report: dict[str, Any] = {"changed": False, "remotes": {}, "errors": list(self.errors)}
         for remote in self.remotes if remotes is None else remotes:
-            self._last[remote.id] = time.monotonic()
+            with self._lock:
+                self._last[remote.id] = time.monotonic()
             try:
                 changed = self._update_one(remote)
             except (gitcmd.GitError, OSError) as exc:
@@ -304,7 +306,7 @@ class GitFS:
         with self._lock:
             self._states.clear()
             self._roots = None
-        self._last.clear()
+            self._last.clear()
         return removed
 
 

@@ -245,6 +245,39 @@ def test_a_name_leaving_the_cache_is_refused(tmp_path: Path) -> None:
     assert (tmp_path / "cache" / "keep").is_dir()
 
 
+class _Guarded(dict):
+    """A dict asserting its owner's lock is held whenever it is read or written."""
+
+    def __init__(self, lock: Any) -> None:
+        super().__init__()
+        self.lock = lock
+
+    def get(self, *args: Any) -> Any:
+        assert self.lock.locked(), "read without the lock"
+        return super().get(*args)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        assert self.lock.locked(), "written without the lock"
+        super().__setitem__(key, value)
+
+    def clear(self) -> None:
+        assert self.lock.locked(), "cleared without the lock"
+        super().clear()
+
+
+def test_update_times_are_read_and_written_under_the_lock(tmp_path: Path) -> None:
+    """due() runs on the master's loop, update() on a worker: the update times are shared."""
+    bare, _ = make_repo(tmp_path, "a", {"a.sls": "a\n"})
+    fs = FileServer(opts_for(tmp_path, [str(bare)]))
+    gitfs = fs.backends[0]
+    gitfs._last = _Guarded(gitfs._lock)
+    assert gitfs.due() == gitfs.remotes
+    gitfs.update()
+    assert gitfs.due() == []
+    gitfs.clear_cache()
+    assert gitfs.due() == gitfs.remotes
+
+
 def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     bare, _ = make_repo(tmp_path, "a", {"a/b.sls": "b\n"})
     ctx = RunnerContext(opts_for(tmp_path, [str(bare), {str(tmp_path / "nope.git"): [{"name": "nope"}]}]))
