@@ -193,7 +193,7 @@ class GitFS:
                     "--prune",
                     "--force",
                     "--no-write-fetch-head",
-                    remote.url,
+                    *gitcmd.url_args(remote.url, f"{what}: fetch"),
                     "+refs/heads/*:refs/heads/*",
                     "+refs/tags/*:refs/tags/*",
                 ],

@@ -278,6 +278,19 @@ def test_update_times_are_read_and_written_under_the_lock(tmp_path: Path) -> Non
     assert gitfs.due() == gitfs.remotes
 
 
+def test_a_url_is_never_read_as_an_option(tmp_path: Path) -> None:
+    """A remote URL starting with '-' reaches git as a repository, never as an option of fetch."""
+    marker = tmp_path / "ran"
+    bare, _ = make_repo(tmp_path, "a", {"a.sls": "a\n"})
+    url = f"--upload-pack=touch {marker};git-upload-pack {bare}"
+    fs = FileServer(opts_for(tmp_path, [{url: [{"name": "dash"}]}, str(bare)]))
+    report = fs.update_backends()["gitfs"]
+    assert report["remotes"]["dash"].startswith("error: gitfs remote dash: fetch:")
+    assert f"strange pathname {url!r} blocked" in report["remotes"]["dash"]
+    assert not marker.exists()
+    assert served(fs, "a.sls") == "a\n"
+
+
 def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     bare, _ = make_repo(tmp_path, "a", {"a/b.sls": "b\n"})
     ctx = RunnerContext(opts_for(tmp_path, [str(bare), {str(tmp_path / "nope.git"): [{"name": "nope"}]}]))
