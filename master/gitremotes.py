@@ -153,13 +153,15 @@ def parse(opts: dict[str, Any]) -> tuple[list[Remote], list[str]]:
         global_maps = _env_maps(opts.get("gitfs_saltenv"), "(gitfs_saltenv)")
     except ValueError as exc:
         errors.append(str(exc))
-    for entry in raw:
+    for number, entry in enumerate(raw, 1):
         if isinstance(entry, dict) and len(entry) == 1:
             url, params = next(iter(entry.items()))
         elif isinstance(entry, str):
             url, params = entry, None
         else:
-            errors.append(f"gitfs remote {entry!r} is neither a URL nor 'URL: [params]'")
+            # named by its place and type, never its text: its parameters may hold a password
+            what = f"a mapping of {len(entry)} URLs" if isinstance(entry, dict) else f"a {type(entry).__name__}"
+            errors.append(f"gitfs remote #{number} ({what}) is neither a URL nor 'URL: [params]'")
             continue
         url = str(url).strip()
         label = redact(url)

@@ -291,6 +291,23 @@ def test_a_url_is_never_read_as_an_option(tmp_path: Path) -> None:
     assert served(fs, "a.sls") == "a\n"
 
 
+def test_a_malformed_remote_is_named_without_its_password() -> None:
+    remotes, errors = gitremotes.parse(
+        {
+            "gitfs_remotes": [
+                {"https://u:s3cret@h/a.git": [{"password": "s3cret"}], "https://h/b.git": [{"password": "s3cret"}]},
+                ["https://u:s3cret@h/c.git"],
+                "https://h/d.git",
+            ]
+        }
+    )
+    assert [r.label for r in remotes] == ["https://h/d.git"]
+    assert errors == [
+        "gitfs remote #1 (a mapping of 2 URLs) is neither a URL nor 'URL: [params]'",
+        "gitfs remote #2 (a list) is neither a URL nor 'URL: [params]'",
+    ]
+
+
 def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     bare, _ = make_repo(tmp_path, "a", {"a/b.sls": "b\n"})
     ctx = RunnerContext(opts_for(tmp_path, [str(bare), {str(tmp_path / "nope.git"): [{"name": "nope"}]}]))
