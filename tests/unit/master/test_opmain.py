@@ -42,3 +42,10 @@ def test_the_versions_module_leaves_package_metadata_to_the_versions_report():
     code = "import sys, briny.common.versions as v; print('importlib.metadata' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_the_operator_cli_imports_no_asyncio():
+    # the CLI is a synchronous client of the master's IPC: the servers' loop stays out of it
+    code = "import sys, briny.master.opcli; print([m for m in ('asyncio', 'zmq.asyncio', 'ssl') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
