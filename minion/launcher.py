@@ -5,9 +5,11 @@ process, as Salt's minion runs them: a job can be signalled
 (``saltutil.kill_job``), a crashing module cannot take the daemon down, and
 proc files show the job's own pid. Forking from the daemon itself is
 unsafe (it runs ZeroMQ's I/O threads and an asyncio loop), so the daemon
-starts this launcher once, at start-up, before it has any thread: a plain
-``os.fork`` whose child imports the modules jobs need (the loader, the
-executor, the compiler, Jinja, YAML; then ``gc.freeze``) and waits. Each job
+starts this launcher once, at start-up, before it has any thread and after
+it has imported its own modules (:func:`share_with_launcher`: one copy for
+both processes, not one each): a plain ``os.fork`` whose child imports the
+modules jobs need (the loader, the executor, the compiler, Jinja, YAML; then
+``gc.freeze``) and waits. Each job
 is then a fork of the launcher: it starts in about a millisecond with its
 modules already imported, and shares their memory with the launcher. When
 the daemon already has threads (a launcher restarted after it died, or a
