@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -49,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.e2e.support import Fleet, FleetError, free_ports, script
 
-SALT = Path("/tmp/saltref/bin")
+SALT = Path(os.environ.get("SALT_BIN", os.path.join(tempfile.gettempdir(), "saltref", "bin")))
 STATES, EVERY = 20, 4
 TREE = {
     "top.sls": "base:\n  '*':\n    - bench\n",
@@ -305,10 +304,7 @@ class SaltFleet:
     def close(self) -> None:
         for proc in self.procs.values():
             if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM) if False else proc.terminate()
-                except ProcessLookupError:
-                    pass
+                proc.terminate()  # by pid: the process this bench started
         for proc in self.procs.values():
             try:
                 proc.wait(30)
