@@ -128,6 +128,9 @@ MINION_DEFAULTS: dict[str, Any] = {
     "log_file": "/var/log/briny/minion",
     "pidfile": "/run/briny/briny-minion.pid",
     "extension_modules": "",
+    # briny's own: masterless, also load the file roots' _modules/_states/_grains in place, without
+    # a sync (Salt loads them only once synced: a highstate, saltutil.sync_*, sync_mods=)
+    "custom_modules_from_roots": False,
     "grains": {},
     "pillar": {},
     "state_compile": "auto",
@@ -173,6 +176,28 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "job_cache": "sqlite",
     "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys_pg.py)
     "fileserver_list_cache_time": 1,
+    # gitfs (master/gitfs.py, docs/GITFS.md); per-remote parameters override the gitfs_* ones
+    "fileserver_backend": ["roots"],
+    "fileserver_events": False,  # fire salt/fileserver/gitfs/update after each gitfs update
+    "gitfs_remotes": [],
+    "gitfs_update_interval": 60,
+    "gitfs_timeout": 60,  # briny's own: seconds one git command may take before it is killed
+    "gitfs_base": "master",
+    "gitfs_root": "",
+    "gitfs_mountpoint": "",
+    "gitfs_saltenv": [],
+    "gitfs_ref_types": ["branch", "tag", "sha"],
+    "gitfs_user": "",
+    "gitfs_password": "",
+    "gitfs_insecure_auth": False,
+    "gitfs_pubkey": "",
+    "gitfs_privkey": "",
+    "gitfs_passphrase": "",
+    "gitfs_ssl_verify": True,
+    "gitfs_disable_saltenv_mapping": False,
+    "gitfs_fallback": "",
+    "gitfs_saltenv_whitelist": [],
+    "gitfs_saltenv_blacklist": [],
     "pillar_allow_py": False,
     **REACTOR_DEFAULTS,
     **EVENT_RETURN_DEFAULTS,

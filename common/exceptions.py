@@ -186,6 +186,20 @@ class MasterError(BrinyError):
     """The master answered an operator request with an error."""
 
 
+class Unauthorized(MasterError):
+    """The master refused a job its caller's ACL does not allow (``external_auth`` through
+    briny-api): nothing was published."""
+
+
+class ApiError(BrinyError):
+    """A request ``briny-api`` refuses: the HTTP ``status`` and Salt's message for it."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class MinionNotRunning(BrinyError):
     """No minion daemon answers on the local socket, or this user may not reach it (exit 2)."""
 

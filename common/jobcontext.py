@@ -76,7 +76,9 @@ class JobContext:
     request; ``jobs`` is the daemon's job registry; ``refresh_pillar`` and
     ``refresh_grains`` ask the daemon to renew them; ``schedule`` manages
     the daemon's schedule and ``beacons`` its beacons; ``compile_pillar``
-    renders this job's pillar with a ``pillar=`` override; ``compiled`` is
+    renders this job's pillar with a ``pillar=`` override; ``fresh_pillar``
+    compiles a pillar now, from the master or the ``pillar_roots``, without
+    keeping it (``pillar.items``); ``compiled`` is
     the master's compile of a state job (taken once, see
     :meth:`take_compiled`); ``progress`` asks for progress events.
     """
@@ -98,6 +100,9 @@ class JobContext:
     schedule: ScheduleControl | None = None  # the daemon's schedule (``schedule.*``); None without one
     beacons: BeaconsControl | None = None  # the daemon's beacons (``beacons.*``); None without one
     compile_pillar: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # (override, pillarenv) -> a pillar compiled now, never kept; None: read ``__pillar__`` (the
+    # master's renders, whose pillar was just compiled)
+    fresh_pillar: Callable[[dict[str, Any] | None, str | None], dict[str, Any]] | None = None
     compiled: dict[str, Any] | None = field(default=None, repr=False)
     progress: bool = False
     # the file client get_client made from file_roots when the job was given none (kept per job)
@@ -114,6 +119,7 @@ class JobContext:
         for made in loaders:
             made.release()
         self.compile_pillar = None
+        self.fresh_pillar = None
 
     def take_compiled(self) -> dict[str, Any] | None:
         """The master's compile of this job, once: a nested state run (``module.run:

@@ -10,8 +10,8 @@ function of a module is asked for, so a CLI call pays only for what it uses.
 Where modules come from, first match wins:
 
 1. extra folders given by the caller, or by default :func:`custom_dirs`
-   (synced ``extension_modules``, and a local tree's ``_modules`` /
-   ``_states``),
+   (synced ``extension_modules``, and with ``custom_modules_from_roots`` a
+   local tree's ``_modules`` / ``_states``),
 2. the built-in folder: ``minion/modules/`` for execution modules,
    ``states/`` for state modules.
 
@@ -413,16 +413,17 @@ def custom_dirs(opts: dict[str, Any], kind: str, recheck: bool = False) -> list[
     """Where custom modules of ``kind`` come from for these opts, first match wins.
 
     ``extension_modules/<kind>`` (what ``saltutil.sync_*`` fills from the
-    master or the file roots), then, when the file client is local, the
-    ``_modules`` / ``_states`` folders of the file roots of the run's
-    saltenv (base by default) read in place, so a masterless tree's custom
-    modules work without a sync. Which of them exist, and what they hold, is kept
+    master or the file roots: as Salt's, a custom module is loaded once synced, by a
+    highstate, a ``saltutil.sync_*`` or ``sync_mods=``), then, only when the file client is
+    local and ``custom_modules_from_roots`` is set (briny's own option), the ``_modules`` /
+    ``_states`` folders of the file roots of the run's saltenv (base by default) read in
+    place, without a sync. Which of them exist, and what they hold, is kept
     (:mod:`briny.common.modfolders`); ``recheck`` reads again those not read within the
     last second (a loader that missed a module).
     """
     ext = opts.get("extension_modules")
     roots: tuple[Any, ...] = ()
-    if opts.get("file_client") == "local":
+    if opts.get("file_client") == "local" and opts.get("custom_modules_from_roots"):
         roots = tuple((opts.get("file_roots") or {}).get(opts.get("saltenv") or "base", []))
     key = (kind, ext, roots)
     dirs = _CUSTOM_PATHS.get(key)

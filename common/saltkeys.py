@@ -197,7 +197,11 @@ master_alive_interval master_failback master_failback_interval master_type mine_
 reactor_worker_hwm reactor_worker_threads schedule service_timeout state_queue use_master_when_local
 """.split()
 )
-READ_MASTER = frozenset("keep_jobs_seconds master_job_cache mine_get schedule".split())
+# briny-api (master/api/) reads the API's keys from the master config
+READ_MASTER = frozenset(
+    "keep_jobs_seconds master_job_cache mine_get schedule external_auth netapi_enable_clients token_expire "
+    "rest_cherrypy rest_tornado api_logfile api_pidfile".split()
+)
 # in the defaults tables, but nothing acts on them yet: ignored (and warned about) until it does
 NOT_ACTED_ON = frozenset("random_reauth_delay startup_states transport".split())
 # in the defaults both daemons share, but only the master acts on them (a minion warns); none now:

@@ -83,7 +83,7 @@ done
 
 # 4. systemd units (pointing at this prefix) and the logrotate entry
 install -d -m 0755 "$etc/systemd/system" "$etc/logrotate.d"
-for unit in briny-master.service briny-minion.service; do
+for unit in briny-master.service briny-minion.service briny-api.service; do
   sed "s|/opt/briny|$prefix|g" "$src/deploy/systemd/$unit" > "$etc/systemd/system/$unit.tmp"
   chmod 0644 "$etc/systemd/system/$unit.tmp"
   mv -f "$etc/systemd/system/$unit.tmp" "$etc/systemd/system/$unit"
@@ -95,7 +95,7 @@ install -m 0644 "$src/deploy/logrotate/briny" "$etc/logrotate.d/briny"
 if [ -n "$bin_links" ]; then
   bindir=${root%/}/usr/local/bin
   install -d -m 0755 "$bindir"
-  for cmd in briny briny-call briny-cp briny-key briny-master briny-minion briny-run; do
+  for cmd in briny briny-api briny-call briny-cp briny-key briny-master briny-minion briny-run; do
     [ -x "$prefix/bin/$cmd" ] && ln -sfn "$prefix/bin/$cmd" "$bindir/$cmd"
   done
 fi

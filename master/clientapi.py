@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from briny.common.exceptions import MasterError, MasterNotRunning
+from briny.common.exceptions import MasterError, MasterNotRunning, Unauthorized
 from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, reply_error, unpack
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ class ClientAPIServer(IpcServer):
                 request.get("timeout"),
                 request.get("user"),
                 progress=request.get("progress") is True,
+                acl=request["acl"] if isinstance(request.get("acl"), list) else None,
             )
         if cmd == "find_job":
             return await self.master.publisher.find_job(request.get("jid"), request.get("minions"))
@@ -139,7 +140,7 @@ class MasterClient:
         reply.pop("corr", None)
         error = reply_error(reply)
         if error is not None:
-            raise MasterError(error)
+            raise Unauthorized(error) if reply.get("error") == "unauthorized" else MasterError(error)
         return reply
 
     def publish(
@@ -152,9 +153,12 @@ class MasterClient:
         timeout: float | None = None,
         user: str | None = None,
         progress: bool = False,
+        acl: list[Any] | None = None,
     ) -> dict[str, Any]:
         """Start a job: ``{"jid", "minions"}`` (``jid`` is empty when nothing matched); with
-        ``progress`` the minions send progress events of state runs."""
+        ``progress`` the minions send progress events of state runs; with ``acl`` (a user's
+        ``external_auth`` entries) the master publishes only if they allow ``fun`` on every
+        matched minion, else :class:`~briny.common.exceptions.Unauthorized`."""
         request = {
             "cmd": "publish",
             "tgt": tgt,
@@ -167,6 +171,8 @@ class MasterClient:
         }
         if progress:
             request["progress"] = True
+        if acl is not None:
+            request["acl"] = acl
         return self.request(request)
 
     def find_job(self, jid: str, minions: list[str]) -> dict[str, Any]:

@@ -66,6 +66,7 @@ import copy
 import hashlib
 import logging
 import os
+from pathlib import Path
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -181,6 +182,13 @@ class MasterFileClient(LocalFileClient):
     def __init__(self, fileserver: FileServer) -> None:
         super().__init__(fileserver.roots, fileserver.followsymlinks)
         self.fileserver = fileserver
+
+    def find(self, path: str, saltenv: str) -> Path | None:
+        """The file server's own resolution (its path checks; a gitfs tree's symlinks stay in it)."""
+        if (saltenv or "base") not in self.fileserver.roots:
+            return None
+        found = self.fileserver.resolve(path, saltenv)
+        return None if found is None else Path(found[1])
 
     def list_files(self, saltenv: str) -> list[str]:
         try:

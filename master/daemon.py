@@ -64,6 +64,7 @@ from briny.common.transport import ServerTransport, ZmqServer
 from briny.master.clientapi import ClientAPIServer
 from briny.master.compile import MasterCompiler
 from briny.master.filerecv import FileReceiver
+from briny.master import gitfsloop
 from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
@@ -154,6 +155,13 @@ def build_server(
     return server
 
 
+def _fileserver(server: MasterServer) -> FileServer:
+    """The file server ``build_server`` plugged into ``server`` (its compiler's)."""
+    compiler = server.publisher.compiler
+    assert compiler is not None  # build_server always gives one
+    return compiler.fileserver
+
+
 # -- the loop ---------------------------------------------------------------------------
 
 
@@ -197,6 +205,8 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             asyncio.ensure_future(server.housekeeping()),
             asyncio.ensure_future(MasterScheduler(opts, cache, sender.fire).run(stop)),  # schedule: runners on time
         ]
+        if gitfsloop.wanted(_fileserver(server)):  # gitfs remotes fetched on their update_interval
+            tasks.append(asyncio.ensure_future(gitfsloop.run(opts, _fileserver(server), sender.fire)))
         log.warning(
             "briny-master %s serving on %s (ret %s, publish %s)",
             os.getpid(),

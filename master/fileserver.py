@@ -1,4 +1,8 @@
-"""The master's file server: ``file_roots`` served to authenticated minions.
+"""The master's file server: ``file_roots`` (and gitfs trees) served to authenticated minions.
+
+What it serves comes from its backends, in ``fileserver_backend`` order
+(:mod:`briny.master.fsbackend`: ``roots``, and ``gitfs`` whose trees are folders in the
+master's cache, :mod:`briny.master.gitfs`); below, "roots" are all their folders.
 
 Owns what ``docs/PROTOCOL.md`` (the file server rows) asks of the master:
 
@@ -46,6 +50,7 @@ from briny.common import config
 from briny.common.exceptions import FileServerError
 from briny.common.fileclient import clean_path
 from briny.common.numbers import whole
+from briny.master import fsbackend
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +104,7 @@ class _Listing:
     files: list[str]
     dirs: list[str]
     stamps: dict[str, tuple[int, int]]  # folder (as walked) -> (inode, mtime_ns); roots too
+    roots: list[str]  # the folders walked: a backend's new fetch changes them
     checked: float  # monotonic time of the last walk or stamp check
     racy: bool = False  # a folder changed just before the walk: walk again next time
     walks: int = 1
@@ -115,16 +121,40 @@ class FileServer:
 
     def __init__(self, opts: dict[str, Any]) -> None:
         self.opts = opts
-        raw = self.opts.get("file_roots") or {}
-        self.roots: dict[str, list[str]] = {
-            str(env): [os.path.abspath(str(d)) for d in dirs] for env, dirs in raw.items() if isinstance(dirs, list)
-        }
+        self.backends = fsbackend.load(opts)  # fileserver_backend order: the first holding a path wins
         self.followsymlinks = bool(config.setting(self.opts, "fileserver_followsymlinks"))
         # seconds a listing is trusted before its folders are stat'ed again
         self.ttl = config.number(self.opts, "fileserver_list_cache_time", zero=True)
         self._lock = threading.Lock()
         self._listings: dict[str, _Listing] = {}
         self._hashes: dict[str, _Hashed] = {}
+
+    @property
+    def roots(self) -> dict[str, list[str]]:
+        """``{saltenv: [folder, ...]}`` of every backend, in ``fileserver_backend`` order (gitfs:
+        its last good fetches, so this may change from one call to the next)."""
+        if len(self.backends) == 1:
+            return self.backends[0].roots()
+        merged: dict[str, list[str]] = {}
+        for backend in self.backends:
+            for env, dirs in backend.roots().items():
+                merged.setdefault(env, []).extend(dirs)
+        return merged
+
+    def _strict(self, root: str) -> bool:
+        """Whether symlinks under ``root`` must stay inside it whatever fileserver_followsymlinks
+        says (a gitfs tree: a repository's symlink never reaches the master's own files)."""
+        return any(b.strict(root) for b in self.backends)
+
+    def update_backends(self) -> dict[str, Any]:
+        """Update every backend that fetches (gitfs) and forget the cached listings (worker):
+        ``{backend: its report}``."""
+        report: dict[str, Any] = {"roots": "nothing to fetch"} if "roots" in [b.name for b in self.backends] else {}
+        git = fsbackend.gitfs_of(self.backends)
+        if git is not None:
+            report["gitfs"] = git.update()
+        self.update()
+        return report
 
     # -- checks -------------------------------------------------------------------------------
     def envs(self) -> list[str]:
@@ -136,21 +166,25 @@ class FileServer:
         if not isinstance(saltenv, str) or len(saltenv) > MAX_SALTENV:
             raise FileServerError("the saltenv must be a string")
         if saltenv not in self.roots:
-            raise FileServerError(f"saltenv {_short(saltenv)} is not configured in file_roots")
+            raise FileServerError(f"saltenv {_short(saltenv)} is not served by {'/'.join(self._names())}")
         return saltenv
+
+    def _names(self) -> list[str]:
+        names = [b.name for b in self.backends]
+        return ["file_roots" if n == "roots" else n for n in names] or ["any backend"]
 
     def resolve(self, path: Any, saltenv: Any) -> tuple[str, str, os.stat_result] | None:
         """(relative path, full path, stat) of the first root holding ``path``; None when no root
         does; FileServerError for a refused path or saltenv (worker: stats the disk)."""
         env = self.check_saltenv(saltenv)
         rel = check_path(path)
-        for root in self.roots[env]:
+        for root in self.roots.get(env, []):
             full = os.path.join(root, rel)
             try:
                 st = os.stat(full)
             except OSError:
                 continue
-            if not self.followsymlinks:
+            if not self.followsymlinks or self._strict(root):
                 real_root = os.path.realpath(root)
                 if not _inside(os.path.realpath(full), real_root):
                     raise FileServerError(
@@ -175,8 +209,10 @@ class FileServer:
         dirs: set[str] = set()
         stamps: dict[str, tuple[int, int]] = {}
         started = time.time_ns()
-        for root in self.roots[env]:
+        roots = list(self.roots.get(env, []))
+        for root in roots:
             real_root = os.path.realpath(root)
+            strict = self._strict(root)
             try:
                 st = os.stat(root)
             except OSError:
@@ -203,14 +239,14 @@ class FileServer:
                     if name.startswith("."):
                         continue
                     full = os.path.join(dirpath, name)
-                    if not self._usable(full, real_root):
+                    if not self._usable(full, real_root, strict):
                         continue
                     kept.append(name)
                     dirs.add(f"{base}/{name}" if base else name)
                 dirnames[:] = kept
                 for name in filenames:
                     full = os.path.join(dirpath, name)
-                    if not self._usable(full, real_root):
+                    if not self._usable(full, real_root, strict):
                         continue
                     try:
                         if not stat.S_ISREG(os.stat(full).st_mode):
@@ -221,12 +257,12 @@ class FileServer:
         # file times come from a coarse clock: a folder changed in the tick of the walk may change
         # again without a new mtime, so such a listing is only trusted until the next check
         racy = any(mtime >= started - RACY_NS for _ino, mtime in stamps.values())
-        return _Listing(sorted(files), sorted(dirs), stamps, time.monotonic(), racy)
+        return _Listing(sorted(files), sorted(dirs), stamps, roots, time.monotonic(), racy)
 
-    def _usable(self, full: str, real_root: str) -> bool:
+    def _usable(self, full: str, real_root: str, strict: bool = False) -> bool:
         """Whether a walked entry may be listed: always, unless it is a symlink leaving the root
-        while ``fileserver_followsymlinks`` is False."""
-        if self.followsymlinks or not os.path.islink(full):
+        while ``fileserver_followsymlinks`` is False (or the root is ``strict``)."""
+        if (self.followsymlinks and not strict) or not os.path.islink(full):
             return True
         return _inside(os.path.realpath(full), real_root)
 
@@ -250,6 +286,9 @@ class FileServer:
         with self._lock:
             cached = self._listings.get(env)
         now = time.monotonic()
+        roots = self.roots.get(env, [])
+        if cached is not None and cached.roots != roots:
+            cached = None  # a backend serves other folders now (a new fetch)
         if cached is not None and now - cached.checked < self.ttl:
             return cached
         if cached is not None and not cached.racy and self._fresh(cached):
@@ -395,3 +434,22 @@ def attach(server: Any, opts: dict[str, Any]) -> FileServer:
     fs.register(server)
     log.info("file server: saltenvs %s", ", ".join(fs.envs()) or "(none)")
     return fs
+
+
+def symlinks(fs: FileServer, saltenv: Any, prefix: Any = "") -> dict[str, str]:
+    """``{path: link target}`` of the symlinks ``saltenv`` serves under ``prefix`` (worker; Salt's
+    ``fileserver.symlink_list``): the first folder holding a path wins, as for files."""
+    env = fs.check_saltenv(saltenv)
+    prefix = check_path(prefix) if prefix else ""
+    found: dict[str, str] = {}
+    for root in fs.roots.get(env, []):
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            for name in [*filenames, *dirnames]:
+                full = os.path.join(dirpath, name)
+                if not os.path.islink(full):
+                    continue
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
+                if rel.startswith(prefix) and rel not in found:
+                    found[rel] = os.readlink(full)
+    return dict(sorted(found.items()))

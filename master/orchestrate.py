@@ -19,7 +19,9 @@ execution modules plus :class:`MasterCalls`:
   events, then the job cache, then ``saltutil.find_job`` for slow minions);
 - ``saltutil.runner`` / ``saltutil.wheel``: a runner of
   :mod:`briny.master.runners` or a wheel function of :mod:`briny.master.wheel`,
-  called in this process;
+  called in this process, answering as Salt's (``saltutil.runner``: the
+  runner's return, in a template too; ``full_return=True``, as the
+  ``salt.runner`` states ask: Salt's wrapped answer);
 - ``event.listen``: the master's events by tag glob (``salt.wait_for_event``),
   through :func:`listen`, the one place that knows how to listen.
 
@@ -149,33 +151,49 @@ class MasterCalls:
                     out[missing] = {"failed": True}
         return dict(sorted(out.items()))
 
-    def runner(self, name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """A runner of :mod:`briny.master.runners`, here: ``{"return", "success"}`` (``full_return``:
-        the runner's whole answer, ``{"data", "outputter", ...}`` of ``state.orchestrate`` kept)."""
+    def runner(self, name: str, *args: Any, full_return: bool = False, **kwargs: Any) -> Any:
+        """A runner of :mod:`briny.master.runners`, here, as Salt's ``saltutil.runner``: the
+        runner's answer as it is (what a template calling ``salt.saltutil.runner(...)`` gets);
+        with ``full_return`` (the ``salt.runner`` states) ``{"fun", "jid", "user", "fun_args",
+        "return", "success"}``. ``arg`` (a list) and ``kwarg`` (a dict) join the positional and
+        keyword arguments. A runner that is not there raises FunctionNotFound (a template fails
+        to render, as Salt's) but answers its error (``success`` False) with ``full_return``; a
+        runner that fails answers its error as the return."""
         from briny.master.runners import RunnerContext, get_runner
 
-        full = bool(kwargs.pop("full_return", False))  # the runner's whole answer (salt.parallel_runners)
         kwargs = {k: v for k, v in kwargs.items() if not k.startswith("__")}
         arg = kwargs.pop("arg", None)
         positional = [*args, *(arg if isinstance(arg, list) else [] if arg is None else [arg])]
         kwargs.update(kwargs.pop("kwarg", None) or {})
+        value: Any
         try:
             func = get_runner(name)
         except FunctionNotFound as exc:
-            return {"return": str(exc), "success": False}
-        ctx = RunnerContext(self.opts)
-        try:
-            value = call_function(func, name, [ctx, *positional], kwargs)
-        except (BrinyError, OSError) as exc:
-            return {"return": f"{name}: {exc}", "success": False}
-        finally:
-            ctx.close()
-        success = True
-        if isinstance(value, dict) and "outputter" in value and "data" in value:
-            success = value.get("retcode", 0) in (0, None)
-            value = value if full else value["data"]
-        retcode = ctx.context.get("retcode", 0)
-        return {"return": value, "success": success and not retcode}
+            if not full_return:
+                raise  # as Salt's: a template asking for a runner that is not there fails to render
+            value, success = str(exc), False
+        else:
+            ctx = RunnerContext(self.opts)
+            try:
+                value = call_function(func, name, [ctx, *positional], kwargs)
+                success = not ctx.context.get("retcode", 0)
+                if isinstance(value, dict) and "outputter" in value and "data" in value:
+                    success = success and value.get("retcode", 0) in (0, None)
+            except (BrinyError, OSError) as exc:
+                value, success = f"{name}: {exc}", False
+            finally:
+                ctx.close()
+        if not full_return:
+            return value
+        fun_args = [*positional, {**kwargs, "__pub_user": self.user}] if kwargs else list(positional)
+        return {
+            "fun": f"runner.{name}",
+            "jid": gen_jid(),
+            "user": self.user,
+            "fun_args": fun_args,
+            "return": value,
+            "success": success,
+        }
 
     def wheel(self, name: str, **kwargs: Any) -> dict[str, Any]:
         """A wheel function of :mod:`briny.master.wheel`: ``{"return", "success"}``."""

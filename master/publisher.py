@@ -42,6 +42,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from briny.master.api.acl import allows_local
 from briny.common import config, wire
 from briny.common.args import salt_arg
 from briny.common.exceptions import JobCacheError, SaltInvocationError
@@ -56,6 +57,7 @@ from briny.master.jobcache import JobCache, store_new_job
 from briny.master.keywatch import KeyView, KeyWatch
 from briny.master.sessions import Session, SessionTable
 from briny.master.targeting import check_minions, check_target
+
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +151,7 @@ class Publisher:
         *,
         cache: bool = True,
         progress: bool = False,
+        acl: list[Any] | None = None,
     ) -> dict[str, Any]:
         """Start a job (loop; targeting runs in the operator's threads).
 
@@ -156,7 +159,9 @@ class Publisher:
         ``salt/job/<jid>/new`` is fired; the publishes go out right after.
         ``{"jid": "", "minions": []}`` when no minion matched (nothing is
         stored or sent, as Salt assigns no jid then); ``{"error": ...}`` for a
-        bad request.
+        bad request. ``acl``: the caller's ``external_auth`` entries (briny-api): unless they
+        allow ``fun`` on every matched minion, the answer is an ``unauthorized`` error and
+        nothing is stored or sent (:mod:`briny.master.api.acl`).
         """
         tgt_type = str(tgt_type or "glob").lower()
         arg = [] if arg is None else arg
@@ -172,6 +177,12 @@ class Publisher:
         except SaltInvocationError as exc:
             return {"error": str(exc)}
         self.apply_keys(view)
+        if acl is not None and not allows_local(acl, fun, minions):
+            log.warning(
+                "refused: user %s may not run %s on %s (external_auth); nothing was published",
+                user, fun, ", ".join(minions[:20]) + (" ..." if len(minions) > 20 else ""),
+            )  # fmt: skip
+            return {"error": "unauthorized", "message": "Authorization error occurred."}
         if not minions:
             return {"jid": "", "minions": []}
         jid = gen_jid()

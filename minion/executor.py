@@ -300,7 +300,11 @@ class Executor:
 
             return with_override(pillar, override)
 
+        def fresh(override: dict[str, Any] | None, pillarenv: str | None) -> dict[str, Any]:
+            return source.fresh({**opts, "pillarenv": pillarenv} if pillarenv else opts, grains, salt, override)
+
         ctx.compile_pillar = compile_pillar
+        ctx.fresh_pillar = fresh
         return grains, pillar, salt
 
     # -- running --------------------------------------------------------------------------------

@@ -17,6 +17,11 @@ the source and keeps what it got:
 A ``pillar=`` override is rendered into the pillar where the source renders
 (``compile_with``), else merged over it
 (:func:`briny.common.pillar.with_override`).
+
+``fresh`` compiles a pillar now without keeping it, whatever the source
+keeps (``pillar.items``, as Salt's, which always asks afresh): rendered from
+the ``pillar_roots`` masterless (the override rendered in), asked of the
+master otherwise (the override merged over it).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from briny.common.datacopy import copy_data
+from briny.common.exceptions import CommandExecutionError
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -44,6 +50,11 @@ class PillarSource(Protocol):
         self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Pillar with a ``pillar=`` override, or None to merge the override in the module."""
+
+    def fresh(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """A pillar compiled now, never kept (``pillar.items``)."""
 
     def refresh(self) -> None:
         """Forget a kept pillar (``saltutil.refresh_pillar``)."""
@@ -78,6 +89,13 @@ class LocalPillar:
 
         return compile_local_pillar(opts, grains, salt, override)
 
+    def fresh(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        from briny.common.pillar import compile_local_pillar
+
+        return compile_local_pillar(opts, grains, salt, override)
+
     def refresh(self) -> None:
         with self._lock:
             self._pillar = None
@@ -107,6 +125,11 @@ class StaticPillar:
     ) -> dict[str, Any] | None:
         return None
 
+    def fresh(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        return _overridden(self.get(opts, grains, salt), override)
+
     def refresh(self) -> None:
         pass
 
@@ -126,14 +149,8 @@ class MasterPillar:
 
     def _ask(self, opts: dict[str, Any]) -> dict[str, Any] | None:
         """Ask the master (lock held); the pillar to keep, or None when it did not answer."""
-        reply = self.fetch({k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)})
-        if reply is None:
-            return None
-        pillar = reply.get("pillar")
-        if isinstance(pillar, dict):
-            return pillar
-        log.debug("the master served no pillar; using the config's 'pillar'")
-        return StaticPillar().get(opts, {}, None)
+        reply = self.fetch(_envs(opts))
+        return None if reply is None else _served(reply, opts)
 
     def get(self, opts: dict[str, Any], grains: dict[str, Any], salt: Any) -> dict[str, Any]:
         with self._lock:
@@ -155,6 +172,11 @@ class MasterPillar:
         self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any]
     ) -> dict[str, Any] | None:
         return None
+
+    def fresh(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        return _fresh_from_master(self.fetch(_envs(opts)), opts, override)
 
     def refresh(self) -> None:
         with self._lock:
@@ -184,8 +206,49 @@ class ChannelPillar:
     ) -> dict[str, Any] | None:
         return LocalPillar().compile_with(opts, grains, salt, override) if self.local else None
 
+    def fresh(
+        self, opts: dict[str, Any], grains: dict[str, Any], salt: Any, override: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        if self.local:
+            return LocalPillar().fresh(opts, grains, salt, override)
+        reply = self.chan.call("request", payload={"cmd": "pillar", **_envs(opts)}, timeout=None)
+        return _fresh_from_master(reply if isinstance(reply, dict) else None, opts, override)
+
     def refresh(self) -> None:
         self.chan.call("refresh_pillar")
+
+
+def _envs(opts: dict[str, Any]) -> dict[str, Any]:
+    """The environments a ``pillar`` request names (the master's defaults apply to the rest)."""
+    return {k: opts[k] for k in ("saltenv", "pillarenv") if opts.get(k)}
+
+
+def _served(reply: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    """The pillar of the master's reply to a ``pillar`` request; the config's ``pillar:`` when it
+    serves none (an answer without a pillar, logged)."""
+    pillar = reply.get("pillar")
+    if isinstance(pillar, dict):
+        return pillar
+    log.debug("the master served no pillar (%s); using the config's 'pillar'", reply.get("error", "no error"))
+    return StaticPillar().get(opts, {}, None)
+
+
+def _fresh_from_master(
+    reply: dict[str, Any] | None, opts: dict[str, Any], override: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The fresh pillar of the master's ``reply`` with ``override`` merged over it; a master that
+    did not answer is an error: a kept pillar is never passed off as a fresh one."""
+    if reply is None:
+        raise CommandExecutionError("no answer from the master to the pillar request: no fresh pillar to show")
+    return _overridden(_served(reply, opts), override)
+
+
+def _overridden(pillar: dict[str, Any], override: dict[str, Any] | None) -> dict[str, Any]:
+    if not override:
+        return pillar
+    from briny.common.pillar import with_override  # Jinja and the compiler: only now
+
+    return with_override(pillar, override)
 
 
 async def pillar_section(

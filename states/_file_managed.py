@@ -24,6 +24,32 @@ log = logging.getLogger(__name__)
 
 _NOT_FOUND = object()  # contents_pillar / contents_grains: no such key
 
+# Arguments of Salt's file.managed that briny's does not name: Salt binds them, so they never
+# reach its template as extra keyword arguments
+_SALT_ONLY_ARGS = frozenset(
+    [
+        "keep_source",
+        "tmp_ext",
+        "encoding",
+        "encoding_errors",
+        "allow_empty",
+        "selinux",
+        "win_owner",
+        "win_perms",
+        "win_deny_perms",
+        "win_inheritance",
+        "win_perms_reset",
+        "verify_ssl",
+        "use_etag",
+        "signature",
+        "source_hash_sig",
+        "signed_by_any",
+        "signed_by_all",
+        "keyring",
+        "gnupghome",
+    ]
+)
+
 
 def _as_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
@@ -137,16 +163,11 @@ def managed(
 
     env = _env(saltenv, kwargs)
     context = _template_context(name, context)  # file.accumulated's texts for this file
-    extra = {
-        "name": name,
-        "source": source,
-        "source_hash": source_hash,
-        "user": user,
-        "group": group,
-        "mode": mode,
-        "attrs": attrs,
-        "saltenv": env,
-    }
+    # the template's variables, as Salt's file.get_managed gives them: the state's own
+    # arguments below and every extra keyword argument of the state (`- context:` followed by
+    # sibling keys in public formulas), `defaults` and `context` laid over them
+    extra = {k: v for k, v in kwargs.items() if k not in _SALT_ONLY_ARGS}
+    extra.update(name=name, source=source, user=user, group=group, mode=mode, attrs=attrs, saltenv=env)
     if contents is None and not template and source and not skip_verify and present and replace:
         replace = not _matches_source_hash(name, source, source_hash, source_hash_name, env)
     if not replace and present:  # as Salt: only the owner and mode are looked at, the source is not read

@@ -325,6 +325,12 @@ def script(
     if early is not None:
         return early
     ret = _script_ret(name)
+    if context and not isinstance(context, dict):
+        ret["comment"] = "Invalidly-formatted 'context' parameter. Must be formed as a dict."
+        return ret
+    if defaults and not isinstance(defaults, dict):
+        ret["comment"] = "Invalidly-formatted 'defaults' parameter. Must be formed as a dict."
+        return ret
     if _testing():
         ret.update(result=None, comment=f"Command '{name}' would have been executed")
         return ret
@@ -337,8 +343,9 @@ def script(
         env=merged,
         python_shell=True,
         template=template,
-        context=context,
-        defaults=defaults,
+        # as Salt's state: `defaults` with `context` over them, as the template's `context`; the
+        # state's other keyword arguments go on to the function, whose template sees them too
+        context={**(defaults or {}), **(context or {})},
         shell=shell,
         umask=umask,
         output_loglevel=output_loglevel,

@@ -327,7 +327,7 @@ def recurse(
             dest,
             managed(
                 dest,
-                source=f"salt://{rel_full}?saltenv={senv}" if senv != env else f"salt://{rel_full}",
+                source=f"salt://{rel_full}?saltenv={senv}",
                 user=user,
                 group=group,
                 mode=file_mode,
@@ -338,6 +338,8 @@ def recurse(
                 replace=replace,
                 backup=backup,
                 saltenv=senv,
+                # as Salt: the extra keyword arguments go on (to the templates), but these two
+                **{k: v for k, v in kwargs.items() if k not in ("mode", "makedirs")},
             ),
         )
     if clean and os.path.isdir(name):

@@ -9,8 +9,8 @@ orchestration gives its loader the master-side functions these states need:
   publish a job through the running master and gather the returns,
   ``{minion: {"ret", "retcode", "jid", "out"}}`` (``{"failed": True}`` for
   a minion expected but silent);
-- ``saltutil.runner(name, **kwargs)`` / ``saltutil.wheel(name, **kwargs)``:
-  ``{"return", "success"}`` of a runner or wheel function on the master;
+- ``saltutil.runner(name, full_return=True, **kwargs)`` / ``saltutil.wheel(name, **kwargs)``:
+  ``{"return", "success", ...}`` of a runner or wheel function on the master;
 - ``event.listen(tag_glob, timeout)``: the master's events matching a tag
   glob, until ``timeout`` seconds have passed (``salt.wait_for_event``).
 
@@ -363,8 +363,12 @@ def _master_call(kind: str, name: str, kwargs: dict[str, Any]) -> dict[str, Any]
             "changes": {},
             "comment": f"{kind.capitalize()} function '{name}' would be executed.",
         }
+    if kind == "runner":
+        kwargs = {**kwargs, "full_return": True}
     out = __salt__[f"saltutil.{kind}"](name, **kwargs)
     value = out.get("return")
+    if kind == "runner" and isinstance(value, dict) and "outputter" in value and "data" in value:
+        value = value["data"]  # an orchestration's answer: its state results
     success = bool(out.get("success", True)) and not (isinstance(value, dict) and "Error" in value)
     ret = {
         "name": name,

@@ -40,6 +40,8 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need apt-utils apt-ftparchive
   need bind9-dnsutils dig
   need ruby gem
+  need git git
+  need openssh-server /usr/sbin/sshd # gitfs over ssh:// (tests/unit/master/test_gitfs.py)
   apt_install() { # apt_install [APT-GET OPTION...] -- PACKAGE...
     local opts=()
     while [ "$1" != -- ]; do opts+=("$1"); shift; done

@@ -1,8 +1,8 @@
 """``cmd.script`` and ``cmd.script_retcode``: part of the ``cmd`` execution module (its private file).
 
 The script (``salt://``, ``http(s)://``, ``ftp://`` or a local path) is fetched through
-``cp.cache_file``, rendered first with ``template=`` (``jinja``, ...: grains, pillar, ``salt``,
-``context``/``defaults`` and the call's other keyword arguments as variables), copied into a
+``cp.cache_file``, rendered first with ``template=`` (``jinja``, ...: grains, pillar, ``salt``, the call's
+other keyword arguments as variables and ``context`` over them, as Salt's), copied into a
 fresh private folder (owned by ``runas`` when given), run as ``<script> <args>`` through
 ``cmd.run_all`` (``cwd``, ``stdin``, ``env``, ``shell``, ``runas``, ``umask``, ``timeout``,
 ``success_retcodes``... as ``cmd.run_all`` takes them) and removed. The answer is
@@ -61,12 +61,15 @@ def _fetch(source: str, saltenv: str, template: str | None, variables: dict[str,
         return _cache_error(f"Unable to read {cached}: {exc.strerror or exc}")
     if not template:
         return text
+    # as Salt's (cp.get_template): the call's other keyword arguments are the template's variables
+    # (`defaults` among them, as a variable of that name), `context` laid over them
     context = dict(variables)
-    context.update(variables.pop("context", None) or {})
-    defaults = variables.pop("defaults", None)
-    context.pop("context", None)
+    given = context.pop("context", None)
+    if given is not None and not isinstance(given, dict):
+        return _cache_error(f"Unable to render {source}: context must be a dict, not {given!r}")
+    context.update(given or {})
     try:
-        return str(__salt__["file.apply_template_on_contents"](text, template, context, defaults, saltenv))
+        return str(__salt__["file.apply_template_on_contents"](text, template, context, None, saltenv))
     except BrinyError as exc:
         return _cache_error(f"Unable to render {source} with template {template}: {exc}")
 

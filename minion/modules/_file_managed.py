@@ -47,13 +47,14 @@ def _render(
 ) -> str:
     if str(template).lower() != "jinja":
         raise CommandExecutionError(f"Specified template format {template} is not supported")
+    # as Salt's template wrapper: the usual names, the caller's variables over them, then
+    # ``defaults`` and ``context`` over those
     ctx: dict[str, Any] = {
         "salt": __salt__,
         "grains": __grains__,
         "pillar": __pillar__,
         "opts": __opts__,
         "saltenv": saltenv,
-        "env": saltenv,
     }
     ctx.update(extra)
     ctx.update(defaults or {})
@@ -108,6 +109,11 @@ def managed_data(
 ) -> dict[str, Any]:
     """What ``file.managed`` should write (briny): ``{"data", "sums", "from_source", "comment", "raw", "source"}``.
 
+    ``extra`` are the template's variables besides ``defaults`` and ``context`` (laid over
+    them); a ``source`` among them is replaced by the source used (the one of a list that
+    exists), as Salt's ``file.get_managed`` gives it. A ``contents`` template sees only
+    ``defaults`` and ``context``, as Salt's ``file.apply_template_on_contents``.
+
     ``data`` is the bytes (None: leave the content alone), ``sums`` the
     expected hash of a non-``salt://`` source, ``source`` the one of a list that was used,
     ``comment`` Salt's reason when
@@ -125,7 +131,7 @@ def managed_data(
     ctx_extra = dict(extra or {})
     try:
         if contents is not None:
-            text = _render(contents, template, context, defaults, saltenv, ctx_extra) if template else contents
+            text = _render(contents, template, context, defaults, saltenv, {}) if template else contents
             out["data"] = text.encode("utf-8") if isinstance(text, str) else text
             return out
         if not source:
@@ -160,7 +166,8 @@ def managed_data(
         with open(local, "rb") as fh:
             data = fh.read()
         if template:
-            ctx_extra.setdefault("source", src)
+            if "source" in ctx_extra:
+                ctx_extra["source"] = src
             data = _render(data.decode("utf-8"), template, context, defaults, saltenv, ctx_extra).encode("utf-8")
         out.update(data=data, from_source=True, source=src)
     except HashError as exc:

@@ -1,11 +1,22 @@
 """Execution module ``pillar``: read this minion's pillar.
 
 Runs wherever ``__salt__`` does: on the minion, in ``briny-call``, and on the
-master while rendering a minion's templates (with that minion's pillar). The
-pillar is the ``__pillar__`` the loader was given; this module never
-compiles pillar itself (the master's pillar code does that). Semantics are
-Salt 3007's ``pillar.get`` / ``item`` / ``items`` / ``raw`` / ``keys`` /
-``ls`` / ``obfuscate`` / ``filter_by``, with ``fetch`` an alias of ``get``.
+master while rendering a minion's templates (with that minion's pillar).
+
+As Salt 3007's, two kinds of function:
+
+- ``items`` (and ``data``, ``ls``, ``obfuscate``, which call it) without key
+  arguments compiles a fresh pillar each call (``__job__.fresh_pillar``: asked
+  of the master, or rendered from the ``pillar_roots`` masterless), so a pillar
+  edit shows at once; ``pillar=`` is an override merged over it (masterless:
+  rendered in), ``pillarenv``/``saltenv`` choose the environment;
+- ``get``/``fetch``, ``item`` (and ``items`` with keys), ``raw``, ``keys`` and
+  ``filter_by`` read the minion's in-memory pillar (``__pillar__``, kept until
+  ``saltutil.refresh_pillar``); ``get`` and ``item`` compile afresh only when
+  given ``pillarenv`` or ``saltenv``.
+
+On the master (rendering a minion's templates) there is nothing fresher than
+the pillar just compiled for that render: every function reads it.
 """
 
 from __future__ import annotations
@@ -16,12 +27,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from briny.common.dictupdate import update as _update
+from briny.common.exceptions import SaltInvocationError
 from briny.common.matchers import filter_by as _filter_by
 from briny.common.traverse import DEFAULT_DELIM
 from briny.common.traverse import traverse as _traverse
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __pillar__
+    from briny.common.dunders import __job__, __opts__, __pillar__
 
 
 log = logging.getLogger(__name__)
@@ -31,6 +43,34 @@ _MISSING = object()
 
 def _pillar() -> Mapping[str, Any]:
     return __pillar__
+
+
+def _fresh(
+    override: Any = None, pillar_enc: Any = None, pillarenv: str | None = None, saltenv: str | None = None
+) -> dict[str, Any]:
+    """A pillar compiled now (Salt's ``pillar.items``), with ``override`` merged in."""
+    if pillar_enc:
+        raise SaltInvocationError("pillar_enc is not supported by briny (no GPG-encrypted pillar)")
+    if override is not None and not isinstance(override, dict):
+        raise SaltInvocationError("Pillar data must be formatted as a dictionary, unless pillar_enc is specified.")
+    if pillarenv is None and __opts__.get("pillarenv_from_saltenv"):
+        pillarenv = saltenv or __opts__.get("saltenv")
+    fresh = __job__.fresh_pillar
+    if callable(fresh):
+        return fresh(override or None, pillarenv)
+    pillar = dict(__pillar__)  # the master's render: its pillar was compiled for it
+    if not override:
+        return pillar
+    from briny.common.pillar import with_override  # Jinja and the compiler: only now
+
+    return with_override(pillar, override)
+
+
+def _source(pillarenv: str | None, saltenv: str | None) -> Mapping[str, Any]:
+    """The in-memory pillar, or a fresh one when an environment is named (as Salt's)."""
+    if pillarenv is None and saltenv is None:
+        return _pillar()
+    return _fresh(pillarenv=pillarenv, saltenv=saltenv)
 
 
 def get(
@@ -55,7 +95,7 @@ def get(
         default = KeyError
     if merge_nested_lists is None:
         merge_nested_lists = bool(opts.get("pillar_merge_lists", False))
-    data = _pillar()
+    data = _source(pillarenv, saltenv)
     if merge:
         if isinstance(default, dict):
             ret = _traverse(data, key, {}, delimiter)
@@ -96,18 +136,35 @@ def get(
 fetch = get
 
 
-def item(*args: str, **kwargs: Any) -> dict[str, Any]:
-    """``{key: value}`` for each key named (``default`` and ``delimiter`` kwargs)."""
-    default = kwargs.get("default", "")
-    delimiter = kwargs.get("delimiter", DEFAULT_DELIM)
-    return {arg: _traverse(_pillar(), arg, default, delimiter) for arg in args}
+def item(
+    *args: str,
+    default: Any = None,
+    delimiter: str | None = None,
+    pillarenv: str | None = None,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """``{key: value}`` for each key named, from the in-memory pillar (a fresh one when
+    ``pillarenv`` or ``saltenv`` is given)."""
+    if default is None:
+        default = ""
+    data = _source(pillarenv, saltenv)
+    return {arg: _traverse(data, arg, default, delimiter or DEFAULT_DELIM) for arg in args}
 
 
-def items(*args: str, **kwargs: Any) -> dict[str, Any]:
-    """The whole pillar, or with arguments the same as :func:`item`."""
+def items(
+    *args: str,
+    pillar: Any = None,
+    pillar_enc: Any = None,
+    pillarenv: str | None = None,
+    saltenv: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """The whole pillar compiled afresh (``pillar=`` an override of it); with key arguments
+    the same as :func:`item` (the in-memory pillar)."""
     if args:
-        return item(*args, **kwargs)
-    return dict(_pillar())
+        return item(*args, pillarenv=pillarenv, saltenv=saltenv)
+    return _fresh(pillar, pillar_enc, pillarenv, saltenv)
 
 
 data = items

@@ -223,10 +223,13 @@ def sls_exists(mods: Any, test: Any = None, **kwargs: Any) -> bool:
 # -- running -----------------------------------------------------------------
 
 
-def _begin(test: Any, kwargs: dict[str, Any], highstate: bool) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+def _begin(
+    test: Any, kwargs: dict[str, Any], highstate: bool, sync_mods: Any = None
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """What ``sls`` and ``highstate`` do first: (their answer when it is already known, opts,
     pillar). The answer is a refused argument, another state run's refusal, the run of the
-    master's compile, or the pillar's errors; None when the run compiles here."""
+    master's compile, or the pillar's errors; None when the run compiles here. ``sync_mods`` are
+    synced before anything is compiled or loaded."""
     refused = _refused_arguments(kwargs)
     if refused:
         __context__["retcode"] = EX_STATE_COMPILER_ERROR
@@ -235,16 +238,18 @@ def _begin(test: Any, kwargs: dict[str, Any], highstate: bool) -> tuple[Any, dic
     if conflict:
         return conflict, {}, {}
     opts, pillar = _prepared(test, kwargs)
+    _sync_mods(sync_mods, opts)
     pre = _take_compiled()
     if pre is not None:
         return _run_compiled(pre, opts, pillar, kwargs, highstate=highstate), opts, pillar
     return _pillar_errors(pillar, kwargs), opts, pillar
 
 
-def sls(mods: Any, test: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+def sls(mods: Any, test: Any = None, exclude: Any = None, *, sync_mods: Any = None, **kwargs: Any) -> Any:
     """Apply the named SLS (a comma list) from ``saltenv`` (default base); ``queue=True`` waits
-    for a state run in progress instead of refusing to start."""
-    answer, opts, pillar = _begin(test, kwargs, highstate=False)
+    for a state run in progress instead of refusing to start. Custom modules are those synced
+    already; ``sync_mods`` (``states,modules``, ``all``) syncs those kinds first, as Salt's."""
+    answer, opts, pillar = _begin(test, kwargs, highstate=False, sync_mods=sync_mods)
     if answer is not None:
         return answer
     compiler, salt = _compiler(opts, pillar)
@@ -314,13 +319,13 @@ def _take_compiled() -> dict[str, Any] | None:
 
 
 def _sync_custom(opts: dict[str, Any]) -> None:
-    """Before a highstate with a master: ``saltutil.sync_all`` from the master's file roots (Salt's
-    ``autoload_dynamic_modules``), so custom ``_modules``/``_states``/``_grains`` are here."""
+    """Before a highstate: ``saltutil.sync_all`` from the file roots (the master's, or this
+    host's masterless; Salt's ``autoload_dynamic_modules``), so custom
+    ``_modules``/``_states``/``_grains`` are here. A ``state.sls`` syncs only with ``sync_mods``."""
     if (
-        opts.get("file_client") == "local"
-        or not opts.get("extension_modules")
+        not opts.get("extension_modules")
         or not opts.get("autoload_dynamic_modules", True)
-        or __job__.master is None
+        or (opts.get("file_client") != "local" and __job__.master is None)
     ):
         return
     try:
@@ -329,6 +334,23 @@ def _sync_custom(opts: dict[str, Any]) -> None:
             __salt__["saltutil.refresh_grains"]()
     except Exception as exc:  # noqa: BLE001 - a failed sync must not stop the run: the modules already here serve
         log.warning("syncing custom modules before the highstate failed: %s", exc)
+
+
+def _sync_mods(sync_mods: Any, opts: dict[str, Any]) -> None:
+    """``sync_mods=`` of ``state.sls`` / ``state.apply`` with SLS (Salt's): ``saltutil.sync_<kind>``
+    of each kind named (a comma list; ``all`` or True: ``sync_all``) before the run, from the
+    run's saltenv; an unknown kind is named in a warning (Salt's words) and skipped."""
+    if sync_mods is None or sync_mods is False:
+        return
+    kinds = ["all"] if sync_mods is True else [str(k) for k in split_input(sync_mods)]
+    if "all" in kinds:
+        kinds = ["all"]
+    for kind in kinds:
+        fun = f"saltutil.sync_{kind}"
+        if fun not in __salt__:
+            log.warning("Invalid custom module type '%s', ignoring", kind)
+            continue
+        __salt__[fun](saltenv=opts.get("saltenv") or "base")  # grains synced: refreshed by the sync
 
 
 def _run_compiled(

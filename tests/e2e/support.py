@@ -55,6 +55,7 @@ def script(name: str) -> list[str]:
         "briny-key": "briny.master.keycli",
         "briny-run": "briny.master.runcli",
         "briny-swarm": "briny.minion.swarm",
+        "briny-api": "briny.master.api.daemon",
     }[name]
     return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
 

@@ -12,7 +12,7 @@ def test_each_daemon_names_the_keys_it_ignores_once_and_serves(make_fleet):
     fleet = make_fleet(
         ["m1"],
         auto_accept=True,
-        master_opts={"gitfs_remotes": ["https://git.example/states.git"], "ext_pillar": [{"cmd_yaml": "cat x"}]},
+        master_opts={"gitfs_refspecs": ["+refs/heads/*:refs/remotes/origin/*"], "ext_pillar": [{"cmd_yaml": "cat x"}]},
         minion_opts={"grains_refresh_every": 5, "frobnicate": 1},
     )
     fleet.start()
@@ -23,7 +23,7 @@ def test_each_daemon_names_the_keys_it_ignores_once_and_serves(make_fleet):
     ignored = "Salt settings briny does not support, accepted without effect (docs/migrating.md): "
     master_line = [line for line in master_log.splitlines() if ignored in line]
     assert len(master_line) == 1, master_log
-    assert master_line[0].endswith(ignored + "ext_pillar, gitfs_remotes")
+    assert master_line[0].endswith(ignored + "ext_pillar, gitfs_refspecs")
     minion_lines = [line for line in minion_log.splitlines() if "briny.common.saltkeys" in line]
     assert len(minion_lines) == 2, minion_log
     assert minion_lines[0].endswith(ignored + "grains_refresh_every")

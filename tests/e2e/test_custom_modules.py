@@ -1,6 +1,6 @@
 """Custom ``_modules``, ``_states`` and ``_grains`` on the master reach the minions (issue 6):
-synced from the file server before a highstate, then used by states, by jobs, and (grains) by
-the master's targeting."""
+synced from the file server before a highstate or with ``sync_mods=`` (never by a plain
+``state.sls``, issue 20), then used by states, by jobs, and (grains) by the master's targeting."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.customtree import CUSTOM_MODULES
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -30,25 +32,7 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
             def flavour():
                 return {"flavour": "mint-" + __opts__["id"]}
             """,
-            "_modules/greet.py": """
-            def hello(who):
-                return f"hello {who} from {__grains__['id']}"
-            """,
-            "_states/marker.py": """
-            import os
-
-            def present(name, who):
-                ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
-                if os.path.exists(name):
-                    return ret
-                if __opts__["test"]:
-                    ret.update(result=None, comment="would write")
-                    return ret
-                with open(name, "w") as fh:
-                    fh.write(__salt__["greet.hello"](who))
-                ret.update(changes={"new": name}, comment="written")
-                return ret
-            """,
+            **CUSTOM_MODULES,
             "custom.sls": f"""
             mark:
               marker.present:
@@ -58,6 +42,15 @@ def test_custom_modules_and_states_come_from_the_master(make_fleet, tmp_path):
         },
     )
     fleet.start()
+    # as Salt's: a state.sls loads only what was synced (nothing yet), unless sync_mods= syncs it
+    res = fleet.briny("--static", "--out", "json", "c1", "state.sls", "custom", "-t", "30")
+    (ret,) = res.json()["c1"].values()
+    assert ret["result"] is False and "'marker.present' is not available." in ret["comment"], ret
+    assert not (out / "c1").exists()
+    res = fleet.briny("--static", "--out", "json", "c2", "state.sls", "custom", "sync_mods=states,modules", "-t", "30")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (out / "c2").read_text() == "hello world from c2"
+    # a highstate syncs everything first
     res = fleet.briny("--static", "--out", "json", "*", "state.apply", "-t", "30")
     assert res.returncode == 0, res.stdout + res.stderr
     for minion in ("c1", "c2"):

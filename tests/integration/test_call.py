@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.customtree import CUSTOM_MODULES
+
 from briny.common.event import EventBus, EventListener, EventSender
 from tests.waiting import join_listener
 
@@ -270,34 +272,45 @@ def test_fire_event_reaches_the_bus(minion, tmp_path):
     assert first["ret"]["result"] is True and first["ret"]["name"] == "plain" and "_stamp" in first
 
 
-def test_custom_modules_and_states_from_the_file_roots(minion):
-    conf, tree, root = minion
-    write(
-        tree,
-        {
-            "_modules/greet.py": """
-            def hello(who):
-                return f"hello {who} from {__grains__['id']}"
-            """,
-            "_states/marker.py": """
-            import os
+CUSTOM_TREE = {**CUSTOM_MODULES, "top.sls": "base:\n  '*':\n    - custom\n"}
 
-            def present(name, text):
-                ret = {"name": name, "result": True, "changes": {}, "comment": "already there"}
-                if os.path.exists(name):
-                    return ret
-                if __opts__["test"]:
-                    ret.update(result=None, comment="would write")
-                    return ret
-                with open(name, "w") as fh:
-                    fh.write(__salt__["greet.hello"](text))
-                ret.update(changes={"new": name}, comment="written")
-                return ret
-            """,
-            "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - text: world\n",
-        },
-    )
-    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"
+
+def test_custom_modules_of_the_file_roots_load_when_salt_loads_them(minion):
+    """As Salt 3007 masterless (checked with the reference): a tree's _modules/_states are not
+    loaded by state.sls or a call until synced; sync_mods= syncs the kinds named, a highstate
+    syncs all, and what was synced stays (extension_modules)."""
+    conf, tree, root = minion
+    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - who: world\n"})
+    proc = call(conf, "greet.hello", "you", out="")
+    assert proc.returncode != 0 and "'greet.hello' is not available." in proc.stdout + proc.stderr
     proc = call(conf, "state.sls", "custom")
+    assert proc.returncode == 1
+    (ret,) = local(proc).values()
+    assert (
+        ret["comment"]
+        == "State 'marker.present' was not found in SLS 'custom'\nReason: 'marker.present' is not available.\n"
+    )
+    assert not (root / "marker").exists()
+    proc = call(conf, "state.sls", "custom", "sync_mods=states,modules")
     assert proc.returncode == 0, proc.stderr
     assert (root / "marker").read_text() == "hello world from itest"
+    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"  # synced: kept
+    proc = call(conf, "state.sls", "custom", "sync_mods=bogus")
+    assert proc.returncode == 0 and "Invalid custom module type 'bogus', ignoring" in proc.stderr
+
+
+def test_a_masterless_highstate_syncs_the_custom_modules(minion):
+    conf, tree, root = minion
+    write(tree, {**CUSTOM_TREE, "custom.sls": f"m:\n  marker.present:\n    - name: {root}/marker\n    - who: top\n"})
+    proc = call(conf, "state.apply")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (root / "marker").read_text() == "hello top from itest"
+
+
+def test_custom_modules_from_roots_loads_them_in_place(minion):
+    conf, tree, root = minion
+    write(tree, CUSTOM_TREE)
+    with (conf / "minion").open("a") as fh:
+        fh.write("custom_modules_from_roots: True\n")
+    assert local(call(conf, "greet.hello", "you")) == "hello you from itest"
+    assert not list(root.rglob("extmods/modules/greet.py"))  # read in place, not synced

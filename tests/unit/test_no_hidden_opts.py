@@ -87,6 +87,7 @@ def test_a_job_sees_configuration_in_opts_and_its_runtime_in_job(tmp_path: Path)
             "cachedir": "cache",
             "file_client": "local",
             "file_roots": {"base": [str(tmp_path / "srv")]},
+            "custom_modules_from_roots": True,  # the tree's peek module, without a sync
         },
         MINION_DEFAULTS,
         "test",

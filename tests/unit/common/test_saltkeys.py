@@ -98,7 +98,8 @@ def test_keys_not_acted_on_are_really_not_read():
         ("minion", "reactor", "supported"),  # a masterless minion runs it (one with a master warns)
         ("minion", "schedule", "supported"),
         ("master", "schedule", "supported"),
-        ("master", "gitfs_remotes", "ignored"),
+        ("master", "gitfs_remotes", "supported"),
+        ("master", "gitfs_refspecs", "ignored"),
         ("minion", "startup_states", "ignored"),  # a default briny carries, but nothing runs them
         ("minion", "frobnicate", "unknown"),
         ("minion", "mysql.host", "supported"),  # a module's setting, for config.get
@@ -108,8 +109,8 @@ def test_keys_not_acted_on_are_really_not_read():
         ("minion", "proxy", "ignored"),  # a proxy minion's block
         ("minion", "vault", "ignored"),
         ("master", "vault", "ignored"),
-        ("master", "rest_cherrypy", "ignored"),  # salt-api's netapi modules
-        ("master", "rest_tornado", "ignored"),
+        ("master", "rest_cherrypy", "supported"),  # briny-api reads it (master/api/settings.py)
+        ("master", "rest_tornado", "supported"),
         ("master", "peer_run", "ignored"),
         ("master", "presence_events", "ignored"),
         ("master", "proxy", "unknown"),  # a proxy minion's, no master's

@@ -342,10 +342,10 @@ def test_the_fileserver_runner(tree: Path) -> None:
 @pytest.mark.parametrize(
     "backend, message",
     [
-        ("gitfs", "cannot update the 'gitfs' fileserver backend: briny serves file_roots only"),
-        ("roots,git", "cannot update the 'gitfs' fileserver backend: briny serves file_roots only"),
-        (["roots", "hgfs"], "cannot update the 'hgfs' fileserver backend"),
-        (None, "cannot update the 'gitfs' fileserver backend (set in fileserver_backend)"),
+        ("hgfs", "cannot update the 'hgfs' fileserver backend: briny serves roots and gitfs only"),
+        ("roots,svn", "cannot update the 'svnfs' fileserver backend: briny serves roots and gitfs only"),
+        (["roots", "minionfs"], "cannot update the 'minionfs' fileserver backend"),
+        (None, "cannot update the 'hgfs' fileserver backend (set in fileserver_backend)"),
     ],
 )
 def test_fileserver_update_refuses_a_backend_briny_does_not_have(tree: Path, backend: Any, message: str) -> None:
@@ -353,7 +353,7 @@ def test_fileserver_update_refuses_a_backend_briny_does_not_have(tree: Path, bac
     from briny.common.exceptions import CommandExecutionError
     from briny.master.runners import RunnerContext, get_runner
 
-    ctx = RunnerContext({"file_roots": {"base": [str(tree / "r1")]}, "fileserver_backend": ["roots", "gitfs"]})
+    ctx = RunnerContext({"file_roots": {"base": [str(tree / "r1")]}, "fileserver_backend": ["roots", "hgfs"]})
     with pytest.raises(CommandExecutionError) as info:
         get_runner("fileserver.update")(ctx, backend=backend)
     assert str(info.value).startswith(message)
@@ -367,7 +367,7 @@ def test_fileserver_update_refuses_a_backend_salt_does_not_have_either(tree: Pat
         get_runner("fileserver.update")(RunnerContext({"file_roots": {}}), backend="nosuch")
 
 
-def test_briny_run_fileserver_update_gitfs_fails_naming_it(master_dir: Path) -> None:
+def test_briny_run_fileserver_update_gitfs_not_configured_fails_naming_it(master_dir: Path) -> None:
     import io
 
     from briny.master import runcli
@@ -376,8 +376,7 @@ def test_briny_run_fileserver_update_gitfs_fails_naming_it(master_dir: Path) -> 
     assert runcli.run(["-c", str(master_dir), "fileserver.update", "backend=gitfs"], out=out, err=err) == 1
     assert out.getvalue() == ""
     assert err.getvalue() == (
-        "briny-run: fileserver.update: cannot update the 'gitfs' fileserver backend: briny serves file_roots "
-        "only (the roots backend) and has no gitfs yet (docs/not-yet.md)\n"
+        "briny-run: fileserver.update: cannot update the 'gitfs' fileserver backend: it is not in fileserver_backend\n"
     )
     out, err = io.StringIO(), io.StringIO()
     assert runcli.run(["-c", str(master_dir), "--out=json", "fileserver.update"], out=out, err=err) == 0

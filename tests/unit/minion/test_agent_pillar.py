@@ -18,7 +18,7 @@ from briny.master.keys import KeyStore
 from briny.master.daemon import build_server
 from briny.minion.agent import MinionAgent
 from briny.minion.executor import Executor, Job
-from briny.minion.pillar import MasterPillar
+from briny.minion.pillar import LocalPillar, MasterPillar
 
 from tests.waiting import until
 
@@ -192,22 +192,50 @@ def test_pillar_overrides_merge_over_the_masters_pillar(tmp_path):
     res = ex.run(Job("20240101000000000001", "state.sls", ["show"], {"pillar": {"b": "cli", "c": "cli"}}))
     (ret,) = res.ret.values()
     assert ret["name"] == "master-cli-cli" and ret["result"] is True
-    res = ex.run(Job("20240101000000000002", "pillar.items"))
+    res = ex.run(Job("20240101000000000002", "pillar.raw"))
     assert res.ret == {"a": "master", "b": "master", "nested": {"x": 1}}  # overrides do not stick
     assert len(asked) == 1
+
+
+def test_pillar_items_asks_the_master_each_call_and_keeps_nothing(tmp_path):
+    served = iter([{"a": "kept"}, {"a": "edited"}, {"a": "edited again"}])
+    asked: list[dict[str, Any]] = []
+
+    def fetch(payload: dict[str, Any]) -> dict[str, Any]:
+        asked.append(payload)
+        return {"pillar": next(served)}
+
+    ex = Executor(executor_opts(tmp_path), dict, MasterPillar(fetch))
+    assert ex.run(Job("20240101000000000001", "pillar.raw")).ret == {"a": "kept"}
+    assert ex.run(Job("20240101000000000002", "pillar.items")).ret == {"a": "edited"}
+    res = ex.run(Job("20240101000000000003", "pillar.items", [], {"pillar": {"b": 1}, "pillarenv": "dev"}))
+    assert res.ret == {"a": "edited again", "b": 1}
+    assert asked[-1]["pillarenv"] == "dev"
+    # the in-memory pillar is still the kept one
+    assert ex.run(Job("20240101000000000004", "pillar.get", ["a"])).ret == "kept"
+    assert ex.run(Job("20240101000000000005", "pillar.item", ["a"])).ret == {"a": "kept"}
+    assert len(asked) == 3
+
+
+def test_pillar_items_without_an_answer_is_an_error_not_the_kept_pillar(tmp_path):
+    replies: list[dict[str, Any] | None] = [{"pillar": {"a": "kept"}}, None]
+    ex = Executor(executor_opts(tmp_path), dict, MasterPillar(lambda payload: replies.pop(0)))
+    res = ex.run(Job("20240101000000000001", "pillar.items"))
+    assert res.retcode == 1
+    assert "no answer from the master to the pillar request" in str(res.ret)
 
 
 def test_no_answer_from_the_master_is_not_kept(tmp_path):
     replies: list[dict[str, Any] | None] = [None, {"pillar": {"a": 1}}]
     source = MasterPillar(lambda payload: replies.pop(0))
     ex = Executor(executor_opts(tmp_path), dict, source)
-    assert ex.run(Job("20240101000000000001", "pillar.items")).ret == {"from": "config"}
-    assert ex.run(Job("20240101000000000002", "pillar.items")).ret == {"a": 1}  # asked again
+    assert ex.run(Job("20240101000000000001", "pillar.raw")).ret == {"from": "config"}
+    assert ex.run(Job("20240101000000000002", "pillar.raw")).ret == {"a": 1}  # asked again
     # a master that answers without a pillar (it serves none) is an answer: kept
     answers = [{"error": "unknown request 'pillar'"}]
     ex = Executor(ex.opts, dict, MasterPillar(lambda payload: answers.pop(0)))
-    assert ex.run(Job("20240101000000000003", "pillar.items")).ret == {"from": "config"}
-    assert ex.run(Job("20240101000000000004", "pillar.items")).ret == {"from": "config"}  # not asked again
+    assert ex.run(Job("20240101000000000003", "pillar.raw")).ret == {"from": "config"}
+    assert ex.run(Job("20240101000000000004", "pillar.raw")).ret == {"from": "config"}  # not asked again
 
 
 def test_reload_reports_whether_the_master_answered(tmp_path):
@@ -216,3 +244,30 @@ def test_reload_reports_whether_the_master_answered(tmp_path):
     assert source.reload({}) is False
     assert source.reload({"pillarenv": "dev"}) is True
     assert source.get({}, {}, None) == {"a": 2}
+
+
+def masterless_daemon(tmp_path: Path, pillar_sls: str) -> tuple[Path, Executor]:
+    """(the pillar root, an executor keeping its pillar as a masterless daemon does) over a
+    pillar tree of one SLS, ``p``."""
+    opts = executor_opts(tmp_path)
+    proot = tmp_path / "pillar"
+    proot.mkdir()
+    (proot / "top.sls").write_text("base:\n  '*':\n    - p\n")
+    (proot / "p.sls").write_text(pillar_sls)
+    opts["pillar_roots"] = {"base": [str(proot)]}
+    return proot, Executor(opts, dict, LocalPillar(cache=True))
+
+
+def test_a_masterless_daemon_keeps_its_pillar_but_pillar_items_renders_afresh(tmp_path):
+    proot, ex = masterless_daemon(tmp_path, "a: before\n")
+    assert ex.run(Job("20240101000000000001", "pillar.get", ["a"])).ret == "before"
+    (proot / "p.sls").write_text("a: after\n")
+    assert ex.run(Job("20240101000000000002", "pillar.items")).ret["a"] == "after"
+    assert ex.run(Job("20240101000000000003", "pillar.get", ["a"])).ret == "before"
+    assert ex.run(Job("20240101000000000004", "pillar.get", ["a"], {"pillarenv": "base"})).ret == "after"
+
+
+def test_a_pillar_template_calling_pillar_items_does_not_loop(tmp_path):
+    _proot, ex = masterless_daemon(tmp_path, "a: 1\nkeys_seen: {{ salt['pillar.items']() | length }}\n")
+    res = ex.run(Job("20240101000000000001", "pillar.items"))
+    assert res.retcode == 0 and res.ret["a"] == 1 and isinstance(res.ret["keys_seen"], int), res.ret

@@ -195,6 +195,22 @@ def test_script(tmp_path: Path, tree: Path) -> None:
     assert (ret["result"], ret["comment"], ret["changes"]) == (None, "Command 'sc' would have been executed", {})
 
 
+def test_script_template_bad_inputs_and_render_errors(tmp_path: Path, tree: Path) -> None:
+    st = _states(tmp_path, tree)
+    (tree / "t.sh").write_text("#!/bin/sh\necho {{ undefined_thing.port }}\n")
+    ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja", context=["a"])
+    assert (ret["result"], ret["comment"]) == (
+        False,
+        "Invalidly-formatted 'context' parameter. Must be formed as a dict.",
+    )
+    ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja", defaults="a=1")
+    assert ret["comment"] == "Invalidly-formatted 'defaults' parameter. Must be formed as a dict."
+    ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja")  # Salt's words for a render error
+    assert (ret["result"], ret["comment"]) == (False, "Unable to cache script salt://t.sh from saltenv 'base'")
+    ret = st["cmd.script"](name="t", source="salt://t.sh", template="jinja", undefined_thing={"port": 1})
+    assert ret["result"] is True and ret["changes"]["stdout"] == "1"
+
+
 def test_no_temp_files_left(tmp_path: Path, tree: Path) -> None:
     before = set(os.listdir("/tmp"))
     _states(tmp_path, tree)["cmd.script"](name="sc", source="salt://s.sh")

@@ -173,13 +173,16 @@ def test_runner_and_wheel() -> None:
     master = Master()
     st = _states(master)
     ret = st["salt.runner"](name="manage.up", timeout=3)
-    assert master.calls == [("runner", ("manage.up",), {"timeout": 3})]
+    assert master.calls == [("runner", ("manage.up",), {"timeout": 3, "full_return": True})]
     assert ret == {
         "name": "manage.up",
         "changes": {"return": ["db1"]},
         "result": True,
         "comment": "Runner function 'manage.up' executed.",
     }
+    # an orchestration's whole answer: the state results are the step's return
+    master.runner_answer = {"return": {"data": {"m": {"x": 1}}, "outputter": "highstate"}, "success": True}
+    assert st["salt.runner"](name="state.orchestrate", mods="o")["changes"] == {"return": {"m": {"x": 1}}}
     master.runner_answer = {"return": {"Error": "no such key"}, "success": True}
     bad = st["salt.wheel"](name="key.accept", match="x")
     assert (bad["result"], bad["comment"]) == (False, "Wheel function 'key.accept' failed.")

@@ -77,3 +77,17 @@ def test_file_exists(loader, tmp_path):
     assert loader["pillar.file_exists"]("data.sls") is True
     assert loader["pillar.file_exists"]("nope.sls") is False
     assert loader["pillar.file_exists"]("../../etc/passwd") is False
+
+
+def test_items_refuses_what_it_cannot_do(loader):
+    with pytest.raises(SaltInvocationError, match="pillar_enc is not supported by briny"):
+        loader["pillar.items"](pillar={"a": "-----BEGIN PGP"}, pillar_enc="gpg")
+    with pytest.raises(SaltInvocationError, match="Pillar data must be formatted as a dictionary"):
+        loader["pillar.items"](pillar="a=1")
+
+
+def test_items_without_a_fresh_source_reads_the_render_pillar_with_the_override(loader):
+    # the master's renders give no __job__.fresh_pillar: the pillar they were given is the fresh one
+    out = loader["pillar.items"](pillar={"apps": {"b": 2}, "new": 1})
+    assert out["apps"] == {"a": 1, "b": 2} and out["new"] == 1
+    assert "new" not in loader["pillar.raw"]()

@@ -1,0 +1,132 @@
+"""``GET /events``: the master event bus as Server-Sent Events, filtered to what a token may see.
+
+Runs on ``briny-api``'s loop, with one thread per stream reading the bus
+(:class:`briny.common.event.EventListener`, every tag) and handing events to the loop. The
+stream is Salt's: ``retry: 400`` first, then per event ``tag: <tag>`` and
+``data: {"tag": <tag>, "data": <data>}`` (JSON) and a blank line.
+
+What a token sees (Salt shows every event to any token; briny filters, as the ACL is the
+contract): a user allowed every function everywhere and every runner and wheel function
+(:func:`briny.master.api.acl.sees_everything`) sees the whole bus; any other user sees the
+``salt/job/<jid>/...`` events of jobs whose function their ACL allows on that minion (a
+``new`` event: on every targeted minion), ``salt/run/...`` and ``salt/wheel/...`` events of
+functions their ``@runner`` / ``@wheel`` entries allow, and nothing else.
+
+A client that reads slower than the bus fills its queue (``MAX_QUEUED`` events); past that the
+stream ends with a log line rather than holding memory for it (the client reconnects, as
+``retry`` tells it), and the API keeps serving everyone else. At most ``thread_pool`` streams are open at once (each holds a thread); one more is a 503.
+A client that leaves is noticed
+at the next event, or within ``GONE_CHECK`` seconds on a quiet bus: its thread stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any
+
+from aiohttp import web
+
+from briny.common.event import DROPPED_TAG, READY_PREFIX, EventListener
+from briny.common.exceptions import ApiError
+from briny.master.api import acl
+from briny.master.api.app import caller_of
+from briny.master.api.lowstate import Caller
+
+log = logging.getLogger(__name__)
+
+MAX_QUEUED = 10000
+GONE_CHECK = 1.0  # seconds: how often a stream on a quiet bus checks that its client is still there
+_END = None
+
+
+def visible(caller: Caller, everything: bool, tag: str, data: dict[str, Any]) -> bool:
+    """True when ``caller`` may see this event (see the module docstring)."""
+    if tag.startswith(READY_PREFIX):
+        return False
+    if everything:
+        return True
+    parts = tag.split("/")
+    fun = str(data.get("fun") or "")
+    if tag.startswith("salt/job/") and len(parts) >= 4 and fun:
+        if parts[3] == "new":
+            return acl.allows_local(caller.perms, fun, [str(m) for m in data.get("minions") or []])
+        minion = str(data.get("id") or (parts[4] if len(parts) > 4 else ""))
+        return bool(minion) and acl.allows_local(caller.perms, fun, [minion])
+    for prefix, kind in (("salt/run/", "@runner"), ("salt/wheel/", "@wheel")):
+        if tag.startswith(prefix) and fun:
+            return acl.allows_special(caller.perms, kind, fun.partition(".")[2])
+    return tag == DROPPED_TAG
+
+
+def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any],
+          stop: threading.Event, ready: threading.Event) -> None:  # fmt: skip
+    """The stream's thread: bus events into ``queue`` until ``stop`` (or the queue is full)."""
+    listener = EventListener(opts, "*", name="master")
+    try:
+        listener.wait_ready(timeout=5)
+        ready.set()
+        while not stop.is_set():
+            event = listener.get_event(timeout=0.5)
+            if event is None:
+                continue
+            if queue.qsize() >= MAX_QUEUED:
+                log.warning("api: an /events client fell %d events behind; its stream ends", MAX_QUEUED)
+                loop.call_soon_threadsafe(queue.put_nowait, _END)
+                return
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+    finally:
+        ready.set()
+        listener.close()
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    caller = await caller_of(request, query=True)
+    api = request.app["api"]
+    if api.streams >= api.settings.thread_pool:
+        log.warning("api: /events of %s refused: %d streams are open (thread_pool)", caller.user, api.streams)
+        raise ApiError(503, f"Too many event streams open ({api.streams}); try again later")
+    api.streams += 1
+    try:
+        return await _stream(request, api, caller)
+    finally:
+        api.streams -= 1
+
+
+async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamResponse:
+    everything = acl.sees_everything(caller.perms)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream;charset=utf-8",
+                                           "Cache-Control": "no-cache", "Connection": "keep-alive"})  # fmt: skip
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    stop, ready = threading.Event(), threading.Event()
+    thread = threading.Thread(target=_pump, args=(api.opts, loop, queue, stop, ready), name="api-events", daemon=True)
+    thread.start()
+    await loop.run_in_executor(None, ready.wait, 6.0)
+    log.info("api: %s follows /events%s", caller.user, "" if everything else " (filtered by its ACL)")
+    await response.prepare(request)
+    try:
+        await response.write(b"retry: 400\n\n")
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), GONE_CHECK)
+            except TimeoutError:  # a quiet bus: has the client gone?
+                if request.transport is None or request.transport.is_closing():
+                    break
+                continue
+            if item is _END:
+                break
+            tag, data = item
+            if not visible(caller, everything, tag, data):
+                continue
+            data = {k: v for k, v in data.items() if k != "_seq"}
+            body = json.dumps({"tag": tag, "data": data}, default=str)
+            await response.write(f"tag: {tag}\ndata: {body}\n\n".encode())
+    except (ConnectionResetError, asyncio.CancelledError):
+        log.debug("api: an /events client of %s went away", caller.user)
+        raise
+    finally:
+        stop.set()
+    return response
