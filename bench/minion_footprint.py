@@ -292,7 +292,7 @@ class SaltFleet:
             self._spawn(mid, [str(SALT / "salt-minion"), "-c", str(self.root / mid / "conf")])
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            res = self.salt("--static", "--out", "json", "-t", "10", "*", "test.ping")
+            res = self.salt("--static", "--out", "json", "-t", "30", "*", "test.ping")
             if res.stdout.count("true") >= len(self.ids):
                 return
             time.sleep(1)
@@ -327,7 +327,18 @@ def measure_salt(root: Path, n: int, args: argparse.Namespace) -> dict[str, floa
             out["call_local"] = best([str(SALT / "salt-call"), "-c", conf, "--local", "test.ping"], args.runs)
             out["version"] = best([str(SALT / "salt"), "--version"], args.runs)
         else:
-            argv = [str(SALT / "salt"), "-c", str(fleet.mconf), "--static", "--out", "json", "*", "test.ping"]
+            argv = [
+                str(SALT / "salt"),
+                "-c",
+                str(fleet.mconf),
+                "--static",
+                "--out",
+                "json",
+                "-t",
+                "60",
+                "*",
+                "test.ping",
+            ]
             out["ping"] = best(argv, args.runs, ok=lambda text: text.count("true") == n)
         settle()
         out["pss_pings"] = fleet.pss_per_minion()
