@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from briny.common.compiler import StateCompiler
+from briny.common.state.compiler import StateCompiler
 from briny.common.config import load_minion_config
 from briny.common.fileclient import LocalFileClient
-from briny.common.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 
 PER_FILE = 100
 

@@ -3,7 +3,7 @@
 Usage: ``.venv/bin/python bench/engine.py [SIZES...]``. For each size it builds
 low chunks as Salt's compiler prints them, wired with require / watch /
 onchanges (a chain, with every tenth state also hanging off a tree root), runs
-:func:`briny.common.engine.run_low_chunks` with a tiny in-memory ``test``
+:func:`briny.common.state.engine.run_low_chunks` with a tiny in-memory ``test``
 state module, and prints the wall time and the ratio to the previous size.
 Target: 10,000 states well under 1 s, and doubling at most doubles the time.
 
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from briny.common import loader
-from briny.common.engine import run_low_chunks
-from briny.common.runcontext import RunContext
+from briny.common.state.engine import run_low_chunks
+from briny.common.state.runcontext import RunContext
 
 FAKE_TEST = """
 def succeed_with_changes(name, **kwargs):

@@ -148,7 +148,7 @@ def apply_times(fleet: Fleet, n: int) -> tuple[list[float], int, int]:
 
 def minion_pss_mb(pid: int) -> float:
     """A minion's memory: the daemon and its job launcher (its child processes at rest)."""
-    from briny.minion.procs import descendants
+    from briny.minion.host.procs import descendants
 
     total = pss_kb(pid)
     for child in descendants(pid):

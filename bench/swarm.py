@@ -108,7 +108,7 @@ class Cpu:
 
 def family(pid: int) -> list[int]:
     """``pid`` and its descendants (a swarm of several processes)."""
-    from briny.minion.procs import descendants
+    from briny.minion.host.procs import descendants
 
     return [pid, *descendants(pid)]
 

@@ -8,7 +8,7 @@ target: a reader sees the old file or the new one, never a torn one, and the
 file never exists with a looser mode than asked. On any failure the temp file
 is removed and the error propagates (OSError for the disk's refusals).
 
-Not for files a state manages on a user's behalf (``minion/fileops/`` keeps
+Not for files a state manages on a user's behalf (``minion/host/fileops/`` keeps
 their owners, modes and attributes); the folder must exist.
 """
 

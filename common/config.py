@@ -174,7 +174,7 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "state_compile": "auto",
     "state_compile_cache": 10000,  # compiles the master keeps (master/compile.py): one per minion and job kind
     "job_cache": "sqlite",
-    "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys_pg.py)
+    "key_store": "files",  # or postgres: the minion keys shared by several masters (master/keys/pg.py)
     "fileserver_list_cache_time": 1,
     # gitfs (master/gitfs.py, docs/GITFS.md); per-remote parameters override the gitfs_* ones
     "fileserver_backend": ["roots"],
@@ -238,7 +238,7 @@ def _check_types(opts: dict[str, Any], defaults: dict[str, Any], source: str) ->
         elif isinstance(default, _NUMBER):
             ok = isinstance(val, _NUMBER) and not isinstance(val, bool)
         elif isinstance(default, str) and key in STR_OR_BOOL and isinstance(val, bool):
-            ok = True  # read where it is used (briny.master.jobcache.backend)
+            ok = True  # read where it is used (briny.master.jobcache.base.backend)
         elif isinstance(default, str) and key in STR_OR_LIST and isinstance(val, list):
             ok = all(isinstance(v, str) for v in val)  # several masters (briny.minion.masters)
         elif isinstance(default, str):

@@ -1,7 +1,7 @@
 """One HTTP(S) request the way Salt's ``http.query`` makes it, answered as Salt answers.
 
-Shared by the ``http.query`` execution function (``minion/modules/http.py``) and the
-``http_query`` Jinja filter (``common/jinja_filters/network.py``, which asks the render
+Shared by the ``http.query`` execution function (``minion/host/modules/http.py``) and the
+``http_query`` Jinja filter (``common/state/jinja_filters/network.py``, which asks the render
 environment's boundary first). Standard library only (``urllib``); one backend whatever
 ``backend`` asks (Salt's ``tornado``, ``requests`` and ``urllib2`` answer alike).
 
@@ -28,15 +28,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from .truth import is_true
 
 # Salt's options briny takes as Salt does, besides the keyword arguments of query()
 _IGNORED = {"backend", "opts", "node", "requests_lib"}
-
-
-def _true(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 def _decoded(body: str, content_type: str, decode_type: str) -> Any:
@@ -103,12 +98,12 @@ def query(
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):  # as Salt's: never file: or ftp:
         raise ValueError(f"Unsupported url scheme: {url}")
     ret: dict[str, Any] = {}
-    if _true(test):
+    if is_true(test):
         if test_url is None:
             return ret
         ret["test"] = True
     request = _request(url, method, params, data, header_dict, header_list, username, password)
-    context = None if _true(verify_ssl) else ssl._create_unverified_context()  # noqa: S323 - verify_ssl=False asks for it
+    context = None if is_true(verify_ssl) else ssl._create_unverified_context()  # noqa: S323 - verify_ssl=False asks for it
     try:
         with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:  # noqa: S310 - http(s) only
             code, got_headers, raw = resp.status, dict(resp.headers), resp.read()
@@ -116,24 +111,24 @@ def query(
         ret.update(status=exc.code, error=f"HTTP {exc.code}: {exc.reason}", body=exc.read().decode("utf-8", "replace"))
         return ret
     except urllib.error.URLError as exc:
-        if _true(status):
+        if is_true(status):
             ret["status"] = 0
         ret["error"] = str(exc.reason)
         return ret
     except (TimeoutError, OSError, ValueError) as exc:
-        if _true(status):
+        if is_true(status):
             ret["status"] = 0
         ret["error"] = str(exc)
         return ret
     body = raw.decode("utf-8", "replace")
     ret["body"] = body
-    if _true(status):
+    if is_true(status):
         ret["status"] = code
-    if _true(headers):
+    if is_true(headers):
         ret["headers"] = got_headers
-    if _true(text):
+    if is_true(text):
         ret["text"] = body
-    if _true(decode):
+    if is_true(decode):
         try:
             ret["dict"] = _decoded(body, got_headers.get("Content-Type", ""), decode_type)
         except (ValueError, yaml.YAMLError) as exc:

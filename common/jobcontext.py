@@ -43,6 +43,21 @@ ScheduleControl = Callable[[str, dict[str, Any]], Any]
 BeaconsControl = Callable[[str, dict[str, Any]], Any]
 
 
+class ProgressSink(Protocol):
+    """A state run's ``fire_event`` that sends light progress events; :meth:`flush` at the run's end."""
+
+    def __call__(self, tag: str, data: dict[str, Any]) -> None:
+        """Send (or hold back) one event of the run."""
+
+    def flush(self) -> None:
+        """Send the event held back last, if any."""
+
+
+# wraps a state run's ``fire_event`` into a progress sink (the daemon's, when the publish asks for
+# progress: briny.minion.progress.ProgressEvents); host code never imports the daemon for it
+ProgressWrap = Callable[[FireEvent], ProgressSink]
+
+
 @dataclass
 class RunningJob:
     """A job the minion daemon is running (its job registry's entry)."""
@@ -80,7 +95,8 @@ class JobContext:
     compiles a pillar now, from the master or the ``pillar_roots``, without
     keeping it (``pillar.items``); ``compiled`` is
     the master's compile of a state job (taken once, see
-    :meth:`take_compiled`); ``progress`` asks for progress events.
+    :meth:`take_compiled`); ``progress``, when the publish asks for progress events, wraps
+    a state run's ``fire_event`` into the daemon's progress sink.
     """
 
     jid: str = ""
@@ -104,7 +120,7 @@ class JobContext:
     # master's renders, whose pillar was just compiled)
     fresh_pillar: Callable[[dict[str, Any] | None, str | None], dict[str, Any]] | None = None
     compiled: dict[str, Any] | None = field(default=None, repr=False)
-    progress: bool = False
+    progress: ProgressWrap | None = None
     # the file client get_client made from file_roots when the job was given none (kept per job)
     local_files: FileClient | None = field(default=None, repr=False, compare=False)
     # the loaders made for this job, when its runner empties them at its end (LazyLoader.release);

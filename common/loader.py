@@ -12,7 +12,7 @@ Where modules come from, first match wins:
 1. extra folders given by the caller, or by default :func:`custom_dirs`
    (synced ``extension_modules``, and with ``custom_modules_from_roots`` a
    local tree's ``_modules`` / ``_states``),
-2. the built-in folder: ``minion/modules/`` for execution modules,
+2. the built-in folder: ``minion/host/modules/`` for execution modules,
    ``states/`` for state modules.
 
 How a module is written (the Salt way, which users' custom modules follow):
@@ -37,7 +37,7 @@ How a module is written (the Salt way, which users' custom modules follow):
   Nothing but private siblings (``_*.py``) can be imported this way.
 
 Kinds: ``modules`` (execution modules), ``states``, and ``grains`` (custom
-grains modules only: the core grains are :mod:`briny.minion.grains`; see
+grains modules only: the core grains are :mod:`briny.minion.host.grains`; see
 :func:`grain_funcs`).
 
 Custom modules written for Salt may ``from salt.exceptions import
@@ -65,15 +65,15 @@ from .exceptions import FunctionNotFound, LoaderError
 from .jobcontext import JobContext
 
 if TYPE_CHECKING:
-    from .runcontext import Loader
+    from .state.runcontext import Loader
 
 log = logging.getLogger(__name__)
 
 _PKG_ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_DIRS: dict[str, Path | None] = {
-    "modules": _PKG_ROOT / "minion" / "modules",
+    "modules": _PKG_ROOT / "minion" / "host" / "modules",
     "states": _PKG_ROOT / "states",
-    "grains": None,  # custom grains modules only; the core grains are briny.minion.grains
+    "grains": None,  # custom grains modules only; the core grains are briny.minion.host.grains
 }
 
 
@@ -140,7 +140,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         return sum(1 for _ in self)
 
     def __getattr__(self, name: str) -> "ModuleNamespace":
-        # __salt__.cmd.run(...) in modules (templates see SaltFunctions, common/hostview.py)
+        # __salt__.cmd.run(...) in modules (templates see SaltFunctions, common/state/hostview.py)
         if name.startswith("_"):
             raise AttributeError(name)
         return ModuleNamespace(self, name)
@@ -150,7 +150,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         """A loader of the same kind, dunders and folders whose modules are loaded afresh: their
         globals (the per-call ``__low__``, ``__env__``, a prereq check's ``__opts__`` view) and
         what a ``reload`` forgets are their own (a ``parallel`` state's thread:
-        :mod:`briny.common.runcontext`). ``__opts__``, ``__context__`` and ``__job__`` are shared;
+        :mod:`briny.common.state.runcontext`). ``__opts__``, ``__context__`` and ``__job__`` are shared;
         ``salt`` is the sibling's ``__salt__`` when given."""
         builtin = BUILTIN_DIRS[self.kind]
         pack = dict(self.pack)
@@ -244,7 +244,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
         private files included) see ``__opts__["test"]`` as ``test``: their ``__opts__`` is a copy
         of the loader's opts made for it, then the opts again; the opts themselves are never
         written. For one call of the thread that owns the loader (a prereq check:
-        :meth:`briny.common.runcontext.RunContext.modules_view`)."""
+        :meth:`briny.common.state.runcontext.RunContext.modules_view`)."""
         base = self.opts
         if "__opts__" not in self.pack or bool(base.get("test")) == test:
             yield
@@ -375,7 +375,7 @@ class LazyLoader(Mapping[str, Callable[..., Any]]):
 
 class ModuleNamespace:
     """``salt.cmd`` in ``salt.cmd.run(...)``: the functions of one module of a ``mod.fun`` mapping
-    (a loader, or the :class:`~briny.common.hostview.SaltFunctions` templates see)."""
+    (a loader, or the :class:`~briny.common.state.hostview.SaltFunctions` templates see)."""
 
     __slots__ = ("_loader", "_mod")
     # what Jinja's sandbox asks of anything called: answered here, never looked up as functions

@@ -4,7 +4,7 @@ Runs wherever a :class:`~briny.common.loader.LazyLoader` is made (every job of a
 minion makes fresh loaders). A folder's :class:`Listing` (its ``*.py`` file names
 and the ``__virtualname__`` each declares) is read from disk once and kept:
 
-- a built-in folder (``minion/modules/``, ``states/``) for the life of the
+- a built-in folder (``minion/host/modules/``, ``states/``) for the life of the
   process: its files come with briny and do not change while it runs;
 - a custom folder (``extension_modules/<kind>``, a local tree's ``_modules``)
   until :func:`forget` (``saltutil.sync_*``, ``saltutil.refresh_modules``

@@ -23,9 +23,9 @@ from typing import Any
 from .dictupdate import merge
 from .exceptions import BrinyError
 from .fileclient import LocalFileClient, find_sls
-from .highstate import HighStateBuilder
-from .render import RenderEnv
-from . import top as topfile
+from .state.highstate import HighStateBuilder
+from .state.stages import RenderEnv
+from .state import top as topfile
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ What runs is Salt 3007's reactor (``docs/events.md``, "Reactor"):
   list of them: ``salt://path.sls`` (the file roots, ``?saltenv=`` allowed) or an absolute path
   (a glob);
 - each matching event renders each SLS (``#!jinja|yaml`` by default, through
-  :func:`briny.common.render.render_text`) with ``tag`` and ``data`` in the template context; the
+  :func:`briny.common.state.render.render_text`) with ``tag`` and ``data`` in the template context; the
   IDs of every SLS make one set of reactions, run in Salt's order (``order``, then kind, ID and
   function);
 - a reaction is ``<kind>.<function>`` with its arguments (:mod:`briny.common.reactions`).
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from briny.common import config
-from briny.common.compiler import compile_high_data
+from briny.common.state.compiler import compile_high_data
 from briny.common.event import DROPPED_TAG, EventListener, EventSender
 from briny.common.exceptions import BrinyError, FileServerError, ReactionError, RenderError
 from briny.common.fileclient import LocalFileClient, split_url
@@ -184,7 +184,7 @@ class Reactor:
 
     def render(self, ref: str, tag: str, data: dict[str, Any]) -> dict[str, Any]:
         """The high data of one reactor SLS for one event; BrinyError (a clear message) when broken."""
-        from briny.common.render import render_text
+        from briny.common.state.render import render_text
 
         high: dict[str, Any] = {}
         for _path, text in self._files(ref):

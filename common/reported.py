@@ -56,7 +56,7 @@ KEY_MAX = 128  # characters of one key
 MAX_DEPTH = 16  # nesting of one value
 MAX_KEYS = 1024  # keys of the whole report
 
-# what the compiler and the Jinja environment read from opts (common/render.py, jinja.py,
+# what the compiler and the Jinja environment read from opts (common/state/render.py, jinja.py,
 # highstate.py, top.py, compiler.py): compared with the master's own, never used
 COMPILE_KEYS = frozenset(
     {

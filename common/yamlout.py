@@ -2,7 +2,7 @@
 
 Runs wherever templates render (the ``yaml``, ``yaml_encode``, ``yaml_dquote``,
 ``yaml_squote`` and ``dict_to_sls_yaml_params`` filters of
-:mod:`briny.common.jinja_filters.text`). Observed Salt 3007 behaviour it follows:
+:mod:`briny.common.state.jinja_filters.text`). Observed Salt 3007 behaviour it follows:
 
 - plain dicts are written with sorted keys, ordered mappings
   (``OrderedDict``, ``odict(...)``) keep their order;

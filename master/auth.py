@@ -34,7 +34,7 @@ from typing import Any
 from briny.common import crypto, handshake
 from briny.common.exceptions import AuthError
 from briny.common.ids import id_problem
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 
 log = logging.getLogger(__name__)
 

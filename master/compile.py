@@ -12,8 +12,8 @@ goes into each minion's own sealed publish under ``"compiled"``
 - nothing (``None``): the minion compiles its own states, as it does
   without a master compile.
 
-The compile is the same :class:`~briny.common.compiler.StateCompiler` a
-minion runs, over a :class:`~briny.common.render.RenderEnv` whose file
+The compile is the same :class:`~briny.common.state.compiler.StateCompiler` a
+minion runs, over a :class:`~briny.common.state.stages.RenderEnv` whose file
 client serves the master's ``file_roots`` (listings from the file server),
 whose ``grains`` are the grains the minion last sent, whose ``pillar`` is
 the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
@@ -21,7 +21,7 @@ the minion's pillar from :class:`~briny.master.pillar.MinionPillars` (with a
 is the guarded master-side ``salt``
 (:func:`~briny.master.pillar.master_side_mods`, built-in modules only).
 Everything the compile may touch goes through one
-:class:`~briny.common.hostview.HostBoundary` for that minion: pure functions
+:class:`~briny.common.state.hostview.HostBoundary` for that minion: pure functions
 run on the master; a function that needs the host (``cmd.run``,
 ``user.info``, a module only the minion has, a built-in one the file roots'
 ``_modules`` replace on the minion, ...), the ``which`` filter and ``#!py``
@@ -78,7 +78,7 @@ from briny.common.args import publish_args, split_input
 from briny.common.digest import data_digest
 from briny.common.exceptions import BrinyError, FileServerError
 from briny.common.fileclient import LocalFileClient
-from briny.common.hostview import HostBoundary, OptsView
+from briny.common.state.hostview import HostBoundary, OptsView
 from briny.common.ids import other_minion
 from briny.common.jid import gen_jid
 from briny.common.modfolders import VIRTUALNAME_RE
@@ -224,7 +224,9 @@ class MasterCompiler:
         self.opts_of = opts_of or (lambda _minion: None)
         self.mine: Any = None  # the master's MineStore (master/mine.py), set by the daemon
         self._custom: tuple[str, frozenset[str]] = ("", frozenset())  # (roots signature, names)
-        self.renders = 0  # compiles actually run (tests count them)
+        # compiles actually run, answered from the cache, and left to the minion (tests count
+        # them): changed under self._lock only (_count), as compiles run in several worker threads
+        self.renders = 0
         self.hits = 0
         self.fallbacks = 0
         self._lock = threading.Lock()
@@ -237,6 +239,12 @@ class MasterCompiler:
             mode = "auto"
         self.mode = mode
         self.cache_max = config.count(opts, "state_compile_cache")
+
+    def _count(self, renders: int = 0, fallbacks: int = 0) -> None:
+        """Add to the counters (any worker thread): under the lock, so no count is lost."""
+        with self._lock:
+            self.renders += renders
+            self.fallbacks += fallbacks
 
     def wants(self, fun: Any) -> bool:
         """Whether jobs of ``fun`` are compiled here at all."""
@@ -480,9 +488,9 @@ class MasterCompiler:
         roots: str | None = None,
     ) -> Compiled | None:
         """Render and compile now (no cache); see the module docstring for the result."""
-        from briny.common.compiler import StateCompiler  # Jinja and the compiler: only now
+        from briny.common.state.compiler import StateCompiler  # Jinja and the compiler: only now
         from briny.common.pillar import EX_PILLAR_FAILURE, pillar_errors, with_override
-        from briny.common.render import RenderEnv
+        from briny.common.state.stages import RenderEnv
         from briny.common import wire
 
         errors = pillar_errors(pillar, request.force)
@@ -513,7 +521,7 @@ class MasterCompiler:
             template_opts=template_opts,
             boundary=boundary,
         )
-        self.renders += 1
+        self._count(renders=1)
         compiler = StateCompiler(env)
         exclude = list(request.exclude) or None
         if request.kind == "sls":
@@ -522,7 +530,7 @@ class MasterCompiler:
             compiled = compiler.for_highstate(exclude)
         needs_host = boundary.needs
         if needs_host and self.mode == "auto":
-            self.fallbacks += 1
+            self._count(fallbacks=1)
             log.info("%s compiles its own states: a template needs its host (%s)", minion_id, ", ".join(needs_host[:5]))
             return None
         if compiled.no_states:
@@ -538,7 +546,7 @@ class MasterCompiler:
         except (TypeError, ValueError, OverflowError, BrinyError) as exc:
             if self.mode == "auto":
                 log.info("%s compiles its own states: its chunks do not travel as they are (%s)", minion_id, exc)
-                self.fallbacks += 1
+                self._count(fallbacks=1)
                 return None
             return {
                 "errors": [f"The compiled states of {minion_id} cannot be sent: {exc}"],

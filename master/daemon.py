@@ -69,8 +69,9 @@ from briny.master.fileserver import FileServer
 from briny.master.grainscache import GrainsCache
 from briny.master.mine import MineStore
 from briny.master.eventreturn import event_returner
-from briny.master.jobcache import JobCache, open_job_cache
-from briny.master.keys import KeyStore
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache
+from briny.master.keys.store import KeyStore
 from briny.master.pillar import MinionPillars
 from briny.common.reactor import ReactorService
 from briny.master.reactor import start as start_reactor

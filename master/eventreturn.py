@@ -5,7 +5,7 @@ bus and hands the events, ``event_return_queue`` at a time, to the ``event_retur
 of the returners ``event_return`` names (pgjsonb keeps them in a ``salt_events`` table). briny
 keeps them in its own job cache (``job_cache``: SQLite or PostgreSQL, table ``events``): the
 bus (:class:`briny.common.event.EventBus`) calls :class:`EventReturn` on its own thread for
-every event it carries, and :meth:`briny.master.jobcache.JobCache.save_event` queues the event
+every event it carries, and :meth:`briny.master.jobcache.base.JobCache.save_event` queues the event
 for the job cache's writer, which writes them in batches (one statement a batch on PostgreSQL);
 nothing here waits. ``briny-run jobs.list_events`` reads them back.
 
@@ -36,7 +36,7 @@ from typing import Any
 
 from briny.common.event import READY_PREFIX
 from briny.common.exceptions import ConfigError
-from briny.master.jobcache import JobCache
+from briny.master.jobcache.base import JobCache
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,6 @@ Threads (``docs/DEVELOPING.md``, "Threads"):
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import dataclasses
 import logging
 import os
@@ -39,18 +38,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import msgpack
 
-from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import SaltInvocationError
-from briny.common.ids import check_id, valid_id
 from briny.common.onloop import assert_on_loop
 from briny.common.reported import ReportedConfig
+from briny.master.minionfiles import MinionFiles
 from briny.master.sharedvalues import SharedValues
 
 log = logging.getLogger(__name__)
-
-SUFFIX = ".msgpack"
 
 
 class GrainsCache:
@@ -58,6 +53,7 @@ class GrainsCache:
 
     def __init__(self, cachedir: str) -> None:
         self.folder = os.path.join(cachedir, "grains")
+        self._files = MinionFiles(self.folder, "grains cache")
         self._data: dict[str, Mapping[str, Any]] = {}
         self._opts: dict[str, ReportedConfig] = {}
         self._shared = SharedValues()  # equal grain values of many minions kept once (the loop)
@@ -65,7 +61,7 @@ class GrainsCache:
         self._writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="briny-grains")
 
     def _path(self, minion_id: str) -> str:
-        return os.path.join(self.folder, check_id(minion_id) + SUFFIX)
+        return self._files.path(minion_id)
 
     # -- reads (any thread) ----------------------------------------------------------------------
     def get(self, minion_id: str) -> Mapping[str, Any] | None:
@@ -134,25 +130,7 @@ class GrainsCache:
     # -- files -------------------------------------------------------------------------------------
     def load_all(self) -> int:
         """Read every cached file (at start, before the loop serves); how many were loaded."""
-        try:
-            names = os.listdir(self.folder)
-        except FileNotFoundError:
-            return 0
-        loaded: dict[str, Mapping[str, Any]] = {}
-        for name in names:
-            if not name.endswith(SUFFIX):
-                continue
-            minion_id = name[: -len(SUFFIX)]
-            if not valid_id(minion_id):
-                continue
-            try:
-                with open(os.path.join(self.folder, name), "rb") as fh:
-                    data = msgpack.unpackb(fh.read(), raw=False, strict_map_key=False)
-            except (OSError, ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
-                log.warning("ignoring the grains cache file %s: %s", name, exc)
-                continue
-            if isinstance(data, dict):
-                loaded[minion_id] = data
+        loaded = self._files.read_all()
         with self._lock:
             for minion_id, data in loaded.items():
                 if minion_id not in self._data:
@@ -161,16 +139,13 @@ class GrainsCache:
 
     def _write(self, minion_id: str, grains: Mapping[str, Any]) -> None:
         """Persist one minion's grains atomically (the writer thread)."""
-        path = self._path(minion_id)
-        os.makedirs(self.folder, mode=0o700, exist_ok=True)
         try:
-            write_atomic(path, msgpack.packb(grains, use_bin_type=True, default=str))
-        except OSError as exc:
-            log.error("cannot write the grains cache of %s (%s): %s", minion_id, path, exc)
+            self._files.write(minion_id, grains)
+        except (OSError, SaltInvocationError) as exc:
+            log.error("cannot write the grains cache of %s in %s: %s", minion_id, self.folder, exc)
 
     def _unlink(self, minion_id: str) -> None:
-        with contextlib.suppress(OSError, SaltInvocationError):
-            os.unlink(self._path(minion_id))
+        self._files.remove(minion_id)
 
     def flush(self) -> None:
         """Wait for the file writes queued so far (any thread but the writer)."""

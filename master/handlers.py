@@ -32,7 +32,7 @@ from briny.common.reported import accept_reported
 from briny.master.busshape import minion_event, return_event, start_events
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed, store_new_job
+from briny.master.jobcache.base import RETURN_KEYS, RETURN_WAIT, Committed, JobCache, committed, store_new_job
 from briny.master.sessions import Session
 from briny.master.trust import MinionTrust
 

@@ -1,7 +1,7 @@
 """``briny-key``: list, accept, reject, delete and fingerprint minion keys.
 
 Runs on the master host, as the operator, straight on the key store
-(:mod:`briny.master.keys`) under the master config's ``pki_dir``; it does
+(:mod:`briny.master.keys.store`) under the master config's ``pki_dir``; it does
 not need the master daemon. Options, texts and exit codes are salt-key's
 (Salt 3007), observed with the reference:
 
@@ -44,7 +44,7 @@ from briny.common import logsetup, saltonly, versions
 from briny.common.cliargs import add_config_dir
 from briny.common.config import load_master_config
 from briny.common.exceptions import BrinyError, ConfigError
-from briny.master.keys import ACC, DEN, LOCAL, PEND, REJ, KeyChange, KeyStore, Matches
+from briny.master.keys.store import ACC, DEN, LOCAL, PEND, REJ, KeyChange, KeyStore, Matches
 
 log = logging.getLogger(__name__)
 

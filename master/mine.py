@@ -34,7 +34,6 @@ is written while it is held (small files, one writer at a time).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
@@ -42,18 +41,16 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import msgpack
 from briny.common import config
-from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import SaltInvocationError, WireError
-from briny.common.ids import check_id, other_minion, valid_id
+from briny.common.ids import other_minion
+from briny.master.minionfiles import MinionFiles
 from briny.master.targeting import check_minions
 
 log = logging.getLogger(__name__)
 
 ACL_ID = "__saltmine_acl__"
 ACL_DATA = "__data__"
-SUFFIX = ".msgpack"
 OPS = ("update", "delete", "flush", "get")
 
 GrainsLookup = Callable[[str], Mapping[str, Any] | None]
@@ -82,6 +79,7 @@ class MineStore:
     ) -> None:
         self.opts = opts
         self.folder = os.path.join(str(config.setting(opts, "cachedir", "master")), "mine")
+        self._files = MinionFiles(self.folder, "mine", fsync=True)
         self.grains_of = grains_of
         self.accepted = accepted
         self.pillar_of = pillar_of
@@ -91,9 +89,6 @@ class MineStore:
         self._loaded = False
 
     # -- storage -----------------------------------------------------------------------------------
-    def _path(self, minion_id: str) -> str:
-        return os.path.join(self.folder, check_id(minion_id) + SUFFIX)
-
     def load_all(self) -> int:
         """Read the files of every minion (at start; again it reads nothing); how many minions."""
         with self._lock:
@@ -104,36 +99,18 @@ class MineStore:
         if self._loaded:
             return
         self._loaded = True
-        try:
-            names = os.listdir(self.folder)
-        except FileNotFoundError:
-            return
-        for name in names:
-            minion_id = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else ""
-            if not valid_id(minion_id):
-                continue
-            try:
-                with open(os.path.join(self.folder, name), "rb") as fh:
-                    data = msgpack.unpackb(fh.read(), raw=False, strict_map_key=False)
-            except (OSError, ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
-                log.warning("ignoring the mine file %s: %s", name, exc)
-                continue
-            if isinstance(data, dict):
-                self._data[minion_id] = data
+        self._data.update(self._files.read_all())
 
     def _save(self, minion_id: str) -> None:
         """Write (or remove, when empty) one minion's file atomically; the lock is held."""
-        path = self._path(minion_id)
         data = self._data.get(minion_id)
         if not data:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+            self._files.remove(minion_id)
             return
-        os.makedirs(self.folder, mode=0o700, exist_ok=True)
         try:
-            write_atomic(path, msgpack.packb(data, use_bin_type=True, default=str), fsync=True)
-        except OSError as exc:
-            log.error("cannot write the mine of %s (%s): %s", minion_id, path, exc)
+            self._files.write(minion_id, data)
+        except (OSError, SaltInvocationError) as exc:
+            log.error("cannot write the mine of %s in %s: %s", minion_id, self.folder, exc)
 
     # -- writes (a minion's own) -------------------------------------------------------------------
     def update(self, minion_id: str, data: Mapping[str, Any], clear: bool = False) -> None:

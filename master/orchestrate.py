@@ -4,8 +4,8 @@ Runs in ``briny-run`` on the master host, as the operator, as Salt's
 ``state.orchestrate`` runner runs in ``salt-run``. The SLS comes from the
 master's own ``file_roots`` (``saltenv``, ``pillar=`` overrides the pillar
 compiled from ``pillar_roots`` for the master's id) and is compiled by
-:class:`briny.common.compiler.StateCompiler` and run by the one requisite
-engine (:func:`briny.common.engine.run_low_chunks`), so requisites order the
+:class:`briny.common.state.compiler.StateCompiler` and run by the one requisite
+engine (:func:`briny.common.state.engine.run_low_chunks`), so requisites order the
 steps and a failed step stops what requires it.
 
 The steps are the ``salt`` state module (``states/saltmod.py``); what they
@@ -46,21 +46,22 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from briny.common import config, loader, runcontext
+from briny.common import config, loader
+from briny.common.state import runcontext
 from briny.common.args import call_function, split_input
-from briny.common.compiler import StateCompiler
+from briny.common.state.compiler import StateCompiler
 from briny.common.event import EventListener, EventSender
 from briny.common.exceptions import BrinyError, FunctionNotFound, MasterError, SaltInvocationError
 from briny.common.fileclient import LocalFileClient
 from briny.common.jid import gen_jid
 from briny.common.jobcontext import JobContext
 from briny.common.pillar import compile_local_pillar
-from briny.common.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 from briny.master.busshape import run_new, run_ret
 from briny.master.clientapi import MasterClient
 
 if TYPE_CHECKING:
-    from briny.master.jobcache import JobCache
+    from briny.master.jobcache.base import JobCache
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +260,7 @@ class Session:
 
     def run(self, chunks: list[Any]) -> Any:
         """Run compiled chunks through the one requisite engine: the state results."""
-        from briny.common.engine import run_low_chunks
+        from briny.common.state.engine import run_low_chunks
 
         states = loader.states(self.opts, self.salt, extra_dirs=[])
         return run_low_chunks(
@@ -362,10 +363,11 @@ def open_job(
 ) -> tuple[JobCache | None, str]:
     """The runner job's row in the master's job cache (``briny-run jobs.lookup_jid <jid>`` finds it
     from the start of the run), under ``jid`` or, when a master sharing the job cache holds that
-    one, a new one (:func:`~briny.master.jobcache.store_new_job_sync`): (the open cache, where
+    one, a new one (:func:`~briny.master.jobcache.base.store_new_job_sync`): (the open cache, where
     the return goes, and the job's jid). A cache that cannot be written is logged, and the run
     goes on unrecorded: (None, ``jid``)."""
-    from briny.master.jobcache import open_job_cache, store_new_job_sync
+    from briny.master.jobcache import open_job_cache
+    from briny.master.jobcache.base import store_new_job_sync
 
     master_id = str(opts.get("id") or "master")
     load = {"jid": jid, "fun": fun, "fun_args": fun_args, "arg": fun_args, "tgt": master_id, "user": user or "root"}

@@ -14,8 +14,8 @@ master only the pure ones (:data:`PURE_FUNCTIONS`: readers of the minion's
 grains and pillar and of the config, matchers, ``slsutil`` merges, the
 master's file server listings and a few path helpers), by every path: the
 ``salt`` templates see and the ``__salt__`` of the modules they call are a
-:class:`~briny.common.hostview.SaltFunctions` guarded by a
-:class:`~briny.common.hostview.HostBoundary`, built from the built-in
+:class:`~briny.common.state.hostview.SaltFunctions` guarded by a
+:class:`~briny.common.state.hostview.HostBoundary`, built from the built-in
 modules only (never a custom module folder). Any other function
 (``cmd.run``, ``user.info``, ``pkg.version``, ...) is refused with a render
 error naming it: it would otherwise run on the master, with the master's
@@ -51,7 +51,7 @@ from briny.common import loader
 from briny.common.digest import data_digest
 from briny.common.exceptions import WireError
 from briny.common.fileclient import FileClient
-from briny.common.hostview import HostBoundary, OptsView, SaltFunctions
+from briny.common.state.hostview import HostBoundary, OptsView, SaltFunctions
 from briny.common.ids import other_minion
 from briny.common.jobcontext import JobContext, MasterRequest
 from briny.common.reported import is_env_name
@@ -243,7 +243,7 @@ class MinionPillars:
         """Render ``minion_id``'s pillar now (no cache); errors under ``_errors``."""
         from briny.common.fileclient import LocalFileClient  # Jinja and the compiler: only now
         from briny.common.pillar import PillarCompiler
-        from briny.common.render import RenderEnv
+        from briny.common.state.stages import RenderEnv
 
         opts = self.minion_opts(minion_id, grains, pillarenv)
         roots = opts.get("pillar_roots") or {}

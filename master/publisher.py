@@ -53,8 +53,8 @@ from briny.common.transport import ServerTransport, topic_for
 from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.jobbook import JobBook, pending_deadline
-from briny.master.jobcache import JobCache, store_new_job
-from briny.master.keywatch import KeyView, KeyWatch
+from briny.master.jobcache.base import JobCache, store_new_job
+from briny.master.keys.watch import KeyView, KeyWatch
 from briny.master.sessions import Session, SessionTable
 from briny.master.targeting import check_minions, check_target
 

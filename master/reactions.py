@@ -141,7 +141,7 @@ class Reactions:
 
     def wheel(self, reaction: Reaction) -> dict[str, Any]:
         from briny.master import wheel
-        from briny.master.keys import KeyStore
+        from briny.master.keys.store import KeyStore
 
         if self._keys is None:
             self._keys = KeyStore(self.opts)

@@ -21,8 +21,8 @@ __all__ = ["Reactor", "ReactorMap", "ReactorService", "master_reactor", "normali
 
 def render_env(opts: dict[str, Any], files: LocalFileClient) -> Any:
     """The render env of reactor SLS on the master: its guarded functions, as pillar renders."""
-    from briny.common.hostview import HostBoundary, OptsView
-    from briny.common.render import RenderEnv
+    from briny.common.state.hostview import HostBoundary, OptsView
+    from briny.common.state.stages import RenderEnv
     from briny.master.pillar import ALLOWED, PY_HINT, is_pure, master_side_mods
 
     boundary = HostBoundary(str(opts.get("id") or "master"), "the reactor", is_pure, ALLOWED, code_hint=PY_HINT)

@@ -20,7 +20,7 @@ workers, nor its exit) as a runner job:
   ``arg``, ``tgt`` = the master's id, ``user``, ``schedule``) and the master's return (``return``,
   ``retcode``, ``success``), so ``briny-run jobs.list_jobs search_function='runner.*'`` and
   ``jobs.lookup_jid`` show it; its jid is claimed before the run as a publish's is
-  (:func:`~briny.master.jobcache.store_new_job`: a new one when a master sharing the job cache
+  (:func:`~briny.master.jobcache.base.store_new_job`: a new one when a master sharing the job cache
   holds it);
 - a runner that raises is logged; its return is Salt's ``Unhandled exception running <fun>``
   (the error's text with briny's own errors), ``success: False``, ``retcode: 254``.
@@ -42,7 +42,7 @@ from briny.common.exceptions import BrinyError, FunctionNotFound
 from briny.common.jid import gen_jid
 from briny.common.schedentry import Entry
 from briny.common.schedule import Schedule
-from briny.master.jobcache import JobCache, store_new_job_sync
+from briny.master.jobcache.base import JobCache, store_new_job_sync
 from briny.master.runners import RunnerContext, fires_own_events, get_runner
 
 log = logging.getLogger(__name__)

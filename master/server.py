@@ -8,7 +8,7 @@ every ``req`` a minion sends (dispatched to the handlers registered with
 :meth:`MasterServer.register_handler`: ``ping``/``grains``/``ret``/``event``
 are :mod:`briny.master.handlers`', the daemon registers the pillar, file
 server and compile subsystems it builds), and keeping the sessions in step
-with the key store (:mod:`briny.master.keywatch`). Starting a job and
+with the key store (:mod:`briny.master.keys.watch`). Starting a job and
 sending its sealed and signed ``pub`` to each targeted minion is its
 :class:`briny.master.publisher.Publisher`'s (``server.publisher``, which
 runs on the same loop and through the same pools); recent jobs and the
@@ -68,9 +68,9 @@ from briny.master.compile import MasterCompiler
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import JobCache, keep_hours
-from briny.master.keys import KeyStore
-from briny.master.keywatch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
+from briny.master.jobcache.base import JobCache, keep_hours
+from briny.master.keys.store import KeyStore
+from briny.master.keys.watch import KEY_CHECK_INTERVAL, KeyView, KeyWatch
 from briny.master.publisher import Publisher
 from briny.master.sessions import Session, SessionTable
 from briny.master.trust import MinionTrust

@@ -30,7 +30,7 @@ from typing import Any
 from briny.common.exceptions import WireError
 from briny.common.ids import valid_jid
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import JobCache
+from briny.master.jobcache.base import JobCache
 from briny.master.tags import minion_tag
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 
 Runs on the master host, in the process that calls it (``briny-run``, the
 reactor's workers). The key functions act on the master's key store
-(:class:`briny.master.keys.KeyStore`, which fires ``salt/key`` as ``briny-key``
+(:class:`briny.master.keys.store.KeyStore`, which fires ``salt/key`` as ``briny-key``
 does) and answer as Salt's wheel ``key`` module does, with Salt's argument
 names: ``key.list_all``, ``key.list`` (``match`` a status), ``key.accept``,
 ``key.reject``, ``key.delete`` (``match`` a glob, a comma list or a list;
@@ -20,7 +20,7 @@ from typing import Any
 
 from briny.common.args import call_function
 from briny.common.exceptions import FunctionNotFound, SaltInvocationError
-from briny.master.keys import KeyChange, KeyStore
+from briny.master.keys.store import KeyChange, KeyStore
 
 
 def _matched(changes: list[KeyChange], folder: str) -> dict[str, list[str]]:

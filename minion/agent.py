@@ -65,7 +65,7 @@ from typing import Any
 from briny.common import config
 from briny.common.exceptions import ConfigError, WireError
 from briny.common.ids import id_problem
-from briny.common.onloop import wait_on_loop
+from briny.common.onloop import assert_on_loop, call_on_loop, wait_on_loop
 from briny.common.transport import ClientTransport, topic_for
 from briny.minion.auth import MinionAuth, Session
 from briny.minion.executor import EX_GENERIC, Executor, Job, JobResult
@@ -547,15 +547,27 @@ class MinionAgent:
         return done
 
     def _refresh_grains(self) -> bool:
-        from briny.minion.grains import load_grains
+        """Worker thread: read this host's grains anew (slow: here, off the loop), then hand them
+        to the loop, which owns ``self.grains`` and the links (:meth:`_take_grains`); False when
+        the loop did not take them in time (logged)."""
+        from briny.minion.host.grains import load_grains
 
-        self.grains = load_grains(self.opts)
+        grains = load_grains(self.opts)
+        loop = self._loop
+        if loop is None or loop.is_closed():  # no loop (not started, or gone): nothing else touches them
+            self.grains = grains
+        elif call_on_loop(loop, lambda: self._take_grains(grains), self.auth_timeout + 1, "the grains refresh") is None:
+            return False
+        self.executor.pillar.refresh()  # pillar depends on grains: the next job asks again
+        return True
+
+    def _take_grains(self, grains: dict[str, Any]) -> bool:
+        """Loop: keep the new grains and tell every master this minion is connected to."""
+        assert_on_loop("the minion's grains and links")
+        self.grains = grains
         for link in self.links:
             if link.up:
-                self._from_worker(
-                    self.request("grains", {"grains": self.grains, "opts": public_opts(self.opts)}, link=link)
-                )
-        self.executor.pillar.refresh()  # pillar depends on grains: the next job asks again
+                self._spawn(self.request("grains", {"grains": grains, "opts": public_opts(self.opts)}, link=link))
         return True
 
     # -- the local event bus (loop) ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """``beacons.*`` on the running minion: each call's action on its :class:`~briny.minion.beacons.Beacons`.
 
-The execution module (:mod:`briny.minion.modules.beacons`) sends ``(action, args)`` to the daemon
+The execution module (:mod:`briny.minion.host.modules.beacons`) sends ``(action, args)`` to the daemon
 (``__job__.beacons``); the daemon answers with :func:`control` on its loop (pure: the beacons and
 the call in, Salt 3007's answer out, ``{"result", "comment"[, "changes"]}``; ``list`` and
 ``list_available`` give the data). What Salt does, briny does:

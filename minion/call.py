@@ -132,7 +132,7 @@ def run(argv: list[str] | None = None) -> int:
     saltkeys.warn_unsupported(opts)  # masterless: no daemon has named the keys briny will not act on
 
     from briny.minion.executor import Executor, Job
-    from briny.minion.grains import load_grains
+    from briny.minion.host.grains import load_grains
 
     grains = load_grains(opts)
     opts["grains"] = grains

@@ -179,7 +179,7 @@ def run(argv: list[str] | None = None) -> int:
     report(ready_fd, "ok")  # detached and recorded: the operator's command may return
     log.info("briny-minion %s starting as %s (pid %d)", __version__, opts["id"], os.getpid())
     try:
-        from briny.minion.grains import load_grains
+        from briny.minion.host.grains import load_grains
 
         grains = load_grains(opts)
         launcher = None

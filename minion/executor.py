@@ -74,6 +74,7 @@ from briny.common.statefuns import HIGHSTATE_FUNCS
 from briny.minion.jobregistry import killed_message
 from briny.minion.pillar import LocalPillar, PillarSource, StaticPillar
 from briny.minion.procfiles import ProcFiles, proc_file_delay
+from briny.minion.progress import ProgressEvents
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +278,7 @@ class Executor:
 
             ctx.file_client = RemoteFileClient(self.opts, self.master)
         if job is not None:
-            ctx.progress = job.progress
+            ctx.progress = ProgressEvents if job.progress else None
             if job.compiled is not None and self.opts.get("file_client") != "local":
                 ctx.compiled = job.compiled  # state.apply/highstate/sls run it without compiling
         return ctx

@@ -8,7 +8,7 @@ job (``__job__.jobs``: directly for a thread job, through the job channel
 for a job process).
 
 - a **job process** (``multiprocessing: True``) gets the signal, and so
-  does every process it started (:func:`briny.minion.procs.signal_tree`);
+  does every process it started (:func:`briny.minion.host.procs.signal_tree`);
 - a **thread job** (``multiprocessing: False``) cannot be signalled: SIGKILL,
   SIGTERM and SIGINT raise :class:`JobKilled` in its thread the next time it
   runs Python code (a blocking system call is not interrupted); other
@@ -96,7 +96,7 @@ class JobRegistry:
 
 
 def _signal_process(job: RunningJob, sig: int) -> str:
-    from briny.minion.procs import signal_tree
+    from briny.minion.host.procs import signal_tree
 
     if job.pid <= 0:
         return f"Job {job.jid} is starting; it has no pid yet"

@@ -66,7 +66,7 @@ class CallerReactions:
 def render_env(executor: "Executor", files: "LocalFileClient") -> Any:
     """The render env of reactor SLS on this minion: its loader, grains and pillar."""
     from briny.common import loader
-    from briny.common.render import RenderEnv
+    from briny.common.state.stages import RenderEnv
 
     opts = executor.opts
     grains = dict(executor.grains())

@@ -1,6 +1,6 @@
 """``schedule.*`` on the running minion: each call's action on its :class:`~briny.common.schedule.Schedule`.
 
-The execution module (:mod:`briny.minion.modules.schedule`) sends ``(action, args)`` to the daemon
+The execution module (:mod:`briny.minion.host.modules.schedule`) sends ``(action, args)`` to the daemon
 (``__job__.schedule``); the daemon answers with :func:`control` on its loop. Answers are Salt
 3007's (``{"result", "comment"[, "changes"]}``; ``list`` gives the mapping). ``save`` writes the
 entries not from pillar to ``<config dir>/minion.d/_schedule.conf`` (as Salt does; the minion reads
@@ -11,46 +11,21 @@ from __future__ import annotations
 
 import datetime
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from briny.common.exceptions import ConfigError
 from briny.common.schedentry import TIME_FMT, parse_entry
+from briny.common.schedfile import read_saved, write_saved
 from briny.common.schedule import Schedule
 
 log = logging.getLogger(__name__)
 
-SAVE_NAME = "_schedule.conf"
 ACTIONS = frozenset(
     {"list", "add", "delete", "modify", "enable", "disable", "enable_job", "disable_job", "run_job", "save", "reload"}
     | {"postpone_job", "skip_job", "next_fire_time"}
 )
-
-
-def save_path(opts: dict[str, Any]) -> Path:
-    """``<config dir>/minion.d/_schedule.conf`` (the config dir: ``conf_dir``, else the config file's)."""
-    conf_dir = opts.get("conf_dir") or (os.path.dirname(str(opts["conf_file"])) if opts.get("conf_file") else "")
-    return Path(str(conf_dir or "/etc/briny")) / "minion.d" / SAVE_NAME
-
-
-def read_saved(path: Path) -> Any:
-    """The ``schedule`` mapping saved in ``path`` ({} when there is none); ConfigError when unreadable."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read the saved schedule {path}: {exc}") from None
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"the saved schedule {path} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"the saved schedule {path} is not a mapping")
-    return data.get("schedule") or {}
 
 
 def _name(args: dict[str, Any]) -> str | None:
@@ -146,14 +121,6 @@ def _put(sched: Schedule, name: str, options: dict[str, Any], source: str, comme
         return {"result": False, "comment": str(exc), "changes": {}}
     sched.put(entry)
     return {"result": True, "comment": comment, "changes": {name: change}}
-
-
-def write_saved(path: Path, schedule: dict[str, Any]) -> None:
-    """Write ``{"schedule": schedule}`` to ``path`` (atomically); OSError when it cannot."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump({"schedule": schedule}, default_flow_style=False))
-    os.replace(tmp, path)
 
 
 def _save(sched: Schedule, path: Path) -> dict[str, Any]:

@@ -30,7 +30,8 @@ from briny.minion.executor import Job
 from briny.minion.pillar import pillar_section
 from briny.common.schedentry import Entry, parse_entry
 from briny.common.schedule import Schedule
-from briny.minion.schedulectl import ACTIONS, control, save_path
+from briny.common.schedfile import save_path
+from briny.minion.schedulectl import ACTIONS, control
 
 if TYPE_CHECKING:
     from briny.minion.jobrunner import JobRunner

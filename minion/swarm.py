@@ -399,7 +399,7 @@ def run(argv: list[str] | None = None) -> int:
             keys.kept,
             Path(str(config.setting(base, "pki_dir", "minion"))) / "swarm",
         )
-        from briny.minion.grains import load_grains
+        from briny.minion.host.grains import load_grains
 
         grains = load_grains(base)
         parts = slices(identities, int(ns.procs))

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+
 if TYPE_CHECKING:
-    from briny.common.dunders import __context__, __opts__, __salt__
+    from briny.common.dunders import __context__
 
 
 from ._state_args import _invalid_args
@@ -43,14 +44,6 @@ def _pg_args(name: str, fun: str, kwargs: dict[str, Any], schema: bool = False, 
     return db, _invalid_args(name, fun, kwargs, **extra)
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
 def _mysql_error() -> Any:
     """The error the mysql execution module left for this state (taken once), as Salt's states read it."""
     return __context__.pop("mysql.error", None)
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))

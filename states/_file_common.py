@@ -11,12 +11,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
+    from briny.common.dunders import __salt__
 
 
 def _salt(fun: str) -> Any:

@@ -17,7 +17,8 @@ from typing import Any
 from briny.common.exceptions import BrinyError
 
 from ._file_accumulated import _block_content
-from ._file_common import _env, _err, _fail, _salt, _start, _testing
+from ._file_common import _env, _err, _fail, _salt, _start
+from ._access import _testing
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
 
-from ._file_common import _err, _fail, _salt, _start, _testing
+from ._file_common import _err, _fail, _salt, _start
+from ._access import _testing
 
 if TYPE_CHECKING:
     pass

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from briny.common.exceptions import BrinyError
 
 from ._file_accumulated import _template_context
-from ._file_common import _env, _fail, _salt, _start, _testing
+from ._file_common import _env, _fail, _salt, _start
+from ._access import _testing
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__

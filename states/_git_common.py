@@ -7,24 +7,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
-
-if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
-
-
-def _env() -> str:
-    return str(globals().get("__env__") or "base")
+from ._access import _env, _salt, _testing
 
 
 def _ret(name: str, result: bool | None = True) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from typing import Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
-from ._git_common import _clean, _fail, _invalid, _neutral_test, _ret, _salt, _strip_exc, _testing
+from ._git_common import _clean, _fail, _invalid, _neutral_test, _ret, _strip_exc
+from ._access import _salt, _testing
 
 log = logging.getLogger(__name__)
 

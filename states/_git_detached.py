@@ -11,10 +11,10 @@ from typing import Any
 from briny.common.exceptions import CommandExecutionError
 from briny.common.urlauth import add_http_basic_auth
 
+from ._access import _env, _salt, _testing
 from ._git_common import (
     _clean,
     _clone,
-    _env,
     _fail,
     _format_comments,
     _identities,
@@ -23,9 +23,7 @@ from ._git_common import (
     _make_room,
     _neutral_test,
     _ret,
-    _salt,
     _strip_exc,
-    _testing,
 )
 
 log = logging.getLogger(__name__)

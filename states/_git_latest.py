@@ -11,10 +11,10 @@ from typing import Any
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 from briny.common.urlauth import add_http_basic_auth
 
+from ._access import _env, _salt, _testing
 from ._git_common import (
     _clean,
     _clone,
-    _env,
     _fail,
     _format_comments,
     _identities,
@@ -24,9 +24,7 @@ from ._git_common import (
     _neutral_test,
     _ret,
     _revs_equal,
-    _salt,
     _strip_exc,
-    _testing,
 )
 from ._git_update import _Update
 

@@ -11,18 +11,16 @@ from typing import TYPE_CHECKING, Any
 from briny.common.exceptions import CommandExecutionError
 from briny.common.urlauth import redact_http_basic_auth
 
+from ._access import _env, _salt, _testing
 from ._git_common import (
-    _env,
     _fail,
     _format_comments,
     _local_rev_and_branch,
     _neutral_test,
     _rev_parse,
     _revs_equal,
-    _salt,
     _short,
     _strip_exc,
-    _testing,
     _uptodate,
 )
 

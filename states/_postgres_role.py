@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from ._db_state_args import _testing
+from ._access import _testing
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__

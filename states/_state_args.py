@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from briny.common.badargs import invalid_keywords_message
+
 # keywords the state system itself may hand a state function that takes **kwargs
 _STATE_KEYWORDS = frozenset({"name_order", "names", "listen", "listen_in", "use", "use_in"})
 
@@ -20,10 +22,5 @@ def _invalid_args(name: str, fun: str, kwargs: dict[str, Any], **extra: Any) -> 
     bad = [k for k in kwargs if not str(k).startswith("__") and k not in _STATE_KEYWORDS]
     if not bad:
         return None
-    if len(bad) == 1:
-        comment = f"'{bad[0]}' is an invalid keyword argument for '{fun}'"
-    else:
-        comment = (
-            f"{', '.join(repr(str(k)) for k in bad[:-1])} and '{bad[-1]}' are invalid keyword arguments for '{fun}'"
-        )
+    comment = invalid_keywords_message(fun, bad)
     return {"name": name, **extra, "changes": {}, "result": False, "comment": comment}

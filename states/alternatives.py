@@ -31,9 +31,10 @@ updated``; Salt: result True).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from ._access import _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __salt__
 
 
 __func_alias__ = {"set_": "set"}
@@ -41,10 +42,6 @@ __func_alias__ = {"set_": "set"}
 
 def _salt(fun: str) -> Any:
     return __salt__[f"alternatives.{fun}"]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _answer(ret: dict[str, Any], result: bool | None, comment: str, **changes: Any) -> dict[str, Any]:

@@ -35,23 +35,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, FileServerError, SaltInvocationError
+from ._access import _env, _salt, _testing
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __job__, __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
-
-
-def _env() -> str:
-    return str(globals().get("__env__") or "base")
+    from briny.common.dunders import __job__, __opts__
 
 
 def _masterless() -> bool:

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import BrinyError
+from briny.common.truth import is_true as _truthy
+from ._access import _testing
 
 if TYPE_CHECKING:
     from briny.common.dunders import __opts__, __salt__
@@ -54,18 +56,8 @@ _PASS_THROUGH = (
 _PARSE_FAILED = "Failed parsing script output! Stdout must be JSON or a line of name=value pairs."
 
 
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
-
-
 def _ret(name: str) -> dict[str, Any]:
     return {"name": name, "changes": {}, "result": False, "comment": ""}
-
-
-def _truthy(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 def _merge_env(env: Any) -> tuple[dict[str, Any] | None, bool]:

@@ -28,21 +28,14 @@ from __future__ import annotations
 import difflib
 import os
 from typing import TYPE_CHECKING, Any
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __env__, __opts__, __salt__
+    from briny.common.dunders import __env__, __salt__
 
 
 _NO_ID = "NO ID SET"
 _FIELDS = ("minute", "hour", "daymonth", "month", "dayweek")
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:

@@ -25,9 +25,10 @@ naming the question (Salt stops with a traceback).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from ._access import _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __salt__
 
 
 __virtualname__ = "debconf"
@@ -35,10 +36,6 @@ __virtualname__ = "debconf"
 
 def _salt(fun: str) -> Any:
     return __salt__[f"debconf.{fun}"]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _bad_data(data: Any) -> str | None:

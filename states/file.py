@@ -4,7 +4,7 @@ Runs wherever states run (``briny-call``, the minion). It decides what has
 to change and reports it as Salt 3007 does (comments, ``changes`` with
 Salt's unified diffs, test-mode predictions); the disk work is done by the
 ``file`` execution module through ``__salt__["file.*"]`` (helpers in
-``briny.minion.fileops``) and ``salt://`` files come through ``cp``.
+``briny.minion.host.fileops``) and ``salt://`` files come through ``cp``.
 
 Functions: ``managed``, ``directory``, ``recurse``, ``absent``, ``exists``,
 ``missing``, ``touch``, ``append``, ``prepend``, ``replace``, ``line``,
@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 from briny.common.exceptions import BrinyError
 
 from ._file_accumulated import accumulated
-from ._file_common import _env, _err, _fail, _ret, _salt, _start, _testing
+from ._file_common import _env, _err, _fail, _ret, _salt, _start
+from ._access import _testing
 from ._file_edit import append, blockreplace, comment, keyvalue, line, prepend, replace, uncomment
 from ._file_links import copy, rename, symlink
 from ._file_managed import managed

@@ -1,7 +1,7 @@
 """The ``gem`` state module: Ruby gems installed or removed, and gem sources, as Salt 3007's.
 
 Everything goes through the ``gem`` execution module (which gem runs: ``gem_bin``, RVM or
-rbenv for ``ruby``, or the ``gem`` on the PATH; see ``minion/modules/_gem_ruby.py``). Comments,
+rbenv for ``ruby``, or the ``gem`` on the PATH; see ``minion/host/modules/_gem_ruby.py``). Comments,
 changes (``{name: "Installed"}`` / ``{name: "Removed"}``) and result values are Salt's, checked
 against the reference on gems built for the tests:
 
@@ -35,17 +35,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from briny.common.exceptions import CommandExecutionError
 
 from ._state_args import _invalid_args
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
+    pass
 
 
 def _ret(name: str) -> dict[str, Any]:

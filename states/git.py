@@ -89,6 +89,7 @@ from typing import Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from ._access import _salt, _testing
 from ._git_common import (
     _clean,
     _fail,
@@ -97,9 +98,7 @@ from ._git_common import (
     _neutral_test,
     _ret,
     _rev_parse,
-    _salt,
     _strip_exc,
-    _testing,
 )
 from ._git_config import config_set, config_unset
 from ._git_detached import detached

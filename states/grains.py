@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
+from ._access import _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __grains__, __opts__, __salt__
+    from briny.common.dunders import __grains__, __salt__
 
 _DELIM = ":"
 _MISSING = object()
@@ -31,10 +32,6 @@ _MISSING = object()
 
 def _ret(name: str) -> dict[str, Any]:
     return {"name": name, "changes": {}, "result": True, "comment": ""}
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _key(name: str, delimiter: str) -> str:

@@ -20,17 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __context__, __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
+    from briny.common.dunders import __context__
 
 
 def _as_list(value: Any) -> list[str] | None:

@@ -25,19 +25,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    pass
 
 __virtualname__ = "ini"
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _ret(name: str) -> dict[str, Any]:

@@ -19,17 +19,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __salt__
 
 
 def _salt(fun: str) -> Any:
     return __salt__[f"locale.{fun}"]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def system(name: str) -> dict[str, Any]:

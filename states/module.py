@@ -37,9 +37,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import SaltInvocationError
+from ._access import _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __salt__
 
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,6 @@ _RENAMED = {"name": "m_name", "fun": "m_fun", "names": "m_names", "state": "m_st
 
 def _salt() -> Any:
     return __salt__
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _succeeded(value: Any) -> bool:

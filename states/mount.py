@@ -31,9 +31,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    pass
 
 # What the kernel never shows of the options a mount was asked for (Salt's lists).
 INVISIBLE_OPTIONS = [
@@ -65,14 +66,6 @@ INVISIBLE_KEYS = ["actimeo", "comment", "credentials", "direct-io-mode", "passwo
 IGNORE_FS_KEYS = {"ramfs": ["size"]}
 TRANSLATE = {"tcp": "proto=tcp", "udp": "proto=udp"}
 _SIZE = re.compile(r"size=(?P<value>[0-9]+)(?P<unit>k|m|g)")
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _warn_unknown(ret: dict[str, Any], fun: str, kwargs: dict[str, Any]) -> None:

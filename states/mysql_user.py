@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._db_state_args import _mysql_error, _salt, _testing
+from ._db_state_args import _mysql_error
+from ._access import _salt, _testing
+from briny.common.truth import is_true as _true
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__
@@ -28,12 +30,6 @@ def __virtual__() -> Any:
     if "mysql.user_create" in __salt__:
         return True
     return (False, "mysql module could not be loaded")
-
-
-def _true(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1", "on")
-    return bool(value)
 
 
 def present(

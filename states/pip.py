@@ -33,21 +33,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    pass
 
 
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*(;.*)?$")
 _SPEC = re.compile(r"^(===|==|!=|<=|>=|~=|<|>)\s*(\S+)$")
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _version_key(version: str) -> tuple:

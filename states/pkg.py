@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
 
+from ._pkg_uptodate import uptodate  # noqa: F401 - the state pkg.uptodate, defined beside
+
+
 if TYPE_CHECKING:
     from briny.common.dunders import __context__, __opts__, __salt__
 
@@ -203,7 +206,9 @@ def _desired_pkg(pname: str, spec: str | None) -> str:
     return f"{pname}{'' if spec.startswith(('<', '>', '=')) else '='}{spec}"
 
 
-def _installable_versions(targets: dict[str, str | None]) -> dict[str, dict[str, str]]:
+def _installable_versions(
+    targets: dict[str, str | None], current: dict[str, str] | None = None
+) -> dict[str, dict[str, str]]:
     """Test mode's changes, as Salt 3007 shows them: each package's ``new`` is the version it would
     get (the newest offered, or the one asked for when the repositories have it), else
     ``installed``; ``old`` is always empty."""
@@ -220,7 +225,7 @@ def _installable_versions(targets: dict[str, str | None]) -> dict[str, dict[str,
                     versions[pname] = offered[0]
     except CommandExecutionError as exc:
         log.warning("Unable to look up the versions to install: %s", exc)
-    return {p: {"new": versions.get(p) or "installed", "old": ""} for p in targets}
+    return {p: {"new": versions.get(p) or "installed", "old": (current or {}).get(p, "")} for p in targets}
 
 
 def _satisfied(pname: str, spec: str | None, installed: dict[str, str]) -> bool:
@@ -369,7 +374,14 @@ def installed(
     done = [p for p in targets if p not in failed]
     lines = []
     if done:
-        lines.append("The following packages were installed/updated: " + ", ".join(done))
+        # as Salt: name=version when a version was asked for, a count when the list is long
+        summary = ", ".join(done if srcs else [_desired_pkg(p, wanted[p]) for p in done])
+        if len(summary) < 20:
+            lines.append(f"The following packages were installed/updated: {summary}")
+        else:
+            lines.append(
+                f"{len(done)} targeted package{'s' if len(done) > 1 else ''} {'were' if len(done) > 1 else 'was'} installed/updated."
+            )
     if already:
         lines.append("The following packages were already installed: " + ", ".join(already))
     if failed:
@@ -431,7 +443,9 @@ def latest(
         return ret
     if _test():
         ret["result"] = None
-        ret["changes"] = {n: {"new": v, "old": cur.get(n, "")} for n, v in targets.items()}
+        # as Salt: what the provider's list_repo_pkgs says of "name=version" (dnf: nothing, so
+        # "installed"; apt: that version)
+        ret["changes"] = _installable_versions(dict(targets), cur)
         lines = ["The following packages would be installed/upgraded: " + ", ".join(targets)]
         if up_to_date:
             lines.append("The following packages are already up-to-date: " + ", ".join(up_to_date))

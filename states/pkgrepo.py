@@ -34,7 +34,7 @@ Differences from Salt, on purpose:
   lists, on every run);
 - deb822 ``*.sources`` files are read and written (Salt 3007 ignores them),
   files are rewritten atomically and only where they change, ``clean_file``
-  cannot leave an empty file behind (see :mod:`briny.minion.aptrepo`);
+  cannot leave an empty file behind (see :mod:`briny.minion.host.aptrepo`);
 - a key file that is not an OpenPGP key, or a ``key_url`` that cannot be
   fetched, fails with ``Error: Could not add key: ...`` / ``Error: file not
   found: ...`` (Salt copies any file into the keyring, and crashes on the
@@ -50,6 +50,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.truth import says_true as _true
+from ._access import _env, _salt
+
+from ._pkgrepo_common import TEST_NOTE, configured, would_configure
+
+from ._pkgrepo_rpm import managed_rpm
 
 if TYPE_CHECKING:
     from briny.common.dunders import __grains__, __opts__, __salt__
@@ -57,29 +63,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_TEST_NOTE = (
-    " This may cause pkg states to behave differently than stated if this action is repeated without "
-    "test=True, due to the differences in the configured repositories."
-)
 # what APT repositories use (humanname: documented by Salt, used by the other package managers)
 _KNOWN = {
     "comps", "architectures", "dist", "disabled", "enabled", "file", "comments", "clean_file", "consolidate",
     "refresh", "refresh_db", "key_url", "key_text", "keyid", "keyserver", "allow_insecure_key", "humanname",
     "ppa_auth", "uri", "type", "keyid_ppa",
 }  # fmt: skip
-_TRUE = ("true", "yes", "1", "on")
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _true(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in _TRUE
-
-
-def _env() -> str:
-    return str(globals().get("__env__") or "base")
 
 
 def _debian() -> bool:
@@ -157,6 +146,8 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
     if str(kwargs.get("key_url", "")).strip().startswith("http:") and not _true(allow_insecure):
         ret.update(result=False, comment="Cannot have 'key_url' using http with 'allow_insecure_key' set to True")
         return ret
+    if __grains__.get("os_family") in ("RedHat", "Suse"):
+        return managed_rpm(name, ret, dict(kwargs, copr=copr), enabled, disabled)
     for key in [k for k in kwargs if k.startswith("__")]:
         kwargs.pop(key)
     unknown = sorted(k for k in kwargs if k not in _KNOWN)
@@ -193,12 +184,7 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
             return ret
 
     if __opts__.get("test"):
-        ret["comment"] = f"Package repo '{name}' would be configured." + _TEST_NOTE
-        if pre:
-            ret["changes"] = {k: {"new": v, "old": pre.get(k)} for k, v in want.items() if v != pre.get(k)}
-        else:
-            ret["changes"]["repo"] = name
-        return ret
+        return would_configure(ret, name, pre, want)
 
     try:
         _salt("pkg.mod_repo")(repo, saltenv=_env(), aptkey=aptkey, **kwargs)
@@ -211,12 +197,7 @@ def managed(name: str, ppa: Any = None, copr: Any = None, aptkey: Any = True, **
     except (CommandExecutionError, SaltInvocationError) as exc:
         ret.update(result=False, comment=f"Failed to confirm config of repo '{name}': {exc}")
         return ret
-    if pre:
-        ret["changes"] = {k: {"new": post.get(k), "old": pre.get(k)} for k in want if post.get(k) != pre.get(k)}
-    else:
-        ret["changes"] = {"repo": repo}
-    ret.update(result=True, comment=f"Configured package repo '{name}'")
-    return ret
+    return configured(ret, name, repo, pre, want, post)
 
 
 def absent(name: str, **kwargs: Any) -> dict[str, Any]:
@@ -249,7 +230,7 @@ def absent(name: str, **kwargs: Any) -> dict[str, Any]:
         ret.update(result=True, comment=f"Package repo {name} is absent")
         return ret
     if __opts__.get("test"):
-        ret["comment"] = f"Package repo '{name}' will be removed." + _TEST_NOTE
+        ret["comment"] = f"Package repo '{name}' will be removed." + TEST_NOTE
         return ret
     try:
         _salt("pkg.del_repo")(repo=stripname, **kwargs)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._db_state_args import _pg_args, _salt, _testing
+from ._db_state_args import _pg_args
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
     from briny.common.dunders import __salt__

@@ -33,24 +33,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _env, _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __context__, __opts__, __salt__
+    from briny.common.dunders import __context__
 
 
 _FULL = re.compile(r"^(.*?)\s?((?:sk-)?(?:ssh-|ecds)[\w@.-]+\s.+)$")
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
-
-
-def _env() -> str:
-    return str(globals().get("__env__") or "base")
 
 
 def _pop_error() -> str | None:

@@ -34,17 +34,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
+    pass
 
 
 def _argument_error(key: Any, fingerprint: Any, enc: Any, port: Any, hash_known_hosts: Any) -> str:

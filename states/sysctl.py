@@ -19,13 +19,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _salt
 
 if TYPE_CHECKING:
     from briny.common.dunders import __opts__, __salt__
-
-
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
 
 
 def present(name: str, value: Any, config: str | None = None) -> dict[str, Any]:

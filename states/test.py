@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import random
 from typing import TYPE_CHECKING, Any
+from ._access import _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __opts__, __salt__
+    from briny.common.dunders import __salt__
 
 
 _CHANGES = {"testing": {"old": "Unchanged", "new": "Something pretended to change"}}
@@ -31,10 +32,6 @@ def _ret(name: str, result: bool | None, comment: str, changed: bool) -> dict[st
         "result": result,
         "comment": comment,
     }
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def nop(name: str, **kwargs: Any) -> dict[str, Any]:

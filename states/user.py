@@ -26,9 +26,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError
+from ._access import _salt, _testing
 
 if TYPE_CHECKING:
-    from briny.common.dunders import __context__, __opts__, __salt__
+    from briny.common.dunders import __context__, __salt__
 
 
 _REDACTED = "XXX-REDACTED-XXX"
@@ -44,16 +45,8 @@ _SHADOW_SETTERS = (
 _HASH_ALGOS = {"1": "md5", "2a": "blowfish", "5": "sha256", "6": "sha512"}
 
 
-def _salt(fun: str) -> Any:
-    return __salt__[fun]
-
-
 def _has(fun: str) -> bool:
     return fun in __salt__
-
-
-def _testing() -> bool:
-    return bool(__opts__.get("test"))
 
 
 def _context() -> dict[str, Any]:

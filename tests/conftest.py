@@ -13,7 +13,7 @@ import pytest
 from briny.common import logsetup
 from briny.common.config import load_minion_config
 from briny.common.fileclient import LocalFileClient
-from briny.common.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 
 
 @pytest.fixture(autouse=True)

@@ -40,6 +40,10 @@ if [ "$(id -u)" = 0 ] && [ -z "${BRINY_TEST_NO_INSTALL:-}" ] && command -v apt-g
   need apt-utils apt-ftparchive
   need bind9-dnsutils dig
   need ruby gem
+  need rpm rpmbuild # the dnf tests: RPMs built, published and installed into a throwaway root
+  need dnf dnf
+  need dnf-plugins-core /usr/lib/python3/dist-packages/dnf-plugins/versionlock.py
+  need createrepo-c createrepo_c
   need git git
   need openssh-server /usr/sbin/sshd # gitfs over ssh:// (tests/unit/master/test_gitfs.py)
   apt_install() { # apt_install [APT-GET OPTION...] -- PACKAGE...

@@ -28,6 +28,7 @@ from aiohttp.abc import AbstractAccessLogger
 from briny.common.event import EventSender, stamp
 from briny.common.exceptions import ApiError
 from briny.master.api import acl, eauth, lowstate, web as webio
+from briny.master.api import events as event_stream
 from briny.master.api.settings import ApiSettings
 from briny.master.api.tokens import TokenStore
 
@@ -312,9 +313,11 @@ class AccessLogger(AbstractAccessLogger):
                          response.body_length, time)  # fmt: skip
 
 
-def make_app(api: Api) -> web.Application:
-    from briny.master.api.events import events
+async def events(request: web.Request) -> web.StreamResponse:
+    return await event_stream.events(request, await caller_of(request, query=True))
 
+
+def make_app(api: Api) -> web.Application:
     app = web.Application(middlewares=[errors], client_max_size=api.settings.max_request_body_size)
     app["api"] = api
     app["settings"] = api.settings

@@ -32,7 +32,6 @@ from aiohttp import web
 from briny.common.event import DROPPED_TAG, READY_PREFIX, EventListener
 from briny.common.exceptions import ApiError
 from briny.master.api import acl
-from briny.master.api.app import caller_of
 from briny.master.api.lowstate import Caller
 
 log = logging.getLogger(__name__)
@@ -82,8 +81,8 @@ def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.
         listener.close()
 
 
-async def events(request: web.Request) -> web.StreamResponse:
-    caller = await caller_of(request, query=True)
+async def events(request: web.Request, caller: Caller) -> web.StreamResponse:
+    """``GET /events`` for ``caller`` (the app checked the token: :func:`briny.master.api.app.caller_of`)."""
     api = request.app["api"]
     if api.streams >= api.settings.thread_pool:
         log.warning("api: /events of %s refused: %d streams are open (thread_pool)", caller.user, api.streams)

@@ -214,7 +214,7 @@ def _log_failure(future: concurrent.futures.Future[Any]) -> None:
 
 def _wheel(api: Any, chunk: dict[str, Any], fun: str, caller: Caller) -> Any:
     from briny.master import wheel
-    from briny.master.keys import KeyStore
+    from briny.master.keys.store import KeyStore
 
     args, kwargs = _arguments(chunk, parse_kwargs=True)
     kwargs.update({k: v for k, v in chunk.items() if k not in _CONTROL})

@@ -27,7 +27,8 @@ from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import FunctionNotFound
 from briny.common.jid import gen_jid
 from briny.master.busshape import run_args, run_new, run_ret
-from briny.master.jobcache import JobCache, open_job_cache
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from briny.common import config
 from briny.master.grainscache import GrainsCache
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 from briny.master.mine import MineStore
 from briny.master.pillarcache import PillarFiles
 from briny.master.runners import RunnerContext

@@ -1,7 +1,7 @@
 """The ``jobs`` runner: read the master's job cache (``briny-run jobs.*``).
 
 Runs on the master host, in ``briny-run``, reading the job cache
-(:mod:`briny.master.jobcache`) read-only while the master writes it. The
+(:mod:`briny.master.jobcache.base`) read-only while the master writes it. The
 shapes are Salt 3007's (checked with ``salt-run`` over Salt's own local job
 cache):
 
@@ -35,7 +35,7 @@ from briny.common.args import split_input
 from briny.common.exceptions import SaltInvocationError
 from briny.common.ids import valid_jid
 from briny.common.numbers import is_number
-from briny.master.jobcache import SALT_PG_CACHES, JobCache, JobRecord, backend
+from briny.master.jobcache.base import SALT_PG_CACHES, JobCache, JobRecord, backend
 from briny.master.runners import RunnerContext
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import Any
 from briny import __version__
 from briny.common import versions as _versions
 from briny.master.clientapi import MasterClient
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 from briny.master.runners import RunnerContext
 
 log = logging.getLogger(__name__)

@@ -195,7 +195,7 @@ def test_version_manage_versions_and_presence(fleet: Fleet, ghost: str) -> None:
 
 
 def test_sys_doc_prints_the_docstrings_of_every_minion_merged(fleet: Fleet) -> None:
-    import briny.minion.modules.test as test_module
+    import briny.minion.host.modules.test as test_module
     import briny.states.test as test_states
 
     res = fleet.briny("*", "sys.doc", "test.ping", "test.echo")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from briny.minion.procs import descendants
+from briny.minion.host.procs import descendants
 
 from .support import Fleet, jid_from
 

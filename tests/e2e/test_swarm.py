@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from briny.minion.procs import descendants
+from briny.minion.host.procs import descendants
 
 from .support import Fleet, script
 

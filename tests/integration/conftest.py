@@ -7,6 +7,7 @@ import importlib.util
 import pathlib
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -79,3 +80,11 @@ def requisite_case(tmp_path):
         return conf, work, sandbox
 
     return build
+
+
+@pytest.fixture(scope="session")
+def rpm_world(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A throwaway RHEL-like package world (tests/rpmrepo.py), built once per session."""
+    from tests import rpmrepo
+
+    return rpmrepo.world_fixture(tmp_path_factory)

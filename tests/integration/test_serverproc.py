@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from briny.minion.procs import descendants
+from briny.minion.host.procs import descendants
 from tests.serverproc import launch, stop_process
 from tests.waiting import wait_until
 

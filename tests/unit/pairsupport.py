@@ -14,8 +14,8 @@ from typing import Any
 from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.transport import MemoryHub, ServerTransport
 from briny.master.daemon import build_server
-from briny.master.jobcache_sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
+from briny.master.jobcache.sqlite import SqliteJobCache
+from briny.master.keys.store import KeyStore
 from briny.master.server import MasterServer
 from briny.minion.agent import MinionAgent
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from briny.common.compiler import StateCompiler, compile_high_data, order_chunks
+from briny.common.state.compiler import StateCompiler, compile_high_data, order_chunks
 
 YAML = {"renderer": "yaml"}
 

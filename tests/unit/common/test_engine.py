@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.engine import Engine, run_low_chunks
-from briny.common.runcontext import RunContext
+from briny.common.state.engine import Engine, run_low_chunks
+from briny.common.state.runcontext import RunContext
 
 FAKES = Path(__file__).parent / "engine_cases" / "fakes"
 

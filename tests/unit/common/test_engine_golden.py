@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.compiler import StateCompiler
+from briny.common.state.compiler import StateCompiler
 from briny.common.config import load_minion_config
-from briny.common.engine import run_low_chunks
-from briny.common.runcontext import RunContext
+from briny.common.state.engine import run_low_chunks
+from briny.common.state.runcontext import RunContext
 from briny.common.fileclient import LocalFileClient
-from briny.common.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 
 CASES = Path(__file__).parent / "engine_cases"
 GOLDEN = sorted((CASES / "golden").glob("*.json"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import msgpack
 import pytest
@@ -101,13 +100,19 @@ def test_events_past_the_limits_are_not_republished(bus):
     assert got is not None and got[0] == "ok/after" and got[1]["n"] == 2
 
 
-def test_firing_without_a_bus_does_not_wait_for_one(tmp_path):
+def test_firing_without_a_bus_does_not_wait_for_one(tmp_path, monkeypatch, caplog):
     """No bus socket: the event is dropped at once, not after the linger (a loop of key changes
-    with the master stopped waited the linger for each one)."""
-    start = time.monotonic()
-    for n in range(3):
-        fire_event({"sock_dir": str(tmp_path / "none")}, "x/y", {"a": n}, linger_ms=5000)
-    assert time.monotonic() - start < 2
+    with the master stopped waited the linger for each one): no socket is made to wait on. How
+    long it takes is measured in bench/timebounds.py."""
+
+    def no_context(*_args, **_kwargs):
+        raise AssertionError("a ZeroMQ context was made for a bus that is not there")
+
+    monkeypatch.setattr("briny.common.event.zmq.Context", no_context)
+    with caplog.at_level("DEBUG", logger="briny.common.event"):
+        for n in range(3):
+            fire_event({"sock_dir": str(tmp_path / "none")}, "x/y", {"a": n}, linger_ms=5000)
+    assert caplog.text.count("not sent: no event bus at") == 3
 
 
 def test_an_event_fired_by_a_process_that_exits_at_once_reaches_the_bus(tmp_path):
@@ -138,12 +143,11 @@ def test_a_bus_that_cannot_bind_says_why_at_once(tmp_path):
 
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    started = time.monotonic()
     with pytest.raises(BrinyError, match="did not start: .*a-file"):
         EventBus({"sock_dir": str(blocker / "sock")}).start_thread(timeout=30)
     with pytest.raises(BrinyError, match="too long for an IPC socket"):
         EventBus({"sock_dir": str(tmp_path / ("d" * 120))}).start_thread(timeout=30)
-    assert time.monotonic() - started < 10
+    # how long it takes (not the 30 s start timeout) is measured in bench/timebounds.py
 
 
 def test_ipc_path_refuses_paths_a_socket_cannot_have():
@@ -257,6 +261,4 @@ def test_wait_ready_returns_once_the_subscription_is_live_and_keeps_what_came_me
 def test_wait_ready_without_a_bus_gives_up_after_its_timeout(tmp_path):
     opts = {"sock_dir": str(tmp_path / "sock")}
     with EventListener(opts, "*") as events:
-        start = time.monotonic()
-        assert events.wait_ready(timeout=0.3) is False
-        assert time.monotonic() - start < 2
+        assert events.wait_ready(timeout=0.3) is False  # its duration: bench/timebounds.py

@@ -1,4 +1,4 @@
-"""What templates see of their host (common/hostview.py): ``salt`` is never the loader, on a
+"""What templates see of their host (common/state/hostview.py): ``salt`` is never the loader, on a
 minion or on the master; a host boundary refuses and records what is not pure; ``opts`` views
 keep the render's own objects out of sight and record reads of keys the master does not know."""
 
@@ -13,9 +13,10 @@ import pytest
 from briny.common import loader
 from briny.common.exceptions import FunctionNotFound, HostAccessError, RenderError, TemplateError
 from briny.common.fileclient import LocalFileClient
-from briny.common.hostview import HostBoundary, OptsView, SaltFunctions, template_salt
-from briny.common.jinja import render_jinja
-from briny.common.render import RenderEnv, render_text
+from briny.common.state.hostview import HostBoundary, OptsView, SaltFunctions, template_salt
+from briny.common.state.jinja import render_jinja
+from briny.common.state.render import render_text
+from briny.common.state.stages import RenderEnv
 
 
 def minion_salt() -> SaltFunctions:

@@ -1,4 +1,4 @@
-"""The Jinja layer (common/jinja.py): environment, loader, tags, errors.
+"""The Jinja layer (common/state/jinja.py): environment, loader, tags, errors.
 
 Expected values marked "reference" were produced by Salt 3007.17
 (``dev/saltref.sh TREE -- state.show_sls NAME`` / ``slsutil.renderer``) on
@@ -17,7 +17,7 @@ import pytest
 from briny.common import yamlloader
 from briny.common.exceptions import CommandExecutionError, TemplateError
 from briny.common.fileclient import LocalFileClient, find_sls
-from briny.common.jinja import error_context, render_jinja, template_vars
+from briny.common.state.jinja import error_context, render_jinja, template_vars
 
 
 def write(root: Path, files: dict[str, str]) -> None:

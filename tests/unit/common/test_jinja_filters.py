@@ -1,4 +1,4 @@
-"""Salt's Jinja filters and tests (common/jinja_filters/, common/yamlout.py).
+"""Salt's Jinja filters and tests (common/state/jinja_filters/, common/yamlout.py).
 
 Every expected string below is what Salt 3007.17 rendered for the same
 expression (``slsutil.renderer salt://f.txt default_renderer=jinja``).
@@ -12,7 +12,7 @@ import pytest
 
 from briny.common.exceptions import TemplateError
 from briny.common.fileclient import LocalFileClient
-from briny.common.jinja import render_jinja
+from briny.common.state.jinja import render_jinja
 
 D = "{%- set d = {'b': 1, 'a': [1, 2, 'x'], 'c': {'d': None, 'e': True, 'f': 1.5}, 'u': 'héllo'} -%}"
 S = '{%- set s = "it\'s a \\"test\\"" -%}'
@@ -410,7 +410,7 @@ def test_http_query_reads_http_only(url: str) -> None:
     ],
 )
 def test_host_reading_filters_are_refused_on_the_master(expr: str) -> None:
-    from briny.common.hostview import HostBoundary
+    from briny.common.state.hostview import HostBoundary
 
     boundary = HostBoundary("web1", "the states", lambda key: False, "")
     client = LocalFileClient({"base": ["/nonexistent"]})

@@ -3,7 +3,8 @@
 import pytest
 
 from briny.common.exceptions import RenderError
-from briny.common.render import error_context, pipeline, render_text
+from briny.common.state.render import pipeline, render_text
+from briny.common.state.stages import error_context
 
 
 def test_pipeline_as_salt_reads_it(caplog):

@@ -1,4 +1,4 @@
-"""The pydsl renderer (common/render_pydsl.py): what the goldens of tests/golden/renderers do not
+"""The pydsl renderer (common/state/render_pydsl.py): what the goldens of tests/golden/renderers do not
 reach — the DSL's corners, its refusals, and the master's boundary for code renderers."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import pytest
 from briny.common import loader
 from briny.common.exceptions import RenderCodeError, RenderError
 from briny.common.fileclient import LocalFileClient
-from briny.common.highstate import HighStateBuilder
-from briny.common.hostview import HostBoundary
-from briny.common.render import RenderEnv, render_text
+from briny.common.state.highstate import HighStateBuilder
+from briny.common.state.hostview import HostBoundary
+from briny.common.state.render import render_text
+from briny.common.state.stages import RenderEnv
 
 
 def build(make_env, files: dict[str, str], *names: str):

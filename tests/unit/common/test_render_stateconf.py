@@ -1,4 +1,4 @@
-"""The stateconf renderer (common/render_stateconf.py) and its no-op state module
+"""The stateconf renderer (common/state/render_stateconf.py) and its no-op state module
 (states/stateconf.py): the settings, options and refusals the goldens of
 tests/golden/renderers do not reach."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from briny.common.exceptions import RenderCodeError, RenderError
-from briny.common.highstate import HighStateBuilder
-from briny.common.render import render_text
+from briny.common.state.highstate import HighStateBuilder
+from briny.common.state.render import render_text
 from briny.states import stateconf as stateconf_state
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from briny.common.requisites import DependencyGraph, Ref, Req, TargetIndex, gen_tag
+from briny.common.state.requisites import DependencyGraph, Ref, Req, TargetIndex, gen_tag
 
 
 def low(id_: str, state: str = "test", fun: str = "nop", order: float = 10000, **kw) -> dict:

@@ -19,7 +19,7 @@ OPTS_NAMES = {"opts", "__opts__", "self.opts"}
 SETTING_READERS = {"config.setting", "config.number", "config.count", "config.limit", "setting", "number", "count"}
 CONFIG_FUNS = {"config.get", "config.merge", "config.option"}
 # dict reads the scan takes for config reads but are not: a publish's options (targeting), mount
-# options (states/mount.py, minion/modules/mount.py)
+# options (states/mount.py, minion/host/modules/mount.py)
 NOT_CONFIG = {"delimiter", "bind", "remount"}
 
 

@@ -1,4 +1,4 @@
-"""One state call (``common/state_call.py``): the check commands go through ``cmd.retcode`` with
+"""One state call (``common/state/state_call.py``): the check commands go through ``cmd.retcode`` with
 Salt's options, ``get_return`` is Salt's nested lookup, a state that raises is logged at error."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.engine import run_low_chunks
-from briny.common.runcontext import RunContext
+from briny.common.state.engine import run_low_chunks
+from briny.common.state.runcontext import RunContext
 
 # A cmd module that records how it was called and answers from a table, and a state module
 CMD = """
@@ -133,7 +133,7 @@ def test_onlyif_get_return_is_salts_nested_lookup(loaders, get_return, result, c
 
 
 def test_a_state_that_raises_is_logged_at_error_with_its_traceback(loaders, caplog):
-    with caplog.at_level(logging.WARNING, logger="briny.common.state_call"):
+    with caplog.at_level(logging.WARNING, logger="briny.common.state.state_call"):
         ret, _ = _run(loaders, _low(fun="boom"))
     assert ret["result"] is False
     assert ret["comment"].startswith("An exception occurred in this state: Traceback")
@@ -143,7 +143,7 @@ def test_a_state_that_raises_is_logged_at_error_with_its_traceback(loaders, capl
 
 
 def test_a_successful_state_logs_nothing_above_info(loaders, caplog):
-    with caplog.at_level(logging.WARNING, logger="briny.common.state_call"):
+    with caplog.at_level(logging.WARNING, logger="briny.common.state.state_call"):
         ret, _ = _run(loaders, _low())
     assert ret["result"] is True
     assert caplog.records == []
@@ -154,7 +154,7 @@ def test_a_keyword_a_function_without_kwargs_does_not_take_fails_that_state_in_s
     state system's own keys (requisites, onlyif, order, __sls__ ...) are never counted."""
     ret, _ = _run(loaders, _low(fun="strict", path="/p", mode=1, order=3, require=[], onlyif="true"))
     assert (ret["result"], ret["comment"]) == (True, "strict /p 1")
-    with caplog.at_level(logging.ERROR, logger="briny.common.state_call"):
+    with caplog.at_level(logging.ERROR, logger="briny.common.state.state_call"):
         ret, _ = _run(loaders, _low(fun="strict", path="/p", foo=1))
     assert (ret["result"], ret["changes"]) == (False, {})
     assert ret["comment"] == "'foo' is an invalid keyword argument for 'probe.strict'"

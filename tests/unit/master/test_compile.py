@@ -6,6 +6,7 @@ the minion's result; the cache and what invalidates it."""
 from __future__ import annotations
 
 import os
+import threading
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,10 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.compiler import StateCompiler
+from briny.common.state.compiler import StateCompiler
 from briny.common.config import MASTER_DEFAULTS, apply_config
 from briny.common.fileclient import LocalFileClient
-from briny.common.render import RenderEnv
+from briny.common.state.stages import RenderEnv
 from briny.common.reported import public_opts
 from briny.master.compile import MasterCompiler, parse_request
 from briny.master.fileserver import FileServer
@@ -297,7 +298,7 @@ def test_positional_parameters_are_the_minion_state_functions():
     import inspect
 
     from briny.master import compile as master_compile
-    from briny.minion.modules import state
+    from briny.minion.host.modules import state
 
     functions = {"state.apply": state.apply_, "state.sls": state.sls, "state.highstate": state.highstate}
     for fun, names in master_compile._POSITIONAL.items():
@@ -474,3 +475,21 @@ def test_nodegroups_count_only_for_targets_that_name_one(tmp_path):
     assert s.compile("web1") is None  # the minion's own nodegroups decide
     s.reported["web1"] = {**s.reported["web1"], "nodegroups": {"webs": "G@role:web"}}
     assert {c["__id__"] for c in s.compile("web1")["chunks"]} == {"common", "merged", "front", "web"}
+
+
+def test_the_counters_change_under_the_lock_only(tmp_path):
+    """Compiles run in several worker threads: a count goes up only under the compiler's lock (a
+    compile finished while another thread holds the lock has not counted yet)."""
+    s = Setup(tmp_path)
+    request = parse_request("state.apply", [], {})
+    assert request is not None
+    grains, pillar = dict(s.grains.data["web1"]), s.pillars.get("web1")
+    done: list[Any] = []
+    with s.compiler._lock:
+        worker = threading.Thread(target=lambda: done.append(s.compiler.compile_now("web1", request, grains, pillar)))
+        worker.start()
+        worker.join(2)  # it renders, then waits for the lock to count
+        assert s.compiler.renders == 0
+    worker.join(30)
+    assert not worker.is_alive() and set(done[0]) == {"chunks"}
+    assert s.compiler.renders == 1

@@ -1,5 +1,5 @@
 """Storing the master's events (event_return: master/eventreturn.py, the ``events`` table of
-master/jobcache_sql.py and its writer master/jobcache_writer.py, both backends, the bus's sink in
+master/jobcache/sql.py and its writer master/jobcache/writer.py, both backends, the bus's sink in
 common/event.py, jobs.list_events)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import ConfigError, SaltInvocationError
 from briny.master.eventreturn import EventFilter, EventReturn, event_returner, read_config
 from briny.master.jobcache import open_job_cache
-from briny.master.jobcache_pg import PgJobCache, jsonb_text
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache.pg import PgJobCache, jsonb_text
+from briny.master.jobcache.sqlite import SqliteJobCache
 from briny.master.runners import RunnerContext
 from briny.master.runners import jobs
 
@@ -90,7 +90,7 @@ def test_events_waiting_are_bounded_by_buffer_max(tmp_path, caplog):
     c.buffer_max = 5
     try:
         c._queue.put(((lambda conn: time.sleep(0.3)), None))  # the writer busy: events wait behind it
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache.writer"):
             taken = [c.save_event(f"t/{i}", {"i": i}, "m") for i in range(20)]
         assert taken == [True] * 5 + [False] * 15
         assert c.events_dropped == 15
@@ -138,7 +138,7 @@ def test_postgres_away_holds_the_events_and_writes_them_when_back(pg_server_own,
     try:
         assert c.flush(10)
         pg_server_own.pause()
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache.writer"):
             for i in range(80):
                 c.save_event(f"away/{i}", {"i": i}, "m")
             wait_until(lambda: c.degraded, 10, "the cache to be degraded")
@@ -159,7 +159,7 @@ def test_an_event_postgres_refuses_costs_only_the_events_of_its_batch(pg_dsn, ca
         c.save_load(jid, load(jid), ["m1"])
         c.save_event("bad/one", {"lone": "\ud800"}, "m")  # jsonb refuses a lone surrogate
         done = c.save_return(jid, "m1", {"return": "kept"})
-        with caplog.at_level(logging.ERROR, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.ERROR, logger="briny.master.jobcache.writer"):
             assert c.flush(10)
         done.result(5)
         assert c.get_returns(jid) == {"m1": {"return": "kept"}}
@@ -178,7 +178,7 @@ def test_postgres_away_drops_events_before_returns(pg_server_own, caplog):
         c.save_load(jid, load(jid))
         assert c.flush(10)
         pg_server_own.pause()
-        with caplog.at_level(logging.ERROR, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.ERROR, logger="briny.master.jobcache.writer"):
             for i in range(10):
                 c.save_return(jid, f"m{i}", {"return": i})
             for i in range(60):

@@ -1,4 +1,4 @@
-"""The job cache (master/jobcache.py, master/jobcache_sqlite.py)."""
+"""The job cache (master/jobcache/base.py, master/jobcache/sqlite.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import time
 import pytest
 
 from briny.common.exceptions import ConfigError, JobCacheError, SaltInvocationError
-from briny.master.jobcache import JobCache, keep_hours, open_job_cache, return_record
-from briny.master.jobcache_pg import PgJobCache
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache, keep_hours, return_record
+from briny.master.jobcache.pg import PgJobCache
+from briny.master.jobcache.sqlite import SqliteJobCache
 
 from tests.waiting import wait_until
 
@@ -83,13 +84,13 @@ def test_salts_job_cache_keys_are_read(tmp_path, caplog, salt_keys, kind, warned
     """A Salt master config's ``job_cache: True`` / ``master_job_cache`` loads (it was refused as
     'must be a string') and names briny's backend, with a warning where briny reads it differently."""
     from briny.common.config import load_master_config
-    from briny.master.jobcache import backend
+    from briny.master.jobcache.base import backend
 
     import yaml
 
     (tmp_path / "master").write_text(yaml.safe_dump(salt_keys))
     opts = load_master_config(tmp_path)
-    with caplog.at_level("WARNING", logger="briny.master.jobcache"):
+    with caplog.at_level("WARNING", logger="briny.master.jobcache.base"):
         assert backend(opts, warn=True) == kind
     said = " ".join(r.getMessage() for r in caplog.records)
     assert (warned in said) if warned else not said, said

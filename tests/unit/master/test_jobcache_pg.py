@@ -1,4 +1,4 @@
-"""The PostgreSQL job cache (master/jobcache_pg.py): what only it has. The interface's own tests run
+"""The PostgreSQL job cache (master/jobcache/pg.py): what only it has. The interface's own tests run
 against both backends in test_jobcache.py."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import threading
 import pytest
 
 from briny.common.exceptions import ConfigError, JobCacheError
-from briny.master.jobcache import JID_TRIES, open_job_cache, store_new_job
-from briny.master.jobcache_pg import PgJobCache, conninfo, glob_regex
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JID_TRIES, store_new_job
+from briny.master.jobcache.pg import PgJobCache, conninfo, glob_regex
 
 from tests.unit.master.test_jobcache import jid_at, load, now_jid
 from tests.waiting import wait_until
@@ -153,7 +154,7 @@ def test_the_database_going_away_buffers_and_writes_when_back(pg_server_own, cap
         cache.save_return(jid, "m0", {"return": 0})
         assert cache.flush(10)
         pg_server_own.pause()
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache.writer"):
             for i in range(1, 50):
                 cache.save_return(jid, f"m{i}", {"return": i})
             assert not cache.flush(0.5)  # held, not lost
@@ -176,7 +177,7 @@ def test_the_buffer_is_bounded(pg_server_own, caplog):
         cache.save_load(jid, load(jid))
         assert cache.flush(10)
         pg_server_own.pause()
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache.writer"):
             for i in range(100):
                 cache.save_return(jid, f"m{i}", {"return": i})
             wait_until(lambda: "oldest writes dropped" in caplog.text, 10, "the log to say writes were dropped")
@@ -307,7 +308,7 @@ def test_a_deadlock_with_another_writer_is_applied_again_at_once(pg_dsn, pg_serv
             other_done.append("inserted")
             other.execute("ROLLBACK")
 
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache.writer"):
             release.set()
             assert holding.wait(10)
             thread = threading.Thread(target=other_writer)
@@ -336,7 +337,7 @@ def test_a_conflict_past_the_retries_is_held_not_lost(pg_dsn, caplog):
     back-off, the log naming the conflict; its writes are committed once it goes through."""
     import psycopg
 
-    from briny.master.jobcache_writer import CONFLICT_RETRIES
+    from briny.master.jobcache.writer import CONFLICT_RETRIES
 
     cache = PgJobCache(pg_dsn)
     tries: list[int] = []
@@ -349,7 +350,7 @@ def test_a_conflict_past_the_retries_is_held_not_lost(pg_dsn, caplog):
 
     try:
         jid = now_jid()
-        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache_writer"):
+        with caplog.at_level(logging.WARNING, logger="briny.master.jobcache.writer"):
             done = cache._submit(conflicting)
             cache.save_load(jid, load(jid), ["m1"])
             assert done.result(20) == "written" and cache.flush(10)

@@ -12,7 +12,7 @@ import pytest
 
 from briny.common import crypto
 from briny.master import keycli
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 
 
 @pytest.fixture

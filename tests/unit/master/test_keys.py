@@ -1,4 +1,4 @@
-"""The key store (master/keys.py): layout, auth decisions, operator moves, fingerprints."""
+"""The key store (master/keys/store.py): layout, auth decisions, operator moves, fingerprints."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from briny.common import crypto
 from briny.common.exceptions import ConfigError, SaltInvocationError
-from briny.master import keys as keysmod
-from briny.master.keys import ACC, DEN, PEND, REJ, KeyChange, KeyStore
+from briny.master.keys import store as keysmod
+from briny.master.keys.store import ACC, DEN, PEND, REJ, KeyChange, KeyStore
 
 # A public key and the fingerprint `salt-key -f` (Salt 3007.17) printed for it.
 SALT_KEY = """-----BEGIN PUBLIC KEY-----
@@ -131,7 +131,7 @@ def test_a_file_in_a_key_folder_that_is_no_id_is_ignored_and_reported(store, pub
     for name in (".hidden", ".tmp-abc123"):  # a hidden key from before ids were checked; a write
         with open(os.path.join(acc, name), "w") as fh:
             fh.write(pubkeys[1])
-    with caplog.at_level(logging.WARNING, logger="briny.master.keys"):
+    with caplog.at_level(logging.WARNING, logger="briny.master.keys.store"):
         assert KeyStore(store.opts, fire_events=False).list_keys()[ACC] == ["m1"]
     warned = [r.getMessage() for r in caplog.records if "not minion ids" in r.getMessage()]
     assert len(warned) == 1 and "'.hidden'" in warned[0] and ".tmp-" not in warned[0]

@@ -1,4 +1,4 @@
-"""The key store on PostgreSQL (``key_store: postgres``, master/keys_pg.py): the key store's own
+"""The key store on PostgreSQL (``key_store: postgres``, master/keys/pg.py): the key store's own
 behaviour tests run again on it (imported from test_keys.py, with this module's ``store``), then
 what only it has: two masters sharing one table, the first-start copy of the key folders, the
 database going away, and a bad configuration."""
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from briny.common.exceptions import ConfigError, KeyStoreError
-from briny.master.keys import ACC, DEN, PEND, REJ, KeyChange, KeyStore
-from briny.master.keys_pg import PgKeyTable
-from briny.master.keywatch import KeyWatch
+from briny.master.keys.store import ACC, DEN, PEND, REJ, KeyChange, KeyStore
+from briny.master.keys.pg import PgKeyTable
+from briny.master.keys.watch import KeyWatch
 from tests.pgserver import PgServer
 
 from .test_keys import (  # noqa: F401 - the key store's behaviour, run here on PostgreSQL
@@ -119,7 +119,7 @@ def test_the_first_start_copies_the_key_folders(
     on_disk = KeyStore({k: v for k, v in opts.items() if k != "key_store"})  # the master before the move
     on_disk.authorize("old1", pubkeys[0], auto_accept=True)
     on_disk.authorize("old2", pubkeys[1])
-    with caplog.at_level(logging.WARNING, "briny.master.keys_pg"):
+    with caplog.at_level(logging.WARNING, "briny.master.keys.pg"):
         shared = KeyStore(opts)
     try:
         assert "2 keys of" in caplog.text
@@ -143,7 +143,7 @@ def test_the_database_away_serves_known_keys_and_refuses_changes(
         generation, _ = store.folders()
         assert store.authorize("known", pubkeys[0]).status == "accepted"  # its key text is remembered
         pg_server_own.pause()
-        with caplog.at_level(logging.WARNING, "briny.master.keys_pg"):
+        with caplog.at_level(logging.WARNING, "briny.master.keys.pg"):
             assert store.status("known") == "accepted"
             assert store.folders() == (generation, store.folders()[1])
             assert store.accepted_ids() == ["known"]

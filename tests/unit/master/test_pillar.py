@@ -15,7 +15,7 @@ import pytest
 
 from briny.common.exceptions import FunctionNotFound, HostAccessError
 from briny.common.fileclient import LocalFileClient
-from briny.common.hostview import HostBoundary, OptsView
+from briny.common.state.hostview import HostBoundary, OptsView
 from briny.master.pillar import ALLOWED, PURE_FUNCTIONS, MinionPillars, check_env, is_pure, master_side_mods
 
 from tests.waiting import wait_until

@@ -12,7 +12,7 @@ import pytest
 
 from briny.common.event import EventBus, EventListener
 from briny.common.exceptions import ReactionError
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 from briny.master.reactions import Reaction, Reactions, parse_reaction
 from briny.master.reactor import Reactor, ReactorMap, ReactorService, master_reactor
 from tests.waiting import join_listener, wait_until

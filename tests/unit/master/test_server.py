@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from briny.common import crypto, handshake, wire
 from briny.common.exceptions import AuthError
 from briny.common.transport import MemoryHub, topic_for
-from briny.master.jobcache_sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
+from briny.master.jobcache.sqlite import SqliteJobCache
+from briny.master.keys.store import KeyStore
 from briny.master.server import NOT_OPENED, SERVE_TURN, MasterServer
 from briny.master.tags import check_event_tag
 

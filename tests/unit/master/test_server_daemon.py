@@ -16,7 +16,7 @@ import pytest
 from briny.common.config import load_master_config
 from briny.common.transport import ZmqClient, free_ports
 from briny.master.clientapi import MasterClient
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache.sqlite import SqliteJobCache
 
 from tests.waiting import wait_until
 

@@ -1,6 +1,6 @@
 """A job's row is committed before its publish goes out (issue 13): a master killed right after a
 publish keeps the job, so the minions' returns are taken when it is back. Over the in-memory
-transport, with the job cache's writer held up by a gate; :func:`briny.master.jobcache.committed`
+transport, with the job cache's writer held up by a gate; :func:`briny.master.jobcache.base.committed`
 on its own for the database-away and failed-write cases."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from briny.common.exceptions import JobCacheError
-from briny.master.jobcache import committed
-from briny.master.jobcache_sqlite import SqliteJobCache
+from briny.master.jobcache.base import committed
+from briny.master.jobcache.sqlite import SqliteJobCache
 
 from .test_server import Ctx, run_master
 
@@ -116,14 +116,14 @@ def test_committed_does_not_wait_while_the_database_is_away(
 ) -> None:
     cache._degraded = True  # what the writer says while it cannot reach the database
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()  # never resolved: buffered
-    with caplog.at_level(logging.WARNING, "briny.master.jobcache"):
+    with caplog.at_level(logging.WARNING, "briny.master.jobcache.base"):
         asyncio.run(asyncio.wait_for(committed(cache, done, "job 20261124060000000001"), 5))
     assert "job 20261124060000000001 is not committed yet (the job cache database is unreachable)" in caplog.text
 
 
 def test_committed_gives_up_waiting_after_its_bound(cache: SqliteJobCache, caplog: pytest.LogCaptureFixture) -> None:
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    with caplog.at_level(logging.WARNING, "briny.master.jobcache"):
+    with caplog.at_level(logging.WARNING, "briny.master.jobcache.base"):
         asyncio.run(asyncio.wait_for(committed(cache, done, "2", wait=0.05), 5))
     assert "2 is not committed yet (the job cache did not commit it within 0.05 s)" in caplog.text
 

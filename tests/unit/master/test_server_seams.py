@@ -1,5 +1,5 @@
 """The master's seams: a MasterServer built with fakes instead of the daemon's subsystems, and
-the key store read one way (master/keywatch.py)."""
+the key store read one way (master/keys/watch.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 from briny.common.transport import MemoryHub
 from briny.master.grainscache import GrainsCache
-from briny.master.jobcache_sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
-from briny.master.keywatch import KeyWatch
+from briny.master.jobcache.sqlite import SqliteJobCache
+from briny.master.keys.store import KeyStore
+from briny.master.keys.watch import KeyWatch
 from briny.master.server import MasterServer
 
 from .test_server import Ctx, RawMinion, rsa_key, run_master

@@ -10,8 +10,8 @@ import zmq.asyncio
 
 from briny.common import handshake, wire
 from briny.common.transport import ZmqClient, ZmqServer, free_ports
-from briny.master.jobcache_sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
+from briny.master.jobcache.sqlite import SqliteJobCache
+from briny.master.keys.store import KeyStore
 from briny.master.daemon import build_server
 
 from .test_server import RawMinion, join_publishes, rsa_key

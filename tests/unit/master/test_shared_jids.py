@@ -22,7 +22,8 @@ from briny.master import scheduler as sched_mod
 from briny.master.grainscache import GrainsCache
 from briny.master.handlers import MinionHandlers
 from briny.master.jobbook import JobBook
-from briny.master.jobcache import JobCache, open_job_cache, store_new_job
+from briny.master.jobcache import open_job_cache
+from briny.master.jobcache.base import JobCache, store_new_job
 from briny.master.scheduler import MasterScheduler
 from briny.master.sessions import Session
 from briny.master.trust import MinionTrust

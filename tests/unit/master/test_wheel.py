@@ -8,7 +8,7 @@ import pytest
 
 from briny.common.exceptions import FunctionNotFound, SaltInvocationError
 from briny.master import wheel
-from briny.master.keys import KeyStore
+from briny.master.keys.store import KeyStore
 
 
 def test_key_functions_move_keys(master_opts: dict[str, Any], pubkeys: list[str]) -> None:

@@ -340,9 +340,9 @@ def test_an_idle_minion_does_not_import_jinja_or_the_compiler():
     import sys
 
     code = (
-        "import sys, briny.minion.daemon, briny.minion.agent, briny.minion.grains\n"
-        "heavy = ('jinja2', 'briny.common.compiler', 'briny.common.engine', 'briny.common.pillar',\n"
-        "         'briny.common.render', 'ctypes')\n"
+        "import sys, briny.minion.daemon, briny.minion.agent, briny.minion.host.grains\n"
+        "heavy = ('jinja2', 'briny.common.state.compiler', 'briny.common.state.engine', 'briny.common.pillar',\n"
+        "         'briny.common.state.render', 'ctypes')\n"
         "print([m for m in heavy if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

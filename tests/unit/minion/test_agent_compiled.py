@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from briny.common import wire
-from briny.common.compiler import StateCompiler
+from briny.common.state.compiler import StateCompiler
 from briny.common.exceptions import WireError
 from briny.common.transport import topic_for
 from briny.minion.agent import MinionAgent

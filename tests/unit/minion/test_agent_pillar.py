@@ -13,8 +13,8 @@ from typing import Any
 
 from briny.common.config import MASTER_DEFAULTS, MINION_DEFAULTS, apply_config
 from briny.common.transport import MemoryHub
-from briny.master.jobcache_sqlite import SqliteJobCache
-from briny.master.keys import KeyStore
+from briny.master.jobcache.sqlite import SqliteJobCache
+from briny.master.keys.store import KeyStore
 from briny.master.daemon import build_server
 from briny.minion.agent import MinionAgent
 from briny.minion.executor import Executor, Job

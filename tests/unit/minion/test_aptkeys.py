@@ -1,4 +1,4 @@
-"""Repository keys (briny.minion.aptkeys) with the real gpg, on key files in a temporary directory."""
+"""Repository keys (briny.minion.host.aptkeys) with the real gpg, on key files in a temporary directory."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from briny.common.exceptions import CommandExecutionError
-from briny.minion import aptkeys
+from briny.minion.host import aptkeys
 
 GOLDEN_KEY = Path(__file__).resolve().parents[2] / "golden" / "debian" / "cases" / "files" / "brinygolden.asc"
 KEYID = "872FA09EAC20A6C8"

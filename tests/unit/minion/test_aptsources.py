@@ -1,5 +1,5 @@
-"""APT sources as data (briny.minion.aptsources) and Salt's repo operations on them
-(briny.minion.aptrepo), over sources files in a temporary directory."""
+"""APT sources as data (briny.minion.host.aptsources) and Salt's repo operations on them
+(briny.minion.host.aptrepo), over sources files in a temporary directory."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
-from briny.minion import aptrepo
-from briny.minion import aptsources as src
+from briny.minion.host import aptrepo
+from briny.minion.host import aptsources as src
 
 DEBIAN_SOURCES = """\
 Types: deb

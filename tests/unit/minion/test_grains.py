@@ -10,9 +10,9 @@ import sys
 import pytest
 
 import briny
-from briny.minion import _grains_os
-from briny.minion import grains as grains_mod
-from briny.minion.grains import core_grains, load_grains
+from briny.minion.host import _grains_os
+from briny.minion.host import grains as grains_mod
+from briny.minion.host.grains import core_grains, load_grains
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_os_grains_follow_os_release(grains):
 def test_os_family_mapping(monkeypatch):
     def fake(text):
         monkeypatch.setattr(
-            _grains_os, "_os_release", lambda: dict(line.split("=", 1) for line in text.strip().splitlines())
+            _grains_os, "_os_release", lambda root="": dict(line.split("=", 1) for line in text.strip().splitlines())
         )
 
     fake("ID=ubuntu\nNAME=Ubuntu\nVERSION_ID=22.04\nVERSION_CODENAME=jammy")
@@ -122,7 +122,8 @@ def test_os_family_mapping(monkeypatch):
     assert _grains_os.os_grains("Linux", "x86_64")["os"] == "CentOS Stream"
     fake("ID=someos\nID_LIKE=rhel fedora\nNAME=Some OS\nVERSION_ID=1")
     g = _grains_os.os_grains("Linux", "x86_64")
-    assert (g["os"], g["os_family"]) == ("Some", "RedHat")
+    # As Salt 3007: an os it has no name for keeps its NAME, and is its own family.
+    assert (g["os"], g["os_family"]) == ("Some OS", "Some OS")
 
 
 def test_cpu_and_memory(grains):
@@ -241,7 +242,7 @@ def test_load_grains_without_conf_dir():
 
 
 def test_custom_grains_modules(tmp_path):
-    from briny.minion.grains import load_grains
+    from briny.minion.host.grains import load_grains
 
     ext = tmp_path / "extmods" / "grains"
     ext.mkdir(parents=True)
@@ -264,7 +265,7 @@ def test_custom_grains_modules_are_loaded_as_salt_loads_them(tmp_path, caplog):
     """Through the loader: __virtual__ names and refusals, __virtualname__, __func_alias__, private
     sibling files; a failing function is logged (critical, as Salt) and the others still count;
     __grains__ and a ``grains`` argument see the grains found so far."""
-    from briny.minion.grains import custom_grains
+    from briny.minion.host.grains import custom_grains
 
     ext = tmp_path / "extmods" / "grains"
     ext.mkdir(parents=True)
@@ -284,7 +285,7 @@ def test_custom_grains_modules_are_loaded_as_salt_loads_them(tmp_path, caplog):
         "def __virtual__():\n    return (False, 'not here')\ndef g():\n    return {'refused': 1}\n"
     )
     opts = {"id": "m1", "extension_modules": str(tmp_path / "extmods")}
-    with caplog.at_level("CRITICAL", logger="briny.minion.grains"):
+    with caplog.at_level("CRITICAL", logger="briny.minion.host.grains"):
         found = custom_grains(opts, {"kernel": "Linux"})
     assert found == {
         "first": 1,

@@ -18,7 +18,7 @@ def test_the_daemon_imports_what_it_runs_before_the_fork_without_a_thread_or_jin
         "import sys, threading, gc\n"
         "from briny.minion.launcher import DAEMON_MODULES, share_with_launcher\n"
         "share_with_launcher()\n"
-        "heavy = ('jinja2', 'briny.common.compiler', 'briny.common.engine', 'briny.common.render')\n"
+        "heavy = ('jinja2', 'briny.common.state.compiler', 'briny.common.state.engine', 'briny.common.state.render')\n"
         "print(threading.active_count(), [m for m in DAEMON_MODULES if m not in sys.modules],\n"
         "      [m for m in heavy if m in sys.modules], gc.get_freeze_count() > 0)"
     )

@@ -89,7 +89,6 @@ def test_a_daemon_that_does_not_answer_in_time_is_no_running_schedule(
     served: tuple[dict[str, Any], Agent], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A daemon whose loop is stuck holds ``briny-call`` up for CONTROL_WAIT at most."""
-    import time
 
     import briny.minion.localapi as localapi
 
@@ -97,11 +96,9 @@ def test_a_daemon_that_does_not_answer_in_time_is_no_running_schedule(
     release = threading.Event()
     monkeypatch.setattr(localapi, "CONTROL_WAIT", 0.3)
     agent.scheduler.control = lambda action, args: release.wait(10)  # type: ignore[method-assign]  # a stuck loop
-    start = time.monotonic()
     try:
         with caplog.at_level("DEBUG", logger="briny.minion.localapi"):
-            assert daemon_control(opts, "schedule")("list", {}) is None
+            assert daemon_control(opts, "schedule")("list", {}) is None  # while the loop is stuck
     finally:
         release.set()
-    assert time.monotonic() - start < 5
     assert "the minion gave no answer within 0.3 s" in caplog.text

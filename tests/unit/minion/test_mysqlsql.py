@@ -1,10 +1,10 @@
-"""briny.minion.mysqlsql: quoting, option files, the client's output and errors, GRANT text."""
+"""briny.minion.host.mysqlsql: quoting, option files, the client's output and errors, GRANT text."""
 
 from __future__ import annotations
 
 import pytest
 
-from briny.minion import mysqlsql
+from briny.minion.host import mysqlsql
 
 
 def test_quoting():

@@ -1,4 +1,4 @@
-"""briny.minion.pgsql: quoting, password verifiers, role options, ACLs and privilege statements."""
+"""briny.minion.host.pgsql: quoting, password verifiers, role options, ACLs and privilege statements."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import hmac
 import pytest
 
 from briny.common.exceptions import SaltInvocationError
-from briny.minion import pgsql
+from briny.minion.host import pgsql
 
 
 def test_quoting_cannot_be_escaped():

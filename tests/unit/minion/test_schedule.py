@@ -10,7 +10,8 @@ import yaml
 from briny.common.exceptions import ConfigError
 from briny.common.schedentry import parse_entry
 from briny.common.schedule import Schedule
-from briny.minion.schedulectl import control, read_saved
+from briny.common.schedfile import read_saved
+from briny.minion.schedulectl import control
 
 
 class Clock:

@@ -1,11 +1,11 @@
-"""The one way the account modules run shadow-utils commands (``minion/shadowtools.py``)."""
+"""The one way the account modules run shadow-utils commands (``minion/host/shadowtools.py``)."""
 
 from __future__ import annotations
 
 import logging
 
 from briny.common import loader
-from briny.minion.shadowtools import TIMEOUT, run_tool
+from briny.minion.host.shadowtools import TIMEOUT, run_tool
 
 
 def _salt():
@@ -37,7 +37,7 @@ def test_success_and_the_call_it_makes():
 def test_a_failure_is_logged_and_kept_for_the_state(caplog):
     salt = _salt()
     context: dict = {}
-    with caplog.at_level(logging.ERROR, logger="briny.minion.shadowtools"):
+    with caplog.at_level(logging.ERROR, logger="briny.minion.host.shadowtools"):
         ok = run_tool(salt, ["sh", "-c", "echo 'no such group' >&2; exit 6"], context=context, error_key="g.error")
     assert ok is False and context == {"g.error": "no such group"}
     assert [r.getMessage() for r in caplog.records] == ["sh failed: no such group"]

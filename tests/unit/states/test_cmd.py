@@ -11,7 +11,7 @@ import pytest
 
 from briny.common import loader
 
-# Used only while minion/modules/cmd.py (another issue) is not there yet.
+# Used only while minion/host/modules/cmd.py (another issue) is not there yet.
 _FAKE_CMD = textwrap.dedent("""
     import os, subprocess
     def run_all(cmd, cwd=None, stdin=None, runas=None, shell=None, python_shell=None, env=None,

@@ -100,7 +100,7 @@ def test_set_file_checks(make) -> None:
 
 
 def test_parse_selections() -> None:
-    salt = loader.minion_mods({"id": "t"})
+    salt = loader.minion_mods({"id": "t", "grains": {"os_family": "Debian"}})
     mod = salt.module("debconf")
     if mod is None:
         pytest.skip("debconf-utils is not installed")

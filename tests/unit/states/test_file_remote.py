@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from briny.common.exceptions import FileServerError
-from briny.minion.fileops import remote
+from briny.minion.host.fileops import remote
 
 from .test_file_more import NOTE, _rcc, _states
 

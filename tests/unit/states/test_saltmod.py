@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.common.engine import run_low_chunks
-from briny.common.runcontext import RunContext
+from briny.common.state.engine import run_low_chunks
+from briny.common.state.runcontext import RunContext
 from briny.master.orchestrate import OrchestrationFunctions
 
 OK_STATE = {"test_|-a_|-a_|-nop": {"result": True, "changes": {}, "comment": "", "name": "a", "__run_num__": 0}}
@@ -299,7 +299,7 @@ def test_parallel_runners_run_at_the_same_time() -> None:
 
 def test_a_parallel_step_reaches_the_master_functions() -> None:
     """A ``parallel: True`` step runs in a thread with loaders of its own
-    (``common/runcontext.py``): they keep the orchestration's master functions."""
+    (``common/state/runcontext.py``): they keep the orchestration's master functions."""
     master = Master({"a": _mine("up")})
     states = _states(master)
     step = {"state": "salt", "fun": "function", "__id__": "p", "name": "test.echo", "tgt": "a", "arg": ["up"]}

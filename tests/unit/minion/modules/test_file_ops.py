@@ -1,4 +1,4 @@
-"""The pure helpers behind the file execution module (briny.minion.fileops)."""
+"""The pure helpers behind the file execution module (briny.minion.host.fileops)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from briny.common.exceptions import CommandExecutionError, HashError, SaltInvocationError
-from briny.minion.fileops import diff, lines, perms, tree
+from briny.minion.host.fileops import diff, lines, perms, tree
 
 BASE = "a=1\nb=2\nd=4\n"
 
@@ -185,7 +185,7 @@ def test_backup_is_named_like_salts(tmp_path: Path) -> None:
 
 
 def test_makedirs_folder_mode_follows_the_file_mode():
-    from briny.minion.fileops.managed import dir_mode_for
+    from briny.minion.host.fileops.managed import dir_mode_for
 
     assert dir_mode_for("0600") == "700" and dir_mode_for(644) == "755" and dir_mode_for("0640") == "750"
     assert dir_mode_for(None) is None

@@ -120,7 +120,7 @@ def test_setval_persists_beside_the_config_and_asks_the_daemon_to_reread(tmp_pat
 
 
 def test_a_later_start_reads_what_setval_wrote(tmp_path):
-    from briny.minion.grains import load_grains
+    from briny.minion.host.grains import load_grains
 
     salt, _ = _writer(tmp_path)
     salt["grains.append"]("roles", "web")

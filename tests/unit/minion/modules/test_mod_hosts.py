@@ -1,4 +1,4 @@
-"""The hosts format (briny.minion.sysfiles.hosts) and the ``hosts`` execution module on a temporary hosts file."""
+"""The hosts format (briny.minion.host.sysfiles.hosts) and the ``hosts`` execution module on a temporary hosts file."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from briny.common.exceptions import CommandExecutionError
 from briny.common.loader import minion_mods
-from briny.minion.sysfiles import hosts
+from briny.minion.host.sysfiles import hosts
 
 TEXT = "# table\n\n127.0.0.1   localhost\n10.0.0.1 a b # note\n10.0.0.1 c\nnot-an-address\n  # indented\n"
 

@@ -1,4 +1,4 @@
-"""The ini format (briny.minion.sysfiles.ini) and the ``ini`` execution module on files in a temporary folder."""
+"""The ini format (briny.minion.host.sysfiles.ini) and the ``ini`` execution module on files in a temporary folder."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from briny.common.exceptions import CommandExecutionError
 from briny.common.loader import minion_mods
-from briny.minion.sysfiles import ini
+from briny.minion.host.sysfiles import ini
 
 SAMPLE = """# head comment
 topkey=1

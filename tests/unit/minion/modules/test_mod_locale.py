@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from briny.common import loader
-from briny.minion import systemd as sd
+from briny.minion.host import systemd as sd
 
 LOCALE_GEN = """\
 # This file lists locales that you wish to have built.

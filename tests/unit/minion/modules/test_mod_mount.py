@@ -1,4 +1,4 @@
-"""Mount tables (briny.minion.sysfiles.fstab) and the ``mount`` / ``disk`` execution modules' table functions.
+"""Mount tables (briny.minion.host.sysfiles.fstab) and the ``mount`` / ``disk`` execution modules' table functions.
 
 Pure parsing and fstab edits on files in a temporary folder; tests/integration
 mounts tmpfs and loop devices for real.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from briny.common.exceptions import CommandExecutionError
 from briny.common.loader import minion_mods
-from briny.minion.sysfiles import fstab
+from briny.minion.host.sysfiles import fstab
 
 FSTAB = "# comment\nUUID=abcd / ext4 errors=remount-ro 0 1\n\nproc /proc proc defaults\nbroken line\n/dev/sdb1 /srv xfs a,b 0 2\n"
 MOUNTINFO = (

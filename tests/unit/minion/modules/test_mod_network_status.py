@@ -62,7 +62,7 @@ def fake_ip(salt, monkeypatch):
 
 
 def test_parse_ip_addr():
-    from briny.minion.modules.network import parse_ip_addr
+    from briny.minion.host.modules.network import parse_ip_addr
 
     got = parse_ip_addr(IP_ADDR)
     assert list(got) == ["lo", "ifb0", "eth0", "eth0.7"]
@@ -113,7 +113,7 @@ def test_address_filters(fake_ip):
 
 
 def test_route_parsers():
-    from briny.minion.modules.network import parse_ip_routes, parse_netstat_routes
+    from briny.minion.host.modules.network import parse_ip_routes, parse_netstat_routes
 
     v4 = "default via 192.0.2.1 dev eth0 \n192.0.2.0/24 dev eth0 proto kernel scope link src 192.0.2.2 \n"
     v6 = (

@@ -85,7 +85,7 @@ def pkg(tmp_path: Path, fake: dict[str, Any]):
     mods = tmp_path / "fake_modules"
     mods.mkdir()
     (mods / "cmd.py").write_text(_FAKE_CMD)
-    opts = {"test": False, "id": "t", "_fakecmd": fake}
+    opts = {"test": False, "id": "t", "_fakecmd": fake, "grains": {"os_family": "Debian"}}
     salt = loader.minion_mods(opts, extra_dirs=[mods])
     return salt
 

@@ -230,8 +230,8 @@ MASKING_SYSTEMCTL = textwrap.dedent("""\
 
 @pytest.fixture
 def masking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """(tmp, log): a fake systemctl on PATH; briny.minion.systemd looks under tmp/etc and tmp/run."""
-    from briny.minion import systemd as sd
+    """(tmp, log): a fake systemctl on PATH; briny.minion.host.systemd looks under tmp/etc and tmp/run."""
+    from briny.minion.host import systemd as sd
 
     etc, run = tmp_path / "etc" / "systemd" / "system", tmp_path / "run" / "systemd" / "system"
     log = _fake_systemctl(

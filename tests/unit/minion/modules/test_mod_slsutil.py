@@ -206,7 +206,7 @@ def test_renderer(tree):
 def test_renderer_on_the_master_stays_behind_the_boundary(tree):
     from briny.common.exceptions import HostAccessError, TemplateError
     from briny.common.fileclient import LocalFileClient
-    from briny.common.hostview import HostBoundary, OptsView
+    from briny.common.state.hostview import HostBoundary, OptsView
     from briny.master.pillar import ALLOWED, is_pure, master_side_mods
 
     boundary = HostBoundary("web1", "the states", is_pure, ALLOWED)

@@ -1,4 +1,4 @@
-"""known_hosts: briny.minion.sysfiles.sshkeys and the ``ssh`` execution module's known_hosts functions,
+"""known_hosts: briny.minion.host.sysfiles.sshkeys and the ``ssh`` execution module's known_hosts functions,
 on files in a temporary folder (no SSH server: keys are given; tests/integration scans a real sshd)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from briny.common.exceptions import CommandExecutionError
 from briny.common.loader import minion_mods
-from briny.minion.sysfiles import sshkeys
+from briny.minion.host.sysfiles import sshkeys
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 

@@ -33,7 +33,7 @@ def test_argspec(loader):
 
 
 def test_doc_is_each_functions_own_docstring_unchanged(loader):
-    import briny.minion.modules.test as test_module
+    import briny.minion.host.modules.test as test_module
 
     assert loader["sys.doc"]("test.ping") == {"test.ping": test_module.ping.__doc__}
     assert loader["sys.doc"]("test.version")["test.version"] == test_module.version.__doc__

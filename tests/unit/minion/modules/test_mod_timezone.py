@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from briny.common import loader
-from briny.minion import systemd as sd
+from briny.minion.host import systemd as sd
 
 
 @pytest.fixture

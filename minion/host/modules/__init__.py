@@ -1,0 +1,1 @@
+"""minion/host/modules: the execution modules (the loader's built-in folder)."""

@@ -1,1 +1,0 @@
-"""minion/modules"""
