@@ -17,13 +17,16 @@ Where it runs: in the thread that asks (the master's workers, ``briny-run``); ne
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shlex
 import signal
 import subprocess
 from collections.abc import Mapping
 from typing import Any
 
+from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import FileServerError
 
 ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
@@ -44,11 +47,29 @@ def askpass_script(folder: str) -> str:
     """The askpass script in ``folder`` (written once, mode 0700)."""
     path = os.path.join(folder, "askpass.sh")
     if not os.path.exists(path):
-        tmp = path + f".{os.getpid()}.tmp"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700), "w") as fh:
-            fh.write(ASKPASS)
-        os.replace(tmp, path)
+        write_atomic(path, ASKPASS, mode=0o700)
     return path
+
+
+@functools.cache
+def version() -> tuple[int, int]:
+    """The installed git's (major, minor); (0, 0) when it cannot be told."""
+    try:
+        out = subprocess.run(["git", "version"], capture_output=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return (0, 0)
+    found = re.search(rb"(\d+)\.(\d+)", out or b"")
+    return (int(found[1]), int(found[2])) if found else (0, 0)
+
+
+def url_args(url: str, what: str = "git") -> list[str]:
+    """``url`` as a git command's argument that is never read as an option: after
+    ``--end-of-options`` (git 2.24 and later); an older git refuses a URL starting with ``-``."""
+    if version() >= (2, 24):
+        return ["--end-of-options", url]
+    if url.startswith("-"):
+        raise GitError(f"{what}: a URL starting with '-' needs git 2.24 or later")
+    return [url]
 
 
 def environment(home: str, auth: Mapping[str, Any] | None = None, timeout: float = 60) -> dict[str, str]:

@@ -54,17 +54,28 @@ class GitFS:
         self.opts = opts
         self.cache = os.path.join(str(config.setting(opts, "cachedir", "master")), "gitfs")
         self.remotes, self.errors = gitremotes.parse(opts)
+        for remote in [
+            r
+            for r in self.remotes
+            if os.path.dirname(os.path.normpath(self._folder(r))) != os.path.normpath(self.cache)
+        ]:
+            self.errors.append(f"gitfs remote {remote.label}: its cache folder leaves {self.cache}: left out")
+            self.remotes.remove(remote)
         for error in self.errors:
             log.error("gitfs: %s", error)
         self.timeout = config.number(opts, "gitfs_timeout")  # seconds one git command may take
         self._lock = threading.Lock()
         self._states: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}  # remote id -> (stamp, state)
-        self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here
+        self._last: dict[str, float] = {}  # remote id -> monotonic time of its last update here (_lock)
         self._roots: tuple[float, dict[str, list[str]]] | None = None  # (monotonic time, roots())
+
+    def _folder(self, remote: Remote) -> str:
+        """The remote's cache folder, ``<cachedir>/gitfs/<remote id>``."""
+        return os.path.join(self.cache, remote.id)
 
     # -- serving --------------------------------------------------------------------------
     def _state(self, remote: Remote) -> dict[str, Any]:
-        path = os.path.join(self.cache, remote.id, "state.json")
+        path = os.path.join(self._folder(remote), "state.json")
         try:
             st = os.stat(path)
         except OSError:
@@ -104,14 +115,14 @@ class GitFS:
         for remote, state in per_remote:
             for env, tree in (state.get("envs") or {}).items():
                 if gitremotes.exposed(env, self.opts):
-                    found.setdefault(env, []).append(os.path.join(self.cache, remote.id, "trees", tree))
+                    found.setdefault(env, []).append(os.path.join(self._folder(remote), "trees", tree))
         for remote, state in per_remote:
             tree = state.get("fallback")
             if not tree:
                 continue
             for env, dirs in found.items():
                 if env not in (state.get("envs") or {}):
-                    dirs.append(os.path.join(self.cache, remote.id, "trees", tree))
+                    dirs.append(os.path.join(self._folder(remote), "trees", tree))
         return found
 
     def envs(self) -> list[str]:
@@ -125,7 +136,8 @@ class GitFS:
     def due(self) -> list[Remote]:
         """The remotes whose own ``update_interval`` has passed since this object updated them."""
         now = time.monotonic()
-        return [r for r in self.remotes if now - self._last.get(r.id, -1e18) >= r.update_interval]
+        with self._lock:
+            return [r for r in self.remotes if now - self._last.get(r.id, -1e18) >= r.update_interval]
 
     def update(self, remotes: list[Remote] | None = None) -> dict[str, Any]:
         """Fetch ``remotes`` (all by default) and export their new commits (worker).
@@ -134,7 +146,8 @@ class GitFS:
         "errors": [...]}``; an error leaves that remote serving its last good fetch."""
         report: dict[str, Any] = {"changed": False, "remotes": {}, "errors": list(self.errors)}
         for remote in self.remotes if remotes is None else remotes:
-            self._last[remote.id] = time.monotonic()
+            with self._lock:
+                self._last[remote.id] = time.monotonic()
             try:
                 changed = self._update_one(remote)
             except (gitcmd.GitError, OSError) as exc:
@@ -152,7 +165,7 @@ class GitFS:
         return report
 
     def _update_one(self, remote: Remote) -> bool:
-        folder = os.path.join(self.cache, remote.id)
+        folder = self._folder(remote)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         with _Flock(os.path.join(folder, "lock"), self.timeout, remote.label):
             env = gitcmd.environment(folder, remote.auth, self.timeout)
@@ -180,7 +193,7 @@ class GitFS:
                     "--prune",
                     "--force",
                     "--no-write-fetch-head",
-                    remote.url,
+                    *gitcmd.url_args(remote.url, f"{what}: fetch"),
                     "+refs/heads/*:refs/heads/*",
                     "+refs/tags/*:refs/tags/*",
                 ],
@@ -285,7 +298,7 @@ class GitFS:
         """Remove the whole gitfs cache (the next update fetches every remote anew)."""
         removed = []
         for remote in self.remotes:
-            folder = os.path.join(self.cache, remote.id)
+            folder = self._folder(remote)
             if os.path.isdir(folder):
                 with _Flock(os.path.join(folder, "lock"), self.timeout, remote.label):
                     shutil.rmtree(folder)
@@ -293,7 +306,7 @@ class GitFS:
         with self._lock:
             self._states.clear()
             self._roots = None
-        self._last.clear()
+            self._last.clear()
         return removed
 
 

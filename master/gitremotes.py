@@ -41,7 +41,8 @@ GLOBAL = (
     "update_interval disable_saltenv_mapping fallback".split()
 )
 REF_TYPES = ("branch", "tag", "sha")
-_NAME_RE = re.compile(r"\A[A-Za-z0-9_.-]{1,64}\Z")
+# a name is its cache folder: never "." or "..", never starting with a dot or a dash
+_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
 @dataclass(frozen=True)
@@ -152,13 +153,15 @@ def parse(opts: dict[str, Any]) -> tuple[list[Remote], list[str]]:
         global_maps = _env_maps(opts.get("gitfs_saltenv"), "(gitfs_saltenv)")
     except ValueError as exc:
         errors.append(str(exc))
-    for entry in raw:
+    for number, entry in enumerate(raw, 1):
         if isinstance(entry, dict) and len(entry) == 1:
             url, params = next(iter(entry.items()))
         elif isinstance(entry, str):
             url, params = entry, None
         else:
-            errors.append(f"gitfs remote {entry!r} is neither a URL nor 'URL: [params]'")
+            # named by its place and type, never its text: its parameters may hold a password
+            what = f"a mapping of {len(entry)} URLs" if isinstance(entry, dict) else f"a {type(entry).__name__}"
+            errors.append(f"gitfs remote #{number} ({what}) is neither a URL nor 'URL: [params]'")
             continue
         url = str(url).strip()
         label = redact(url)
@@ -187,7 +190,9 @@ def _remote(url: str, conf: dict[str, Any], opts: dict[str, Any], global_maps: d
     name = conf.get("name")
     if name is not None:
         if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ValueError(f"gitfs remote {label}: 'name' must be 1 to 64 letters, digits, '_', '.', '-'")
+            raise ValueError(
+                f"gitfs remote {label}: 'name' must be 1 to 64 letters, digits, '_', '.', '-', starting with a letter or digit"
+            )
         label = name
         rid = name
     else:

@@ -33,6 +33,7 @@ import signal
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from briny.common.datacopy import copy_data
 from briny.common.onloop import assert_on_loop
 from briny.minion.executor import Executor, Job, JobResult
 from briny.minion.jobregistry import JobRegistry
@@ -193,7 +194,9 @@ class JobRunner:
         the master through the loop, carrying the job's jid and this minion's id."""
 
         def fire(tag: str, data: dict[str, Any]) -> None:
-            self.to_loop(self.deliver("event", self.event_body(jid, tag, data)))
+            # a copy made here, on the worker: the job may change what it gave once fire returns
+            # (the engine's state results), while the loop packs it later
+            self.to_loop(self.deliver("event", self.event_body(jid, tag, copy_data(data))))
 
         return fire
 

@@ -342,7 +342,15 @@ class Engine:
                 max_workers=sum(1 for c in self.chunks if c.get("parallel")) or 1, thread_name_prefix="briny-parallel"
             )
         log.debug("State [%s] started in parallel", low["name"])
-        self.pending[idx] = self._pool.submit(work, self.run_state.for_thread())
+        self.pending[idx] = self._pool.submit(self._in_thread, work, self.run_state.for_thread())
+
+    @staticmethod
+    def _in_thread(work: Callable[[RunState], dict[str, Any]], state: RunState) -> dict[str, Any]:
+        """A parallel state's thread: run it, then release the loaders made for it."""
+        try:
+            return work(state)
+        finally:
+            state.ctx.release_thread()
 
     def _settle(self, idx: int) -> None:
         """Wait for the parallel state ``idx`` (when it runs) and fill in its result."""

@@ -15,7 +15,8 @@ changes test mode through an opts dict:
   objects, the same folders, dunders and ``__context__``): what the main
   thread's calls see (a prereq check's test mode, the modules a
   ``reload_modules`` forgets) never reaches it, and the reverse, as Salt's
-  process per parallel state keeps them apart.
+  process per parallel state keeps them apart; they are released when the
+  thread is done (:meth:`RunContext.release_thread`).
 
 A loader is thus used by one thread at a time: the run's, or the parallel
 state's it was made for. Plain code, no sockets.
@@ -58,6 +59,10 @@ class Loader(Protocol):
 
     def testing(self, test: bool) -> contextlib.AbstractContextManager[None]:
         """While it lasts, the modules see ``__opts__["test"]`` as ``test``."""
+        ...
+
+    def release(self) -> None:
+        """The job (or the parallel state's thread) that made it is over: empty its modules."""
         ...
 
 
@@ -105,6 +110,12 @@ class RunContext:
         """The context of a ``parallel: True`` state's thread: loaders of its own."""
         salt = self.salt.sibling()
         return replace(self, salt=salt, states=self.states.sibling(salt))
+
+    def release_thread(self) -> None:
+        """The parallel state's thread of this context (:meth:`for_thread`) is done: its loaders'
+        module namespaces are emptied, as a thread job's are at its end (never on a run's own)."""
+        self.states.release()
+        self.salt.release()
 
     @contextlib.contextmanager
     def modules_view(self) -> Iterator[None]:

@@ -91,6 +91,29 @@ def test_bad_names_and_versions_fail_clearly_and_change_nothing(salt: Any, rpm_w
     assert rpm_world.rpm_qa() == before
 
 
+def test_a_silent_dnf_failure_is_an_error(
+    salt: Any, rpm_world: rpmrepo.RpmWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dnf exiting non-zero without a word: remove, install and upgrade raise, never answer
+    success for work not done."""
+    salt["pkg.install"]("brinytest-app", version="1.0")
+    failing = tmp_path / "bin"
+    failing.mkdir()
+    (failing / "dnf").write_text("#!/bin/sh\nexit 1\n")
+    (failing / "dnf").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{failing}:{rpm_world.env()['PATH']}")
+    before = rpm_world.rpm_qa()
+    with pytest.raises(CommandExecutionError, match="Error occurred removing package") as exc:
+        salt["pkg.remove"]("brinytest-app")
+    assert exc.value.info["errors"] == ["dnf exited 1 without output"]
+    with pytest.raises(CommandExecutionError, match="Error occurred installing") as exc:
+        salt["pkg.install"]("brinytest-lib")
+    assert exc.value.info["errors"] == ["dnf exited 1 without output"]
+    with pytest.raises(CommandExecutionError, match="Problem encountered upgrading"):
+        salt["pkg.upgrade"](refresh=False)
+    assert rpm_world.rpm_qa() == before
+
+
 def test_repos_fromrepo_enablerepo(salt: Any, rpm_world: rpmrepo.RpmWorld) -> None:
     d = str(rpm_world.reposdir)
     extra = f"file://{rpm_world.repos['brinytest-extra']}"

@@ -15,8 +15,8 @@ import logging
 import os
 from typing import Any
 
-from briny.common.atomicfile import write_atomic
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.minion.host.fileops import managed
 
 __all__ = ["del_repo", "get_repo", "list_repos", "mod_repo"]
 
@@ -117,6 +117,12 @@ def _render(header: str, stanzas: dict[str, dict[str, Any]], lead: str = "") -> 
     return content
 
 
+def _write(path: str, content: str) -> None:
+    """Replace a .repo file atomically: an existing file keeps its owner and mode (a 0600
+    file holding ``password=`` stays private, as with Salt), a new one is 0644."""
+    managed.write(path, content.encode("utf-8"), exact_mode=None if os.path.lexists(path) else "0644")
+
+
 def del_repo(repo: str, basedir: Any = None, **kwargs: Any) -> str:
     """Remove a repo: its file when it is the file's only repo, else its stanza."""
     dirs = _reposdirs(basedir)
@@ -129,7 +135,7 @@ def del_repo(repo: str, basedir: Any = None, **kwargs: Any) -> str:
         return f"File {path} containing repo {repo} has been removed"
     header, stanzas = _parse(path, kwargs.get("strict_config", True) not in (False, "False", "false"))
     stanzas.pop(repo, None)
-    write_atomic(path, _render(header, stanzas), mode=0o644)
+    _write(path, _render(header, stanzas))
     return f"Repo {repo} has been removed from {path}"
 
 
@@ -180,7 +186,7 @@ def mod_repo(repo: str, basedir: Any = None, **kwargs: Any) -> dict[str, Any]:
         current.pop(key, None)
     current.update(opts)
     content = _render(header, {k: dict(v) for k, v in stanzas.items()})
-    write_atomic(path, content, mode=0o644)
+    _write(path, content)
     for v in stanzas.values():
         v.pop("comments", None)
     return {path: stanzas}

@@ -123,6 +123,11 @@ def _call(args: list[str], timeout: int | None = None, merge: bool = False) -> d
     return rpmdb._run([tool, *args], timeout=timeout or rpmdb.timeout("pkg_timeout", 1800), **kwargs)
 
 
+def _failure(out: dict[str, Any]) -> str:
+    """What a failed dnf call said, else that it said nothing (it still failed)."""
+    return str(out.get("stdout") or "").strip() or f"{_yum()} exited {out['retcode']} without output"
+
+
 def _options(kwargs: dict[str, Any]) -> list[str]:
     fromrepo = kwargs.get("fromrepo") or kwargs.get("repo") or ""
     ret: list[str] = []
@@ -491,7 +496,7 @@ def install(
     for cmd in steps:
         out = _call(cmd, merge=True)
         if out["retcode"] != 0:
-            errors.append(str(out["stdout"]).strip())
+            errors.append(_failure(out))
     rpmdb.forget()
     new = rpmdb.versions_map()
     ret: dict[str, Any] = pkgcommon.version_changes(old_map, new)
@@ -541,9 +546,9 @@ def remove(name: str | None = None, pkgs: Any = None, **kwargs: Any) -> dict[str
     out = _call(["-y", "remove", *targets], merge=True)
     rpmdb.forget()
     ret = pkgcommon.version_changes(old, rpmdb.versions_map())
-    if out["retcode"] != 0 and str(out["stdout"]).strip():
+    if out["retcode"] != 0:
         raise CommandExecutionError(
-            "Error occurred removing package(s)", info={"errors": [str(out["stdout"]).strip()], "changes": ret}
+            "Error occurred removing package(s)", info={"errors": [_failure(out)], "changes": ret}
         )
     return ret
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from briny.common import loader
+from briny.common.exceptions import LoaderError
 from briny.common.state.engine import Engine, run_low_chunks
 from briny.common.state.runcontext import RunContext
 
@@ -337,6 +338,24 @@ def test_parallel_states_run_at_the_same_time(env, tmp_path: Path) -> None:
     assert a["__parallel__"] is True and "__parallel__" not in c
     assert (c["result"], c["comment"]) == (True, "after")  # it waited for a
     assert [r["__run_num__"] for r in (a, b, c, d)] == [0, 1, 2, 3]
+
+
+def test_a_parallel_states_loaders_are_released_when_its_thread_is_done(env, monkeypatch) -> None:
+    made: list = []
+    sibling = loader.LazyLoader.sibling
+
+    def record(self, salt=None):
+        made.append(sibling(self, salt))
+        return made[-1]
+
+    monkeypatch.setattr(loader.LazyLoader, "sibling", record)
+    ret, states = run(env, [low("a", state="probe", fun="ok", parallel=True), low("b", state="probe", fun="ok")])
+    assert [r["result"] for r in ret.values()] == [True, True]
+    assert len(made) == 2  # the parallel state's __salt__ and __states__
+    for sib in made:
+        with pytest.raises(LoaderError):
+            sib["test.succeed_without_changes"]
+    assert states["probe.ok"] and not states._released  # the run's own loaders are the job's to release
 
 
 def test_a_failed_parallel_state_fails_what_requires_it(env) -> None:

@@ -223,6 +223,91 @@ def test_bad_remote_config_is_named(tmp_path: Path) -> None:
     assert "same name" in text
 
 
+def test_a_name_leaving_the_cache_is_refused(tmp_path: Path) -> None:
+    """``.``, ``..`` or a path as a remote's name would make its cache folder the master's
+    cachedir (clear_cache would remove it all): refused by name, the other remotes serve."""
+    bare, _ = make_repo(tmp_path, "a", {"a.sls": "a\n"})
+    bad = [{str(bare): [{"name": n}]} for n in (".", "..", "a/../b", "-x", ".hidden")]
+    fs = FileServer(opts_for(tmp_path, [*bad, {str(bare): [{"name": "good"}]}]))
+    gitfs = fs.backends[0]
+    assert [r.label for r in gitfs.remotes] == ["good"]
+    assert (
+        gitfs.errors
+        == [
+            f"gitfs remote {bare}: 'name' must be 1 to 64 letters, digits, '_', '.', '-', starting with a letter or digit"
+        ]
+        * 5
+    )
+    (tmp_path / "cache" / "keep").mkdir(parents=True)
+    assert fs.update_backends()["gitfs"]["remotes"] == {"good": "updated"}
+    assert served(fs, "a.sls") == "a\n"
+    gitfs.clear_cache()
+    assert (tmp_path / "cache" / "keep").is_dir()
+
+
+class _Guarded(dict):
+    """A dict asserting its owner's lock is held whenever it is read or written."""
+
+    def __init__(self, lock: Any) -> None:
+        super().__init__()
+        self.lock = lock
+
+    def get(self, *args: Any) -> Any:
+        assert self.lock.locked(), "read without the lock"
+        return super().get(*args)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        assert self.lock.locked(), "written without the lock"
+        super().__setitem__(key, value)
+
+    def clear(self) -> None:
+        assert self.lock.locked(), "cleared without the lock"
+        super().clear()
+
+
+def test_update_times_are_read_and_written_under_the_lock(tmp_path: Path) -> None:
+    """due() runs on the master's loop, update() on a worker: the update times are shared."""
+    bare, _ = make_repo(tmp_path, "a", {"a.sls": "a\n"})
+    fs = FileServer(opts_for(tmp_path, [str(bare)]))
+    gitfs = fs.backends[0]
+    gitfs._last = _Guarded(gitfs._lock)
+    assert gitfs.due() == gitfs.remotes
+    gitfs.update()
+    assert gitfs.due() == []
+    gitfs.clear_cache()
+    assert gitfs.due() == gitfs.remotes
+
+
+def test_a_url_is_never_read_as_an_option(tmp_path: Path) -> None:
+    """A remote URL starting with '-' reaches git as a repository, never as an option of fetch."""
+    marker = tmp_path / "ran"
+    bare, _ = make_repo(tmp_path, "a", {"a.sls": "a\n"})
+    url = f"--upload-pack=touch {marker};git-upload-pack {bare}"
+    fs = FileServer(opts_for(tmp_path, [{url: [{"name": "dash"}]}, str(bare)]))
+    report = fs.update_backends()["gitfs"]
+    assert report["remotes"]["dash"].startswith("error: gitfs remote dash: fetch:")
+    assert f"strange pathname {url!r} blocked" in report["remotes"]["dash"]
+    assert not marker.exists()
+    assert served(fs, "a.sls") == "a\n"
+
+
+def test_a_malformed_remote_is_named_without_its_password() -> None:
+    remotes, errors = gitremotes.parse(
+        {
+            "gitfs_remotes": [
+                {"https://u:s3cret@h/a.git": [{"password": "s3cret"}], "https://h/b.git": [{"password": "s3cret"}]},
+                ["https://u:s3cret@h/c.git"],
+                "https://h/d.git",
+            ]
+        }
+    )
+    assert [r.label for r in remotes] == ["https://h/d.git"]
+    assert errors == [
+        "gitfs remote #1 (a mapping of 2 URLs) is neither a URL nor 'URL: [params]'",
+        "gitfs remote #2 (a list) is neither a URL nor 'URL: [params]'",
+    ]
+
+
 def test_runners_update_envs_lists_and_clear_cache(tmp_path: Path) -> None:
     bare, _ = make_repo(tmp_path, "a", {"a/b.sls": "b\n"})
     ctx = RunnerContext(opts_for(tmp_path, [str(bare), {str(tmp_path / "nope.git"): [{"name": "nope"}]}]))

@@ -75,3 +75,33 @@ def test_the_job_table_refuses_a_worker_thread():
             assert len(jobs) == 0 and jobs.take(job)
 
     asyncio.run(main())
+
+
+class MutatingExecutor:
+    """Fires a state result, then changes its nested changes (as the engine may once fire returns)."""
+
+    def run(self, job: Job, fire_event: Any = None) -> JobResult:
+        data = {"ret": {"changes": {"diff": "old"}, "result": True}}
+        fire_event("my/tag", data)
+        data["ret"]["changes"]["diff"] = "changed after fire"
+        data["ret"]["result"] = False
+        return JobResult(job.jid, job.fun, [], True)
+
+
+def test_an_event_carries_the_data_as_it_was_when_fired():
+    async def main() -> list:
+        sent: list = []
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            jobs = runner(asyncio.get_running_loop(), sent, pool)
+            jobs.executor = MutatingExecutor()
+            job = Job("20260101000000000001", "state.apply")
+            assert jobs.take(job)
+            jobs.start(job)
+            await jobs.finish(5)
+        deadline = asyncio.get_running_loop().time() + 5
+        while not any(c == "ret" for c, _ in sent) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        return sent
+
+    events = [p for c, p in asyncio.run(main()) if c == "event"]
+    assert [e["data"] for e in events] == [{"ret": {"changes": {"diff": "old"}, "result": True}}]

@@ -3,6 +3,7 @@ tests/integration/test_yumpkg.py run them against the real tools)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,19 @@ def test_unparsable_file_is_kept_and_named(tmp_path: Path) -> None:
     # a file without a section header is skipped (logged), as Salt does
     bad.write_text("name=loose\n")
     assert _yum_repos.list_repos(basedir=str(tmp_path)) == {}
+
+
+def test_repo_file_keeps_its_mode(tmp_path: Path) -> None:
+    """A 0600 .repo file (it holds a password) stays 0600 when changed; a new file is 0644."""
+    d = str(tmp_path)
+    out = _yum_repos.mod_repo("r1", basedir=d, name="One", baseurl="file:///srv/r1")
+    path = next(iter(out))
+    assert os.stat(path).st_mode & 0o7777 == 0o644
+    os.chmod(path, 0o600)
+    _yum_repos.mod_repo("r1", basedir=d, password="secret")
+    assert os.stat(path).st_mode & 0o7777 == 0o600
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("[r2]\nname=Two\nbaseurl=file:///srv/r2\n")
+    assert _yum_repos.del_repo("r2", basedir=d) == f"Repo r2 has been removed from {path}"
+    assert os.stat(path).st_mode & 0o7777 == 0o600
+    assert "password=secret" in Path(path).read_text()
