@@ -142,9 +142,15 @@ def _ordered(perms: list[Any]) -> list[Any]:
 
 
 def _credentials(data: Any) -> tuple[str, str, str]:
+    """Username, password and eauth of a login body; "" for any that is missing or not text."""
     if not isinstance(data, dict):
         return "", "", ""
-    return str(data.get("username") or ""), str(data.get("password") or ""), str(data.get("eauth") or "")
+
+    def text(key: str) -> str:
+        value = data.get(key)
+        return value if isinstance(value, str) else ""
+
+    return text("username"), text("password"), text("eauth")
 
 
 # -- routes -----------------------------------------------------------------------------------

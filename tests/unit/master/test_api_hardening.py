@@ -1,0 +1,81 @@
+"""briny-api against hostile peers, in process (aiohttp's test server on 127.0.0.1, no master):
+alias bombs in YAML bodies, log floods, odd usernames, /events streams that outlive their client
+or their token."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+
+from briny.master.api import settings
+from briny.master.api.app import Api, make_app
+from briny.master.api.tokens import TokenStore
+
+ACL = {"^filename": "", "^filetype": "text", "^hashtype": "plaintext", "alice": [".*", "@runner", "@wheel"]}
+
+
+def _api(tmp: Path) -> Api:
+    htpasswd = tmp / "htpasswd"
+    htpasswd.write_text("alice:pw\n")
+    opts: dict[str, Any] = {
+        "cachedir": str(tmp / "cache"),
+        "sock_dir": str(tmp / "sock"),
+        "external_auth": {"file": {**ACL, "^filename": str(htpasswd)}},
+        "netapi_enable_clients": ["local", "runner"],
+        "rest_cherrypy": {"port": 8000, "host": "127.0.0.1", "disable_ssl": True, "thread_pool": 4},
+    }
+    s = settings.load(opts)
+    return Api(opts, s, TokenStore(opts), concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="api"))
+
+
+@contextlib.asynccontextmanager
+async def _client(api: Api) -> AsyncIterator[TestClient[Any, Any]]:
+    client: TestClient[Any, Any] = TestClient(TestServer(make_app(api), host="127.0.0.1"))
+    await client.start_server()
+    try:
+        yield client
+    finally:
+        await client.close()
+        api.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _run(tmp: Path, body: Callable[[Api, TestClient[Any, Any]], Awaitable[None]], timeout: float = 30.0) -> None:
+    async def main() -> None:
+        api = _api(tmp)
+        async with _client(api) as client:
+            await asyncio.wait_for(body(api, client), timeout)
+
+    asyncio.run(main())
+
+
+# a "billion laughs": 342 bytes of nested aliases, 9 levels of 9: 387 million leaves once walked
+BOMB = "\n".join(
+    ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    + [f"{n}: &{n} [{','.join(['*' + p] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi")]
+    + ["username: *i", "password: x", "eauth: file"]
+)
+
+
+def test_yaml_aliases_refused_before_anything_walks_them(tmp_path: Path) -> None:
+    async def body(api: Api, client: TestClient[Any, Any]) -> None:
+        yaml_type = {"Content-Type": "application/x-yaml"}
+        mild = "username: &u alice\npassword: *u\neauth: file\n"
+        for path in ("/login", "/run", "/"):
+            for text in (mild, BOMB):
+                resp = await client.post(path, data=text, headers=yaml_type)
+                assert resp.status == 400 if path != "/" else 401, (path, text[:20], resp.status)
+                if path != "/":
+                    assert "Invalid YAML document" in await resp.text()
+        # a body without aliases still loads; a username that is not text is no username
+        resp = await client.post("/login", data="username: [alice]\npassword: pw\neauth: file\n", headers=yaml_type)
+        assert resp.status == 401
+        resp = await client.post("/login", data="username: alice\npassword: pw\neauth: file\n", headers=yaml_type)
+        assert resp.status == 200, await resp.text()
+
+    _run(tmp_path, body)
