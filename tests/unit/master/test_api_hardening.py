@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from briny.master.api import settings
@@ -79,3 +81,31 @@ def test_yaml_aliases_refused_before_anything_walks_them(tmp_path: Path) -> None
         assert resp.status == 200, await resp.text()
 
     _run(tmp_path, body)
+
+
+def test_refusals_any_peer_causes_are_throttled(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    long_name = "x" * 100_000
+
+    async def body(api: Api, client: TestClient[Any, Any]) -> None:
+        for n in range(500):
+            kind = n % 3
+            if kind == 0:  # no token
+                resp = await client.get("/jobs")
+            elif kind == 1:  # a wrong login, with a long name
+                resp = await client.post("/login", json={"username": long_name, "password": "no", "eauth": "file"})
+            else:  # a body that does not parse
+                resp = await client.post("/login", data="{" + long_name, headers={"Content-Type": "application/json"})
+            assert resp.status in (400, 401)
+            await resp.read()
+        for throttle in (api.warn_no_token, api.warn_login, api.warn_refused):
+            throttle.clock = lambda: 1e12  # a second later: what was counted is written, with its count
+            throttle.flush()
+
+    with caplog.at_level(logging.WARNING, logger="briny.master.api.app"):
+        _run(tmp_path, body)
+    lines = [r.getMessage() for r in caplog.records if r.name == "briny.master.api.app"]
+    # per kind: the first at once, then at most one a second (the run takes well under a few), then the rest
+    assert 6 <= len(lines) <= 3 * 5, lines
+    assert all(len(line) < 600 for line in lines), max(map(len, lines))
+    assert sum(1 for line in lines if "in all)" in line) >= 3
+    assert any("167 in all)" in line for line in lines) and any("166 in all)" in line for line in lines)
