@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 MAX_QUEUED = 10000
 GONE_CHECK = 1.0  # seconds: how often a stream on a quiet bus checks that its client is still there
+READY_WAIT = 5.0  # seconds a stream's listener waits to join the bus before it streams anyway
 _END = None
 
 
@@ -65,7 +66,7 @@ def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.
     """The stream's thread: bus events into ``queue`` until ``stop`` (or the queue is full)."""
     listener = EventListener(opts, "*", name="master")
     try:
-        listener.wait_ready(timeout=5)
+        listener.wait_ready(timeout=READY_WAIT)
         ready.set()
         while not stop.is_set():
             event = listener.get_event(timeout=0.5)
@@ -102,11 +103,11 @@ async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamR
     queue: asyncio.Queue[Any] = asyncio.Queue()
     stop, ready = threading.Event(), threading.Event()
     thread = threading.Thread(target=_pump, args=(api.opts, loop, queue, stop, ready), name="api-events", daemon=True)
-    thread.start()
-    await loop.run_in_executor(None, ready.wait, 6.0)
-    log.info("api: %s follows /events%s", caller.user, "" if everything else " (filtered by its ACL)")
-    await response.prepare(request)
-    try:
+    try:  # opened before the thread starts: whatever ends this handler (a client gone, a cancel) stops it
+        thread.start()
+        await loop.run_in_executor(None, ready.wait, READY_WAIT + 1)
+        log.info("api: %s follows /events%s", caller.user, "" if everything else " (filtered by its ACL)")
+        await response.prepare(request)
         await response.write(b"retry: 400\n\n")
         while True:
             try:

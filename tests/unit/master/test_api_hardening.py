@@ -8,16 +8,20 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 
-from briny.master.api import settings
+from briny.common.event import EventBus
+from briny.master.api import events as event_stream, settings
 from briny.master.api.app import Api, make_app
+from briny.master.api.lowstate import Caller
 from briny.master.api.tokens import TokenStore
+from tests.waiting import until
 
 ACL = {"^filename": "", "^filetype": "text", "^hashtype": "plaintext", "alice": [".*", "@runner", "@wheel"]}
 
@@ -109,3 +113,47 @@ def test_refusals_any_peer_causes_are_throttled(tmp_path: Path, caplog: pytest.L
     assert all(len(line) < 600 for line in lines), max(map(len, lines))
     assert sum(1 for line in lines if "in all)" in line) >= 3
     assert any("167 in all)" in line for line in lines) and any("166 in all)" in line for line in lines)
+
+
+def _pumps() -> int:
+    return sum(1 for t in threading.enumerate() if t.name == "api-events")
+
+
+ALICE = {"user": "alice", "eauth": "file", "perms": [".*", "@runner", "@wheel"]}
+
+
+def test_events_client_gone_at_once_leaves_no_pump_thread(tmp_path: Path) -> None:
+    async def body(api: Api, client: TestClient[Any, Any]) -> None:
+        bus = EventBus(api.opts, name="master").start_thread()
+        try:
+            token = api.tokens.create(ALICE, 60)["token"]
+            before = _pumps()
+            for _ in range(5):
+                reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+                writer.write(f"GET /events?token={token} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                await writer.drain()
+                writer.close()
+                await writer.wait_closed()
+            await until(lambda: api.streams == 0 and _pumps() == before, 10, "the pump threads to end")
+        finally:
+            bus.stop()
+
+    _run(tmp_path, body)
+
+
+def test_events_handler_cancelled_while_joining_the_bus_stops_its_pump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(event_stream, "READY_WAIT", 0.5)  # no bus here: the listener gives up joining soon
+
+    async def body(api: Api, client: TestClient[Any, Any]) -> None:
+        before = _pumps()
+        request = make_mocked_request("GET", "/events", app=client.server.app)
+        task = asyncio.create_task(event_stream.events(request, Caller("alice", "file", ALICE["perms"])))
+        await until(lambda: _pumps() > before, 5, "the stream's pump thread")
+        task.cancel()  # the handler is still waiting for its listener to join the bus
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await until(lambda: api.streams == 0 and _pumps() == before, 5, "the pump thread to end")
+
+    _run(tmp_path, body)
