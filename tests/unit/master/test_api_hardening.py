@@ -17,7 +17,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 
 from briny.common.event import EventBus
-from briny.master.api import events as event_stream, settings
+from briny.master.api import eauth, settings
+from briny.master.api import events as event_stream
 from briny.master.api.app import Api, make_app
 from briny.master.api.lowstate import Caller
 from briny.master.api.tokens import TokenStore
@@ -157,3 +158,19 @@ def test_events_handler_cancelled_while_joining_the_bus_stops_its_pump(
         await until(lambda: api.streams == 0 and _pumps() == before, 5, "the pump thread to end")
 
     _run(tmp_path, body)
+
+
+def test_username_with_nul_is_a_wrong_login_not_a_500(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # PAM is C: it sees "alice\0x" as "alice"; stand in for a PAM that accepts alice's password
+    monkeypatch.setattr(eauth, "pam_authenticate", lambda user, password, service: user.split("\0")[0] == "alice")
+
+    async def body(api: Api, client: TestClient[Any, Any]) -> None:
+        api.opts["external_auth"]["pam"] = {"alice": [".*"], "alice\0x": [".*"]}
+        for name in ("alice\0x", "alice\nx", "alice\x7f"):
+            resp = await client.post("/login", json={"username": name, "password": "pw", "eauth": "pam"})
+            assert resp.status == 401, (name, resp.status, await resp.text())
+        resp = await client.post("/login", json={"username": "alice", "password": "pw", "eauth": "pam"})
+        assert resp.status == 200
+
+    _run(tmp_path, body)
+    assert eauth.groups("pam", "root\0x") == []
