@@ -61,9 +61,33 @@ def visible(caller: Caller, everything: bool, tag: str, data: dict[str, Any]) ->
     return tag == DROPPED_TAG
 
 
-def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any],
+class Backlog:
+    """How many events a stream's pump handed to the loop that the stream has not taken yet,
+    handed over or still pending as ``call_soon_threadsafe`` callbacks (which the queue's
+    ``qsize`` does not see). The pump adds (:meth:`add`), the stream on the loop takes
+    (:meth:`take`); a lock between them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> bool:
+        """Count one more event; False (nothing counted) when ``limit`` are waiting already."""
+        with self._lock:
+            if self.count >= self.limit:
+                return False
+            self.count += 1
+            return True
+
+    def take(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any], backlog: Backlog,
           stop: threading.Event, ready: threading.Event) -> None:  # fmt: skip
-    """The stream's thread: bus events into ``queue`` until ``stop`` (or the queue is full)."""
+    """The stream's thread: bus events into ``queue`` until ``stop`` (or ``backlog`` is full)."""
     listener = EventListener(opts, "*", name="master")
     try:
         listener.wait_ready(timeout=READY_WAIT)
@@ -72,8 +96,8 @@ def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.
             event = listener.get_event(timeout=0.5)
             if event is None:
                 continue
-            if queue.qsize() >= MAX_QUEUED:
-                log.warning("api: an /events client fell %d events behind; its stream ends", MAX_QUEUED)
+            if not backlog.add():
+                log.warning("api: an /events client fell %d events behind; its stream ends", backlog.limit)
                 loop.call_soon_threadsafe(queue.put_nowait, _END)
                 return
             loop.call_soon_threadsafe(queue.put_nowait, event)
@@ -102,7 +126,9 @@ async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamR
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     stop, ready = threading.Event(), threading.Event()
-    thread = threading.Thread(target=_pump, args=(api.opts, loop, queue, stop, ready), name="api-events", daemon=True)
+    backlog = Backlog(MAX_QUEUED)
+    thread = threading.Thread(target=_pump, args=(api.opts, loop, queue, backlog, stop, ready), name="api-events",
+                              daemon=True)  # fmt: skip
     try:  # opened before the thread starts: whatever ends this handler (a client gone, a cancel) stops it
         thread.start()
         await loop.run_in_executor(None, ready.wait, READY_WAIT + 1)
@@ -118,6 +144,7 @@ async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamR
                 continue
             if item is _END:
                 break
+            backlog.take()
             tag, data = item
             if not visible(caller, everything, tag, data):
                 continue

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 
-from briny.common.event import EventBus
+from briny.common.event import EventBus, EventSender
 from briny.master.api import eauth, settings
 from briny.master.api import events as event_stream
 from briny.master.api.app import Api, make_app
@@ -174,3 +174,35 @@ def test_username_with_nul_is_a_wrong_login_not_a_500(tmp_path: Path, monkeypatc
 
     _run(tmp_path, body)
     assert eauth.groups("pam", "root\0x") == []
+
+
+def test_events_pump_ends_a_stream_at_max_queued_while_the_loop_is_busy(tmp_path: Path) -> None:
+    """The loop does not run (as when it is busy): what the pump handed over waits in
+    call_soon_threadsafe callbacks, not yet in the queue; MAX_QUEUED still holds."""
+    api = _api(tmp_path)
+    api.executor.shutdown()
+    bus = EventBus(api.opts, name="master").start_thread()
+    loop = asyncio.new_event_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    stop, ready = threading.Event(), threading.Event()
+    backlog = event_stream.Backlog(5)
+    thread = threading.Thread(target=event_stream._pump, args=(api.opts, loop, queue, backlog, stop, ready))
+    thread.start()
+    try:
+        assert ready.wait(10)
+        sender = EventSender(api.opts, "master")
+        try:
+            for n in range(20):
+                sender.fire(f"burst/{n}", {"n": n})
+        finally:
+            sender.close()
+        thread.join(10)
+        assert not thread.is_alive(), "the pump should end its stream after 5 events waiting"
+        loop.run_until_complete(asyncio.sleep(0))  # the callbacks run: the queue gets what was handed over
+        items = [queue.get_nowait() for _ in range(queue.qsize())]
+        assert items[-1] is None and len(items) == 6, items
+    finally:
+        stop.set()
+        thread.join(10)
+        loop.close()
+        bus.stop()
