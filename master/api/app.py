@@ -327,7 +327,8 @@ class AccessLogger(AbstractAccessLogger):
 
 
 async def events(request: web.Request) -> web.StreamResponse:
-    return await event_stream.events(request, await caller_of(request, query=True))
+    caller = await caller_of(request, query=True)
+    return await event_stream.events(request, caller, token_of(request, query=True) or "")
 
 
 def make_app(api: Api) -> web.Application:

@@ -16,7 +16,9 @@ A client that reads slower than the bus fills its queue (``MAX_QUEUED`` events);
 stream ends with a log line rather than holding memory for it (the client reconnects, as
 ``retry`` tells it), and the API keeps serving everyone else. At most ``thread_pool`` streams are open at once (each holds a thread); one more is a 503.
 A client that leaves is noticed
-at the next event, or within ``GONE_CHECK`` seconds on a quiet bus: its thread stops.
+at the next event, or within ``GONE_CHECK`` seconds on a quiet bus: its thread stops. Every
+``TOKEN_CHECK`` seconds a stream looks its token up again: once logged out or expired, the
+stream ends.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 
 MAX_QUEUED = 10000
 GONE_CHECK = 1.0  # seconds: how often a stream on a quiet bus checks that its client is still there
+TOKEN_CHECK = 60.0  # seconds: how often a stream checks that its token still lives (logout, expiry)
 READY_WAIT = 5.0  # seconds a stream's listener waits to join the bus before it streams anyway
 _END = None
 
@@ -106,7 +109,7 @@ def _pump(opts: dict[str, Any], loop: asyncio.AbstractEventLoop, queue: asyncio.
         listener.close()
 
 
-async def events(request: web.Request, caller: Caller) -> web.StreamResponse:
+async def events(request: web.Request, caller: Caller, token: str) -> web.StreamResponse:
     """``GET /events`` for ``caller`` (the app checked the token: :func:`briny.master.api.app.caller_of`)."""
     api = request.app["api"]
     if api.streams >= api.settings.thread_pool:
@@ -114,12 +117,12 @@ async def events(request: web.Request, caller: Caller) -> web.StreamResponse:
         raise ApiError(503, f"Too many event streams open ({api.streams}); try again later")
     api.streams += 1
     try:
-        return await _stream(request, api, caller)
+        return await _stream(request, api, caller, token)
     finally:
         api.streams -= 1
 
 
-async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamResponse:
+async def _stream(request: web.Request, api: Any, caller: Caller, token: str) -> web.StreamResponse:
     everything = acl.sees_everything(caller.perms)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream;charset=utf-8",
                                            "Cache-Control": "no-cache", "Connection": "keep-alive"})  # fmt: skip
@@ -135,7 +138,13 @@ async def _stream(request: web.Request, api: Any, caller: Caller) -> web.StreamR
         log.info("api: %s follows /events%s", caller.user, "" if everything else " (filtered by its ACL)")
         await response.prepare(request)
         await response.write(b"retry: 400\n\n")
+        checked = loop.time()
         while True:
+            if loop.time() - checked >= TOKEN_CHECK:
+                checked = loop.time()
+                if await api.blocking(api.tokens.get, token) is None:
+                    log.info("api: the /events stream of %s ends: its token was logged out or expired", caller.user)
+                    break
             try:
                 item = await asyncio.wait_for(queue.get(), GONE_CHECK)
             except TimeoutError:  # a quiet bus: has the client gone?

@@ -150,7 +150,8 @@ def test_events_handler_cancelled_while_joining_the_bus_stops_its_pump(
     async def body(api: Api, client: TestClient[Any, Any]) -> None:
         before = _pumps()
         request = make_mocked_request("GET", "/events", app=client.server.app)
-        task = asyncio.create_task(event_stream.events(request, Caller("alice", "file", ALICE["perms"])))
+        caller = Caller("alice", "file", ALICE["perms"])
+        task = asyncio.create_task(event_stream.events(request, caller, api.tokens.create(ALICE, 60)["token"]))
         await until(lambda: _pumps() > before, 5, "the stream's pump thread")
         task.cancel()  # the handler is still waiting for its listener to join the bus
         with contextlib.suppress(asyncio.CancelledError):
@@ -206,3 +207,28 @@ def test_events_pump_ends_a_stream_at_max_queued_while_the_loop_is_busy(tmp_path
         thread.join(10)
         loop.close()
         bus.stop()
+
+
+def test_events_stream_ends_when_its_token_is_logged_out_or_expires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(event_stream, "TOKEN_CHECK", 0.2)
+    monkeypatch.setattr(event_stream, "GONE_CHECK", 0.1)
+
+    async def body(api: Api, client: TestClient[Any, Any]) -> None:
+        bus = EventBus(api.opts, name="master").start_thread()
+        try:
+            for lifetime, logout in ((60.0, True), (1.5, False)):
+                token = api.tokens.create(ALICE, lifetime)["token"]
+                resp = await client.get("/events", params={"token": token})
+                assert resp.status == 200
+                assert await resp.content.readline() == b"retry: 400\n"
+                if logout:
+                    out = await client.post("/logout", headers={"X-Auth-Token": token})
+                    assert out.status == 200
+                await asyncio.wait_for(resp.content.read(), 5)  # the stream ends: EOF
+                await until(lambda: api.streams == 0, 5, "the stream to close")
+        finally:
+            bus.stop()
+
+    _run(tmp_path, body)
