@@ -28,7 +28,8 @@ from aiohttp.abc import AbstractAccessLogger
 from briny.common.event import EventSender, stamp
 from briny.common.ratelog import LogThrottle, short
 from briny.common.exceptions import ApiError
-from briny.master.api import acl, eauth, lowstate, web as webio
+from briny.master import eauthacl as acl
+from briny.master.api import eauth, lowstate, web as webio
 from briny.master.api import events as event_stream
 from briny.master.api.settings import ApiSettings
 from briny.master.api.tokens import TokenStore

@@ -7,7 +7,7 @@ stream is Salt's: ``retry: 400`` first, then per event ``tag: <tag>`` and
 
 What a token sees (Salt shows every event to any token; briny filters, as the ACL is the
 contract): a user allowed every function everywhere and every runner and wheel function
-(:func:`briny.master.api.acl.sees_everything`) sees the whole bus; any other user sees the
+(:func:`briny.master.eauthacl.sees_everything`) sees the whole bus; any other user sees the
 ``salt/job/<jid>/...`` events of jobs whose function their ACL allows on that minion (a
 ``new`` event: on every targeted minion), ``salt/run/...`` and ``salt/wheel/...`` events of
 functions their ``@runner`` / ``@wheel`` entries allow, and nothing else.
@@ -33,7 +33,7 @@ from aiohttp import web
 
 from briny.common.event import DROPPED_TAG, READY_PREFIX, EventListener
 from briny.common.exceptions import ApiError
-from briny.master.api import acl
+from briny.master import eauthacl as acl
 from briny.master.api.lowstate import Caller
 
 log = logging.getLogger(__name__)

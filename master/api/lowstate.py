@@ -32,7 +32,7 @@ from briny.common.event import EventListener, EventSender, stamp
 from briny.common.ratelog import short
 from briny.common.exceptions import ApiError, BrinyError, FunctionNotFound, Unauthorized
 from briny.common.jid import gen_jid
-from briny.master.api import acl
+from briny.master import eauthacl as acl
 from briny.master.clientapi import MasterClient
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""briny-api's pieces without a master: the ACL (master/api/acl.py), the token store
+"""briny-api's pieces without a master: the ACL (master/eauthacl.py), the token store
 (master/api/tokens.py), the file eauth (master/api/eauth.py), the API settings and the
 lowstate client check, each against the behaviour Salt documents."""
 
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from briny.common.exceptions import ApiError, ConfigError
-from briny.master.api import acl, eauth, lowstate, settings, web
+from briny.master import eauthacl as acl
+from briny.master.api import eauth, lowstate, settings, web
 from briny.master.api.tokens import TokenStore
 
 ACL = {

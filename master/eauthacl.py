@@ -1,6 +1,7 @@
 """What a user may run: Salt's ``external_auth`` ACL entries, read and checked.
 
-Runs in ``briny-api``. :func:`perms_for` gives the list of entries that apply to a user of a
+Runs in ``briny-api`` (logins, /events) and in the master (``publish``'s ``acl``: the publisher checks
+it after targeting). :func:`perms_for` gives the list of entries that apply to a user of a
 back end (``external_auth: {eauth: {user: [...], 'group%': [...], '*': [...]}}``): the user's
 own entry (or ``*``'s when the user has none), plus every ``group%`` entry of a group the user
 is in, as Salt merges them. An entry is:
