@@ -31,18 +31,21 @@ the executor's kinds (``not_found``, ``invocation``, ``execution``,
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import logging
 import os
 import pwd
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 import zmq
-import zmq.asyncio
+
+if TYPE_CHECKING:  # the server's loop; a CLI (a client) imports neither
+    import asyncio
+
+    import zmq.asyncio
 
 from .exceptions import WireError
 from .ipcpath import ipc_path
@@ -156,6 +159,8 @@ class IpcServer:
     daemon = "the daemon"  # how error answers name the daemon
 
     def __init__(self, path: str, ctx: zmq.asyncio.Context | None = None) -> None:
+        import zmq.asyncio
+
         self.path = ipc_path(path)
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.sock: zmq.asyncio.Socket | None = None
@@ -189,6 +194,8 @@ class IpcServer:
         if self.sock is None:
             self.bind()
         assert self.sock is not None
+        import asyncio
+
         allowed = {os.geteuid(), 0}
         while True:
             parts = await self.sock.recv_multipart(copy=False)

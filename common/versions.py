@@ -18,7 +18,6 @@ behaviour briny follows.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import platform
 import sys
 from typing import Any
@@ -42,6 +41,8 @@ def version_string(prog: str = "briny") -> str:
 
 
 def _dist_version(dist: str) -> str | None:
+    import importlib.metadata  # only for the versions report: every command's start-up skips it
+
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:

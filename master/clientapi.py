@@ -25,12 +25,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import zmq
-import zmq.asyncio
 
 from briny.common.exceptions import MasterError, MasterNotRunning, Unauthorized
 from briny.common.localipc import IpcServer, dealer, denied_message, error_reply, pack, probe, reply_error, unpack
 
 if TYPE_CHECKING:
+    import zmq.asyncio
+
     from .server import MasterServer
 
 log = logging.getLogger(__name__)

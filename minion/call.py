@@ -96,6 +96,18 @@ def _default_outputter(fun: str, module: Any) -> str:
     return default_outputter(fun, module) or "nested"
 
 
+def _daemon_control(opts: dict[str, Any], kind: str) -> Any:
+    """:func:`briny.minion.localapi.daemon_control`, its client (ZeroMQ, asyncio) imported only
+    when a ``schedule.*`` / ``beacons.*`` action asks the running daemon."""
+
+    def ask(action: str, args: dict[str, Any]) -> Any:
+        from briny.minion.localapi import daemon_control
+
+        return daemon_control(opts, kind)(action, args)
+
+    return ask
+
+
 def run(argv: list[str] | None = None) -> int:
     # options may come after the function, as with salt-call; "--" ends them
     ns = build_parser().parse_intermixed_args(argv)
@@ -121,14 +133,13 @@ def run(argv: list[str] | None = None) -> int:
 
     from briny.minion.executor import Executor, Job
     from briny.minion.host.grains import load_grains
-    from briny.minion.localapi import daemon_control
 
     grains = load_grains(opts)
     opts["grains"] = grains
     job = Job.from_cli(gen_jid(), ns.fun, ns.arg)
     log.debug("running %s locally as %s (jid %s)", ns.fun, opts.get("id"), job.jid)
     # schedule.* / beacons.*: the running daemon's, when one runs for this config
-    schedule, beacons = daemon_control(opts, "schedule"), daemon_control(opts, "beacons")
+    schedule, beacons = _daemon_control(opts, "schedule"), _daemon_control(opts, "beacons")
     result = Executor(opts, lambda: grains, schedule=schedule, beacons=beacons).run(job)
     log.debug("%s returned (retcode %s)", ns.fun, result.retcode)
     if result.error == "not_found":

@@ -184,8 +184,9 @@ def run(argv: list[str] | None = None) -> int:
         grains = load_grains(opts)
         launcher = None
         if opts.get("multiprocessing", True):
-            from briny.minion.launcher import Launcher
+            from briny.minion.launcher import Launcher, share_with_launcher
 
+            share_with_launcher()  # what the daemon runs, imported once for both processes
             launcher = Launcher.start(opts)  # now: this process has no thread yet (fork is safe)
         asyncio.run(serve(opts, grains, launcher))
     except (BrinyError, OSError) as exc:

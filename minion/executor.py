@@ -70,7 +70,7 @@ from briny.common.exceptions import (
     WireError,
 )
 from briny.common.ids import valid_jid
-from briny.common.output import HIGHSTATE_FUNCS
+from briny.common.statefuns import HIGHSTATE_FUNCS
 from briny.minion.jobregistry import killed_message
 from briny.minion.pillar import LocalPillar, PillarSource, StaticPillar
 from briny.minion.procfiles import ProcFiles, proc_file_delay

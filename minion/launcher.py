@@ -5,9 +5,11 @@ process, as Salt's minion runs them: a job can be signalled
 (``saltutil.kill_job``), a crashing module cannot take the daemon down, and
 proc files show the job's own pid. Forking from the daemon itself is
 unsafe (it runs ZeroMQ's I/O threads and an asyncio loop), so the daemon
-starts this launcher once, at start-up, before it has any thread: a plain
-``os.fork`` whose child imports the modules jobs need (the loader, the
-executor, the compiler, Jinja, YAML; then ``gc.freeze``) and waits. Each job
+starts this launcher once, at start-up, before it has any thread and after
+it has imported its own modules (:func:`share_with_launcher`: one copy for
+both processes, not one each): a plain ``os.fork`` whose child imports the
+modules jobs need (the loader, the executor, the compiler, Jinja, YAML; then
+``gc.freeze``) and waits. Each job
 is then a fork of the launcher: it starts in about a millisecond with its
 modules already imported, and shares their memory with the launcher. When
 the daemon already has threads (a launcher restarted after it died, or a
@@ -66,6 +68,17 @@ PRELOAD = (
     "briny.minion.jobproc",
     "briny.minion.remotefiles",
 )
+# what the daemon itself runs, imported by the daemon before it forks the launcher: their pages
+# are then shared by both processes (and every job) instead of imported twice
+DAEMON_MODULES = (
+    "zmq",
+    "zmq.asyncio",
+    "briny.common.transport",
+    "briny.common.crypto",
+    "briny.minion.agent",
+    "briny.minion.localapi",
+    "briny.minion.masters",
+)
 MAX_MESSAGE = 1 << 20
 EX_SOFTWARE = 70
 
@@ -86,6 +99,18 @@ def _preload() -> None:
     datetime.datetime.strptime("20240101000000000000", "%Y%m%d%H%M%S%f")  # strptime's own imports
     gc.collect()
     gc.freeze()  # the imported heap stays shared with every job (no GC writes to its pages)
+
+
+def share_with_launcher() -> None:
+    """In the daemon, before :meth:`Launcher.start` forks: import :data:`DAEMON_MODULES` and move
+    the heap built so far out of the collector's reach (``gc.freeze``), so the launcher and the
+    daemon share those pages rather than each holding its own copy. Imports no thread."""
+    import importlib
+
+    for name in DAEMON_MODULES:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:

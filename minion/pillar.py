@@ -26,16 +26,17 @@ master otherwise (the override merged over it).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from briny.common.datacopy import copy_data
 from briny.common.exceptions import CommandExecutionError
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +257,8 @@ async def pillar_section(
     """(True, ``pillar[key]``) of this minion's pillar, read by the blocking ``read`` in ``pool``
     (loop); (False, None) when the pillar has no ``key`` or cannot be had (logged: the daemon's
     schedule and beacons then run the config's alone)."""
+    import asyncio  # the daemon's loop: a job or briny-call --local does not import it for its pillar
+
     loop = asyncio.get_running_loop()
     try:
         pillar = await loop.run_in_executor(pool, read)

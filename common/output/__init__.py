@@ -17,6 +17,7 @@ import sys
 from typing import Any, Callable
 
 from .colors import get_colors
+from ..statefuns import HIGHSTATE_FUNCS
 from .highstate import render_highstate
 from ..exceptions import FallbackToNested
 from .nested import render_nested
@@ -31,27 +32,6 @@ from .structured import (
 
 __all__ = ["render_output", "OUTPUTTERS", "HIGHSTATE_FUNCS", "get_colors"]
 
-# Functions whose returns Salt prints with the highstate outputter (the state module's
-# __outputter__, and the orchestrate runner), when the return does not name one.
-HIGHSTATE_FUNCS = frozenset(
-    {
-        "state.apply",
-        "state.highstate",
-        "state.sls",
-        "state.single",
-        "state.low",
-        "state.sls_id",
-        "state.top",
-        "state.template",
-        "state.template_str",
-        "state.test",
-        "state.pkg",
-        "state.request",
-        "state.run_request",
-        "state.check_request",
-        "state.orchestrate",
-    }
-)
 
 # Outputters that colour their text; the rest take only (data, opts).
 _COLORED: dict[str, Callable[[Any, dict[str, Any], bool], str]] = {

@@ -49,7 +49,7 @@ def script(name: str) -> list[str]:
     if path.exists():
         return [str(path)]
     module = {
-        "briny": "briny.master.opcli",
+        "briny": "briny.master.opmain",
         "briny-master": "briny.master.daemon",
         "briny-minion": "briny.minion.daemon",
         "briny-key": "briny.master.keycli",
