@@ -103,7 +103,7 @@ class _PlainLoader(yaml.SafeLoader):
     anything walks it. A request body has no need of them: one is refused as invalid YAML."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise yaml.composer.ComposerError(None, None, "anchors and aliases are refused", event.start_mark)
         return super().compose_node(parent, index)
