@@ -42,7 +42,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from briny.master.api.acl import allows_local
+from briny.master.eauthacl import allows_local
 from briny.common import config, wire
 from briny.common.args import salt_arg
 from briny.common.exceptions import JobCacheError, SaltInvocationError
@@ -161,7 +161,7 @@ class Publisher:
         stored or sent, as Salt assigns no jid then); ``{"error": ...}`` for a
         bad request. ``acl``: the caller's ``external_auth`` entries (briny-api): unless they
         allow ``fun`` on every matched minion, the answer is an ``unauthorized`` error and
-        nothing is stored or sent (:mod:`briny.master.api.acl`).
+        nothing is stored or sent (:mod:`briny.master.eauthacl`).
         """
         tgt_type = str(tgt_type or "glob").lower()
         arg = [] if arg is None else arg

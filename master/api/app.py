@@ -26,8 +26,10 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from briny.common.event import EventSender, stamp
+from briny.common.ratelog import LogThrottle, short
 from briny.common.exceptions import ApiError
-from briny.master.api import acl, eauth, lowstate, web as webio
+from briny.master import eauthacl as acl
+from briny.master.api import eauth, lowstate, web as webio
 from briny.master.api import events as event_stream
 from briny.master.api.settings import ApiSettings
 from briny.master.api.tokens import TokenStore
@@ -49,6 +51,10 @@ class Api:
     requests: int = 0
     refused: int = 0
     streams: int = 0  # open /events streams (each holds a thread): at most settings.thread_pool
+    # lines any peer can cause, one throttle per kind (common/ratelog.py): at most one a second each
+    warn_refused: LogThrottle = field(default_factory=lambda: LogThrottle(log))  # an ApiError answered
+    warn_no_token: LogThrottle = field(default_factory=lambda: LogThrottle(log))  # no or a dead token
+    warn_login: LogThrottle = field(default_factory=lambda: LogThrottle(log))  # a refused login
 
     async def blocking(self, func: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, functools.partial(func, *args))
@@ -74,8 +80,8 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except ApiError as exc:
         api.refused += 1
         if exc.status not in (401, 403):  # refusals of a user are logged where the user is known
-            log.warning("api: %s %s from %s refused: %d %s", request.method, request.path, request.remote,
-                        exc.status, exc.message)  # fmt: skip
+            api.warn_refused.note("api: %s %s from %s refused: %d %s", request.method, short(request.path),
+                                  request.remote, exc.status, short(exc.message, 160))  # fmt: skip
         return webio.error(exc.status, exc.message, allow)
     except web.HTTPException as exc:
         if exc.status >= 400:
@@ -111,8 +117,8 @@ async def caller_of(request: web.Request, query: bool = False) -> lowstate.Calle
     token = token_of(request, query)
     record = await api.blocking(api.tokens.get, token) if token else None
     if record is None:
-        log.warning("api: refused %s %s from %s: %s", request.method, request.path, request.remote,
-                    "an unknown or expired token" if token else "no token")  # fmt: skip
+        api.warn_no_token.note("api: refused %s %s from %s: %s", request.method, short(request.path),
+                               request.remote, "an unknown or expired token" if token else "no token")  # fmt: skip
         raise ApiError(401, NO_TOKEN)
     return lowstate.Caller(str(record.get("user")), str(record.get("eauth")), list(record.get("perms") or []))
 
@@ -121,17 +127,19 @@ def _login_perms(api: Api, eauth_name: str, username: str, password: str) -> tup
     """The ACL entries and groups of a user whose password is right; None (logged) otherwise."""
     config = api.opts.get("external_auth") or {}
     if eauth_name not in eauth.BACKENDS or eauth_name not in config:
-        log.warning("api: login of %r refused: eauth %r is not configured (external_auth has %s; briny has %s)",
-                    username, eauth_name, ", ".join(map(str, config)) or "nothing", ", ".join(eauth.BACKENDS))  # fmt: skip
+        api.warn_login.note("api: login of %r refused: eauth %r is not configured (external_auth has %s; briny has %s)",
+                            short(username), short(eauth_name), ", ".join(map(str, config)) or "nothing",
+                            ", ".join(eauth.BACKENDS))  # fmt: skip
         return None
     if not eauth.authenticate(api.opts, eauth_name, username, password):
-        log.warning("api: login of %r (eauth %s) refused: wrong password or unknown user", username, eauth_name)
+        api.warn_login.note("api: login of %r (eauth %s) refused: wrong password or unknown user", short(username),
+                            eauth_name)  # fmt: skip
         return None
     groups = eauth.groups(eauth_name, username)
     perms = acl.perms_for(api.opts, eauth_name, username, groups)
     if perms is None:
-        log.warning("api: login of %r (eauth %s) refused: no external_auth entry names the user or their groups",
-                    username, eauth_name)  # fmt: skip
+        api.warn_login.note("api: login of %r (eauth %s) refused: no external_auth entry names the user or their groups",
+                            short(username), eauth_name)  # fmt: skip
         return None
     return perms, groups
 
@@ -142,9 +150,15 @@ def _ordered(perms: list[Any]) -> list[Any]:
 
 
 def _credentials(data: Any) -> tuple[str, str, str]:
+    """Username, password and eauth of a login body; "" for any that is missing or not text."""
     if not isinstance(data, dict):
         return "", "", ""
-    return str(data.get("username") or ""), str(data.get("password") or ""), str(data.get("eauth") or "")
+
+    def text(key: str) -> str:
+        value = data.get(key)
+        return value if isinstance(value, str) else ""
+
+    return text("username"), text("password"), text("eauth")
 
 
 # -- routes -----------------------------------------------------------------------------------
@@ -248,7 +262,7 @@ async def run(request: web.Request) -> web.StreamResponse:
         if token:
             record = await api.blocking(api.tokens.get, token)
             if record is None:
-                log.warning("api: /run refused: an unknown or expired token")
+                api.warn_no_token.note("api: /run refused: an unknown or expired token")
                 raise ApiError(401, "Authentication error occurred.")
             callers.append(lowstate.Caller(str(record["user"]), str(record["eauth"]), list(record.get("perms") or [])))
             continue
@@ -314,7 +328,8 @@ class AccessLogger(AbstractAccessLogger):
 
 
 async def events(request: web.Request) -> web.StreamResponse:
-    return await event_stream.events(request, await caller_of(request, query=True))
+    caller = await caller_of(request, query=True)
+    return await event_stream.events(request, caller, token_of(request, query=True) or "")
 
 
 def make_app(api: Api) -> web.Application:

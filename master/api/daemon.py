@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from briny.common import logsetup, sdnotify, versions
+from briny.common import ratelog, logsetup, sdnotify, versions
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
 from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
@@ -99,10 +99,15 @@ async def serve(opts: dict[str, Any], s: api_settings.ApiSettings, ready_fd: int
                     ", ".join(s.enabled_clients) or "none: netapi_enable_clients is empty")  # fmt: skip
         report(ready_fd, "ok")
         sdnotify.ready(f"serving on {scheme}://{s.host}:{s.port}")
+        pruned = loop.time()
         while not stop.is_set():
             try:
-                await asyncio.wait_for(stop.wait(), PRUNE_SECONDS)
+                await asyncio.wait_for(stop.wait(), 1.0)
             except TimeoutError:
+                ratelog.flush_all()  # the end of a burst of refusals is reported too
+                if loop.time() - pruned < PRUNE_SECONDS:
+                    continue
+                pruned = loop.time()
                 gone = await loop.run_in_executor(executor, api.tokens.prune)
                 if gone:
                     log.info("api: removed %d expired tokens", gone)

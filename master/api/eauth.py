@@ -36,9 +36,16 @@ log = logging.getLogger(__name__)
 BACKENDS = ("pam", "file")
 
 
+def plain_name(username: str) -> bool:
+    """True for a username without NUL or other control characters: the system's calls (PAM in
+    C, ``getpwnam``) cut a name at NUL or refuse it, so such a name could log in as another."""
+    return not any(ord(c) < 32 or ord(c) == 127 for c in username)
+
+
 def authenticate(opts: dict[str, Any], eauth: str, username: str, password: str) -> bool:
-    """True when ``password`` is ``username``'s for the back end ``eauth``."""
-    if not username or not isinstance(password, str) or not password:
+    """True when ``password`` is ``username``'s for the back end ``eauth`` (never for a name
+    with control characters: :func:`plain_name`)."""
+    if not username or not isinstance(password, str) or not password or not plain_name(username):
         return False
     if eauth == "pam":
         return pam_authenticate(username, password, str(opts.get("auth.pam.service") or "login"))
@@ -54,7 +61,7 @@ def groups(eauth: str, username: str) -> list[str]:
     try:
         entry = pwd.getpwnam(username)
         gids = os.getgrouplist(username, entry.pw_gid)
-    except (KeyError, OSError):
+    except (KeyError, OSError, ValueError):  # ValueError: a NUL in the name
         return []
     names = []
     for gid in gids:

@@ -29,9 +29,10 @@ from typing import Any
 from briny.common import config
 from briny.common.args import call_function
 from briny.common.event import EventListener, EventSender, stamp
+from briny.common.ratelog import short
 from briny.common.exceptions import ApiError, BrinyError, FunctionNotFound, Unauthorized
 from briny.common.jid import gen_jid
-from briny.master.api import acl
+from briny.master import eauthacl as acl
 from briny.master.clientapi import MasterClient
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,8 @@ def check_client(chunk: dict[str, Any], enabled: list[str]) -> str:
 
 
 def refuse(caller: Caller, what: str, reason: str) -> None:
-    log.warning("api: refused %s (eauth %s): %s: %s; nothing ran", caller.user, caller.eauth, what, reason)
+    log.warning("api: refused %s (eauth %s): %s: %s; nothing ran", short(caller.user), short(caller.eauth),
+                short(what, 160), short(reason, 160))  # fmt: skip
 
 
 def _fun(chunk: dict[str, Any]) -> str:

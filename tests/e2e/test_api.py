@@ -119,9 +119,8 @@ def test_answers_as_salt_api(api: tuple[Fleet, ApiProc]) -> None:
             assert got_headers.get("X-Auth-Token") == json.loads(raw)["return"][0]["token"]
     assert not problems, "\n".join(problems) + "\n" + proc.logs()[-3000:]
     logs = proc.logs()
-    for refused in ("POST / from 127.0.0.1 refused: 413", "POST / from 127.0.0.1 refused: 400 Invalid JSON document",
-                    "GET / from 127.0.0.1 refused: 406", "login of 'alice' (eauth file) refused: wrong password",
-                    "login of 'alice' refused: eauth 'nosuch' is not configured"):  # fmt: skip
+    # refusals any peer causes are throttled (one line a second per kind, with counts: the unit tests)
+    for refused in (" from 127.0.0.1 refused: 4", "api: login of 'alice'"):
         assert refused in logs, refused
 
 

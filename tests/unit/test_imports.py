@@ -28,8 +28,12 @@ ALLOWED = {
     "minion": {"common", "minion"},
     "minion/host": {"common", "minion.host"},
     "master": {"common", "master"},
+    "master/api": {"common", "master"},
     "states": {"common.exceptions", *PURE_FOR_STATES},
 }
+# package folder -> briny sub-packages it may not import although ALLOWED would: the master's
+# core never depends on briny-api (master/api/ builds on the master, not the other way round)
+FORBIDDEN = {"master": {"master.api"}}
 # allowed to every package, under `if TYPE_CHECKING:` only
 TYPE_CHECKING_ONLY = "common.dunders"
 
@@ -84,7 +88,8 @@ def test_one_way_imports(package):
                 continue  # top-level metadata such as briny.__version__
             if guarded and (name == TYPE_CHECKING_ONLY or name.startswith(TYPE_CHECKING_ONLY + ".")):
                 continue
-            if not any(name == ok or name.startswith(ok + ".") for ok in ALLOWED[package]):
+            forbidden = any(name == no or name.startswith(no + ".") for no in FORBIDDEN.get(package, ()))
+            if forbidden or not any(name == ok or name.startswith(ok + ".") for ok in ALLOWED[package]):
                 if package == "states" and name == "common":
                     continue
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports briny.{name}")

@@ -1,4 +1,4 @@
-"""briny-api's pieces without a master: the ACL (master/api/acl.py), the token store
+"""briny-api's pieces without a master: the ACL (master/eauthacl.py), the token store
 (master/api/tokens.py), the file eauth (master/api/eauth.py), the API settings and the
 lowstate client check, each against the behaviour Salt documents."""
 
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from briny.common.exceptions import ApiError, ConfigError
-from briny.master.api import acl, eauth, lowstate, settings, web
+from briny.master import eauthacl as acl
+from briny.master.api import eauth, lowstate, settings, web
 from briny.master.api.tokens import TokenStore
 
 ACL = {
@@ -181,3 +182,13 @@ def test_events_visible_to_a_token() -> None:
     assert visible(carol, False, "salt/wheel/1/new", {"fun": "wheel.key.list_all"})
     assert not visible(carol, False, "salt/wheel/1/new", {"fun": "wheel.key.delete"})
     assert visible(bob, True, "salt/key", {}) and not visible(bob, True, "salt/event/listener/ab", {})
+
+
+def test_acl_targets_are_id_globs_and_a_compound_one_is_named(caplog: pytest.LogCaptureFixture) -> None:
+    perms = [{"G@role:web": ["test.ping"]}, {"web* and G@os:Debian": ["test.*"]}, {"db*": ["test.ping"]}]
+    with caplog.at_level("WARNING", logger="briny.master.eauthacl"):
+        assert not acl.allows_local(perms, "test.ping", ["web1"])
+        assert not acl.allows_local(perms, "test.ping", ["web2"])
+        assert acl.allows_local(perms, "test.ping", ["db1"])
+    named = [r.getMessage() for r in caplog.records if "not a minion-id glob" in r.getMessage()]
+    assert len(named) == 2 and "'G@role:web'" in named[0] and "'web* and G@os:Debian'" in named[1], named

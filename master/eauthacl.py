@@ -1,12 +1,15 @@
 """What a user may run: Salt's ``external_auth`` ACL entries, read and checked.
 
-Runs in ``briny-api``. :func:`perms_for` gives the list of entries that apply to a user of a
+Runs in ``briny-api`` (logins, /events) and in the master (``publish``'s ``acl``: the publisher checks
+it after targeting). :func:`perms_for` gives the list of entries that apply to a user of a
 back end (``external_auth: {eauth: {user: [...], 'group%': [...], '*': [...]}}``): the user's
 own entry (or ``*``'s when the user has none), plus every ``group%`` entry of a group the user
 is in, as Salt merges them. An entry is:
 
 - a function pattern (``test.ping``, ``test.*``, ``.*``): that function on every minion;
-- ``{target: [function patterns]}``: those functions on the minions ``target`` (a glob) names;
+- ``{target: [function patterns]}``: those functions on the minions whose id the glob ``target``
+  matches (only id globs: a compound or grain target, ``G@role:web``, allows nothing and is
+  named in a warning, once);
 - ``@runner`` / ``@wheel`` / ``@jobs``: every runner / wheel function / the ``jobs`` runner
   (``/jobs``), or ``{'@runner': [patterns]}`` for some of them.
 
@@ -81,6 +84,20 @@ def allows_local(perms: list[Any], fun: str, minions: Iterable[str]) -> bool:
     return True
 
 
+_WARNED: set[str] = set()  # targets not an id glob already named in a warning (config: a few)
+
+
+def _id_glob(tgt: str) -> bool:
+    """True for a target that is a minion-id glob; False (warned once) for a compound one."""
+    if "@" not in tgt and not any(c.isspace() for c in tgt):
+        return True
+    if tgt not in _WARNED and len(_WARNED) < 100:
+        _WARNED.add(tgt)
+        log.warning("external_auth: the target %r is not a minion-id glob; briny matches ACL targets on ids "
+                    "only, so the entry allows nothing", tgt)  # fmt: skip
+    return False
+
+
 def _allows_on(perms: list[Any], fun: str, minion: str) -> bool:
     for entry in perms:
         if isinstance(entry, str):
@@ -88,7 +105,7 @@ def _allows_on(perms: list[Any], fun: str, minion: str) -> bool:
                 return True
         elif isinstance(entry, dict):
             for tgt, funs in entry.items():
-                if not isinstance(tgt, str) or tgt.startswith("@"):
+                if not isinstance(tgt, str) or tgt.startswith("@") or not _id_glob(tgt):
                     continue
                 if fnmatch.fnmatchcase(minion, tgt) and any(fun_matches(p, fun) for p in _funs(funs)):
                     return True
