@@ -65,6 +65,9 @@ class MinionHandlers:
             server.register_handler(cmd, handler, blocking=False)
 
     def ping(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        """A heartbeat: the minion is idle, so the jobs it was sent and has not returned go to it
+        again after the answer (a publish ZeroMQ dropped: :meth:`JobBook.resend`)."""
+        self.book.resend(sess.id)
         return {"ok": True, "time": time.time()}
 
     def grains_req(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
