@@ -60,7 +60,12 @@ class ConnectionCap:
     sets ``limit``, named in the warning): see the module docstring."""
 
     def __init__(
-        self, ctx: zmq.asyncio.Context, sock: zmq.asyncio.Socket, port: int, limit: int, key: str = "ret_max_connections"
+        self,
+        ctx: zmq.asyncio.Context,
+        sock: zmq.asyncio.Socket,
+        port: int,
+        limit: int,
+        key: str = "ret_max_connections",
     ) -> None:
         self.port = port
         self.key = key
