@@ -179,16 +179,23 @@ class JobBook:
         waiting = self._pending.setdefault(minion_id, [])
         queued = {p.payload.get("jid") for p in waiting}
         for jid, at in list(sent.items()):
-            job = self._jobs.get(jid)
-            deadline = pending_deadline(job.created, job.load) if job is not None and job.load is not None else 0.0
-            if deadline < now:
+            fresh = self._fresh(jid, minion_id, now)
+            if fresh is None:
                 del sent[jid]
-            elif now - at >= RESEND_AFTER and jid not in queued and job is not None:
-                waiting.append(PendingPub(deadline, job.loads.get(minion_id, job.load)))
+            elif now - at >= RESEND_AFTER and jid not in queued:
+                waiting.append(fresh)
         if not sent:
             del self._sent[minion_id]
         if not waiting:
             del self._pending[minion_id]
+
+    def _fresh(self, jid: str, minion_id: str, now: float) -> PendingPub | None:
+        """``jid``'s publish for ``minion_id`` with its deadline, while it may still be handed."""
+        job = self._jobs.get(jid)
+        if job is None or job.load is None:
+            return None
+        deadline = pending_deadline(job.created, job.load)
+        return PendingPub(deadline, job.loads.get(minion_id, job.load)) if deadline >= now else None
 
     def take_pending(self, minion_id: str) -> list[dict[str, Any]]:
         """The publishes still fresh that wait for ``minion_id``; they leave the book."""
@@ -216,8 +223,7 @@ class JobBook:
                 job.loads.clear()  # too old to be handed again (requeue): the per-minion compiles go
         for minion_id, sent in list(self._sent.items()):
             for jid in list(sent):
-                job = self._jobs.get(jid)
-                if job is None or job.load is None or pending_deadline(job.created, job.load) < now:
+                if self._fresh(jid, minion_id, now) is None:
                     del sent[jid]
             if not sent:
                 del self._sent[minion_id]
