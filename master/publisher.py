@@ -256,6 +256,6 @@ class Publisher:
         """Send ``sess``'s minion the publishes the job book kept for it (loop: after each of its
         requests, once it has a session again)."""
         for payload in self.jobs.take_pending(sess.id):
-            log.info("sending job %s to %s now that it is back", payload["jid"], sess.id)
+            log.info("sending job %s to %s again: it had no session, or has not returned it", payload["jid"], sess.id)
             self.jobs.sent(sess.id, payload["jid"])
             self.spawn(self.transport.publish(topic_for(sess.id), self._pub_frame(sess, payload)))
