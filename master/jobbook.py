@@ -21,8 +21,10 @@ A publish ZeroMQ dropped: the master's PUB socket queues at most ``pub_hwm`` pub
 subscriber connection and drops, without a word, one for a connection whose queue is full. So the
 book remembers, per minion, the publishes sent to it that it has not returned; when the minion
 pings (it does after ``ping_interval`` seconds without an answered request: an idle minion, as one
-that missed its job is) those sent at least :data:`RESEND_AFTER` seconds before and still fresh
-are queued for it again (:meth:`JobBook.resend`), and it takes only the jids it has not taken.
+that missed its job is) or returns another job, those sent at least :data:`RESEND_AFTER` seconds
+before (and not sent again within it) and still fresh are queued for it again
+(:meth:`JobBook.resend`), and it takes only the jids it has not taken: a job it still runs is
+sent again at most once a :data:`RESEND_AFTER`, and ignored.
 
 Threads: **the loop only**; every method that changes the book checks it
 with :func:`briny.common.onloop.assert_on_loop`.
@@ -169,7 +171,7 @@ class JobBook:
         self._sent.setdefault(minion_id, {})[jid] = self.clock()
 
     def resend(self, minion_id: str) -> None:
-        """``minion_id`` pinged: queue again the fresh jobs sent to it at least
+        """``minion_id`` pinged or returned a job: queue again the fresh jobs sent to it at least
         :data:`RESEND_AFTER` seconds ago that it has not returned (see the module docstring)."""
         assert_on_loop(WHAT)
         sent = self._sent.get(minion_id)
