@@ -27,9 +27,10 @@ Run: ``.venv/bin/python bench/flood.py [--reading 4] [--deaf 4] [--seconds 16] [
 out of the way, so the deaf connections fill their reply queues: the queue bound alone).
 
 **The publish port** (``--subscribers N``): a ``briny-swarm`` of ``--minions`` (20) minions
-joins the master; then for ``--seconds`` the operator IPC publishes ``test.arg`` with a
-``--payload``-byte argument to all of them, ``--rate`` jobs a second (each job one sealed publish
-per minion, ~``payload`` + 0.6 KiB), while a second process holds N SUB connections to the
+joins the master; then for ``--seconds`` the operator IPC publishes ``test.arg_type`` with a
+``--payload``-byte argument (its return is a few bytes; ``--payload 0``: ``test.ping``) to all of
+them, ``--rate`` jobs a second (each job one sealed publish per minion, ~``payload`` + 0.6 KiB),
+while a second process holds N SUB connections to the
 publish port that subscribe to everything (the empty prefix; ``--topic ID``: one minion's topic)
 and never read (a receive queue of one message, a 4 KiB kernel buffer). Reports the master's
 **peak RSS growth** over the baseline after the swarm joined (target < 50 MiB) and the returns
@@ -294,8 +295,8 @@ def publish_flood(ns: argparse.Namespace) -> int:
             )
         wait_connected(fleet, n, 120)
         cache = open_job_cache(load_master_config(str(fleet.master_conf)), readonly=True)
-        payload = "x" * ns.payload
-        warm = fleet.publish("*", "test.arg", payload)
+        job = ("test.arg_type", "x" * ns.payload) if ns.payload else ("test.ping",)
+        warm = fleet.publish("*", *job)
         fleet.wait(lambda: len(cache.get_returns(warm)) >= n, 60, "the warm-up job's returns", interval=0.1)
         time.sleep(2.0)  # the master settles after the swarm's joins
         base = peak = rss_bytes(pid)
@@ -315,7 +316,7 @@ def publish_flood(ns: argparse.Namespace) -> int:
             due = start + (len(jids) + unanswered) / ns.rate
             if time.monotonic() >= due:
                 try:
-                    jids.append(fleet.publish("*", "test.arg", payload))
+                    jids.append(fleet.publish("*", *job))
                 except MasterNotRunning:  # a master too busy to answer the operator within 5 s
                     unanswered += 1  # its slot is skipped, not made up for
             peak = max(peak, rss_bytes(pid))
@@ -339,7 +340,10 @@ def publish_flood(ns: argparse.Namespace) -> int:
         peak = max(peak, after)
         cache.close()
         swarm.terminate()
-        swarm.wait(30)
+        try:
+            swarm.wait(30)
+        except subprocess.TimeoutExpired:
+            pass  # killed below
     except FleetError as exc:
         print(f"the fleet did not come up: {exc}", file=sys.stderr)
         return 2
@@ -355,7 +359,7 @@ def publish_flood(ns: argparse.Namespace) -> int:
     grow = (peak - base) / MIB
     print(
         f"publish port: {ns.subscribers} deaf subscriber connections ({'topic ' + ns.topic if ns.topic else 'everything'}) "
-        f"for {ns.seconds:.0f} s while {len(jids)} jobs (test.arg, {ns.payload}-byte argument) went to {n} minions "
+        f"for {ns.seconds:.0f} s while {len(jids)} jobs ({job[0]}, {ns.payload}-byte argument) went to {n} minions "
         f"({len(jids) * n} publishes; master {'pub_hwm=' + str(ns.pub_hwm) if ns.pub_hwm is not None else 'defaults'})"
     )
     print(
