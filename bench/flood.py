@@ -25,6 +25,18 @@ within 10 MiB of the baseline, no ping lost. Exits 1 when one is missed.
 Run: ``.venv/bin/python bench/flood.py [--reading 4] [--deaf 4] [--seconds 16] [--settle 12]
 [--peer-rate N] [--send-hwm N] [--hellos]`` (``--peer-rate 1000000`` takes the per-connection rate limit
 out of the way, so the deaf connections fill their reply queues: the queue bound alone).
+
+**The publish port** (``--subscribers N``): a ``briny-swarm`` of ``--minions`` (20) minions
+joins the master; then for ``--seconds`` the operator IPC publishes ``test.arg_type`` with a
+``--payload``-byte argument (its return is a few bytes; ``--payload 0``: ``test.ping``) to all of
+them, ``--rate`` jobs a second (each job one sealed publish per minion, ~``payload`` + 0.6 KiB),
+while a second process holds N SUB connections to the
+publish port that subscribe to everything (the empty prefix; ``--topic ID``: one minion's topic)
+and never read (a receive queue of one message, a 4 KiB kernel buffer). Reports the master's
+**peak RSS growth** over the baseline after the swarm joined (target < 50 MiB) and the returns
+of every job in the job cache (**no job lost**: every minion returned every job).
+``--pub-hwm N`` sets the master's ``pub_hwm`` (100000: the limit before it existed);
+``--subscribers 0`` gives the same load without deaf subscribers, to compare.
 """
 
 from __future__ import annotations
@@ -34,6 +46,8 @@ import asyncio
 import multiprocessing
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -231,6 +245,136 @@ async def legit(fleet: Fleet, pid: int, seconds: float, settle: float, ns: argpa
     }
 
 
+# -- deaf subscribers of the publish port ----------------------------------------------------
+
+
+def deaf_subscribers_process(port: int, conns: int, seconds: float, topic: bytes, out: Any) -> None:
+    """Hold ``conns`` SUB connections subscribed to ``topic`` that never read, for ``seconds``."""
+    ctx = zmq.Context()
+    socks = []
+    for _ in range(conns):
+        sock = ctx.socket(zmq.SUB)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.RCVHWM, 1)
+        sock.setsockopt(zmq.RCVBUF, 4096)
+        sock.setsockopt(zmq.SUBSCRIBE, topic)
+        sock.connect(f"tcp://127.0.0.1:{port}")
+        socks.append(sock)
+    time.sleep(seconds)  # holding the connections open, reading nothing, is the whole point
+    for sock in socks:
+        sock.close()
+    ctx.term()
+    out.put(conns)
+
+
+def publish_flood(ns: argparse.Namespace) -> int:
+    from bench.swarm import family, swarm_config, wait_connected
+    from briny.common.config import load_master_config
+    from briny.common.exceptions import MasterNotRunning
+    from briny.common.transport import topic_for
+    from briny.master.jobcache import open_job_cache
+    from tests.e2e.support import script
+
+    root = Path(tempfile.mkdtemp(prefix="bpubflood", dir="/tmp"))
+    extra: dict[str, Any] = {"ping_interval": 10, "timeout": 60}
+    if ns.pub_hwm is not None:
+        extra["pub_hwm"] = ns.pub_hwm
+    fleet = Fleet(root, [], auto_accept=True, log_level="warning", master_opts=extra)
+    swarm: subprocess.Popen[bytes] | None = None
+    n = ns.minions
+    try:
+        conf = swarm_config(fleet, fleet.root)
+        fleet.start_master(timeout=60)
+        pid = fleet.master.pid
+        with open(fleet.root / "swarm.console", "ab") as console:
+            swarm = subprocess.Popen(
+                [*script("briny-swarm"), "-c", str(conf), "-n", str(n)],
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=console,
+            )
+        wait_connected(fleet, n, 120)
+        cache = open_job_cache(load_master_config(str(fleet.master_conf)), readonly=True)
+        job = ("test.arg_type", "x" * ns.payload) if ns.payload else ("test.ping",)
+        warm = fleet.publish("*", *job)
+        fleet.wait(lambda: len(cache.get_returns(warm)) >= n, 60, "the warm-up job's returns", interval=0.1)
+        time.sleep(2.0)  # the master settles after the swarm's joins
+        base = peak = rss_bytes(pid)
+        queue: Any = multiprocessing.Queue()
+        topic = topic_for(ns.topic) if ns.topic else b""
+        proc = multiprocessing.Process(
+            target=deaf_subscribers_process,
+            args=(fleet.pub_port, ns.subscribers, ns.seconds + 1.0, topic, queue),
+            daemon=True,
+        )
+        proc.start()
+        time.sleep(1.0)  # the deaf connections subscribe
+        jids: list[str] = []
+        unanswered = 0
+        start = time.monotonic()
+        while time.monotonic() - start < ns.seconds:
+            due = start + (len(jids) + unanswered) / ns.rate
+            if time.monotonic() >= due:
+                try:
+                    jids.append(fleet.publish("*", *job))
+                except MasterNotRunning:  # a master too busy to answer the operator within 5 s
+                    unanswered += 1  # its slot is skipped, not made up for
+            peak = max(peak, rss_bytes(pid))
+            time.sleep(0.002)
+        while proc.is_alive():
+            peak = max(peak, rss_bytes(pid))
+            time.sleep(0.05)
+        returns: dict[str, int] = {}
+
+        def all_in() -> bool:
+            for jid in jids:
+                if returns.get(jid, 0) < n:
+                    returns[jid] = len(cache.get_returns(jid))
+            return all(returns[j] >= n for j in jids)
+
+        try:
+            fleet.wait(all_in, ns.settle + 60, "every job's returns", interval=0.5)
+        except FleetError:
+            pass  # counted below
+        after = rss_bytes(pid)
+        peak = max(peak, after)
+        cache.close()
+        swarm.terminate()
+        try:
+            swarm.wait(30)
+        except subprocess.TimeoutExpired:
+            pass  # killed below
+    except FleetError as exc:
+        print(f"the fleet did not come up: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if swarm is not None and swarm.poll() is None:
+            for child in family(swarm.pid)[1:]:
+                os.kill(child, signal.SIGKILL)
+            swarm.kill()
+            swarm.wait(10)
+        fleet.close()
+        shutil.rmtree(root, ignore_errors=True)
+    lost = sum(n - returns.get(j, 0) for j in jids)
+    grow = (peak - base) / MIB
+    print(
+        f"publish port: {ns.subscribers} deaf subscriber connections ({'topic ' + ns.topic if ns.topic else 'everything'}) "
+        f"for {ns.seconds:.0f} s while {len(jids)} jobs ({job[0]}, {ns.payload}-byte argument) went to {n} minions "
+        f"({len(jids) * n} publishes; master {'pub_hwm=' + str(ns.pub_hwm) if ns.pub_hwm is not None else 'defaults'})"
+    )
+    print(
+        f"master RSS: {base / MIB:.1f} MiB before, peak {peak / MIB:.1f} MiB ({grow:+.1f} MiB), "
+        f"{after / MIB:.1f} MiB after ({(after - base) / MIB:+.1f} MiB)"
+    )
+    print(
+        f"returns: {len(jids) * n - lost} of {len(jids) * n}, {lost} lost; "
+        f"{unanswered} publishes the operator IPC did not answer within 5 s"
+    )
+    ok = grow < 50 and lost == 0
+    print("targets (peak < +50 MiB, no job lost):", "met" if ok else "MISSED")
+    return 0 if ok else 1
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--reading", type=int, default=4)
@@ -240,7 +384,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--peer-rate", type=float, default=None, help="the master's auth_peer_rate")
     parser.add_argument("--send-hwm", type=int, default=None, help="the master's ret_send_hwm")
     parser.add_argument("--hellos", action="store_true", help="good hellos only (the largest answers)")
+    parser.add_argument("--subscribers", type=int, default=None, help="deaf SUB connections to the publish port")
+    parser.add_argument("--minions", type=int, default=20, help="the swarm's minions (--subscribers)")
+    parser.add_argument("--rate", type=float, default=50.0, help="jobs a second (--subscribers)")
+    parser.add_argument("--payload", type=int, default=4096, help="bytes of each job's argument (--subscribers)")
+    parser.add_argument("--topic", default="", help="the minion id the deaf subscribers subscribe to (default: all)")
+    parser.add_argument("--pub-hwm", type=int, default=None, help="the master's pub_hwm")
     ns = parser.parse_args(argv)
+    if ns.subscribers is not None:
+        return publish_flood(ns)
     root = Path(tempfile.mkdtemp(prefix="bflood", dir="/tmp"))
     extra: dict[str, Any] = {}
     if ns.peer_rate is not None:

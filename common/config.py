@@ -170,6 +170,8 @@ MASTER_DEFAULTS: dict[str, Any] = {
     "ret_send_hwm": 32,  # replies queued per connection to the request port
     "ret_max_connections": 10000,  # connections to the request port
     "auth_peer_rate": 100,  # hellos, auths and refusals answered a second per connection
+    "pub_hwm": 1000,  # publishes queued per connection to the publish port (Salt's key and default)
+    "pub_max_connections": 10000,  # connections to the publish port
     "gather_job_timeout": 10,
     "state_compile": "auto",
     "state_compile_cache": 10000,  # compiles the master keeps (master/compile.py): one per minion and job kind

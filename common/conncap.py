@@ -1,9 +1,10 @@
-"""A cap on the connections a ZeroMQ listening socket keeps: the master's request port.
+"""A cap on the connections a ZeroMQ listening socket keeps: the master's request and publish ports.
 
 Runs on the master's loop, as a task of :class:`briny.common.transport.ZmqServer`. ZeroMQ
 accepts every TCP connection and gives each its own queues, so the number of connections is
 what bounds the memory peers without a session can make the master hold (each holds at most
-``ret_send_hwm`` unread replies: ``docs/PROTOCOL.md``, "Frame limits"). The socket's monitor
+``ret_send_hwm`` unread replies, or ``pub_hwm`` unread publishes: ``docs/PROTOCOL.md``, "Frame
+limits"). The socket's monitor
 reports each accepted connection with its file descriptor, and each disconnection; a
 connection accepted while ``limit`` are open is shut down at once (``shutdown(2)`` on its
 descriptor, which ZeroMQ then closes as for any peer that hung up: its own descriptor is never
@@ -55,10 +56,19 @@ def _shut(fd: int, port: int) -> bool:
 
 
 class ConnectionCap:
-    """At most ``limit`` connections to ``sock`` (bound to ``port``): see the module docstring."""
+    """At most ``limit`` connections to ``sock`` (bound to ``port``; ``key``: the config key that
+    sets ``limit``, named in the warning): see the module docstring."""
 
-    def __init__(self, ctx: zmq.asyncio.Context, sock: zmq.asyncio.Socket, port: int, limit: int) -> None:
+    def __init__(
+        self,
+        ctx: zmq.asyncio.Context,
+        sock: zmq.asyncio.Socket,
+        port: int,
+        limit: int,
+        key: str = "ret_max_connections",
+    ) -> None:
         self.port = port
+        self.key = key
         self.limit = max(1, limit)
         self.open: set[int] = set()  # descriptors of the connections open now
         self.refused = 0  # connections shut down because ``limit`` were open
@@ -81,7 +91,7 @@ class ConnectionCap:
             elif _shut(fd, self.port):
                 self.refused += 1
                 self._warn.note(
-                    "refused a connection to port %d: %d are open (ret_max_connections)", self.port, len(self.open)
+                    "refused a connection to port %d: %d are open (%s)", self.port, len(self.open), self.key
                 )
 
     async def run(self) -> None:

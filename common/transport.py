@@ -22,6 +22,11 @@ limits"): at most ``send_hwm`` replies queued per connection (``ret_send_hwm``),
 A reply to a connection whose queue is full (a peer that does not read) or that is gone is
 dropped (``ROUTER_MANDATORY`` tells which), counted and reported once a second; a minion whose
 reply was dropped asks again after its timeout, as for any lost reply.
+
+The publish socket is bounded the same way: at most ``pub_hwm`` publishes queued per subscriber
+connection (ZeroMQ's PUB drops, silently, a publish for a connection whose queue is full: a
+subscriber that does not read) and at most ``pub_max_connections`` connections. A minion that
+lost a publish gets it again after its next heartbeat (``docs/PROTOCOL.md``, "Publishes").
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ log = logging.getLogger(__name__)
 
 SEND_HWM = 32  # replies queued per connection to the request port (as ret_send_hwm's default)
 MAX_CONNECTIONS = 10000  # connections to the request port (as ret_max_connections's default)
+PUB_HWM = 1000  # publishes queued per connection to the publish port (as pub_hwm's default, Salt's)
+PUB_MAX_CONNECTIONS = 10000  # connections to the publish port (as pub_max_connections's default)
 
 
 def topic_for(minion_id: str) -> bytes:
@@ -99,9 +106,10 @@ def _tcp(host: str, port: int) -> str:
 
 
 class ZmqServer:
-    """The master's ROUTER (requests) and PUB (publishes); see the module docstring for what the
-    ROUTER may hold. ``max_connections`` None: no cap; ``sndbuf``: the kernel's send buffer per
-    connection in bytes (None: the system's, which grows as it needs)."""
+    """The master's ROUTER (requests) and PUB (publishes); see the module docstring for what each
+    may hold. ``max_connections``, ``pub_max_connections`` None: no cap; ``sndbuf``: the kernel's
+    send buffer per connection of both sockets in bytes (None: the system's, which grows as it
+    needs)."""
 
     def __init__(
         self,
@@ -113,6 +121,8 @@ class ZmqServer:
         send_hwm: int = SEND_HWM,
         max_connections: int | None = MAX_CONNECTIONS,
         sndbuf: int | None = None,
+        pub_hwm: int = PUB_HWM,
+        pub_max_connections: int | None = PUB_MAX_CONNECTIONS,
     ) -> None:
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.router = self.ctx.socket(zmq.ROUTER)
@@ -122,12 +132,13 @@ class ZmqServer:
             sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME + 1024)
             if ":" in interface:
                 sock.setsockopt(zmq.IPV6, 1)
-        self.pub.setsockopt(zmq.SNDHWM, 100000)
+        self.pub.setsockopt(zmq.SNDHWM, max(1, pub_hwm))
         self.router.setsockopt(zmq.RCVHWM, 1000)
         self.router.setsockopt(zmq.SNDHWM, max(1, send_hwm))
         self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)  # a reply it cannot queue raises, so it is counted
         if sndbuf is not None:
             self.router.setsockopt(zmq.SNDBUF, sndbuf)
+            self.pub.setsockopt(zmq.SNDBUF, sndbuf)
         self.router.bind(_tcp(interface, ret_port))
         self.pub.bind(_tcp(interface, publish_port))
         self.queued = 0  # replies queued
@@ -137,13 +148,16 @@ class ZmqServer:
         self._parts_warn = LogThrottle(log)
         self._gone_log = LogThrottle(log, logging.DEBUG)
         self.cap: ConnectionCap | None = None
-        self._cap_task: asyncio.Task[None] | None = None
+        self.pub_cap: ConnectionCap | None = None
+        self._cap_tasks: list[asyncio.Task[None]] | None = None
         if max_connections is not None:
             self.cap = ConnectionCap(self.ctx, self.router, ret_port, max_connections)
+        if pub_max_connections is not None:
+            self.pub_cap = ConnectionCap(self.ctx, self.pub, publish_port, pub_max_connections, "pub_max_connections")
 
     async def recv(self) -> tuple[bytes, bytes, bytes]:
-        if self.cap is not None and self._cap_task is None:
-            self._cap_task = asyncio.ensure_future(self.cap.run())
+        if self._cap_tasks is None:  # the caps run on the loop that serves
+            self._cap_tasks = [asyncio.ensure_future(c.run()) for c in (self.cap, self.pub_cap) if c is not None]
         while True:
             parts = await self.router.recv_multipart()
             if len(parts) == 3:
@@ -174,10 +188,11 @@ class ZmqServer:
         await self.pub.send_multipart([topic, frame])
 
     def close(self) -> None:
-        if self._cap_task is not None:
-            self._cap_task.cancel()
-        if self.cap is not None:
-            self.cap.close()
+        for task in self._cap_tasks or []:
+            task.cancel()
+        for cap in (self.cap, self.pub_cap):
+            if cap is not None:
+                cap.close()
         self.router.close()
         self.pub.close()
 

@@ -189,6 +189,8 @@ async def serve(opts: dict[str, Any], ready_fd: int | None = None) -> int:
             ctx=ctx,
             send_hwm=config.count(opts, "ret_send_hwm"),
             max_connections=config.count(opts, "ret_max_connections"),
+            pub_hwm=config.count(opts, "pub_hwm"),
+            pub_max_connections=config.count(opts, "pub_max_connections"),
         )
         server = build_server(opts, transport, keys, cache, fire=sender.fire)
         capi = ClientAPIServer(opts, server, ctx=ctx)

@@ -65,6 +65,9 @@ class MinionHandlers:
             server.register_handler(cmd, handler, blocking=False)
 
     def ping(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
+        """A heartbeat: the minion is idle, so the jobs it was sent and has not returned go to it
+        again after the answer (a publish ZeroMQ dropped: :meth:`JobBook.resend`)."""
+        self.book.resend(sess.id)
         return {"ok": True, "time": time.time()}
 
     def grains_req(self, sess: Session, payload: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +97,9 @@ class MinionHandlers:
         if refused is not None:
             log.warning("%s returned for job %s: %s; dropped", sess.id, jid, refused)
             return {"error": refused}
-        return self._taken(self._store_return(sess, jid, payload), sess.id, jid, {"ok": True})
+        done = self._store_return(sess, jid, payload)
+        self.book.resend(sess.id)  # an earlier job's publish this minion has not returned may have been lost
+        return self._taken(done, sess.id, jid, {"ok": True})
 
     def _taken(
         self, done: Committed | None, minion_id: str, jid: str, reply: dict[str, Any]

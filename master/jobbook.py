@@ -17,6 +17,15 @@ not returned are queued for it again (:meth:`JobBook.requeue`); the minion
 takes each jid once, across its own restarts (:mod:`briny.minion.takenjids`),
 so a job it was killed in is not run twice.
 
+A publish ZeroMQ dropped: the master's PUB socket queues at most ``pub_hwm`` publishes per
+subscriber connection and drops, without a word, one for a connection whose queue is full. So the
+book remembers, per minion, the publishes sent to it that it has not returned; when the minion
+pings (it does after ``ping_interval`` seconds without an answered request: an idle minion, as one
+that missed its job is) or returns another job, those sent at least :data:`RESEND_AFTER` seconds
+before (and not sent again within it) and still fresh are queued for it again
+(:meth:`JobBook.resend`), and it takes only the jids it has not taken: a job it still runs is
+sent again at most once a :data:`RESEND_AFTER`, and ignored.
+
 Threads: **the loop only**; every method that changes the book checks it
 with :func:`briny.common.onloop.assert_on_loop`.
 """
@@ -35,6 +44,7 @@ log = logging.getLogger(__name__)
 
 JOB_MEMORY = 3600.0  # seconds a job's bookkeeping is kept in memory
 PENDING_MIN = 10.0  # a publish waits at least this long for a minion to (re)authenticate
+RESEND_AFTER = 1.0  # seconds after its publish an unreturned job is handed again on a ping
 WHAT = "the master's job book"
 
 
@@ -71,6 +81,7 @@ class JobBook:
         self._jobs: dict[str, Job] = {}
         self._pending: dict[str, list[PendingPub]] = {}
         self._local: dict[tuple[str, str], tuple[str, float]] = {}  # (id, its jid) -> (jid, made)
+        self._sent: dict[str, dict[str, float]] = {}  # id -> {jid: when sent} of jobs it has not returned
 
     # -- reads ------------------------------------------------------------------------------------
     def get(self, jid: str) -> Job | None:
@@ -101,6 +112,11 @@ class JobBook:
     def returned(self, jid: str, minion_id: str) -> None:
         assert_on_loop(WHAT)
         job = self._jobs.get(jid)
+        sent = self._sent.get(minion_id)
+        if sent is not None:
+            sent.pop(jid, None)
+            if not sent:
+                del self._sent[minion_id]
         if job is not None:
             job.returned.add(minion_id)
             # a minion that returned is never handed the job again: its compile can go now
@@ -122,6 +138,7 @@ class JobBook:
         """Forget every job (as after :data:`JOB_MEMORY`)."""
         assert_on_loop(WHAT)
         self._jobs.clear()
+        self._sent.clear()
 
     # -- the pending book -------------------------------------------------------------------------
     def wait(self, minion_id: str, load: dict[str, Any], deadline: float) -> None:
@@ -148,6 +165,40 @@ class JobBook:
         if not waiting:
             del self._pending[minion_id]
 
+    def sent(self, minion_id: str, jid: str) -> None:
+        """The publish of ``jid`` went to ``minion_id``'s topic (ZeroMQ may still drop it)."""
+        assert_on_loop(WHAT)
+        self._sent.setdefault(minion_id, {})[jid] = self.clock()
+
+    def resend(self, minion_id: str) -> None:
+        """``minion_id`` pinged or returned a job: queue again the fresh jobs sent to it at least
+        :data:`RESEND_AFTER` seconds ago that it has not returned (see the module docstring)."""
+        assert_on_loop(WHAT)
+        sent = self._sent.get(minion_id)
+        if not sent:
+            return
+        now = self.clock()
+        waiting = self._pending.setdefault(minion_id, [])
+        queued = {p.payload.get("jid") for p in waiting}
+        for jid, at in list(sent.items()):
+            fresh = self._fresh(jid, minion_id, now)
+            if fresh is None:
+                del sent[jid]
+            elif now - at >= RESEND_AFTER and jid not in queued:
+                waiting.append(fresh)
+        if not sent:
+            del self._sent[minion_id]
+        if not waiting:
+            del self._pending[minion_id]
+
+    def _fresh(self, jid: str, minion_id: str, now: float) -> PendingPub | None:
+        """``jid``'s publish for ``minion_id`` with its deadline, while it may still be handed."""
+        job = self._jobs.get(jid)
+        if job is None or job.load is None:
+            return None
+        deadline = pending_deadline(job.created, job.load)
+        return PendingPub(deadline, job.loads.get(minion_id, job.load)) if deadline >= now else None
+
     def take_pending(self, minion_id: str) -> list[dict[str, Any]]:
         """The publishes still fresh that wait for ``minion_id``; they leave the book."""
         assert_on_loop(WHAT)
@@ -172,6 +223,12 @@ class JobBook:
         for job in self._jobs.values():
             if job.loads and job.load is not None and pending_deadline(job.created, job.load) < now:
                 job.loads.clear()  # too old to be handed again (requeue): the per-minion compiles go
+        for minion_id, sent in list(self._sent.items()):
+            for jid in list(sent):
+                if self._fresh(jid, minion_id, now) is None:
+                    del sent[jid]
+            if not sent:
+                del self._sent[minion_id]
         for key in [k for k, (_, made) in self._local.items() if now - made > JOB_MEMORY]:
             del self._local[key]
         for minion_id in list(self._pending):

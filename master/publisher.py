@@ -10,7 +10,8 @@ compiled for that minion first when the job is a state job
 session key and signed with the master's Ed25519 key, under the minion's
 own topic (``docs/PROTOCOL.md``, "Publishes"). A minion without a session
 gets its publish handed over later: the job book keeps it
-(:meth:`JobBook.wait`, :meth:`JobBook.requeue`) and
+(:meth:`JobBook.wait`, :meth:`JobBook.requeue`; a publish ZeroMQ dropped: :meth:`JobBook.resend`
+on the minion's next ping) and
 :meth:`Publisher.deliver_pending` sends it after the minion's next request.
 :meth:`Publisher.find_job` is the ``saltutil.find_job`` probe, a publish
 kept out of the job cache.
@@ -258,6 +259,7 @@ class Publisher:
                 self.jobs.wait(minion_id, load, deadline)
                 continue
             await self.transport.publish(topic_for(minion_id), self._pub_frame(sess, load))
+            self.jobs.sent(minion_id, plain["jid"])
             if count % PUBLISH_TURN == 0:
                 await asyncio.sleep(0)
 
@@ -265,5 +267,6 @@ class Publisher:
         """Send ``sess``'s minion the publishes the job book kept for it (loop: after each of its
         requests, once it has a session again)."""
         for payload in self.jobs.take_pending(sess.id):
-            log.info("sending job %s to %s now that it is back", payload["jid"], sess.id)
+            log.info("sending job %s to %s again: it had no session, or has not returned it", payload["jid"], sess.id)
+            self.jobs.sent(sess.id, payload["jid"])
             self.spawn(self.transport.publish(topic_for(sess.id), self._pub_frame(sess, payload)))

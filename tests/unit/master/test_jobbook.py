@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from briny.master.jobbook import JOB_MEMORY, PENDING_MIN, JobBook
+from briny.master.jobbook import JOB_MEMORY, PENDING_MIN, RESEND_AFTER, JobBook
 from briny.master.sessions import SessionTable
 
 
@@ -162,5 +162,41 @@ def test_per_minion_compiles_are_let_go_once_returned_or_too_old_to_hand_again()
         clock.now += 31  # past the job's pending deadline: nothing would hand it again
         book.expire()
         assert job.loads == {} and book.get("j1") is job  # the job itself is remembered still
+
+    on_loop(body)
+
+
+def test_a_ping_hands_again_the_jobs_sent_and_not_returned_while_they_are_fresh():
+    """ZeroMQ may drop a publish (pub_hwm): what was sent to a minion and not returned goes to it
+    again on its ping, once RESEND_AFTER old; not once returned, nor past its deadline."""
+    clock = Clock()
+    book = JobBook(clock)
+
+    def body() -> None:
+        for jid in ("j1", "j2", "j3"):
+            book.add(jid, "test.ping", ["m1", "m2"], True, load(jid))
+            book.sent("m1", jid)
+            book.sent("m2", jid)
+        book.resend("m1")
+        assert book.waiting("m1") == []  # just sent: it may be on its way
+        clock.now += RESEND_AFTER
+        book.returned("j1", "m1")
+        book.resend("m1")
+        assert book.waiting("m1") == ["j2", "j3"]
+        book.resend("m1")  # queued once
+        assert book.take_pending("m1") == [load("j2"), load("j3")]
+        book.returned("j2", "m2")
+        book.returned("j3", "m2")
+        book.returned("j1", "m2")
+        book.resend("m2")
+        assert book.waiting("m2") == [] and "m2" not in book._sent
+        clock.now += PENDING_MIN  # too old to be worth running now
+        book.resend("m1")
+        assert book.waiting("m1") == [] and "m1" not in book._sent
+        book.add("j4", "test.ping", ["m1"], True, load("j4"))
+        book.sent("m1", "j4")
+        clock.now += PENDING_MIN + 1
+        book.expire()
+        assert book._sent == {}
 
     on_loop(body)
