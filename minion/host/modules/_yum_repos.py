@@ -104,10 +104,10 @@ def _comments(comments: Any) -> str:
 
 def _render(header: str, stanzas: dict[str, dict[str, Any]], lead: str = "") -> str:
     content = header
-    for stanza, opts in stanzas.items():
-        comments = opts.pop("comments", [])
+    for stanza, settings in stanzas.items():
+        comments = settings.pop("comments", [])
         content += f"{lead}[{stanza}]\n"
-        for key, value in opts.items():
+        for key, value in settings.items():
             if isinstance(value, bool):
                 value = "1" if value else "0"
             elif isinstance(value, str) and "\n" in value:
@@ -142,17 +142,17 @@ def del_repo(repo: str, basedir: Any = None, **kwargs: Any) -> str:
 def mod_repo(repo: str, basedir: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Create or change a repo: the keys given are set, a key given empty is removed;
     ``{file: {id: settings}}``."""
-    opts = {k: v for k, v in kwargs.items() if not k.startswith("__") and k not in ("saltenv", "strict_config")}
-    if "mirrorlist" in opts and "baseurl" in opts:
+    settings = {k: v for k, v in kwargs.items() if not k.startswith("__") and k not in ("saltenv", "strict_config")}
+    if "mirrorlist" in settings and "baseurl" in settings:
         raise SaltInvocationError("Only one of 'mirrorlist' and 'baseurl' can be specified")
     if repo.startswith("copr:"):
         raise SaltInvocationError("COPR repositories are not supported by briny yet")
-    todelete = [k for k, v in opts.items() if v != 0 and not v]
+    todelete = [k for k, v in settings.items() if v != 0 and not v]
     for key in todelete:
-        del opts[key]
-    if "mirrorlist" in opts:
+        del settings[key]
+    if "mirrorlist" in settings:
         todelete.append("baseurl")
-    elif "baseurl" in opts:
+    elif "baseurl" in settings:
         todelete.append("mirrorlist")
     if "name" in todelete:
         raise SaltInvocationError("The repo name cannot be deleted")
@@ -167,9 +167,9 @@ def mod_repo(repo: str, basedir: Any = None, **kwargs: Any) -> dict[str, Any]:
                 f"The repo does not exist and needs to be created, but none of the following basedir directories exist: {dirs}"
             )
         path = f"{newdir}/{repo}.repo"
-        if "name" not in opts:
+        if "name" not in settings:
             raise SaltInvocationError("The repo does not exist and needs to be created, but a name was not given")
-        if "baseurl" not in opts and "mirrorlist" not in opts:
+        if "baseurl" not in settings and "mirrorlist" not in settings:
             raise SaltInvocationError(
                 "The repo does not exist and needs to be created, but either a baseurl or a mirrorlist needs to be given"
             )
@@ -178,13 +178,13 @@ def mod_repo(repo: str, basedir: Any = None, **kwargs: Any) -> dict[str, Any]:
         path = repos[repo]["file"]
         header, stanzas = _parse(path, strict)
     current = stanzas[repo]
-    if "baseurl" in todelete and "mirrorlist" not in opts and "mirrorlist" not in current:
+    if "baseurl" in todelete and "mirrorlist" not in settings and "mirrorlist" not in current:
         raise SaltInvocationError("Cannot delete baseurl without specifying mirrorlist")
-    if "mirrorlist" in todelete and "baseurl" not in opts and "baseurl" not in current:
+    if "mirrorlist" in todelete and "baseurl" not in settings and "baseurl" not in current:
         raise SaltInvocationError("Cannot delete mirrorlist without specifying baseurl")
     for key in todelete:
         current.pop(key, None)
-    current.update(opts)
+    current.update(settings)
     content = _render(header, {k: dict(v) for k, v in stanzas.items()})
     _write(path, content)
     for v in stanzas.values():
