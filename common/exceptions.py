@@ -26,15 +26,18 @@ them into Salt-style results or CLI errors, never into tracebacks.
     │   └── KeyStoreError           the minion key store cannot make a change now (its database is away)
     ├── HashError                   a ``source_hash`` that cannot be used (also a ValueError)
     ├── FileServerError             a ``salt://`` path (or a pushed file's) is missing, hostile or unreadable
+    │   └── GitError                a git command of gitfs failed or ran out of time
     ├── WireError                   a frame does not parse or fails its checks
     │   ├── AuthError               signature, key or replay check failed
     │   └── ChannelClosed           the other end of a job channel is gone
     ├── JobCacheError               the job cache is closed, or was opened read-only
     ├── MasterNotRunning            no master answers on the operator socket (or it is not ours)
     ├── MasterError                 the master answered an operator request with an error
+    │   └── Unauthorized            the caller's external_auth ACL does not allow the job: nothing was published
     ├── MinionNotRunning            no minion daemon answers on the local socket (or it is not ours)
     ├── EventBusNotRunning          no event bus where a listener that requires one looked
     ├── ReactionError               a reactor SLS's reaction cannot run as written
+    ├── ApiError                    a request briny-api refuses (its HTTP status and Salt's message)
     └── LauncherGone                the minion's job launcher is not there to start a job
 
     Not errors, and so outside BrinyError:
@@ -147,6 +150,10 @@ class HashError(BrinyError, ValueError):
 
 class FileServerError(BrinyError):
     """A ``salt://`` path is missing, hostile or unreadable."""
+
+
+class GitError(FileServerError):
+    """A git command of gitfs failed or ran out of time; the message says which and why."""
 
 
 class WireError(BrinyError):

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from briny.common.atomicfile import write_atomic
-from briny.common.exceptions import FileServerError
+from briny.common.exceptions import GitError
 
 ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 ASKPASS = """#!/bin/sh
@@ -37,10 +37,6 @@ case "$1" in
   *) printf '%s\\n' "$BRINY_GIT_PASSWORD" ;;
 esac
 """
-
-
-class GitError(FileServerError):
-    """A git command failed or ran out of time; the message says which and why."""
 
 
 def askpass_script(folder: str) -> str:

@@ -36,6 +36,7 @@ from typing import Any
 
 from briny.common import config
 from briny.common.atomicfile import write_atomic
+from briny.common.exceptions import GitError
 from briny.common.urlauth import redact_http_basic_auth
 from briny.master import gitcmd, gitexport, gitremotes
 from briny.master.gitremotes import Remote
@@ -150,8 +151,8 @@ class GitFS:
                 self._last[remote.id] = time.monotonic()
             try:
                 changed = self._update_one(remote)
-            except (gitcmd.GitError, OSError) as exc:
-                message = str(exc) if isinstance(exc, gitcmd.GitError) else f"{type(exc).__name__}: {exc}"
+            except (GitError, OSError) as exc:
+                message = str(exc) if isinstance(exc, GitError) else f"{type(exc).__name__}: {exc}"
                 log.error(
                     "gitfs remote %s could not be updated (serving its last good fetch): %s", remote.label, message
                 )
@@ -216,7 +217,7 @@ class GitFS:
                         repo, env, trees, commit, root, mount, self.timeout, what, previous=previous
                     )
                     commits[saltenv] = [commit, root, mount]
-                except gitcmd.GitError as exc:
+                except GitError as exc:
                     log.error("%s: saltenv %s is not served: %s", what, saltenv, exc)
             fallback = None
             if remote.fallback:
@@ -327,7 +328,7 @@ class _Flock:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(self.fd)
-                    raise gitcmd.GitError(
+                    raise GitError(
                         f"gitfs remote {self.label}: another update held its lock for {self.timeout:g} s"
                     ) from None
                 time.sleep(0.05)  # worker thread: waiting for another process's update

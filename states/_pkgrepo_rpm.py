@@ -9,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.truth import says_true
 
 from ._pkgrepo_common import configured, would_configure
 
@@ -18,18 +19,13 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 log = logging.getLogger(__name__)
-_TRUE = ("true", "yes", "1", "on")
-
-
-def _true(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in _TRUE
 
 
 def _same(key: str, want: Any, have: Any, redhat: bool) -> bool:
     if key == "comments":
         return _comments(want) == _comments(have)
     if isinstance(want, bool) or isinstance(have, bool):
-        return _true(want) == _true(have)
+        return says_true(want) == says_true(have)
     return str(want) == str(have)
 
 
@@ -49,7 +45,7 @@ def managed_rpm(name: str, ret: dict[str, Any], kwargs: dict[str, Any], enabled:
     kwargs.pop("copr", None)
     if "humanname" in kwargs:
         kwargs["name"] = kwargs.pop("humanname")
-    kwargs["enabled"] = (not _true(disabled)) if disabled is not None else _true(enabled)
+    kwargs["enabled"] = (not says_true(disabled)) if disabled is not None else says_true(enabled)
     for key in [k for k in kwargs if k.startswith("__")]:
         kwargs.pop(key)
     try:
@@ -64,7 +60,7 @@ def managed_rpm(name: str, ret: dict[str, Any], kwargs: dict[str, Any], enabled:
         differs = False
         for key, value in want.items():
             if key not in pre:
-                if key == "enabled" and redhat and _true(value):
+                if key == "enabled" and redhat and says_true(value):
                     continue  # dnf takes a repo without enabled= as enabled
                 differs = True
                 break

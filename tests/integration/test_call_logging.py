@@ -63,7 +63,7 @@ def test_the_default_console_is_quiet_and_the_log_file_has_its_own_level(minion,
     assert "Running state" not in proc.stderr and "[ERROR   ] Failure!" in proc.stderr
     text = logfile.read_text()
     assert re.search(
-        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[briny\.common\.state_call *:\d+ *\]\[INFO    \]"
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[briny\.common\.state\.state_call *:\d+ *\]\[INFO    \]"
         r"\[\d+\] Running state \[hello\] at time",
         text,
     ), text

@@ -33,6 +33,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from briny.common.exceptions import CommandExecutionError, SaltInvocationError
+from briny.common.truth import says_true
 
 from . import _pkg_common as pkgcommon
 from . import _rpm_db as rpmdb
@@ -147,10 +148,6 @@ def _options(kwargs: dict[str, Any]) -> list[str]:
     return ret
 
 
-def _true(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in ("true", "yes", "1", "on")
-
-
 # ---------------------------------------------------------------------------
 # versions
 # ---------------------------------------------------------------------------
@@ -158,7 +155,7 @@ def _true(value: Any) -> bool:
 
 def version_cmp(pkg1: str, pkg2: str, ignore_epoch: bool = False, **kwargs: Any) -> int:
     """-1, 0 or 1 as ``pkg1`` is older than, equal to or newer than ``pkg2`` (rpm's order)."""
-    return rpmdb.evr_cmp(str(pkg1), str(pkg2), _true(ignore_epoch))
+    return rpmdb.evr_cmp(str(pkg1), str(pkg2), says_true(ignore_epoch))
 
 
 def version_matches(installed: str, spec: str, **kwargs: Any) -> bool:
@@ -193,7 +190,7 @@ def list_pkgs(versions_as_list: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Installed packages ``{name: version}``; ``attr`` (a list, or ``all``) gives each
     instance's details instead. ``removed=True`` (briny's states ask) is always ``{}``: rpm
     keeps no config-only packages."""
-    if _true(kwargs.get("removed", False)):
+    if says_true(kwargs.get("removed", False)):
         return {}
     attr = kwargs.get("attr")
     if attr:
@@ -219,7 +216,7 @@ def list_pkgs(versions_as_list: bool = False, **kwargs: Any) -> dict[str, Any]:
             out[name] = rows
         return out
     pkgs = rpmdb.versions_map()
-    if _true(versions_as_list):
+    if says_true(versions_as_list):
         return {n: v.split(",") for n, v in pkgs.items()}
     return pkgs
 
@@ -267,7 +264,7 @@ def latest_version(*names: str, **kwargs: Any) -> Any:
     when none); a dict for several names."""
     if not names:
         return ""
-    if _true(kwargs.pop("refresh", True)):
+    if says_true(kwargs.pop("refresh", True)):
         refresh_db(**kwargs)
     cur = list_pkgs(versions_as_list=True)
 
@@ -294,7 +291,7 @@ def upgrade_available(name: str, **kwargs: Any) -> bool:
 
 def list_upgrades(refresh: bool = True, **kwargs: Any) -> dict[str, str]:
     """``{name: newest version}`` of the installed packages that can be upgraded."""
-    if _true(refresh):
+    if says_true(refresh):
         refresh_db(**kwargs)
     tool = _yum()
     out = _call(["--quiet", *_options(kwargs), "list", "--upgrades" if tool in ("dnf", "dnf5") else "updates"])
@@ -363,7 +360,7 @@ def refresh_db(**kwargs: Any) -> bool | None:
     __context__.pop("pkg._refresh_pending", None)
     options = _options(kwargs)
     _call(["--quiet", "--assumeyes", "clean", "expire-cache", *options])
-    if not _true(kwargs.get("check_update", True)):
+    if not says_true(kwargs.get("check_update", True)):
         return True
     out = _call(["--quiet", "--assumeyes", "check-update", *options], timeout=rpmdb.timeout("pkg_refresh_timeout", 600))
     return {100: True, 0: None}.get(int(out["retcode"]), False)
@@ -442,7 +439,7 @@ def install(
 ) -> dict[str, Any]:
     """Install packages from the repositories (``name`` / ``pkgs``, with versions) or local
     ``.rpm`` files (``sources``); newer versions are installed, older ones downgraded."""
-    if _true(refresh):
+    if says_true(refresh):
         refresh_db(**kwargs)
     repo_pkgs, files = _wanted(name, pkgs, sources, version, saltenv)
     old = list_pkgs(versions_as_list=True)
@@ -455,7 +452,7 @@ def install(
     offered = list_repo_pkgs(*needs_offers, **kwargs) if needs_offers else {}
     for pname, spec in repo_pkgs:
         if spec is None:
-            if _true(reinstall) and pname in old:
+            if says_true(reinstall) and pname in old:
                 to_reinstall.append((pname, pname))
             else:
                 to_install.append(pname)
@@ -465,14 +462,14 @@ def install(
             continue
         target = f"{pname}-{ver.split(':', 1)[-1]}"
         cur = old.get(pname, [])
-        if _true(reinstall) and any(version_cmp(ver, c) == 0 for c in cur):
+        if says_true(reinstall) and any(version_cmp(ver, c) == 0 for c in cur):
             to_reinstall.append((pname, target))
         elif not cur or any(version_cmp(ver, c) >= 0 for c in cur):
             to_install.append(target)
         else:
             to_downgrade.append(target)
     to_install += [path for _, path in files]
-    common = [*_options(kwargs)] + (["--nogpgcheck"] if _true(skip_verify) else [])
+    common = [*_options(kwargs)] + (["--nogpgcheck"] if says_true(skip_verify) else [])
     tool = _yum()
     steps = []
     if to_install:
@@ -515,11 +512,11 @@ def upgrade(
     name: str | None = None, pkgs: Any = None, refresh: bool = True, skip_verify: bool = False, **kwargs: Any
 ) -> dict[str, Any]:
     """Upgrade every package (or the named ones); returns the changes."""
-    if _true(refresh):
+    if says_true(refresh):
         refresh_db(**kwargs)
     old = rpmdb.versions_map()
     targets = pkgcommon.package_names(name, pkgs)
-    cmd = ["--quiet", "-y", *_options(kwargs)] + (["--nogpgcheck"] if _true(skip_verify) else [])
+    cmd = ["--quiet", "-y", *_options(kwargs)] + (["--nogpgcheck"] if says_true(skip_verify) else [])
     cmd.append("upgrade" if _yum() in ("dnf", "dnf5") else "update")
     out = _call(cmd + targets, merge=True)
     rpmdb.forget()
