@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import signal
 import sys
 from collections.abc import Callable
 
 from .atomicfile import write_atomic
+
+log = logging.getLogger(__name__)
 
 
 def running_pid(path: str) -> int | None:
@@ -47,6 +50,21 @@ def write_pidfile(path: str) -> None:
     """Write this process's pid atomically (OSError when the folder is not writable)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     write_atomic(path, f"{os.getpid()}\n", 0o644)
+
+
+def with_pidfile(name: str, path: str, ready_fd: int | None, main: Callable[[], int]) -> int:
+    """Run ``main`` with this process's pid recorded in ``path`` (removed after, if still ours); a
+    pidfile that cannot be written is logged, told to the waiting parent (``ready_fd``) and gives 1."""
+    try:
+        write_pidfile(path)
+    except OSError as exc:
+        log.error("cannot write the pidfile %s: %s", path, exc)
+        report(ready_fd, f"{name}: cannot write the pidfile {path}: {exc.strerror}\n")
+        return 1
+    try:
+        return main()
+    finally:
+        remove_pidfile(path)
 
 
 def remove_pidfile(path: str) -> None:

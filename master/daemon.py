@@ -52,10 +52,9 @@ from briny.common.config import load_master_config
 from briny.common import config
 from briny.common.daemonize import (
     daemonize,
-    remove_pidfile,
     report as _report,
     running_pid as _running_pid,
-    write_pidfile,
+    with_pidfile,
 )
 from briny.common.event import EventBus, EventSender
 from briny.common.exceptions import BrinyError
@@ -288,16 +287,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 2
     saltkeys.warn_unsupported(opts)  # every key briny will not act on, named once
     ready_fd = daemonize("briny-master") if ns.daemon else None
-    try:
-        write_pidfile(pidfile)
-    except OSError as exc:
-        log.error("cannot write the pidfile %s: %s", pidfile, exc)
-        _report(ready_fd, f"briny-master: cannot write the pidfile {pidfile}: {exc.strerror}\n")
-        return 1
-    try:
-        return asyncio.run(serve(opts, ready_fd))
-    finally:
-        remove_pidfile(pidfile)
+    return with_pidfile("briny-master", pidfile, ready_fd, lambda: asyncio.run(serve(opts, ready_fd)))
 
 
 def main() -> None:

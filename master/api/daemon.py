@@ -28,7 +28,7 @@ from typing import Any
 from briny.common import ratelog, logsetup, sdnotify, versions
 from briny.common.cliargs import add_config_dir, config_dir
 from briny.common.config import load_master_config
-from briny.common.daemonize import daemonize, remove_pidfile, report, running_pid, write_pidfile
+from briny.common.daemonize import daemonize, report, running_pid, with_pidfile
 from briny.common.exceptions import BrinyError, ConfigError
 from briny.master.api import settings as api_settings
 from briny.master.api.tokens import TokenStore
@@ -148,16 +148,7 @@ def run(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     ready_fd = daemonize("briny-api") if ns.daemon else None
-    try:
-        write_pidfile(pidfile)
-    except OSError as exc:
-        log.error("cannot write the pidfile %s: %s", pidfile, exc)
-        report(ready_fd, f"briny-api: cannot write the pidfile {pidfile}: {exc.strerror}\n")
-        return 1
-    try:
-        return asyncio.run(serve(opts, s, ready_fd))
-    finally:
-        remove_pidfile(pidfile)
+    return with_pidfile("briny-api", pidfile, ready_fd, lambda: asyncio.run(serve(opts, s, ready_fd)))
 
 
 def main() -> None:
